@@ -1,0 +1,88 @@
+/**
+ * What a command receives: the process's streams and environment (injected, so tests run the CLI
+ * in-process), the global options, a logger, and an {@link Output} that keeps results on stdout and
+ * everything else on stderr, scrubbed of secrets.
+ */
+import type { Logger, LogLevel } from '../log.js';
+import { scrub } from '../secrets.js';
+
+/** A writable with the TTY facts a renderer needs. */
+export type TextStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+
+/** The outside world of one CLI run. */
+export interface CliIo {
+  readonly stdout: TextStream;
+  readonly stderr: TextStream;
+  readonly stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** Aborted on the first Ctrl-C (SIGINT): stop starting work, let in-flight requests settle. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options every command accepts. */
+export interface GlobalOptions {
+  readonly config: string | undefined;
+  readonly logLevel: LogLevel;
+  readonly logFile: string | undefined;
+  /** One machine-readable result on stdout. */
+  readonly json: boolean;
+  /** No informational lines on stderr (warnings and errors still appear). */
+  readonly quiet: boolean;
+  /** Progress bars allowed (still only on a TTY). */
+  readonly progress: boolean;
+}
+
+/** Results to stdout, the rest to stderr; every line scrubbed of registered secrets. */
+export interface Output {
+  /** A line (or lines) of result on stdout. */
+  result(text: string): void;
+  /** One JSON document on stdout (the `--json` result). */
+  json(value: unknown): void;
+  /** Raw text on stdout without an added newline (streamed formats such as NDJSON, CSV). */
+  write(text: string): void;
+  /** An informational line on stderr, hidden by `--quiet`. */
+  info(text: string): void;
+  /** A warning on stderr, always shown. */
+  warn(text: string): void;
+  readonly stdoutIsTTY: boolean;
+  readonly stderrIsTTY: boolean;
+  /** True when a progress bar may be drawn (stderr is a TTY, not --quiet, not --no-progress, not --json). */
+  readonly showProgress: boolean;
+}
+
+/** Everything a command's `run` gets besides its own arguments. */
+export interface CliContext {
+  readonly io: CliIo;
+  readonly globals: GlobalOptions;
+  readonly log: Logger;
+  readonly out: Output;
+  /** Aborted on Ctrl-C. */
+  readonly signal: AbortSignal;
+}
+
+/** Build the {@link Output} of a run. */
+export function createOutput(io: CliIo, globals: GlobalOptions): Output {
+  const stdoutIsTTY = io.stdout.isTTY === true;
+  const stderrIsTTY = io.stderr.isTTY === true;
+  return {
+    result(text) {
+      io.stdout.write(`${scrub(text)}\n`);
+    },
+    json(value) {
+      io.stdout.write(`${scrub(JSON.stringify(value, null, 2))}\n`);
+    },
+    write(text) {
+      io.stdout.write(scrub(text));
+    },
+    info(text) {
+      if (!globals.quiet) io.stderr.write(`${scrub(text)}\n`);
+    },
+    warn(text) {
+      io.stderr.write(`warning: ${scrub(text)}\n`);
+    },
+    stdoutIsTTY,
+    stderrIsTTY,
+    showProgress: stderrIsTTY && globals.progress && !globals.quiet && !globals.json,
+  };
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+/**
+ * The process entry point and the only caller of `process.exit`. The first Ctrl-C aborts the run's
+ * signal (commands stop starting work, let in-flight requests settle, and exit 130); a second one
+ * exits at once.
+ */
+import { ExitCode } from '../errors.js';
+import { runCli } from './run-cli.js';
+
+const controller = new AbortController();
+let interrupts = 0;
+const onSignal = (): void => {
+  interrupts += 1;
+  if (interrupts === 1) {
+    process.stderr.write('\nInterrupted: letting in-flight requests settle (Ctrl-C again to exit now)\n');
+    controller.abort();
+  } else {
+    process.exit(ExitCode.interrupted);
+  }
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+const code = await runCli(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+  cwd: process.cwd(),
+  signal: controller.signal,
+});
+// Let stdout drain before exiting; a pipe closed by the reader is not an error.
+process.stdout.write('', () => process.exit(code));

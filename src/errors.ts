@@ -1,0 +1,191 @@
+/**
+ * Typed errors of dds-migrate. Every error a user can see is a {@link DdsError}: it carries a stable
+ * `code`, the contract's exit code, a hint that says what to do next, and the original `cause`.
+ * Classification happens by type and HTTP status, never by matching message text.
+ */
+
+/** Exit codes of the contract (section 4). */
+export const ExitCode = {
+  ok: 0,
+  partial: 1,
+  usage: 2,
+  validation: 3,
+  auth: 4,
+  unavailable: 5,
+  bug: 70,
+  interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export interface DdsErrorOptions {
+  readonly hint?: string;
+  readonly cause?: unknown;
+}
+
+/** Base class of every error meant for the user. */
+export abstract class DdsError extends Error {
+  abstract readonly code: string;
+  abstract readonly exitCode: ExitCode;
+  readonly hint: string | undefined;
+
+  constructor(message: string, options: DdsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.hint = options.hint;
+  }
+
+  /** The one line a user sees: the message, then the hint. */
+  toUserLine(): string {
+    return this.hint ? `${this.message}. ${this.hint}` : this.message;
+  }
+}
+
+/** A bad flag, a missing argument, a wrong combination of options (exit 2). */
+export class UsageError extends DdsError {
+  readonly code = 'E_USAGE';
+  readonly exitCode = ExitCode.usage;
+}
+
+/** A bad configuration file or environment (exit 2). */
+export class ConfigError extends DdsError {
+  readonly code = 'E_CONFIG';
+  readonly exitCode = ExitCode.usage;
+}
+
+/** A malformed input file: snapshot, overrides, profile, journal (exit 2). `line` is 1-based. */
+export class InputFileError extends DdsError {
+  readonly code = 'E_INPUT';
+  readonly exitCode = ExitCode.usage;
+  readonly file: string;
+  readonly line: number | undefined;
+
+  constructor(file: string, line: number | undefined, message: string, options: DdsErrorOptions = {}) {
+    super(line === undefined ? `${file}: ${message}` : `${file}:${line}: ${message}`, options);
+    this.file = file;
+    this.line = line;
+  }
+}
+
+/** One problem found by validation or pre-flight. */
+export interface Problem {
+  /** Entry name (connection, profile) or undefined for run-wide problems. */
+  readonly entry?: string;
+  readonly type?: string;
+  /** JSON pointer of the field. */
+  readonly path?: string;
+  readonly message: string;
+}
+
+/** Validation or pre-flight failed; nothing was written (exit 3). */
+export class PreflightError extends DdsError {
+  readonly code = 'E_PREFLIGHT';
+  readonly exitCode = ExitCode.validation;
+  readonly problems: readonly Problem[];
+
+  constructor(message: string, problems: readonly Problem[] = [], options: DdsErrorOptions = {}) {
+    super(message, options);
+    this.problems = problems;
+  }
+}
+
+/** The description of one HTTP exchange, without any header (so never a token). */
+export interface HttpContext {
+  readonly method: string;
+  /** Path relative to the host, e.g. `/api/v1/ds-connections`, without the query string. */
+  readonly path: string;
+  readonly status?: number;
+  /** The service's own error text (`error`, `message` or `errors[]`). */
+  readonly serviceMessage?: string;
+}
+
+function describeHttp(ctx: HttpContext): string {
+  const status = ctx.status === undefined ? '' : ` -> ${ctx.status}`;
+  const said = ctx.serviceMessage ? `: ${ctx.serviceMessage}` : '';
+  return `${ctx.method.toUpperCase()} ${ctx.path}${status}${said}`;
+}
+
+/** The service rejected the token: 401, also after one re-exchange (exit 4). */
+export class AuthError extends DdsError {
+  readonly code = 'E_AUTH';
+  readonly exitCode = ExitCode.auth;
+  readonly http: HttpContext | undefined;
+
+  constructor(message: string, http?: HttpContext, options: DdsErrorOptions = {}) {
+    super(http ? `${message} (${describeHttp(http)})` : message, {
+      hint: options.hint ?? 'Check the token (tokenEnv / --token-file) and that it is valid for this environment',
+      cause: options.cause,
+    });
+    this.http = http;
+  }
+}
+
+/**
+ * The service answered with an error status. `definite` tells whether the request was certainly not
+ * applied (4xx) or may have been (5xx, HTML 502): the importer reconciles the latter.
+ */
+export class ApiError extends DdsError {
+  readonly code = 'E_API';
+  readonly exitCode = ExitCode.partial;
+  readonly http: HttpContext;
+
+  constructor(http: HttpContext, options: DdsErrorOptions = {}) {
+    super(describeHttp(http), options);
+    this.http = http;
+  }
+
+  get status(): number | undefined {
+    return this.http.status;
+  }
+
+  /** 5xx, 408 and 429 are transient: a safe request may be sent again. */
+  isTransient(): boolean {
+    const s = this.http.status;
+    return s === undefined || s === 408 || s === 429 || s >= 500;
+  }
+}
+
+/**
+ * No answer: connection refused, reset, timeout, DNS; or the service kept failing until the retry
+ * budget ran out (exit 5). `inDoubt` is true when the request may have reached the service.
+ */
+export class UnavailableError extends DdsError {
+  readonly code = 'E_UNAVAILABLE';
+  readonly exitCode = ExitCode.unavailable;
+  readonly http: HttpContext | undefined;
+  /** Node network error code (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...) when there was one. */
+  readonly networkCode: string | undefined;
+
+  constructor(
+    message: string,
+    http?: HttpContext,
+    options: DdsErrorOptions & { readonly networkCode?: string } = {},
+  ) {
+    super(http ? `${message} (${describeHttp(http)})` : message, {
+      hint: options.hint ?? 'Check that the service is reachable, then re-run the same command to resume',
+      cause: options.cause,
+    });
+    this.http = http;
+    this.networkCode = options.networkCode;
+  }
+}
+
+/** The run was interrupted (Ctrl-C); in-flight work settled, journal consistent (exit 130). */
+export class InterruptedError extends DdsError {
+  readonly code = 'E_INTERRUPTED';
+  readonly exitCode = ExitCode.interrupted;
+
+  constructor(message = 'Interrupted', options: DdsErrorOptions = {}) {
+    super(message, { hint: options.hint ?? 'Re-run the same command to resume', cause: options.cause });
+  }
+}
+
+/** Some entries failed but the command finished (exit 1). Used by commands that report per-entry outcomes. */
+export class PartialFailureError extends DdsError {
+  readonly code = 'E_PARTIAL';
+  readonly exitCode = ExitCode.partial;
+}
+
+/** Type guard for errors meant for the user. */
+export function isDdsError(error: unknown): error is DdsError {
+  return error instanceof DdsError;
+}

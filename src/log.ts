@@ -1,0 +1,143 @@
+/**
+ * The only importer of pino. Log records go to `--log-file` as pino JSON lines and, at or above the
+ * chosen level, to stderr as one readable line each. Every serialized line passes through
+ * {@link scrub} and pino's redaction, so neither an Authorization header nor a registered secret can
+ * reach a log.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { scrub } from './secrets.js';
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** What the rest of the code sees of a logger: structured fields first, then the message. */
+export interface Logger {
+  trace(fields: Record<string, unknown>, message: string): void;
+  debug(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+  child(bindings: Record<string, unknown>): Logger;
+  /** Flush and close the log file, if any. */
+  close(): Promise<void>;
+}
+
+export interface LoggerOptions {
+  /** Level for stderr; the log file gets this level too, or `debug` if lower. Default `warn`. */
+  readonly level?: LogLevel;
+  /** Path of a JSON-lines log file (created 0600). */
+  readonly file?: string;
+  /** Where readable lines go; default process.stderr. */
+  readonly stderr?: NodeJS.WritableStream;
+}
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+
+/** Paths pino censors whatever else happens: headers of any request or error we might log. */
+const REDACT_PATHS = [
+  'authorization',
+  'Authorization',
+  'headers.authorization',
+  'headers.Authorization',
+  '*.headers.authorization',
+  '*.headers.Authorization',
+  'config.headers',
+  '*.config.headers',
+  'token',
+  '*.token',
+  'password',
+  '*.password',
+];
+
+/** A Writable that renders pino JSON lines as `level: message key=value` for a human on stderr. */
+function createHumanStream(target: NodeJS.WritableStream): Writable {
+  return new Writable({
+    write(chunk: Buffer, _enc, done) {
+      try {
+        const record = JSON.parse(chunk.toString('utf8')) as Record<string, unknown>;
+        const { level, msg, time: _t, pid: _p, hostname: _h, ...rest } = record;
+        const extras = Object.entries(rest)
+          .filter(([, v]) => v !== undefined && (typeof v !== 'object' || v === null))
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' ');
+        const name = LEVEL_NAMES[Number(level)] ?? 'log';
+        target.write(`${name}: ${String(msg ?? '')}${extras ? ` (${extras})` : ''}\n`);
+      } catch {
+        target.write(chunk);
+      }
+      done();
+    },
+  });
+}
+
+class PinoLogger implements Logger {
+  constructor(
+    private readonly inner: pino.Logger,
+    private readonly file: WriteStream | undefined,
+  ) {}
+  trace(fields: Record<string, unknown>, message: string): void {
+    this.inner.trace(fields, message);
+  }
+  debug(fields: Record<string, unknown>, message: string): void {
+    this.inner.debug(fields, message);
+  }
+  info(fields: Record<string, unknown>, message: string): void {
+    this.inner.info(fields, message);
+  }
+  warn(fields: Record<string, unknown>, message: string): void {
+    this.inner.warn(fields, message);
+  }
+  error(fields: Record<string, unknown>, message: string): void {
+    this.inner.error(fields, message);
+  }
+  child(bindings: Record<string, unknown>): Logger {
+    return new PinoLogger(this.inner.child(bindings), undefined);
+  }
+  close(): Promise<void> {
+    const file = this.file;
+    if (!file) return Promise.resolve();
+    return new Promise((resolve) => file.end(() => resolve()));
+  }
+}
+
+/** Create the run's logger. */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level: LogLevel = options.level ?? 'warn';
+  const streams: pino.StreamEntry[] = [];
+  if (level !== 'silent') {
+    streams.push({ level, stream: createHumanStream(options.stderr ?? process.stderr) });
+  }
+  let file: WriteStream | undefined;
+  let fileLevel: LogLevel = level === 'silent' || levelValue(level) > levelValue('debug') ? 'debug' : level;
+  if (options.file) {
+    file = createWriteStream(options.file, { flags: 'a', mode: 0o600 });
+    if (level === 'trace') fileLevel = 'trace';
+    streams.push({ level: fileLevel, stream: file });
+  }
+  const minLevel = streams.length === 0 ? 'silent' : options.file ? lowerOf(level, fileLevel) : level;
+  const inner = pino(
+    {
+      level: minLevel,
+      base: { pid: process.pid },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      hooks: { streamWrite: (line: string) => scrub(line) },
+    },
+    pino.multistream(streams.length > 0 ? streams : [{ level: 'fatal', stream: new Writable({ write: (_c, _e, d) => d() }) }]),
+  );
+  return new PinoLogger(inner, file);
+}
+
+function levelValue(level: LogLevel): number {
+  return level === 'silent' ? Number.POSITIVE_INFINITY : (pino.levels.values[level] ?? 30);
+}
+
+function lowerOf(a: LogLevel, b: LogLevel): LogLevel {
+  return levelValue(a) <= levelValue(b) ? a : b;
+}
+
+/** A logger that drops everything (unit tests, pure code paths that take an optional logger). */
+export function createSilentLogger(): Logger {
+  return createLogger({ level: 'silent' });
+}
