@@ -1,0 +1,34 @@
+/**
+ * Where the package's shipped files are (`schemas/`, `fixtures/`), whether the code runs from `src/`
+ * (vitest) or from `dist/src/` (the built CLI).
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let cachedRoot: string | undefined;
+
+/** The folder holding dds-migrate's package.json. */
+export function packageRoot(): string {
+  if (cachedRoot) return cachedRoot;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'schemas'))) {
+      cachedRoot = dir;
+      return dir;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('dds-migrate: cannot find the package root (no schemas/ folder)');
+    dir = parent;
+  }
+}
+
+/** The shipped `schemas/` folder. */
+export function schemasDir(): string {
+  return join(packageRoot(), 'schemas');
+}
+
+/** The shipped `fixtures/` folder. */
+export function fixturesDir(): string {
+  return join(packageRoot(), 'fixtures');
+}

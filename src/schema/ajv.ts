@@ -1,0 +1,65 @@
+/**
+ * The ajv set-up (the only importer of ajv): JSON Schema 2020-12, all errors, formats. Every schema of
+ * dds-migrate (config, snapshot header, overrides, scan profile, templates) is compiled here.
+ */
+import { readFile } from 'node:fs/promises';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+/** A schema problem: JSON pointer and message. */
+export interface SchemaIssue {
+  /** JSON pointer of the offending value ('' for the root). */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** A compiled schema that returns issues instead of ajv's error objects. */
+export type SchemaCheck = (value: unknown) => readonly SchemaIssue[];
+
+// ajv-formats ships CJS with a default export; under NodeNext it arrives as the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
+
+/** A new ajv instance with our settings. `x-secret` is allowed as an annotation keyword. */
+export function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
+  addFormats(ajv);
+  ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
+  return ajv;
+}
+
+/** Turn ajv errors into {@link SchemaIssue}s with readable messages. */
+export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
+  return (errors ?? []).map((e) => {
+    if (e.keyword === 'required') {
+      const missing = String((e.params as { missingProperty?: string }).missingProperty ?? '');
+      return { path: `${e.instancePath}/${escapePointer(missing)}`, message: 'is required' };
+    }
+    if (e.keyword === 'additionalProperties') {
+      const extra = String((e.params as { additionalProperty?: string }).additionalProperty ?? '');
+      return { path: `${e.instancePath}/${escapePointer(extra)}`, message: 'is not an allowed field' };
+    }
+    if (e.keyword === 'enum') {
+      const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+      return { path: e.instancePath, message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}` };
+    }
+    return { path: e.instancePath, message: e.message ?? 'is invalid' };
+  });
+}
+
+/** Escape a key for a JSON pointer (RFC 6901). */
+export function escapePointer(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Compile a schema object into a {@link SchemaCheck}. */
+export function compileSchema(schema: object, ajv: Ajv2020 = createAjv()): SchemaCheck {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (value) => (validate(value) ? [] : toSchemaIssues(validate.errors));
+}
+
+/** Read a JSON schema file and compile it. */
+export async function compileSchemaFile(path: string, ajv?: Ajv2020): Promise<SchemaCheck> {
+  const schema = JSON.parse(await readFile(path, 'utf8')) as object;
+  return compileSchema(schema, ajv);
+}
