@@ -1,8 +1,25 @@
 /**
  * Configuration: the config file, environment resolution, token sources and the https rule
- * (contract section 1). STUB: signatures fixed, bodies being written (issue #2).
+ * (contract section 1).
+ *
+ * Choices where the contract is silent (also in docs/foundation.md):
+ * - a missing config file is not an error unless it was named (`--config`, `$DDS_MIGRATE_CONFIG`):
+ *   bare URLs work without one;
+ * - a base URL may end in `/` or `/api/v1` (stripped); any other path, a query, a fragment or
+ *   credentials in the URL are refused;
+ * - `--token-file` wins over `tokenEnv`; a config environment without `tokenEnv`/`refreshTokenEnv`
+ *   takes its token like a bare URL does; for a bare URL on one side of a two-sided command the side's
+ *   variable (`DDS_SOURCE_TOKEN` / `DDS_TARGET_TOKEN`) is read first, then `DDS_TOKEN`;
+ * - relative `caFile` paths in the config file are relative to the config file; `--ca-file` is
+ *   relative to the working directory and wins over the config's.
  */
+import { access, readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { CliIo } from './cli/context.js';
+import { ConfigError } from './errors.js';
+import { schemasDir } from './paths.js';
+import { compileSchemaFile, type SchemaCheck } from './schema/ajv.js';
+import { registerSecret } from './secrets.js';
 
 /** One environment of the config file. */
 export interface EnvironmentConfig {
@@ -14,6 +31,8 @@ export interface EnvironmentConfig {
   readonly rate?: number;
   readonly protected?: boolean;
   readonly caFile?: string;
+  /** Free text for humans. */
+  readonly description?: string;
 }
 
 /** The config file (`schemas/config.schema.json`). */
@@ -45,6 +64,7 @@ export interface ResolvedEnvironment {
   readonly rate: number | undefined;
   readonly protected: boolean;
   readonly caFile: string | undefined;
+  /** True when plain http to a non-loopback host was allowed by `--insecure-http` (warn the user). */
   readonly insecureHttp: boolean;
 }
 
@@ -57,13 +77,246 @@ export interface ResolveOptions {
   readonly caFile?: string;
 }
 
+/** The file looked for in the working directory when neither `--config` nor the variable names one. */
+export const DEFAULT_CONFIG_FILE = 'dds-migrate.config.json';
+
+/** Environment variables holding the token of a bare URL, by role (first found wins). */
+export const TOKEN_VARIABLES: Readonly<Record<EnvironmentRole, readonly string[]>> = {
+  source: ['DDS_SOURCE_TOKEN', 'DDS_TOKEN'],
+  target: ['DDS_TARGET_TOKEN', 'DDS_TOKEN'],
+  single: ['DDS_TOKEN'],
+};
+
+let configCheck: Promise<SchemaCheck> | undefined;
+
+function checkConfigSchema(): Promise<SchemaCheck> {
+  configCheck ??= compileSchemaFile(join(schemasDir(), 'config.schema.json'));
+  return configCheck;
+}
+
+function displayPath(path: string, cwd: string): string {
+  const rel = relative(cwd, path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
 /** Read the config file named by `--config`, `$DDS_MIGRATE_CONFIG`, or `./dds-migrate.config.json`. */
-export declare function loadConfig(explicitPath: string | undefined, io: Pick<CliIo, 'env' | 'cwd'>): Promise<Config>;
+export async function loadConfig(
+  explicitPath: string | undefined,
+  io: Pick<CliIo, 'env' | 'cwd'>,
+): Promise<Config> {
+  const named = explicitPath ?? io.env.DDS_MIGRATE_CONFIG;
+  const path = resolve(io.cwd, named ?? DEFAULT_CONFIG_FILE);
+  const shown = displayPath(path, io.cwd);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ENOENT' && named === undefined) return { environments: {}, path: undefined };
+    throw new ConfigError(`Cannot read the config file ${shown}${code ? ` (${code})` : ''}`, {
+      hint: 'Check --config / $DDS_MIGRATE_CONFIG',
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new ConfigError(`${shown}: not valid JSON (${detail})`, { hint: 'Fix the config file' });
+  }
+  const issues = (await checkConfigSchema())(value);
+  const first = issues[0];
+  if (first) {
+    const more =
+      issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
+    throw new ConfigError(`${shown}: ${first.path || '/'} ${first.message}${more}`, {
+      hint: 'Fix the config file (see schemas/config.schema.json)',
+    });
+  }
+  const config = value as { environments: Record<string, EnvironmentConfig>; diff?: Config['diff'] };
+  const environments: Record<string, EnvironmentConfig> = {};
+  for (const [name, env] of Object.entries(config.environments)) {
+    // Relative CA files are relative to the config file, so the config works from any directory.
+    environments[name] = env.caFile ? { ...env, caFile: resolve(dirname(path), env.caFile) } : env;
+  }
+  return { environments, ...(config.diff ? { diff: config.diff } : {}), path };
+}
+
+/** True when `ref` is written as a URL rather than an environment name. */
+export function isUrlReference(ref: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(ref.trim());
+}
+
+/** True for hosts that never leave the machine (plain http is allowed to them). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Normalise a base URL: `https://host[:port]`, optionally followed by `/` or `/api/v1` (stripped).
+ * `what` names the source in messages (`--env`, or the config key).
+ */
+export function normalizeBaseUrl(raw: string, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${what}: '${raw}' is not a URL`, {
+      hint: 'Use a base URL such as https://host[:port]',
+    });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError(`${what}: expected an https:// URL, got ${url.protocol}//`, {
+      hint: 'Use a base URL such as https://host[:port]',
+    });
+  }
+  if (url.username || url.password) {
+    throw new ConfigError(`${what}: a URL must not carry credentials`, {
+      hint: 'Remove user:password@ and give the token through tokenEnv or --token-file',
+    });
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  if ((path !== '' && path !== '/api/v1') || url.search || url.hash) {
+    throw new ConfigError(
+      `${what}: expected a base URL such as https://host[:port], got one with a path or query`,
+      {
+        hint: 'Give the base URL only; dds-migrate adds /api/v1 itself',
+      },
+    );
+  }
+  return url;
+}
+
+async function readTokenFile(file: string, io: Pick<CliIo, 'cwd'>): Promise<string> {
+  const path = resolve(io.cwd, file);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new ConfigError(`Cannot read the token file ${file}${code ? ` (${code})` : ''}`, {
+      hint: 'Check the --token-file path',
+    });
+  }
+  return checkToken(text.trim(), `the token file ${file}`);
+}
+
+/** A token must be one printable line: anything else would corrupt the Authorization header. */
+function checkToken(token: string, source: string): string {
+  if (token === '') throw new ConfigError(`${source} is empty`, { hint: 'Put the API token there' });
+  if (/[\s\u0000-\u001f\u007f]/.test(token)) {
+    throw new ConfigError(`${source} holds a value with spaces or control characters, not a token`, {
+      hint: 'Put only the API token there',
+    });
+  }
+  registerSecret(token);
+  return token;
+}
+
+function readTokenVariable(name: string, io: Pick<CliIo, 'env'>, envLabel: string): string {
+  const value = io.env[name];
+  if (value === undefined) {
+    throw new ConfigError(`The environment variable ${name} (token of ${envLabel}) is not set`, {
+      hint: `Export ${name} with the API token`,
+    });
+  }
+  return checkToken(value.trim(), `The environment variable ${name}`);
+}
+
+function readRoleToken(
+  role: EnvironmentRole,
+  io: Pick<CliIo, 'env'>,
+  envLabel: string,
+  flag: string,
+): string {
+  const names = TOKEN_VARIABLES[role];
+  for (const name of names) {
+    if (io.env[name] !== undefined) return readTokenVariable(name, io, envLabel);
+  }
+  throw new ConfigError(`No token for ${envLabel}: set ${names.join(' or ')}, or pass ${flag}`, {
+    hint: 'A token is never taken as a command-line value',
+  });
+}
+
+function tokenFileFlag(role: EnvironmentRole): string {
+  return role === 'source' ? '--from-token-file' : role === 'target' ? '--to-token-file' : '--token-file';
+}
+
+async function checkReadable(file: string, what: string): Promise<void> {
+  try {
+    await access(file);
+  } catch {
+    throw new ConfigError(`Cannot read the CA file ${file} (${what})`, {
+      hint: 'Check the path of the CA file',
+    });
+  }
+}
 
 /** Turn `--env`/`--from`/`--to` (a config name or a base URL) into a {@link ResolvedEnvironment}. */
-export declare function resolveEnvironment(
+export async function resolveEnvironment(
   ref: string,
   config: Config,
   io: Pick<CliIo, 'env' | 'cwd'>,
   options: ResolveOptions,
-): Promise<ResolvedEnvironment>;
+): Promise<ResolvedEnvironment> {
+  const trimmed = ref.trim();
+  const flag = tokenFileFlag(options.role);
+  let name: string | undefined;
+  let entry: EnvironmentConfig | undefined;
+  let url: URL;
+  if (isUrlReference(trimmed)) {
+    url = normalizeBaseUrl(trimmed, `'${trimmed}'`);
+  } else {
+    entry = Object.hasOwn(config.environments, trimmed) ? config.environments[trimmed] : undefined;
+    if (!entry) {
+      const known = Object.keys(config.environments).sort();
+      const where = config.path ? ` in ${displayPath(config.path, io.cwd)}` : ' (no config file found)';
+      throw new ConfigError(
+        `Unknown environment '${trimmed}'${where}${known.length > 0 ? `; known: ${known.join(', ')}` : ''}`,
+        { hint: 'Give a name from the config file or a base URL such as https://host[:port]' },
+      );
+    }
+    name = trimmed;
+    url = normalizeBaseUrl(entry.url, `environment '${name}' (url)`);
+  }
+  const label = name ?? url.host;
+
+  // https everywhere except loopback, unless the user explicitly accepts plain http.
+  let insecureHttp = false;
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    if (!options.insecureHttp) {
+      throw new ConfigError(`${label}: plain http to ${url.host} would send the token unencrypted`, {
+        hint: 'Use https, or pass --insecure-http if you really mean it',
+      });
+    }
+    insecureHttp = true;
+  }
+
+  let token: string | undefined;
+  let refreshToken: string | undefined;
+  if (options.tokenFile) {
+    token = await readTokenFile(options.tokenFile, io);
+  } else if (entry?.tokenEnv) {
+    token = readTokenVariable(entry.tokenEnv, io, label);
+  }
+  if (entry?.refreshTokenEnv) refreshToken = readTokenVariable(entry.refreshTokenEnv, io, label);
+  if (token === undefined && refreshToken === undefined) token = readRoleToken(options.role, io, label, flag);
+
+  const caFile = options.caFile ? resolve(io.cwd, options.caFile) : entry?.caFile;
+  if (caFile) await checkReadable(caFile, options.caFile ? '--ca-file' : `caFile of ${label}`);
+
+  return {
+    name,
+    label,
+    url: url.origin,
+    token,
+    refreshToken,
+    authScheme: entry?.authScheme ?? 'bearer',
+    concurrency: entry?.concurrency,
+    rate: entry?.rate,
+    protected: entry?.protected ?? false,
+    caFile,
+    insecureHttp,
+  };
+}

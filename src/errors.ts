@@ -112,7 +112,8 @@ export class AuthError extends DdsError {
 
   constructor(message: string, http?: HttpContext, options: DdsErrorOptions = {}) {
     super(http ? `${message} (${describeHttp(http)})` : message, {
-      hint: options.hint ?? 'Check the token (tokenEnv / --token-file) and that it is valid for this environment',
+      hint:
+        options.hint ?? 'Check the token (tokenEnv / --token-file) and that it is valid for this environment',
       cause: options.cause,
     });
     this.http = http;
@@ -154,11 +155,17 @@ export class UnavailableError extends DdsError {
   readonly http: HttpContext | undefined;
   /** Node network error code (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...) when there was one. */
   readonly networkCode: string | undefined;
+  /**
+   * True when the request may have reached the service (reset, timeout, 5xx): a create must be
+   * reconciled by name before it is sent again. False when it certainly did not (connection refused).
+   * Default true: when unsure, assume it may have been applied.
+   */
+  readonly inDoubt: boolean;
 
   constructor(
     message: string,
     http?: HttpContext,
-    options: DdsErrorOptions & { readonly networkCode?: string } = {},
+    options: DdsErrorOptions & { readonly networkCode?: string; readonly inDoubt?: boolean } = {},
   ) {
     super(http ? `${message} (${describeHttp(http)})` : message, {
       hint: options.hint ?? 'Check that the service is reachable, then re-run the same command to resume',
@@ -166,6 +173,7 @@ export class UnavailableError extends DdsError {
     });
     this.http = http;
     this.networkCode = options.networkCode;
+    this.inDoubt = options.inDoubt ?? true;
   }
 }
 

@@ -33,7 +33,14 @@ export interface LoggerOptions {
   readonly stderr?: NodeJS.WritableStream;
 }
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
 
 /** Paths pino censors whatever else happens: headers of any request or error we might log. */
 const REDACT_PATHS = [
@@ -124,7 +131,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       hooks: { streamWrite: (line: string) => scrub(line) },
     },
-    pino.multistream(streams.length > 0 ? streams : [{ level: 'fatal', stream: new Writable({ write: (_c, _e, d) => d() }) }]),
+    pino.multistream(
+      streams.length > 0
+        ? streams
+        : [{ level: 'fatal', stream: new Writable({ write: (_c, _e, d) => d() }) }],
+    ),
   );
   return new PinoLogger(inner, file);
 }

@@ -1,16 +1,108 @@
-/** Security cases (spec 4.4 to 4.6). STUB: signatures fixed, bodies being written (issue #2). */
+/** Security cases (spec 4.4 to 4.6). */
 import type { HttpClient } from './http.js';
+import { checkPageSize, encodeFilter, type Page, pageThrough, readCount, unexpectedShape } from './paging.js';
 import type { BulkCaseUpdate, ListOptions, SecurityCase } from './types.js';
 
+const LIST_PATH = '/actionable-insights/all-cases';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Read a cases page: `data.cases` (which an empty result may omit), `data` as an array, or a top-level
+ * array (spec: "a list of case objects"). `caseId` is filled from `caseId ?? id`.
+ */
+export function readCasesPage(body: unknown): Page<SecurityCase> {
+  const data = isRecord(body) ? body.data : undefined;
+  let items: unknown;
+  if (isRecord(data)) items = data.cases ?? [];
+  else if (Array.isArray(data)) items = data;
+  else if (isRecord(body) && Array.isArray(body.cases)) items = body.cases;
+  else if (Array.isArray(body)) items = body;
+  if (!Array.isArray(items)) throw unexpectedShape(LIST_PATH, 'no data.cases array');
+  const totalCount =
+    readCount(isRecord(data) ? data.totalCount : undefined) ??
+    readCount(isRecord(body) ? body.totalCount : undefined);
+  const cases = items.filter(isRecord).map((c) => {
+    const id = c.caseId ?? c.id;
+    return { ...c, caseId: typeof id === 'number' ? String(id) : (id as string) } as SecurityCase;
+  });
+  return { items: cases, totalCount };
+}
+
+/**
+ * The spec's sort form for cases is "field, optionally followed by ASC or DESC": `field:desc` is
+ * turned into `field DESC`; anything else is sent as given.
+ */
+export function encodeCaseSort(sort: string | undefined): string | undefined {
+  if (sort === undefined) return undefined;
+  const match = /^([^:\s]+):(asc|desc)$/i.exec(sort.trim());
+  return match ? `${match[1]} ${match[2]!.toUpperCase()}` : sort;
+}
+
 /** Every matching case, page by page, `caseId` filled from `caseId ?? id`. */
-export declare function listCases(client: HttpClient, options?: ListOptions): AsyncIterable<SecurityCase>;
+export function listCases(client: HttpClient, options: ListOptions = {}): AsyncIterable<SecurityCase> {
+  return pageThrough(client, {
+    path: LIST_PATH,
+    query: {
+      sort: encodeCaseSort(options.sort),
+      filter: encodeFilter(options.filter),
+      fields: options.fields,
+    },
+    pageSize: checkPageSize(options.pageSize),
+    ...(options.signal ? { signal: options.signal } : {}),
+    readPage: readCasesPage,
+    idOf: (c) => (typeof c.caseId === 'string' ? c.caseId : undefined),
+  });
+}
 
 /** PATCH /actionable-insights/cases:update; returns the ids the service reported. Retried when transient: it sets a field to a fixed value, so repeating it is harmless. */
-export declare function updateCasesBulk(client: HttpClient, update: BulkCaseUpdate): Promise<{ readonly caseIds: readonly string[] }>;
+export async function updateCasesBulk(
+  client: HttpClient,
+  update: BulkCaseUpdate,
+): Promise<{ readonly caseIds: readonly string[] }> {
+  const path = '/actionable-insights/cases:update';
+  const body = await client.request<unknown>({
+    method: 'PATCH',
+    path,
+    body: {
+      type: 'CasesDB',
+      subType: 'updateCases',
+      additionalProperties: {
+        field: update.field,
+        newValue: update.newValue,
+        casesFilters: update.filters.map((f) => ({
+          filterField: f.filterField,
+          filterValues: [...f.filterValues],
+        })),
+      },
+    },
+    // Safe to repeat: it sets a field to a fixed value on the cases the filters select.
+    retry: 'safe',
+  });
+  const top = isRecord(body) ? body : {};
+  const data = isRecord(top.data) ? top.data : {};
+  const ids = Array.isArray(top.caseIds)
+    ? top.caseIds
+    : Array.isArray(data.caseIds)
+      ? data.caseIds
+      : undefined;
+  if (!ids) throw unexpectedShape(path, 'no caseIds in the answer');
+  return { caseIds: ids.map((id) => String(id)) };
+}
 
 /** PATCH /actionable-insights/case-status/{caseId} with auditReason. Retried when transient (idempotent). */
-export declare function updateCaseStatus(
+export async function updateCaseStatus(
   client: HttpClient,
   caseId: string,
   change: { readonly caseStatus: string; readonly auditReason: string },
-): Promise<void>;
+): Promise<void> {
+  await client.request<unknown>({
+    method: 'PATCH',
+    path: `/actionable-insights/case-status/${encodeURIComponent(caseId)}`,
+    body: { caseStatus: change.caseStatus, auditReason: change.auditReason },
+    // Safe to repeat: setting the same status twice leaves the case as one request would.
+    retry: 'safe',
+  });
+}

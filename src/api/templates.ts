@@ -1,6 +1,42 @@
-/** Connector templates (api-notes). STUB: signatures fixed, bodies being written (issue #2). */
+/** Connector templates (api-notes: `GET /ds-connections-types/template/{type}`). */
+import { ApiError } from '../errors.js';
 import type { HttpClient } from './http.js';
+import { unexpectedShape } from './paging.js';
 import type { ConnectorTemplate } from './types.js';
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Read a template out of an answer: the template itself (`{name, fields}`, as real deployments send
+ * it) or wrapped in the usual `{data: ...}` envelope.
+ */
+export function readTemplate(body: unknown, path: string): ConnectorTemplate {
+  const candidates = [body, isRecord(body) ? body.data : undefined];
+  for (const c of candidates) {
+    if (isRecord(c) && Array.isArray(c.fields)) {
+      const fields = c.fields.filter(
+        (f): f is Record<string, unknown> => isRecord(f) && typeof f.apiName === 'string',
+      );
+      return { ...c, name: typeof c.name === 'string' ? c.name : '', fields } as unknown as ConnectorTemplate;
+    }
+  }
+  throw unexpectedShape(path, 'no template fields array');
+}
+
 /** GET /ds-connections-types/template/{type}; undefined when the service has no such type (404/400). */
-export declare function getConnectorTemplate(client: HttpClient, type: string): Promise<ConnectorTemplate | undefined>;
+export async function getConnectorTemplate(
+  client: HttpClient,
+  type: string,
+): Promise<ConnectorTemplate | undefined> {
+  const path = `/ds-connections-types/template/${encodeURIComponent(type)}`;
+  let body: unknown;
+  try {
+    body = await client.request<unknown>({ method: 'GET', path, retry: 'safe' });
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 404 || error.status === 400)) return undefined;
+    throw error;
+  }
+  return readTemplate(body, path);
+}

@@ -38,7 +38,11 @@ export interface ScanProfile {
   readonly dataSourceList: readonly string[];
   readonly scanTemplateId: string;
   readonly isSingleRunScan?: boolean;
-  readonly schedule?: { readonly cronExpression: string; readonly timeZone: string; readonly [k: string]: unknown };
+  readonly schedule?: {
+    readonly cronExpression: string;
+    readonly timeZone: string;
+    readonly [k: string]: unknown;
+  };
   readonly [field: string]: unknown;
 }
 

@@ -1,5 +1,183 @@
-import type { CommandSpec } from './command.js';
-import { createPendingCommand } from './not-implemented.js';
+/**
+ * `dds-migrate cases list`: every matching case, page by page, streamed as a table, JSON, NDJSON or CSV,
+ * to stdout or atomically to `-o FILE`.
+ */
+import { extname } from 'node:path';
+import {
+  combineCaseFilters,
+  DEFAULT_CASE_COLUMNS,
+  parseFieldsOption,
+  parseSortOption,
+  readListOption,
+} from '../cases/filter.js';
+import { type RecordSink, writeCases } from '../cases/list.js';
+import { type AtomicTextFile, openAtomicTextFile } from '../cases/output-file.js';
+import { ExitCode, UsageError } from '../errors.js';
+import { scrub } from '../secrets.js';
+import type { CommandSpec, ParsedArgs } from './command.js';
+import type { CliContext, Output } from './context.js';
+import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { chooseDefaultFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
 
-/** `list`: placeholder until its issue lands. */
-export const casesListCommand: CommandSpec = createPendingCommand('list', "List security cases");
+const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
+  '.csv': 'csv',
+  '.json': 'json',
+  '.ndjson': 'ndjson',
+  '.jsonl': 'ndjson',
+  '.txt': 'table',
+};
+
+/** The format: `--format`, else the `-o` file's extension, else table on a terminal / ndjson otherwise (json with --json). */
+export function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputFormat {
+  if (typeof args.format === 'string') return args.format as OutputFormat;
+  if (typeof args.output === 'string')
+    return FORMAT_OF_EXTENSION[extname(args.output).toLowerCase()] ?? (ctx.globals.json ? 'json' : 'ndjson');
+  return chooseDefaultFormat(ctx.out, ctx.globals.json);
+}
+
+function checkPageSize(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new UsageError(`Expected --page-size to be an integer >= 1, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** An {@link Output} whose results go to an atomic file; information and warnings still go to stderr. */
+function createFileOutput(file: AtomicTextFile, out: Output): Output {
+  return {
+    result: (text) => file.write(`${scrub(text)}\n`),
+    json: (value) => file.write(`${scrub(JSON.stringify(value, null, 2))}\n`),
+    write: (text) => file.write(scrub(text)),
+    info: (text) => out.info(text),
+    warn: (text) => out.warn(text),
+    stdoutIsTTY: false,
+    stderrIsTTY: out.stderrIsTTY,
+    showProgress: out.showProgress,
+  };
+}
+
+/** Wait while `stream` has a full buffer, so a slow reader (a pipe, a disk) bounds memory. */
+function waitForDrain(stream: NodeJS.WritableStream): Promise<void> {
+  const s = stream as NodeJS.WritableStream & { writableNeedDrain?: boolean };
+  if (s.writableNeedDrain !== true) return Promise.resolve();
+  return new Promise((resolve) => s.once('drain', () => resolve()));
+}
+
+/** `cases list`. */
+export const casesListCommand: CommandSpec = {
+  command: 'list',
+  describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',
+  builder: (yargs) =>
+    withEnvironmentOptions(yargs, ['env'])
+      .option('status', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        describe: 'Only these statuses (comma-separated), e.g. open,acknowledged',
+      })
+      .option('policy', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        describe: 'Only these policy names (comma-separated; \\, for a comma in a name)',
+      })
+      .option('severity', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        describe: 'Only these severities (comma-separated), e.g. critical,high',
+      })
+      .option('filter', {
+        type: 'string',
+        requiresArg: true,
+        describe:
+          'The service filter as JSON, e.g. \'[{"field":"assignee","value":"bob","operator":"equal"}]\' (combined with the options above)',
+      })
+      .option('fields', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        describe: 'Fields to ask for and print, in order (comma-separated)',
+      })
+      .option('sort', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Sort by FIELD, FIELD:asc or FIELD:desc',
+      })
+      .option('format', {
+        type: 'string',
+        choices: OUTPUT_FORMATS,
+        describe:
+          'Output format (default: from the -o extension; else table on a terminal, ndjson otherwise; json with --json)',
+      })
+      .option('output', {
+        alias: 'o',
+        type: 'string',
+        requiresArg: true,
+        describe: 'Write to FILE (atomically, mode 0600) instead of stdout',
+      })
+      .option('page-size', {
+        type: 'number',
+        requiresArg: true,
+        describe: 'Cases asked for per page (default 1000; the service may clamp it)',
+      })
+      .example(
+        '$0 cases list --env prod --status open --format ndjson',
+        'Every open case, one JSON object per line',
+      )
+      .example(
+        '$0 cases list --env prod --policy PII-exposure --severity critical,high -o cases.csv',
+        'A CSV file for a ticketing system',
+      )
+      .example(
+        '$0 cases list --env prod --fields caseId,caseStatus,assignee --sort caseId:desc',
+        'Chosen columns, sorted',
+      ),
+  async run(args, ctx) {
+    const fields = parseFieldsOption(args.fields);
+    const query = {
+      filter: combineCaseFilters(
+        {
+          status: readListOption(args.status),
+          policy: readListOption(args.policy),
+          severity: readListOption(args.severity),
+        },
+        typeof args.filter === 'string' ? args.filter : undefined,
+      ),
+      sort: typeof args.sort === 'string' ? parseSortOption(args.sort) : undefined,
+      fields: fields.length > 0 ? fields : undefined,
+      pageSize: checkPageSize(args.pageSize),
+      signal: ctx.signal,
+    };
+    const format = chooseCaseFormat(args, ctx);
+    const columns = fields.length > 0 ? fields : DEFAULT_CASE_COLUMNS;
+    const { environment, client } = await openEnvironment(ctx, args, 'env');
+    const file = typeof args.output === 'string' ? await openAtomicTextFile(args.output) : undefined;
+    try {
+      const target = file === undefined ? ctx.out : createFileOutput(file, ctx.out);
+      const writer = createRecordWriter(format, target, { columns });
+      const sink: RecordSink = {
+        async write(record) {
+          await writer.write(record);
+          if (file !== undefined) {
+            if (file.needsDrain) await file.drain();
+          } else {
+            await waitForDrain(ctx.io.stdout);
+          }
+        },
+        end: () => writer.end(),
+      };
+      const count = await writeCases(client, query, sink);
+      await file?.commit();
+      ctx.log.info({ environment: environment.label, count }, 'listed cases');
+      if (file !== undefined) ctx.out.info(`${count} case(s) written to ${file.path}`);
+      return ExitCode.ok;
+    } catch (error) {
+      await file?.abort();
+      throw error;
+    } finally {
+      client.close();
+    }
+  },
+};

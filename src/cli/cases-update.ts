@@ -1,5 +1,206 @@
+/**
+ * `dds-migrate cases update --where FIELD=V1,V2 .. --set FIELD=VALUE`: shows how many cases the filters
+ * select (and the first few), then, confirmed on a terminal or by `--yes`, sends one bulk PATCH
+ * `cases:update` and prints the ids the service reported.
+ */
+import { createInterface } from 'node:readline';
+import type { BulkCaseUpdate, SecurityCase } from '../api/types.js';
+import { parseSet, parseWhere } from '../cases/filter.js';
+import { applyCaseUpdate, previewCaseUpdate } from '../cases/update.js';
+import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
+import { assertWriteConfirmed } from '../profiles/protected.js';
 import type { CommandSpec } from './command.js';
-import { createPendingCommand } from './not-implemented.js';
+import type { CliContext } from './context.js';
+import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { renderTable } from './render.js';
 
-/** `update`: placeholder until its issue lands. */
-export const casesUpdateCommand: CommandSpec = createPendingCommand('update', "Update cases in bulk by filter");
+/** How many matched cases the preview shows. */
+export const SAMPLE_SIZE = 5;
+
+const SAMPLE_COLUMNS = [
+  'caseId',
+  'caseStatus',
+  'severityLevel',
+  'policyName',
+  'dataSourceName',
+  'assignee',
+] as const;
+
+function describeFilters(update: BulkCaseUpdate): string {
+  return update.filters.map((f) => `${f.filterField} in (${f.filterValues.join(', ')})`).join(' and ');
+}
+
+function renderPreview(update: BulkCaseUpdate, matched: readonly SecurityCase[]): string {
+  const head = `${matched.length} case(s) match ${describeFilters(update)}; would set ${update.field} = ${JSON.stringify(update.newValue)}`;
+  if (matched.length === 0) return head;
+  const sample = matched.slice(0, SAMPLE_SIZE);
+  const more = matched.length > sample.length ? `\n... and ${matched.length - sample.length} more` : '';
+  return `${head}\n${renderTable(sample, SAMPLE_COLUMNS)}${more}`;
+}
+
+/** Ask "Update N cases? [y/N]" on stderr and read one line from stdin; anything but y/yes is a no. */
+async function askConfirmation(ctx: CliContext, count: number): Promise<boolean> {
+  const stdin = ctx.io.stdin;
+  if (stdin === undefined) return false;
+  ctx.io.stderr.write(`Update ${count} case(s)? [y/N] `);
+  const rl = createInterface({ input: stdin, terminal: false });
+  try {
+    const answer = await new Promise<string>((resolve) => {
+      rl.once('line', (line) => resolve(line));
+      rl.once('close', () => resolve(''));
+      ctx.signal.addEventListener('abort', () => resolve(''), { once: true });
+    });
+    return /^\s*y(es)?\s*$/i.test(answer);
+  } finally {
+    rl.close();
+  }
+}
+
+/** `cases update`. */
+export const casesUpdateCommand: CommandSpec = {
+  command: 'update',
+  describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
+  builder: (yargs) =>
+    withEnvironmentOptions(yargs, ['env'])
+      .option('where', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        describe:
+          'FIELD=V1,V2: cases whose FIELD is one of the values (repeat for more fields; all must match)',
+      })
+      .option('set', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'FIELD=VALUE: caseStatus (open, acknowledged, silenced, resolved, remediated) or assignee',
+      })
+      .option('dry-run', { type: 'boolean', describe: 'Only show how many cases match, and the first few' })
+      .option('yes', {
+        alias: 'y',
+        type: 'boolean',
+        describe: 'Do not ask for confirmation (required when not on a terminal)',
+      })
+      .option('audit', {
+        type: 'string',
+        requiresArg: true,
+        describe: "Append each matched case's before-state and the result to this JSON Lines file (0600)",
+      })
+      .option('confirm', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Name of a protected environment, to allow writing to it',
+      })
+      .demandOption(['set'])
+      .example(
+        '$0 cases update --env prod --where policyName=PII-exposure --where caseStatus=open --set caseStatus=resolved --dry-run',
+        'How many open PII-exposure cases would be resolved',
+      )
+      .example(
+        '$0 cases update --env prod --where policyName=PII-exposure --where caseStatus=open --set caseStatus=resolved --yes --audit audit.jsonl',
+        'Resolve them, keeping an audit trail',
+      )
+      .example(
+        '$0 cases update --env prod --where dataSourceName=hr-db --set assignee=alice',
+        'Assign (asks first)',
+      ),
+  async run(args, ctx) {
+    const where = readWhereValues(args.where);
+    const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
+    const dryRun = args.dryRun === true;
+    const auditFile = typeof args.audit === 'string' ? args.audit : undefined;
+    const { environment, client } = await openEnvironment(ctx, args, 'env');
+    try {
+      if (!dryRun)
+        assertWriteConfirmed(environment, typeof args.confirm === 'string' ? args.confirm : undefined);
+      const matched = await previewCaseUpdate(client, update.filters, { signal: ctx.signal });
+      const preview = renderPreview(update, matched);
+
+      if (dryRun) {
+        if (ctx.globals.json) {
+          ctx.out.json({
+            dryRun: true,
+            field: update.field,
+            newValue: update.newValue,
+            filters: update.filters,
+            matched: matched.length,
+            caseIds: matched.map((c) => c.caseId),
+          });
+        } else {
+          ctx.out.result(preview);
+        }
+        return ExitCode.ok;
+      }
+      ctx.out.info(preview);
+      if (matched.length === 0) {
+        ctx.out.info('No case matches: nothing was sent');
+        if (ctx.globals.json)
+          ctx.out.json({ field: update.field, newValue: update.newValue, matched: 0, caseIds: [] });
+        return ExitCode.ok;
+      }
+      if (args.yes !== true) {
+        const onTerminal = ctx.io.stdin?.isTTY === true && ctx.out.stderrIsTTY;
+        if (!onTerminal) {
+          throw new PreflightError(
+            `refusing to update ${matched.length} case(s) without --yes (not on a terminal); nothing was sent`,
+            [],
+            {
+              hint: 'Check the count with --dry-run, then re-run with --yes',
+            },
+          );
+        }
+        const confirmed = await askConfirmation(ctx, matched.length);
+        if (ctx.signal.aborted)
+          throw new InterruptedError('Interrupted at the confirmation prompt; nothing was sent');
+        if (!confirmed) {
+          throw new PreflightError(`update of ${matched.length} case(s) not confirmed; nothing was sent`);
+        }
+      }
+
+      const result = await applyCaseUpdate(client, update, matched, {
+        auditFile,
+        environment: environment.url,
+      });
+      if (
+        result.caseIds.length !== matched.length ||
+        result.missing.length > 0 ||
+        result.unexpected.length > 0
+      ) {
+        ctx.out.warn(
+          `the service reported ${result.caseIds.length} updated case(s), the preview matched ${matched.length}` +
+            (result.missing.length > 0
+              ? `; not reported: ${result.missing.slice(0, 10).join(', ')}${result.missing.length > 10 ? ', ...' : ''}`
+              : '') +
+            (result.unexpected.length > 0
+              ? `; not in the preview: ${result.unexpected.slice(0, 10).join(', ')}${result.unexpected.length > 10 ? ', ...' : ''}`
+              : ''),
+        );
+      }
+      if (ctx.globals.json) {
+        ctx.out.json({
+          field: update.field,
+          newValue: update.newValue,
+          filters: update.filters,
+          matched: matched.length,
+          updated: result.caseIds.length,
+          caseIds: result.caseIds,
+          missing: result.missing,
+          unexpected: result.unexpected,
+        });
+      } else {
+        for (const id of result.caseIds) ctx.out.result(id);
+        ctx.out.info(
+          `${result.caseIds.length} case(s) updated: ${update.field} = ${JSON.stringify(update.newValue)}`,
+        );
+      }
+      return ExitCode.ok;
+    } finally {
+      client.close();
+    }
+  },
+};
+
+/** `--where` as given: each occurrence is one FIELD=VALUES pair (values are split later, with `\,` escapes). */
+function readWhereValues(value: unknown): string[] {
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).map(String);
+}

@@ -27,6 +27,10 @@ export const commandEntries: readonly CommandEntry[] = [
     describe: 'Scan profiles',
     subcommands: [profilesGetCommand, profilesCreateCommand, profilesCloneCommand],
   },
-  { command: 'cases', describe: 'Security cases', subcommands: [casesListCommand, casesResolveCommand, casesUpdateCommand] },
+  {
+    command: 'cases',
+    describe: 'Security cases',
+    subcommands: [casesListCommand, casesResolveCommand, casesUpdateCommand],
+  },
   emulatorCommand,
 ];

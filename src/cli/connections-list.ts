@@ -1,5 +1,127 @@
-import type { CommandSpec } from './command.js';
-import { createPendingCommand } from './not-implemented.js';
+/**
+ * `dds-migrate connections list`: every connection of an environment, all pages, as a table (default on
+ * a terminal), JSON, NDJSON (default when stdout is not a terminal) or CSV. Secret fields are masked
+ * (the service masks them already; this is the floor under it).
+ */
+import { listConnections } from '../api/connections.js';
+import type { FilterClause, ListOptions } from '../api/types.js';
+import { ExitCode, UsageError } from '../errors.js';
+import { maskSecrets } from '../secrets.js';
+import type { CommandSpec, ParsedArgs } from './command.js';
+import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { chooseDefaultFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
 
-/** `list`: placeholder until its issue lands. */
-export const connectionsListCommand: CommandSpec = createPendingCommand('list', "List every connection of an environment, all pages");
+/** Columns of the table and of the CSV. */
+export const CONNECTION_COLUMNS: readonly string[] = [
+  'name',
+  'type',
+  '_id',
+  'enabled',
+  'scanner_group',
+  'security_tier',
+];
+
+/** Split `--type a,b --type c` into `['a', 'b', 'c']`. */
+export function parseListOption(value: unknown, flag: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  const raw = Array.isArray(value) ? value : [value];
+  const items = raw.flatMap((v) => String(v).split(',')).map((v) => v.trim());
+  if (items.length === 0 || items.some((v) => v === '')) {
+    throw new UsageError(
+      `Expected --${flag} to be a comma-separated list of values, got ${JSON.stringify(raw.join(','))}`,
+      {
+        hint: 'See --help',
+      },
+    );
+  }
+  return [...new Set(items)];
+}
+
+/**
+ * Parse `--filter`: the service's JSON-array form, e.g. `[{"field":"enabled","value":"yes","operator":"equal"}]`.
+ * Checked to be a JSON array of objects here, so a typo stops before anything is sent.
+ */
+export function parseFilterOption(value: unknown): Record<string, unknown>[] | undefined {
+  if (value === undefined) return undefined;
+  const text = typeof value === 'string' ? value : undefined;
+  let parsed: unknown;
+  try {
+    parsed = text === undefined ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.some((c) => typeof c !== 'object' || c === null || Array.isArray(c))) {
+    throw new UsageError(
+      `Expected --filter to be a JSON array such as [{"field":"type","value":["s3"],"operator":"in"}], got ${JSON.stringify(String(value)).slice(0, 120)}`,
+      { hint: 'Quote the JSON for your shell' },
+    );
+  }
+  return parsed as Record<string, unknown>[];
+}
+
+/** Build the list options from `--type`, `--filter` and `--sort`. */
+export function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal): ListOptions {
+  const types = parseListOption(args.type, 'type');
+  const filter = parseFilterOption(args.filter) ?? [];
+  const clauses = [...filter];
+  if (types) clauses.push({ field: 'type', value: types, operator: 'in' } satisfies FilterClause);
+  const sort = args.sort;
+  if (sort !== undefined && (typeof sort !== 'string' || sort.trim() === '')) {
+    throw new UsageError(
+      `Expected --sort to be a field name such as name or name:desc, got ${JSON.stringify(sort)}`,
+    );
+  }
+  return {
+    ...(clauses.length > 0 ? { filter: JSON.stringify(clauses) } : {}),
+    ...(typeof sort === 'string' ? { sort: sort.trim() } : {}),
+    signal,
+  };
+}
+
+/** `connections list`. */
+export const connectionsListCommand: CommandSpec = {
+  command: 'list',
+  describe: 'List every connection of an environment, all pages',
+  builder: (yargs) =>
+    withEnvironmentOptions(yargs, ['env'])
+      .option('type', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Only these types (comma-separated), e.g. s3,snowflake',
+      })
+      .option('filter', {
+        type: 'string',
+        requiresArg: true,
+        describe:
+          'The service filter as a JSON array, e.g. \'[{"field":"enabled","value":"yes","operator":"equal"}]\'',
+      })
+      .option('sort', { type: 'string', requiresArg: true, describe: 'Sort field, e.g. name or name:desc' })
+      .option('format', {
+        type: 'string',
+        choices: OUTPUT_FORMATS,
+        describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
+      })
+      .example('$0 connections list --env prod', 'Table of every connection of prod')
+      .example(
+        '$0 connections list --env https://dds.example.com --type s3 --format ndjson',
+        'Only s3 ones, one JSON per line (token from $DDS_TOKEN)',
+      )
+      .example('$0 connections list --env prod --format csv > connections.csv', 'A spreadsheet'),
+  async run(args, ctx) {
+    const format =
+      (args.format as OutputFormat | undefined) ?? chooseDefaultFormat(ctx.out, ctx.globals.json);
+    const listOptions = buildConnectionListOptions(args, ctx.signal);
+    const { environment, client } = await openEnvironment(ctx, args, 'env');
+    try {
+      const writer = createRecordWriter(format, ctx.out, { columns: CONNECTION_COLUMNS });
+      for await (const connection of listConnections(client, listOptions)) {
+        await writer.write(maskSecrets(connection));
+      }
+      await writer.end();
+      ctx.log.info({ environment: environment.label, count: writer.count }, 'listed connections');
+      return ExitCode.ok;
+    } finally {
+      client.close();
+    }
+  },
+};

@@ -1,5 +1,168 @@
-import type { CommandSpec } from './command.js';
-import { createPendingCommand } from './not-implemented.js';
+/**
+ * `dds-migrate emulator`: a local Data Discovery Service for tests, demos and rehearsals. Prints its
+ * URL and token on stdout, serves until Ctrl-C (SIGINT) or SIGTERM, then closes every socket and
+ * flushes the state file.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/index.js';
+import { ExitCode, InputFileError, UsageError } from '../errors.js';
+import type { CommandSpec, ParsedArgs } from './command.js';
 
-/** `emulator`: placeholder until its issue lands. */
-export const emulatorCommand: CommandSpec = createPendingCommand('emulator', "Run a local Data Discovery Service");
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+function optionalNumber(
+  args: ParsedArgs,
+  flag: string,
+  key: string,
+  min: number,
+  integer: boolean,
+): number | undefined {
+  const value = args[key];
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < min ||
+    (integer && !Number.isInteger(value))
+  ) {
+    throw new UsageError(
+      `Expected --${flag} to be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+function optionalString(args: ParsedArgs, flag: string, key: string): string | undefined {
+  const value = args[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new UsageError(`Expected --${flag} to be a non-empty value`);
+  return value;
+}
+
+/** Turn the parsed flags into emulator options; every check happens here, once. */
+export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOptions {
+  const data = optionalString(args, 'data', 'data');
+  const dataPath = data === undefined ? undefined : resolve(cwd, data);
+  if (dataPath !== undefined && !existsSync(dataPath)) {
+    throw new UsageError(`Expected --data to name a seed file, but ${dataPath} does not exist`);
+  }
+  const faults = optionalString(args, 'faults', 'faults');
+  if (faults !== undefined) {
+    try {
+      parseFaults(faults);
+    } catch (err) {
+      throw new UsageError(`Invalid --faults: ${(err as Error).message}`, {
+        hint: 'Syntax: kind[=value][:probability][@[METHOD:]path], comma-separated',
+      });
+    }
+  }
+  const state = optionalString(args, 'state', 'state');
+  const options: EmulatorOptions = {
+    host: optionalString(args, 'host', 'host') ?? '127.0.0.1',
+    port: optionalNumber(args, 'port', 'port', 0, true) ?? 0,
+    token: optionalString(args, 'token', 'token'),
+    userToken: optionalString(args, 'user-token', 'userToken'),
+    sessionTtlMs: optionalNumber(args, 'session-ttl', 'sessionTtl', 1, true),
+    data: dataPath,
+    statePath: state === undefined ? undefined : resolve(cwd, state),
+    latencyMs: optionalNumber(args, 'latency', 'latency', 0, false),
+    latencyJitterMs: optionalNumber(args, 'jitter', 'jitter', 0, false),
+    rateLimit: optionalNumber(args, 'rate-limit', 'rateLimit', 0.001, false),
+    faults,
+    seed: optionalNumber(args, 'seed', 'seed', 0, true),
+    maxPageSize: optionalNumber(args, 'max-page-size', 'maxPageSize', 1, true),
+    htmlContentType: args.htmlContentType === true,
+    exportClearSecrets: args.exportClearSecrets === true,
+  };
+  return options;
+}
+
+/** `emulator`. */
+export const emulatorCommand: CommandSpec = {
+  command: 'emulator',
+  describe: 'Run a local Data Discovery Service (tests, demos, rehearsals)',
+  builder: (yargs) =>
+    yargs
+      .option('port', { type: 'number', describe: 'Port to listen on (0: any free port)', default: 0 })
+      .option('host', { type: 'string', describe: 'Interface to listen on', default: '127.0.0.1' })
+      .option('data', { type: 'string', describe: 'Seed file: {connections, scanProfiles, cases}' })
+      .option('state', { type: 'string', describe: 'Persist changes to this file and reload it on start' })
+      .option('token', { type: 'string', describe: 'API token to accept (default emulator-token)' })
+      .option('user-token', {
+        type: 'string',
+        describe: 'User token for refresh-access-token (default emulator-user-token)',
+      })
+      .option('session-ttl', { type: 'number', describe: 'Lifetime of session tokens, ms (default 3600000)' })
+      .option('latency', { type: 'number', describe: 'Delay added to every answer, ms' })
+      .option('jitter', { type: 'number', describe: 'Latency jitter, ms (default 10% of --latency)' })
+      .option('rate-limit', { type: 'number', describe: 'Requests per second before 429 + Retry-After' })
+      .option('faults', {
+        type: 'string',
+        describe: 'Fault rules, e.g. commit-then-drop:0.05@POST:/ds_connections,500:0.02,reset:0.01@GET:*',
+      })
+      .option('seed', { type: 'number', describe: 'PRNG seed for faults and jitter' })
+      .option('max-page-size', { type: 'number', describe: 'Largest page limit honoured (default 1000)' })
+      .option('html-content-type', {
+        type: 'boolean',
+        describe: 'Label JSON answers text/html, as some deployments do',
+      })
+      .option('export-clear-secrets', {
+        type: 'boolean',
+        describe: 'Export secrets in the clear instead of ******',
+      })
+      .example(
+        '$0 emulator --port 8484 --data fixtures/environments/prod.json',
+        'A production-like environment',
+      )
+      .example(
+        '$0 emulator --data fixtures/environments/dr-partial.json --state dr.state.json --faults commit-then-drop:0.1@POST:/ds_connections --seed 7',
+        'A flaky DR target that remembers what was imported',
+      ),
+  async run(args, ctx) {
+    const options = buildEmulatorOptions(args, ctx.io.cwd);
+    if (options.host !== undefined && !LOOPBACK.has(options.host)) {
+      ctx.out.warn(
+        `Listening on ${options.host}: the emulator holds clear secrets and is not meant to leave this machine`,
+      );
+    }
+    let emulator: Awaited<ReturnType<typeof startEmulator>>;
+    try {
+      emulator = await startEmulator(options);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if (e.code === 'EADDRINUSE') {
+        throw new UsageError(`Port ${options.port} on ${options.host} is already in use`, {
+          hint: 'Pick another --port, or 0',
+        });
+      }
+      const file = typeof options.data === 'string' ? options.data : (options.statePath ?? '');
+      throw new InputFileError(file, undefined, e.message, { cause: err });
+    }
+    if (ctx.globals.json) {
+      ctx.out.json({
+        url: emulator.url,
+        apiUrl: `${emulator.url}/api/v1`,
+        token: emulator.token,
+        userToken: emulator.userToken,
+      });
+    } else {
+      ctx.out.result(`Emulator listening on ${emulator.url}`);
+      ctx.out.result(`API token: ${emulator.token}`);
+      ctx.out.result(`User token: ${emulator.userToken}`);
+    }
+    ctx.out.info(
+      `Serving ${emulator.store.connections.length} connections, ${emulator.store.profiles.length} scan profiles, ` +
+        `${emulator.store.cases.length} cases; Ctrl-C to stop`,
+    );
+    await new Promise<void>((done) => {
+      if (ctx.signal.aborted) done();
+      else ctx.signal.addEventListener('abort', () => done(), { once: true });
+    });
+    await emulator.close();
+    ctx.out.info(`Emulator stopped after ${emulator.record.requests.length} requests`);
+    // Stopping is how a server ends: a clean exit, not an interrupted run.
+    return ExitCode.ok;
+  },
+};

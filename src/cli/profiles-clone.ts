@@ -1,5 +1,198 @@
+/**
+ * `dds-migrate profiles clone ID,.. --from E --to E [--id-map FILE] [--dry-run] [--allow-run]`: plan every
+ * profile (data sources remapped by name or through an import's id map), refuse the whole run if any
+ * profile has a problem, then create them in the target. Prints source id -> target id.
+ */
+import { readListOption } from '../cases/filter.js';
+import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
+import {
+  applyProfileClone,
+  assertPlanClean,
+  type CloneResult,
+  prepareProfileClone,
+} from '../profiles/clone.js';
+import { readIdMap } from '../profiles/id-map.js';
+import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../profiles/plan.js';
+import { assertWriteConfirmed } from '../profiles/protected.js';
 import type { CommandSpec } from './command.js';
-import { createPendingCommand } from './not-implemented.js';
+import type { CliContext } from './context.js';
+import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { renderTable } from './render.js';
 
-/** `clone <ids>`: placeholder until its issue lands. */
-export const profilesCloneCommand: CommandSpec = createPendingCommand('clone <ids>', "Copy scan profiles between environments");
+function describeMapping(m: DataSourceMapping): string {
+  if (m.via === 'name-passthrough') return `${m.name} (by name)`;
+  return `${m.from} -> ${m.to} (${m.name}${m.via === 'id-map' ? ', id map' : ''})`;
+}
+
+function stepJson(step: ProfileCloneStep): Record<string, unknown> {
+  return step.kind === 'create'
+    ? {
+        sourceId: step.sourceId,
+        name: step.name,
+        action: 'create',
+        singleRun: step.singleRun,
+        dataSources: step.dataSources,
+        body: step.body,
+      }
+    : {
+        sourceId: step.sourceId,
+        name: step.name,
+        action: 'blocked',
+        singleRun: step.singleRun,
+        problems: step.problems,
+      };
+}
+
+function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: string): void {
+  if (ctx.globals.json) {
+    ctx.out.json({
+      dryRun: true,
+      from,
+      to,
+      profiles: plan.steps.map(stepJson),
+      problems: plan.problems,
+      missingConnections: plan.missingConnections,
+    });
+    return;
+  }
+  ctx.out.result(`plan: ${plan.steps.length} profile(s) from ${from} to ${to}`);
+  for (const step of plan.steps) {
+    if (step.kind === 'create') {
+      ctx.out.result(
+        `create   ${step.sourceId}  '${step.name}'${step.singleRun ? ' (one-time: starts a scan)' : ''}`,
+      );
+      for (const m of step.dataSources) ctx.out.result(`           ${describeMapping(m)}`);
+    } else {
+      ctx.out.result(`blocked  ${step.sourceId}  '${step.name}'`);
+      for (const p of step.problems) ctx.out.result(`           ${p.path ?? ''} ${p.message}`.trimEnd());
+    }
+  }
+  for (const p of plan.problems.filter((x) => x.path === undefined)) ctx.out.result(`problem  ${p.message}`);
+}
+
+function resultRow(r: CloneResult): Record<string, unknown> {
+  return r.kind === 'created'
+    ? { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: 'created' }
+    : { sourceId: r.sourceId, targetId: '', name: r.name, result: `failed: ${r.message}` };
+}
+
+/** `profiles clone`. */
+export const profilesCloneCommand: CommandSpec = {
+  command: 'clone <ids..>',
+  describe: 'Copy scan profiles to another environment, remapping their data sources by connection name',
+  builder: (yargs) =>
+    withEnvironmentOptions(yargs, ['from', 'to'])
+      .positional('ids', {
+        type: 'string',
+        array: true,
+        describe: 'Source profile ids (comma- or space-separated)',
+      })
+      .option('id-map', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'The id map written by `import --id-map` (source _id -> target _id)',
+      })
+      .option('dry-run', {
+        type: 'boolean',
+        describe: 'Print the plan (every data source mapping) and send nothing',
+      })
+      .option('allow-run', {
+        type: 'boolean',
+        describe: 'Allow one-time profiles (isSingleRunScan: true): each starts a scan at once',
+      })
+      .option('confirm', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Name of a protected target environment, to allow writing to it',
+      })
+      .example(
+        '$0 profiles clone 65a1f0c2a1d3e4f5a6b7c8d9 --from prod --to dr --dry-run',
+        'Show how the data sources would be mapped',
+      )
+      .example(
+        '$0 profiles clone ID1,ID2 --from prod --to dr --id-map prod.dr.idmap.json',
+        'Clone two profiles after an import',
+      ),
+  async run(args, ctx) {
+    const ids = readListOption(args.ids);
+    if (ids.length === 0)
+      throw new UsageError('Expected at least one scan profile id', {
+        hint: 'Example: profiles clone ID1,ID2 --from prod --to dr',
+      });
+    const idMap = typeof args.idMap === 'string' ? await readIdMap(args.idMap) : undefined;
+    const dryRun = args.dryRun === true;
+    const allowRun = args.allowRun === true;
+    const source = await openEnvironment(ctx, args, 'from');
+    try {
+      const target = await openEnvironment(ctx, args, 'to');
+      try {
+        if (!dryRun)
+          assertWriteConfirmed(
+            target.environment,
+            typeof args.confirm === 'string' ? args.confirm : undefined,
+            '--to',
+          );
+        const plan = await prepareProfileClone(source.client, target.client, {
+          ids,
+          idMap,
+          allowRun,
+          signal: ctx.signal,
+        });
+        if (dryRun) {
+          printPlan(ctx, plan, source.environment.label, target.environment.label);
+          assertPlanClean(plan);
+          return ExitCode.ok;
+        }
+        assertPlanClean(plan);
+        const outcome = await applyProfileClone(target.client, plan, {
+          signal: ctx.signal,
+          onResult: (r) =>
+            ctx.log.info({ sourceId: r.sourceId, name: r.name, result: r.kind }, 'profile cloned'),
+        });
+        const rows = outcome.results.map(resultRow);
+        for (const step of outcome.notAttempted)
+          rows.push({ sourceId: step.sourceId, targetId: '', name: step.name, result: 'not confirmed' });
+        if (ctx.globals.json) {
+          ctx.out.json({
+            from: source.environment.label,
+            to: target.environment.label,
+            profiles: outcome.results.map((r) =>
+              r.kind === 'created'
+                ? {
+                    sourceId: r.sourceId,
+                    name: r.name,
+                    result: 'created',
+                    targetId: r.targetId,
+                    dataSources: r.dataSources,
+                  }
+                : {
+                    sourceId: r.sourceId,
+                    name: r.name,
+                    result: 'failed',
+                    status: r.status,
+                    message: r.message,
+                  },
+            ),
+            notAttempted: outcome.notAttempted.map((s) => ({ sourceId: s.sourceId, name: s.name })),
+          });
+        } else if (rows.length > 0) {
+          ctx.out.result(renderTable(rows, ['sourceId', 'targetId', 'name', 'result'], 120));
+        }
+        if (outcome.stopped !== undefined) throw outcome.stopped;
+        const failed = outcome.results.filter((r) => r.kind === 'failed');
+        if (failed.length > 0) {
+          const first = failed[0];
+          throw new PartialFailureError(
+            `${failed.length} of ${outcome.results.length} profile(s) could not be created${first?.kind === 'failed' ? `; first: '${first.name}': ${first.message}` : ''}`,
+            { hint: 'The others were created; fix the cause and re-run clone for the failed ids only' },
+          );
+        }
+        return ExitCode.ok;
+      } finally {
+        target.client.close();
+      }
+    } finally {
+      source.client.close();
+    }
+  },
+};

@@ -1,5 +1,64 @@
+/**
+ * `dds-migrate profiles create --env E --file PROFILE.json [--allow-run]`: the file is checked (schema,
+ * cron, time zone), its data sources must exist in the environment, a one-time profile needs
+ * `--allow-run`; then one POST. Prints the new `_id`.
+ */
+import { ExitCode } from '../errors.js';
+import { assertRunAllowed, createProfile } from '../profiles/create.js';
+import { assertWriteConfirmed } from '../profiles/protected.js';
+import { readProfileFile } from '../profiles/validate-profile.js';
 import type { CommandSpec } from './command.js';
-import { createPendingCommand } from './not-implemented.js';
+import { openEnvironment, withEnvironmentOptions } from './environment.js';
 
-/** `create`: placeholder until its issue lands. */
-export const profilesCreateCommand: CommandSpec = createPendingCommand('create', "Create a scan profile from a file");
+/** `profiles create`. */
+export const profilesCreateCommand: CommandSpec = {
+  command: 'create',
+  describe: 'Create a scan profile from a JSON file',
+  builder: (yargs) =>
+    withEnvironmentOptions(yargs, ['env'])
+      .option('file', {
+        type: 'string',
+        requiresArg: true,
+        demandOption: true,
+        describe: 'The profile (schemas/scan-profile.schema.json)',
+      })
+      .option('allow-run', {
+        type: 'boolean',
+        describe: 'Allow a one-time profile (isSingleRunScan: true): it starts a scan at once',
+      })
+      .option('confirm', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Name of a protected environment, to allow writing to it',
+      })
+      .example(
+        '$0 profiles create --env staging --file weekly-pii.json',
+        'Create a scheduled profile; prints its _id',
+      )
+      .example(
+        '$0 profiles create --env staging --file one-off.json --allow-run',
+        'Create a one-time profile (starts a scan now)',
+      ),
+  async run(args, ctx) {
+    const document = await readProfileFile(String(args.file));
+    const allowRun = args.allowRun === true;
+    // Refused before the environment is even opened: nothing is sent for a one-time profile without --allow-run.
+    assertRunAllowed(
+      [{ name: String(document.name), singleRun: document.isSingleRunScan === true }],
+      allowRun,
+    );
+    const { client } = await openEnvironment(ctx, args, 'env');
+    try {
+      assertWriteConfirmed(client.environment, typeof args.confirm === 'string' ? args.confirm : undefined);
+      const created = await createProfile(client, document, { allowRun, signal: ctx.signal });
+      if (ctx.globals.json) ctx.out.json(created);
+      else ctx.out.result(String(created._id));
+      ctx.out.info(
+        `created scan profile '${created.name}'${document.isSingleRunScan === true ? ' (one-time: its scan has started)' : ''}`,
+      );
+      return ExitCode.ok;
+    } finally {
+      client.close();
+    }
+  },
+};

@@ -79,6 +79,15 @@ function reportError(error: unknown, io: CliIo, debug: boolean): ExitCode {
   return ExitCode.bug;
 }
 
+/** A stack trace is shown only at `--log-level debug` (or trace). */
+function wantsStack(argv: readonly string[], io: CliIo): boolean {
+  const verbose = (level: string | undefined) => level === 'debug' || level === 'trace';
+  const i = argv.indexOf('--log-level');
+  if (i >= 0 && verbose(argv[i + 1])) return true;
+  if (argv.some((a) => a === '--log-level=debug' || a === '--log-level=trace')) return true;
+  return verbose(io.env.DDS_MIGRATE_LOG_LEVEL);
+}
+
 /** Run the CLI with `argv` (without `node` and the script) against `io`; resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const state: RunState = { code: undefined, error: undefined, logger: undefined, ran: false };
@@ -87,12 +96,30 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     .scriptName(TOOL_NAME)
     .version(TOOL_VERSION)
     .usage('$0 <command> [options]\n\nClone, restore and compare Data Discovery Service environments.')
-    .option('config', { type: 'string', describe: 'Config file (default ./dds-migrate.config.json or $DDS_MIGRATE_CONFIG)', global: true })
-    .option('log-level', { type: 'string', choices: LOG_LEVELS, describe: 'Log level on stderr (default warn)', global: true })
-    .option('log-file', { type: 'string', describe: 'Also write pino JSON lines to this file (0600)', global: true })
+    .option('config', {
+      type: 'string',
+      describe: 'Config file (default ./dds-migrate.config.json or $DDS_MIGRATE_CONFIG)',
+      global: true,
+    })
+    .option('log-level', {
+      type: 'string',
+      choices: LOG_LEVELS,
+      describe: 'Log level on stderr (default warn)',
+      global: true,
+    })
+    .option('log-file', {
+      type: 'string',
+      describe: 'Also write pino JSON lines to this file (0600)',
+      global: true,
+    })
     .option('json', { type: 'boolean', describe: 'One machine-readable result on stdout', global: true })
     .option('quiet', { type: 'boolean', describe: 'No informational lines on stderr', global: true })
-    .option('progress', { type: 'boolean', default: true, describe: 'Progress bars on a TTY (--no-progress to hide)', global: true })
+    .option('progress', {
+      type: 'boolean',
+      default: true,
+      describe: 'Progress bars on a TTY (--no-progress to hide)',
+      global: true,
+    })
     .strict()
     .demandCommand(1, 'Choose a command (see --help)')
     .recommendCommands()
@@ -119,8 +146,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 
   let code: ExitCode;
   if (state.error !== undefined) {
-    code = reportError(state.error, io, argv.includes('debug') || argv.includes('--log-level=debug'));
-    if (state.error instanceof UsageError && !state.ran && output) io.stderr.write(`${output.split('\n')[0]}\n`);
+    code = reportError(state.error, io, wantsStack(argv, io));
+    if (state.error instanceof UsageError && !state.ran && output)
+      io.stderr.write(`${output.split('\n')[0]}\n`);
   } else {
     code = state.code ?? ExitCode.ok;
   }

@@ -1,5 +1,182 @@
-import type { CommandSpec } from './command.js';
-import { createPendingCommand } from './not-implemented.js';
+/**
+ * `dds-migrate validate SNAPSHOT [--schemas DIR | --templates-from E]`: refuses a damaged snapshot
+ * (exit 2), checks every entry against its type's template schema and reports every invalid entry
+ * with its name, type, JSON pointer and message; exit 3 when any entry is invalid, else 0.
+ * Masked secrets ("must be supplied at import") and types without a schema are warnings.
+ */
+import { resolve } from 'node:path';
+import { ExitCode, UsageError } from '../errors.js';
+import { loadCatalogFromEnvironment, loadShippedCatalog, type ValidationProblem } from '../schema/catalog.js';
+import { type CatalogSource, type ValidationReport, validateSnapshot } from '../schema/validate-snapshot.js';
+import type { CommandSpec, ParsedArgs } from './command.js';
+import type { CliContext, Output } from './context.js';
+import { openEnvironment } from './environment.js';
 
-/** `validate <snapshot>`: placeholder until its issue lands. */
-export const validateCommand: CommandSpec = createPendingCommand('validate <snapshot>', "Check a snapshot against the data source templates");
+/** Warnings printed one per line on stderr before they are summarised (all of them are in `--json`). */
+export const MAX_WARNING_LINES = 20;
+
+function readPathOption(args: ParsedArgs, key: string, flag: string): string | undefined {
+  const value = args[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new UsageError(`Expected --${flag} to be a path, got ${JSON.stringify(value)}`, {
+      hint: 'See --help',
+    });
+  }
+  return value;
+}
+
+/** `validate <snapshot>`. */
+export const validateCommand: CommandSpec = {
+  command: 'validate <snapshot>',
+  describe: 'Check a snapshot and every entry against its data source template',
+  builder: (yargs) =>
+    yargs
+      .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
+      .option('schemas', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Folder of <type>.schema.json files (default: the shipped schemas/templates)',
+      })
+      .option('templates-from', {
+        type: 'string',
+        requiresArg: true,
+        describe: "Build the schemas from this environment's own connector templates (config name or URL)",
+      })
+      .option('token-file', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Read the token of --templates-from from this file (instead of DDS_TOKEN or tokenEnv)',
+      })
+      .option('insecure-http', {
+        type: 'boolean',
+        describe: 'Allow plain http to a non-loopback host (the token travels unencrypted)',
+      })
+      .option('ca-file', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Extra trusted CA certificate (PEM)',
+      })
+      .conflicts('schemas', 'templates-from')
+      .example('$0 validate prod.snapshot.jsonl', 'Check against the shipped template schemas')
+      .example(
+        '$0 validate prod.snapshot.jsonl --templates-from staging',
+        "Check against staging's own templates",
+      )
+      .example('$0 validate prod.snapshot.jsonl --json > report.json', 'The whole report as JSON'),
+  async run(args, ctx) {
+    const snapshot = readPathOption(args, 'snapshot', 'snapshot');
+    if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
+    const schemasDir = readPathOption(args, 'schemas', 'schemas');
+    const templatesFrom = readPathOption(args, 'templatesFrom', 'templates-from');
+
+    let closeClient: (() => void) | undefined;
+    let source: CatalogSource;
+    if (templatesFrom !== undefined) {
+      source = async (types) => {
+        // openEnvironment reads the side's option by name: present --templates-from as --env.
+        const { client } = await openEnvironment(ctx, { ...args, env: templatesFrom }, 'env');
+        closeClient = () => client.close();
+        return loadCatalogFromEnvironment(client, types);
+      };
+    } else {
+      source =
+        schemasDir === undefined
+          ? await loadShippedCatalog()
+          : await loadShippedCatalog(resolve(ctx.io.cwd, schemasDir));
+    }
+    let report: ValidationReport;
+    try {
+      // Paths are relative to the run's cwd; messages name the file as it was typed.
+      report = await validateSnapshot(resolve(ctx.io.cwd, snapshot), source, {
+        signal: ctx.signal,
+        label: snapshot,
+      });
+    } finally {
+      closeClient?.();
+    }
+    printReport(report, ctx);
+    return report.valid ? ExitCode.ok : ExitCode.validation;
+  },
+};
+
+/** A problem as a line: `name (type) /pointer: message`. */
+export function formatProblem(problem: ValidationProblem): string {
+  return `${problem.entry} (${problem.type}) ${problem.path || '/'}: ${problem.message}`;
+}
+
+/** The report as `--json` prints it. */
+export function toJsonReport(report: ValidationReport): Record<string, unknown> {
+  const strip = ({ kind, entry, type, path, message }: ValidationProblem) => ({
+    kind,
+    entry,
+    type,
+    path,
+    message,
+  });
+  return {
+    snapshot: report.snapshot,
+    valid: report.valid,
+    entryCount: report.entryCount,
+    invalidCount: report.invalidCount,
+    errors: report.errors.map(strip),
+    warnings: report.warnings.map(strip),
+    catalogWarnings: report.catalogWarnings,
+  };
+}
+
+function printReport(report: ValidationReport, ctx: CliContext): void {
+  const out = ctx.out;
+  if (ctx.globals.json) {
+    out.json(toJsonReport(report));
+    return;
+  }
+  for (const warning of report.catalogWarnings) out.warn(warning);
+  printWarnings(report.warnings, out);
+  for (const error of report.errors) out.result(formatProblem(error));
+  const n = report.entryCount;
+  if (report.valid) {
+    out.result(`${n} ${n === 1 ? 'entry' : 'entries'} checked: all valid`);
+  } else {
+    out.result(
+      `${n} ${n === 1 ? 'entry' : 'entries'} checked: ${report.invalidCount} invalid (${report.errors.length} ${
+        report.errors.length === 1 ? 'problem' : 'problems'
+      })`,
+    );
+  }
+}
+
+/** Warnings on stderr: the first ones in full, then a count by kind and field. */
+function printWarnings(warnings: readonly ValidationProblem[], out: Output): void {
+  for (const w of warnings.slice(0, MAX_WARNING_LINES)) out.warn(formatProblem(w));
+  if (warnings.length > MAX_WARNING_LINES) {
+    out.warn(`... and ${warnings.length - MAX_WARNING_LINES} more warnings (--json lists them all)`);
+  }
+  const masked = warnings.filter((w) => w.kind === 'masked-secret');
+  if (masked.length > 0) {
+    const entries = new Set(masked.map((w) => w.entry)).size;
+    out.warn(
+      `${entries} ${entries === 1 ? 'entry carries' : 'entries carry'} masked secrets that must be supplied at import (${summarizeFields(masked)})`,
+    );
+  }
+  const unknown = warnings.filter((w) => w.kind === 'unknown-type');
+  if (unknown.length > 0) {
+    const types = [...new Set(unknown.map((w) => w.type))].sort();
+    out.warn(
+      `${unknown.length} ${unknown.length === 1 ? 'entry has a type' : 'entries have types'} without a template schema (${types.join(', ')}): checked against connection.schema.json only`,
+    );
+  }
+}
+
+/** `password: 12, aws_secret_key: 3`, most frequent first. */
+export function summarizeFields(problems: readonly ValidationProblem[]): string {
+  const counts = new Map<string, number>();
+  for (const p of problems) {
+    const field = p.path.replace(/^\//, '').replace(/\/\d+\//g, '/*/');
+    counts.set(field, (counts.get(field) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([field, count]) => `${field}: ${count}`)
+    .join(', ');
+}

@@ -3,7 +3,12 @@
  * dds-migrate (config, snapshot header, overrides, scan profile, templates) is compiled here.
  */
 import { readFile } from 'node:fs/promises';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import {
+  Ajv2020,
+  type Options as AjvOptions,
+  type ErrorObject,
+  type ValidateFunction,
+} from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
 /** A schema problem: JSON pointer and message. */
@@ -20,11 +25,16 @@ export type SchemaCheck = (value: unknown) => readonly SchemaIssue[];
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
   addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
 
-/** A new ajv instance with our settings. `x-secret` is allowed as an annotation keyword. */
-export function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
+/**
+ * A new ajv instance with our settings. `x-secret` (a credential field) and `x-error-text` (the
+ * message of a failed `pattern`, from a connector template's `errorText`) are annotation keywords.
+ * `overrides` adjusts ajv options (template catalogs compile regexes without the `u` flag).
+ */
+export function createAjv(overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp'>> = {}): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, ...overrides });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
+  ajv.addKeyword({ keyword: 'x-error-text', schemaType: 'string' });
   return ajv;
 }
 
@@ -41,7 +51,10 @@ export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined
     }
     if (e.keyword === 'enum') {
       const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues ?? [];
-      return { path: e.instancePath, message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        path: e.instancePath,
+        message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     }
     return { path: e.instancePath, message: e.message ?? 'is invalid' };
   });

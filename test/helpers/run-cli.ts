@@ -23,7 +23,10 @@ export interface CliRunOptions {
   readonly signal?: AbortSignal;
 }
 
-function capture(tty: boolean): { stream: PassThrough & { isTTY?: boolean; columns?: number }; text: () => string } {
+function capture(tty: boolean): {
+  stream: PassThrough & { isTTY?: boolean; columns?: number };
+  text: () => string;
+} {
   const stream = new PassThrough() as PassThrough & { isTTY?: boolean; columns?: number };
   stream.isTTY = tty;
   stream.columns = 120;

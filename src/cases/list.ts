@@ -1,0 +1,69 @@
+/**
+ * `cases list`: every matching case, page by page, into a record sink. One page is in memory at a time
+ * (the client pages lazily and the sink streams), so memory does not grow with the number of cases.
+ */
+import { listCases } from '../api/cases.js';
+import type { HttpClient } from '../api/http.js';
+import type { FilterClause, SecurityCase } from '../api/types.js';
+
+/** Where records go: the CLI's record writer (table, json, ndjson, csv). */
+export interface RecordSink {
+  write(record: Record<string, unknown>): Promise<void>;
+  end(): Promise<void>;
+}
+
+/** What to list. */
+export interface CaseListQuery {
+  readonly filter?: readonly FilterClause[] | string | undefined;
+  /** `field:asc|desc`. */
+  readonly sort?: string | undefined;
+  /** Fields to ask for and to output, in this order; all fields when absent. */
+  readonly fields?: readonly string[] | undefined;
+  readonly pageSize?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * Only `fields` of a case, in that order. The service is asked for the same fields, but may add more
+ * (`id`, `caseId`): the output holds what the user asked for and nothing else.
+ */
+export function projectCase(
+  c: Readonly<Record<string, unknown>>,
+  fields: readonly string[],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) out[f] = c[f];
+  return out;
+}
+
+/** The case listing as an async iterable of output records (projected when `fields` is given). */
+export async function* listCaseRecords(
+  client: HttpClient,
+  query: CaseListQuery,
+): AsyncGenerator<Record<string, unknown>> {
+  const cases: AsyncIterable<SecurityCase> = listCases(client, {
+    ...(query.filter === undefined ? {} : { filter: query.filter }),
+    ...(query.sort === undefined ? {} : { sort: query.sort }),
+    ...(query.fields === undefined || query.fields.length === 0 ? {} : { fields: query.fields.join(',') }),
+    ...(query.pageSize === undefined ? {} : { pageSize: query.pageSize }),
+    ...(query.signal === undefined ? {} : { signal: query.signal }),
+  });
+  const fields = query.fields;
+  for await (const c of cases)
+    yield fields === undefined || fields.length === 0 ? { ...c } : projectCase(c, fields);
+}
+
+/** Stream every matching case into `sink`; resolves to the number written. The sink is ended on success only. */
+export async function writeCases(
+  client: HttpClient,
+  query: CaseListQuery,
+  sink: RecordSink,
+): Promise<number> {
+  let count = 0;
+  for await (const record of listCaseRecords(client, query)) {
+    await sink.write(record);
+    count++;
+  }
+  await sink.end();
+  return count;
+}

@@ -1,0 +1,76 @@
+/**
+ * `cases resolve`: one PATCH case-status per case, with the audit reason, one at a time. Sequential on
+ * purpose: outcomes come out in the order given, and a list typed by hand is short.
+ */
+import { updateCaseStatus } from '../api/cases.js';
+import type { HttpClient } from '../api/http.js';
+import { ApiError, DdsError, InterruptedError, UsageError } from '../errors.js';
+
+/** The status `cases resolve` sets. */
+export const RESOLVED_STATUS = 'resolved';
+
+/** The outcome of one case. */
+export type ResolveOutcome =
+  | { readonly kind: 'resolved'; readonly caseId: string }
+  | {
+      readonly kind: 'failed';
+      readonly caseId: string;
+      readonly status: number | undefined;
+      readonly message: string;
+    };
+
+/** What {@link resolveCases} did; `stopped` is the error that ended it early (auth, network, Ctrl-C). */
+export interface ResolveRun {
+  readonly outcomes: readonly ResolveOutcome[];
+  readonly notAttempted: readonly string[];
+  readonly stopped: DdsError | undefined;
+}
+
+/** `--reason`, trimmed; empty or missing is a usage error (exit 2): the service keeps it as the why of the change. */
+export function checkAuditReason(reason: unknown): string {
+  const text = typeof reason === 'string' ? reason.trim() : '';
+  if (text === '') {
+    throw new UsageError('Expected --reason to be a non-empty text, got an empty one', {
+      hint: 'Say why the cases are resolved, e.g. --reason "false positive: test data"',
+    });
+  }
+  return text;
+}
+
+/** Resolve `caseIds` in order. A case the service refuses fails alone; auth, network and Ctrl-C stop the run. */
+export async function resolveCases(
+  client: HttpClient,
+  caseIds: readonly string[],
+  auditReason: string,
+  options: { readonly signal?: AbortSignal; readonly onOutcome?: (o: ResolveOutcome) => void } = {},
+): Promise<ResolveRun> {
+  const outcomes: ResolveOutcome[] = [];
+  for (let i = 0; i < caseIds.length; i++) {
+    const caseId = caseIds[i] as string;
+    if (options.signal?.aborted) {
+      return {
+        outcomes,
+        notAttempted: caseIds.slice(i),
+        stopped: new InterruptedError('Interrupted', { hint: 'Re-run with the cases not attempted' }),
+      };
+    }
+    let outcome: ResolveOutcome;
+    try {
+      // May be retried by the client on a transient error: it sets the status to a fixed value, so a
+      // repeat leaves the case as one request would (the audit reason is the same too).
+      await updateCaseStatus(client, caseId, { caseStatus: RESOLVED_STATUS, auditReason });
+      outcome = { kind: 'resolved', caseId };
+    } catch (error) {
+      if (error instanceof ApiError) {
+        outcome = { kind: 'failed', caseId, status: error.status, message: error.message };
+      } else if (error instanceof DdsError) {
+        return { outcomes, notAttempted: caseIds.slice(i), stopped: error };
+      } else {
+        throw error;
+      }
+    }
+    outcomes.push(outcome);
+    options.onOutcome?.(outcome);
+  }
+  return { outcomes, notAttempted: [], stopped: undefined };
+}

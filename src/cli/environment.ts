@@ -1,0 +1,155 @@
+/**
+ * The environment options every command that talks to a service shares (`--env`, `--from`, `--to`
+ * and their token files, `--insecure-http`, `--ca-file`), and the one way a command opens an
+ * environment: config loaded once per run, environment resolved, HTTP client created with the run's
+ * logger and Ctrl-C signal.
+ */
+import type { Argv } from 'yargs';
+import {
+  createHttpClient,
+  createRetryBudget,
+  DEFAULT_RETRY_BUDGET,
+  type HttpClient,
+  type RetryBudget,
+} from '../api/http.js';
+import {
+  type Config,
+  type EnvironmentRole,
+  loadConfig,
+  type ResolvedEnvironment,
+  resolveEnvironment,
+} from '../config.js';
+import { UsageError } from '../errors.js';
+import type { ParsedArgs } from './command.js';
+import type { CliContext } from './context.js';
+
+/** Which option names an environment. */
+export type EnvironmentSide = 'env' | 'from' | 'to';
+
+const ROLE_OF: Readonly<Record<EnvironmentSide, EnvironmentRole>> = {
+  env: 'single',
+  from: 'source',
+  to: 'target',
+};
+
+/** The `--…-token-file` option of each side (yargs camel-cases it in the parsed args). */
+const TOKEN_FILE_OPTION: Readonly<Record<EnvironmentSide, { flag: string; key: string }>> = {
+  env: { flag: 'token-file', key: 'tokenFile' },
+  from: { flag: 'from-token-file', key: 'fromTokenFile' },
+  to: { flag: 'to-token-file', key: 'toTokenFile' },
+};
+
+const SIDE_DESCRIPTION: Readonly<Record<EnvironmentSide, string>> = {
+  env: 'Environment: a name from the config file or a base URL https://host[:port]',
+  from: 'Source environment: a config name or a base URL',
+  to: 'Target environment: a config name or a base URL',
+};
+
+/** Add the environment options of the given sides (each required) to a command. */
+export function withEnvironmentOptions(yargs: Argv, sides: readonly EnvironmentSide[]): Argv {
+  let y = yargs;
+  for (const side of sides) {
+    const tokenFile = TOKEN_FILE_OPTION[side];
+    y = y
+      .option(side, {
+        type: 'string',
+        describe: SIDE_DESCRIPTION[side],
+        demandOption: true,
+        requiresArg: true,
+      })
+      .option(tokenFile.flag, {
+        type: 'string',
+        requiresArg: true,
+        describe: `Read the token of --${side} from this file (instead of ${
+          side === 'env' ? 'DDS_TOKEN' : side === 'from' ? 'DDS_SOURCE_TOKEN' : 'DDS_TARGET_TOKEN'
+        } or tokenEnv)`,
+      });
+  }
+  return y
+    .option('insecure-http', {
+      type: 'boolean',
+      describe: 'Allow plain http to a non-loopback host (the token travels unencrypted)',
+    })
+    .option('ca-file', { type: 'string', requiresArg: true, describe: 'Extra trusted CA certificate (PEM)' });
+}
+
+const configCache = new WeakMap<CliContext, Promise<Config>>();
+const budgetCache = new WeakMap<CliContext, RetryBudget>();
+
+/** The run's retry budget, shared by every environment the run opens (unless a command passes its own). */
+export function getRunRetryBudget(ctx: CliContext): RetryBudget {
+  let budget = budgetCache.get(ctx);
+  if (!budget) {
+    budget = createRetryBudget(DEFAULT_RETRY_BUDGET);
+    budgetCache.set(ctx, budget);
+  }
+  return budget;
+}
+
+/** The run's config file, read once per run. */
+export function getConfig(ctx: CliContext): Promise<Config> {
+  let config = configCache.get(ctx);
+  if (!config) {
+    config = loadConfig(ctx.globals.config, ctx.io);
+    configCache.set(ctx, config);
+  }
+  return config;
+}
+
+function readStringOption(args: ParsedArgs, key: string, flag: string): string | undefined {
+  const value = args[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new UsageError(`Expected --${flag} to be a non-empty value, got ${JSON.stringify(value)}`, {
+      hint: 'See --help',
+    });
+  }
+  return value;
+}
+
+/** Resolve the environment of one side without opening a client (e.g. to print where a diff goes). */
+export async function resolveSide(
+  ctx: CliContext,
+  args: ParsedArgs,
+  side: EnvironmentSide,
+): Promise<{ environment: ResolvedEnvironment; config: Config }> {
+  const ref = readStringOption(args, side, side);
+  if (ref === undefined) throw new UsageError(`Missing --${side}`, { hint: 'See --help' });
+  const tokenFile = readStringOption(args, TOKEN_FILE_OPTION[side].key, TOKEN_FILE_OPTION[side].flag);
+  const caFile = readStringOption(args, 'caFile', 'ca-file');
+  const config = await getConfig(ctx);
+  const environment = await resolveEnvironment(ref, config, ctx.io, {
+    role: ROLE_OF[side],
+    ...(tokenFile === undefined ? {} : { tokenFile }),
+    ...(caFile === undefined ? {} : { caFile }),
+    insecureHttp: args.insecureHttp === true,
+  });
+  if (environment.insecureHttp) {
+    ctx.out.warn(
+      `--insecure-http: talking to ${environment.label} over plain http; the token travels unencrypted`,
+    );
+  }
+  return { environment, config };
+}
+
+/** Resolve `--env`/`--from`/`--to` and create its HTTP client (the caller closes it). */
+export async function openEnvironment(
+  ctx: CliContext,
+  args: ParsedArgs,
+  side: EnvironmentSide,
+  options: {
+    readonly retryBudget?: RetryBudget;
+    readonly onRateLimited?: (ms?: number) => void;
+    readonly timeoutMs?: number;
+  } = {},
+): Promise<{ environment: ResolvedEnvironment; client: HttpClient; config: Config }> {
+  const { environment, config } = await resolveSide(ctx, args, side);
+  const client = createHttpClient(environment, {
+    log: ctx.log,
+    signal: ctx.signal,
+    retryBudget: options.retryBudget ?? getRunRetryBudget(ctx),
+    ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
+  return { environment, client, config };
+}

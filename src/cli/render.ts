@@ -1,0 +1,151 @@
+/**
+ * Output renderers for record lists (`connections list`, `cases list`): a table for people, JSON, NDJSON
+ * and CSV for programs. NDJSON, CSV and JSON are streamed (one record written as it arrives, so a list
+ * of any length uses flat memory); the table is buffered because its column widths depend on every row.
+ *
+ * `columns` picks the fields of the table and of the CSV (the CSV header is `columns`). JSON and NDJSON
+ * carry whole records unless `projectJson` is set. Nested values (objects, arrays) are rendered as
+ * JSON text in table and CSV cells; null and absent values as an empty cell.
+ */
+import { stringify } from 'csv-stringify/sync';
+import type { Output } from './context.js';
+
+/** Every output format of a record list. */
+export type OutputFormat = 'table' | 'json' | 'ndjson' | 'csv';
+
+/** All formats, for `choices` of a `--format` option. */
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'ndjson', 'csv'];
+
+/** Options of {@link createRecordWriter}. */
+export interface RecordWriterOptions {
+  /** Fields shown by the table and the CSV, in order. */
+  readonly columns: readonly string[];
+  /** Also restrict JSON / NDJSON records to `columns` (default false: whole records). */
+  readonly projectJson?: boolean;
+  /** Widest table cell before it is cut with `…` (default 60). */
+  readonly maxCellWidth?: number;
+}
+
+/** Writes records in one format; `end` must be called once, after the last record. */
+export interface RecordWriter {
+  write(record: Record<string, unknown>): Promise<void>;
+  end(): Promise<void>;
+  /** Records written so far. */
+  readonly count: number;
+}
+
+/** The default format: a table for a person at a terminal, NDJSON for a pipe or a file. */
+export function chooseDefaultFormat(out: Pick<Output, 'stdoutIsTTY'>, json: boolean): OutputFormat {
+  if (json) return 'json';
+  return out.stdoutIsTTY ? 'table' : 'ndjson';
+}
+
+/** A cell's text: strings as they are, other scalars as their JSON text, nested values as JSON. */
+export function renderCell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
+  return JSON.stringify(value);
+}
+
+function pick(record: Record<string, unknown>, columns: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const column of columns) if (Object.hasOwn(record, column)) out[column] = record[column];
+  return out;
+}
+
+/** One line of CSV (RFC 4180 quoting: fields with a comma, quote, CR or LF are quoted, quotes doubled). */
+export function renderCsvRow(cells: readonly string[]): string {
+  return stringify([cells as string[]], { record_delimiter: '\n' });
+}
+
+function tableCell(value: unknown, width: number): string {
+  const text = renderCell(value).replace(/\r?\n/g, '\\n').replace(/\t/g, ' ');
+  return text.length > width ? `${text.slice(0, Math.max(1, width - 1))}…` : text;
+}
+
+/** Render buffered rows as an aligned text table (header, rule, rows). */
+export function renderTable(
+  rows: readonly Record<string, unknown>[],
+  columns: readonly string[],
+  maxCellWidth = 60,
+): string {
+  const cells = rows.map((row) => columns.map((c) => tableCell(row[c], maxCellWidth)));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const line = (values: readonly string[]): string =>
+    values
+      .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+/** Create a writer for `format` on `out` (stdout, scrubbed of registered secrets). */
+export function createRecordWriter(
+  format: OutputFormat,
+  out: Output,
+  options: RecordWriterOptions,
+): RecordWriter {
+  const columns = options.columns;
+  const project = (r: Record<string, unknown>): Record<string, unknown> =>
+    options.projectJson ? pick(r, columns) : r;
+  let count = 0;
+  switch (format) {
+    case 'ndjson':
+      return {
+        async write(record) {
+          out.write(`${JSON.stringify(project(record))}\n`);
+          count += 1;
+        },
+        async end() {},
+        get count() {
+          return count;
+        },
+      };
+    case 'json':
+      return {
+        async write(record) {
+          out.write(`${count === 0 ? '[\n' : ',\n'}${JSON.stringify(project(record))}`);
+          count += 1;
+        },
+        async end() {
+          out.write(count === 0 ? '[]\n' : '\n]\n');
+        },
+        get count() {
+          return count;
+        },
+      };
+    case 'csv':
+      out.write(renderCsvRow(columns));
+      return {
+        async write(record) {
+          out.write(renderCsvRow(columns.map((c) => renderCell(record[c]))));
+          count += 1;
+        },
+        async end() {},
+        get count() {
+          return count;
+        },
+      };
+    case 'table': {
+      const rows: Record<string, unknown>[] = [];
+      return {
+        async write(record) {
+          rows.push(pick(record, columns));
+          count += 1;
+        },
+        async end() {
+          out.write(`${renderTable(rows, columns, options.maxCellWidth)}\n`);
+        },
+        get count() {
+          return count;
+        },
+      };
+    }
+    default: {
+      const unknownFormat: never = format;
+      throw new Error(`unknown output format ${String(unknownFormat)}`);
+    }
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The diff itself: two sets of connections in, a {@link DiffResult} out. Pure (no fs, no HTTP, no
+ * logger). Connections are paired by name with the same `pairByName` the import planner uses, so
+ * `diff`'s "added" is exactly what `import --dry-run` would create.
+ */
+
+import type { Connection } from '../api/types.js';
+import { compareNames, pairByName } from '../connections/match.js';
+import { isServerManagedField } from '../connections/server-managed.js';
+import { UsageError } from '../errors.js';
+import { isSecretFieldName, MASK } from '../secrets.js';
+import { compileIgnoreRules, type IgnoreMatcher, type IgnoreRule, parseIgnoreRule } from './ignore.js';
+import { keyCustomFields, type normalizeForCompare, SET_LIKE_FIELDS, sortCanonically } from './normalize.js';
+import { formatPointer } from './pointer.js';
+import type { ChangedConnection, DiffOptions, DiffResult, FieldChange, UncomparableField } from './types.js';
+import { isDeepEqual, isKnownEqual, isPlainObject, redactDeep, redactSecretValue } from './values.js';
+
+const NO_SECRETS: ReadonlySet<string> = new Set();
+
+/**
+ * Compare `from` with `to`. `added` = only in `from`, `removed` = only in `to`; for connections in
+ * both, every compared field that differs, by JSON pointer. No secret value ever appears in the result:
+ * a changed secret shows `"******"` on both sides, and a field the service masked (`"******"`) on a
+ * side is listed in `uncomparable` instead of being compared.
+ *
+ * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer.
+ */
+export function diffConnections(
+  from: Iterable<Connection>,
+  to: Iterable<Connection>,
+  options: DiffOptions = {},
+): DiffResult {
+  const ignore = compileIgnoreRules(parseIgnoreRules(options.ignoreFields ?? []));
+  const secretFields = options.secretFields ?? (() => NO_SECRETS);
+  const pairing = pairByName(from, to);
+  const changed: ChangedConnection[] = [];
+  const uncomparable: UncomparableField[] = [];
+  let unchanged = 0;
+  for (const [a, b] of pairing.both) {
+    const outcome = compareConnections(a, b, { ignore, secretFields });
+    for (const path of outcome.uncomparable) uncomparable.push({ name: a.name, path });
+    if (outcome.fields.length === 0) unchanged++;
+    else changed.push({ name: a.name, fields: outcome.fields });
+  }
+  return {
+    added: pairing.onlySource.map((c) => c.name),
+    removed: pairing.onlyTarget.map((c) => c.name),
+    changed,
+    unchanged,
+    uncomparable,
+  };
+}
+
+/**
+ * Parse ignore rules given as text.
+ *
+ * @throws UsageError naming the bad rule.
+ */
+export function parseIgnoreRules(texts: readonly string[]): IgnoreRule[] {
+  return texts.map((text) => {
+    const parsed = parseIgnoreRule(text);
+    if (!parsed.ok) throw new UsageError(`Expected --ignore-field to be ${parsed.problem}`);
+    return parsed.rule;
+  });
+}
+
+/** What comparing one pair found. */
+export interface PairComparison {
+  readonly fields: FieldChange[];
+  /** Pointers of fields masked on at least one side. */
+  readonly uncomparable: string[];
+}
+
+/** Options of {@link compareConnections}, already compiled. */
+export interface CompareOptions {
+  readonly ignore: IgnoreMatcher;
+  readonly secretFields: (type: string) => ReadonlySet<string>;
+}
+
+/**
+ * Compare two connections of the same name, field by field. The common case (a field equal on both
+ * sides) is decided by one structural check per top-level field; only differing fields are sorted,
+ * keyed and walked. Equivalent to comparing the {@link normalizeForCompare} forms of both.
+ */
+export function compareConnections(
+  from: Connection,
+  to: Connection,
+  options: CompareOptions,
+): PairComparison {
+  const a = options.ignore.removeFromEntry(from);
+  const b = options.ignore.removeFromEntry(to);
+  const differing: string[] = [];
+  const consider = (key: string) => {
+    if (isServerManagedField(key) || options.ignore.ignoresTopLevel(key)) return;
+    if (!isKnownEqual(own(a, key), own(b, key))) differing.push(key);
+  };
+  for (const key of Object.keys(a)) consider(key);
+  for (const key of Object.keys(b)) if (!Object.hasOwn(a, key)) consider(key);
+  if (differing.length === 0) return { fields: [], uncomparable: [] };
+
+  differing.sort(compareNames);
+  const fromSecrets = options.secretFields(from.type);
+  const toSecrets = from.type === to.type ? fromSecrets : options.secretFields(to.type);
+  const walk = new Walk(options.ignore);
+  for (const key of differing) {
+    const secret = fromSecrets.has(key) || toSecrets.has(key) || isSecretFieldName(key);
+    let av = own(a, key);
+    let bv = own(b, key);
+    if (key === 'custom_fields') {
+      av = (Array.isArray(av) ? keyCustomFields(av) : undefined) ?? av;
+      bv = (Array.isArray(bv) ? keyCustomFields(bv) : undefined) ?? bv;
+    }
+    if (key === 'custom_fields' && isPlainObject(av) && isPlainObject(bv)) {
+      walk.compareCustomFields(av, bv);
+    } else if (SET_LIKE_FIELDS.has(key) && Array.isArray(av) && Array.isArray(bv)) {
+      walk.compareSets(av, bv, [key], secret);
+    } else {
+      walk.compare(av, bv, [key], secret);
+    }
+  }
+  return { fields: walk.fields, uncomparable: walk.uncomparable };
+}
+
+type Segments = readonly (string | number)[];
+
+class Walk {
+  readonly fields: FieldChange[] = [];
+  readonly uncomparable: string[] = [];
+
+  constructor(private readonly ignore: IgnoreMatcher) {}
+
+  compare(a: unknown, b: unknown, path: Segments, secret: boolean): void {
+    // The mask first: two masks are equal text but unknown values.
+    if (a === MASK || b === MASK) {
+      if (!this.ignore.ignoresPath(path)) this.compareMasked(a, b, path);
+      return;
+    }
+    if (a === b || this.ignore.ignoresPath(path)) return;
+    if (secret) {
+      if (!isDeepEqual(a, b)) this.change(path, redactSecretValue(a), redactSecretValue(b));
+      return;
+    }
+    if (isPlainObject(a) && isPlainObject(b)) {
+      for (const key of unionOfKeys(a, b))
+        this.compare(own(a, key), own(b, key), [...path, key], isSecretFieldName(key));
+      return;
+    }
+    if (Array.isArray(a) && Array.isArray(b)) {
+      const length = Math.max(a.length, b.length);
+      for (let i = 0; i < length; i++) this.compare(a[i], b[i], [...path, i], false);
+      return;
+    }
+    if (!isDeepEqual(a, b)) this.change(path, redactDeep(a), redactDeep(b));
+  }
+
+  /**
+   * Set-like arrays: equal when equal as multisets. A difference is reported for the whole array, in
+   * canonical order, since a position in a set means nothing.
+   */
+  compareSets(a: readonly unknown[], b: readonly unknown[], path: Segments, secret: boolean): void {
+    if (this.ignore.ignoresPath(path) || isDeepEqual(a, b)) return;
+    const sa = sortCanonically(a);
+    const sb = sortCanonically(b);
+    if (isDeepEqual(sa, sb)) return;
+    if (secret) this.change(path, redactSecretValue(sa), redactSecretValue(sb));
+    else this.change(path, redactDeep(sa), redactDeep(sb));
+  }
+
+  /** `custom_fields` keyed by `field_name`: an `encrypted` field's value is a secret. */
+  compareCustomFields(a: Record<string, unknown>, b: Record<string, unknown>): void {
+    for (const name of unionOfKeys(a, b)) {
+      const fa = own(a, name);
+      const fb = own(b, name);
+      const path = ['custom_fields', name];
+      if (!isPlainObject(fa) || !isPlainObject(fb)) {
+        this.compare(fa, fb, path, false);
+        continue;
+      }
+      if (this.ignore.ignoresPath(path)) continue;
+      const encrypted = fa.field_type === 'encrypted' || fb.field_type === 'encrypted';
+      for (const key of unionOfKeys(fa, fb)) {
+        const secret = (encrypted && key === 'field_value') || isSecretFieldName(key);
+        this.compare(own(fa, key), own(fb, key), [...path, key], secret);
+      }
+    }
+  }
+
+  /**
+   * The service masked the value on at least one side. A mask stands for a non-empty value, so
+   * against an absent, null or empty value it is a known change; against anything else (another
+   * mask included) the two cannot be compared.
+   */
+  private compareMasked(a: unknown, b: unknown, path: Segments): void {
+    const other = a === MASK ? b : a;
+    if (other === undefined || other === null || other === '')
+      this.change(path, redactSecretValue(a), redactSecretValue(b));
+    else this.uncomparable.push(formatPointer(path));
+  }
+
+  private change(path: Segments, from: unknown, to: unknown): void {
+    const change: { path: string; from?: unknown; to?: unknown } = { path: formatPointer(path) };
+    if (from !== undefined) change.from = from;
+    if (to !== undefined) change.to = to;
+    this.fields.push(change);
+  }
+}
+
+/** An own property only: a key such as `constructor` must not reach the prototype. */
+function own(record: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** Keys of both objects, in code-unit order. */
+function unionOfKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  const keys = Object.keys(a);
+  for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) keys.push(k);
+  return keys.sort(compareNames);
+}

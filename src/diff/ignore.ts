@@ -1,0 +1,131 @@
+/**
+ * Ignore rules of a diff (`--ignore-field`, `diff.ignoreFields` of the config file). A rule is a
+ * top-level field name or a JSON pointer; a pointer segment `*` matches any key or array index.
+ * A pointer is applied twice, so that whatever a user can see they can ignore:
+ * - on each entry as exported (positional, RFC 6901): `/owners_v2/0/email` drops the first owner's email;
+ * - on the compared document: a difference at or below the pointer is not reported, which reaches
+ *   paths that exist only after normalisation, such as `/custom_fields/cost_center/field_value`.
+ */
+
+import { parsePointer } from './pointer.js';
+
+/** One parsed rule. */
+export type IgnoreRule =
+  | { readonly kind: 'field'; readonly text: string; readonly field: string }
+  | { readonly kind: 'pointer'; readonly text: string; readonly segments: readonly string[] };
+
+/** The outcome of parsing one rule: the rule, or why the text is not one. */
+export type ParsedIgnoreRule =
+  | { readonly ok: true; readonly rule: IgnoreRule }
+  | { readonly ok: false; readonly problem: string };
+
+/** Parse `text` as a field name or a JSON pointer. */
+export function parseIgnoreRule(text: string): ParsedIgnoreRule {
+  if (text.length === 0) return { ok: false, problem: 'a field name or a JSON pointer, got an empty string' };
+  if (text.startsWith('/')) {
+    const segments = parsePointer(text);
+    if (segments === undefined || text === '/') {
+      return {
+        ok: false,
+        problem: `a JSON pointer such as /custom_fields (with ~0 for ~ and ~1 for /), got '${text}'`,
+      };
+    }
+    return { ok: true, rule: { kind: 'pointer', text, segments } };
+  }
+  if (text.includes('/')) {
+    return { ok: false, problem: `a field name or a JSON pointer starting with /, got '${text}'` };
+  }
+  return { ok: true, rule: { kind: 'field', text, field: text } };
+}
+
+/** Rules compiled for fast checks on every entry. */
+export interface IgnoreMatcher {
+  /** True when a top-level field is ignored as a whole. */
+  ignoresTopLevel(field: string): boolean;
+  /** True when the compared document's location `segments` (or a parent of it) is ignored. */
+  ignoresPath(segments: readonly (string | number)[]): boolean;
+  /** `entry` without the locations the pointer rules name; copies only what it changes. */
+  removeFromEntry<T extends Record<string, unknown>>(entry: T): T;
+}
+
+/** Compile parsed rules. */
+export function compileIgnoreRules(rules: readonly IgnoreRule[]): IgnoreMatcher {
+  const topLevel = new Set<string>();
+  const pointers: (readonly string[])[] = [];
+  for (const rule of rules) {
+    if (rule.kind === 'field') topLevel.add(rule.field);
+    else if (rule.segments.length === 1 && rule.segments[0] !== '*') topLevel.add(rule.segments[0] as string);
+    else pointers.push(rule.segments);
+  }
+  return {
+    ignoresTopLevel: (field) => topLevel.has(field),
+    ignoresPath(segments) {
+      if (segments.length === 0) return false;
+      if (topLevel.has(String(segments[0]))) return true;
+      return pointers.some((p) => isPrefix(p, segments));
+    },
+    removeFromEntry(entry) {
+      let out: unknown = entry;
+      for (const p of pointers) out = removeAt(out, p, 0);
+      return out as typeof entry;
+    },
+  };
+}
+
+function isPrefix(pointer: readonly string[], path: readonly (string | number)[]): boolean {
+  if (pointer.length > path.length) return false;
+  for (let i = 0; i < pointer.length; i++) {
+    if (pointer[i] !== '*' && pointer[i] !== String(path[i])) return false;
+  }
+  return true;
+}
+
+const INDEX = /^(0|[1-9]\d*)$/;
+
+/** Remove the location `segments[i..]` under `value`; returns `value` itself when nothing changed. */
+function removeAt(value: unknown, segments: readonly string[], i: number): unknown {
+  const segment = segments[i];
+  if (segment === undefined || value === null || typeof value !== 'object') return value;
+  const last = i === segments.length - 1;
+  if (Array.isArray(value)) {
+    if (segment === '*') {
+      if (last) return value.length === 0 ? value : [];
+      return replaceIfChanged(
+        value,
+        value.map((v) => removeAt(v, segments, i + 1)),
+      );
+    }
+    if (!INDEX.test(segment)) return value;
+    const index = Number(segment);
+    if (index >= value.length) return value;
+    if (last) return value.filter((_, j) => j !== index);
+    const child = removeAt(value[index], segments, i + 1);
+    if (child === value[index]) return value;
+    const copy = [...value];
+    copy[index] = child;
+    return copy;
+  }
+  const record = value as Record<string, unknown>;
+  if (segment === '*') {
+    if (last) return Object.keys(record).length === 0 ? value : {};
+    let changed = false;
+    const copy: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(record)) {
+      const child = removeAt(v, segments, i + 1);
+      if (child !== v) changed = true;
+      copy[k] = child;
+    }
+    return changed ? copy : value;
+  }
+  if (!Object.hasOwn(record, segment)) return value;
+  if (last) {
+    const { [segment]: _dropped, ...rest } = record;
+    return rest;
+  }
+  const child = removeAt(record[segment], segments, i + 1);
+  return child === record[segment] ? value : { ...record, [segment]: child };
+}
+
+function replaceIfChanged(before: readonly unknown[], after: unknown[]): unknown {
+  return after.every((v, i) => v === before[i]) ? before : after;
+}

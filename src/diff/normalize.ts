@@ -1,0 +1,86 @@
+/**
+ * What diff compares: a connection without what the service manages, without ignored fields, with
+ * set-like arrays in a canonical form. Pure; the importer can reuse it to tell "same" from "different".
+ */
+
+import type { Connection } from '../api/types.js';
+import { isServerManagedField } from '../connections/server-managed.js';
+import type { IgnoreMatcher } from './ignore.js';
+import { isPlainObject, toCanonicalJson } from './values.js';
+
+/**
+ * Top-level arrays the service treats as sets: element order means nothing. `custom_fields` is keyed
+ * by `field_name` (see {@link normalizeForCompare}); `owners_v2` and `tags` are compared as multisets
+ * of whole elements (an owner can hold two roles, so no single key identifies one).
+ */
+export const SET_LIKE_FIELDS: ReadonlySet<string> = new Set(['owners_v2', 'custom_fields', 'tags']);
+
+/** Options of {@link normalizeForCompare}. */
+export interface NormalizeOptions {
+  /**
+   * Sort set-like arrays (default true). The diff passes false and sorts only arrays that differ as
+   * they stand, which saves the work for the common case of identical arrays.
+   */
+  readonly sortSets?: boolean;
+}
+
+/**
+ * The form of `entry` that diff compares:
+ * - server-managed fields (`_id`, `created_at`, `test_*`, ...) and ignored fields removed;
+ * - `custom_fields` becomes an object keyed by `field_name` when every element is an object with a
+ *   distinct string `field_name` (paths then read `/custom_fields/<field_name>/field_value`); otherwise
+ *   it stays an array, sorted like the other set-like arrays;
+ * - `owners_v2` and `tags` (and a `custom_fields` that could not be keyed) sorted by canonical JSON.
+ * Other values are kept verbatim; `entry` is not modified.
+ */
+export function normalizeForCompare(
+  entry: Connection,
+  ignore?: IgnoreMatcher,
+  options: NormalizeOptions = {},
+): Record<string, unknown> {
+  const sortSets = options.sortSets ?? true;
+  const source = ignore ? ignore.removeFromEntry(entry) : entry;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) {
+    if (isServerManagedField(key) || ignore?.ignoresTopLevel(key)) continue;
+    const value = source[key];
+    let normal = value;
+    if (Array.isArray(value) && SET_LIKE_FIELDS.has(key)) {
+      normal =
+        (key === 'custom_fields' ? keyCustomFields(value) : undefined) ??
+        (sortSets ? sortCanonically(value) : value);
+    }
+    // Plain assignment keeps the object fast; only `__proto__` needs defining to stay an own key.
+    if (key === '__proto__') {
+      Object.defineProperty(out, key, {
+        value: normal,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      out[key] = normal;
+    }
+  }
+  return out;
+}
+
+/** `custom_fields` as an object keyed by `field_name`, or undefined when the names are not distinct strings. */
+export function keyCustomFields(fields: readonly unknown[]): Record<string, unknown> | undefined {
+  const keyed: Record<string, unknown> = Object.create(null);
+  for (const field of fields) {
+    if (!isPlainObject(field) || typeof field.field_name !== 'string') return undefined;
+    if (Object.hasOwn(keyed, field.field_name)) return undefined;
+    keyed[field.field_name] = field;
+  }
+  return keyed;
+}
+
+/** Elements in the order of their canonical JSON: the canonical form of a multiset. */
+export function sortCanonically(values: readonly unknown[]): unknown[] {
+  if (values.length < 2) return [...values];
+  return values
+    .map((value) => ({ value, key: toCanonicalJson(value) }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((x) => x.value);
+}

@@ -1,0 +1,72 @@
+/**
+ * The plan-like text form of a diff. Pure: returns lines; the command prints them. Colour is the
+ * caller's choice (a TTY only), with plain ANSI codes.
+ */
+
+import { compareNames } from '../connections/match.js';
+import { type DiffResult, hasDifferences } from './types.js';
+
+/** Options of {@link renderDiffText}. */
+export interface TextRenderOptions {
+  /** ANSI colours: green added, red removed, yellow changed, dim not comparable. Default false. */
+  readonly color?: boolean;
+  /** The type of an added connection, shown as `+ name (type)`. */
+  readonly typeOf?: (name: string) => string | undefined;
+}
+
+const ANSI = {
+  green: '\u001b[32m',
+  red: '\u001b[31m',
+  yellow: '\u001b[33m',
+  dim: '\u001b[2m',
+  reset: '\u001b[0m',
+};
+
+/**
+ * The diff as lines of text:
+ * `+ name (type)` added, `- name` removed, `~ name` changed with `    /path: <from> -> <to>` lines,
+ * all in name order; then `? name /path: masked, not compared` lines; then the summary line, or
+ * `no differences (...)`. Values are JSON (so `"yes"` and `true` look different); an absent side is `(absent)`.
+ */
+export function renderDiffText(result: DiffResult, options: TextRenderOptions = {}): string[] {
+  const paint = (colour: keyof typeof ANSI, text: string) =>
+    options.color ? `${ANSI[colour]}${text}${ANSI.reset}` : text;
+  const blocks: { name: string; lines: string[] }[] = [];
+  for (const name of result.added) {
+    const type = options.typeOf?.(name);
+    blocks.push({ name, lines: [paint('green', `+ ${name}${type === undefined ? '' : ` (${type})`}`)] });
+  }
+  for (const name of result.removed) blocks.push({ name, lines: [paint('red', `- ${name}`)] });
+  for (const entry of result.changed) {
+    const lines = [paint('yellow', `~ ${entry.name}`)];
+    for (const field of entry.fields) {
+      lines.push(`    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`);
+    }
+    blocks.push({ name: entry.name, lines });
+  }
+  // A name is in exactly one of added, removed, changed: a stable sort by name interleaves them.
+  blocks.sort((x, y) => compareNames(x.name, y.name));
+  const lines = blocks.flatMap((b) => b.lines);
+  for (const u of result.uncomparable)
+    lines.push(paint('dim', `? ${u.name} ${u.path}: masked, not compared`));
+  lines.push(summarize(result));
+  return lines;
+}
+
+/** The one summary line of a diff. */
+export function summarize(result: DiffResult): string {
+  const notComparable = result.uncomparable.length;
+  if (!hasDifferences(result)) {
+    const extra = notComparable > 0 ? `, ${notComparable} not comparable` : '';
+    return `no differences (${result.unchanged} unchanged${extra})`;
+  }
+  return (
+    `${result.added.length} added, ${result.removed.length} removed, ${result.changed.length} changed, ` +
+    `${result.unchanged} unchanged, ${notComparable} not comparable`
+  );
+}
+
+function showValue(field: { readonly from?: unknown; readonly to?: unknown }, side: 'from' | 'to'): string {
+  if (!Object.hasOwn(field, side)) return '(absent)';
+  return JSON.stringify(field[side]) ?? 'null';
+}

@@ -1,0 +1,89 @@
+/** Value helpers of the diff: structural equality, canonical JSON, and the redaction of secrets. */
+
+import { isSecretFieldName, MASK } from '../secrets.js';
+
+/** A JSON object (not an array, not null). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Structural equality of JSON values, verbatim: `"yes"` is not `true`, `"1"` is not `1`, key order
+ * does not matter, array order does.
+ */
+export function isDeepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!isDeepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const keys = Object.keys(ra);
+  if (keys.length !== Object.keys(rb).length) return false;
+  for (const k of keys) {
+    if (!Object.hasOwn(rb, k) || !isDeepEqual(ra[k], rb[k])) return false;
+  }
+  return true;
+}
+
+/**
+ * {@link isDeepEqual} for deciding that a field is known to be unchanged: the mask is never equal to
+ * anything (two masks hide two unknown values), and objects are always walked, never trusted by identity.
+ */
+export function isKnownEqual(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null) return a === b && a !== MASK;
+  if (typeof b !== 'object' || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!isKnownEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const keys = Object.keys(ra);
+  if (keys.length !== Object.keys(rb).length) return false;
+  for (const k of keys) {
+    if (!Object.hasOwn(rb, k) || !isKnownEqual(ra[k], rb[k])) return false;
+  }
+  return true;
+}
+
+/** JSON with object keys in code-unit order at every level: equal values give equal text. */
+export function toCanonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(toCanonicalJson).join(',')}]`;
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${toCanonicalJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * How a secret value is shown: `"******"` for anything non-empty; `""` and `null` stay as they are
+ * (an empty optional secret is information, not a secret); `undefined` (absent) stays absent.
+ */
+export function redactSecretValue(value: unknown): unknown {
+  if (value === undefined || value === null || value === '') return value;
+  return MASK;
+}
+
+/**
+ * A copy of `value` that is safe to print: every key that looks like a credential
+ * ({@link isSecretFieldName}) and every `field_value` of an `encrypted` custom field is redacted.
+ */
+export function redactDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactDeep);
+  if (!isPlainObject(value)) return value;
+  const encrypted = value.field_type === 'encrypted';
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      isSecretFieldName(k) || (encrypted && k === 'field_value') ? redactSecretValue(v) : redactDeep(v),
+    ]),
+  );
+}

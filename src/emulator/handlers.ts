@@ -1,0 +1,491 @@
+/**
+ * The service's endpoints, as plain functions from a parsed request to a {@link Reply}. Auth, faults,
+ * latency, rate limiting and the socket live in `server.ts`; this file is the service's behaviour.
+ */
+import { isObjectId, newObjectId } from './ids.js';
+import { findMaskedValues, maskConnection } from './masking.js';
+import {
+  matchesFilter,
+  parseFields,
+  parseFilter,
+  parsePaging,
+  parseSort,
+  project,
+  QueryError,
+  sortItems,
+} from './query.js';
+import type { MutableRecord } from './record.js';
+import type { SessionTokens } from './session-tokens.js';
+import type { MemoryStore } from './store.js';
+import { CONNECTION_NAME_PATTERN, getTemplate } from './templates.js';
+import type { ConnectionRecord, ScanProfileRecord, SecurityCaseRecord } from './types.js';
+
+/** What a handler answers; `server.ts` writes it (or a fault replaces it). */
+export interface Reply {
+  readonly status: number;
+  /** JSON body. */
+  readonly json?: unknown;
+  /** Plain text body (401). */
+  readonly text?: string;
+  /** A streamed JSON body, produced chunk by chunk. */
+  readonly stream?: () => Iterable<string>;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** True when the request changed the store (persist before answering; record it). */
+  readonly mutated?: boolean;
+}
+
+/** A parsed request. */
+export interface RequestContext {
+  readonly method: string;
+  /** Decoded path segments below `/api/v1`. */
+  readonly segments: readonly string[];
+  readonly params: URLSearchParams;
+  /** Parsed JSON body; undefined when there was none. */
+  readonly body: unknown;
+  /** The Authorization header value with any `Bearer ` prefix removed. */
+  readonly credential: string | undefined;
+}
+
+/** What handlers need from the running emulator. */
+export interface HandlerDeps {
+  readonly store: MemoryStore;
+  readonly record: MutableRecord;
+  readonly sessions: SessionTokens;
+  readonly settings: {
+    readonly userToken: string;
+    readonly maxPageSize: number;
+    readonly defaultPageSize: number;
+    readonly exportClearSecrets: boolean;
+    readonly omitEmptyCases: boolean;
+  };
+}
+
+/** Case statuses the service knows (api-notes). */
+export const CASE_STATUSES: readonly string[] = [
+  'open',
+  'acknowledged',
+  'silenced',
+  'resolved',
+  'remediated',
+];
+
+/** Fields a client may not set on a connection: the service manages them (api-notes). */
+const SERVER_MANAGED = new Set([
+  '_id',
+  'id',
+  'created_at',
+  'updated_at',
+  'last_scan_at',
+  'connectionStatusTest',
+  'connectionStatusScan',
+  'last_sub_scan_id',
+  'updatedPasswords',
+]);
+
+function isServerManaged(key: string): boolean {
+  return SERVER_MANAGED.has(key) || key.startsWith('test_') || key.startsWith('scan_');
+}
+
+const PROFILE_SERVER_MANAGED = new Set(['_id', 'id', 'createdAt', 'updatedAt', 'created_at', 'updated_at']);
+
+const nameRegex = new RegExp(CONNECTION_NAME_PATTERN);
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The success envelope real deployments use. */
+export function envelope(data: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { status: 'success', statusCode: 200, data, message: null, ...extra };
+}
+
+/** 400 `{error}` (spec section 7). */
+export function badRequest(error: string): Reply {
+  return { status: 400, json: { error } };
+}
+
+/** 404 `{error}` (spec section 7). */
+export function notFound(error: string): Reply {
+  return { status: 404, json: { error } };
+}
+
+/** 500 with the spec's body `{status, message, errors}`. */
+export function internalError(message: string): Reply {
+  return {
+    status: 500,
+    json: {
+      status: 'error',
+      message: 'Internal Server Error',
+      errors: [{ code: 'INTERNAL_ERROR', message }],
+    },
+  };
+}
+
+function ok(json: unknown, mutated = false): Reply {
+  return { status: 200, json, mutated };
+}
+
+/** Route a request below `/api/v1`. Throws only on bugs (answered 500 by the server). */
+export function handle(ctx: RequestContext, deps: HandlerDeps): Reply {
+  try {
+    return route(ctx, deps);
+  } catch (err) {
+    if (err instanceof QueryError) return badRequest(err.message);
+    throw err;
+  }
+}
+
+function route(ctx: RequestContext, deps: HandlerDeps): Reply {
+  const [a, b, c] = ctx.segments;
+  const n = ctx.segments.length;
+  const m = ctx.method;
+  if (m === 'GET' && a === 'ds-connections' && n === 1) return listConnections(ctx, deps);
+  if (m === 'GET' && a === 'ds-connections' && b === 'file-download' && c === 'export' && n === 3) {
+    return exportConnections(ctx, deps);
+  }
+  if (m === 'POST' && a === 'ds_connections' && n === 1) return createConnection(ctx, deps);
+  if (m === 'GET' && a === 'ds_connections' && b !== undefined && n === 2) return getConnection(b, deps);
+  if (m === 'GET' && a === 'ds-connections-types' && b === 'template' && c !== undefined && n === 3) {
+    return getConnectorTemplate(c);
+  }
+  if (m === 'POST' && a === 'scanProfiles' && n === 1) return createProfile(ctx, deps);
+  if (m === 'GET' && a === 'scanProfiles' && b !== undefined && n === 2) return getProfile(b, deps);
+  if (a === 'actionable-insights') {
+    if (m === 'GET' && b === 'all-cases' && n === 2) return listCases(ctx, deps);
+    if (m === 'PATCH' && b?.startsWith('cases:') && n === 2)
+      return updateCases(b.slice('cases:'.length), ctx, deps);
+    if (m === 'PATCH' && b === 'case-status' && c !== undefined && n === 3)
+      return updateCaseStatus(c, ctx, deps);
+  }
+  return notFound(`No route for ${m} /api/v1/${ctx.segments.join('/')}`);
+}
+
+/** `GET /api/v1/refresh-access-token`: no API token needed, the user token is the credential. */
+export function refreshAccessToken(ctx: RequestContext, deps: HandlerDeps): Reply {
+  if (ctx.credential === undefined || ctx.credential !== deps.settings.userToken) {
+    // Real deployments answer 200 here; the client must read `success`.
+    return ok({ success: false, message: 'Invalid or expired user token' });
+  }
+  return ok({ success: true, systemToken: deps.sessions.issue() });
+}
+
+// ---- connections -------------------------------------------------------------------------------
+
+function listConnections(ctx: RequestContext, deps: HandlerDeps): Reply {
+  const { skip, limit } = parsePaging(ctx.params, deps.settings.defaultPageSize, deps.settings.maxPageSize);
+  const filter = parseFilter(ctx.params.get('filter'));
+  const sort = parseSort(ctx.params.get('sort'));
+  let page: ConnectionRecord[];
+  let totalCount: number;
+  if (sort.length === 0) {
+    // Creation order without copying: 100k connections paged 1000 at a time stay cheap.
+    page = [];
+    totalCount = 0;
+    for (const conn of deps.store.connectionValues()) {
+      if (filter.length > 0 && !matchesFilter(conn, filter)) continue;
+      if (totalCount >= skip && page.length < limit) page.push(conn);
+      totalCount++;
+    }
+  } else {
+    const matched =
+      filter.length === 0
+        ? deps.store.connections
+        : deps.store.connections.filter((c) => matchesFilter(c, filter));
+    const sorted = sortItems(matched, sort);
+    totalCount = sorted.length;
+    page = sorted.slice(skip, skip + limit);
+  }
+  // totalCount is sent whether or not requireTotalCount asked for it, as real deployments do.
+  return ok(envelope({ ds_connections: page.map(maskConnection), totalCount }));
+}
+
+function parseIds(params: URLSearchParams): Set<string> | null {
+  const all = params.getAll('ids');
+  if (all.length === 0) return null;
+  const ids = new Set<string>();
+  for (const raw of all) {
+    const t = raw.trim();
+    if (t.startsWith('[')) {
+      try {
+        const parsed: unknown = JSON.parse(t);
+        if (Array.isArray(parsed)) {
+          for (const p of parsed) ids.add(String(p));
+          continue;
+        }
+      } catch {
+        // not JSON: read as a comma list
+      }
+    }
+    for (const part of t.split(',')) if (part.trim() !== '') ids.add(part.trim());
+  }
+  return ids;
+}
+
+function exportConnections(ctx: RequestContext, deps: HandlerDeps): Reply {
+  const ids = parseIds(ctx.params);
+  const store = deps.store;
+  const clear = deps.settings.exportClearSecrets;
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  return {
+    status: 200,
+    headers: { 'content-disposition': `attachment; filename="ds-connections-export-${stamp}.json"` },
+    // Written element by element: 100k connections never become one string.
+    *stream() {
+      yield '[';
+      let first = true;
+      for (const conn of store.connectionValues()) {
+        // `ids` names data sources by _id; the name (which real deployments also use as id) works too.
+        if (ids !== null && !ids.has(conn._id) && !ids.has(conn.name)) continue;
+        yield (first ? '\n' : ',\n') + JSON.stringify(clear ? conn : maskConnection(conn));
+        first = false;
+      }
+      yield first ? ']\n' : '\n]\n';
+    },
+  };
+}
+
+function getConnection(name: string, deps: HandlerDeps): Reply {
+  const conn = deps.store.getConnection(name);
+  // Real deployments answer 400 (not 404) for an unknown name (api-notes).
+  if (conn === undefined) return badRequest(`Unable to locate data source ${name}`);
+  const masked = maskConnection(conn);
+  return ok(envelope({ ds_connection: masked }, { ds_connection: masked }));
+}
+
+function isEmpty(v: unknown): boolean {
+  return v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
+}
+
+function createConnection(ctx: RequestContext, deps: HandlerDeps): Reply {
+  const body = ctx.body;
+  if (!isObject(body) || !isObject(body.ds_connection)) {
+    return badRequest('Request body must be an object {"ds_connection": {...}}');
+  }
+  const input = body.ds_connection;
+  const name = input.name;
+  if (typeof name !== 'string' || name.trim() === '') return badRequest('Data source name is required');
+  if (!nameRegex.test(name)) {
+    return badRequest(`Invalid data source name '${name}': use letters, digits, spaces, _ - ( ) : only`);
+  }
+  const type = input.type;
+  if (typeof type !== 'string' || type.trim() === '')
+    return badRequest(`Data source type is required for '${name}'`);
+  if (deps.store.getConnection(name) !== undefined) return badRequest(`Data source ${name} already exists`);
+  const masked = findMaskedValues(input);
+  if (masked.length > 0) {
+    return badRequest(
+      `Data source ${name}: ${masked.join(', ')} holds the masked value "******", not a real value`,
+    );
+  }
+  const template = getTemplate(type);
+  if (template !== undefined) {
+    const missing = template.fields
+      .filter((f) => f.mandatory && isEmpty(input[f.apiName]))
+      .map((f) => f.apiName);
+    if (missing.length > 0) {
+      return badRequest(
+        `Data source ${name}: missing mandatory field(s) of type ${type}: ${missing.join(', ')}`,
+      );
+    }
+    for (const f of template.fields) {
+      const v = input[f.apiName];
+      if (typeof v !== 'string' || v === '' || f.apiName === 'name') continue;
+      for (const rule of f.validation ?? []) {
+        if (!new RegExp(rule.regex).test(v))
+          return badRequest(`Data source ${name}: ${f.apiName}: ${rule.errorText}`);
+      }
+    }
+  }
+  const clean: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(input)) if (!isServerManaged(k)) clean[k] = v;
+  const now = new Date().toISOString();
+  const _id = newObjectId();
+  const record = {
+    ...clean,
+    _id,
+    // Real deployments use the name as `id` (api-notes).
+    id: name,
+    name,
+    type,
+    created_at: now,
+    updated_at: now,
+    connectionStatusTest: { is_success: false, last_connection: null },
+    connectionStatusScan: { is_success: false, last_connection: null },
+  } as ConnectionRecord;
+  deps.store.putConnection(record);
+  deps.record.addCreate({ kind: 'connection', name, id: _id, at: Date.now() });
+  // Both the envelope and top-level keys: tutorial clients read `name` at the top.
+  return ok(envelope({ _id, name }, { _id, name }), true);
+}
+
+function getConnectorTemplate(type: string): Reply {
+  const template = getTemplate(type);
+  if (template === undefined) return notFound(`No data source template for type '${type}'`);
+  return ok(template);
+}
+
+// ---- scan profiles -----------------------------------------------------------------------------
+
+function checkSchedule(schedule: unknown): string | null {
+  if (!isObject(schedule)) return 'schedule must be an object {cronExpression, timeZone}';
+  const cron = schedule.cronExpression;
+  if (typeof cron !== 'string' || !/^\S+(\s+\S+){4,5}$/.test(cron.trim())) {
+    return `schedule.cronExpression must be a cron expression of 5 or 6 fields, got ${JSON.stringify(cron)}`;
+  }
+  const tz = schedule.timeZone;
+  if (typeof tz !== 'string' || tz === '') return 'schedule.timeZone must be an IANA time zone such as UTC';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+  } catch {
+    return `schedule.timeZone '${tz}' is not a known time zone`;
+  }
+  return null;
+}
+
+function createProfile(ctx: RequestContext, deps: HandlerDeps): Reply {
+  const body = ctx.body;
+  if (!isObject(body)) return badRequest('Request body must be a scan profile object');
+  const { name, dataSourceList, scanTemplateId, isSingleRunScan, schedule } = body;
+  if (typeof name !== 'string' || name.trim() === '') return badRequest('Scan profile name is required');
+  if (!Array.isArray(dataSourceList) || dataSourceList.length === 0) {
+    return badRequest('dataSourceList must be a non-empty array of data source ids');
+  }
+  for (const [i, ds] of dataSourceList.entries()) {
+    if (typeof ds !== 'string') return badRequest(`dataSourceList[${i}] must be a string`);
+    // Real bodies list data sources by _id or by name (api-notes); either must exist here.
+    if (deps.store.getConnectionById(ds) === undefined && deps.store.getConnection(ds) === undefined) {
+      return badRequest(`dataSourceList[${i}]: unknown data source '${ds}'`);
+    }
+  }
+  if (typeof scanTemplateId !== 'string' || !deps.store.isScanTemplate(scanTemplateId)) {
+    return badRequest(`Invalid scanTemplateId ${JSON.stringify(scanTemplateId)}`);
+  }
+  if (isSingleRunScan !== undefined && typeof isSingleRunScan !== 'boolean') {
+    return badRequest('isSingleRunScan must be a boolean');
+  }
+  const single = isSingleRunScan === true;
+  const scheduled = schedule !== undefined && schedule !== null;
+  if (single && scheduled) return badRequest('Give either isSingleRunScan: true or a schedule, not both');
+  if (!single && !scheduled) return badRequest('Give either isSingleRunScan: true or a schedule');
+  if (scheduled) {
+    const problem = checkSchedule(schedule);
+    if (problem !== null) return badRequest(problem);
+  }
+  if (deps.store.getProfileByName(name) !== undefined)
+    return badRequest(`Scan profile ${name} already exists`);
+  const clean: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) if (!PROFILE_SERVER_MANAGED.has(k)) clean[k] = v;
+  const now = new Date().toISOString();
+  const _id = newObjectId();
+  const profile = { ...clean, _id, createdAt: now, updatedAt: now } as unknown as ScanProfileRecord;
+  deps.store.putProfile(profile);
+  deps.record.addCreate({ kind: 'scanProfile', name, id: _id, at: Date.now() });
+  if (single) {
+    deps.store.recordScan({
+      scanId: newObjectId(),
+      profileId: _id,
+      profileName: name,
+      dataSourceList: [...(dataSourceList as string[])],
+      at: Date.now(),
+    });
+  }
+  return ok(structuredClone(profile), true);
+}
+
+function getProfile(id: string, deps: HandlerDeps): Reply {
+  if (!isObjectId(id)) return badRequest(`Invalid scan profile id '${id}': expected 24 hex digits`);
+  const profile = deps.store.getProfile(id);
+  if (profile === undefined) return notFound(`Scan profile ${id} not found`);
+  return ok(structuredClone(profile));
+}
+
+// ---- cases -------------------------------------------------------------------------------------
+
+function listCases(ctx: RequestContext, deps: HandlerDeps): Reply {
+  const { skip, limit } = parsePaging(ctx.params, deps.settings.defaultPageSize, deps.settings.maxPageSize);
+  const filter = parseFilter(ctx.params.get('filter'));
+  const sort = parseSort(ctx.params.get('sort'));
+  const fields = parseFields(ctx.params.get('fields'));
+  const matched = deps.store.cases.filter((c) => matchesFilter(c, filter));
+  const sorted = sortItems(matched, sort);
+  const page = sorted
+    .slice(skip, skip + limit)
+    .map((c) => (fields === null ? { ...c } : project(c, fields, ['id', 'caseId'])));
+  const data: Record<string, unknown> = {};
+  // Real deployments may leave `cases` out of an empty answer.
+  if (page.length > 0 || !deps.settings.omitEmptyCases) data.cases = page;
+  data.totalCount = matched.length;
+  return ok(envelope(data));
+}
+
+function updateCases(actionType: string, ctx: RequestContext, deps: HandlerDeps): Reply {
+  if (actionType !== 'update')
+    return badRequest(`Unsupported action type '${actionType}': only cases:update is supported`);
+  const body = ctx.body;
+  if (!isObject(body)) return badRequest('Request body must be an object');
+  if (body.type !== 'CasesDB') return badRequest(`type must be "CasesDB", got ${JSON.stringify(body.type)}`);
+  if (body.subType !== 'updateCases')
+    return badRequest(`subType must be "updateCases", got ${JSON.stringify(body.subType)}`);
+  const ap = body.additionalProperties;
+  if (!isObject(ap))
+    return badRequest('additionalProperties must be an object {field, newValue, casesFilters}');
+  const { field, newValue, casesFilters } = ap;
+  if (field !== 'caseStatus' && field !== 'assignee') {
+    return badRequest(
+      `additionalProperties.field must be caseStatus or assignee, got ${JSON.stringify(field)}`,
+    );
+  }
+  if (typeof newValue !== 'string' || newValue === '')
+    return badRequest('additionalProperties.newValue must be a non-empty string');
+  if (field === 'caseStatus' && !CASE_STATUSES.includes(newValue)) {
+    return badRequest(`Unknown case status '${newValue}'; expected one of ${CASE_STATUSES.join(', ')}`);
+  }
+  // No filter would select every case: refused, as a careful service would.
+  if (!Array.isArray(casesFilters) || casesFilters.length === 0) {
+    return badRequest(
+      'additionalProperties.casesFilters must be a non-empty array of {filterField, filterValues}',
+    );
+  }
+  const filters: Array<{ field: string; values: Set<string> }> = [];
+  for (const [i, f] of casesFilters.entries()) {
+    if (!isObject(f) || typeof f.filterField !== 'string' || f.filterField === '') {
+      return badRequest(`casesFilters[${i}].filterField must be a non-empty string`);
+    }
+    if (
+      !Array.isArray(f.filterValues) ||
+      f.filterValues.length === 0 ||
+      !f.filterValues.every((v) => typeof v === 'string')
+    ) {
+      return badRequest(`casesFilters[${i}].filterValues must be a non-empty array of strings`);
+    }
+    filters.push({ field: f.filterField, values: new Set(f.filterValues as string[]) });
+  }
+  const reason =
+    typeof ap.auditReason === 'string'
+      ? ap.auditReason
+      : typeof body.auditReason === 'string'
+        ? body.auditReason
+        : undefined;
+  const selected = deps.store.cases.filter((c) => filters.every((f) => f.values.has(String(c[f.field]))));
+  for (const c of selected) deps.store.updateCase(c, field, newValue, reason, 'cases:update');
+  const caseIds = selected.map((c) => c.id);
+  // Both readings of "an object that lists the ids ... in a field named caseIds".
+  return ok(envelope({ caseIds }, { caseIds }), selected.length > 0);
+}
+
+function updateCaseStatus(caseId: string, ctx: RequestContext, deps: HandlerDeps): Reply {
+  const found: SecurityCaseRecord | undefined = deps.store.getCase(caseId);
+  if (found === undefined) return notFound(`Case ${caseId} not found`);
+  const body = ctx.body;
+  if (!isObject(body)) return badRequest('Request body must be an object {caseStatus, auditReason}');
+  const { caseStatus, auditReason } = body;
+  if (typeof caseStatus !== 'string' || !CASE_STATUSES.includes(caseStatus)) {
+    return badRequest(
+      `caseStatus must be one of ${CASE_STATUSES.join(', ')}, got ${JSON.stringify(caseStatus)}`,
+    );
+  }
+  if (auditReason !== undefined && typeof auditReason !== 'string')
+    return badRequest('auditReason must be a string');
+  deps.store.updateCase(found, 'caseStatus', caseStatus, auditReason, 'case-status');
+  return ok(envelope({ caseId: found.id, caseStatus }), true);
+}

@@ -1,0 +1,173 @@
+/**
+ * `profiles clone`: read the profiles from the source, plan (pure, {@link planProfileClone}), refuse
+ * the whole run if any profile has a problem, then create them one by one in the target. `--dry-run`
+ * stops after the plan, so it shows exactly what the real run would send.
+ */
+import type { HttpClient } from '../api/http.js';
+import { createScanProfile, getScanProfile } from '../api/scan-profiles.js';
+import { ApiError, DdsError, InterruptedError, PreflightError, type Problem } from '../errors.js';
+import { listConnectionKeys } from './create.js';
+import {
+  type ConnectionKey,
+  type DataSourceMapping,
+  type IdMap,
+  needsSourceConnections,
+  type ProfileClonePlan,
+  type ProfileCloneStep,
+  planProfileClone,
+  type SourceProfile,
+} from './plan.js';
+
+/** Options of {@link prepareProfileClone}. */
+export interface PrepareCloneOptions {
+  readonly ids: readonly string[];
+  readonly idMap?: IdMap | undefined;
+  readonly allowRun: boolean;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Read the profiles and the connection lists the plan needs, and plan. A profile the source does not
+ * have (400/404) becomes a plan problem, so every problem of the run is reported at once.
+ */
+export async function prepareProfileClone(
+  source: HttpClient,
+  target: HttpClient,
+  options: PrepareCloneOptions,
+): Promise<ProfileClonePlan> {
+  const profiles: SourceProfile[] = [];
+  const unreadable: Problem[] = [];
+  for (const id of options.ids) {
+    if (options.signal?.aborted)
+      throw new InterruptedError('Interrupted before anything was created', { hint: 'Re-run the command' });
+    try {
+      profiles.push({ sourceId: id, profile: await getScanProfile(source, id) });
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 400 || error.status === 404)) {
+        unreadable.push({ entry: id, message: `source profile ${id} cannot be read: ${error.message}` });
+      } else {
+        throw error;
+      }
+    }
+  }
+  const sourceConnections: ConnectionKey[] = needsSourceConnections(profiles, options.idMap)
+    ? await listConnectionKeys(source, options.signal)
+    : [];
+  const targetConnections = await listConnectionKeys(target, options.signal);
+  const plan = planProfileClone({
+    profiles,
+    sourceConnections,
+    targetConnections,
+    idMap: options.idMap,
+    allowRun: options.allowRun,
+  });
+  if (unreadable.length === 0) return plan;
+  return { ...plan, problems: [...unreadable, ...plan.problems] };
+}
+
+/** Refuse the run (exit 3, nothing created) when the plan has any problem; the message lists them all. */
+export function assertPlanClean(plan: ProfileClonePlan): void {
+  if (plan.problems.length === 0) return;
+  const listed = plan.problems
+    .map((p) => `${p.entry ?? ''}${p.path ? ` ${p.path}` : ''}: ${p.message}`)
+    .join('; ');
+  const hints: string[] = [];
+  if (plan.missingConnections.length > 0) {
+    hints.push(
+      `Import the missing connections into the target first (dds-migrate import SNAPSHOT --to ENV --only ${plan.missingConnections.join(',')}), or pass the import's --id-map`,
+    );
+  }
+  if (plan.steps.some((s) => s.kind === 'blocked' && s.singleRun))
+    hints.push('Pass --allow-run to create one-time profiles (each starts a scan)');
+  throw new PreflightError(
+    `pre-flight failed for ${plan.problems.length === 1 ? '1 problem' : `${plan.problems.length} problems`}, nothing was created: ${listed}`,
+    plan.problems,
+    hints.length > 0 ? { hint: hints.join('. ') } : {},
+  );
+}
+
+/** The outcome of one profile. */
+export type CloneResult =
+  | {
+      readonly kind: 'created';
+      readonly sourceId: string;
+      readonly name: string;
+      readonly targetId: string | undefined;
+      readonly dataSources: readonly DataSourceMapping[];
+    }
+  | {
+      readonly kind: 'failed';
+      readonly sourceId: string;
+      readonly name: string;
+      readonly status: number | undefined;
+      readonly message: string;
+    };
+
+/** Options of {@link applyProfileClone}. */
+export interface ApplyCloneOptions {
+  readonly signal?: AbortSignal;
+  /** Called after each profile, in order (progress lines). */
+  readonly onResult?: (result: CloneResult) => void;
+}
+
+/** What {@link applyProfileClone} did; `stopped` is the error that ended the run early (auth, network, Ctrl-C). */
+export interface CloneOutcome {
+  readonly results: readonly CloneResult[];
+  readonly notAttempted: readonly ProfileCloneStep[];
+  readonly stopped: DdsError | undefined;
+}
+
+/**
+ * Create the planned profiles one at a time (sequential: each POST is not retried and a one-time one
+ * starts a scan, so nothing is sent in parallel or twice). A 4xx/5xx answer fails that profile and the
+ * run goes on; an error that concerns every request (auth, network, Ctrl-C) stops it.
+ */
+export async function applyProfileClone(
+  target: HttpClient,
+  plan: ProfileClonePlan,
+  options: ApplyCloneOptions = {},
+): Promise<CloneOutcome> {
+  const results: CloneResult[] = [];
+  const steps = plan.steps;
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i] as ProfileCloneStep;
+    if (step.kind !== 'create') continue;
+    if (options.signal?.aborted) {
+      return {
+        results,
+        notAttempted: steps.slice(i),
+        stopped: new InterruptedError('Interrupted', {
+          hint: 'Profiles listed as not attempted were not created',
+        }),
+      };
+    }
+    let result: CloneResult;
+    try {
+      const created = await createScanProfile(target, step.body);
+      result = {
+        kind: 'created',
+        sourceId: step.sourceId,
+        name: step.name,
+        targetId: created._id,
+        dataSources: step.dataSources,
+      };
+    } catch (error) {
+      if (error instanceof ApiError) {
+        result = {
+          kind: 'failed',
+          sourceId: step.sourceId,
+          name: step.name,
+          status: error.status,
+          message: error.message,
+        };
+      } else if (error instanceof DdsError) {
+        return { results, notAttempted: steps.slice(i), stopped: error };
+      } else {
+        throw error;
+      }
+    }
+    results.push(result);
+    options.onResult?.(result);
+  }
+  return { results, notAttempted: [], stopped: undefined };
+}

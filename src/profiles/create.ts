@@ -1,0 +1,87 @@
+/**
+ * `profiles create`: a checked profile document in, the created profile out. The data sources are
+ * checked against the environment first, and a one-time profile needs `allowRun` (it starts a scan).
+ */
+import { listConnections } from '../api/connections.js';
+import type { HttpClient } from '../api/http.js';
+import { createScanProfile } from '../api/scan-profiles.js';
+import type { ScanProfile } from '../api/types.js';
+import { PreflightError, type Problem } from '../errors.js';
+import type { ConnectionKey } from './plan.js';
+import { stripProfileServerFields } from './server-fields.js';
+
+/** The `dataSourceList` entries that are neither an `_id` nor a `name` of `connections`, with their index. */
+export function findMissingDataSources(
+  dataSourceList: readonly string[],
+  connections: readonly ConnectionKey[],
+): { readonly index: number; readonly ref: string }[] {
+  const known = new Set<string>();
+  for (const c of connections) {
+    known.add(c.name);
+    if (c._id !== undefined) known.add(c._id);
+  }
+  return dataSourceList.flatMap((ref, index) => (known.has(ref) ? [] : [{ index, ref }]));
+}
+
+/** Refuse a one-time profile without `--allow-run` (exit 3): creating it starts a scan at once. */
+export function assertRunAllowed(
+  profiles: readonly { readonly name: string; readonly singleRun: boolean }[],
+  allowRun: boolean,
+): void {
+  if (allowRun) return;
+  const single = profiles.filter((p) => p.singleRun);
+  if (single.length === 0) return;
+  const names = single.map((p) => `'${p.name}'`).join(', ');
+  throw new PreflightError(
+    `${names} ${single.length === 1 ? 'is a one-time profile' : 'are one-time profiles'} (isSingleRunScan: true): creating it starts a scan at once; nothing was sent`,
+    single.map((p) => ({ entry: p.name, path: '/isSingleRunScan', message: 'starts a scan at once' })),
+    { hint: 'Pass --allow-run to create it and start the scan' },
+  );
+}
+
+/** Every connection's `_id` and `name`, all pages (names and ids only: memory stays small). */
+export async function listConnectionKeys(client: HttpClient, signal?: AbortSignal): Promise<ConnectionKey[]> {
+  const keys: ConnectionKey[] = [];
+  for await (const c of listConnections(client, signal ? { signal } : {})) {
+    keys.push({ _id: typeof c._id === 'string' ? c._id : undefined, name: c.name });
+  }
+  return keys;
+}
+
+/** Options of {@link createProfile}. */
+export interface CreateProfileOptions {
+  readonly allowRun: boolean;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Create `document` (already checked by the schema) in the environment of `client`: server fields
+ * dropped (a file made by `profiles get` works), one-time refused without `allowRun`, every data
+ * source checked to exist, then one POST (never retried: it creates, and may start a scan).
+ */
+export async function createProfile(
+  client: HttpClient,
+  document: Readonly<Record<string, unknown>>,
+  options: CreateProfileOptions,
+): Promise<ScanProfile> {
+  const body = stripProfileServerFields(document);
+  const name = String(body.name);
+  assertRunAllowed([{ name, singleRun: body.isSingleRunScan === true }], options.allowRun);
+  const connections = await listConnectionKeys(client, options.signal);
+  const missing = findMissingDataSources(body.dataSourceList as string[], connections);
+  if (missing.length > 0) {
+    const problems: Problem[] = missing.map((m) => ({
+      entry: name,
+      path: `/dataSourceList/${m.index}`,
+      message: `data source '${m.ref}' is not in ${client.environment.label} (by _id or name)`,
+    }));
+    throw new PreflightError(
+      `${missing.length} data source(s) of '${name}' not found in ${client.environment.label}: ${missing.map((m) => m.ref).join(', ')}; nothing was created`,
+      problems,
+      {
+        hint: 'Import those connections first (dds-migrate import ... --only NAME,..) or fix dataSourceList',
+      },
+    );
+  }
+  return createScanProfile(client, body);
+}

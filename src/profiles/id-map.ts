@@ -1,0 +1,67 @@
+/** Reading an import's id map (contract section 3): `{ "<source _id>": { "name": "...", "targetId": "..." } }`. */
+import { readFile } from 'node:fs/promises';
+import { InputFileError } from '../errors.js';
+import type { IdMap, IdMapEntry } from './plan.js';
+
+/** Check a parsed id map; `file` names it in messages. */
+export function parseIdMap(value: unknown, file: string): IdMap {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InputFileError(
+      file,
+      undefined,
+      'expected an id map object { "<source _id>": { "name", "targetId" } }',
+    );
+  }
+  const map = new Map<string, IdMapEntry>();
+  for (const [sourceId, entry] of Object.entries(value as Record<string, unknown>)) {
+    const e = entry as Record<string, unknown> | null;
+    if (
+      e === null ||
+      typeof e !== 'object' ||
+      Array.isArray(e) ||
+      typeof e.name !== 'string' ||
+      e.name === ''
+    ) {
+      throw new InputFileError(
+        file,
+        undefined,
+        `/${sourceId}: expected { "name": string, "targetId": string }`,
+      );
+    }
+    // The importer may record an entry without a target id (e.g. a failed create); the name still maps it.
+    if (e.targetId !== undefined && e.targetId !== null && typeof e.targetId !== 'string') {
+      throw new InputFileError(file, undefined, `/${sourceId}/targetId: expected a string`);
+    }
+    map.set(sourceId, {
+      name: e.name,
+      targetId: typeof e.targetId === 'string' && e.targetId !== '' ? e.targetId : undefined,
+    });
+  }
+  return map;
+}
+
+/** Read an id map file (`--id-map`); a missing or malformed file is an {@link InputFileError} (exit 2). */
+export async function readIdMap(file: string): Promise<IdMap> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    throw new InputFileError(
+      file,
+      undefined,
+      code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? 'error'})`,
+      {
+        hint: 'Pass the --id-map file written by `import --id-map`',
+        cause,
+      },
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new InputFileError(file, undefined, `is not valid JSON (${(cause as Error).message})`, { cause });
+  }
+  return parseIdMap(value, file);
+}

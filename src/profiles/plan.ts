@@ -1,0 +1,239 @@
+/**
+ * The pure planner of `profiles clone`: source profiles, both environments' connections and an
+ * optional import id map in; one step per profile out. `--dry-run` prints this plan and the real run
+ * executes it, so both go through the same code. No I/O here.
+ */
+import type { Problem } from '../errors.js';
+import { stripProfileServerFields } from './server-fields.js';
+
+/** One entry of an import's id map (contract section 3): the source connection's name and its id in the target. */
+export interface IdMapEntry {
+  readonly name: string;
+  /** Absent when the import did not learn the target id; the name is used then. */
+  readonly targetId?: string | undefined;
+}
+
+/** `<source _id>` -> entry. */
+export type IdMap = ReadonlyMap<string, IdMapEntry>;
+
+/** What the planner needs of a connection. */
+export interface ConnectionKey {
+  readonly _id?: string | undefined;
+  readonly name: string;
+}
+
+/** How one `dataSourceList` entry was mapped. */
+export interface DataSourceMapping {
+  /** As in the source profile. */
+  readonly from: string;
+  /** As sent to the target. */
+  readonly to: string;
+  /** The connection's name. */
+  readonly name: string;
+  /**
+   * `id-map`: through the import's id map; `name`: source id -> name -> target id;
+   * `name-passthrough`: the entry was a name and stays one.
+   */
+  readonly via: 'id-map' | 'name' | 'name-passthrough';
+}
+
+/** One source profile to clone. */
+export interface SourceProfile {
+  /** The id the user named (the profile's `_id` in the source). */
+  readonly sourceId: string;
+  readonly profile: Readonly<Record<string, unknown>>;
+}
+
+/** A plan step, one per source profile. */
+export type ProfileCloneStep =
+  | {
+      readonly kind: 'create';
+      readonly sourceId: string;
+      readonly name: string;
+      readonly singleRun: boolean;
+      /** The body to POST: server fields dropped, `dataSourceList` remapped, the rest verbatim. */
+      readonly body: Record<string, unknown>;
+      readonly dataSources: readonly DataSourceMapping[];
+    }
+  | {
+      readonly kind: 'blocked';
+      readonly sourceId: string;
+      readonly name: string;
+      readonly singleRun: boolean;
+      readonly problems: readonly Problem[];
+    };
+
+/** The whole plan. Nothing may be created unless `problems` is empty (pre-flight for ALL profiles). */
+export interface ProfileClonePlan {
+  readonly steps: readonly ProfileCloneStep[];
+  /** Every problem of every step, in step order. */
+  readonly problems: readonly Problem[];
+  /** Names (or unknown ids) of connections missing in the target, sorted, without repeats. */
+  readonly missingConnections: readonly string[];
+}
+
+/** Input of {@link planProfileClone}. */
+export interface ProfileCloneInput {
+  readonly profiles: readonly SourceProfile[];
+  /** The source's connections; may be empty when every id is in the id map. */
+  readonly sourceConnections: readonly ConnectionKey[];
+  readonly targetConnections: readonly ConnectionKey[];
+  readonly idMap?: IdMap | undefined;
+  /** `--allow-run`: one-time profiles may be created (each starts a scan). */
+  readonly allowRun: boolean;
+}
+
+const OBJECT_ID = /^[0-9a-f]{24}$/i;
+
+/** True for a 24-hex id, the service's `_id` form. */
+export function isObjectId(value: string): boolean {
+  return OBJECT_ID.test(value);
+}
+
+/** The `dataSourceList` entries of profiles that are ids the id map does not cover: only then is the source's list needed. */
+export function needsSourceConnections(
+  profiles: readonly SourceProfile[],
+  idMap: IdMap | undefined,
+): boolean {
+  return profiles.some(
+    (p) => readDataSourceList(p.profile)?.some((ref) => isObjectId(ref) && !idMap?.has(ref)) ?? false,
+  );
+}
+
+function readDataSourceList(profile: Readonly<Record<string, unknown>>): string[] | undefined {
+  const list = profile.dataSourceList;
+  return Array.isArray(list) && list.every((x) => typeof x === 'string') ? (list as string[]) : undefined;
+}
+
+interface Indexes {
+  readonly sourceById: ReadonlyMap<string, ConnectionKey>;
+  readonly targetById: ReadonlyMap<string, ConnectionKey>;
+  readonly targetByName: ReadonlyMap<string, ConnectionKey>;
+  readonly idMap: IdMap | undefined;
+}
+
+type Resolution =
+  | { readonly ok: true; readonly mapping: DataSourceMapping }
+  | { readonly ok: false; readonly missing: string; readonly message: string };
+
+/** The target reference for a connection name: its `_id` when the target knows one, else the name. */
+function targetRef(conn: ConnectionKey): string {
+  return conn._id ?? conn.name;
+}
+
+function resolveDataSource(ref: string, ix: Indexes): Resolution {
+  const mapped = ix.idMap?.get(ref);
+  if (mapped !== undefined) {
+    // The id map is only a shortcut: the target is what counts, so its id is checked, and a stale id
+    // falls back to the name (the natural key).
+    if (mapped.targetId !== undefined && ix.targetById.has(mapped.targetId)) {
+      return { ok: true, mapping: { from: ref, to: mapped.targetId, name: mapped.name, via: 'id-map' } };
+    }
+    const byName = ix.targetByName.get(mapped.name);
+    if (byName !== undefined)
+      return { ok: true, mapping: { from: ref, to: targetRef(byName), name: mapped.name, via: 'name' } };
+    return {
+      ok: false,
+      missing: mapped.name,
+      message: `connection '${mapped.name}' (source id ${ref}) is not in the target`,
+    };
+  }
+  const source = ix.sourceById.get(ref);
+  if (source !== undefined) {
+    const target = ix.targetByName.get(source.name);
+    if (target !== undefined)
+      return { ok: true, mapping: { from: ref, to: targetRef(target), name: source.name, via: 'name' } };
+    return {
+      ok: false,
+      missing: source.name,
+      message: `connection '${source.name}' (source id ${ref}) is not in the target`,
+    };
+  }
+  // Not an id of a source connection: real profiles often list data sources by name (api-notes).
+  const named = ix.targetByName.get(ref);
+  if (named !== undefined)
+    return { ok: true, mapping: { from: ref, to: ref, name: ref, via: 'name-passthrough' } };
+  if (isObjectId(ref)) {
+    return {
+      ok: false,
+      missing: ref,
+      message: `data source id ${ref} is neither a source connection nor in the id map`,
+    };
+  }
+  return { ok: false, missing: ref, message: `connection '${ref}' is not in the target` };
+}
+
+/** Plan the clone of `input.profiles`: map every data source, refuse one-time profiles without `allowRun`. */
+export function planProfileClone(input: ProfileCloneInput): ProfileClonePlan {
+  const ix: Indexes = {
+    sourceById: indexById(input.sourceConnections),
+    targetById: indexById(input.targetConnections),
+    targetByName: new Map(input.targetConnections.map((c) => [c.name, c])),
+    idMap: input.idMap,
+  };
+  const steps: ProfileCloneStep[] = [];
+  const missing = new Set<string>();
+  const seenNames = new Map<string, string>();
+
+  for (const { sourceId, profile } of input.profiles) {
+    const name = typeof profile.name === 'string' ? profile.name : sourceId;
+    const singleRun = profile.isSingleRunScan === true;
+    const problems: Problem[] = [];
+    const mappings: DataSourceMapping[] = [];
+
+    const list = readDataSourceList(profile);
+    if (list === undefined) {
+      problems.push({
+        entry: name,
+        path: '/dataSourceList',
+        message: 'is not an array of strings in the source profile',
+      });
+    } else {
+      list.forEach((ref, i) => {
+        const r = resolveDataSource(ref, ix);
+        if (r.ok) {
+          mappings.push(r.mapping);
+        } else {
+          missing.add(r.missing);
+          problems.push({ entry: name, path: `/dataSourceList/${i}`, message: r.message });
+        }
+      });
+    }
+    if (singleRun && !input.allowRun) {
+      problems.push({
+        entry: name,
+        path: '/isSingleRunScan',
+        message: 'is a one-time profile: creating it starts a scan at once (pass --allow-run to allow that)',
+      });
+    }
+    const other = seenNames.get(name);
+    if (other !== undefined) {
+      problems.push({
+        entry: name,
+        path: '/name',
+        message: `is also the name of source profile ${other}; names must differ`,
+      });
+    } else {
+      seenNames.set(name, sourceId);
+    }
+
+    if (problems.length > 0) {
+      steps.push({ kind: 'blocked', sourceId, name, singleRun, problems });
+    } else {
+      const body = { ...stripProfileServerFields(profile), dataSourceList: mappings.map((m) => m.to) };
+      steps.push({ kind: 'create', sourceId, name, singleRun, body, dataSources: mappings });
+    }
+  }
+
+  return {
+    steps,
+    problems: steps.flatMap((s) => (s.kind === 'blocked' ? s.problems : [])),
+    missingConnections: [...missing].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+  };
+}
+
+function indexById(connections: readonly ConnectionKey[]): Map<string, ConnectionKey> {
+  const map = new Map<string, ConnectionKey>();
+  for (const c of connections) if (c._id !== undefined) map.set(c._id, c);
+  return map;
+}

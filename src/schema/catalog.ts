@@ -1,0 +1,325 @@
+/**
+ * The template catalog: which schema checks a connection of each type, which of its fields are secrets
+ * (`x-secret`) and which are required. Built from the shipped `schemas/templates/` (or `--schemas DIR`),
+ * or from an environment's own connector templates (`--templates-from E`). Each type's schema is
+ * compiled once, on first use. `validate`, `diff` (masking) and `import` (pre-flight) all ask it.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { HttpClient } from '../api/http.js';
+import { getConnectorTemplate } from '../api/templates.js';
+import type { Connection, ConnectorTemplate } from '../api/types.js';
+import { InputFileError, type Problem, UsageError } from '../errors.js';
+import { schemasDir } from '../paths.js';
+import { isMasked } from '../secrets.js';
+import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
+import { convertTemplate, createConnectionSchema } from './template-schema.js';
+
+export { templateToSchema } from './template-schema.js';
+
+/** What kind of problem a {@link ValidationProblem} is. */
+export type ValidationProblemKind = 'schema' | 'masked-secret' | 'unknown-type';
+
+/** A {@link Problem} found by the catalog, tagged so callers can re-classify (import turns masked secrets into errors). */
+export interface ValidationProblem extends Problem {
+  readonly kind: ValidationProblemKind;
+  readonly entry: string;
+  readonly type: string;
+  readonly path: string;
+}
+
+/** The message of a masked secret. */
+export const MASKED_SECRET_MESSAGE = 'must be supplied at import';
+
+/** True when a problem is a masked secret (a warning for validate, an error for import's pre-flight). */
+export function isMaskedSecretProblem(problem: Problem): boolean {
+  return (problem as Partial<ValidationProblem>).kind === 'masked-secret';
+}
+
+/** The verdict on one entry. */
+export interface EntryReport {
+  /** Schema violations: the entry is invalid. */
+  readonly errors: readonly ValidationProblem[];
+  /** Masked secrets and unknown types: the entry is valid but needs attention. */
+  readonly warnings: readonly ValidationProblem[];
+}
+
+/** Schemas by connection type. */
+export interface TemplateCatalog {
+  /** True when a schema exists for `type` (else the generic connection schema applies). */
+  hasType(type: string): boolean;
+  /** Types with a schema, sorted. */
+  types(): readonly string[];
+  /** Keys marked `x-secret` (empty for an unknown type). */
+  secretFields(type: string): ReadonlySet<string>;
+  /** Keys in `required` (for an unknown type: `name`, `type`). */
+  requiredFields(type: string): readonly string[];
+  /** Required keys that are also secrets: must be supplied, non-empty and unmasked, at import. */
+  requiredSecretFields(type: string): readonly string[];
+  /** Check one entry. */
+  checkEntry(entry: Connection): EntryReport;
+  /** Problems found while building the catalog (e.g. a template regex that does not compile). */
+  readonly warnings: readonly string[];
+}
+
+/** One type's schema, compiled on first use. */
+interface TypeSchema {
+  readonly schema: Record<string, unknown>;
+  readonly source: string;
+  readonly secrets: ReadonlySet<string>;
+  readonly required: readonly string[];
+  readonly requiredSecrets: readonly string[];
+  validate?: ValidateFunction;
+}
+
+/** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
+export function createCatalog(
+  schemas: ReadonlyMap<string, { readonly schema: Record<string, unknown>; readonly source: string }>,
+  generic: { readonly schema: Record<string, unknown>; readonly source: string },
+  warnings: readonly string[] = [],
+): TemplateCatalog {
+  // Template regexes are written for JavaScript without the `u` flag (the service's UI): compile alike.
+  const ajv = createAjv({ unicodeRegExp: false });
+  const byType = new Map<string, TypeSchema>();
+  for (const [type, { schema, source }] of schemas) byType.set(type, describeSchema(schema, source));
+  const genericType = describeSchema(generic.schema, generic.source);
+  const noSecrets: ReadonlySet<string> = new Set();
+
+  function compiled(t: TypeSchema): ValidateFunction {
+    if (t.validate === undefined) {
+      try {
+        t.validate = ajv.compile(t.schema);
+      } catch (error) {
+        throw new InputFileError(
+          t.source,
+          undefined,
+          `not a valid JSON Schema (${(error as Error).message})`,
+          {
+            hint: 'Fix or remove the schema',
+            cause: error,
+          },
+        );
+      }
+    }
+    return t.validate;
+  }
+
+  return {
+    hasType: (type) => byType.has(type),
+    types: () => [...byType.keys()].sort(),
+    secretFields: (type) => byType.get(type)?.secrets ?? noSecrets,
+    requiredFields: (type) => (byType.get(type) ?? genericType).required,
+    requiredSecretFields: (type) => byType.get(type)?.requiredSecrets ?? [],
+    warnings,
+    checkEntry(entry) {
+      const type = typeof entry.type === 'string' ? entry.type : '';
+      const name = typeof entry.name === 'string' ? entry.name : '';
+      const known = byType.get(type);
+      const target = known ?? genericType;
+      const validate = compiled(target);
+      const errors: ValidationProblem[] = [];
+      const warnings: ValidationProblem[] = [];
+      if (!validate(entry)) {
+        for (const issue of describeErrors(validate.errors, target.schema)) {
+          errors.push({ kind: 'schema', entry: name, type, path: issue.path, message: issue.message });
+        }
+      }
+      if (known === undefined) {
+        warnings.push({
+          kind: 'unknown-type',
+          entry: name,
+          type,
+          path: '/type',
+          message: `no template schema for type ${JSON.stringify(type)}: checked against connection.schema.json only`,
+        });
+      }
+      for (const path of findMaskedPaths(entry)) {
+        warnings.push({ kind: 'masked-secret', entry: name, type, path, message: MASKED_SECRET_MESSAGE });
+      }
+      return { errors, warnings };
+    },
+  };
+}
+
+function describeSchema(schema: Record<string, unknown>, source: string): TypeSchema {
+  const properties = isObject(schema.properties) ? schema.properties : {};
+  const secrets = new Set<string>();
+  for (const [key, sub] of Object.entries(properties)) {
+    if (isObject(sub) && sub['x-secret'] === true) secrets.add(key);
+  }
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((k): k is string => typeof k === 'string')
+    : [];
+  return { schema, source, secrets, required, requiredSecrets: required.filter((k) => secrets.has(k)) };
+}
+
+const pointerCache = new Map<string, string>();
+
+/** `/key`, one string per key: a report of 100k masked passwords then holds one `/password`. */
+function pointerOf(key: string): string {
+  let pointer = pointerCache.get(key);
+  if (pointer === undefined) {
+    pointer = `/${escapePointer(key)}`;
+    if (pointerCache.size < 10_000) pointerCache.set(key, pointer);
+  }
+  return pointer;
+}
+
+/** JSON pointers of every value that is the service's mask: top-level fields and encrypted custom fields. */
+export function findMaskedPaths(entry: Connection): string[] {
+  const found: string[] = [];
+  for (const key of Object.keys(entry)) {
+    const value = entry[key];
+    if (isMasked(value)) found.push(pointerOf(key));
+    else if (key === 'custom_fields' && Array.isArray(value)) {
+      value.forEach((field: unknown, i) => {
+        if (isObject(field) && isMasked(field.field_value)) found.push(`/custom_fields/${i}/field_value`);
+      });
+    }
+  }
+  return found;
+}
+
+/**
+ * ajv errors -> readable issues: a template's `errorText` (kept as `x-error-text`) for a failed
+ * pattern, "must not be empty" for a mandatory empty string, ajv's own words otherwise.
+ */
+function describeErrors(
+  errors: readonly ErrorObject[] | null | undefined,
+  schema: Record<string, unknown>,
+): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = [];
+  for (const e of errors ?? []) {
+    if (e.keyword === 'pattern') {
+      const parent = resolveSchemaPath(schema, e.schemaPath, 1);
+      const text = isObject(parent) ? parent['x-error-text'] : undefined;
+      out.push({
+        path: e.instancePath,
+        message: typeof text === 'string' ? text : (e.message ?? 'is invalid'),
+      });
+    } else if (e.keyword === 'minLength' && (e.params as { limit?: number }).limit === 1) {
+      out.push({ path: e.instancePath, message: 'must not be empty' });
+    } else if (e.keyword === 'const') {
+      const allowed = (e.params as { allowedValue?: unknown }).allowedValue;
+      out.push({ path: e.instancePath, message: `must be ${JSON.stringify(allowed)}` });
+    } else {
+      out.push(...toSchemaIssues([e]));
+    }
+  }
+  return out;
+}
+
+/** The schema object at ajv's `schemaPath` (`#/properties/x/pattern`), `up` segments short of its end. */
+function resolveSchemaPath(schema: unknown, schemaPath: string, up: number): unknown {
+  const segments = schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean);
+  let node: unknown = schema;
+  for (const raw of segments.slice(0, segments.length - up)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isObject(node) && !Array.isArray(node)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+// ---- loading -------------------------------------------------------------------------------------
+
+const SCHEMA_SUFFIX = '.schema.json';
+const GENERIC_FILE = 'connection.schema.json';
+
+/** The shipped template schemas folder (`schemas/templates`). */
+export function shippedTemplatesDir(): string {
+  return join(schemasDir(), 'templates');
+}
+
+/** The shipped generic schema (`schemas/connection.schema.json`). */
+export function shippedConnectionSchemaPath(): string {
+  return join(schemasDir(), GENERIC_FILE);
+}
+
+async function readSchemaFile(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new InputFileError(
+      path,
+      undefined,
+      `cannot read the schema (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      {
+        cause: error,
+      },
+    );
+  }
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (!isObject(value)) throw new Error('not a JSON object');
+    return value;
+  } catch (error) {
+    throw new InputFileError(path, undefined, `not a JSON schema (${(error as Error).message})`, {
+      hint: 'Fix or remove the schema',
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The catalog of a schemas folder: `<type>.schema.json` per type (default: the shipped
+ * `schemas/templates`). The generic schema is the folder's own `connection.schema.json` when it has
+ * one, else the shipped `schemas/connection.schema.json`.
+ */
+export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): Promise<TemplateCatalog> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    throw new UsageError(`Cannot read the schemas folder ${dir}`, {
+      hint: 'Give --schemas a folder holding <type>.schema.json files',
+      cause: error,
+    });
+  }
+  const schemas = new Map<string, { schema: Record<string, unknown>; source: string }>();
+  for (const file of names.sort()) {
+    if (!file.endsWith(SCHEMA_SUFFIX) || file === GENERIC_FILE) continue;
+    const path = join(dir, file);
+    schemas.set(file.slice(0, -SCHEMA_SUFFIX.length), { schema: await readSchemaFile(path), source: path });
+  }
+  const genericPath = names.includes(GENERIC_FILE) ? join(dir, GENERIC_FILE) : shippedConnectionSchemaPath();
+  return createCatalog(schemas, { schema: await readSchemaFile(genericPath), source: genericPath });
+}
+
+/** A catalog built from connector templates (the emulator's, or an environment's). */
+export function buildCatalogFromTemplates(
+  templates: readonly ConnectorTemplate[],
+  generic: Record<string, unknown> = createConnectionSchema(),
+): TemplateCatalog {
+  const schemas = new Map<string, { schema: Record<string, unknown>; source: string }>();
+  const warnings: string[] = [];
+  for (const template of templates) {
+    const result = convertTemplate(template);
+    warnings.push(...result.warnings);
+    schemas.set(template.name, { schema: result.schema, source: `template ${template.name}` });
+  }
+  return createCatalog(schemas, { schema: generic, source: 'connection.schema.json' }, warnings);
+}
+
+/**
+ * A catalog built from the environment's own connector templates, one GET per type. A type the
+ * environment does not know gets no schema (the generic one applies, with a warning per entry).
+ */
+export async function loadCatalogFromEnvironment(
+  client: HttpClient,
+  types: readonly string[],
+): Promise<TemplateCatalog> {
+  const templates: ConnectorTemplate[] = [];
+  for (const type of [...new Set(types)].sort()) {
+    const template = await getConnectorTemplate(client, type);
+    // The service names the template by type; trust the type asked for, not a differing `name`.
+    if (template !== undefined) templates.push({ ...template, name: type });
+  }
+  return buildCatalogFromTemplates(templates, await readSchemaFile(shippedConnectionSchemaPath()));
+}

@@ -1,0 +1,192 @@
+/**
+ * Connector template -> JSON Schema 2020-12. The same function builds the schemas shipped in
+ * `schemas/templates/` (from the emulator's templates) and those `validate --templates-from E` builds
+ * from an environment's own templates, so both paths judge an entry alike.
+ *
+ * Mapping (api-notes: the connection key is `apiName`):
+ * - `mandatory: true` -> listed in `required`, and a string value must not be empty;
+ * - `validation[].regex` -> `pattern` (several: `allOf`), applied to non-empty strings only (as the
+ *   service does); `errorText` is kept as `x-error-text` and becomes the message;
+ * - `options` -> `enum` of their values, plus the same value in the other spelling real exports use
+ *   (`"yes"`/`true`, `"no"`/`false`, `"1"`/`1`): values are mixed-typed on purpose and kept verbatim;
+ * - `type: "password"` -> `"x-secret": true`;
+ * - `boolean` accepts `true`/`false`/`"true"`/`"false"`; `number` accepts a number or a numeric string;
+ * - an optional field may also be `null` (an unset value in an export).
+ * No `additionalProperties: false`: exports carry many fields no template names.
+ */
+import type { ConnectorTemplate, TemplateField } from '../api/types.js';
+
+/** JSON Schema dialect of every schema dds-migrate writes. */
+export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+/** Regex every connection name must match (api-notes). */
+export const CONNECTION_NAME_PATTERN = '^[\\w\\-\\s\\(\\):]+$';
+
+/** Message for a name that does not match {@link CONNECTION_NAME_PATTERN}. */
+export const CONNECTION_NAME_ERROR_TEXT = 'may contain only letters, digits, spaces and _ - ( ) :';
+
+/** A schema built from a template, and what could not be carried over. */
+export interface TemplateSchemaResult {
+  readonly schema: Record<string, unknown>;
+  /** e.g. a validation regex JavaScript cannot compile (it is left out). */
+  readonly warnings: readonly string[];
+}
+
+const NUMERIC_STRING = '^-?\\d+(\\.\\d+)?$';
+
+/** The JSON Schema of a connector template (see the module comment for the mapping). */
+export function templateToSchema(template: ConnectorTemplate): Record<string, unknown> {
+  return convertTemplate(template).schema;
+}
+
+/** {@link templateToSchema}, also saying what was left out. */
+export function convertTemplate(template: ConnectorTemplate): TemplateSchemaResult {
+  const warnings: string[] = [];
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  for (const field of template.fields) {
+    if (typeof field.apiName !== 'string' || field.apiName === '') continue;
+    properties[field.apiName] = fieldSchema(template, field, warnings);
+    if (field.mandatory === true && !required.includes(field.apiName)) required.push(field.apiName);
+  }
+  // Whatever the template says, a connection has a name and a type.
+  for (const key of ['type', 'name']) {
+    if (!required.includes(key)) required.unshift(key);
+  }
+  properties.type = { type: 'string', const: template.name };
+  if (properties.name === undefined) {
+    properties.name = {
+      type: 'string',
+      minLength: 1,
+      pattern: CONNECTION_NAME_PATTERN,
+      'x-error-text': CONNECTION_NAME_ERROR_TEXT,
+    };
+  }
+  const displayName = typeof template.displayName === 'string' ? template.displayName : template.name;
+  const schema: Record<string, unknown> = {
+    $schema: JSON_SCHEMA_DIALECT,
+    title: displayName,
+    description: `A connection of type ${template.name}, from its connector template`,
+    type: 'object',
+    required: [...new Set(required)],
+    properties,
+  };
+  return { schema, warnings };
+}
+
+function fieldSchema(
+  template: ConnectorTemplate,
+  field: TemplateField,
+  warnings: string[],
+): Record<string, unknown> {
+  const optional = field.mandatory !== true;
+  const out: Record<string, unknown> = {};
+  if (typeof field.displayName === 'string') out.title = field.displayName;
+  if (typeof field.description === 'string') out.description = field.description;
+
+  const options = optionValues(field.options);
+  const kind = field.type ?? 'string';
+  if (options.length > 0) {
+    out.enum = [...looseEnum(options), ...(optional ? [null] : [])];
+  } else if (kind === 'boolean') {
+    out.enum = [true, false, 'true', 'false', ...(optional ? [null] : [])];
+  } else if (kind === 'number') {
+    out.type = optional ? ['number', 'string', 'null'] : ['number', 'string'];
+    out.pattern = NUMERIC_STRING;
+    out['x-error-text'] = 'must be a number';
+  } else if (kind === 'stringList') {
+    out.type = optional ? ['array', 'null'] : 'array';
+    out.items = { type: 'string' };
+  } else if (kind === 'objectList') {
+    out.type = optional ? ['array', 'null'] : 'array';
+    out.items = { type: 'object' };
+  } else if (kind === 'tags') {
+    out.type = optional ? ['array', 'null'] : 'array';
+  } else {
+    // string, password, and any kind this build does not know: a string.
+    out.type = optional ? ['string', 'null'] : 'string';
+    if (!optional) out.minLength = 1;
+  }
+  if (kind === 'password') out['x-secret'] = true;
+
+  const patterns: Record<string, unknown>[] = [];
+  for (const rule of field.validation ?? []) {
+    if (typeof rule?.regex !== 'string' || rule.regex === '') continue;
+    try {
+      new RegExp(rule.regex);
+    } catch {
+      warnings.push(
+        `template ${template.name}: field ${field.apiName}: regex ${JSON.stringify(rule.regex)} is not valid; not checked`,
+      );
+      continue;
+    }
+    // The service applies a field's regexes to non-empty values only.
+    patterns.push({
+      pattern: `^$|(?:${rule.regex})`,
+      'x-error-text':
+        typeof rule.errorText === 'string' && rule.errorText !== ''
+          ? rule.errorText
+          : `must match ${rule.regex}`,
+    });
+  }
+  if (patterns.length === 1) Object.assign(out, patterns[0]);
+  else if (patterns.length > 1) out.allOf = patterns;
+
+  if (field.defaultValue !== undefined) out.default = field.defaultValue;
+  return out;
+}
+
+/** Option values: `{ value, label }` objects (the real shape) or bare values. */
+function optionValues(options: readonly unknown[] | undefined): unknown[] {
+  if (!Array.isArray(options)) return [];
+  const out: unknown[] = [];
+  for (const option of options) {
+    if (option !== null && typeof option === 'object' && 'value' in option)
+      out.push((option as { value: unknown }).value);
+    else if (option === null || ['string', 'number', 'boolean'].includes(typeof option)) out.push(option);
+  }
+  return out;
+}
+
+/** The option values plus their other spelling in real exports, without duplicates. */
+export function looseEnum(values: readonly unknown[]): unknown[] {
+  const out: unknown[] = [];
+  const add = (v: unknown) => {
+    if (!out.some((o) => o === v)) out.push(v);
+  };
+  for (const v of values) {
+    add(v);
+    if (typeof v === 'string') {
+      if (new RegExp(NUMERIC_STRING).test(v)) add(Number(v));
+      if (v === 'yes' || v === 'true') add(true);
+      if (v === 'no' || v === 'false') add(false);
+    } else if (typeof v === 'number') {
+      add(String(v));
+    } else if (typeof v === 'boolean') {
+      add(String(v));
+    }
+  }
+  return out;
+}
+
+/** The generic schema every connection meets (`schemas/connection.schema.json`). */
+export function createConnectionSchema(): Record<string, unknown> {
+  return {
+    $schema: JSON_SCHEMA_DIALECT,
+    title: 'Data source connection',
+    description:
+      'What every connection has, whatever its type. A type without a template schema is checked against this only.',
+    type: 'object',
+    required: ['name', 'type'],
+    properties: {
+      _id: { type: 'string' },
+      name: {
+        type: 'string',
+        minLength: 1,
+        pattern: CONNECTION_NAME_PATTERN,
+        'x-error-text': CONNECTION_NAME_ERROR_TEXT,
+      },
+      type: { type: 'string', minLength: 1 },
+    },
+  };
+}

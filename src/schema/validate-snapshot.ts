@@ -1,0 +1,95 @@
+/**
+ * Validate a snapshot file: the reader checks the file itself (refusing a damaged one, exit 2), the
+ * catalog checks every entry. Streaming: memory holds the problems found, not the entries. The
+ * `validate` command and `bench/validate` run this same function.
+ */
+import type { Connection } from '../api/types.js';
+import {
+  readSnapshotEntries,
+  scanSnapshot,
+  type VerifiedSnapshot,
+  verifySnapshot,
+} from '../snapshot/read.js';
+import type { TemplateCatalog, ValidationProblem } from './catalog.js';
+
+/** The outcome of validating a snapshot. */
+export interface ValidationReport {
+  readonly snapshot: {
+    readonly path: string;
+    readonly entryCount: number;
+    readonly sha256: string;
+    readonly formatVersion: number;
+  };
+  /** True when no entry is invalid (warnings allowed). */
+  readonly valid: boolean;
+  readonly entryCount: number;
+  /** How many entries have at least one error. */
+  readonly invalidCount: number;
+  /** Every schema error, in entry (name) order. */
+  readonly errors: readonly ValidationProblem[];
+  /** Masked secrets and unknown types, in entry order. */
+  readonly warnings: readonly ValidationProblem[];
+  /** Problems of the catalog itself (e.g. a template regex left out). */
+  readonly catalogWarnings: readonly string[];
+}
+
+/** Where schemas come from: a ready catalog, or one built once the snapshot's types are known. */
+export type CatalogSource = TemplateCatalog | ((types: readonly string[]) => Promise<TemplateCatalog>);
+
+/**
+ * Validate `path`. With a ready catalog the file is read once; with a catalog built from the types
+ * (`--templates-from`) it is verified first, then read again with a check that it did not change.
+ */
+export async function validateSnapshot(
+  path: string,
+  source: CatalogSource,
+  options: { readonly signal?: AbortSignal; readonly label?: string } = {},
+): Promise<ValidationReport> {
+  const errors: ValidationProblem[] = [];
+  const warnings: ValidationProblem[] = [];
+  let invalidCount = 0;
+  let catalog: TemplateCatalog;
+  let verified: VerifiedSnapshot;
+
+  const check = (entry: Connection) => {
+    const report = catalog.checkEntry(entry);
+    if (report.errors.length > 0) {
+      invalidCount += 1;
+      errors.push(...report.errors);
+    }
+    if (report.warnings.length > 0) warnings.push(...report.warnings);
+  };
+
+  if (typeof source === 'function') {
+    const first = await verifySnapshot(path, options);
+    catalog = await source([...first.typeCounts.keys()]);
+    const entries = readSnapshotEntries(path, { ...options, expected: first });
+    for (;;) {
+      const next = await entries.next();
+      if (next.done) {
+        verified = next.value;
+        break;
+      }
+      check(next.value);
+    }
+  } else {
+    catalog = source;
+    // Problems are collected while reading but only reported once the whole file checked out.
+    verified = await scanSnapshot(path, check, options);
+  }
+
+  return {
+    snapshot: {
+      path: verified.path,
+      entryCount: verified.entryCount,
+      sha256: verified.sha256,
+      formatVersion: verified.storedFormatVersion,
+    },
+    valid: invalidCount === 0,
+    entryCount: verified.entryCount,
+    invalidCount,
+    errors,
+    warnings,
+    catalogWarnings: catalog.warnings,
+  };
+}

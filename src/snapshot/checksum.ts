@@ -1,0 +1,46 @@
+/**
+ * The snapshot checksum: sha256 over the entry lines, each with its `\n`, as bytes on disk (contract
+ * section 3). Header and trailer are not covered.
+ */
+import { createHash, type Hash } from 'node:crypto';
+
+/** An incremental hash of entry lines. */
+export interface EntryHasher {
+  /** Add one entry line: its bytes without the newline; the newline is added here. */
+  addLine(line: Uint8Array | string): void;
+  /** Add bytes that are already whole entry lines, each ending in its `\n`. */
+  addRaw(bytes: Uint8Array): void;
+  /** Lower-case hex digest; the hasher cannot be used afterwards. */
+  digest(): string;
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/** Start hashing entry lines. */
+export function createEntryHasher(): EntryHasher {
+  const hash: Hash = createHash('sha256');
+  return {
+    addLine(line) {
+      hash.update(line);
+      hash.update(NEWLINE);
+    },
+    addRaw(bytes) {
+      hash.update(bytes);
+    },
+    digest() {
+      return hash.digest('hex');
+    },
+  };
+}
+
+/** sha256 of a list of entry lines (tests and small snapshots). */
+export function hashEntryLines(lines: Iterable<string>): string {
+  const hasher = createEntryHasher();
+  for (const line of lines) hasher.addLine(line);
+  return hasher.digest();
+}
+
+/** True when `value` looks like a sha256 as written in a trailer (64 lower-case hex digits). */
+export function isSha256Hex(value: unknown): value is string {
+  return typeof value === 'string' && /^[0-9a-f]{64}$/.test(value);
+}

@@ -1,0 +1,153 @@
+/**
+ * The snapshot format (contract section 3): JSON Lines, a header line, one connection per line sorted
+ * by `name` in code-unit order, then a trailer with the entry count and the sha256 of the entry lines.
+ *
+ * Key order of an entry line (chosen here, the contract only asks for "a stable order"): `_id`, `name`,
+ * `type` first, then every other key in code-unit order; nested objects have their keys in code-unit
+ * order too, arrays keep their order. Values are kept verbatim (`"yes"` stays a string, `1` a number).
+ * A stable order makes two snapshots of the same data byte-identical whatever order the service sent
+ * the keys in, so a plain `diff` of two files is meaningful.
+ */
+import type { Connection } from '../api/types.js';
+import { compareNames } from '../connections/match.js';
+
+/** `kind` of the header line. */
+export const SNAPSHOT_KIND = 'dds-migrate/snapshot';
+/** `kind` of the trailer line. */
+export const SNAPSHOT_END_KIND = 'dds-migrate/snapshot-end';
+/** The format version this build writes. Older versions are migrated on read (`migrate.ts`). */
+export const CURRENT_FORMAT_VERSION = 1;
+
+/** What was asked for when the snapshot was taken (`null`: no restriction of that kind). */
+export interface SnapshotSelection {
+  readonly ids: readonly string[] | null;
+  readonly types: readonly string[] | null;
+  readonly name: string | null;
+}
+
+/** Where the snapshot came from. `url` never carries a token. */
+export interface SnapshotSource {
+  readonly url: string;
+  /** Config name of the environment, or its host when it was given as a bare URL. */
+  readonly environment: string;
+}
+
+/** Line 1 of a snapshot. */
+export interface SnapshotHeader {
+  readonly kind: typeof SNAPSHOT_KIND;
+  readonly formatVersion: number;
+  /** ISO 8601 UTC, e.g. `2026-11-22T10:00:00.000Z`. */
+  readonly createdAt: string;
+  /** e.g. `dds-migrate 0.1.0`. */
+  readonly tool: string;
+  readonly source: SnapshotSource;
+  readonly selection: SnapshotSelection;
+}
+
+/** The last line of a snapshot. */
+export interface SnapshotTrailer {
+  readonly kind: typeof SNAPSHOT_END_KIND;
+  readonly entryCount: number;
+  /** Lower-case hex sha256 of the entry lines, each with its `\n` (header and trailer excluded). */
+  readonly sha256: string;
+}
+
+/** Inputs of {@link createSnapshotHeader}. */
+export interface SnapshotHeaderInput {
+  readonly tool: string;
+  readonly source: SnapshotSource;
+  readonly selection?: Partial<SnapshotSelection>;
+  /** Default: now. */
+  readonly createdAt?: Date;
+}
+
+/** Build a header of the current format version, keys in the contract's order. */
+export function createSnapshotHeader(input: SnapshotHeaderInput): SnapshotHeader {
+  return {
+    kind: SNAPSHOT_KIND,
+    formatVersion: CURRENT_FORMAT_VERSION,
+    createdAt: (input.createdAt ?? new Date()).toISOString(),
+    tool: input.tool,
+    source: { url: input.source.url, environment: input.source.environment },
+    selection: {
+      ids: input.selection?.ids ?? null,
+      types: input.selection?.types ?? null,
+      name: input.selection?.name ?? null,
+    },
+  };
+}
+
+/** The header as its line (without the newline), keys in the contract's order. */
+export function serializeHeaderLine(header: SnapshotHeader): string {
+  return JSON.stringify(orderHeaderKeys(header));
+}
+
+function orderHeaderKeys(h: SnapshotHeader): SnapshotHeader {
+  return {
+    kind: h.kind,
+    formatVersion: h.formatVersion,
+    createdAt: h.createdAt,
+    tool: h.tool,
+    source: { url: h.source.url, environment: h.source.environment },
+    selection: { ids: h.selection.ids, types: h.selection.types, name: h.selection.name },
+  };
+}
+
+/** The trailer as its line (without the newline). */
+export function serializeTrailerLine(trailer: Omit<SnapshotTrailer, 'kind'>): string {
+  const t: SnapshotTrailer = {
+    kind: SNAPSHOT_END_KIND,
+    entryCount: trailer.entryCount,
+    sha256: trailer.sha256,
+  };
+  return JSON.stringify(t);
+}
+
+/** Keys that lead every entry line, in this order. */
+export const LEADING_ENTRY_KEYS: readonly string[] = ['_id', 'name', 'type'];
+
+/**
+ * Copy a value with object keys in the stable order: at the top level `_id`, `name`, `type` first,
+ * then the rest in code-unit order; nested objects in code-unit order; arrays keep their order.
+ * Values are not touched.
+ */
+export function canonicalizeEntry<T extends Record<string, unknown>>(entry: T): T {
+  const out: Record<string, unknown> = {};
+  const keys = Object.keys(entry);
+  for (const lead of LEADING_ENTRY_KEYS) {
+    if (Object.hasOwn(entry, lead)) setOwn(out, lead, canonicalizeValue(entry[lead]));
+  }
+  const rest = keys.filter((k) => !LEADING_ENTRY_KEYS.includes(k)).sort(compareNames);
+  for (const key of rest) setOwn(out, key, canonicalizeValue(entry[key]));
+  return out as T;
+}
+
+function canonicalizeValue(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonicalizeValue);
+  if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(obj).sort(compareNames)) setOwn(out, key, canonicalizeValue(obj[key]));
+    return out;
+  }
+  return value;
+}
+
+/** Assign a key as an own property, even `__proto__` (which JSON.parse creates as an own key). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    target[key] = value;
+  }
+}
+
+/** One entry as its line (without the newline): canonical key order, compact JSON. */
+export function serializeEntryLine(entry: Connection): string {
+  return JSON.stringify(canonicalizeEntry(entry as Record<string, unknown>));
+}
+
+/** A filesystem-safe UTC timestamp for `--out-dir` file names: `2026-11-22T10-00-00.000Z`. */
+export function formatFileTimestamp(date: Date): string {
+  return date.toISOString().replace(/:/g, '-');
+}

@@ -1,0 +1,454 @@
+/**
+ * The one snapshot reader every command uses. It streams the file (memory stays flat: one chunk and
+ * the current line), and refuses, naming the line (InputFileError, exit 2):
+ * an empty file, a first line that is not a snapshot header, a wrong `kind`, a `formatVersion` newer
+ * than this build or one no migration reaches, a line that is not JSON, an entry that is not an object
+ * with a string `name` and `type`, entries out of name order or with a duplicate name, a missing trailer
+ * (truncated), a last line without its newline (truncated), a wrong `entryCount` or `sha256`, and
+ * anything after the trailer.
+ *
+ * Because entries must be in strict code-unit order of name, a duplicate name is always next to its
+ * twin: the reader keeps only the previous name, never a set of all names.
+ *
+ * The checksum covers the entry lines as stored (bytes, each with its `\n`). Header and trailer are not
+ * covered (contract); the header is checked for its shape instead.
+ */
+import { createReadStream } from 'node:fs';
+import type { Connection } from '../api/types.js';
+import { compareNames } from '../connections/match.js';
+import { InputFileError, InterruptedError } from '../errors.js';
+import { createEntryHasher, type EntryHasher } from './checksum.js';
+import {
+  CURRENT_FORMAT_VERSION,
+  SNAPSHOT_END_KIND,
+  SNAPSHOT_KIND,
+  type SnapshotHeader,
+  type SnapshotSelection,
+} from './format.js';
+import { composeMigrations, type MigrationRegistry, type Migrator, shippedMigrations } from './migrate.js';
+
+/** What a verified snapshot is: its header (migrated to the current version) and its checksum facts. */
+export interface VerifiedSnapshot {
+  readonly path: string;
+  /** The header, migrated to {@link CURRENT_FORMAT_VERSION}. */
+  readonly header: SnapshotHeader;
+  /** The version the file was written in (before migration). */
+  readonly storedFormatVersion: number;
+  readonly entryCount: number;
+  /** sha256 of the entry lines as stored, as in the trailer. */
+  readonly sha256: string;
+  /** How many entries of each type, in first-seen order. */
+  readonly typeCounts: ReadonlyMap<string, number>;
+}
+
+/** Options of every reading function. */
+export interface ReadSnapshotOptions {
+  /** Migrations for older format versions; default the shipped ones. */
+  readonly migrations?: MigrationRegistry;
+  /** Stops reading (InterruptedError) when aborted. */
+  readonly signal?: AbortSignal;
+  /** How messages name the file (default: `path`), e.g. the path as the user typed it. */
+  readonly label?: string;
+  /** Bytes read per chunk; default 64 KiB (larger chunks pile up as external memory between GCs). */
+  readonly chunkSize?: number;
+}
+
+/** Options of {@link readSnapshotEntries}. */
+export interface ReadEntriesOptions extends ReadSnapshotOptions {
+  /** The result of an earlier {@link verifySnapshot}: reading fails at the end if the file changed since. */
+  readonly expected?: Pick<VerifiedSnapshot, 'sha256' | 'entryCount'>;
+}
+
+/** A line longer than this is refused rather than buffered: no connection is anywhere near it. */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+const DAMAGED_HINT = 'The snapshot is damaged: export it again';
+const NOT_A_SNAPSHOT_HINT = 'Give a file written by `dds-migrate export`';
+
+/**
+ * Read the whole file and check it; resolves to its facts, or rejects with an InputFileError naming
+ * the line. Nothing is kept in memory but the current line.
+ */
+export function verifySnapshot(path: string, options: ReadSnapshotOptions = {}): Promise<VerifiedSnapshot> {
+  return scanSnapshot(path, undefined, options);
+}
+
+/**
+ * Read and check the whole file, calling `onEntry` for each entry (migrated) as it goes. Entries are
+ * handed out before the trailer is checked: a caller that acts on them must wait for the promise to
+ * resolve before trusting what it saw (`validate` collects problems and reports them only then).
+ */
+export async function scanSnapshot(
+  path: string,
+  onEntry: ((entry: Connection, line: number) => void) | undefined,
+  options: ReadSnapshotOptions = {},
+): Promise<VerifiedSnapshot> {
+  const parser = new SnapshotParser(path, options.label ?? path, options.migrations ?? shippedMigrations);
+  for await (const batch of readLineBatches(path, options)) {
+    for (const raw of batch) {
+      const entry = parser.push(raw);
+      if (entry !== undefined && onEntry !== undefined) onEntry(entry, raw.number);
+    }
+  }
+  return parser.finish();
+}
+
+/**
+ * Stream the entries of a snapshot (migrated to the current version), checking everything
+ * {@link verifySnapshot} checks as it goes; the trailer is checked when the last entry has been handed
+ * out, so a caller must consume to the end (or have verified first). With `expected`, throws at the
+ * end when the file is not the one that was verified.
+ */
+export async function* readSnapshotEntries(
+  path: string,
+  options: ReadEntriesOptions = {},
+): AsyncGenerator<Connection, VerifiedSnapshot, undefined> {
+  const parser = new SnapshotParser(path, options.label ?? path, options.migrations ?? shippedMigrations);
+  for await (const batch of readLineBatches(path, options)) {
+    const entries: Connection[] = [];
+    for (const raw of batch) {
+      const entry = parser.push(raw);
+      if (entry !== undefined) entries.push(entry);
+    }
+    yield* entries;
+  }
+  const verified = parser.finish();
+  const expected = options.expected;
+  if (expected && (expected.sha256 !== verified.sha256 || expected.entryCount !== verified.entryCount)) {
+    throw new InputFileError(
+      options.label ?? path,
+      undefined,
+      'the snapshot changed while it was being read',
+      {
+        hint: 'Do not write to a snapshot while a command reads it; re-run the command',
+      },
+    );
+  }
+  return verified;
+}
+
+/** A whole snapshot in memory: for small snapshots and tests. Verifies first, then reads. */
+export async function loadSnapshot(
+  path: string,
+  options: ReadSnapshotOptions = {},
+): Promise<{ readonly header: SnapshotHeader; readonly entries: Connection[]; readonly sha256: string }> {
+  const verified = await verifySnapshot(path, options);
+  const entries: Connection[] = [];
+  for await (const entry of readSnapshotEntries(path, { ...options, expected: verified }))
+    entries.push(entry);
+  return { header: verified.header, entries, sha256: verified.sha256 };
+}
+
+// ---- lines -------------------------------------------------------------------------------------
+
+/** One line of the file, without its newline. */
+interface RawLine {
+  readonly bytes: Buffer;
+  /** 1-based. */
+  readonly number: number;
+  /** False only for a last line that has no `\n`. */
+  readonly terminated: boolean;
+}
+
+const NEWLINE = 0x0a;
+
+/** Split the file into lines, one batch per chunk read (so a caller does not await per line). */
+async function* readLineBatches(path: string, options: ReadSnapshotOptions): AsyncGenerator<RawLine[]> {
+  const stream = createReadStream(path, { highWaterMark: options.chunkSize ?? 64 * 1024 });
+  let pending: Buffer[] = [];
+  let pendingLength = 0;
+  let lineNumber = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (options.signal?.aborted) throw new InterruptedError('Interrupted while reading the snapshot');
+      const batch: RawLine[] = [];
+      let start = 0;
+      for (;;) {
+        const end = chunk.indexOf(NEWLINE, start);
+        if (end < 0) break;
+        let bytes = chunk.subarray(start, end);
+        if (pendingLength > 0) {
+          pending.push(bytes);
+          bytes = Buffer.concat(pending, pendingLength + bytes.length);
+          pending = [];
+          pendingLength = 0;
+        }
+        lineNumber += 1;
+        batch.push({ bytes, number: lineNumber, terminated: true });
+        start = end + 1;
+      }
+      if (start < chunk.length) {
+        // Copy: the stream may reuse nothing, but keeping a slice would pin the whole chunk.
+        const rest = Buffer.from(chunk.subarray(start));
+        pending.push(rest);
+        pendingLength += rest.length;
+        if (pendingLength > MAX_LINE_BYTES) {
+          throw new InputFileError(
+            options.label ?? path,
+            lineNumber + 1,
+            `line is longer than ${MAX_LINE_BYTES} bytes`,
+            {
+              hint: DAMAGED_HINT,
+            },
+          );
+        }
+      }
+      if (batch.length > 0) yield batch;
+    }
+  } catch (error) {
+    throw toReadError(options.label ?? path, error);
+  } finally {
+    stream.destroy();
+  }
+  if (pendingLength > 0) {
+    yield [{ bytes: Buffer.concat(pending, pendingLength), number: lineNumber + 1, terminated: false }];
+  }
+}
+
+function toReadError(path: string, error: unknown): unknown {
+  if (error instanceof InputFileError || error instanceof InterruptedError) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT')
+    return new InputFileError(path, undefined, 'no such file', { hint: NOT_A_SNAPSHOT_HINT, cause: error });
+  if (code === 'EISDIR')
+    return new InputFileError(path, undefined, 'is a directory, not a snapshot file', { cause: error });
+  if (code === 'EACCES' || code === 'EPERM') {
+    return new InputFileError(path, undefined, 'permission denied', {
+      hint: 'Check the file permissions',
+      cause: error,
+    });
+  }
+  if (typeof code === 'string')
+    return new InputFileError(path, undefined, `cannot read the file (${code})`, { cause: error });
+  return error;
+}
+
+// ---- parsing -----------------------------------------------------------------------------------
+
+/** The state of one pass over a snapshot. Push lines in order, then `finish`. */
+class SnapshotParser {
+  private header: SnapshotHeader | undefined;
+  private storedFormatVersion = 0;
+  private migrator: Migrator | undefined;
+  private readonly hasher: EntryHasher = createEntryHasher();
+  private count = 0;
+  private previousName: string | undefined;
+  private previousLine = 0;
+  private trailer: { entryCount: number; sha256: string; line: number } | undefined;
+  private lastLine = 0;
+  private readonly typeCounts = new Map<string, number>();
+
+  constructor(
+    private readonly path: string,
+    /** The file's name in messages. */
+    private readonly label: string,
+    private readonly migrations: MigrationRegistry,
+  ) {}
+
+  /** Take one line; returns the entry it holds, if any. */
+  push(raw: RawLine): Connection | undefined {
+    this.lastLine = raw.number;
+    if (this.trailer !== undefined) {
+      throw this.fail(raw.number, `unexpected content after the trailer (line ${this.trailer.line})`);
+    }
+    if (!raw.terminated) {
+      throw this.fail(raw.number, 'the last line is incomplete (no newline): the snapshot is truncated');
+    }
+    if (this.header === undefined) {
+      this.readHeader(raw);
+      return undefined;
+    }
+    const value = this.parseJson(raw);
+    if (isPlainObject(value) && value.kind === SNAPSHOT_END_KIND && !Object.hasOwn(value, 'name')) {
+      this.readTrailer(value, raw.number);
+      return undefined;
+    }
+    return this.readEntry(value, raw);
+  }
+
+  /** Check the end of the file and return the facts. */
+  finish(): VerifiedSnapshot {
+    if (this.header === undefined) {
+      throw new InputFileError(this.label, undefined, 'the file is empty, not a snapshot', {
+        hint: NOT_A_SNAPSHOT_HINT,
+      });
+    }
+    if (this.trailer === undefined) {
+      throw this.fail(this.lastLine + 1, `no trailer after line ${this.lastLine}: the snapshot is truncated`);
+    }
+    return {
+      path: this.path,
+      header: this.header,
+      storedFormatVersion: this.storedFormatVersion,
+      entryCount: this.count,
+      sha256: this.trailer.sha256,
+      typeCounts: this.typeCounts,
+    };
+  }
+
+  private readHeader(raw: RawLine): void {
+    let bytes = raw.bytes;
+    // A byte-order mark added by an editor: the header is not checksummed, so it is harmless.
+    if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+    let value: unknown;
+    try {
+      value = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      throw new InputFileError(
+        this.label,
+        raw.number,
+        'not a dds-migrate snapshot (line 1 is not a JSON header)',
+        {
+          hint: NOT_A_SNAPSHOT_HINT,
+        },
+      );
+    }
+    if (!isPlainObject(value) || typeof value.kind !== 'string') {
+      throw new InputFileError(this.label, raw.number, 'not a dds-migrate snapshot (line 1 has no "kind")', {
+        hint: NOT_A_SNAPSHOT_HINT,
+      });
+    }
+    if (value.kind !== SNAPSHOT_KIND) {
+      throw new InputFileError(
+        this.label,
+        raw.number,
+        `not a dds-migrate snapshot: kind is ${JSON.stringify(value.kind)}, expected "${SNAPSHOT_KIND}"`,
+        { hint: NOT_A_SNAPSHOT_HINT },
+      );
+    }
+    const version = value.formatVersion;
+    if (typeof version !== 'number' || !Number.isInteger(version) || version < 0) {
+      throw this.fail(raw.number, `formatVersion must be an integer >= 0, got ${JSON.stringify(version)}`);
+    }
+    if (version > CURRENT_FORMAT_VERSION) {
+      throw new InputFileError(
+        this.label,
+        raw.number,
+        `formatVersion ${version} is newer than this dds-migrate reads (${CURRENT_FORMAT_VERSION})`,
+        { hint: 'Upgrade dds-migrate to read this snapshot' },
+      );
+    }
+    const chain = this.migrations.chain(version);
+    if (chain === undefined) {
+      throw new InputFileError(this.label, raw.number, `formatVersion ${version} is no longer supported`, {
+        hint: 'Export the snapshot again with this dds-migrate',
+      });
+    }
+    this.migrator = composeMigrations(chain);
+    this.storedFormatVersion = version;
+    const migrated = this.migrator.migrateHeader(value);
+    const problem = describeHeaderProblem(migrated);
+    if (problem !== undefined) throw this.fail(raw.number, `bad snapshot header: ${problem}`);
+    this.header = normalizeHeader(migrated);
+  }
+
+  private readTrailer(value: Record<string, unknown>, line: number): void {
+    const { entryCount, sha256 } = value;
+    if (typeof entryCount !== 'number' || !Number.isInteger(entryCount) || entryCount < 0) {
+      throw this.fail(line, `trailer entryCount must be an integer >= 0, got ${JSON.stringify(entryCount)}`);
+    }
+    if (typeof sha256 !== 'string') throw this.fail(line, 'trailer has no sha256');
+    if (entryCount !== this.count) {
+      throw this.fail(line, `trailer says ${entryCount} entries but the snapshot holds ${this.count}`);
+    }
+    const actual = this.hasher.digest();
+    if (sha256 !== actual) {
+      throw this.fail(line, 'sha256 in the trailer does not match the entries (the snapshot was changed)');
+    }
+    this.trailer = { entryCount, sha256, line };
+  }
+
+  private readEntry(value: unknown, raw: RawLine): Connection {
+    const line = raw.number;
+    if (!isPlainObject(value)) throw this.fail(line, 'entry is not a JSON object');
+    this.hasher.addLine(raw.bytes);
+    this.count += 1;
+    const entry =
+      this.migrator?.identity === false ? this.migrator.migrateEntry(value) : (value as Connection);
+    const { name, type } = entry as Record<string, unknown>;
+    if (typeof name !== 'string' || name === '') throw this.fail(line, 'entry has no string "name"');
+    if (typeof type !== 'string' || type === '') {
+      throw this.fail(line, `entry ${JSON.stringify(name)} has no string "type"`);
+    }
+    if (this.previousName !== undefined) {
+      const order = compareNames(this.previousName, name);
+      if (order === 0) {
+        throw this.fail(line, `duplicate name ${JSON.stringify(name)} (also on line ${this.previousLine})`);
+      }
+      if (order > 0) {
+        throw this.fail(
+          line,
+          `entries are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(this.previousName)}`,
+        );
+      }
+    }
+    this.previousName = name;
+    this.previousLine = line;
+    this.typeCounts.set(type, (this.typeCounts.get(type) ?? 0) + 1);
+    return entry;
+  }
+
+  private parseJson(raw: RawLine): unknown {
+    try {
+      return JSON.parse(raw.bytes.toString('utf8'));
+    } catch (error) {
+      throw this.fail(raw.number, `not valid JSON (${describeJsonError(error)})`);
+    }
+  }
+
+  private fail(line: number, message: string): InputFileError {
+    return new InputFileError(this.label, line, message, { hint: DAMAGED_HINT });
+  }
+}
+
+/**
+ * The JSON.parse message without the excerpt of the line V8 quotes (`, "..." is not valid JSON`): the
+ * line may hold a credential, and error messages must never show one.
+ */
+export function describeJsonError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cleaned = message.replace(/,\s*".*" is not valid JSON$/s, '').replace(/\s*"[^"]*\.\.\."$/s, '');
+  return cleaned.length > 200 ? `${cleaned.slice(0, 200)}...` : cleaned;
+}
+
+/** The header with every field in place (an older version may omit a `null` selection field). */
+function normalizeHeader(h: Record<string, unknown>): SnapshotHeader {
+  const source = h.source as { url: string; environment: string };
+  const selection = h.selection as Partial<SnapshotSelection>;
+  return {
+    kind: SNAPSHOT_KIND,
+    formatVersion: CURRENT_FORMAT_VERSION,
+    createdAt: h.createdAt as string,
+    tool: h.tool as string,
+    source: { url: source.url, environment: source.environment },
+    selection: { ids: selection.ids ?? null, types: selection.types ?? null, name: selection.name ?? null },
+  };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isStringArrayOrNull(value: unknown): value is readonly string[] | null {
+  return value === null || (Array.isArray(value) && value.every((v) => typeof v === 'string'));
+}
+
+/** Why a (migrated) header does not have the shape of {@link SnapshotHeader}, or undefined. */
+function describeHeaderProblem(h: Record<string, unknown>): string | undefined {
+  if (h.formatVersion !== CURRENT_FORMAT_VERSION)
+    return `formatVersion ${String(h.formatVersion)} after migration`;
+  if (typeof h.createdAt !== 'string') return 'createdAt must be a string';
+  if (typeof h.tool !== 'string') return 'tool must be a string';
+  const source = h.source;
+  if (!isPlainObject(source) || typeof source.url !== 'string' || typeof source.environment !== 'string') {
+    return 'source must be {url, environment} strings';
+  }
+  const selection = h.selection as Partial<SnapshotSelection> | undefined;
+  if (!isPlainObject(selection)) return 'selection must be an object';
+  if (!isStringArrayOrNull(selection.ids ?? null)) return 'selection.ids must be a list of strings or null';
+  if (!isStringArrayOrNull(selection.types ?? null))
+    return 'selection.types must be a list of strings or null';
+  const name = selection.name ?? null;
+  if (name !== null && typeof name !== 'string') return 'selection.name must be a string or null';
+  return undefined;
+}

@@ -1,0 +1,381 @@
+/**
+ * Writing a snapshot: atomically (temporary file in the target's folder, mode 0600, fsync, rename) and
+ * with memory that does not grow with the size of the environment.
+ *
+ * Entries arrive in the service's order but must be written in name order. Rather than holding every
+ * connection, each one is serialised once (canonical key order) and appended to a spill file next to
+ * the target, and only a small index `(name, offset, length)` stays in memory. The index is sorted, then
+ * the lines are copied from the spill file into the snapshot in name order; lines that sit next to each
+ * other in the spill file are copied in one read. Memory: about 100 bytes per entry for the index
+ * (10 MB for 100k connections) plus 4 MiB of buffers, whatever the size of the connections.
+ *
+ * Targets:
+ * - `{ path }` (`-o FILE`): replaces an existing file atomically (rename over it); the folder must exist.
+ * - `{ outDir, environment }` (`--out-dir DIR`): writes `DIR/<environment>/<UTC timestamp>.snapshot.jsonl`
+ *   (timestamp of the header's `createdAt`, `:` replaced by `-`), creating the folders (mode 0700).
+ *   It never overwrites: the file is linked into place (exclusive), and if that name is taken, `-2`,
+ *   `-3`, ... is added before `.snapshot.jsonl`.
+ */
+import { randomBytes } from 'node:crypto';
+import { readSync } from 'node:fs';
+import { type FileHandle, link, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Connection } from '../api/types.js';
+import { compareNames } from '../connections/match.js';
+import { InterruptedError, PreflightError, type Problem, UsageError } from '../errors.js';
+import { createEntryHasher } from './checksum.js';
+import {
+  formatFileTimestamp,
+  type SnapshotHeader,
+  serializeEntryLine,
+  serializeHeaderLine,
+  serializeTrailerLine,
+} from './format.js';
+
+/** Where to write: one file (`-o`), or a new file in a per-environment folder (`--out-dir`). */
+export type SnapshotTarget =
+  | { readonly path: string }
+  | { readonly outDir: string; readonly environment: string };
+
+/** Options of {@link writeSnapshot}. */
+export interface WriteSnapshotOptions {
+  /** Stops between entries (InterruptedError); temporary files are removed. */
+  readonly signal?: AbortSignal;
+  /** Sees every entry as written (canonical key order), e.g. to count types for a summary. */
+  readonly onEntry?: (entry: Connection) => void;
+}
+
+/** What was written. */
+export interface WrittenSnapshot {
+  readonly path: string;
+  readonly entryCount: number;
+  readonly sha256: string;
+}
+
+/** File mode of snapshots and their temporary files: they may hold credentials. */
+export const SNAPSHOT_FILE_MODE = 0o600;
+/** Mode of folders created for `--out-dir`. */
+export const SNAPSHOT_DIR_MODE = 0o700;
+
+const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
+const WRITE_BUFFER_BYTES = 1024 * 1024;
+const MAX_NAME_SUFFIX = 1000;
+
+/** The folder an `--out-dir` snapshot goes to: `DIR/<environment>`, the name made filesystem-safe. */
+export function outDirFolder(outDir: string, environment: string): string {
+  return join(outDir, toSafeFileName(environment));
+}
+
+/** Replace what a file name cannot hold on common filesystems (`:` of a host:port, `/`, ...) by `_`. */
+export function toSafeFileName(text: string): string {
+  const safe = text.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
+  return safe === '' ? '_' : safe;
+}
+
+/**
+ * Check a target before any work (so a bad `-o` fails before the export is fetched): the folder of
+ * `-o FILE` must exist and FILE must not be a folder; an `--out-dir` folder is created.
+ */
+export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<void> {
+  if ('path' in target) {
+    const dir = dirname(target.path);
+    const dirStat = await stat(dir).catch(() => undefined);
+    if (!dirStat?.isDirectory()) {
+      throw new UsageError(`Cannot write ${target.path}: folder ${dir} does not exist`, {
+        hint: 'Create the folder or choose another -o FILE',
+      });
+    }
+    const fileStat = await stat(target.path).catch(() => undefined);
+    if (fileStat?.isDirectory()) {
+      throw new UsageError(`Cannot write ${target.path}: it is a folder`, {
+        hint: 'Use --out-dir for a folder',
+      });
+    }
+    return;
+  }
+  try {
+    await mkdir(outDirFolder(target.outDir, target.environment), {
+      recursive: true,
+      mode: SNAPSHOT_DIR_MODE,
+    });
+  } catch (error) {
+    throw new UsageError(`Cannot create the folder ${outDirFolder(target.outDir, target.environment)}`, {
+      hint: 'Check --out-dir and its permissions',
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Write a snapshot of `entries` with `header`. Entries are sorted by name; a duplicate name, or an
+ * entry without a string `name` and `type`, stops the write (PreflightError, exit 3) and leaves no file.
+ */
+export async function writeSnapshot(
+  target: SnapshotTarget,
+  header: SnapshotHeader,
+  entries: AsyncIterable<Connection> | Iterable<Connection>,
+  options: WriteSnapshotOptions = {},
+): Promise<WrittenSnapshot> {
+  await prepareSnapshotTarget(target);
+  const dir = 'path' in target ? dirname(target.path) : outDirFolder(target.outDir, target.environment);
+  const stem = 'path' in target ? basename(target.path) : 'snapshot';
+  const token = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const spillPath = join(dir, `.${stem}.${token}.spill`);
+  const tmpPath = join(dir, `.${stem}.${token}.tmp`);
+  let tmpCreated = false;
+  try {
+    const index = await spillEntries(spillPath, entries, options);
+    const order = sortIndex(index);
+    tmpCreated = true;
+    const sha256 = await writeSorted(tmpPath, spillPath, header, index, order);
+    const path =
+      'path' in target
+        ? await replaceInto(tmpPath, target.path)
+        : await linkExclusive(tmpPath, dir, formatFileTimestamp(new Date(header.createdAt)));
+    tmpCreated = false;
+    await syncFolder(dir);
+    return { path, entryCount: index.names.length, sha256 };
+  } finally {
+    await unlink(spillPath).catch(() => undefined);
+    if (tmpCreated) await unlink(tmpPath).catch(() => undefined);
+  }
+}
+
+// ---- spill -------------------------------------------------------------------------------------
+
+/** Names and byte ranges of the entry lines in the spill file, in arrival order. */
+interface SpillIndex {
+  readonly names: string[];
+  readonly offsets: number[];
+  /** Length of each line including its `\n`. */
+  readonly lengths: number[];
+}
+
+async function spillEntries(
+  spillPath: string,
+  entries: AsyncIterable<Connection> | Iterable<Connection>,
+  options: WriteSnapshotOptions,
+): Promise<SpillIndex> {
+  const index: SpillIndex = { names: [], offsets: [], lengths: [] };
+  const fh = await open(spillPath, 'wx', SNAPSHOT_FILE_MODE);
+  const writer = createBufferedWriter(fh);
+  try {
+    let position = 0;
+    let arrival = 0;
+    for await (const entry of entries) {
+      if (options.signal?.aborted) throw new InterruptedError('Interrupted while writing the snapshot');
+      arrival += 1;
+      checkEntryShape(entry, arrival);
+      const line = Buffer.from(`${serializeEntryLine(entry)}\n`, 'utf8');
+      options.onEntry?.(entry);
+      index.names.push(entry.name);
+      index.offsets.push(position);
+      index.lengths.push(line.length);
+      position += line.length;
+      await writer.write(line);
+    }
+    await writer.flush();
+  } finally {
+    await fh.close();
+  }
+  return index;
+}
+
+function checkEntryShape(entry: Connection, arrival: number): void {
+  const e = entry as unknown as Record<string, unknown> | null;
+  const problem =
+    e === null || typeof e !== 'object' || Array.isArray(e)
+      ? 'is not an object'
+      : typeof e.name !== 'string' || e.name === ''
+        ? 'has no string "name"'
+        : typeof e.type !== 'string' || e.type === ''
+          ? 'has no string "type"'
+          : undefined;
+  if (problem === undefined) return;
+  const label = e !== null && typeof e === 'object' && typeof e.name === 'string' ? e.name : `#${arrival}`;
+  throw new PreflightError(`Connection ${label} of the export ${problem}; nothing was written`, [
+    { entry: label, message: problem },
+  ]);
+}
+
+/** The arrival positions in name order; duplicate names are refused. */
+function sortIndex(index: SpillIndex): Uint32Array {
+  const { names } = index;
+  const order = new Uint32Array(names.length);
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  order.sort((a, b) => compareNames(names[a] as string, names[b] as string));
+  const duplicates: Problem[] = [];
+  for (let i = 1; i < order.length; i++) {
+    const name = names[order[i] as number] as string;
+    if (name === names[order[i - 1] as number] && duplicates.at(-1)?.entry !== name) {
+      duplicates.push({ entry: name, message: 'more than one connection has this name' });
+    }
+  }
+  if (duplicates.length > 0) {
+    const shown = duplicates
+      .slice(0, 5)
+      .map((d) => JSON.stringify(d.entry))
+      .join(', ');
+    const more = duplicates.length > 5 ? ` and ${duplicates.length - 5} more` : '';
+    throw new PreflightError(
+      `The export holds duplicate connection names (${shown}${more}); nothing was written`,
+      duplicates,
+      { hint: 'Names are the natural key of a snapshot: rename the duplicates in the source environment' },
+    );
+  }
+  return order;
+}
+
+// ---- sorted copy -------------------------------------------------------------------------------
+
+async function writeSorted(
+  tmpPath: string,
+  spillPath: string,
+  header: SnapshotHeader,
+  index: SpillIndex,
+  order: Uint32Array,
+): Promise<string> {
+  const hasher = createEntryHasher();
+  const out = await open(tmpPath, 'wx', SNAPSHOT_FILE_MODE);
+  try {
+    // The umask could only narrow the mode; chmod states it whatever the umask.
+    await out.chmod(SNAPSHOT_FILE_MODE);
+    const writer = createBufferedWriter(out);
+    await writer.write(Buffer.from(`${serializeHeaderLine(header)}\n`, 'utf8'));
+    const spill = await open(spillPath, 'r');
+    try {
+      const buffer = Buffer.allocUnsafe(COPY_BUFFER_BYTES);
+      let i = 0;
+      while (i < order.length) {
+        // A run of lines that are adjacent in the spill file, copied with one read.
+        const first = order[i] as number;
+        const start = index.offsets[first] as number;
+        let end = start + (index.lengths[first] as number);
+        let j = i + 1;
+        while (j < order.length) {
+          const next = order[j] as number;
+          const nextLength = index.lengths[next] as number;
+          if (index.offsets[next] !== end || end + nextLength - start > COPY_BUFFER_BYTES) break;
+          end += nextLength;
+          j += 1;
+        }
+        const length = end - start;
+        const chunk = length <= buffer.length ? buffer.subarray(0, length) : Buffer.allocUnsafe(length);
+        readFully(spill.fd, chunk, start);
+        // Lines in the spill file carry their `\n`, so the run hashes as the contract's entry lines.
+        hasher.addRaw(chunk);
+        await writer.write(chunk, true);
+        i = j;
+      }
+    } finally {
+      await spill.close();
+    }
+    const sha256 = hasher.digest();
+    await writer.write(
+      Buffer.from(`${serializeTrailerLine({ entryCount: order.length, sha256 })}\n`, 'utf8'),
+    );
+    await writer.flush();
+    await out.sync();
+    return sha256;
+  } finally {
+    await out.close();
+  }
+}
+
+/**
+ * Read `target.length` bytes at `position`. Synchronous on purpose: in name order the lines are
+ * scattered over the spill file, and an awaited read per line costs ~40 µs of event-loop round trip
+ * against ~2 µs for a read from the page cache (100k lines: 4 s against 0.3 s).
+ */
+function readFully(fd: number, target: Buffer, position: number): void {
+  let done = 0;
+  while (done < target.length) {
+    const bytesRead = readSync(fd, target, done, target.length - done, position + done);
+    if (bytesRead === 0) throw new Error(`Spill file ended early at ${position + done}`);
+    done += bytesRead;
+  }
+}
+
+/** Collects small writes into ~1 MiB writes. */
+function createBufferedWriter(fh: FileHandle): {
+  write(bytes: Buffer, transient?: boolean): Promise<void>;
+  flush(): Promise<void>;
+} {
+  let parts: Buffer[] = [];
+  let size = 0;
+  async function flush(): Promise<void> {
+    if (size === 0) return;
+    const data = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, size);
+    parts = [];
+    size = 0;
+    let done = 0;
+    while (done < data.length) {
+      const { bytesWritten } = await fh.write(data, done, data.length - done);
+      done += bytesWritten;
+    }
+  }
+  return {
+    // `transient`: the caller reuses the buffer, so keep a copy.
+    async write(bytes, transient = false) {
+      parts.push(transient ? Buffer.from(bytes) : bytes);
+      size += bytes.length;
+      if (size >= WRITE_BUFFER_BYTES) await flush();
+    },
+    flush,
+  };
+}
+
+// ---- placing the file --------------------------------------------------------------------------
+
+/** `-o FILE`: rename over the target (atomic replace). */
+async function replaceInto(tmpPath: string, path: string): Promise<string> {
+  await rename(tmpPath, path);
+  return path;
+}
+
+/**
+ * `--out-dir`: give the file its timestamped name without ever replacing one. `link` fails when the
+ * name exists, which makes it an exclusive create of a complete file; where hard links are not
+ * supported, the name is reserved with an exclusive open and the file renamed over the reservation.
+ */
+async function linkExclusive(tmpPath: string, dir: string, stamp: string): Promise<string> {
+  for (let n = 1; n <= MAX_NAME_SUFFIX; n++) {
+    const path = join(dir, `${stamp}${n === 1 ? '' : `-${n}`}.snapshot.jsonl`);
+    try {
+      await link(tmpPath, path);
+      await unlink(tmpPath);
+      return path;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
+    }
+    // No hard links on this filesystem: reserve the name exclusively, then rename over it.
+    try {
+      const reserved = await open(path, 'wx', SNAPSHOT_FILE_MODE);
+      await reserved.close();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw error;
+    }
+    await rename(tmpPath, path);
+    return path;
+  }
+  throw new UsageError(`More than ${MAX_NAME_SUFFIX} snapshots named ${stamp} in ${dir}`, {
+    hint: 'Clean up the folder',
+  });
+}
+
+/** Make the rename durable. Not every platform can open a folder for fsync; that is not an error. */
+async function syncFolder(dir: string): Promise<void> {
+  try {
+    const fh = await open(dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    // Best effort: the data itself was fsync'd before the rename.
+  }
+}

@@ -1,0 +1,374 @@
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type EmulatorSeed,
+  loadSeed,
+  type RunningEmulator,
+  startEmulator,
+} from '../../src/emulator/index.js';
+import { fixturesDir } from '../../src/paths.js';
+import { runCli } from '../helpers/run-cli.js';
+
+let prod: EmulatorSeed;
+let dir: string;
+const started: RunningEmulator[] = [];
+
+beforeAll(async () => {
+  prod = await loadSeed(join(fixturesDir(), 'environments', 'prod.json'));
+  dir = await mkdtemp(join(tmpdir(), 'cases-e2e-'));
+});
+
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((e) => e.close()));
+});
+
+afterAll(async () => {
+  await Promise.all(started.map((e) => e.close()));
+});
+
+/** A fresh emulator with prod's data; pages clamped to 50 so every list crosses pages. */
+async function emulator(options: Parameters<typeof startEmulator>[0] = {}): Promise<RunningEmulator> {
+  const emu = await startEmulator({ port: 0, data: prod, maxPageSize: 50, ...options });
+  started.push(emu);
+  return emu;
+}
+
+function cli(emu: RunningEmulator, argv: readonly string[], options: Parameters<typeof runCli>[1] = {}) {
+  return runCli(argv, { env: { DDS_TOKEN: emu.token }, ...options });
+}
+
+function lines(text: string): Record<string, unknown>[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+function idsWhere(emu: RunningEmulator, pred: (c: Record<string, unknown>) => boolean): string[] {
+  return emu.store.cases
+    .filter(pred)
+    .map((c) => c.caseId)
+    .sort();
+}
+
+describe('cases list', () => {
+  it('--status open --format ndjson prints exactly the open cases, across clamped pages', async () => {
+    const emu = await emulator();
+    const run = await cli(emu, ['cases', 'list', '--env', emu.url, '--status', 'open', '--format', 'ndjson']);
+    expect(run.stderr).toBe('');
+    expect(run.exitCode).toBe(0);
+    const printed = lines(run.stdout);
+    const expected = idsWhere(emu, (c) => c.caseStatus === 'open');
+    expect(expected.length).toBeGreaterThan(50);
+    expect(printed.map((c) => c.caseId).sort()).toEqual(expected);
+    expect(printed.every((c) => c.caseStatus === 'open')).toBe(true);
+    const byId = new Map(emu.store.cases.map((c) => [c.caseId, c]));
+    for (const c of printed) expect(c).toEqual(byId.get(String(c.caseId)));
+  });
+
+  it('combines --policy and --severity, and csv has a header and one row per case', async () => {
+    const emu = await emulator();
+    const policy = String(emu.store.cases[0]?.policyName);
+    const run = await cli(emu, [
+      'cases',
+      'list',
+      '--env',
+      emu.url,
+      '--policy',
+      policy,
+      '--severity',
+      'HIGH,critical',
+      '--format',
+      'csv',
+    ]);
+    expect(run.exitCode).toBe(0);
+    const rows = run.stdout.trimEnd().split('\n');
+    expect(rows[0]).toBe('caseId,caseStatus,severityLevel,policyName,dataSourceName,assignee,caseLabel');
+    const expected = idsWhere(
+      emu,
+      (c) => c.policyName === policy && ['high', 'critical'].includes(String(c.severityLevel)),
+    );
+    expect(expected.length).toBeGreaterThan(0);
+    expect(
+      rows
+        .slice(1)
+        .map((r) => r.split(',')[0])
+        .sort(),
+    ).toEqual(expected);
+  });
+
+  it('--fields and --sort choose and order the columns; -o FILE is written whole, mode 0600', async () => {
+    const emu = await emulator();
+    const out = join(dir, 'sorted.json');
+    const run = await cli(emu, [
+      'cases',
+      'list',
+      '--env',
+      emu.url,
+      '--fields',
+      'caseId,severityLevel',
+      '--sort',
+      'caseId:desc',
+      '-o',
+      out,
+    ]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toBe('');
+    const written = JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>[];
+    expect(written).toHaveLength(emu.store.cases.length);
+    expect(Object.keys(written[0] ?? {})).toEqual(['caseId', 'severityLevel']);
+    const ids = written.map((c) => String(c.caseId));
+    expect(ids).toEqual([...ids].sort().reverse());
+    expect((await stat(out)).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses a --filter that is not JSON before sending anything (exit 2)', async () => {
+    const emu = await emulator();
+    const run = await cli(emu, ['cases', 'list', '--env', emu.url, '--filter', '{caseStatus: open}']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toMatch(/--filter to be JSON/);
+    expect(emu.record.requests).toEqual([]);
+  });
+});
+
+describe('cases resolve', () => {
+  it('resolves each case with the reason recorded, one PATCH per case', async () => {
+    const emu = await emulator();
+    const open = emu.store.cases
+      .filter((c) => c.caseStatus === 'open')
+      .slice(0, 3)
+      .map((c) => c.caseId);
+    const run = await cli(emu, [
+      'cases',
+      'resolve',
+      open.join(','),
+      '--env',
+      emu.url,
+      '--reason',
+      '  false positive: test data ',
+    ]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout.trim().split('\n')).toEqual(open.map((id) => `resolved  ${id}`));
+    for (const id of open) expect(emu.store.getCase(id)?.caseStatus).toBe('resolved');
+    const audit = emu.store.caseAudit.filter((a) => a.via === 'case-status');
+    expect(audit.map((a) => [a.caseId, a.to, a.reason])).toEqual(
+      open.map((id) => [id, 'resolved', 'false positive: test data']),
+    );
+    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toHaveLength(3);
+  });
+
+  it('reports a failed case with the service message and exits 1, the others still resolved', async () => {
+    const emu = await emulator();
+    const id = emu.store.cases[0]?.caseId as string;
+    const run = await cli(emu, [
+      'cases',
+      'resolve',
+      `${id},no-such-case`,
+      '--env',
+      emu.url,
+      '--reason',
+      'done',
+    ]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stdout).toContain(`resolved  ${id}`);
+    expect(run.stdout).toMatch(/failed {4}no-such-case .*404.*not found/);
+    expect(run.stderr).toMatch(/error: 1 of 2 case\(s\) could not be resolved/);
+    expect(emu.store.getCase(id)?.caseStatus).toBe('resolved');
+  });
+
+  it('refuses an empty --reason (exit 2) and sends nothing', async () => {
+    const emu = await emulator();
+    const run = await cli(emu, ['cases', 'resolve', 'a,b', '--env', emu.url, '--reason', '   ']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toMatch(/--reason/);
+    expect(emu.record.requests).toEqual([]);
+  });
+});
+
+describe('cases update', () => {
+  const policyOf = (emu: RunningEmulator) =>
+    String(emu.store.cases.find((c) => c.caseStatus === 'open')?.policyName);
+
+  it('resolves exactly the cases matching every --where, and prints their ids', async () => {
+    const emu = await emulator();
+    const policy = policyOf(emu);
+    const expected = idsWhere(emu, (c) => c.policyName === policy && c.caseStatus === 'open');
+    const untouched = emu.store.cases
+      .filter((c) => !expected.includes(c.caseId))
+      .map((c) => [c.caseId, c.caseStatus]);
+    const audit = join(dir, 'audit.jsonl');
+    const run = await cli(emu, [
+      'cases',
+      'update',
+      '--env',
+      emu.url,
+      '--where',
+      `policyName=${policy}`,
+      '--where',
+      'caseStatus=open',
+      '--set',
+      'caseStatus=resolved',
+      '--yes',
+      '--audit',
+      audit,
+    ]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).not.toMatch(/warning/);
+    expect(run.stdout.trim().split('\n').sort()).toEqual(expected);
+    for (const id of expected) expect(emu.store.getCase(id)?.caseStatus).toBe('resolved');
+    expect(
+      emu.store.cases.filter((c) => !expected.includes(c.caseId)).map((c) => [c.caseId, c.caseStatus]),
+    ).toEqual(untouched);
+    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toHaveLength(1);
+
+    const records = lines(await readFile(audit, 'utf8'));
+    const matched = records.filter((r) => r.event === 'matched');
+    expect(matched.map((r) => r.caseId).sort()).toEqual(expected);
+    expect(matched.every((r) => (r.before as Record<string, unknown>).caseStatus === 'open')).toBe(true);
+    const done = records.filter((r) => r.event === 'updated');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({
+      change: { field: 'caseStatus', newValue: 'resolved' },
+      matched: expected.length,
+      missing: [],
+      unexpected: [],
+    });
+    expect([...((done[0]?.caseIds as string[] | undefined) ?? [])].sort()).toEqual(expected);
+    expect(new Set(records.map((r) => r.runId)).size).toBe(1);
+    expect((await stat(audit)).mode & 0o777).toBe(0o600);
+  });
+
+  it('--dry-run shows the count and a sample and sends no PATCH', async () => {
+    const emu = await emulator();
+    const policy = policyOf(emu);
+    const count = idsWhere(emu, (c) => c.policyName === policy && c.caseStatus === 'open').length;
+    const run = await cli(emu, [
+      'cases',
+      'update',
+      '--env',
+      emu.url,
+      '--where',
+      `policyName=${policy}`,
+      '--where',
+      'caseStatus=open',
+      '--set',
+      'assignee=alice',
+      '--dry-run',
+    ]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain(`${count} case(s) match`);
+    expect(run.stdout.split('\n').filter((l) => /^[0-9a-f]{24}\s/.test(l))).toHaveLength(Math.min(5, count));
+    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+  });
+
+  it('refuses without --yes when not on a terminal (exit 3), nothing sent', async () => {
+    const emu = await emulator();
+    const run = await cli(emu, [
+      'cases',
+      'update',
+      '--env',
+      emu.url,
+      '--where',
+      'caseStatus=open',
+      '--set',
+      'caseStatus=resolved',
+    ]);
+    expect(run.exitCode).toBe(3);
+    expect(run.stderr).toMatch(/refusing to update \d+ case\(s\) without --yes/);
+    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+  });
+
+  it('asks on a terminal: "y" updates, anything else does not', async () => {
+    const emu = await emulator();
+    const argv = [
+      'cases',
+      'update',
+      '--env',
+      emu.url,
+      '--where',
+      'caseStatus=silenced',
+      '--set',
+      'assignee=bob@example.com',
+    ];
+    const no = await cli(emu, argv, { tty: true, stdinIsTTY: true, stdin: 'n\n' });
+    expect(no.exitCode).toBe(3);
+    expect(no.stderr).toMatch(/Update \d+ case\(s\)\? \[y\/N\]/);
+    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+    const yes = await cli(emu, argv, { tty: true, stdinIsTTY: true, stdin: 'y\n' });
+    expect(yes.exitCode).toBe(0);
+    const silenced = idsWhere(emu, (c) => c.caseStatus === 'silenced');
+    for (const id of silenced) expect(emu.store.getCase(id)?.assignee).toBe('bob@example.com');
+  });
+
+  it('zero matches: nothing sent, exit 0', async () => {
+    const emu = await emulator();
+    const run = await cli(emu, [
+      'cases',
+      'update',
+      '--env',
+      emu.url,
+      '--where',
+      'policyName=No Such Policy',
+      '--set',
+      'caseStatus=resolved',
+      '--yes',
+    ]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toMatch(/nothing was sent/);
+    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+  });
+
+  it('refuses --set fields other than caseStatus and assignee (exit 2)', async () => {
+    const emu = await emulator();
+    const run = await cli(emu, [
+      'cases',
+      'update',
+      '--env',
+      emu.url,
+      '--where',
+      'caseStatus=open',
+      '--set',
+      'severityLevel=low',
+      '--yes',
+    ]);
+    expect(run.exitCode).toBe(2);
+    expect(emu.record.requests).toEqual([]);
+  });
+
+  it('a protected environment needs --confirm NAME (exit 3 without it)', async () => {
+    const emu = await emulator();
+    const config = join(dir, 'protected.config.json');
+    await writeFile(
+      config,
+      JSON.stringify({ environments: { vault: { url: emu.url, tokenEnv: 'VAULT_TOKEN', protected: true } } }),
+    );
+    const argv = [
+      'cases',
+      'update',
+      '--config',
+      config,
+      '--env',
+      'vault',
+      '--where',
+      'caseStatus=silenced',
+      '--set',
+      'caseStatus=open',
+      '--yes',
+    ];
+    const env = { VAULT_TOKEN: emu.token };
+    const refused = await runCli(argv, { env });
+    expect(refused.exitCode).toBe(3);
+    expect(refused.stderr).toMatch(/protected.*--confirm vault/);
+    expect(emu.record.requests).toEqual([]);
+    const resolveRefused = await runCli(
+      ['cases', 'resolve', 'x', '--config', config, '--env', 'vault', '--reason', 'r'],
+      { env },
+    );
+    expect(resolveRefused.exitCode).toBe(3);
+    const allowed = await runCli([...argv, '--confirm', 'vault'], { env });
+    expect(allowed.exitCode).toBe(0);
+    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,101 @@
+/** Conformance: `--state FILE` persists changes atomically and survives a restart (issue #3, Data). */
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_SCAN_TEMPLATES, loadSeed, startEmulator } from '../../src/emulator/index.js';
+import { clientFor, obj } from './raw-http.js';
+
+describe('state persistence', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dds-emulator-'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  const seed = {
+    connections: [
+      {
+        name: 'seeded-sf',
+        type: 'snowflake',
+        account: 'acme',
+        warehouse: 'WH',
+        database: 'DB',
+        username: 'u',
+        password: 'Seed-Pass-1!',
+      },
+    ],
+    cases: [{ id: 'c-1', caseStatus: 'open', policyName: 'PCI' }],
+  };
+
+  it('keeps creates, profiles and case changes across a restart', async () => {
+    const statePath = join(dir, 'state', 'emu.json');
+    const first = await startEmulator({ data: seed, statePath });
+    const api = clientFor(first.url, first.token);
+    const created = await api.post('/api/v1/ds_connections', {
+      ds_connection: {
+        name: 'later-pg',
+        type: 'rdb-postgresql',
+        rdb_url: 'pg:5432',
+        rdb_name: 'd',
+        username: 'u',
+        password: 'Pg-Pass-2!',
+      },
+    });
+    expect(created.status).toBe(200);
+    const profile = await api.post('/api/v1/scanProfiles', {
+      name: 'Once',
+      dataSourceList: [obj(created)._id],
+      scanTemplateId: DEFAULT_SCAN_TEMPLATES[0]!._id,
+      isSingleRunScan: true,
+    });
+    expect(profile.status).toBe(200);
+    expect(
+      (
+        await api.patch('/api/v1/actionable-insights/case-status/c-1', {
+          caseStatus: 'resolved',
+          auditReason: 'done',
+        })
+      ).status,
+    ).toBe(200);
+    await first.close();
+
+    // Restart from the state file alone; the seed is not consulted when the state exists.
+    const second = await startEmulator({ statePath, data: { connections: [] } });
+    try {
+      expect(second.store.connections.map((c) => c.name)).toEqual(['seeded-sf', 'later-pg']);
+      expect(second.store.getConnection('later-pg')?.password).toBe('Pg-Pass-2!');
+      expect(second.store.getConnection('later-pg')?._id).toBe(obj(created)._id);
+      expect(second.store.getProfile(obj(profile)._id)?.name).toBe('Once');
+      expect(second.store.scansStarted).toHaveLength(1);
+      expect(second.store.getCase('c-1')?.caseStatus).toBe('resolved');
+      expect(second.store.caseAudit[0]).toMatchObject({ caseId: 'c-1', reason: 'done' });
+      const got = await clientFor(second.url, second.token).get(`/api/v1/scanProfiles/${obj(profile)._id}`);
+      expect(got.status).toBe(200);
+    } finally {
+      await second.close();
+    }
+    // Written by rename: no temporary files left behind, and the file is a loadable seed.
+    expect(await readdir(join(dir, 'state'))).toEqual(['emu.json']);
+    expect((await loadSeed(statePath)).connections).toHaveLength(2);
+  });
+
+  it('has a create on disk before the socket is dropped (commit-then-drop)', async () => {
+    const statePath = join(dir, 'emu.json');
+    const emu = await startEmulator({ statePath, faults: 'commit-then-drop@POST:/ds_connections' });
+    await expect(
+      clientFor(emu.url, emu.token).post('/api/v1/ds_connections', {
+        ds_connection: { name: 'on-disk', type: 'custom' },
+      }),
+    ).rejects.toThrow();
+    const onDisk = JSON.parse(await readFile(statePath, 'utf8'));
+    expect(onDisk.connections.map((c: { name: string }) => c.name)).toEqual(['on-disk']);
+    await emu.close();
+  });
+
+  it('refuses a seed file that is not JSON, naming the file', async () => {
+    const bad = join(dir, 'bad.json');
+    await writeFile(bad, '{ nope');
+    await expect(startEmulator({ data: bad })).rejects.toThrow(/bad\.json/);
+  });
+});

@@ -1,0 +1,275 @@
+/** The diff core beyond the golden scenarios: ignore rules, edge cases, rendering, properties. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Connection } from '../../src/api/types.js';
+import { diffConnections } from '../../src/diff/compare.js';
+import { compileIgnoreRules, parseIgnoreRule } from '../../src/diff/ignore.js';
+import { normalizeForCompare } from '../../src/diff/normalize.js';
+import { formatPointer, parsePointer } from '../../src/diff/pointer.js';
+import { renderDiffText, summarize } from '../../src/diff/render-text.js';
+import { hasDifferences } from '../../src/diff/types.js';
+import { isDeepEqual } from '../../src/diff/values.js';
+import { UsageError } from '../../src/errors.js';
+import { fixturesDir } from '../../src/paths.js';
+import { MASK } from '../../src/secrets.js';
+
+const conn = (name: string, fields: Record<string, unknown> = {}): Connection => ({
+  name,
+  type: 's3',
+  ...fields,
+});
+
+describe('JSON pointers', () => {
+  it('escapes ~ and / and parses them back', () => {
+    expect(formatPointer(['a/b', 'c~d', 0])).toBe('/a~1b/c~0d/0');
+    expect(parsePointer('/a~1b/c~0d/0')).toEqual(['a/b', 'c~d', '0']);
+    expect(parsePointer('a')).toBeUndefined();
+    expect(parsePointer('/a~2')).toBeUndefined();
+  });
+});
+
+describe('ignore rules', () => {
+  it.each([
+    ['description', true],
+    ['/custom_fields', true],
+    ['/owners_v2/*/origin', true],
+    ['', false],
+    ['/', false],
+    ['a/b', false],
+    ['/bad~2escape', false],
+  ])('parses %j: ok=%s', (text, ok) => {
+    expect(parseIgnoreRule(text).ok).toBe(ok);
+  });
+
+  it('a bad rule makes the diff throw a usage error naming --ignore-field', () => {
+    expect(() => diffConnections([], [], { ignoreFields: ['a/b'] })).toThrow(UsageError);
+    expect(() => diffConnections([], [], { ignoreFields: ['a/b'] })).toThrow(/--ignore-field/);
+  });
+
+  it('removes pointed locations from an entry without touching the original', () => {
+    const parsed = ['/owners_v2/*/origin', '/list/1'].map((t) => {
+      const p = parseIgnoreRule(t);
+      if (!p.ok) throw new Error(p.problem);
+      return p.rule;
+    });
+    const matcher = compileIgnoreRules(parsed);
+    const entry = conn('x', {
+      owners_v2: [
+        { id: 'a', origin: 'manual' },
+        { id: 'b', origin: 'ldap' },
+      ],
+      list: [1, 2, 3],
+    });
+    const before = structuredClone(entry);
+    expect(matcher.removeFromEntry(entry)).toEqual(
+      conn('x', { owners_v2: [{ id: 'a' }, { id: 'b' }], list: [1, 3] }),
+    );
+    expect(entry).toEqual(before);
+    expect(matcher.ignoresPath(['owners_v2', 3, 'origin'])).toBe(true);
+    expect(matcher.ignoresPath(['owners_v2', 3, 'id'])).toBe(false);
+  });
+
+  it('a one-segment pointer is the same as a field name', () => {
+    const r = diffConnections([conn('a', { description: 'x' })], [conn('a', { description: 'y' })], {
+      ignoreFields: ['/description'],
+    });
+    expect(hasDifferences(r)).toBe(false);
+  });
+});
+
+describe('diffConnections edge cases', () => {
+  it('does not modify its inputs', () => {
+    const from = [
+      conn('a', { tags: [{ t: 2 }, { t: 1 }], custom_fields: [{ field_name: 'x', field_value: 1 }] }),
+    ];
+    const to = [conn('a', { tags: [{ t: 3 }] })];
+    const copies = structuredClone([from, to]);
+    diffConnections(from, to, { ignoreFields: ['/tags/0'] });
+    expect([from, to]).toEqual(copies);
+  });
+
+  it('reads own properties only: a field named like an Object.prototype member is compared', () => {
+    const from = [JSON.parse('{"name":"a","type":"s3","constructor":"x","__proto__":{"p":1}}') as Connection];
+    const to = [conn('a')];
+    const result = diffConnections(from, to);
+    expect(result.changed[0]?.fields).toEqual([
+      { path: '/__proto__', from: { p: 1 } },
+      { path: '/constructor', from: 'x' },
+    ]);
+  });
+
+  it('custom_fields with a repeated field_name fall back to a multiset compare', () => {
+    const dup = [
+      { field_name: 'k', field_value: '1', field_type: 'clear' },
+      { field_name: 'k', field_value: '2', field_type: 'clear' },
+    ];
+    const same = diffConnections(
+      [conn('a', { custom_fields: dup })],
+      [conn('a', { custom_fields: [...dup].reverse() })],
+    );
+    expect(hasDifferences(same)).toBe(false);
+    const changed = diffConnections(
+      [conn('a', { custom_fields: dup })],
+      [conn('a', { custom_fields: [dup[0], { ...dup[1], field_value: '3' }] })],
+    );
+    expect(changed.changed[0]?.fields.map((f) => f.path)).toEqual(['/custom_fields']);
+  });
+
+  it('a type change masks the secret fields of both types', () => {
+    const secretFields = (type: string) => new Set(type === 'snowflake' ? ['sas_signature'] : []);
+    const result = diffConnections(
+      [{ name: 'a', type: 'snowflake', sas_signature: 'sig-value-one' }],
+      [{ name: 'a', type: 'smb', sas_signature: 'sig-value-two' }],
+      { secretFields },
+    );
+    expect(result.changed[0]?.fields).toEqual([
+      { path: '/sas_signature', from: '******', to: '******' },
+      { path: '/type', from: 'snowflake', to: 'smb' },
+    ]);
+  });
+
+  it('a whole object changing into a scalar hides nested credentials', () => {
+    const result = diffConnections(
+      [conn('a', { auth: { user: 'u', password: 'nested-pass-1' } })],
+      [conn('a', { auth: 'none' })],
+    );
+    expect(JSON.stringify(result)).not.toContain('nested-pass-1');
+    expect(result.changed[0]?.fields).toEqual([
+      { path: '/auth', from: { user: 'u', password: '******' }, to: 'none' },
+    ]);
+  });
+
+  it('normalizeForCompare drops server-managed fields and keys custom_fields by name', () => {
+    expect(
+      normalizeForCompare(
+        conn('a', {
+          _id: '1',
+          created_at: 't',
+          test_x: 1,
+          custom_fields: [{ field_name: 'b', field_value: 2 }],
+          tags: [{ t: 2 }, { t: 1 }],
+        }),
+      ),
+    ).toEqual({
+      name: 'a',
+      type: 's3',
+      custom_fields: { b: { field_name: 'b', field_value: 2 } },
+      tags: [{ t: 1 }, { t: 2 }],
+    });
+  });
+});
+
+describe('normalizeForCompare agrees with diffConnections', () => {
+  const root = join(fixturesDir(), 'diff');
+  it.each(readdirSync(root).filter((d) => /^\d{3}-/.test(d)))('%s', (dir) => {
+    const read = (f: string) => JSON.parse(readFileSync(join(root, dir, f), 'utf8')) as Connection[];
+    const from = read('from.json');
+    const to = read('to.json');
+    let ignoreFields: string[] = [];
+    try {
+      ignoreFields =
+        (JSON.parse(readFileSync(join(root, dir, 'options.json'), 'utf8')) as { ignoreFields?: string[] })
+          .ignoreFields ?? [];
+    } catch {
+      // no options.json
+    }
+    const matcher = compileIgnoreRules(
+      ignoreFields.map((t) => {
+        const p = parseIgnoreRule(t);
+        if (!p.ok) throw new Error(p.problem);
+        return p.rule;
+      }),
+    );
+    const result = diffConnections(from, to, { ignoreFields });
+    const changed = new Set(result.changed.map((c) => c.name));
+    let compared = 0;
+    for (const a of from) {
+      const b = to.find((c) => c.name === a.name);
+      if (!b || JSON.stringify([a, b]).includes(MASK)) continue;
+      // Ignore pointers into keyed custom fields act on the compared form only: skip those scenarios' pairs.
+      if (ignoreFields.some((f) => f.startsWith('/custom_fields/')) && 'custom_fields' in a) continue;
+      compared++;
+      const same = isDeepEqual(normalizeForCompare(a, matcher), normalizeForCompare(b, matcher));
+      expect(changed.has(a.name)).toBe(!same);
+    }
+    // Every scenario but the all-masked one has pairs this check really looks at.
+    if (dir !== '006-masked-side') expect(compared).toBeGreaterThan(0);
+  });
+});
+
+describe('properties', () => {
+  const value = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null));
+  const entry = fc.record({
+    name: fc.string({ minLength: 1, maxLength: 6 }),
+    type: fc.constantFrom('s3', 'rdb-mysql'),
+    password: fc.string({ minLength: 8, maxLength: 20 }).map((s) => `pw:${s}`),
+    extra: fc.dictionary(fc.string({ maxLength: 5 }), value, { maxKeys: 4 }),
+    tags: fc.array(fc.record({ t: fc.integer({ min: 0, max: 3 }) }), { maxLength: 4 }),
+  });
+
+  it('a set compared with itself (shuffled) has no differences', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(entry, { selector: (e) => e.name, maxLength: 8 }), (entries) => {
+        const shuffled = [...entries]
+          .reverse()
+          .map((e) => ({ ...e, tags: [...e.tags].reverse(), _id: 'other' }));
+        const result = diffConnections(entries, shuffled);
+        expect(hasDifferences(result)).toBe(false);
+        expect(result.unchanged).toBe(entries.length);
+      }),
+    );
+  });
+
+  it('no password ever appears in the result', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(entry, { selector: (e) => e.name, maxLength: 6 }),
+        fc.uniqueArray(entry, { selector: (e) => e.name, maxLength: 6 }),
+        (from, to) => {
+          const text = JSON.stringify(diffConnections(from, to));
+          for (const e of [...from, ...to]) expect(text).not.toContain(e.password);
+        },
+      ),
+    );
+  });
+});
+
+describe('renderDiffText', () => {
+  const result = {
+    added: ['b-new'],
+    removed: ['a-old'],
+    changed: [{ name: 'c', fields: [{ path: '/x', from: 'yes', to: true }] }],
+    unchanged: 2,
+    uncomparable: [{ name: 'd', path: '/password' }],
+  };
+
+  it('prints a plan in name order, then masked fields, then the summary', () => {
+    expect(renderDiffText(result, { typeOf: (n) => (n === 'b-new' ? 's3' : undefined) })).toEqual([
+      '- a-old',
+      '+ b-new (s3)',
+      '~ c',
+      '    /x: "yes" -> true',
+      '? d /password: masked, not compared',
+      '1 added, 1 removed, 1 changed, 2 unchanged, 1 not comparable',
+    ]);
+  });
+
+  it('colours with ANSI codes only when asked', () => {
+    expect(renderDiffText(result).join('\n')).not.toContain('\u001b[');
+    expect(renderDiffText(result, { color: true })[0]).toBe('\u001b[31m- a-old\u001b[0m');
+  });
+
+  it('says "no differences" when only masked fields remain', () => {
+    const none = {
+      added: [],
+      removed: [],
+      changed: [],
+      unchanged: 3,
+      uncomparable: [{ name: 'd', path: '/p' }],
+    };
+    expect(summarize(none)).toBe('no differences (3 unchanged, 1 not comparable)');
+    expect(summarize({ ...none, uncomparable: [] })).toBe('no differences (3 unchanged)');
+  });
+});

@@ -1,0 +1,103 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Connection } from '../../src/api/types.js';
+import { MAX_WARNING_LINES } from '../../src/cli/validate.js';
+import { fixturesDir } from '../../src/paths.js';
+import { createSnapshotHeader } from '../../src/snapshot/format.js';
+import { writeSnapshot } from '../../src/snapshot/write.js';
+import { runCli } from '../helpers/run-cli.js';
+
+let dir: string;
+const header = createSnapshotHeader({
+  tool: 'dds-migrate 0.1.0',
+  source: { url: 'https://prod.example.com', environment: 'prod' },
+});
+
+async function snapshotOf(scenario: string): Promise<string> {
+  const entries = JSON.parse(
+    await readFile(join(fixturesDir(), 'validate', scenario, 'entries.json'), 'utf8'),
+  ) as Connection[];
+  const path = join(dir, `${scenario}.snapshot.jsonl`);
+  await writeSnapshot({ path }, header, entries);
+  return path;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'dds-validate-cli-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('validate (text output)', () => {
+  it('lists each invalid entry on stdout as name (type) pointer: message, exit 3', async () => {
+    const run = await runCli(['validate', await snapshotOf('002-missing-mandatory')]);
+    expect(run.exitCode).toBe(3);
+    expect(run.stdout.split('\n')).toEqual([
+      'sales-mysql (rdb-mysql) /username: must not be empty',
+      'sales-sf (snowflake) /warehouse: is required',
+      '3 entries checked: 2 invalid (2 problems)',
+      '',
+    ]);
+  });
+
+  it('puts masked-secret warnings on stderr with a summary by field, exit 0', async () => {
+    const run = await runCli(['validate', await snapshotOf('003-masked-secret')]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toBe('2 entries checked: all valid\n');
+    expect(run.stderr).toContain('warning: eng-mysql (rdb-mysql) /password: must be supplied at import');
+    expect(run.stderr).toContain(
+      'warning: 2 entries carry masked secrets that must be supplied at import (aws_access_key: 1, aws_secret_key: 1, custom_fields/*/field_value: 1, password: 1)',
+    );
+  });
+
+  it('summarises beyond the first warnings (all of them are in --json)', async () => {
+    const entries: Connection[] = [];
+    for (let i = 0; i < MAX_WARNING_LINES + 5; i++) entries.push({ name: `k-${i}`, type: 'kafka' });
+    const path = join(dir, 'many.snapshot.jsonl');
+    await writeSnapshot({ path }, header, entries);
+    const run = await runCli(['validate', path]);
+    expect(run.exitCode).toBe(0);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines).toHaveLength(MAX_WARNING_LINES + 2);
+    expect(lines[MAX_WARNING_LINES]).toBe('warning: ... and 5 more warnings (--json lists them all)');
+    expect(lines.at(-1)).toMatch(/25 entries have types without a template schema \(kafka\)/);
+    const json = await runCli(['validate', path, '--json']);
+    expect(JSON.parse(json.stdout).warnings).toHaveLength(MAX_WARNING_LINES + 5);
+  });
+
+  it('refuses --schemas with --templates-from, and a missing file (exit 2)', async () => {
+    const path = await snapshotOf('001-valid');
+    const both = await runCli(['validate', path, '--schemas', dir, '--templates-from', 'prod']);
+    expect(both.exitCode).toBe(2);
+    const missing = await runCli(['validate', join(dir, 'nope.snapshot.jsonl')]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toMatch(/nope\.snapshot\.jsonl: no such file/);
+  });
+
+  it('reads a path relative to the cwd of the run, and names it as typed', async () => {
+    await snapshotOf('001-valid');
+    const ok = await runCli(['validate', '001-valid.snapshot.jsonl'], { cwd: dir });
+    expect(ok.exitCode).toBe(0);
+    const missing = await runCli(['validate', 'nope.snapshot.jsonl'], { cwd: dir });
+    expect(missing.stderr).toBe(
+      'error: nope.snapshot.jsonl: no such file. Give a file written by `dds-migrate export`\n',
+    );
+  });
+
+  it('--schemas DIR replaces the shipped schemas', async () => {
+    const path = await snapshotOf('001-valid');
+    const empty = await mkdtemp(join(tmpdir(), 'dds-empty-schemas-'));
+    const run = await runCli(['validate', path, '--schemas', empty, '--json']);
+    await rm(empty, { recursive: true, force: true });
+    expect(run.exitCode).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.warnings.map((w: { kind: string }) => w.kind)).toEqual([
+      'unknown-type',
+      'unknown-type',
+      'unknown-type',
+    ]);
+  });
+});
