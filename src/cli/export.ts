@@ -21,6 +21,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import { findMaskedPaths } from '../schema/catalog.js';
 import { createSnapshotHeader, type SnapshotSelection } from '../snapshot/format.js';
 import { prepareSnapshotTarget, type SnapshotTarget, writeSnapshot } from '../snapshot/write.js';
+import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { parseListOption } from './connections-list.js';
 import type { CliContext } from './context.js';
@@ -135,7 +136,6 @@ export const exportCommand: CommandSpec = {
         name: request.nameGlob ?? null,
       };
       // Imported here, not at the top: run-cli.ts imports the command list, which imports this file.
-      const { TOOL_NAME, TOOL_VERSION } = await import('./run-cli.js');
       const header = createSnapshotHeader({
         tool: `${TOOL_NAME} ${TOOL_VERSION}`,
         source: { url: environment.url, environment: envName },

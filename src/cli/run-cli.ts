@@ -7,13 +7,10 @@ import yargs, { type Argv } from 'yargs';
 import { DdsError, ExitCode, UsageError } from '../errors.js';
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from '../log.js';
 import { scrub } from '../secrets.js';
+import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { type CommandEntry, type CommandSpec, isCommandGroup, type ParsedArgs } from './command.js';
 import { commandEntries } from './commands.js';
 import { type CliContext, type CliIo, createOutput, type GlobalOptions } from './context.js';
-
-/** The tool's name and version, for `--version` and snapshot headers. */
-export const TOOL_NAME = 'dds-migrate';
-export const TOOL_VERSION = '0.1.0';
 
 interface RunState {
   code: ExitCode | undefined;
