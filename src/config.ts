@@ -19,7 +19,7 @@ import type { CliIo } from './cli/context.js';
 import { ConfigError } from './errors.js';
 import { schemasDir } from './paths.js';
 import { compileSchemaFile, type SchemaCheck } from './schema/ajv.js';
-import { registerSecret } from './secrets.js';
+import { describeJsonError, registerSecret } from './secrets.js';
 
 /** One environment of the config file. */
 export interface EnvironmentConfig {
@@ -121,8 +121,8 @@ export async function loadConfig(
   try {
     value = JSON.parse(text) as unknown;
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new ConfigError(`${shown}: not valid JSON (${detail})`, { hint: 'Fix the config file' });
+    // Never the parser's excerpt of the file: a token pasted in the wrong place would be quoted.
+    throw new ConfigError(`${shown}: not valid JSON (${describeJsonError(error)})`, { hint: 'Fix the config file' });
   }
   const issues = (await checkConfigSchema())(value);
   const first = issues[0];

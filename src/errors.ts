@@ -36,7 +36,9 @@ export abstract class DdsError extends Error {
 
   /** The one line a user sees: the message, then the hint. */
   toUserLine(): string {
-    return this.hint ? `${this.message}. ${this.hint}` : this.message;
+    if (!this.hint) return this.message;
+    // A message that already ends a sentence ("Did you mean export?") takes no extra period.
+    return /[.?!:]$/.test(this.message) ? `${this.message} ${this.hint}` : `${this.message}. ${this.hint}`;
   }
 }
 

@@ -4,9 +4,10 @@
  * {@link scrub} and pino's redaction, so neither an Authorization header nor a registered secret can
  * reach a log.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { UsageError } from './errors.js';
 import { scrub } from './secrets.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -119,7 +120,18 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   let file: WriteStream | undefined;
   let fileLevel: LogLevel = level === 'silent' || levelValue(level) > levelValue('debug') ? 'debug' : level;
   if (options.file) {
-    file = createWriteStream(options.file, { flags: 'a', mode: 0o600 });
+    // Opened synchronously so that a bad path is one usage error here, not an unhandled 'error' event later.
+    let fd: number;
+    try {
+      fd = openSync(options.file, 'a', 0o600);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw new UsageError(`Cannot write the log file ${options.file} (${code})`, {
+        hint: 'Check --log-file and that its folder exists',
+        cause: error,
+      });
+    }
+    file = createWriteStream(options.file, { fd });
     if (level === 'trace') fileLevel = 'trace';
     streams.push({ level: fileLevel, stream: file });
   }

@@ -22,21 +22,58 @@ export function registerSecret(value: string | undefined | null): void {
   if (trimmed.length >= MIN_SCRUB_LENGTH && trimmed !== MASK) knownSecrets.add(trimmed);
 }
 
+/** What every V8 `JSON.parse` message that quotes its input says. */
+const JSON_EXCERPT_MARK = 'is not valid JSON';
+/**
+ * V8's `Unexpected token 'x', "<excerpt>" is not valid JSON` (or `..."<excerpt>"...` for a long input),
+ * also JSON-escaped (`\"`) inside a log line, and `SyntaxError: "<excerpt>" is not valid JSON`. The
+ * excerpt ends at the first `" is not valid JSON`, so nothing else of a line is touched.
+ */
+const JSON_EXCERPT =
+  /(?:Unexpected token '[^\n]{0,2}',\s*|SyntaxError: )(?:\.\.\.)?\\?"[^\n]*?\\?"(?:\.\.\.)?\s*is not valid JSON/g;
+
 /** Forget all registered secrets (tests). */
 export function clearRegisteredSecrets(): void {
   knownSecrets.clear();
 }
 
-/** Replace every registered secret in `text` with {@link MASK}. */
+/**
+ * Replace every registered secret in `text` with {@link MASK}, and drop the excerpt of the input that
+ * V8 quotes in a `JSON.parse` error (`..., "{"password":x..." is not valid JSON`): such a message can
+ * travel unwrapped (a stack, a cause) and the excerpt may be a credential nobody registered.
+ */
 export function scrub(text: string): string {
-  if (knownSecrets.size === 0 || text.length === 0) return text;
-  let out = text;
+  if (text.length === 0) return text;
+  let out = text.includes(JSON_EXCERPT_MARK) ? text.replace(JSON_EXCERPT, (m) =>
+        m.startsWith('SyntaxError') ? 'SyntaxError: not valid JSON' : 'Unexpected token (input excerpt removed)',
+      ) : text;
+  if (knownSecrets.size === 0) return out;
   // Longest first, so that a secret containing another is removed whole.
   const ordered = [...knownSecrets].sort((a, b) => b.length - a.length);
   for (const secret of ordered) {
     if (out.includes(secret)) out = out.split(secret).join(MASK);
   }
   return out;
+}
+
+/** A word that names a credential inside free text (`aws_secret_key`, `Password`, `api-key`). */
+const SECRET_WORD = String.raw`\b[\w-]*?(?:password|passwd|pwd|secret|private[_-]?key|passphrase|api[_-]?key|access[_-]?key|token)[\w-]*`;
+/** `password: "x"`, `"password":"x"`, `passphrase 'x'`: a quoted value after a credential word. */
+const QUOTED_SECRET_VALUE = new RegExp(String.raw`(${SECRET_WORD}["']?\s*[:=]?\s*)(["'])([^"'\n]+)\2`, 'gi');
+/** `password=x`, `aws_secret_key: x`: an unquoted value after a credential word and a separator. */
+const BARE_SECRET_VALUE = new RegExp(String.raw`(${SECRET_WORD}\s*[:=]\s*)([^\s"',;}&)\]]+)`, 'gi');
+
+/**
+ * {@link scrub} for text a service wrote (error messages, an HTML page's title): besides registered
+ * secrets, a value that follows a credential word (`password=x`, `"client_secret":"x"`) is masked.
+ * A service may echo what it was sent, and a credential it echoes was never registered by a command
+ * that did not send it. Over-masking an error message is the cheaper mistake.
+ */
+export function scrubServiceText(text: string): string {
+  const masked = text
+    .replace(QUOTED_SECRET_VALUE, (_m, lead: string, quote: string) => `${lead}${quote}${MASK}${quote}`)
+    .replace(BARE_SECRET_VALUE, (m, lead: string, value: string) => (value === MASK ? m : `${lead}${MASK}`));
+  return scrub(masked);
 }
 
 /**
@@ -48,7 +85,8 @@ const SECRET_FIELD_PATTERN =
 
 /** True when a field name looks like a credential field. */
 export function isSecretFieldName(name: string): boolean {
-  return SECRET_FIELD_PATTERN.test(name) || /password|secret|private_?key|token/i.test(name);
+  // `passphrase` (of a key file) is what the service itself always masks besides the patterns above.
+  return SECRET_FIELD_PATTERN.test(name) || /password|secret|private_?key|token|passphrase/i.test(name);
 }
 
 /** True when a value is the service's mask. */
@@ -57,10 +95,15 @@ export function isMasked(value: unknown): boolean {
 }
 
 /**
- * Return a copy of a connection-like object with every secret field masked. `secretFields` are the
- * template's `x-secret` keys; names that look like credentials are masked too. Empty strings stay
- * empty (an empty optional secret is information, not a secret). `custom_fields` entries of
- * `field_type: "encrypted"` are masked as well.
+ * Return a copy of a connection-like object with every secret masked, at any depth:
+ * - top-level fields named in `secretFields` (the template's `x-secret` keys) and, at every level,
+ *   fields whose name looks like a credential ({@link isSecretFieldName});
+ * - everything inside such a field when it is an object or array (`credentials: {...}`);
+ * - the `field_value` of every `field_type: "encrypted"` custom field.
+ * A masked value is a non-empty string or a number (a numeric PIN is a secret too); empty strings,
+ * null and booleans stay (an empty optional secret is information, not a secret). Nested objects are
+ * walked because a service is free to nest credentials (`auth: { client_secret }`) and only masks the
+ * keys it knows.
  */
 export function maskSecrets<T extends Record<string, unknown>>(
   entry: T,
@@ -68,23 +111,53 @@ export function maskSecrets<T extends Record<string, unknown>>(
 ): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(entry)) {
-    if ((secretFields.has(key) || isSecretFieldName(key)) && typeof value === 'string' && value !== '') {
-      out[key] = MASK;
-    } else if (key === 'custom_fields' && Array.isArray(value)) {
-      out[key] = value.map((field) => maskCustomField(field));
-    } else {
-      out[key] = value;
-    }
+    assignOwn(out, key, maskValue(value, secretFields.has(key) || isSecretFieldName(key)));
   }
   return out as T;
 }
 
-function maskCustomField(field: unknown): unknown {
-  if (field && typeof field === 'object' && !Array.isArray(field)) {
-    const f = field as Record<string, unknown>;
-    if (f.field_type === 'encrypted' && typeof f.field_value === 'string' && f.field_value !== '') {
-      return { ...f, field_value: MASK };
+/** Mask `value`: all of it when `secret`, else the secrets found inside it. */
+function maskValue(value: unknown, secret: boolean): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, secret));
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const encrypted = record.field_type === 'encrypted';
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(record)) {
+      const innerSecret = secret || isSecretFieldName(key) || (encrypted && key === 'field_value');
+      assignOwn(out, key, maskValue(inner, innerSecret));
     }
+    return out;
   }
-  return field;
+  if (!secret) return value;
+  if (typeof value === 'string') return value === '' ? value : MASK;
+  if (typeof value === 'number' || typeof value === 'bigint') return MASK;
+  return value;
+}
+
+/** Assign an own property, even `__proto__` (which JSON.parse creates as an own key). */
+function assignOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    target[key] = value;
+  }
+}
+
+/**
+ * The message of a `JSON.parse` error without the excerpt of the input V8 quotes in it
+ * (`Unexpected token 'x', "{"password":x..." is not valid JSON`, or `..."password":x"...` for a long
+ * line): the input may be a line of a snapshot holding a credential, and no message may show one.
+ * What is left says what was wrong and where (`in JSON at position N`).
+ */
+export function describeJsonError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cleaned = message
+    // `<what>, "<excerpt>" is not valid JSON` and `<what>, ..."<excerpt>"... is not valid JSON`
+    .replace(/,\s*(?:\.\.\.)?".*"(?:\.\.\.)?\s*is not valid JSON\s*$/s, '')
+    // `"<excerpt>" is not valid JSON` alone (JSON.parse of a non-string)
+    .replace(/^\s*(?:\.\.\.)?".*"(?:\.\.\.)?\s*is not valid JSON\s*$/s, 'not valid JSON')
+    // Anything else still quoting the input is cut at the quote.
+    .replace(/\s*(?:\.\.\.)?".*$/s, '');
+  return cleaned.length > 200 ? `${cleaned.slice(0, 200)}...` : cleaned;
 }

@@ -26,7 +26,7 @@ import {
   UnavailableError,
 } from '../errors.js';
 import type { Logger } from '../log.js';
-import { registerSecret, scrub } from '../secrets.js';
+import { maskSecrets, registerSecret, scrub, scrubServiceText } from '../secrets.js';
 
 /** Retry policy as data (style.md habit 4). */
 export interface RetryPolicy {
@@ -182,7 +182,8 @@ export function extractServiceMessage(body: unknown): string | undefined {
     const text = body.trim();
     if (text === '') return undefined;
     if (looksLikeHtml(text)) return describeHtml(text);
-    return scrub(text.length > 300 ? `${text.slice(0, 300)}...` : text);
+    // Scrubbed before it is cut: a cut through a secret would leave a prefix no scrub recognises.
+    return truncate(scrubServiceText(text), 300);
   }
   if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const record = body as Record<string, unknown>;
@@ -199,7 +200,8 @@ export function extractServiceMessage(body: unknown): string | undefined {
       else if (item && typeof item === 'object') {
         const e = item as Record<string, unknown>;
         const text = e.message ?? e.error ?? e.msg;
-        parts.push(typeof text === 'string' ? text : JSON.stringify(item));
+        // An item without a message is shown whole, minus anything named like a credential.
+        parts.push(typeof text === 'string' ? text : JSON.stringify(maskSecrets(e)));
       }
     }
   }
@@ -207,8 +209,11 @@ export function extractServiceMessage(body: unknown): string | undefined {
     return extractServiceMessage(record.data);
   }
   if (parts.length === 0) return undefined;
-  const joined = [...new Set(parts)].join('; ');
-  return scrub(joined.length > 500 ? `${joined.slice(0, 500)}...` : joined);
+  return truncate(scrubServiceText([...new Set(parts)].join('; ')), 500);
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}...` : text;
 }
 
 function looksLikeHtml(text: string): boolean {
@@ -218,7 +223,7 @@ function looksLikeHtml(text: string): boolean {
 function describeHtml(text: string): string {
   const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
   const h1 = /<h1[^>]*>([^<]*)<\/h1>/i.exec(text)?.[1]?.trim();
-  const said = title || h1;
+  const said = title || h1 ? truncate(scrubServiceText(title || h1 || ''), 200) : undefined;
   return said
     ? `the service answered with an HTML page ("${said}") instead of JSON`
     : 'the service answered with an HTML page instead of JSON';

@@ -2,13 +2,12 @@
  * `dds-migrate cases list`: every matching case, page by page, streamed as a table, JSON, NDJSON or CSV,
  * to stdout or atomically to `-o FILE`.
  */
-import { extname } from 'node:path';
+import { extname, resolve } from 'node:path';
 import {
   combineCaseFilters,
   DEFAULT_CASE_COLUMNS,
   parseFieldsOption,
   parseSortOption,
-  readListOption,
 } from '../cases/filter.js';
 import { type RecordSink, writeCases } from '../cases/list.js';
 import { type AtomicTextFile, openAtomicTextFile } from '../cases/output-file.js';
@@ -17,7 +16,14 @@ import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext, Output } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
-import { chooseDefaultFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
+import { describeGiven, parseListOption } from './options.js';
+import {
+  assertFormatFitsJson,
+  chooseDefaultFormat,
+  createRecordWriter,
+  OUTPUT_FORMATS,
+  type OutputFormat,
+} from './render.js';
 
 const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
   '.csv': 'csv',
@@ -38,7 +44,7 @@ export function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputForma
 function checkPageSize(value: unknown): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new UsageError(`Expected --page-size to be an integer >= 1, got ${JSON.stringify(value)}`);
+    throw new UsageError(`Expected --page-size to be an integer >= 1, got ${describeGiven(value)}`);
   }
   return value;
 }
@@ -139,9 +145,9 @@ export const casesListCommand: CommandSpec = {
     const query = {
       filter: combineCaseFilters(
         {
-          status: readListOption(args.status),
-          policy: readListOption(args.policy),
-          severity: readListOption(args.severity),
+          status: parseListOption(args.status, '--status'),
+          policy: parseListOption(args.policy, '--policy'),
+          severity: parseListOption(args.severity, '--severity'),
         },
         typeof args.filter === 'string' ? args.filter : undefined,
       ),
@@ -150,11 +156,15 @@ export const casesListCommand: CommandSpec = {
       pageSize: checkPageSize(args.pageSize),
       signal: ctx.signal,
     };
+    // With -o the records go to the file and stdout gets the --json summary: any format fits.
+    if (typeof args.output !== 'string') assertFormatFitsJson(args.format, ctx.globals.json);
     const format = chooseCaseFormat(args, ctx);
     const columns = fields.length > 0 ? fields : DEFAULT_CASE_COLUMNS;
     const { environment, client } = await openEnvironment(ctx, args, 'env');
-    const file = typeof args.output === 'string' ? await openAtomicTextFile(args.output) : undefined;
+    let file: AtomicTextFile | undefined;
     try {
+      // Paths are relative to the run's working directory (the CLI may run in-process elsewhere).
+      if (typeof args.output === 'string') file = await openAtomicTextFile(resolve(ctx.io.cwd, args.output));
       const target = file === undefined ? ctx.out : createFileOutput(file, ctx.out);
       const writer = createRecordWriter(format, target, { columns });
       const sink: RecordSink = {
@@ -171,7 +181,11 @@ export const casesListCommand: CommandSpec = {
       const count = await writeCases(client, query, sink);
       await file?.commit();
       ctx.log.info({ environment: environment.label, count }, 'listed cases');
-      if (file !== undefined) ctx.out.info(`${count} case(s) written to ${file.path}`);
+      if (file !== undefined) {
+        // --json: one JSON document on stdout even when the records went to a file.
+        if (ctx.globals.json) ctx.out.json({ path: file.path, format, count });
+        ctx.out.info(`${count} case(s) written to ${file.path}`);
+      }
       return ExitCode.ok;
     } catch (error) {
       await file?.abort();

@@ -2,12 +2,12 @@
  * `dds-migrate cases resolve CASE_ID,..`: one PATCH case-status per case with the audit reason; one
  * outcome line per case; exit 1 when any failed, with the service's message.
  */
-import { readListOption } from '../cases/filter.js';
 import { checkAuditReason, type ResolveOutcome, resolveCases } from '../cases/resolve.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import { assertWriteConfirmed } from '../profiles/protected.js';
 import type { CommandSpec } from './command.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { parseListOption } from './options.js';
 
 function describeOutcome(o: ResolveOutcome): string {
   return o.kind === 'resolved' ? `resolved  ${o.caseId}` : `failed    ${o.caseId}  ${o.message}`;
@@ -35,7 +35,7 @@ export const casesResolveCommand: CommandSpec = {
         'Resolve two cases',
       ),
   async run(args, ctx) {
-    const ids = readListOption(args.ids);
+    const ids = parseListOption(args.ids, 'the case ids') ?? [];
     if (ids.length === 0)
       throw new UsageError('Expected at least one case id', {
         hint: 'Example: cases resolve ID1,ID2 --env prod --reason "..."',

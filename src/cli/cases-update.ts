@@ -3,6 +3,7 @@
  * select (and the first few), then, confirmed on a terminal or by `--yes`, sends one bulk PATCH
  * `cases:update` and prints the ids the service reported.
  */
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { BulkCaseUpdate, SecurityCase } from '../api/types.js';
 import { parseSet, parseWhere } from '../cases/filter.js';
@@ -107,7 +108,7 @@ export const casesUpdateCommand: CommandSpec = {
     const where = readWhereValues(args.where);
     const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
     const dryRun = args.dryRun === true;
-    const auditFile = typeof args.audit === 'string' ? args.audit : undefined;
+    const auditFile = typeof args.audit === 'string' ? resolve(ctx.io.cwd, args.audit) : undefined;
     const { environment, client } = await openEnvironment(ctx, args, 'env');
     try {
       if (!dryRun)

@@ -9,7 +9,14 @@ import { ExitCode, UsageError } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
-import { chooseDefaultFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
+import { parseListOption } from './options.js';
+import {
+  assertFormatFitsJson,
+  chooseDefaultFormat,
+  createRecordWriter,
+  OUTPUT_FORMATS,
+  type OutputFormat,
+} from './render.js';
 
 /** Columns of the table and of the CSV. */
 export const CONNECTION_COLUMNS: readonly string[] = [
@@ -20,22 +27,6 @@ export const CONNECTION_COLUMNS: readonly string[] = [
   'scanner_group',
   'security_tier',
 ];
-
-/** Split `--type a,b --type c` into `['a', 'b', 'c']`. */
-export function parseListOption(value: unknown, flag: string): string[] | undefined {
-  if (value === undefined) return undefined;
-  const raw = Array.isArray(value) ? value : [value];
-  const items = raw.flatMap((v) => String(v).split(',')).map((v) => v.trim());
-  if (items.length === 0 || items.some((v) => v === '')) {
-    throw new UsageError(
-      `Expected --${flag} to be a comma-separated list of values, got ${JSON.stringify(raw.join(','))}`,
-      {
-        hint: 'See --help',
-      },
-    );
-  }
-  return [...new Set(items)];
-}
 
 /**
  * Parse `--filter`: the service's JSON-array form, e.g. `[{"field":"enabled","value":"yes","operator":"equal"}]`.
@@ -61,7 +52,7 @@ export function parseFilterOption(value: unknown): Record<string, unknown>[] | u
 
 /** Build the list options from `--type`, `--filter` and `--sort`. */
 export function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal): ListOptions {
-  const types = parseListOption(args.type, 'type');
+  const types = parseListOption(args.type, '--type');
   const filter = parseFilterOption(args.filter) ?? [];
   const clauses = [...filter];
   if (types) clauses.push({ field: 'type', value: types, operator: 'in' } satisfies FilterClause);
@@ -108,6 +99,7 @@ export const connectionsListCommand: CommandSpec = {
       )
       .example('$0 connections list --env prod --format csv > connections.csv', 'A spreadsheet'),
   async run(args, ctx) {
+    assertFormatFitsJson(args.format, ctx.globals.json);
     const format =
       (args.format as OutputFormat | undefined) ?? chooseDefaultFormat(ctx.out, ctx.globals.json);
     const listOptions = buildConnectionListOptions(args, ctx.signal);

@@ -23,6 +23,7 @@ import { readSnapshotEntries } from '../snapshot/read.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { getConfig, openEnvironment, withEnvironmentOptions } from './environment.js';
+import { assertFormatFitsJson } from './render.js';
 
 /** Output formats of `diff`. */
 export const DIFF_FORMATS = ['text', 'json'] as const;
@@ -103,6 +104,7 @@ export function collectIgnoreFields(flagValue: unknown, config: Config): string[
 
 function chooseFormat(args: ParsedArgs, ctx: CliContext): DiffFormat {
   const format = args.format;
+  assertFormatFitsJson(format, ctx.globals.json);
   if (format === undefined) return ctx.globals.json ? 'json' : 'text';
   if (format === 'text' || format === 'json') return format;
   throw new UsageError(`Expected --format to be text or json, got ${JSON.stringify(format)}`);
@@ -120,7 +122,8 @@ async function readSide(
   if (side.kind === 'snapshot') {
     // The reader checks the trailer (entry count, sha256) after the last entry: nothing is compared
     // before the whole file is known to be intact.
-    for await (const entry of readSnapshotEntries(side.path, { signal })) entries.push(entry);
+    // Messages name the file as it was typed.
+    for await (const entry of readSnapshotEntries(side.path, { signal, label: side.ref })) entries.push(entry);
     return { entries, label: `${basename(side.path)} (snapshot)` };
   }
   const { environment, client } = await openEnvironment(ctx, args, flag);

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/index.js';
 import { ExitCode, InputFileError, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
+import { describeGiven } from './options.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -17,6 +18,7 @@ function optionalNumber(
   key: string,
   min: number,
   integer: boolean,
+  max = Number.POSITIVE_INFINITY,
 ): number | undefined {
   const value = args[key];
   if (value === undefined) return undefined;
@@ -24,10 +26,13 @@ function optionalNumber(
     typeof value !== 'number' ||
     !Number.isFinite(value) ||
     value < min ||
+    value > max ||
     (integer && !Number.isInteger(value))
   ) {
     throw new UsageError(
-      `Expected --${flag} to be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${JSON.stringify(value)}`,
+      `Expected --${flag} to be ${integer ? 'an integer' : 'a number'} >= ${min}${
+        max === Number.POSITIVE_INFINITY ? '' : ` and <= ${max}`
+      }, got ${describeGiven(value)}`,
     );
   }
   return value;
@@ -61,7 +66,7 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
   const state = optionalString(args, 'state', 'state');
   const options: EmulatorOptions = {
     host: optionalString(args, 'host', 'host') ?? '127.0.0.1',
-    port: optionalNumber(args, 'port', 'port', 0, true) ?? 0,
+    port: optionalNumber(args, 'port', 'port', 0, true, 65535) ?? 0,
     token: optionalString(args, 'token', 'token'),
     userToken: optionalString(args, 'user-token', 'userToken'),
     sessionTtlMs: optionalNumber(args, 'session-ttl', 'sessionTtl', 1, true),
@@ -137,8 +142,12 @@ export const emulatorCommand: CommandSpec = {
           hint: 'Pick another --port, or 0',
         });
       }
-      const file = typeof options.data === 'string' ? options.data : (options.statePath ?? '');
-      throw new InputFileError(file, undefined, e.message, { cause: err });
+      const file = typeof options.data === 'string' ? options.data : options.statePath;
+      // Anything else than a bad seed or state file is not the user's to fix: let it surface as a bug.
+      if (file === undefined) throw err;
+      // The emulator's own message usually names the file already.
+      const message = e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message;
+      throw new InputFileError(file, undefined, message, { cause: err });
     }
     if (ctx.globals.json) {
       ctx.out.json({

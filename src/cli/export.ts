@@ -23,9 +23,9 @@ import { createSnapshotHeader, type SnapshotSelection } from '../snapshot/format
 import { prepareSnapshotTarget, type SnapshotTarget, writeSnapshot } from '../snapshot/write.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import { parseListOption } from './connections-list.js';
 import type { CliContext } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { parseListOption } from './options.js';
 
 /** Ids per export request when exporting a selection. */
 export const EXPORT_ID_BATCH = 200;
@@ -40,8 +40,8 @@ export interface ExportRequest {
 
 /** Check the options once, before anything is sent. */
 export function readExportRequest(args: ParsedArgs): ExportRequest {
-  const ids = parseListOption(args.ids, 'ids');
-  const types = parseListOption(args.type, 'type');
+  const ids = parseListOption(args.ids, '--ids');
+  const types = parseListOption(args.type, '--type');
   const name = args.name;
   if (name !== undefined && (typeof name !== 'string' || name.trim() === '')) {
     throw new UsageError(`Expected --name to be a glob such as 'finance-*', got ${JSON.stringify(name)}`);

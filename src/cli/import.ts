@@ -1,5 +1,603 @@
-import type { CommandSpec } from './command.js';
-import { createPendingCommand } from './not-implemented.js';
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
+/**
+ * `dds-migrate import SNAPSHOT --to E`: creates the snapshot's connections in E, one POST at a time,
+ * throttled, retrying only where it is safe, journaled so that re-running the same command resumes and
+ * no connection is ever created twice. The steps: options checked -> snapshot verified -> overrides
+ * read -> target opened -> journal locked -> target listed -> plan -> pre-flight -> (dry run: print) ->
+ * run -> report, id map, summary.
+ */
+import { unlink } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import cliProgress from 'cli-progress';
+import { createConnection, getConnectionByName, listConnections } from '../api/connections.js';
+import type { HttpClient } from '../api/http.js';
+import type { Connection } from '../api/types.js';
+import { stripServerManaged } from '../connections/server-managed.js';
+import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js';
+import {
+  defaultJournalPath,
+  type JournalEntryState,
+  type JournalReplay,
+  normaliseTargetUrl,
+  openJournal,
+  replayJournal,
+} from '../importer/journal.js';
+import {
+  buildIdMap,
+  buildReport,
+  countOutcomes,
+  formatSummary,
+  type ReportLine,
+  serializeReport,
+  writeFileAtomic,
+} from '../importer/outputs.js';
+import {
+  applyOverrides,
+  EMPTY_OVERRIDES,
+  findUnusedOverrides,
+  loadOverrides,
+  type Overrides,
+  resolveOverrides,
+} from '../importer/overrides.js';
+import {
+  describeStep,
+  type ImportPlan,
+  isSendStep,
+  ON_CONFLICT_CHOICES,
+  type OnConflict,
+  type PreparedEntry,
+  planImport,
+} from '../importer/plan.js';
+import {
+  checkEntryForSend,
+  checkPreflight,
+  type EntryTemplates,
+  formatProblem,
+} from '../importer/preflight.js';
+import { createRunBudget, type EntryOutcome, runImport } from '../importer/run.js';
+import { createRateLimiter, type RateLimiter } from '../importer/throttle.js';
+import { loadCatalogFromEnvironment, loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
+import { isSecretFieldName, registerSecret } from '../secrets.js';
+import { loadSnapshot } from '../snapshot/read.js';
+import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import type { CommandSpec, ParsedArgs } from './command.js';
+import type { CliContext } from './context.js';
+import { openEnvironment, withEnvironmentOptions } from './environment.js';
 
-/** `import <snapshot>`: placeholder until its issue lands. */
-export const importCommand: CommandSpec = createPendingCommand('import <snapshot>', "Create the connections of a snapshot in an environment, resumably");
+/** Default `--concurrency` when neither the flag nor the environment's config sets one. */
+export const DEFAULT_IMPORT_CONCURRENCY = 4;
+
+/** The import's options, checked once. */
+export interface ImportOptions {
+  readonly snapshot: string;
+  readonly concurrency: number | undefined;
+  readonly rate: number | undefined;
+  readonly onConflict: OnConflict;
+  readonly overrides: string | undefined;
+  readonly only: ReadonlySet<string> | undefined;
+  readonly maxChanges: number | undefined;
+  readonly dryRun: boolean;
+  readonly journal: string | undefined;
+  readonly idMap: string | undefined;
+  readonly report: string | undefined;
+  readonly confirm: string | undefined;
+  readonly allowSameSource: boolean;
+  readonly schemas: string | undefined;
+  readonly templatesFromTarget: boolean;
+}
+
+function readString(args: ParsedArgs, key: string, flag: string): string | undefined {
+  const value = args[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new UsageError(`Expected --${flag} to be a non-empty value, got ${JSON.stringify(value)}`, {
+      hint: 'See --help',
+    });
+  }
+  return value;
+}
+
+function readInteger(args: ParsedArgs, key: string, flag: string, min: number): number | undefined {
+  const value = args[key];
+  if (value === undefined) return undefined;
+  const n =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && value.trim() !== ''
+        ? Number(value)
+        : Number.NaN;
+  if (!Number.isInteger(n) || n < min) {
+    throw new UsageError(`Expected --${flag} to be an integer >= ${min}, got ${String(value)}`, {
+      hint: 'See --help',
+    });
+  }
+  return n;
+}
+
+/** Check the command line once (UsageError, exit 2). */
+export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions {
+  const snapshot = readString(args, 'snapshot', 'snapshot');
+  if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
+  const rateValue = args.rate;
+  let rate: number | undefined;
+  if (rateValue !== undefined) {
+    const n =
+      typeof rateValue === 'number'
+        ? rateValue
+        : typeof rateValue === 'string' && rateValue.trim() !== ''
+          ? Number(rateValue)
+          : Number.NaN;
+    if (!Number.isFinite(n) || n <= 0) {
+      throw new UsageError(
+        `Expected --rate to be a number of requests per second > 0, got ${String(rateValue)}`,
+        {
+          hint: 'See --help',
+        },
+      );
+    }
+    rate = n;
+  }
+  const onConflict = (args.onConflict ?? 'skip') as string;
+  if (!ON_CONFLICT_CHOICES.includes(onConflict as OnConflict)) {
+    throw new UsageError(
+      `Expected --on-conflict to be one of ${ON_CONFLICT_CHOICES.join(', ')}, got ${onConflict}`,
+    );
+  }
+  const onlyRaw = readString(args, 'only', 'only');
+  const only =
+    onlyRaw === undefined
+      ? undefined
+      : new Set(
+          onlyRaw
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        );
+  if (only !== undefined && only.size === 0)
+    throw new UsageError('Expected --only to name at least one connection');
+  const path = (key: string, flag: string) => {
+    const p = readString(args, key, flag);
+    return p === undefined ? undefined : resolve(cwd, p);
+  };
+  const schemas = path('schemas', 'schemas');
+  const templatesFromTarget = args.templatesFromTarget === true;
+  if (schemas !== undefined && templatesFromTarget) {
+    throw new UsageError('Give either --schemas or --templates-from-target, not both');
+  }
+  return {
+    snapshot: resolve(cwd, snapshot),
+    concurrency: readInteger(args, 'concurrency', 'concurrency', 1),
+    rate,
+    onConflict: onConflict as OnConflict,
+    overrides: path('overrides', 'overrides'),
+    only,
+    maxChanges: readInteger(args, 'maxChanges', 'max-changes', 0),
+    dryRun: args.dryRun === true,
+    journal: path('journal', 'journal'),
+    idMap: path('idMap', 'id-map'),
+    report: path('report', 'report'),
+    confirm: readString(args, 'confirm', 'confirm'),
+    allowSameSource: args.allowSameSource === true,
+    schemas,
+    templatesFromTarget,
+  };
+}
+
+/** Register every credential value about to be sent, so a service echoing it back cannot print it. */
+function registerEntrySecrets(
+  body: Readonly<Record<string, unknown>>,
+  secretFields: ReadonlySet<string>,
+): void {
+  for (const [key, value] of Object.entries(body)) {
+    if (typeof value === 'string' && (secretFields.has(key) || isSecretFieldName(key))) registerSecret(value);
+    if (key === 'custom_fields' && Array.isArray(value)) {
+      for (const f of value) {
+        const field = f as Record<string, unknown> | null;
+        if (field?.field_type === 'encrypted' && typeof field.field_value === 'string')
+          registerSecret(field.field_value);
+      }
+    }
+  }
+}
+
+/** Snapshot entries ready to send: server-managed fields dropped, then overrides applied. */
+function prepareEntries(
+  entries: readonly Connection[],
+  overrides: Overrides,
+  catalog: TemplateCatalog,
+): PreparedEntry[] {
+  return entries.map((entry) => {
+    const body = applyOverrides(stripServerManaged(entry) as Connection, overrides);
+    registerEntrySecrets(body, catalog.secretFields(entry.type));
+    return {
+      name: entry.name,
+      type: entry.type,
+      sourceId: typeof entry._id === 'string' ? entry._id : undefined,
+      body,
+    };
+  });
+}
+
+async function listTarget(
+  client: HttpClient,
+  signal: AbortSignal,
+): Promise<{ name: string; _id: string | undefined }[]> {
+  const out: { name: string; _id: string | undefined }[] = [];
+  for await (const c of listConnections(client, { signal })) {
+    out.push({ name: c.name, _id: typeof c._id === 'string' ? c._id : undefined });
+  }
+  return out;
+}
+
+function printProblems(ctx: CliContext, problems: readonly Problem[]): void {
+  for (const p of problems) ctx.io.stderr.write(`  - ${formatProblemScrubbed(p)}\n`);
+}
+
+function formatProblemScrubbed(p: Problem): string {
+  return formatProblem(p);
+}
+
+async function writeOutputs(
+  options: ImportOptions,
+  report: readonly ReportLine[],
+  ctx: CliContext,
+): Promise<void> {
+  if (options.report) {
+    await writeFileAtomic(options.report, serializeReport(report));
+    ctx.out.info(`Report: ${options.report}`);
+  }
+  if (options.idMap) {
+    await writeFileAtomic(options.idMap, `${JSON.stringify(buildIdMap(report), null, 2)}\n`);
+    ctx.out.info(`Id map: ${options.idMap}`);
+  }
+}
+
+/** A progress bar on stderr, on a TTY only. */
+function createProgress(ctx: CliContext, total: number) {
+  if (!ctx.out.showProgress || total === 0) return undefined;
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: ctx.io.stderr as NodeJS.WritableStream as never,
+      format: 'import |{bar}| {value}/{total} | {speed} req/s | ETA {eta_formatted} | failed {failed}',
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 50,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const started = Date.now();
+  let failed = 0;
+  bar.start(total, 0, { speed: '0.0', failed: 0 });
+  return {
+    tick(outcome: EntryOutcome) {
+      if (outcome.kind === 'failed') failed += 1;
+      const done = bar.getProgress() * total + 1;
+      const speed = (done / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
+      bar.increment(1, { speed, failed });
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}
+
+/** Read the journal without locking or writing (dry run). */
+async function peekJournal(
+  path: string,
+  binding: { snapshotSha256: string; targetUrl: string },
+): Promise<JournalReplay | undefined> {
+  const { readFile } = await import('node:fs/promises');
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const replay = replayJournal(text, path);
+  if (
+    replay.begin &&
+    (replay.begin.snapshotSha256 !== binding.snapshotSha256 ||
+      normaliseTargetUrl(replay.begin.targetUrl) !== normaliseTargetUrl(binding.targetUrl))
+  ) {
+    throw new UsageError(`The journal ${path} belongs to another snapshot or target`, {
+      hint: 'Pass --journal with another file',
+    });
+  }
+  return replay;
+}
+
+function planJson(plan: ImportPlan) {
+  return plan.steps.map((s) => ({
+    kind: s.kind,
+    name: s.name,
+    type: s.type,
+    ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
+    ...('targetId' in s && s.targetId ? { targetId: s.targetId } : {}),
+    ...(s.kind === 'invalid' ? { problems: s.problems } : {}),
+  }));
+}
+
+/** Run the import (the command's body). */
+export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
+  const options = readImportOptions(args, ctx.io.cwd);
+  const snapshot = await loadSnapshot(options.snapshot, { signal: ctx.signal });
+  const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
+  const { overrides } = resolveOverrides(rawOverrides, ctx.io.env);
+  for (const unused of findUnusedOverrides(overrides, snapshot.entries)) {
+    ctx.out.warn(`overrides ${unused} matches no entry of the snapshot`);
+  }
+  if (options.only) {
+    const names = new Set(snapshot.entries.map((e) => e.name));
+    const unknown = [...options.only].filter((n) => !names.has(n));
+    if (unknown.length > 0) {
+      throw new UsageError(`--only names connections that are not in the snapshot: ${unknown.join(', ')}`, {
+        hint: 'Check the names (they are case-sensitive)',
+      });
+    }
+  }
+
+  // One budget and one throttle for every request of the run; both are sized once the plan is known.
+  const budget = createRunBudget(0);
+  let limiter: RateLimiter | undefined;
+  const { environment, client } = await openEnvironment(ctx, args, 'to', {
+    retryBudget: budget,
+    onRateLimited: (ms) => limiter?.onRateLimited(ms),
+  });
+  let journal: Awaited<ReturnType<typeof openJournal>> | undefined;
+  try {
+    limiter = createRateLimiter({ rate: options.rate ?? environment.rate });
+    const concurrency = options.concurrency ?? environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
+    const targetUrl = normaliseTargetUrl(environment.url);
+    const binding = { snapshotSha256: snapshot.sha256, targetUrl };
+    const journalPath = options.journal ?? defaultJournalPath(options.snapshot, environment.url);
+
+    // Listing and template look-ups are reads; the budget covers their retries too.
+    budget.extend(20);
+    const catalog = options.templatesFromTarget
+      ? await loadCatalogFromEnvironment(client, [...new Set(snapshot.entries.map((e) => e.type))])
+      : await loadShippedCatalog(options.schemas);
+    const prepared = prepareEntries(snapshot.entries, overrides, catalog);
+
+    let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
+    if (options.dryRun) {
+      journalState = (await peekJournal(journalPath, binding))?.entries ?? new Map();
+    } else {
+      journal = await openJournal(journalPath, binding, { tool: `${TOOL_NAME} ${TOOL_VERSION}` });
+      journalState = journal.replay.entries;
+    }
+    const target = await listTarget(client, ctx.signal);
+
+    const warnings = new Set<string>();
+    const templates: EntryTemplates = {
+      checkEntry: (entry) => catalog.checkEntry(entry as Connection),
+      requiredSecretFields: (type) => catalog.requiredSecretFields(type),
+    };
+    const plan = planImport({
+      entries: prepared,
+      target,
+      journal: journalState,
+      onConflict: options.onConflict,
+      only: options.only,
+      check: (entry) => {
+        const checked = checkEntryForSend(entry, templates);
+        for (const w of checked.warnings)
+          warnings.add(w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w));
+        return checked.problems;
+      },
+    });
+    for (const w of [...warnings].slice(0, 20)) ctx.out.warn(w);
+    if (warnings.size > 20) ctx.out.warn(`... and ${warnings.size - 20} more warnings`);
+
+    const problems = checkPreflight(plan, {
+      maxChanges: options.maxChanges,
+      target: {
+        label: environment.label,
+        name: environment.name,
+        url: environment.url,
+        protected: environment.protected,
+      },
+      confirm: options.confirm,
+      snapshotSourceUrl: snapshot.header.source?.url,
+      allowSameSource: options.allowSameSource,
+      dryRun: options.dryRun,
+    });
+
+    if (options.dryRun) {
+      if (ctx.globals.json) {
+        ctx.out.json({
+          dryRun: true,
+          target: environment.label,
+          counts: plan.counts,
+          steps: planJson(plan),
+          problems,
+        });
+      } else {
+        ctx.out.result(
+          `Plan for importing ${snapshot.entries.length} entries into ${environment.label} (dry run, nothing sent):`,
+        );
+        for (const step of plan.steps) ctx.out.result(`  ${describeStep(step)}`);
+        const counts = Object.entries(plan.counts)
+          .filter(([, n]) => n > 0)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ');
+        ctx.out.result(`Total: ${counts || 'nothing to do'}`);
+      }
+      if (problems.length > 0) {
+        ctx.io.stderr.write(`Pre-flight would refuse this import (${problems.length} problems):\n`);
+        printProblems(ctx, problems);
+        return ExitCode.validation;
+      }
+      return ExitCode.ok;
+    }
+
+    if (problems.length > 0) {
+      if (options.report) await writeFileAtomic(options.report, serializeReport(buildReport(plan, [])));
+      if (ctx.globals.json) ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems });
+      ctx.io.stderr.write(
+        `Pre-flight found ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n`,
+      );
+      printProblems(ctx, problems);
+      if (journal?.fresh) {
+        await journal.close();
+        await unlink(journal.path).catch(() => undefined);
+      }
+      throw new PreflightError(
+        `Pre-flight refused the import into ${environment.label}; nothing was sent`,
+        problems,
+        {
+          hint: 'Fix the problems listed above (overrides for masked secrets, --confirm, --max-changes) and re-run',
+        },
+      );
+    }
+
+    const sends = plan.steps.filter(isSendStep);
+    // A sick service ends the run: about one retry per ten creates, at least 30.
+    budget.extend(Math.max(30, Math.ceil(sends.length / 10)));
+    ctx.out.info(
+      `Importing ${sends.length} of ${plan.steps.length} entries into ${environment.label} (concurrency ${concurrency}${
+        limiter.currentRate() === undefined ? '' : `, rate ${limiter.currentRate()} req/s`
+      }); journal ${journalPath}`,
+    );
+    const progress = createProgress(ctx, sends.length);
+    const activeJournal = journal;
+    if (activeJournal === undefined) throw new Error('journal not open');
+    const result = await runImport(
+      sends,
+      {
+        target: {
+          create: (body) => createConnection(client, body),
+          lookup: (name, signal) => getConnectionByName(client, name, { signal }),
+        },
+        journal: activeJournal,
+        limiter,
+        budget,
+        log: ctx.log,
+        signal: ctx.signal,
+        onOutcome: (o) => progress?.tick(o),
+      },
+      { concurrency },
+    );
+    progress?.stop();
+    await activeJournal.close();
+
+    const report = buildReport(plan, result.outcomes);
+    await writeOutputs(options, report, ctx);
+    const counts = countOutcomes(report);
+    if (ctx.globals.json) {
+      ctx.out.json({
+        ok: result.stoppedBy === undefined && counts.failed === 0,
+        target: environment.label,
+        counts,
+        rateLimited: limiter.rateLimitedCount,
+        journal: journalPath,
+        report: options.report ?? null,
+        idMap: options.idMap ?? null,
+        failures: report.filter((l) => l.outcome === 'failed'),
+        ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
+      });
+    } else {
+      ctx.out.result(formatSummary(report, environment.label));
+    }
+    if (result.stoppedBy) throw result.stoppedBy;
+    if (counts.failed > 0) {
+      ctx.out.warn(
+        `${counts.failed} entr${counts.failed === 1 ? 'y' : 'ies'} failed (see above); fix them and re-run to retry`,
+      );
+      return ExitCode.partial;
+    }
+    return ExitCode.ok;
+  } finally {
+    await journal?.close();
+    client.close();
+  }
+}
+
+/** `import <snapshot>`. */
+export const importCommand: CommandSpec = {
+  command: 'import <snapshot>',
+  describe: 'Create the connections of a snapshot in an environment, resumably',
+  builder: (yargs) =>
+    withEnvironmentOptions(yargs, ['to'])
+      .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
+      .option('concurrency', {
+        type: 'string',
+        requiresArg: true,
+        describe: `Requests in flight at once (default: the environment's concurrency, else ${DEFAULT_IMPORT_CONCURRENCY})`,
+      })
+      .option('rate', {
+        type: 'string',
+        requiresArg: true,
+        describe:
+          "Requests per second, all requests of the run (default: the environment's rate, else adaptive)",
+      })
+      .option('on-conflict', {
+        type: 'string',
+        choices: ON_CONFLICT_CHOICES,
+        default: 'skip',
+        describe:
+          'A name that already exists in the target: skip it, fail the pre-flight, or create it renamed "<name> (2)"',
+      })
+      .option('overrides', {
+        type: 'string',
+        requiresArg: true,
+        describe:
+          'JSON file of values to set on the way in ({all, byType, byName}; "${env:NAME}" reads a variable)',
+      })
+      .option('only', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Import only these names (comma-separated)',
+      })
+      .option('max-changes', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Refuse (exit 3) when more connections would be created',
+      })
+      .option('dry-run', {
+        type: 'boolean',
+        describe: 'Print the plan and the pre-flight verdict; send nothing but reads',
+      })
+      .option('journal', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Journal file (default <snapshot>.<target host>.journal.jsonl)',
+      })
+      .option('id-map', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Write {sourceId: {name, targetId}} here',
+      })
+      .option('report', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Write one JSON line per entry (its outcome) here',
+      })
+      .option('confirm', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Name of a protected target environment, to allow writing to it',
+      })
+      .option('allow-same-source', {
+        type: 'boolean',
+        describe: 'Allow importing into the environment the snapshot was exported from',
+      })
+      .option('schemas', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Folder of <type>.schema.json files for the pre-flight (default: shipped)',
+      })
+      .option('templates-from-target', {
+        type: 'boolean',
+        describe: "Check entries against the target's own connector templates",
+      })
+      .example(
+        '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json',
+        'Import into dr, supplying masked secrets',
+      )
+      .example('$0 import prod.snapshot.jsonl --to dr --dry-run', 'Show what would be created')
+      .example(
+        '$0 import prod.snapshot.jsonl --to staging --confirm staging --rate 10',
+        'Into a protected environment, at 10 req/s',
+      ),
+  run: runImportCommand,
+};

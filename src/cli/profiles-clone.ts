@@ -3,7 +3,7 @@
  * profile (data sources remapped by name or through an import's id map), refuse the whole run if any
  * profile has a problem, then create them in the target. Prints source id -> target id.
  */
-import { readListOption } from '../cases/filter.js';
+import { resolve } from 'node:path';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import {
   applyProfileClone,
@@ -17,6 +17,7 @@ import { assertWriteConfirmed } from '../profiles/protected.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { parseListOption } from './options.js';
 import { renderTable } from './render.js';
 
 function describeMapping(m: DataSourceMapping): string {
@@ -114,12 +115,12 @@ export const profilesCloneCommand: CommandSpec = {
         'Clone two profiles after an import',
       ),
   async run(args, ctx) {
-    const ids = readListOption(args.ids);
+    const ids = parseListOption(args.ids, 'the profile ids') ?? [];
     if (ids.length === 0)
       throw new UsageError('Expected at least one scan profile id', {
         hint: 'Example: profiles clone ID1,ID2 --from prod --to dr',
       });
-    const idMap = typeof args.idMap === 'string' ? await readIdMap(args.idMap) : undefined;
+    const idMap = typeof args.idMap === 'string' ? await readIdMap(resolve(ctx.io.cwd, args.idMap)) : undefined;
     const dryRun = args.dryRun === true;
     const allowRun = args.allowRun === true;
     const source = await openEnvironment(ctx, args, 'from');

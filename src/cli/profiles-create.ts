@@ -3,6 +3,7 @@
  * cron, time zone), its data sources must exist in the environment, a one-time profile needs
  * `--allow-run`; then one POST. Prints the new `_id`.
  */
+import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { assertRunAllowed, createProfile } from '../profiles/create.js';
 import { assertWriteConfirmed } from '../profiles/protected.js';
@@ -40,7 +41,7 @@ export const profilesCreateCommand: CommandSpec = {
         'Create a one-time profile (starts a scan now)',
       ),
   async run(args, ctx) {
-    const document = await readProfileFile(String(args.file));
+    const document = await readProfileFile(resolve(ctx.io.cwd, String(args.file)));
     const allowRun = args.allowRun === true;
     // Refused before the environment is even opened: nothing is sent for a one-time profile without --allow-run.
     assertRunAllowed(

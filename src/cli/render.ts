@@ -8,6 +8,7 @@
  * JSON text in table and CSV cells; null and absent values as an empty cell.
  */
 import { stringify } from 'csv-stringify/sync';
+import { UsageError } from '../errors.js';
 import type { Output } from './context.js';
 
 /** Every output format of a record list. */
@@ -38,6 +39,18 @@ export interface RecordWriter {
 export function chooseDefaultFormat(out: Pick<Output, 'stdoutIsTTY'>, json: boolean): OutputFormat {
   if (json) return 'json';
   return out.stdoutIsTTY ? 'table' : 'ndjson';
+}
+
+/**
+ * `--json` promises exactly one JSON document on stdout, so it cannot be combined with an explicit
+ * `--format` of another kind when the result goes to stdout. Shared by every command with `--format`.
+ */
+export function assertFormatFitsJson(format: unknown, json: boolean): void {
+  if (json && format !== undefined && format !== 'json') {
+    throw new UsageError(`--json cannot be combined with --format ${String(format)}`, {
+      hint: 'Drop --json, or use --format json',
+    });
+  }
 }
 
 /** A cell's text: strings as they are, other scalars as their JSON text, nested values as JSON. */

@@ -3,6 +3,7 @@
  * tests call it in-process with captured streams. Every error ends here: a {@link DdsError} becomes one
  * line and its exit code; anything else is a bug (exit 70, with the stack).
  */
+import { resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { DdsError, ExitCode, UsageError } from '../errors.js';
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from '../log.js';
@@ -11,12 +12,15 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { type CommandEntry, type CommandSpec, isCommandGroup, type ParsedArgs } from './command.js';
 import { commandEntries } from './commands.js';
 import { type CliContext, type CliIo, createOutput, type GlobalOptions } from './context.js';
+import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
 
 interface RunState {
   code: ExitCode | undefined;
   error: unknown;
   logger: Logger | undefined;
   ran: boolean;
+  /** Usage and commands of the level where no command was chosen, printed before the error line. */
+  shortHelp: string | undefined;
 }
 
 function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
@@ -25,7 +29,8 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
   return {
     config: (args.config as string | undefined) ?? io.env.DDS_MIGRATE_CONFIG,
     logLevel: LOG_LEVELS.includes(level) ? level : 'warn',
-    logFile: args.logFile as string | undefined,
+    // Relative to the run's working directory, like every other path option.
+    logFile: typeof args.logFile === 'string' ? resolve(io.cwd, args.logFile) : undefined,
     json: args.json === true,
     quiet: args.quiet === true,
     progress: args.progress !== false,
@@ -41,10 +46,11 @@ function attach(y: Argv, spec: CommandSpec, io: CliIo, state: RunState, signal: 
       state.ran = true;
       const parsed = args as unknown as ParsedArgs;
       const globals = readGlobals(parsed, io);
-      const log = createLogger({ level: globals.logLevel, file: globals.logFile, stderr: io.stderr });
-      state.logger = log;
-      const ctx: CliContext = { io, globals, log, out: createOutput(io, globals), signal };
       try {
+        // Inside the try: a bad --log-file is a usage error like any other.
+        const log = createLogger({ level: globals.logLevel, file: globals.logFile, stderr: io.stderr });
+        state.logger = log;
+        const ctx: CliContext = { io, globals, log, out: createOutput(io, globals), signal };
         state.code = await spec.run(parsed, ctx);
       } catch (error) {
         state.error = error;
@@ -58,7 +64,7 @@ function register(y: Argv, entry: CommandEntry, io: CliIo, state: RunState, sign
   return y.command(entry.command, entry.describe, (group) => {
     let g = group;
     for (const sub of entry.subcommands) g = attach(g, sub, io, state, signal);
-    return g.demandCommand(1, `Choose a subcommand of '${entry.command}' (see --help)`);
+    return g.demandCommand(1, `${NO_SUBCOMMAND_PREFIX} '${entry.command}'`);
   });
 }
 
@@ -76,6 +82,11 @@ function reportError(error: unknown, io: CliIo, debug: boolean): ExitCode {
   return ExitCode.bug;
 }
 
+/** Usage, description and commands of a help text, without the options (they are one --help away). */
+function shortenHelp(help: string): string {
+  return help.split(/\n\s*\n(?=Options:|Positionals:)/)[0]?.trimEnd() ?? help;
+}
+
 /** A stack trace is shown only at `--log-level debug` (or trace). */
 function wantsStack(argv: readonly string[], io: CliIo): boolean {
   const verbose = (level: string | undefined) => level === 'debug' || level === 'trace';
@@ -87,7 +98,13 @@ function wantsStack(argv: readonly string[], io: CliIo): boolean {
 
 /** Run the CLI with `argv` (without `node` and the script) against `io`; resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const state: RunState = { code: undefined, error: undefined, logger: undefined, ran: false };
+  const state: RunState = {
+    code: undefined,
+    error: undefined,
+    logger: undefined,
+    ran: false,
+    shortHelp: undefined,
+  };
   const signal = io.signal ?? new AbortController().signal;
   let parser: Argv = yargs([...argv])
     .scriptName(TOOL_NAME)
@@ -118,16 +135,25 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       global: true,
     })
     .strict()
-    .demandCommand(1, 'Choose a command (see --help)')
+    .demandCommand(1, NO_COMMAND_MESSAGE)
     .recommendCommands()
     .exitProcess(false)
     .wrap(Math.min(110, io.stdout.columns ?? 100))
     .help()
     .alias('h', 'help')
-    .fail((message, error) => {
-      // Parse errors (unknown flag, missing argument) are usage errors; anything else is re-thrown.
-      if (error) throw error;
-      throw new UsageError(message ?? 'Invalid command line', { hint: 'See --help' });
+    .fail((message, error, context) => {
+      // Parse errors (unknown flag, missing argument or value: yargs' own YError) are usage errors,
+      // rewritten to name the flag; anything else (a command's error) is re-thrown as it is.
+      if (error && error.name !== 'YError') throw error;
+      let help = '';
+      context.showHelp((text: string) => {
+        help = text;
+      });
+      const failure = describeParseFailure(message ?? error?.message ?? 'Invalid command line', help, argv);
+      if (failure.showCommands) state.shortHelp = shortenHelp(help);
+      throw new UsageError(failure.message, {
+        hint: failure.command ? `See '${failure.command} --help'` : 'See --help',
+      });
     });
   for (const entry of commandEntries) parser = register(parser, entry, io, state, signal);
 
@@ -143,9 +169,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 
   let code: ExitCode;
   if (state.error !== undefined) {
+    if (state.shortHelp) io.stderr.write(`${state.shortHelp}\n\n`);
     code = reportError(state.error, io, wantsStack(argv, io));
-    if (state.error instanceof UsageError && !state.ran && output)
-      io.stderr.write(`${output.split('\n')[0]}\n`);
   } else {
     code = state.code ?? ExitCode.ok;
   }

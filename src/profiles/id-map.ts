@@ -1,6 +1,7 @@
 /** Reading an import's id map (contract section 3): `{ "<source _id>": { "name": "...", "targetId": "..." } }`. */
 import { readFile } from 'node:fs/promises';
 import { InputFileError } from '../errors.js';
+import { describeJsonError } from '../secrets.js';
 import type { IdMap, IdMapEntry } from './plan.js';
 
 /** Check a parsed id map; `file` names it in messages. */
@@ -61,7 +62,7 @@ export async function readIdMap(file: string): Promise<IdMap> {
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw new InputFileError(file, undefined, `is not valid JSON (${(cause as Error).message})`, { cause });
+    throw new InputFileError(file, undefined, `is not valid JSON (${describeJsonError(cause)})`, { cause });
   }
   return parseIdMap(value, file);
 }

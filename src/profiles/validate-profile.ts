@@ -8,6 +8,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { InputFileError } from '../errors.js';
 import { schemasDir } from '../paths.js';
 import { compileSchemaFile, type SchemaCheck, type SchemaIssue } from '../schema/ajv.js';
+import { describeJsonError } from '../secrets.js';
 
 /** Why `expr` is not a 5-field cron expression, or undefined when it is one. */
 export function checkCronExpression(expr: string): string | undefined {
@@ -115,7 +116,7 @@ export async function readProfileFile(file: string, check?: SchemaCheck): Promis
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw new InputFileError(file, undefined, `is not valid JSON (${(cause as Error).message})`, { cause });
+    throw new InputFileError(file, undefined, `is not valid JSON (${describeJsonError(cause)})`, { cause });
   }
   const issues = checkProfileDocument(value, check ?? (await loadProfileSchema()));
   if (issues.length > 0) {

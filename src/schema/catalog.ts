@@ -12,7 +12,7 @@ import { getConnectorTemplate } from '../api/templates.js';
 import type { Connection, ConnectorTemplate } from '../api/types.js';
 import { InputFileError, type Problem, UsageError } from '../errors.js';
 import { schemasDir } from '../paths.js';
-import { isMasked } from '../secrets.js';
+import { describeJsonError, isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
 import { convertTemplate, createConnectionSchema } from './template-schema.js';
 
@@ -260,7 +260,7 @@ async function readSchemaFile(path: string): Promise<Record<string, unknown>> {
     if (!isObject(value)) throw new Error('not a JSON object');
     return value;
   } catch (error) {
-    throw new InputFileError(path, undefined, `not a JSON schema (${(error as Error).message})`, {
+    throw new InputFileError(path, undefined, `not a JSON schema (${describeJsonError(error)})`, {
       hint: 'Fix or remove the schema',
       cause: error,
     });

@@ -17,6 +17,7 @@ import { createReadStream } from 'node:fs';
 import type { Connection } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
 import { InputFileError, InterruptedError } from '../errors.js';
+import { describeJsonError } from '../secrets.js';
 import { createEntryHasher, type EntryHasher } from './checksum.js';
 import {
   CURRENT_FORMAT_VERSION,
@@ -401,15 +402,8 @@ class SnapshotParser {
   }
 }
 
-/**
- * The JSON.parse message without the excerpt of the line V8 quotes (`, "..." is not valid JSON`): the
- * line may hold a credential, and error messages must never show one.
- */
-export function describeJsonError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const cleaned = message.replace(/,\s*".*" is not valid JSON$/s, '').replace(/\s*"[^"]*\.\.\."$/s, '');
-  return cleaned.length > 200 ? `${cleaned.slice(0, 200)}...` : cleaned;
-}
+/** The JSON.parse message without the excerpt of the line (kept here for existing importers of it). */
+export { describeJsonError };
 
 /** The header with every field in place (an older version may omit a `null` selection field). */
 function normalizeHeader(h: Record<string, unknown>): SnapshotHeader {

@@ -1,0 +1,146 @@
+/**
+ * yargs' own parse-error messages, rewritten into the house style before they reach the user: one line
+ * that names the flag, the argument or the command and says what is expected ("Expected --format to be
+ * one of table, json, ndjson, csv, got "xml""), instead of yargs' multi-line or flag-less texts
+ * ("Invalid values:\n  Argument: format, ...", "Not enough non-option arguments: got 0, need at least 1").
+ * Pure: message, help text of the command being parsed and argv in; the user's line out.
+ */
+
+/** What a parse failure becomes. */
+export interface ParseFailure {
+  /** The one line (without the hint). */
+  readonly message: string;
+  /** True when the short help (usage and commands) should be printed first: no command was chosen. */
+  readonly showCommands: boolean;
+  /** The command whose help to read, e.g. `dds-migrate profiles get`. */
+  readonly command: string;
+}
+
+/** Messages of `demandCommand` set by run-cli: the user gave no command (or no subcommand). */
+export const NO_COMMAND_MESSAGE = 'Missing a command';
+/** Prefix of the message of a group without a subcommand. */
+export const NO_SUBCOMMAND_PREFIX = 'Missing a subcommand of';
+
+/** `o` -> `-o`, `out-dir` -> `--out-dir`. */
+function flagOf(name: string): string {
+  const n = name.trim();
+  return n.length === 1 ? `-${n}` : `--${n}`;
+}
+
+function splitNames(list: string): string[] {
+  return list
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+/** The usage line of the command being parsed (first line of its help), e.g. `dds-migrate profiles get <id>`. */
+function usageLine(help: string): string {
+  return (help.split('\n')[0] ?? '').trim();
+}
+
+/** `<id>` and `<ids..>` of a usage line, in order. */
+function positionalsOf(usage: string): string[] {
+  return [...usage.matchAll(/<[^>]+>/g)].map((m) => m[0]);
+}
+
+/** True when the parsed command is a group (or the top level): it lists commands. */
+function listsCommands(help: string): boolean {
+  return /\nCommands:\n/.test(help);
+}
+
+/** The command path of a usage line: `dds-migrate <command> [options]` -> [dds-migrate]. */
+function commandPath(usage: string): string[] {
+  return usage.split(/\s+/).filter((w) => w !== '' && !/^[<[]/.test(w));
+}
+
+/** The commands a group's help lists (`list`, `resolve`, ...). */
+function commandNames(help: string, usage: string): string[] {
+  const depth = commandPath(usage).length;
+  const section = help.split(/\nCommands:\n/)[1]?.split(/\n\s*\n/)[0] ?? '';
+  return section
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/)[depth])
+    .filter((name): name is string => name !== undefined && name !== '');
+}
+
+/** The word the user typed where a command was expected: the first bare word not part of the command path. */
+function typedCommand(usage: string, argv: readonly string[]): string | undefined {
+  const path = commandPath(usage).slice(1);
+  const words = argv.filter((a) => !a.startsWith('-'));
+  return words.find((w, i) => path[i] !== w);
+}
+
+/** Rewrite one yargs failure message. */
+export function describeParseFailure(message: string, help: string, argv: readonly string[]): ParseFailure {
+  const text = message.trim();
+  const usage = usageLine(help);
+  const command = commandPath(usage).join(' ');
+  const one = (m: string): ParseFailure => ({ message: m, showCommands: false, command });
+
+  if (text === NO_COMMAND_MESSAGE || text.startsWith(NO_SUBCOMMAND_PREFIX)) {
+    return { message: text, showCommands: true, command };
+  }
+
+  const unknown = /^Unknown arguments?: (.+)$/s.exec(text);
+  if (unknown?.[1]) {
+    const names = splitNames(unknown[1]);
+    const options = names.filter((n) => argv.some((a) => a === flagOf(n) || a.startsWith(`${flagOf(n)}=`)));
+    const words = names.filter((n) => !options.includes(n));
+    if (words.length > 0 && listsCommands(help)) {
+      const known = commandNames(help, usage);
+      return one(`Unknown command '${words[0]}'${known.length > 0 ? `; expected one of ${known.join(', ')}` : ''}`);
+    }
+    if (options.length > 0) {
+      return one(`Unknown option${options.length > 1 ? 's' : ''} ${options.map(flagOf).join(', ')}`);
+    }
+    return one(`Unexpected argument${words.length > 1 ? 's' : ''} ${words.map((w) => `'${w}'`).join(', ')}`);
+  }
+
+  const suggestion = /^Did you mean (.+)\?$/.exec(text);
+  if (suggestion?.[1]) {
+    const typed = typedCommand(usage, argv);
+    return one(`Unknown command${typed ? ` '${typed}'` : ''}: did you mean '${suggestion[1]}'?`);
+  }
+
+  const missing = /^Missing required arguments?: (.+)$/.exec(text);
+  if (missing?.[1]) {
+    const flags = splitNames(missing[1]).map(flagOf);
+    return one(`Missing required option${flags.length > 1 ? 's' : ''} ${flags.join(', ')}`);
+  }
+
+  const positionals = /^Not enough non-option arguments: got (\d+), need at least (\d+)$/.exec(text);
+  if (positionals) {
+    const got = Number(positionals[1]);
+    const names = positionalsOf(usage).slice(got);
+    const what = names.length > 0 ? names.join(' ') : 'an argument';
+    return one(`Missing ${what}${usage ? ` (usage: ${usage} [options])` : ''}`);
+  }
+
+  const tooMany = /^Too many non-option arguments: got (\d+), maximum of (\d+)$/.exec(text);
+  if (tooMany) {
+    return one(
+      `Too many arguments: got ${tooMany[1]}, expected at most ${tooMany[2]}${usage ? ` (usage: ${usage} [options])` : ''}`,
+    );
+  }
+
+  const noValue = /^Not enough arguments following: (.+)$/.exec(text);
+  if (noValue?.[1]) return one(`Expected a value after ${flagOf(noValue[1])}`);
+
+  const choices = /^Invalid values?:\s*Argument: (\S+), Given: (.+), Choices: (.+)$/s.exec(text);
+  if (choices?.[1] && choices[2] && choices[3]) {
+    const allowed = choices[3]
+      .split(',')
+      .map((c) => c.trim().replace(/^"(.*)"$/, '$1'))
+      .join(', ');
+    return one(`Expected ${flagOf(choices[1])} to be one of ${allowed}, got ${choices[2].trim()}`);
+  }
+
+  const exclusive = /^Arguments (\S+) and (\S+) are mutually exclusive$/.exec(text);
+  if (exclusive?.[1] && exclusive[2]) {
+    return one(`${flagOf(exclusive[1])} and ${flagOf(exclusive[2])} cannot be used together`);
+  }
+
+  // Anything else: still one line.
+  return one(text.replace(/\s*\n\s*/g, ' '));
+}

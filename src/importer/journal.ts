@@ -1,0 +1,472 @@
+/**
+ * The import journal: JSON Lines, append-only, mode 0600, one record per line. It is what makes an
+ * import resumable and exactly-once:
+ *
+ * - the first record (`begin`) binds the file to one snapshot (sha256) and one target URL;
+ * - an `intent` is made durable (fsync) BEFORE its POST is sent, an `outcome` is written after;
+ * - an intent with no outcome is "in doubt": the next run asks the target by name before sending again.
+ *
+ * A crash can tear the last line (a write that did not finish): a final line without its newline is
+ * ignored and truncated away when the journal is reopened. A complete line that is not a valid record
+ * is corruption and is refused, naming the line.
+ *
+ * A lock file (`<journal>.lock`, pid + hostname) refuses a second concurrent run; a lock left by a dead
+ * process on this host is taken over. The journal never holds a credential value: names, ids, HTTP
+ * statuses and (scrubbed) service messages only.
+ */
+import { constants as fsConstants } from 'node:fs';
+import { type FileHandle, link, open, readFile, rename, truncate, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { InputFileError, UsageError } from '../errors.js';
+import { scrub } from '../secrets.js';
+
+/** Version of the journal's record format. */
+export const JOURNAL_FORMAT_VERSION = 1;
+
+/** What a journal is bound to; a run with a different snapshot or target is refused. */
+export interface JournalBinding {
+  readonly snapshotSha256: string;
+  /** Target base URL, normalised (see {@link normaliseTargetUrl}). */
+  readonly targetUrl: string;
+}
+
+/** First record: binds the journal. */
+export interface BeginRecord extends JournalBinding {
+  readonly kind: 'begin';
+  readonly formatVersion: number;
+  readonly tool: string;
+  readonly at: string;
+}
+
+/** A later run picked the journal up again (informational). */
+export interface ResumeRecord {
+  readonly kind: 'resume';
+  readonly tool: string;
+  readonly at: string;
+}
+
+/** Written and fsync'd before each POST. `name` is the snapshot's name, `targetName` what is POSTed. */
+export interface IntentRecord {
+  readonly kind: 'intent';
+  readonly name: string;
+  readonly targetName: string;
+  readonly sourceId?: string;
+  /** 1 for the first POST of this entry in this run, 2 for a resend after an in-doubt answer, ... */
+  readonly attempt: number;
+  readonly at: string;
+}
+
+/** How an entry ended: created (by the POST's answer or found by a look-up), or definitely rejected. */
+export type OutcomeRecord =
+  | {
+      readonly kind: 'outcome';
+      readonly result: 'created';
+      readonly name: string;
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      /** `post`: the POST answered; `lookup`: an in-doubt POST was found applied by a look-up by name. */
+      readonly via: 'post' | 'lookup';
+      readonly at: string;
+    }
+  | {
+      readonly kind: 'outcome';
+      readonly result: 'failed';
+      readonly name: string;
+      readonly targetName: string;
+      readonly httpStatus: number | undefined;
+      /** The service's message, scrubbed of registered secrets. */
+      readonly message: string;
+      readonly at: string;
+    };
+
+/** Every record kind of the journal. */
+export type JournalRecord = BeginRecord | ResumeRecord | IntentRecord | OutcomeRecord;
+
+/** What the journal says about one snapshot entry (by its snapshot name). */
+export type JournalEntryState =
+  | {
+      readonly state: 'done';
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      readonly sourceId?: string;
+    }
+  | {
+      readonly state: 'failed';
+      readonly targetName: string;
+      readonly httpStatus: number | undefined;
+      readonly message: string;
+    }
+  | { readonly state: 'in-doubt'; readonly targetName: string; readonly sourceId?: string };
+
+/** The result of replaying a journal's text. */
+export interface JournalReplay {
+  readonly begin: BeginRecord | undefined;
+  /** Every complete, valid record, in file order. */
+  readonly records: readonly JournalRecord[];
+  /** Per snapshot name, the state the last record left it in. */
+  readonly entries: ReadonlyMap<string, JournalEntryState>;
+  /** Length in bytes of the valid prefix (the file is truncated to it when the tail was torn). */
+  readonly validBytes: number;
+  /** True when a final line without its newline was ignored. */
+  readonly tornTail: boolean;
+}
+
+/** Normalise a base URL for binding and comparisons: lower-case scheme and host, no trailing slash or /api/v1. */
+export function normaliseTargetUrl(url: string): string {
+  let u = url.trim().replace(/\/+$/, '');
+  if (u.toLowerCase().endsWith('/api/v1')) u = u.slice(0, -'/api/v1'.length);
+  try {
+    const parsed = new URL(u);
+    const path = parsed.pathname === '/' ? '' : parsed.pathname.replace(/\/+$/, '');
+    return `${parsed.protocol}//${parsed.host}${path}`.toLowerCase();
+  } catch {
+    return u.toLowerCase();
+  }
+}
+
+/**
+ * Default journal path: `<snapshot>.<target host>.journal.jsonl`, the host with its port, made safe
+ * for a file name (`127.0.0.1:8080` -> `127.0.0.1_8080`).
+ */
+export function defaultJournalPath(snapshotPath: string, targetUrl: string): string {
+  let host: string;
+  try {
+    host = new URL(targetUrl).host;
+  } catch {
+    host = targetUrl;
+  }
+  const safe = host.replace(/[^A-Za-z0-9.-]/g, '_') || 'target';
+  return `${snapshotPath}.${safe}.journal.jsonl`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
+/** Check one parsed line; returns the record or a reason it is not one. */
+function checkRecord(value: unknown): JournalRecord | string {
+  if (!isObject(value)) return 'expected a JSON object';
+  switch (value.kind) {
+    case 'begin':
+      if (!isString(value.snapshotSha256) || !isString(value.targetUrl))
+        return 'begin needs snapshotSha256 and targetUrl';
+      if (typeof value.formatVersion !== 'number') return 'begin needs a formatVersion';
+      if (value.formatVersion > JOURNAL_FORMAT_VERSION) {
+        return `journal format ${value.formatVersion} is newer than this tool reads (${JOURNAL_FORMAT_VERSION})`;
+      }
+      return value as unknown as BeginRecord;
+    case 'resume':
+      return value as unknown as ResumeRecord;
+    case 'intent':
+      if (!isString(value.name) || !isString(value.targetName)) return 'intent needs name and targetName';
+      return value as unknown as IntentRecord;
+    case 'outcome':
+      if (!isString(value.name) || !isString(value.targetName)) return 'outcome needs name and targetName';
+      if (value.result !== 'created' && value.result !== 'failed')
+        return "outcome result must be 'created' or 'failed'";
+      return value as unknown as OutcomeRecord;
+    default:
+      return `unknown record kind ${JSON.stringify(value.kind)}`;
+  }
+}
+
+/** Fold one record into the per-entry state (exhaustive over record kinds). */
+function applyRecord(entries: Map<string, JournalEntryState>, record: JournalRecord): void {
+  switch (record.kind) {
+    case 'begin':
+    case 'resume':
+      return;
+    case 'intent':
+      entries.set(record.name, {
+        state: 'in-doubt',
+        targetName: record.targetName,
+        ...(record.sourceId === undefined ? {} : { sourceId: record.sourceId }),
+      });
+      return;
+    case 'outcome': {
+      const previous = entries.get(record.name);
+      const sourceId = previous && previous.state !== 'failed' ? previous.sourceId : undefined;
+      if (record.result === 'created') {
+        entries.set(record.name, {
+          state: 'done',
+          targetName: record.targetName,
+          targetId: record.targetId,
+          ...(sourceId === undefined ? {} : { sourceId }),
+        });
+      } else {
+        entries.set(record.name, {
+          state: 'failed',
+          targetName: record.targetName,
+          httpStatus: record.httpStatus,
+          message: record.message,
+        });
+      }
+      return;
+    }
+    default: {
+      const unreachable: never = record;
+      throw new Error(`unhandled journal record ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * Replay a journal's text (pure). A final line without a newline is torn and ignored; any complete
+ * line that is not a valid record throws an {@link InputFileError} naming it.
+ */
+export function replayJournal(text: string, file = 'journal'): JournalReplay {
+  const records: JournalRecord[] = [];
+  const entries = new Map<string, JournalEntryState>();
+  let begin: BeginRecord | undefined;
+  let offset = 0;
+  let validBytes = 0;
+  let lineNo = 0;
+  let tornTail = false;
+  while (offset < text.length) {
+    const nl = text.indexOf('\n', offset);
+    if (nl === -1) {
+      tornTail = true;
+      break;
+    }
+    lineNo += 1;
+    const line = text.slice(offset, nl);
+    offset = nl + 1;
+    const lineBytes = Buffer.byteLength(line, 'utf8') + 1;
+    if (line.trim() === '') {
+      validBytes += lineBytes;
+      continue;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw new InputFileError(file, lineNo, 'not a JSON journal record', {
+        hint: 'The journal is damaged; move it aside to start over (entries already created are then found as existing)',
+      });
+    }
+    const record = checkRecord(parsed);
+    if (typeof record === 'string') throw new InputFileError(file, lineNo, record);
+    if (records.length === 0 && record.kind !== 'begin') {
+      throw new InputFileError(file, lineNo, "the first record of a journal must be 'begin'");
+    }
+    if (record.kind === 'begin') {
+      if (begin !== undefined) throw new InputFileError(file, lineNo, "a second 'begin' record");
+      begin = record;
+    }
+    records.push(record);
+    applyRecord(entries, record);
+    validBytes += lineBytes;
+  }
+  return { begin, records, entries, validBytes, tornTail };
+}
+
+/** The lock's content. */
+interface LockInfo {
+  readonly pid: number;
+  readonly hostname: string;
+  readonly startedAt: string;
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else, so it is alive.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Take `<journal>.lock`. The lock is written to a private temporary file and hard-linked into place, so
+ * it appears atomically and always complete (link fails with EEXIST when another run holds it).
+ */
+async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
+  const info: LockInfo = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() };
+  const tmp = `${lockPath}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
+  try {
+    for (let tries = 0; tries < 3; tries++) {
+      try {
+        await link(tmp, lockPath);
+        return async () => {
+          await unlink(lockPath).catch(() => undefined);
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      let holder: LockInfo | undefined;
+      try {
+        holder = JSON.parse(await readFile(lockPath, 'utf8')) as LockInfo;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile
+        holder = undefined;
+      }
+      const sameHost = holder !== undefined && holder.hostname === hostname();
+      if (holder === undefined || !sameHost || isProcessAlive(holder.pid)) {
+        const who = holder
+          ? `process ${holder.pid} on ${holder.hostname} since ${holder.startedAt}`
+          : 'another run';
+        throw new UsageError(`Another import is using this journal (${who}; lock ${lockPath})`, {
+          hint: 'Wait for it to finish; if no such run exists any more, delete the lock file and re-run',
+        });
+      }
+      // A dead process on this host left the lock: take it over. Moving it aside (rather than deleting)
+      // keeps a second taker from deleting the lock we are about to create.
+      await rename(lockPath, `${lockPath}.stale-${holder.pid}`).catch(() => undefined);
+      await unlink(`${lockPath}.stale-${holder.pid}`).catch(() => undefined);
+    }
+    throw new UsageError(`Could not take the journal lock ${lockPath}`, { hint: 'Re-run the command' });
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+/** An open, locked journal. */
+export interface Journal {
+  readonly path: string;
+  /** What the file held when opened (before this run's records). */
+  readonly replay: JournalReplay;
+  /** True when the file did not exist (or was empty) and this run began it. */
+  readonly fresh: boolean;
+  /**
+   * Append a record; resolves once it is on disk (fsync). Records appended while a sync is running are
+   * written and synced together (group commit), so many concurrent POSTs do not each pay for a sync.
+   */
+  append(record: JournalRecord): Promise<void>;
+  /** Wait for pending records, close the file and release the lock. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openJournal}. */
+export interface OpenJournalOptions {
+  readonly tool: string;
+  /** Clock for record timestamps (tests). */
+  readonly now?: () => Date;
+}
+
+interface Pending {
+  readonly line: string;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Open (or begin) the journal at `path` for `binding`: take the lock, replay, truncate a torn tail,
+ * refuse a journal bound to another snapshot or target (exit 2), and append `begin` or `resume`.
+ */
+export async function openJournal(
+  path: string,
+  binding: JournalBinding,
+  options: OpenJournalOptions,
+): Promise<Journal> {
+  const release = await acquireLock(`${path}.lock`);
+  let handle: FileHandle | undefined;
+  try {
+    let text = '';
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const replay = replayJournal(text, path);
+    if (replay.tornTail || replay.validBytes !== Buffer.byteLength(text, 'utf8')) {
+      await truncate(path, replay.validBytes);
+    }
+    const begin = replay.begin;
+    if (begin !== undefined) {
+      if (begin.snapshotSha256 !== binding.snapshotSha256) {
+        throw new InputFileError(
+          path,
+          1,
+          `this journal belongs to another snapshot (sha256 ${begin.snapshotSha256.slice(0, 12)}..., this one is ${binding.snapshotSha256.slice(0, 12)}...)`,
+          {
+            hint: 'Pass --journal with a new file for this snapshot, or re-run with the snapshot the journal was started with',
+          },
+        );
+      }
+      if (normaliseTargetUrl(begin.targetUrl) !== normaliseTargetUrl(binding.targetUrl)) {
+        throw new InputFileError(
+          path,
+          1,
+          `this journal belongs to another target (${begin.targetUrl}, this run targets ${binding.targetUrl})`,
+          {
+            hint: 'Pass --journal with a new file for this target, or re-run against the target the journal was started with',
+          },
+        );
+      }
+    }
+    handle = await open(path, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT, 0o600);
+    const fh = handle;
+    const now = options.now ?? (() => new Date());
+    let queue: Pending[] = [];
+    let draining: Promise<void> | undefined;
+    let closed = false;
+
+    const drain = async (): Promise<void> => {
+      while (queue.length > 0) {
+        const batch = queue;
+        queue = [];
+        try {
+          await fh.write(batch.map((p) => p.line).join(''));
+          await fh.datasync();
+          for (const p of batch) p.resolve();
+        } catch (error) {
+          for (const p of batch) p.reject(error);
+        }
+      }
+      draining = undefined;
+    };
+
+    const append = (record: JournalRecord): Promise<void> => {
+      if (closed) return Promise.reject(new Error('journal is closed'));
+      const safe =
+        record.kind === 'outcome' && record.result === 'failed'
+          ? { ...record, message: scrub(record.message) }
+          : record;
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ line: `${JSON.stringify(safe)}\n`, resolve, reject });
+        draining ??= drain();
+      });
+    };
+
+    const fresh = begin === undefined;
+    if (fresh) {
+      await append({
+        kind: 'begin',
+        formatVersion: JOURNAL_FORMAT_VERSION,
+        snapshotSha256: binding.snapshotSha256,
+        targetUrl: binding.targetUrl,
+        tool: options.tool,
+        at: now().toISOString(),
+      });
+    } else {
+      await append({ kind: 'resume', tool: options.tool, at: now().toISOString() });
+    }
+
+    let closing: Promise<void> | undefined;
+    return {
+      path,
+      replay,
+      fresh,
+      append,
+      close() {
+        closing ??= (async () => {
+          closed = true;
+          await draining;
+          await fh.close().catch(() => undefined);
+          await release();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await handle?.close().catch(() => undefined);
+    await release();
+    throw error;
+  }
+}

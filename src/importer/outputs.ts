@@ -1,0 +1,201 @@
+/**
+ * What an import leaves behind for people and scripts: the per-entry report (JSON Lines), the id map,
+ * the summary. Built from the plan (what was decided) and the run's outcomes (what happened), so a
+ * resumed run reports every entry, including those an earlier run created. None of them holds a
+ * credential value: names, ids, HTTP statuses and scrubbed service messages only.
+ */
+import { randomBytes } from 'node:crypto';
+import { rename, unlink, writeFile } from 'node:fs/promises';
+import type { Problem } from '../errors.js';
+import { scrub } from '../secrets.js';
+import type { ImportPlan, PlanStep } from './plan.js';
+import type { EntryOutcome } from './run.js';
+
+/** One line of `--report`: the outcome of one snapshot entry. */
+export type ReportLine =
+  | {
+      readonly outcome: 'created' | 'renamed';
+      readonly name: string;
+      readonly type: string;
+      readonly targetName: string;
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
+      /** True when an earlier run of this import created it (from the journal). */
+      readonly earlierRun: boolean;
+      /** True when it was found on the target after an in-doubt POST, rather than by the POST's answer. */
+      readonly reconciled: boolean;
+    }
+  | {
+      readonly outcome: 'exists';
+      readonly name: string;
+      readonly type: string;
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
+    }
+  | {
+      readonly outcome: 'failed';
+      readonly name: string;
+      readonly type: string;
+      readonly targetName: string;
+      readonly httpStatus: number | undefined;
+      readonly message: string;
+    }
+  | {
+      readonly outcome: 'invalid';
+      readonly name: string;
+      readonly type: string;
+      readonly problems: readonly Problem[];
+    }
+  | {
+      /** The run stopped (Ctrl-C, budget, 401) before this entry was settled; a re-run finishes it. */
+      readonly outcome: 'pending';
+      readonly name: string;
+      readonly type: string;
+      readonly targetName: string;
+      readonly inDoubt: boolean;
+    };
+
+/** Every report outcome. */
+export type ReportOutcome = ReportLine['outcome'];
+
+/** The id map: source `_id` -> target name and `_id`. */
+export type IdMap = Record<string, { readonly name: string; readonly targetId: string }>;
+
+/** Combine the plan and the run's outcomes into one report line per entry, in name order. */
+export function buildReport(plan: ImportPlan, outcomes: readonly EntryOutcome[]): ReportLine[] {
+  const byName = new Map(outcomes.map((o) => [o.step.name, o]));
+  return plan.steps.map((step) => reportStep(step, byName.get(step.name)));
+}
+
+function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLine {
+  const base = { name: step.name, type: step.type };
+  switch (step.kind) {
+    case 'done':
+      return {
+        ...base,
+        outcome: step.targetName === step.name ? 'created' : 'renamed',
+        targetName: step.targetName,
+        sourceId: step.sourceId,
+        targetId: step.targetId,
+        earlierRun: true,
+        reconciled: false,
+      };
+    case 'exists':
+    case 'conflict':
+      return { ...base, outcome: 'exists', sourceId: step.sourceId, targetId: step.targetId };
+    case 'invalid':
+      return { ...base, outcome: 'invalid', problems: step.problems };
+    case 'create':
+    case 'rename':
+    case 'reconcile': {
+      if (outcome === undefined)
+        return {
+          ...base,
+          outcome: 'pending',
+          targetName: step.targetName,
+          inDoubt: step.kind === 'reconcile',
+        };
+      switch (outcome.kind) {
+        case 'created':
+          return {
+            ...base,
+            outcome: step.targetName === step.name ? 'created' : 'renamed',
+            targetName: step.targetName,
+            sourceId: step.sourceId,
+            targetId: outcome.targetId,
+            earlierRun: false,
+            reconciled: outcome.via === 'lookup',
+          };
+        case 'failed':
+          return {
+            ...base,
+            outcome: 'failed',
+            targetName: step.targetName,
+            httpStatus: outcome.httpStatus,
+            message: scrub(outcome.message),
+          };
+        case 'pending':
+          return { ...base, outcome: 'pending', targetName: step.targetName, inDoubt: outcome.inDoubt };
+        default: {
+          const unreachable: never = outcome;
+          return unreachable;
+        }
+      }
+    }
+    default: {
+      const unreachable: never = step;
+      return unreachable;
+    }
+  }
+}
+
+/**
+ * The id map of a report: every entry with a source `_id` that now has a counterpart in the target
+ * (created now, by an earlier run, or already existing by name), so scan profiles can be remapped.
+ */
+export function buildIdMap(report: readonly ReportLine[]): IdMap {
+  const map: IdMap = {};
+  for (const line of report) {
+    if (line.outcome === 'created' || line.outcome === 'renamed') {
+      if (line.sourceId && line.targetId)
+        map[line.sourceId] = { name: line.targetName, targetId: line.targetId };
+    } else if (line.outcome === 'exists') {
+      if (line.sourceId && line.targetId) map[line.sourceId] = { name: line.name, targetId: line.targetId };
+    }
+  }
+  return map;
+}
+
+/** Counts per outcome, for the summary and `--json`. */
+export function countOutcomes(
+  report: readonly ReportLine[],
+): Record<ReportOutcome, number> & { earlierRun: number } {
+  const counts = { created: 0, renamed: 0, exists: 0, failed: 0, invalid: 0, pending: 0, earlierRun: 0 };
+  for (const line of report) {
+    counts[line.outcome] += 1;
+    if ((line.outcome === 'created' || line.outcome === 'renamed') && line.earlierRun) counts.earlierRun += 1;
+  }
+  return counts;
+}
+
+/** The human summary (stdout): counts, then each failure with its HTTP status and message. */
+export function formatSummary(report: readonly ReportLine[], targetLabel: string): string {
+  const c = countOutcomes(report);
+  const rows: [string, number, string][] = [
+    ['created', c.created, c.earlierRun > 0 ? `(${c.earlierRun} created or renamed by an earlier run)` : ''],
+    ['renamed', c.renamed, ''],
+    ['existed', c.exists, '(already in the target, skipped)'],
+    ['failed', c.failed, ''],
+    ['invalid', c.invalid, ''],
+  ];
+  if (c.pending > 0) rows.push(['pending', c.pending, '(not settled: re-run to resume)']);
+  const lines = [`Import into ${targetLabel}: ${report.length} entries`];
+  for (const [label, n, note] of rows)
+    lines.push(`  ${label.padEnd(8)} ${String(n).padStart(6)}  ${note}`.trimEnd());
+  const failures = report.filter((l) => l.outcome === 'failed');
+  if (failures.length > 0) {
+    lines.push('', 'Failures:');
+    for (const f of failures) {
+      if (f.outcome !== 'failed') continue;
+      lines.push(`  ${f.name}: HTTP ${f.httpStatus ?? '-'} ${f.message}`);
+    }
+  }
+  return scrub(lines.join('\n'));
+}
+
+/** Write a file atomically (temporary file in the same folder, then rename), mode 0600. */
+export async function writeFileAtomic(path: string, content: string): Promise<void> {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, scrub(content), { mode: 0o600 });
+    await rename(tmp, path);
+  } catch (error) {
+    await unlink(tmp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** `--report`: one JSON line per entry. */
+export function serializeReport(report: readonly ReportLine[]): string {
+  return report.map((l) => `${JSON.stringify(l)}\n`).join('');
+}

@@ -1,0 +1,212 @@
+/**
+ * The import plan (pure: no fs, no HTTP, no logger). Data in, a typed plan out; `--dry-run` prints the
+ * very plan that the real run executes.
+ *
+ * Per snapshot entry, in this order of precedence:
+ * 1. the journal says it was created by an earlier run of this import -> `done` (never touched again);
+ * 2. the journal holds an intent without an outcome (in doubt) -> `reconcile` (look the target name up
+ *    before sending anything again);
+ * 3. its name exists in the target:
+ *    - `--on-conflict skip` (default) -> `exists`: left alone, reported as existing;
+ *    - `--on-conflict fail` -> `conflict`: a pre-flight problem (the run is refused, exit 3);
+ *    - `--on-conflict rename` -> `rename`: created as `<name> (2)` (or the next free `(n)`);
+ * 4. otherwise -> `create`.
+ * An entry that would be sent (create, rename, reconcile) but fails its checks becomes `invalid`.
+ */
+import { compareNames, pairByName } from '../connections/match.js';
+import type { Problem } from '../errors.js';
+import type { JournalEntryState } from './journal.js';
+
+/** What to do with an entry whose name already exists in the target. */
+export type OnConflict = 'skip' | 'fail' | 'rename';
+
+/** The choices of {@link OnConflict}, for option checking. */
+export const ON_CONFLICT_CHOICES: readonly OnConflict[] = ['skip', 'fail', 'rename'];
+
+/** A snapshot entry ready to send: overrides applied, server-managed fields stripped. */
+export interface PreparedEntry {
+  readonly name: string;
+  readonly type: string;
+  /** `_id` in the source environment (for the id map), when the snapshot had one. */
+  readonly sourceId: string | undefined;
+  /** The `ds_connection` body (its `name` is replaced by the target name when renamed). */
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/** A connection of the target, as far as planning needs it. */
+export interface TargetConnection {
+  readonly name: string;
+  readonly _id?: string | undefined;
+}
+
+interface StepBase {
+  readonly name: string;
+  readonly type: string;
+  readonly sourceId: string | undefined;
+}
+
+/** A step that sends a POST (maybe after a look-up). */
+export interface SendStep extends StepBase {
+  readonly kind: 'create' | 'rename' | 'reconcile';
+  /** The name POSTed (differs from `name` for `rename`; the journal's intent name for `reconcile`). */
+  readonly targetName: string;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/** One decision of the plan. */
+export type PlanStep =
+  | SendStep
+  | (StepBase & { readonly kind: 'exists'; readonly targetId: string | undefined })
+  | (StepBase & { readonly kind: 'conflict'; readonly targetId: string | undefined })
+  | (StepBase & { readonly kind: 'done'; readonly targetName: string; readonly targetId: string | undefined })
+  | (StepBase & {
+      readonly kind: 'invalid';
+      /** What it would have been. */
+      readonly wouldBe: SendStep['kind'];
+      readonly targetName: string;
+      readonly problems: readonly Problem[];
+    });
+
+/** Every step kind. */
+export type PlanStepKind = PlanStep['kind'];
+
+/** Every step kind, in the order summaries list them. */
+export const PLAN_STEP_KINDS: readonly PlanStepKind[] = [
+  'create',
+  'rename',
+  'reconcile',
+  'done',
+  'exists',
+  'conflict',
+  'invalid',
+];
+
+/** Input of {@link planImport}. */
+export interface PlanInput {
+  readonly entries: readonly PreparedEntry[];
+  readonly target: readonly TargetConnection[];
+  readonly journal: ReadonlyMap<string, JournalEntryState>;
+  readonly onConflict: OnConflict;
+  /** Narrow the plan to these snapshot names (`--only`); undefined = all. */
+  readonly only?: ReadonlySet<string> | undefined;
+  /** Problems that would stop this entry being sent (template, masked secrets, placeholders). */
+  readonly check: (entry: PreparedEntry) => readonly Problem[];
+}
+
+/** The plan: steps in code-unit order of name, and counts per kind. */
+export interface ImportPlan {
+  readonly steps: readonly PlanStep[];
+  readonly counts: Readonly<Record<PlanStepKind, number>>;
+  /** Steps that will (or may, for `reconcile`) send a POST. */
+  readonly sends: number;
+}
+
+/** True for steps that send. */
+export function isSendStep(step: PlanStep): step is SendStep {
+  return step.kind === 'create' || step.kind === 'rename' || step.kind === 'reconcile';
+}
+
+/**
+ * The name a renamed entry gets: `<name> (2)`, `<name> (3)`, ... the first one taken by nobody (target,
+ * snapshot, or an earlier rename). Parentheses, digits and a space keep it within the service's name
+ * pattern `^[\w\-\s\(\):]+$`.
+ */
+export function chooseRenamedName(name: string, taken: ReadonlySet<string>): string {
+  for (let n = 2; ; n++) {
+    const candidate = `${name} (${n})`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+/** Build the plan (see the module comment for the rules). */
+export function planImport(input: PlanInput): ImportPlan {
+  const selected = input.only ? input.entries.filter((e) => input.only?.has(e.name)) : [...input.entries];
+  const targetById = new Map<string, TargetConnection>();
+  for (const t of input.target) targetById.set(t.name, t);
+  const taken = new Set<string>([...input.target.map((t) => t.name), ...input.entries.map((e) => e.name)]);
+
+  const steps: PlanStep[] = [];
+  const seen = new Set<string>();
+  const ordered = [...selected].sort((a, b) => compareNames(a.name, b.name));
+  // pairByName is the shared definition of "exists in the target" (diff uses it too).
+  const pairing = pairByName(ordered, input.target);
+  const inTarget = new Set(pairing.both.map(([s]) => s.name));
+
+  for (const entry of ordered) {
+    const base: StepBase = { name: entry.name, type: entry.type, sourceId: entry.sourceId };
+    if (seen.has(entry.name)) {
+      steps.push({
+        ...base,
+        kind: 'invalid',
+        wouldBe: 'create',
+        targetName: entry.name,
+        problems: [
+          { entry: entry.name, type: entry.type, message: 'the snapshot holds this name more than once' },
+        ],
+      });
+      continue;
+    }
+    seen.add(entry.name);
+    const journaled = input.journal.get(entry.name);
+    let send: SendStep | undefined;
+    if (journaled?.state === 'done') {
+      steps.push({ ...base, kind: 'done', targetName: journaled.targetName, targetId: journaled.targetId });
+      continue;
+    }
+    if (journaled?.state === 'in-doubt') {
+      const targetName = journaled.targetName;
+      // A renamed entry is re-sent under the name its intent used, never under a new one.
+      const body = targetName === entry.name ? entry.body : { ...entry.body, name: targetName };
+      send = { ...base, kind: 'reconcile', targetName, body };
+    } else if (inTarget.has(entry.name)) {
+      const targetId = targetById.get(entry.name)?._id;
+      if (input.onConflict === 'skip') {
+        steps.push({ ...base, kind: 'exists', targetId });
+        continue;
+      }
+      if (input.onConflict === 'fail') {
+        steps.push({ ...base, kind: 'conflict', targetId });
+        continue;
+      }
+      const targetName = chooseRenamedName(entry.name, taken);
+      taken.add(targetName);
+      send = { ...base, kind: 'rename', targetName, body: { ...entry.body, name: targetName } };
+    } else {
+      send = { ...base, kind: 'create', targetName: entry.name, body: entry.body };
+    }
+    const problems = input.check(entry);
+    if (problems.length > 0) {
+      steps.push({ ...base, kind: 'invalid', wouldBe: send.kind, targetName: send.targetName, problems });
+    } else {
+      steps.push(send);
+    }
+  }
+
+  const counts = Object.fromEntries(PLAN_STEP_KINDS.map((k) => [k, 0])) as Record<PlanStepKind, number>;
+  for (const step of steps) counts[step.kind] += 1;
+  return { steps, counts, sends: counts.create + counts.rename + counts.reconcile };
+}
+
+/** One line describing a step, for `--dry-run` text output (exhaustive over kinds). */
+export function describeStep(step: PlanStep): string {
+  switch (step.kind) {
+    case 'create':
+      return `create     ${step.name} (${step.type})`;
+    case 'rename':
+      return `rename     ${step.name} -> ${step.targetName} (${step.type})`;
+    case 'reconcile':
+      return `reconcile  ${step.targetName} (${step.type}): in doubt from an earlier run; look it up, create if absent`;
+    case 'done':
+      return `done       ${step.name}: created by an earlier run${step.targetId ? ` (${step.targetId})` : ''}`;
+    case 'exists':
+      return `exists     ${step.name}: already in the target, skipped`;
+    case 'conflict':
+      return `conflict   ${step.name}: already in the target (--on-conflict fail)`;
+    case 'invalid':
+      return `invalid    ${step.name} (${step.type}): ${step.problems.map((p) => `${p.path ? `${p.path} ` : ''}${p.message}`).join('; ')}`;
+    default: {
+      const unreachable: never = step;
+      return String(unreachable);
+    }
+  }
+}

@@ -1,0 +1,160 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
+/**
+ * Pre-flight checks of an import (pure): everything that must hold before the first write. Any problem
+ * stops the run with the full list (PreflightError, exit 3) and nothing is sent.
+ *
+ * Per entry that would be sent: valid against its template; no secret left masked (`"******"`) or as an
+ * unresolved `${env:..}` placeholder; no secret the template requires left empty (an empty optional
+ * secret is fine). Run-wide: `--on-conflict fail` conflicts, the number of creates within
+ * `--max-changes`, a `protected` target confirmed with `--confirm NAME`, and not importing into the
+ * environment the snapshot came from (unless `--allow-same-source`).
+ */
+import type { Problem } from '../errors.js';
+import { escapePointer } from '../schema/ajv.js';
+import { isMasked } from '../secrets.js';
+import { normaliseTargetUrl } from './journal.js';
+import { UNRESOLVED_PLACEHOLDER } from './overrides.js';
+import type { ImportPlan, PreparedEntry } from './plan.js';
+
+/** A problem with an optional classification (the catalog marks masked secrets `masked-secret`). */
+export type ClassifiedProblem = Problem & { readonly kind?: string };
+
+/** What the pre-flight needs of the template catalog (`src/schema/catalog.ts` provides it). */
+export interface EntryTemplates {
+  checkEntry(entry: Readonly<Record<string, unknown>>): {
+    readonly errors: readonly ClassifiedProblem[];
+    readonly warnings: readonly ClassifiedProblem[];
+  };
+  /** Credential fields the template requires. */
+  requiredSecretFields(type: string): Iterable<string>;
+}
+
+/** Walk every string value of an entry with its JSON pointer. */
+function* walkStrings(value: unknown, pointer: string): Generator<[string, string]> {
+  if (typeof value === 'string') {
+    yield [pointer, value];
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) yield* walkStrings(value[i], `${pointer}/${i}`);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) yield* walkStrings(v, `${pointer}/${escapePointer(k)}`);
+  }
+}
+
+/**
+ * Problems that stop one entry from being sent, and warnings (e.g. a type without a template schema).
+ * Problems are de-duplicated by field: one line per field, the most specific first.
+ */
+export function checkEntryForSend(
+  entry: PreparedEntry,
+  templates: EntryTemplates,
+): { problems: Problem[]; warnings: Problem[] } {
+  const found: Problem[] = [];
+  const at = (path: string, message: string): Problem => ({
+    entry: entry.name,
+    type: entry.type,
+    path,
+    message,
+  });
+
+  for (const [path, value] of walkStrings(entry.body, '')) {
+    if (isMasked(value)) {
+      found.push(at(path, 'secret is masked ("******"): supply it with --overrides (e.g. "${env:VAR}")'));
+    } else {
+      const m = UNRESOLVED_PLACEHOLDER.exec(value);
+      if (m) {
+        const variable = /\$\{env:([^}]*)\}/.exec(m[0])?.[1] ?? '';
+        found.push(at(path, `unresolved placeholder ${m[0]}: set the environment variable ${variable}`));
+      }
+    }
+  }
+  for (const field of templates.requiredSecretFields(entry.type)) {
+    const value = entry.body[field];
+    if (value === undefined || value === null || value === '') {
+      found.push(at(`/${escapePointer(field)}`, 'required secret is empty: supply it with --overrides'));
+    }
+  }
+  const checked = templates.checkEntry(entry.body);
+  const warnings: Problem[] = [];
+  for (const e of checked.errors) found.push({ ...e, entry: entry.name, type: entry.type });
+  for (const w of checked.warnings) {
+    if (w.kind === 'masked-secret') found.push({ ...w, entry: entry.name, type: entry.type });
+    else warnings.push({ ...w, entry: entry.name, type: entry.type });
+  }
+  const byPath = new Map<string, Problem>();
+  for (const p of found) {
+    const key = p.path ?? '';
+    if (!byPath.has(key)) byPath.set(key, stripKind(p));
+  }
+  return { problems: [...byPath.values()], warnings };
+}
+
+function stripKind(p: ClassifiedProblem): Problem {
+  const { kind: _kind, ...rest } = p;
+  return rest;
+}
+
+/** Run-wide facts the pre-flight checks. */
+export interface PreflightFacts {
+  readonly maxChanges: number | undefined;
+  readonly target: {
+    readonly label: string;
+    readonly name: string | undefined;
+    readonly url: string;
+    readonly protected: boolean;
+  };
+  /** `--confirm`. */
+  readonly confirm: string | undefined;
+  /** `source.url` of the snapshot header. */
+  readonly snapshotSourceUrl: string | undefined;
+  readonly allowSameSource: boolean;
+  /** In a dry run the protected-target check is skipped: a dry run writes nothing. */
+  readonly dryRun: boolean;
+}
+
+/** Every pre-flight problem of a plan (empty = go). */
+export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem[] {
+  const problems: Problem[] = [];
+  for (const step of plan.steps) {
+    if (step.kind === 'invalid') problems.push(...step.problems);
+    if (step.kind === 'conflict') {
+      problems.push({
+        entry: step.name,
+        type: step.type,
+        message:
+          'already exists in the target (--on-conflict fail); use --on-conflict skip or rename, or --only',
+      });
+    }
+  }
+  const creates = plan.sends;
+  if (facts.maxChanges !== undefined && creates > facts.maxChanges) {
+    problems.push({
+      message: `${creates} connections would be created, more than --max-changes ${facts.maxChanges}; raise --max-changes or narrow with --only`,
+    });
+  }
+  if (!facts.dryRun && facts.target.protected && creates > 0) {
+    const name = facts.target.name ?? facts.target.label;
+    if (facts.confirm !== name) {
+      problems.push({
+        message: `the target environment '${name}' is protected: add --confirm ${name}${
+          facts.confirm === undefined ? '' : ` (got --confirm ${facts.confirm})`
+        }`,
+      });
+    }
+  }
+  if (
+    facts.snapshotSourceUrl !== undefined &&
+    !facts.allowSameSource &&
+    normaliseTargetUrl(facts.snapshotSourceUrl) === normaliseTargetUrl(facts.target.url)
+  ) {
+    problems.push({
+      message: `the snapshot was exported from ${facts.target.label} (${facts.target.url}), the target of this import; pass --allow-same-source if that is intended`,
+    });
+  }
+  return problems;
+}
+
+/** One line per problem, for the PreflightError's list. */
+export function formatProblem(p: Problem): string {
+  const where = [p.entry, p.path].filter((x) => x !== undefined && x !== '').join(' ');
+  return where ? `${where}: ${p.message}` : p.message;
+}

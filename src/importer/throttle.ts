@@ -1,0 +1,166 @@
+/**
+ * The run-wide request throttle of an import: a token bucket (GCRA form, burst 1, so requests are
+ * spaced evenly instead of sent in clumps) shared by every request of the run, and adaptive:
+ *
+ * - on a 429 it honours Retry-After (the bucket is paused until then) and lowers the rate
+ *   multiplicatively, to {@link RateLimiterOptions.decreaseFactor} of the rate actually observed;
+ * - then it raises the rate again slowly (additive increase, per second without a 429).
+ *
+ * So a run that was told the server's limit (`--rate`) stays at or under it, and a run that was not
+ * told settles just under it (AIMD, as TCP does). Only one decrease happens per "epoch": a 429 for a
+ * request that was sent before the last decrease says nothing new (it was sent at the old rate).
+ *
+ * The clock is injected, so the behaviour is unit-testable without waiting.
+ */
+
+/** Time source and sleeper. */
+export interface Clock {
+  /** Milliseconds on a monotonic clock. */
+  now(): number;
+  /** Resolve after `ms`; reject with the signal's reason when it aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The real clock (performance.now + setTimeout). */
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      if (ms <= 0) {
+        resolve();
+        return;
+      }
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+/** Options of {@link createRateLimiter}; every one has a documented default. */
+export interface RateLimiterOptions {
+  /** Starting and highest rate in requests per second; undefined = unlimited until the first 429. */
+  readonly rate?: number;
+  /** Multiplicative decrease on a 429; default 0.7. */
+  readonly decreaseFactor?: number;
+  /** Additive increase, requests per second gained per second without a 429; default 0.5. */
+  readonly increasePerSecond?: number;
+  /** The rate never drops below this; default 0.2 req/s. */
+  readonly minRate?: number;
+  /** Pause when a 429 carries no Retry-After; default 1000 ms. */
+  readonly defaultRetryAfterMs?: number;
+  /** Longest Retry-After honoured; default 60 s. */
+  readonly maxRetryAfterMs?: number;
+  readonly clock?: Clock;
+}
+
+/** A shared, adaptive rate limiter. */
+export interface RateLimiter {
+  /**
+   * Reserve the next send slot and return how many ms to wait for it (0 = now). Synchronous and
+   * side-effecting: the slot is taken whether or not the caller then waits.
+   */
+  reserve(): number;
+  /** Wait for a send slot. Returns the clock time of the send (pass it to {@link onRateLimited}). */
+  acquire(signal?: AbortSignal): Promise<number>;
+  /** A 429 arrived: pause for Retry-After and, once per epoch, lower the rate. */
+  onRateLimited(retryAfterMs: number | undefined, sentAt?: number): void;
+  /** The current rate in req/s, or undefined while unlimited. */
+  currentRate(): number | undefined;
+  /** How many 429s were reported. */
+  readonly rateLimitedCount: number;
+}
+
+/** Window over which the actually observed send rate is measured. */
+const OBSERVE_WINDOW_MS = 1000;
+
+/** Create a rate limiter (see the module comment). */
+export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
+  const clock = options.clock ?? systemClock;
+  const cap = options.rate ?? Number.POSITIVE_INFINITY;
+  const factor = options.decreaseFactor ?? 0.7;
+  const increase = options.increasePerSecond ?? 0.5;
+  const minRate = options.minRate ?? 0.2;
+  const defaultPause = options.defaultRetryAfterMs ?? 1000;
+  const maxPause = options.maxRetryAfterMs ?? 60_000;
+
+  /** Rate at `rateSince`; undefined = unlimited. */
+  let baseRate: number | undefined = options.rate;
+  let rateSince = clock.now();
+  /** Theoretical arrival time of the next slot (GCRA). */
+  let nextSlot = Number.NEGATIVE_INFINITY;
+  let pausedUntil = Number.NEGATIVE_INFINITY;
+  let lastDecreaseAt = Number.NEGATIVE_INFINITY;
+  let epochEnd = Number.NEGATIVE_INFINITY;
+  let limited = 0;
+  /** Send times within the observation window, oldest first. */
+  const sends: number[] = [];
+
+  const rateAt = (t: number): number | undefined => {
+    if (baseRate === undefined) return undefined;
+    const grown = baseRate + (increase * Math.max(0, t - rateSince)) / 1000;
+    return Math.min(cap, grown);
+  };
+
+  const observedRate = (t: number): number => {
+    while (sends.length > 0 && (sends[0] as number) <= t - OBSERVE_WINDOW_MS) sends.shift();
+    let n = 0;
+    for (const s of sends) if (s <= t) n += 1;
+    return (n * 1000) / OBSERVE_WINDOW_MS;
+  };
+
+  const reserve = (): number => {
+    const t = clock.now();
+    const start = Math.max(t, pausedUntil, nextSlot);
+    const rate = rateAt(start);
+    nextSlot = rate === undefined ? Number.NEGATIVE_INFINITY : start + 1000 / rate;
+    sends.push(start);
+    if (sends.length > 10_000) sends.splice(0, sends.length - 10_000);
+    return start - t;
+  };
+
+  return {
+    reserve,
+    async acquire(signal) {
+      const wait = reserve();
+      const sendAt = clock.now() + wait;
+      if (wait > 0) await clock.sleep(wait, signal);
+      else if (signal?.aborted) throw signal.reason;
+      return sendAt;
+    },
+    onRateLimited(retryAfterMs, sentAt) {
+      limited += 1;
+      const t = clock.now();
+      const pause = Math.min(maxPause, Math.max(0, retryAfterMs ?? defaultPause));
+      pausedUntil = Math.max(pausedUntil, t + pause);
+      // Sent before the last decrease: it reflects the old rate, already acted upon. Without a send
+      // time, fall back to "within the pause that followed the last decrease".
+      const stale = sentAt === undefined ? t < epochEnd : sentAt < lastDecreaseAt;
+      if (stale) return;
+      const current = rateAt(t) ?? Number.POSITIVE_INFINITY;
+      const observed = observedRate(t);
+      const basis = observed > 0 ? Math.min(current, observed) : Number.isFinite(current) ? current : minRate;
+      baseRate = Math.max(minRate, Math.min(cap, basis * factor));
+      // The increase starts once the pause is over: the pause is the server's, not a quiet period.
+      rateSince = pausedUntil;
+      lastDecreaseAt = t;
+      epochEnd = pausedUntil + 250;
+      nextSlot = Math.max(nextSlot, pausedUntil);
+    },
+    currentRate() {
+      return rateAt(clock.now());
+    },
+    get rateLimitedCount() {
+      return limited;
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Helpers of the import end-to-end tests: a snapshot taken straight from an emulator's export endpoint
+ * (so these tests do not depend on the export command), and overrides that supply every masked secret
+ * from environment variables.
+ */
+import { writeFile } from 'node:fs/promises';
+import type { Connection } from '../../src/api/types.js';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { MASK } from '../../src/secrets.js';
+import { hashEntryLines } from '../../src/snapshot/checksum.js';
+import {
+  createSnapshotHeader,
+  serializeEntryLine,
+  serializeHeaderLine,
+  serializeTrailerLine,
+} from '../../src/snapshot/format.js';
+
+/** Fetch the emulator's export (secrets masked, as a real one) and write it as a snapshot. */
+export async function writeSnapshotFromEmulator(
+  emu: RunningEmulator,
+  path: string,
+  options: { readonly sourceUrl?: string; readonly only?: (c: Connection) => boolean } = {},
+): Promise<Connection[]> {
+  const res = await fetch(`${emu.url}/api/v1/ds-connections/file-download/export`, {
+    headers: { Authorization: `Bearer ${emu.token}` },
+  });
+  if (!res.ok) throw new Error(`export failed: ${res.status}`);
+  const all = (await res.json()) as Connection[];
+  const entries = all
+    .filter(options.only ?? (() => true))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  await writeSnapshot(path, entries, options.sourceUrl ?? emu.url);
+  return entries;
+}
+
+/** Write entries as a snapshot file. */
+export async function writeSnapshot(
+  path: string,
+  entries: readonly Connection[],
+  sourceUrl: string,
+): Promise<void> {
+  const lines = entries.map((e) => serializeEntryLine(e));
+  const header = createSnapshotHeader({
+    tool: 'dds-migrate test',
+    source: { url: sourceUrl, environment: 'test' },
+  });
+  const text = [
+    serializeHeaderLine(header),
+    ...lines,
+    serializeTrailerLine({ entryCount: lines.length, sha256: hashEntryLines(lines) }),
+  ].join('\n');
+  await writeFile(path, `${text}\n`, { mode: 0o600 });
+}
+
+/**
+ * Overrides supplying every masked top-level secret of `entries` from an environment variable, with the
+ * real value taken from `realSecrets` (the source emulator's store). Returns the file content and env.
+ */
+export function buildSecretOverrides(
+  entries: readonly Connection[],
+  realValue: (name: string, field: string) => unknown,
+): { overrides: { byName: Record<string, Record<string, unknown>> }; env: Record<string, string> } {
+  const byName: Record<string, Record<string, unknown>> = {};
+  const env: Record<string, string> = {};
+  let i = 0;
+  for (const entry of entries) {
+    for (const [field, value] of Object.entries(entry)) {
+      if (field === 'custom_fields' && Array.isArray(value) && value.some((f) => f?.field_value === MASK)) {
+        const real = realValue(entry.name, field) as { field_value: unknown }[];
+        slot(byName, entry.name).custom_fields = value.map((f, j) => {
+          if (f?.field_value !== MASK) return f;
+          const variable = `SECRET_${i++}`;
+          env[variable] = String(real[j]?.field_value);
+          return { ...f, field_value: `\${env:${variable}}` };
+        });
+        continue;
+      }
+      if (value !== MASK) continue;
+      const variable = `SECRET_${i++}`;
+      const real = realValue(entry.name, field);
+      if (typeof real !== 'string') throw new Error(`no real value for ${entry.name}.${field}`);
+      env[variable] = real;
+      slot(byName, entry.name)[field] = `\${env:${variable}}`;
+    }
+  }
+  return { overrides: { byName }, env };
+}
+
+/** Number of POSTs to the create endpoint the emulator saw. */
+export function countCreatePosts(emu: RunningEmulator): number {
+  return emu.record.requests.filter((r) => r.method === 'POST' && r.path === '/api/v1/ds_connections').length;
+}
+
+/** The override block of `name`, created when missing. */
+function slot(byName: Record<string, Record<string, unknown>>, name: string): Record<string, unknown> {
+  let block = byName[name];
+  if (block === undefined) {
+    block = {};
+    byName[name] = block;
+  }
+  return block;
+}

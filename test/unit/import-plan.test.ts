@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import type { Problem } from '../../src/errors.js';
+import type { JournalEntryState } from '../../src/importer/journal.js';
+import {
+  chooseRenamedName,
+  describeStep,
+  PLAN_STEP_KINDS,
+  type PlanStep,
+  type PreparedEntry,
+  planImport,
+} from '../../src/importer/plan.js';
+import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
+
+const entry = (name: string, type = 's3', extra: Record<string, unknown> = {}): PreparedEntry => ({
+  name,
+  type,
+  sourceId: `src-${name}`,
+  body: { name, type, ...extra },
+});
+const noProblems = (): Problem[] => [];
+const kinds = (steps: readonly PlanStep[]) => Object.fromEntries(steps.map((s) => [s.name, s.kind]));
+
+describe('planImport', () => {
+  const entries = [entry('new-one'), entry('taken'), entry('was-done'), entry('in-doubt'), entry('bad')];
+  const target = [{ name: 'taken', _id: 't1' }, { name: 'was-done', _id: 't2' }, { name: 'other' }];
+  const journal = new Map<string, JournalEntryState>([
+    ['was-done', { state: 'done', targetName: 'was-done', targetId: 't2' }],
+    ['in-doubt', { state: 'in-doubt', targetName: 'in-doubt' }],
+  ]);
+  const check = (e: PreparedEntry): Problem[] =>
+    e.name === 'bad' ? [{ entry: e.name, path: '/password', message: 'masked' }] : [];
+
+  it('decides create, exists, done, reconcile and invalid with --on-conflict skip', () => {
+    const plan = planImport({ entries, target, journal, onConflict: 'skip', check });
+    expect(kinds(plan.steps)).toEqual({
+      bad: 'invalid',
+      'in-doubt': 'reconcile',
+      'new-one': 'create',
+      taken: 'exists',
+      'was-done': 'done',
+    });
+    expect(plan.steps.map((s) => s.name)).toEqual(['bad', 'in-doubt', 'new-one', 'taken', 'was-done']);
+    expect(plan.counts).toMatchObject({
+      create: 1,
+      reconcile: 1,
+      exists: 1,
+      done: 1,
+      invalid: 1,
+      rename: 0,
+      conflict: 0,
+    });
+    expect(plan.sends).toBe(2);
+    const exists = plan.steps.find((s) => s.name === 'taken');
+    expect(exists).toMatchObject({ kind: 'exists', targetId: 't1' });
+  });
+
+  it('marks a name taken in the target as conflict with fail, which the pre-flight refuses', () => {
+    const plan = planImport({ entries, target, journal, onConflict: 'fail', check: noProblems });
+    expect(kinds(plan.steps).taken).toBe('conflict');
+    // A journal-done entry is ours, not a conflict, even though its name is in the target.
+    expect(kinds(plan.steps)['was-done']).toBe('done');
+    const problems = checkPreflight(plan, facts());
+    expect(problems).toEqual([
+      expect.objectContaining({ entry: 'taken', message: expect.stringMatching(/--on-conflict fail/) }),
+    ]);
+  });
+
+  it('renames with rename, to the first free "(n)" name that nobody holds', () => {
+    const plan = planImport({
+      entries: [entry('taken'), entry('taken (2)')],
+      target: [{ name: 'taken' }, { name: 'taken (3)' }],
+      journal: new Map(),
+      onConflict: 'rename',
+      check: noProblems,
+    });
+    const step = plan.steps.find((s) => s.name === 'taken');
+    expect(step).toMatchObject({ kind: 'rename', targetName: 'taken (4)', body: { name: 'taken (4)' } });
+    expect(step && /^[\w\-\s():]+$/.test((step as { targetName: string }).targetName)).toBe(true);
+    expect(chooseRenamedName('x', new Set(['x (2)']))).toBe('x (3)');
+  });
+
+  it('reconciles an in-doubt rename under the name its intent used, not a new one', () => {
+    const plan = planImport({
+      entries: [entry('taken')],
+      target: [{ name: 'taken' }, { name: 'taken (2)' }],
+      journal: new Map([['taken', { state: 'in-doubt', targetName: 'taken (2)' } as JournalEntryState]]),
+      onConflict: 'rename',
+      check: noProblems,
+    });
+    expect(plan.steps[0]).toMatchObject({
+      kind: 'reconcile',
+      targetName: 'taken (2)',
+      body: { name: 'taken (2)' },
+    });
+  });
+
+  it('narrows to --only, treats a failed journal entry as new, and flags a duplicated name', () => {
+    const plan = planImport({
+      entries: [entry('a'), entry('b'), entry('b'), entry('c')],
+      target: [],
+      journal: new Map([
+        ['a', { state: 'failed', targetName: 'a', httpStatus: 400, message: 'x' } as JournalEntryState],
+      ]),
+      onConflict: 'skip',
+      only: new Set(['a', 'b']),
+      check: noProblems,
+    });
+    expect(plan.steps.map((s) => `${s.name}:${s.kind}`)).toEqual(['a:create', 'b:create', 'b:invalid']);
+  });
+
+  it('describes every kind', () => {
+    const plan = planImport({ entries, target, journal, onConflict: 'skip', check });
+    for (const step of plan.steps) expect(describeStep(step)).toContain(step.name);
+    expect(PLAN_STEP_KINDS).toHaveLength(7);
+  });
+});
+
+function facts(over: Partial<PreflightFacts> = {}): PreflightFacts {
+  return {
+    maxChanges: undefined,
+    target: { label: 'dr', name: 'dr', url: 'https://dr.example.com', protected: false },
+    confirm: undefined,
+    snapshotSourceUrl: 'https://prod.example.com',
+    allowSameSource: false,
+    dryRun: false,
+    ...over,
+  };
+}
+
+describe('checkPreflight', () => {
+  const plan = planImport({
+    entries: [entry('a'), entry('b'), entry('c')],
+    target: [],
+    journal: new Map(),
+    onConflict: 'skip',
+    check: noProblems,
+  });
+
+  it('passes a plain plan', () => {
+    expect(checkPreflight(plan, facts())).toEqual([]);
+  });
+  it('refuses more creates than --max-changes', () => {
+    expect(checkPreflight(plan, facts({ maxChanges: 2 }))[0]?.message).toMatch(
+      /3 connections would be created.*--max-changes 2/,
+    );
+    expect(checkPreflight(plan, facts({ maxChanges: 3 }))).toEqual([]);
+  });
+  it('refuses a protected target without the right --confirm, except in a dry run', () => {
+    const target = { label: 'dr', name: 'dr', url: 'https://dr.example.com', protected: true };
+    expect(checkPreflight(plan, facts({ target }))[0]?.message).toMatch(/protected: add --confirm dr/);
+    expect(checkPreflight(plan, facts({ target, confirm: 'prod' }))[0]?.message).toMatch(
+      /got --confirm prod/,
+    );
+    expect(checkPreflight(plan, facts({ target, confirm: 'dr' }))).toEqual([]);
+    expect(checkPreflight(plan, facts({ target, dryRun: true }))).toEqual([]);
+  });
+  it('refuses importing into the environment the snapshot came from, unless --allow-same-source', () => {
+    const same = facts({ snapshotSourceUrl: 'https://DR.example.com/' });
+    expect(checkPreflight(plan, same)[0]?.message).toMatch(/--allow-same-source/);
+    expect(checkPreflight(plan, { ...same, allowSameSource: true })).toEqual([]);
+  });
+});

@@ -1,0 +1,251 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InputFileError, UsageError } from '../../src/errors.js';
+import {
+  defaultJournalPath,
+  type JournalRecord,
+  normaliseTargetUrl,
+  openJournal,
+  replayJournal,
+} from '../../src/importer/journal.js';
+
+const SHA = 'a'.repeat(64);
+const begin: JournalRecord = {
+  kind: 'begin',
+  formatVersion: 1,
+  snapshotSha256: SHA,
+  targetUrl: 'http://127.0.0.1:9000',
+  tool: 'dds-migrate test',
+  at: '2026-01-01T00:00:00.000Z',
+};
+const at = '2026-01-01T00:00:01.000Z';
+const lines = (records: readonly JournalRecord[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
+
+describe('replayJournal', () => {
+  it('folds records into per-name states: done, failed, in doubt', () => {
+    const text = lines([
+      begin,
+      { kind: 'intent', name: 'a', targetName: 'a', sourceId: 's-a', attempt: 1, at },
+      { kind: 'outcome', result: 'created', name: 'a', targetName: 'a', targetId: 't-a', via: 'post', at },
+      { kind: 'intent', name: 'b', targetName: 'b', attempt: 1, at },
+      { kind: 'outcome', result: 'failed', name: 'b', targetName: 'b', httpStatus: 400, message: 'bad', at },
+      { kind: 'intent', name: 'c', targetName: 'c (2)', attempt: 1, at },
+    ]);
+    const replay = replayJournal(text);
+    expect(replay.begin?.snapshotSha256).toBe(SHA);
+    expect(replay.entries.get('a')).toEqual({
+      state: 'done',
+      targetName: 'a',
+      targetId: 't-a',
+      sourceId: 's-a',
+    });
+    expect(replay.entries.get('b')).toMatchObject({ state: 'failed', httpStatus: 400, message: 'bad' });
+    expect(replay.entries.get('c')).toEqual({ state: 'in-doubt', targetName: 'c (2)' });
+    expect(replay.tornTail).toBe(false);
+    expect(replay.validBytes).toBe(Buffer.byteLength(text));
+  });
+
+  it('a later intent puts a failed entry back in doubt', () => {
+    const replay = replayJournal(
+      lines([
+        begin,
+        { kind: 'intent', name: 'b', targetName: 'b', attempt: 1, at },
+        {
+          kind: 'outcome',
+          result: 'failed',
+          name: 'b',
+          targetName: 'b',
+          httpStatus: 400,
+          message: 'bad',
+          at,
+        },
+        { kind: 'resume', tool: 't', at },
+        { kind: 'intent', name: 'b', targetName: 'b', attempt: 1, at },
+      ]),
+    );
+    expect(replay.entries.get('b')?.state).toBe('in-doubt');
+  });
+
+  it('ignores a torn last line and reports the valid length', () => {
+    const whole = lines([begin, { kind: 'intent', name: 'a', targetName: 'a', attempt: 1, at }]);
+    const torn = `${whole}{"kind":"outcome","res`;
+    const replay = replayJournal(torn);
+    expect(replay.tornTail).toBe(true);
+    expect(replay.validBytes).toBe(Buffer.byteLength(whole));
+    expect(replay.entries.get('a')?.state).toBe('in-doubt');
+  });
+
+  it('refuses a damaged complete line, naming it', () => {
+    const text = `${lines([begin])}not json\n${lines([{ kind: 'resume', tool: 't', at }])}`;
+    expect(() => replayJournal(text, 'j.jsonl')).toThrow(InputFileError);
+    expect(() => replayJournal(text, 'j.jsonl')).toThrow(/j\.jsonl:2/);
+  });
+
+  it('refuses a journal that does not start with begin, and unknown kinds', () => {
+    expect(() => replayJournal(lines([{ kind: 'resume', tool: 't', at }]))).toThrow(/first record/);
+    expect(() => replayJournal(`${lines([begin])}{"kind":"nope"}\n`)).toThrow(/unknown record kind/);
+  });
+
+  it('replays a journal truncated at any byte to a valid prefix of its records', () => {
+    const recordArb: fc.Arbitrary<JournalRecord> = fc.oneof(
+      fc.record({
+        kind: fc.constant('intent' as const),
+        name: fc.stringMatching(/^[a-zé ()_-]{1,12}$/),
+        targetName: fc.stringMatching(/^[a-z ()]{1,12}$/),
+        attempt: fc.integer({ min: 1, max: 5 }),
+        at: fc.constant(at),
+      }),
+      fc.record({
+        kind: fc.constant('outcome' as const),
+        result: fc.constant('created' as const),
+        name: fc.stringMatching(/^[a-zé]{1,12}$/),
+        targetName: fc.stringMatching(/^[a-z]{1,12}$/),
+        targetId: fc.option(fc.stringMatching(/^[0-9a-f]{24}$/), { nil: undefined }),
+        via: fc.constantFrom('post' as const, 'lookup' as const),
+        at: fc.constant(at),
+      }),
+      fc.record({
+        kind: fc.constant('outcome' as const),
+        result: fc.constant('failed' as const),
+        name: fc.stringMatching(/^[a-z]{1,12}$/),
+        targetName: fc.stringMatching(/^[a-z]{1,12}$/),
+        httpStatus: fc.constantFrom(400, 404, 409),
+        message: fc.string({ maxLength: 30 }),
+        at: fc.constant(at),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(recordArb, { maxLength: 12 }), fc.nat(), (records, cutSeed) => {
+        const all = [begin, ...records];
+        const full = Buffer.from(lines(all), 'utf8');
+        const cut = cutSeed % (full.length + 1);
+        // Cutting bytes can split a multi-byte character: decode leniently, as reading the file would.
+        const text = full.subarray(0, cut).toString('utf8');
+        const replay = replayJournal(text);
+        // The records replayed are exactly the complete lines within the cut.
+        const expected = lines(all);
+        let count = 0;
+        let bytes = 0;
+        for (const r of all) {
+          const len = Buffer.byteLength(`${JSON.stringify(r)}\n`);
+          if (bytes + len > cut) break;
+          bytes += len;
+          count += 1;
+        }
+        expect(replay.records.length).toBe(count);
+        expect(replay.validBytes).toBe(bytes);
+        expect(JSON.stringify(replay.records)).toBe(
+          JSON.stringify(JSON.parse(`[${expected.split('\n').slice(0, count).join(',')}]`)),
+        );
+        // And the prefix replays to the same state as replaying those records directly.
+        const again = replayJournal(lines(all.slice(0, count)));
+        expect([...replay.entries]).toEqual([...again.entries]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('normaliseTargetUrl and defaultJournalPath', () => {
+  it('ignores case, trailing slashes and /api/v1', () => {
+    expect(normaliseTargetUrl('HTTP://Host:8080/api/v1/')).toBe(normaliseTargetUrl('http://host:8080'));
+  });
+  it('names the journal after the snapshot and the target host with its port', () => {
+    expect(defaultJournalPath('/x/prod.snapshot.jsonl', 'http://127.0.0.1:8080')).toBe(
+      '/x/prod.snapshot.jsonl.127.0.0.1_8080.journal.jsonl',
+    );
+  });
+});
+
+describe('openJournal', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'journal-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const binding = { snapshotSha256: SHA, targetUrl: 'http://127.0.0.1:9000' };
+
+  it('begins a journal with mode 0600, fsyncs appends and replays them on reopen', async () => {
+    const path = join(dir, 'j.jsonl');
+    const j = await openJournal(path, binding, { tool: 't' });
+    expect(j.fresh).toBe(true);
+    await Promise.all([
+      j.append({ kind: 'intent', name: 'a', targetName: 'a', attempt: 1, at }),
+      j.append({ kind: 'intent', name: 'b', targetName: 'b', attempt: 1, at }),
+    ]);
+    await j.append({
+      kind: 'outcome',
+      result: 'created',
+      name: 'a',
+      targetName: 'a',
+      targetId: 'x',
+      via: 'post',
+      at,
+    });
+    await j.close();
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const again = await openJournal(path, binding, { tool: 't' });
+    expect(again.fresh).toBe(false);
+    expect(again.replay.entries.get('a')?.state).toBe('done');
+    expect(again.replay.entries.get('b')?.state).toBe('in-doubt');
+    await again.close();
+  });
+
+  it('truncates a torn tail away on reopen', async () => {
+    const path = join(dir, 'j.jsonl');
+    await writeFile(path, `${lines([begin])}{"kind":"inte`);
+    const j = await openJournal(path, binding, { tool: 't' });
+    await j.close();
+    const text = await readFile(path, 'utf8');
+    expect(
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).kind),
+    ).toEqual(['begin', 'resume']);
+  });
+
+  it('refuses a journal bound to another snapshot or another target', async () => {
+    const path = join(dir, 'j.jsonl');
+    await (await openJournal(path, binding, { tool: 't' })).close();
+    await expect(
+      openJournal(path, { ...binding, snapshotSha256: 'b'.repeat(64) }, { tool: 't' }),
+    ).rejects.toThrow(/another snapshot/);
+    await expect(
+      openJournal(path, { ...binding, targetUrl: 'http://127.0.0.1:9001' }, { tool: 't' }),
+    ).rejects.toThrow(/another target/);
+    // The refused opens released the lock: the right binding still opens.
+    await (
+      await openJournal(path, { ...binding, targetUrl: 'HTTP://127.0.0.1:9000/api/v1' }, { tool: 't' })
+    ).close();
+  });
+
+  it('refuses a second run while the lock is held by a live process', async () => {
+    const path = join(dir, 'j.jsonl');
+    const first = await openJournal(path, binding, { tool: 't' });
+    const second = openJournal(path, binding, { tool: 't' });
+    await expect(second).rejects.toThrow(UsageError);
+    await expect(openJournal(path, binding, { tool: 't' })).rejects.toThrow(
+      /Another import is using this journal/,
+    );
+    await first.close();
+    await (await openJournal(path, binding, { tool: 't' })).close();
+  });
+
+  it('takes over a lock left by a dead process', async () => {
+    const path = join(dir, 'j.jsonl');
+    const child = spawnSync(process.execPath, ['-e', '0']);
+    expect(child.pid).toBeGreaterThan(0);
+    await writeFile(`${path}.lock`, JSON.stringify({ pid: child.pid, hostname: hostname(), startedAt: at }));
+    const j = await openJournal(path, binding, { tool: 't' });
+    const lock = JSON.parse(await readFile(`${path}.lock`, 'utf8')) as { pid: number };
+    expect(lock.pid).toBe(process.pid);
+    await j.close();
+  });
+});

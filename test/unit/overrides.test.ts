@@ -1,0 +1,114 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
+import { describe, expect, it } from 'vitest';
+import { InputFileError } from '../../src/errors.js';
+import {
+  applyOverrides,
+  findUnusedOverrides,
+  parseOverrides,
+  resolveOverrides,
+} from '../../src/importer/overrides.js';
+import { checkEntryForSend, type EntryTemplates } from '../../src/importer/preflight.js';
+import { clearRegisteredSecrets, scrub } from '../../src/secrets.js';
+
+describe('parseOverrides', () => {
+  it('reads all, byType and byName', async () => {
+    const o = await parseOverrides(
+      JSON.stringify({
+        all: { scanner_group: 'dr' },
+        byType: { s3: { aws_region: 'eu-west-1' } },
+        byName: { a: { password: 'x' } },
+      }),
+      'o.json',
+    );
+    expect(o.byType.s3).toEqual({ aws_region: 'eu-west-1' });
+  });
+  it('refuses a bad file naming the pointer (exit 2)', async () => {
+    await expect(parseOverrides('{"byName": {"a": 3}}', 'o.json')).rejects.toThrow(/\/byName\/a/);
+    await expect(parseOverrides('{"bogus": {}}', 'o.json')).rejects.toThrow(/bogus/);
+    await expect(parseOverrides('{"byName": {"a": {"name": "b"}}}', 'o.json')).rejects.toThrow(
+      /\/byName\/a\/name/,
+    );
+    await expect(parseOverrides('{', 'o.json')).rejects.toBeInstanceOf(InputFileError);
+    const error = await parseOverrides('[]', 'o.json').catch((e: unknown) => e);
+    expect((error as InputFileError).exitCode).toBe(2);
+  });
+});
+
+describe('resolveOverrides and applyOverrides', () => {
+  it('applies all, then byType, then byName (later wins) and resolves ${env:..} as secrets', async () => {
+    clearRegisteredSecrets();
+    const o = await parseOverrides(
+      JSON.stringify({
+        all: { scanner_group: 'all', enabled: 'yes' },
+        byType: { s3: { scanner_group: 'type' } },
+        byName: { a: { scanner_group: 'name', password: '${env:A_PASSWORD}', note: 'x-${env:MISSING_VAR}' } },
+      }),
+      'o.json',
+    );
+    const { overrides, missing } = resolveOverrides(o, { A_PASSWORD: 'canary-s3cr3t-value' });
+    expect(missing).toEqual(['MISSING_VAR']);
+    const a = applyOverrides({ name: 'a', type: 's3', scanner_group: 'orig' }, overrides);
+    expect(a).toMatchObject({
+      scanner_group: 'name',
+      enabled: 'yes',
+      password: 'canary-s3cr3t-value',
+      note: 'x-${env:MISSING_VAR}',
+    });
+    expect(
+      (applyOverrides({ name: 'b', type: 's3' }, overrides) as Record<string, unknown>).scanner_group,
+    ).toBe('type');
+    expect(
+      (applyOverrides({ name: 'c', type: 'smb' }, overrides) as Record<string, unknown>).scanner_group,
+    ).toBe('all');
+    expect(scrub('said canary-s3cr3t-value')).toBe('said ******');
+    expect(findUnusedOverrides(overrides, [{ name: 'b', type: 'smb' }])).toEqual(['byType/s3', 'byName/a']);
+    clearRegisteredSecrets();
+  });
+});
+
+describe('checkEntryForSend', () => {
+  const templates: EntryTemplates = {
+    checkEntry: (e) => ({
+      errors: e.bucket_name === undefined ? [{ path: '/bucket_name', message: 'is required' }] : [],
+      warnings: [
+        { path: '/aws_secret_key', message: 'masked', kind: 'masked-secret' },
+        { message: 'no schema for this type' },
+      ].filter((w) => w.kind !== 'masked-secret' || e.aws_secret_key === '******'),
+    }),
+    requiredSecretFields: (type) => (type === 'rdb-mysql' ? ['password'] : []),
+  };
+  const prepared = (type: string, body: Record<string, unknown>) => ({
+    name: 'n',
+    type,
+    sourceId: undefined,
+    body: { name: 'n', type, ...body },
+  });
+
+  it('finds masked secrets, unresolved placeholders, empty required secrets and template errors', () => {
+    const { problems, warnings } = checkEntryForSend(
+      prepared('s3', { aws_secret_key: '******', custom_fields: [{ field_value: '${env:NOPE}' }] }),
+      templates,
+    );
+    expect(problems.map((p) => p.path).sort()).toEqual([
+      '/aws_secret_key',
+      '/bucket_name',
+      '/custom_fields/0/field_value',
+    ]);
+    expect(problems.find((p) => p.path === '/custom_fields/0/field_value')?.message).toMatch(
+      /set the environment variable NOPE/,
+    );
+    expect(warnings.map((w) => w.message)).toEqual(['no schema for this type']);
+    const mysql = checkEntryForSend(prepared('rdb-mysql', { bucket_name: 'b', password: '' }), templates);
+    expect(mysql.problems).toEqual([
+      expect.objectContaining({
+        path: '/password',
+        message: expect.stringMatching(/required secret is empty/),
+      }),
+    ]);
+  });
+  it('accepts an empty optional secret', () => {
+    expect(
+      checkEntryForSend(prepared('s3', { bucket_name: 'b', aws_secret_key: '' }), templates).problems,
+    ).toEqual([]);
+  });
+});

@@ -1,0 +1,151 @@
+/**
+ * The shared secret-hygiene mechanisms of src/secrets.ts, each with the leak it closes: deep masking
+ * (nested credentials, numeric secrets, passphrases), V8's JSON.parse excerpts (which quote the input,
+ * so a damaged snapshot line's password), and free-text service messages that name a credential.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  clearRegisteredSecrets,
+  describeJsonError,
+  isSecretFieldName,
+  MASK,
+  maskSecrets,
+  registerSecret,
+  scrub,
+  scrubServiceText,
+} from '../../src/secrets.js';
+
+const CANARY = 'CANARY-pw-5f1e0c2d-77aa';
+
+/** The message V8 gives for `text` (the engine's, not a copy: a V8 upgrade is then caught here). */
+function parseError(text: string): Error {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error(`${text} parsed`);
+}
+
+/** Inputs whose parse errors quote the input in different ways (short, long with `...`, top-level). */
+const DAMAGED_LINES = [
+  `{"password":${CANARY}}`,
+  `{"name":"${'a'.repeat(60)}","password":${CANARY},"${'z'.repeat(60)}":1}`,
+  `{"password":${CANARY},"${'z'.repeat(80)}":1}`,
+  `{"${'a'.repeat(80)}":1,"password":${CANARY}}`,
+  CANARY,
+  `t${CANARY}`,
+];
+
+afterEach(() => clearRegisteredSecrets());
+
+describe('JSON.parse messages lose the excerpt of their input', () => {
+  it.each(DAMAGED_LINES)('describeJsonError(%s)', (line) => {
+    const error = parseError(line);
+    // The premise: V8 does quote the input, so without the fix this would leak.
+    expect(error.message).toContain('CANARY');
+    const described = describeJsonError(error);
+    expect(described).not.toContain('CANARY');
+    expect(described).not.toMatch(/is not valid JSON/);
+    expect(described.length).toBeGreaterThan(0);
+  });
+
+  it.each(DAMAGED_LINES)('scrub removes it from a message, a stack and a JSON log line (%s)', (line) => {
+    const error = parseError(line);
+    expect(scrub(error.message)).not.toContain('CANARY');
+    expect(scrub(String(error.stack))).not.toContain('CANARY');
+    const logLine = JSON.stringify({ level: 50, msg: 'failed', err: error.message, next: '"kept"' });
+    const scrubbed = scrub(logLine);
+    expect(scrubbed).not.toContain('CANARY');
+    // The rest of the line is intact and still JSON.
+    expect(JSON.parse(scrubbed)).toMatchObject({ level: 50, msg: 'failed', next: '"kept"' });
+  });
+
+  it('leaves parse errors that quote nothing, and ordinary text, alone', () => {
+    const error = parseError('{"a":1');
+    expect(describeJsonError(error)).toBe(error.message);
+    expect(scrub(error.message)).toBe(error.message);
+    expect(scrub('name "x" is not valid JSON? no')).toBe('name "x" is not valid JSON? no');
+  });
+});
+
+describe('maskSecrets masks at any depth', () => {
+  it('masks nested credentials, whole secret subtrees, numeric secrets, passphrases and encrypted custom fields', () => {
+    const masked = maskSecrets({
+      name: 'sf',
+      type: 'snowflake',
+      password: CANARY,
+      pin_code: 1234,
+      passphrase: CANARY,
+      auth: { method: 'oauth', client_secret: CANARY, nested: [{ api_key: CANARY }] },
+      credentials: { type: 'service_account', json: CANARY, retries: 3 },
+      custom_fields: [
+        { field_name: 'pin', field_value: CANARY, field_type: 'encrypted' },
+        { field_name: 'cost', field_value: 'CC-1', field_type: 'clear' },
+      ],
+      options: { extra: { custom_fields: [{ field_name: 'k', field_value: 42, field_type: 'encrypted' }] } },
+      aws_secret_key: '',
+      token_required: true,
+      owner: 'alice',
+    });
+    expect(JSON.stringify(masked)).not.toContain('CANARY');
+    expect(masked).toMatchObject({
+      name: 'sf',
+      password: MASK,
+      passphrase: MASK,
+      auth: { method: 'oauth', client_secret: MASK, nested: [{ api_key: MASK }] },
+      credentials: { type: MASK, json: MASK, retries: MASK },
+      custom_fields: [
+        { field_name: 'pin', field_value: MASK, field_type: 'encrypted' },
+        { field_name: 'cost', field_value: 'CC-1', field_type: 'clear' },
+      ],
+      options: { extra: { custom_fields: [{ field_name: 'k', field_value: MASK }] } },
+      // An empty optional secret and a flag are information, not secrets.
+      aws_secret_key: '',
+      token_required: true,
+      owner: 'alice',
+    });
+    expect(masked.pin_code).toBe(1234);
+  });
+
+  it('masks template x-secret fields whatever their name', () => {
+    expect(maskSecrets({ warehouse_key: CANARY, other: 'x' }, new Set(['warehouse_key']))).toEqual({
+      warehouse_key: MASK,
+      other: 'x',
+    });
+  });
+
+  it('recognises the names the service masks', () => {
+    for (const name of ['passphrase', 'ssh_passphrase', 'security_token', 'sas_token', 'gcp_private_key']) {
+      expect(isSecretFieldName(name), name).toBe(true);
+    }
+    for (const name of ['name', 'username', 'aws_region', 'isCredentialsAuth', 'description']) {
+      expect(isSecretFieldName(name), name).toBe(false);
+    }
+  });
+});
+
+describe('scrubServiceText: what a service says about a credential is masked', () => {
+  it.each([
+    [`login failed: password=${CANARY} for scanner`, 'password=******'],
+    [`{"password":"${CANARY}","user":"scanner"}`, '"password":"******"'],
+    [`invalid aws_secret_key: ${CANARY}`, 'aws_secret_key: ******'],
+    [`Passphrase '${CANARY}' is wrong`, "Passphrase '******'"],
+    [`client_secret="${CANARY}"`, 'client_secret="******"'],
+  ])('%s', (text, expected) => {
+    const scrubbed = scrubServiceText(text);
+    expect(scrubbed).not.toContain('CANARY');
+    expect(scrubbed).toContain(expected);
+  });
+
+  it('also removes registered secrets, and leaves harmless text as it is', () => {
+    registerSecret('CANARY-token-1234');
+    expect(scrubServiceText('token CANARY-token-1234 has no access')).toBe('token ****** has no access');
+    expect(scrubServiceText('Password must be at least 8 characters')).toBe(
+      'Password must be at least 8 characters',
+    );
+    expect(scrubServiceText('Unable to locate data source finance-s3')).toBe(
+      'Unable to locate data source finance-s3',
+    );
+  });
+});
