@@ -122,7 +122,9 @@ export async function loadConfig(
     value = JSON.parse(text) as unknown;
   } catch (error) {
     // Never the parser's excerpt of the file: a token pasted in the wrong place would be quoted.
-    throw new ConfigError(`${shown}: not valid JSON (${describeJsonError(error)})`, { hint: 'Fix the config file' });
+    throw new ConfigError(`${shown}: not valid JSON (${describeJsonError(error)})`, {
+      hint: 'Fix the config file',
+    });
   }
   const issues = (await checkConfigSchema())(value);
   const first = issues[0];
@@ -162,7 +164,8 @@ export function normalizeBaseUrl(raw: string, what: string): URL {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new ConfigError(`${what}: '${raw}' is not a URL`, {
+    // A URL that does not parse is shown without its user:password@ part.
+    throw new ConfigError(`${what}: '${hideUserInfo(raw)}' is not a URL`, {
       hint: 'Use a base URL such as https://host[:port]',
     });
   }
@@ -186,6 +189,11 @@ export function normalizeBaseUrl(raw: string, what: string): URL {
     );
   }
   return url;
+}
+
+/** `scheme://user:password@rest` -> `scheme://***@rest` (credentials in a URL are never echoed). */
+function hideUserInfo(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
 }
 
 async function readTokenFile(file: string, io: Pick<CliIo, 'cwd'>): Promise<string> {
@@ -266,7 +274,7 @@ export async function resolveEnvironment(
   let entry: EnvironmentConfig | undefined;
   let url: URL;
   if (isUrlReference(trimmed)) {
-    url = normalizeBaseUrl(trimmed, `'${trimmed}'`);
+    url = normalizeBaseUrl(trimmed, `'${hideUserInfo(trimmed)}'`);
   } else {
     entry = Object.hasOwn(config.environments, trimmed) ? config.environments[trimmed] : undefined;
     if (!entry) {

@@ -4,7 +4,7 @@
  * {@link scrub} and pino's redaction, so neither an Authorization header nor a registered secret can
  * reach a log.
  */
-import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { createWriteStream, fchmodSync, openSync, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { UsageError } from './errors.js';
@@ -124,6 +124,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     let fd: number;
     try {
       fd = openSync(options.file, 'a', 0o600);
+      // The mode of open() applies only to a new file: an existing log keeps its mode unless set here.
+      fchmodSync(fd, 0o600);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
       throw new UsageError(`Cannot write the log file ${options.file} (${code})`, {

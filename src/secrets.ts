@@ -44,9 +44,13 @@ export function clearRegisteredSecrets(): void {
  */
 export function scrub(text: string): string {
   if (text.length === 0) return text;
-  let out = text.includes(JSON_EXCERPT_MARK) ? text.replace(JSON_EXCERPT, (m) =>
-        m.startsWith('SyntaxError') ? 'SyntaxError: not valid JSON' : 'Unexpected token (input excerpt removed)',
-      ) : text;
+  let out = text.includes(JSON_EXCERPT_MARK)
+    ? text.replace(JSON_EXCERPT, (m) =>
+        m.startsWith('SyntaxError')
+          ? 'SyntaxError: not valid JSON'
+          : 'Unexpected token (input excerpt removed)',
+      )
+    : text;
   if (knownSecrets.size === 0) return out;
   // Longest first, so that a secret containing another is removed whole.
   const ordered = [...knownSecrets].sort((a, b) => b.length - a.length);
@@ -59,7 +63,10 @@ export function scrub(text: string): string {
 /** A word that names a credential inside free text (`aws_secret_key`, `Password`, `api-key`). */
 const SECRET_WORD = String.raw`\b[\w-]*?(?:password|passwd|pwd|secret|private[_-]?key|passphrase|api[_-]?key|access[_-]?key|token)[\w-]*`;
 /** `password: "x"`, `"password":"x"`, `passphrase 'x'`: a quoted value after a credential word. */
-const QUOTED_SECRET_VALUE = new RegExp(String.raw`(${SECRET_WORD}["']?\s*[:=]?\s*)(["'])([^"'\n]+)\2`, 'gi');
+const QUOTED_SECRET_VALUE = new RegExp(
+  String.raw`(${SECRET_WORD}["']?(?:\s*[:=]\s*|\s+))(["'])([^"'\n]+)\2`,
+  'gi',
+);
 /** `password=x`, `aws_secret_key: x`: an unquoted value after a credential word and a separator. */
 const BARE_SECRET_VALUE = new RegExp(String.raw`(${SECRET_WORD}\s*[:=]\s*)([^\s"',;}&)\]]+)`, 'gi');
 

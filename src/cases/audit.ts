@@ -7,6 +7,7 @@
 import { open } from 'node:fs/promises';
 import type { BulkCaseUpdate, CaseFilter } from '../api/types.js';
 import { UsageError } from '../errors.js';
+import { scrub } from '../secrets.js';
 
 /** The change a run makes. */
 export interface AuditChange {
@@ -62,7 +63,8 @@ export function toAuditChange(update: BulkCaseUpdate): AuditChange {
  */
 export async function appendAuditRecords(file: string, records: readonly CaseAuditRecord[]): Promise<void> {
   if (records.length === 0) return;
-  const text = records.map((r) => `${JSON.stringify(r)}\n`).join('');
+  // Scrubbed like every other output: an error message in a `failed` line may quote the service.
+  const text = scrub(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(file, 'a', 0o600);
@@ -74,6 +76,8 @@ export async function appendAuditRecords(file: string, records: readonly CaseAud
     });
   }
   try {
+    // The mode of open() applies only to a new file: an existing audit file is brought to 0600 too.
+    await handle.chmod(0o600);
     await handle.writeFile(text, 'utf8');
     await handle.sync();
   } finally {

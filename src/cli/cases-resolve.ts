@@ -23,6 +23,7 @@ export const casesResolveCommand: CommandSpec = {
       .option('reason', {
         type: 'string',
         requiresArg: true,
+        demandOption: true,
         describe: 'Why the cases are resolved (required; kept by the service as auditReason)',
       })
       .option('confirm', {

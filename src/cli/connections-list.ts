@@ -5,6 +5,7 @@
  */
 import { listConnections } from '../api/connections.js';
 import type { FilterClause, ListOptions } from '../api/types.js';
+import { parseSortOption } from '../cases/filter.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
@@ -56,15 +57,11 @@ export function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal
   const filter = parseFilterOption(args.filter) ?? [];
   const clauses = [...filter];
   if (types) clauses.push({ field: 'type', value: types, operator: 'in' } satisfies FilterClause);
-  const sort = args.sort;
-  if (sort !== undefined && (typeof sort !== 'string' || sort.trim() === '')) {
-    throw new UsageError(
-      `Expected --sort to be a field name such as name or name:desc, got ${JSON.stringify(sort)}`,
-    );
-  }
+  // Checked here like `cases list --sort`, so a typo stops before anything is sent or printed.
+  const sort = args.sort === undefined ? undefined : parseSortOption(String(args.sort));
   return {
     ...(clauses.length > 0 ? { filter: JSON.stringify(clauses) } : {}),
-    ...(typeof sort === 'string' ? { sort: sort.trim() } : {}),
+    ...(sort === undefined ? {} : { sort }),
     signal,
   };
 }
@@ -86,7 +83,11 @@ export const connectionsListCommand: CommandSpec = {
         describe:
           'The service filter as a JSON array, e.g. \'[{"field":"enabled","value":"yes","operator":"equal"}]\'',
       })
-      .option('sort', { type: 'string', requiresArg: true, describe: 'Sort field, e.g. name or name:desc' })
+      .option('sort', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Sort by FIELD, FIELD:asc or FIELD:desc',
+      })
       .option('format', {
         type: 'string',
         choices: OUTPUT_FORMATS,

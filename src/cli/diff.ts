@@ -123,7 +123,8 @@ async function readSide(
     // The reader checks the trailer (entry count, sha256) after the last entry: nothing is compared
     // before the whole file is known to be intact.
     // Messages name the file as it was typed.
-    for await (const entry of readSnapshotEntries(side.path, { signal, label: side.ref })) entries.push(entry);
+    for await (const entry of readSnapshotEntries(side.path, { signal, label: side.ref }))
+      entries.push(entry);
     return { entries, label: `${basename(side.path)} (snapshot)` };
   }
   const { environment, client } = await openEnvironment(ctx, args, flag);

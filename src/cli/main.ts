@@ -5,7 +5,7 @@
  * exits at once.
  */
 import { ExitCode } from '../errors.js';
-import { runCli } from './run-cli.js';
+import { reportUncaught, runCli } from './run-cli.js';
 
 const controller = new AbortController();
 let interrupts = 0;
@@ -18,6 +18,14 @@ const onSignal = (): void => {
     process.exit(ExitCode.interrupted);
   }
 };
+// An error that escapes every handler is a bug: reported scrubbed, never by Node's default printer,
+// which inspects the whole error (an axios error's config holds the Authorization header).
+const onUncaught = (error: unknown): void => {
+  process.exitCode = reportUncaught(error, process.stderr);
+  process.stderr.write('', () => process.exit(ExitCode.bug));
+};
+process.on('uncaughtException', onUncaught);
+process.on('unhandledRejection', onUncaught);
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 

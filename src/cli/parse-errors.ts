@@ -89,7 +89,9 @@ export function describeParseFailure(message: string, help: string, argv: readon
     const words = names.filter((n) => !options.includes(n));
     if (words.length > 0 && listsCommands(help)) {
       const known = commandNames(help, usage);
-      return one(`Unknown command '${words[0]}'${known.length > 0 ? `; expected one of ${known.join(', ')}` : ''}`);
+      return one(
+        `Unknown command '${words[0]}'${known.length > 0 ? `; expected one of ${known.join(', ')}` : ''}`,
+      );
     }
     if (options.length > 0) {
       return one(`Unknown option${options.length > 1 ? 's' : ''} ${options.map(flagOf).join(', ')}`);

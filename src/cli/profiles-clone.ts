@@ -120,7 +120,8 @@ export const profilesCloneCommand: CommandSpec = {
       throw new UsageError('Expected at least one scan profile id', {
         hint: 'Example: profiles clone ID1,ID2 --from prod --to dr',
       });
-    const idMap = typeof args.idMap === 'string' ? await readIdMap(resolve(ctx.io.cwd, args.idMap)) : undefined;
+    const idMap =
+      typeof args.idMap === 'string' ? await readIdMap(resolve(ctx.io.cwd, args.idMap)) : undefined;
     const dryRun = args.dryRun === true;
     const allowRun = args.allowRun === true;
     const source = await openEnvironment(ctx, args, 'from');

@@ -129,18 +129,28 @@ export function createRecordWriter(
           return count;
         },
       };
-    case 'csv':
-      out.write(renderCsvRow(columns));
+    case 'csv': {
+      // The header waits for the first record (or the end): a request that fails on the first page
+      // leaves stdout empty rather than holding a header with no rows.
+      let headerWritten = false;
+      const writeHeader = () => {
+        if (!headerWritten) out.write(renderCsvRow(columns));
+        headerWritten = true;
+      };
       return {
         async write(record) {
+          writeHeader();
           out.write(renderCsvRow(columns.map((c) => renderCell(record[c]))));
           count += 1;
         },
-        async end() {},
+        async end() {
+          writeHeader();
+        },
         get count() {
           return count;
         },
       };
+    }
     case 'table': {
       const rows: Record<string, unknown>[] = [];
       return {

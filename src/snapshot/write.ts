@@ -81,9 +81,12 @@ export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<voi
     const dir = dirname(target.path);
     const dirStat = await stat(dir).catch(() => undefined);
     if (!dirStat?.isDirectory()) {
-      throw new UsageError(`Cannot write ${target.path}: folder ${dir} does not exist`, {
-        hint: 'Create the folder or choose another -o FILE',
-      });
+      throw new UsageError(
+        `Cannot write ${target.path}: ${dir} ${dirStat ? 'is not a folder' : 'does not exist'}`,
+        {
+          hint: 'Create the folder or choose another -o FILE',
+        },
+      );
     }
     const fileStat = await stat(target.path).catch(() => undefined);
     if (fileStat?.isDirectory()) {
@@ -104,6 +107,16 @@ export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<voi
       cause: error,
     });
   }
+}
+
+/** A folder the snapshot cannot be written to (permissions, read-only file system) is a usage error, not a bug. */
+function toFolderError(error: unknown, dir: string): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return error;
+  return new UsageError(`Cannot write in the folder ${dir} (${code})`, {
+    hint: 'Check its permissions, or choose another -o FILE / --out-dir DIR',
+    cause: error,
+  });
 }
 
 /**
@@ -157,7 +170,10 @@ async function spillEntries(
   options: WriteSnapshotOptions,
 ): Promise<SpillIndex> {
   const index: SpillIndex = { names: [], offsets: [], lengths: [] };
-  const fh = await open(spillPath, 'wx', SNAPSHOT_FILE_MODE);
+  // Opened before the first entry is pulled: a folder that cannot be written stops the run before anything is fetched.
+  const fh = await open(spillPath, 'wx', SNAPSHOT_FILE_MODE).catch((error: unknown) => {
+    throw toFolderError(error, dirname(spillPath));
+  });
   const writer = createBufferedWriter(fh);
   try {
     let position = 0;

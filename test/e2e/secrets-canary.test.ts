@@ -105,16 +105,20 @@ function seedOf(side: 'a' | 'b'): EmulatorSeed {
           ]
         : []),
     ],
-    scanProfiles: [
-      {
-        _id: '66b2a0d1c3e4f5a6b7c8d901',
-        name: 'Nightly canary',
-        dataSourceList: [`${side === 'a' ? '65' : '75'}a1f0c0e4b0a1b2c3d40001`],
-        scanTemplateId: '64b7f0c2a1d3e4f5a6b7c803',
-        schedule: { cronExpression: '0 2 * * *', timeZone: 'UTC' },
-        active: true,
-      },
-    ],
+    // Only on `a`: `profiles clone` copies it to `b`.
+    scanProfiles:
+      side === 'b'
+        ? []
+        : [
+            {
+              _id: '66b2a0d1c3e4f5a6b7c8d901',
+              name: 'Nightly canary',
+              dataSourceList: [`${side === 'a' ? '65' : '75'}a1f0c0e4b0a1b2c3d40001`],
+              scanTemplateId: '64b7f0c2a1d3e4f5a6b7c803',
+              schedule: { cronExpression: '0 2 * * *', timeZone: 'UTC' },
+              active: true,
+            },
+          ],
     cases: [1, 2, 3].map((i) => ({
       id: `67c3b1e2000000000000000${i}`,
       caseLabel: `case ${i}`,
@@ -271,10 +275,14 @@ describe('no canary credential or token reaches any output', () => {
         expect(run.stdout).toContain(MASK);
         expectClean(run);
         if (format === 'json') {
-          const result = JSON.parse(run.stdout) as { changed: { name: string; fields: { path: string }[] }[] };
+          const result = JSON.parse(run.stdout) as {
+            changed: { name: string; fields: { path: string }[] }[];
+          };
           const paths = result.changed.flatMap((c) => c.fields.map((f) => `${c.name}${f.path}`));
           // The canaries changed between the sides: the diff must see them, masked.
-          expect(paths).toEqual(expect.arrayContaining(['canary-mysql/password', 'canary-s3/aws_secret_key']));
+          expect(paths).toEqual(
+            expect.arrayContaining(['canary-mysql/password', 'canary-s3/aws_secret_key']),
+          );
         }
       }
     }
@@ -393,11 +401,18 @@ describe('no canary credential or token reaches any output', () => {
     const text = await readFile(snapshot, 'utf8');
     const damaged = join(dir, 'damaged.snapshot.jsonl');
     // Break the JSON right before the password value, so V8's parse error would quote it.
-    await writeFile(damaged, text.replace(`"password":"${secretsOf('a').mysql}"`, `"password":${secretsOf('a').mysql}`), {
-      mode: 0o600,
-    });
+    await writeFile(
+      damaged,
+      text.replace(`"password":"${secretsOf('a').mysql}"`, `"password":${secretsOf('a').mysql}`),
+      {
+        mode: 0o600,
+      },
+    );
     inputs.add(damaged);
-    for (const argv of [['validate', damaged], ['diff', '--from', damaged, '--to', a.url]]) {
+    for (const argv of [
+      ['validate', damaged],
+      ['diff', '--from', damaged, '--to', a.url],
+    ]) {
       const run = await traced(argv, envA());
       expect(run.exitCode).toBe(2);
       expect(run.stderr).toMatch(/damaged\.snapshot\.jsonl:\d+: not valid JSON/);
@@ -409,7 +424,9 @@ describe('no canary credential or token reaches any output', () => {
     const files = await walk(dir);
     const written = files.filter((f) => !inputs.has(f));
     expect(written.some((f) => f.endsWith('.log'))).toBe(true);
-    expect(written).toEqual(expect.arrayContaining([snapshot, join(dir, 'cases.json'), join(dir, 'audit.jsonl')]));
+    expect(written).toEqual(
+      expect.arrayContaining([snapshot, join(dir, 'cases.json'), join(dir, 'audit.jsonl')]),
+    );
     for (const file of written) {
       expect((await stat(file)).mode & 0o777, relative(dir, file)).toBe(0o600);
       if (file.endsWith('.snapshot.jsonl')) continue;

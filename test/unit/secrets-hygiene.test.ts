@@ -3,7 +3,12 @@
  * (nested credentials, numeric secrets, passphrases), V8's JSON.parse excerpts (which quote the input,
  * so a damaged snapshot line's password), and free-text service messages that name a credential.
  */
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appendAuditRecords } from '../../src/cases/audit.js';
+import { loadConfig, resolveEnvironment } from '../../src/config.js';
 import {
   clearRegisteredSecrets,
   describeJsonError,
@@ -147,5 +152,73 @@ describe('scrubServiceText: what a service says about a credential is masked', (
     expect(scrubServiceText('Unable to locate data source finance-s3')).toBe(
       'Unable to locate data source finance-s3',
     );
+  });
+});
+
+/** The error a promise rejects with. */
+async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('configuration messages never show a credential', () => {
+  const noConfig = { environments: {}, path: undefined };
+  const io = { env: { DDS_TOKEN: 'a-token-value' }, cwd: tmpdir() };
+
+  it.each([`https://admin:${CANARY}@dds.example.com`, `https://admin:${CANARY}@dds example.com`])(
+    'a URL with user:password@ (%s)',
+    async (url) => {
+      const error = await rejectionOf(resolveEnvironment(url, noConfig, io, { role: 'single' }));
+      expect(error.message).toMatch(/not carry credentials|is not a URL/);
+      expect(error.message).toContain('***@');
+      expect(error.message).not.toContain('CANARY');
+    },
+  );
+
+  it('a config file whose JSON breaks at a pasted token', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dds-secrets-config-'));
+    try {
+      await writeFile(
+        join(dir, 'dds-migrate.config.json'),
+        `{"environments":{"prod":{"url":"https://p.example.com","tokenEnv":${CANARY}}}}`,
+      );
+      const error = await rejectionOf(loadConfig(undefined, { env: {}, cwd: dir }));
+      expect(error.message).toMatch(/not valid JSON/);
+      expect(error.message).not.toContain('CANARY');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the cases audit trail', () => {
+  it('is 0600 and scrubbed of registered secrets', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dds-secrets-audit-'));
+    try {
+      registerSecret(CANARY);
+      const file = join(dir, 'audit.jsonl');
+      await appendAuditRecords(file, [
+        {
+          event: 'failed',
+          runId: 'r1',
+          at: '2026-01-01T00:00:00.000Z',
+          environment: 'https://p.example.com',
+          change: { field: 'assignee', newValue: 'bob' },
+          filters: [],
+          matched: 1,
+          error: `PATCH /api/v1/cases:update -> 500: echoed ${CANARY}`,
+        },
+      ]);
+      const text = await readFile(file, 'utf8');
+      expect(text).toContain('echoed ******');
+      expect(text).not.toContain('CANARY');
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
