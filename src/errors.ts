@@ -170,7 +170,9 @@ export class UnavailableError extends DdsError {
     options: DdsErrorOptions & { readonly networkCode?: string; readonly inDoubt?: boolean } = {},
   ) {
     super(http ? `${message} (${describeHttp(http)})` : message, {
-      hint: options.hint ?? 'Check that the service is reachable, then re-run the same command to resume',
+      hint:
+        options.hint ??
+        'Check that the service is reachable, then re-run the command (an import resumes where it stopped)',
       cause: options.cause,
     });
     this.http = http;
@@ -185,7 +187,10 @@ export class InterruptedError extends DdsError {
   readonly exitCode = ExitCode.interrupted;
 
   constructor(message = 'Interrupted', options: DdsErrorOptions = {}) {
-    super(message, { hint: options.hint ?? 'Re-run the same command to resume', cause: options.cause });
+    super(message, {
+      hint: options.hint ?? 'Re-run the command (an import resumes where it stopped)',
+      cause: options.cause,
+    });
   }
 }
 

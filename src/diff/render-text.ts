@@ -25,7 +25,7 @@ const ANSI = {
 /**
  * The diff as lines of text:
  * `+ name (type)` added, `- name` removed, `~ name` changed with `    /path: <from> -> <to>` lines,
- * all in name order; then `? name /path: masked, not compared` lines; then the summary line, or
+ * all in name order; then `? name /path: masked, not compared` lines (the first ten); then the summary line, or
  * `no differences (...)`. Values are JSON (so `"yes"` and `true` look different); an absent side is `(absent)`.
  */
 export function renderDiffText(result: DiffResult, options: TextRenderOptions = {}): string[] {
@@ -47,9 +47,24 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
   // A name is in exactly one of added, removed, changed: a stable sort by name interleaves them.
   blocks.sort((x, y) => compareNames(x.name, y.name));
   const lines = blocks.flatMap((b) => b.lines);
-  for (const u of result.uncomparable)
-    lines.push(paint('dim', `? ${u.name} ${u.path}: masked, not compared`));
+  lines.push(...renderUncomparable(result).map((line) => paint('dim', line)));
   lines.push(summarize(result));
+  return lines;
+}
+
+/** At most this many `?` lines: a whole environment of masked secrets would drown the differences. */
+export const MAX_UNCOMPARABLE_LINES = 10;
+
+/**
+ * One `? name /path: masked, not compared` line per masked field, at most {@link MAX_UNCOMPARABLE_LINES};
+ * beyond that one line says how many more and where to find them all (`--format json`).
+ */
+function renderUncomparable(result: DiffResult): string[] {
+  const shown = result.uncomparable.slice(0, MAX_UNCOMPARABLE_LINES);
+  const lines = shown.map((u) => `? ${u.name} ${u.path}: masked, not compared`);
+  const rest = result.uncomparable.length - shown.length;
+  if (rest > 0)
+    lines.push(`? ... and ${rest} more masked fields, not compared (--format json lists them all)`);
   return lines;
 }
 

@@ -256,6 +256,22 @@ describe('renderDiffText', () => {
     ]);
   });
 
+  it('lists at most ten masked fields, then says how many more the JSON form holds', () => {
+    const many = {
+      ...result,
+      uncomparable: Array.from({ length: 25 }, (_, i) => ({
+        name: `n${String(i).padStart(2, '0')}`,
+        path: '/password',
+      })),
+    };
+    const lines = renderDiffText(many);
+    const masked = lines.filter((line) => line.startsWith('? '));
+    expect(masked).toHaveLength(11);
+    expect(masked[9]).toBe('? n09 /password: masked, not compared');
+    expect(masked[10]).toBe('? ... and 15 more masked fields, not compared (--format json lists them all)');
+    expect(lines.at(-1)).toContain('25 not comparable');
+  });
+
   it('colours with ANSI codes only when asked', () => {
     expect(renderDiffText(result).join('\n')).not.toContain('\u001b[');
     expect(renderDiffText(result, { color: true })[0]).toBe('\u001b[31m- a-old\u001b[0m');
