@@ -68,6 +68,22 @@ export class InputFileError extends DdsError {
   }
 }
 
+/**
+ * A local file dds-migrate owns (journal, report, id map, log) could not be written: disk full,
+ * permissions (exit 2). What was written before stays consistent; fixing the cause and re-running
+ * resumes an import.
+ */
+export class FileWriteError extends DdsError {
+  readonly code = 'E_FILE_WRITE';
+  readonly exitCode = ExitCode.usage;
+  readonly file: string;
+
+  constructor(file: string, message: string, options: DdsErrorOptions = {}) {
+    super(`${file}: ${message}`, options);
+    this.file = file;
+  }
+}
+
 /** One problem found by validation or pre-flight. */
 export interface Problem {
   /** Entry name (connection, profile) or undefined for run-wide problems. */

@@ -6,6 +6,7 @@
  *   that {@link scrub} removes from any text on its way to stdout, stderr, a log or a report. It is the
  *   last line of defence against a secret echoed back inside a service message.
  */
+import { assignOwn } from './own-property.js';
 
 /** How the service masks a secret, and how dds-migrate shows one. */
 export const MASK = '******';
@@ -142,12 +143,31 @@ function maskValue(value: unknown, secret: boolean): unknown {
   return value;
 }
 
-/** Assign an own property, even `__proto__` (which JSON.parse creates as an own key). */
-function assignOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  } else {
-    target[key] = value;
+/**
+ * Register every secret value of a connection-like object ({@link registerSecret}), found by the same
+ * rules as {@link maskSecrets}: what is about to be sent to a service may be echoed back in its error
+ * messages, and {@link scrub} must know it to remove it.
+ */
+export function registerSecretsOf(
+  entry: Readonly<Record<string, unknown>>,
+  secretFields: ReadonlySet<string> = new Set(),
+): void {
+  for (const [key, value] of Object.entries(entry)) {
+    registerValue(value, secretFields.has(key) || isSecretFieldName(key));
+  }
+}
+
+function registerValue(value: unknown, secret: boolean): void {
+  if (Array.isArray(value)) {
+    for (const item of value) registerValue(item, secret);
+  } else if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const encrypted = record.field_type === 'encrypted';
+    for (const [key, inner] of Object.entries(record)) {
+      registerValue(inner, secret || isSecretFieldName(key) || (encrypted && key === 'field_value'));
+    }
+  } else if (secret && (typeof value === 'string' || typeof value === 'number')) {
+    registerSecret(String(value));
   }
 }
 

@@ -129,8 +129,11 @@ export interface HttpClient {
   close(): void;
 }
 
-/** Create a run-wide retry budget of `size` retries. */
-export function createRetryBudget(size: number): RetryBudget {
+/**
+ * Create a run-wide retry budget of `size` retries. `extend(n)` adds `n` retries, for a run that knows
+ * its size only after the client exists (the importer sizes it once its plan is known).
+ */
+export function createRetryBudget(size: number): RetryBudget & { extend(n: number): void } {
   if (!Number.isInteger(size) || size < 0) throw new RangeError(`Expected a retry budget >= 0, got ${size}`);
   let remaining = size;
   return {
@@ -141,6 +144,11 @@ export function createRetryBudget(size: number): RetryBudget {
     },
     get remaining() {
       return remaining;
+    },
+    extend(n) {
+      if (!Number.isInteger(n) || n < 0)
+        throw new RangeError(`Expected a retry budget extension >= 0, got ${n}`);
+      remaining += n;
     },
   };
 }
@@ -200,8 +208,7 @@ export function extractServiceMessage(body: unknown): string | undefined {
       else if (item && typeof item === 'object') {
         const e = item as Record<string, unknown>;
         const text = e.message ?? e.error ?? e.msg;
-        // An item without a message is shown whole, minus anything named like a credential.
-        parts.push(typeof text === 'string' ? text : JSON.stringify(maskSecrets(e)));
+        parts.push(typeof text === 'string' ? text : describeErrorItem(e));
       }
     }
   }
@@ -210,6 +217,18 @@ export function extractServiceMessage(body: unknown): string | undefined {
   }
   if (parts.length === 0) return undefined;
   return truncate(scrubServiceText([...new Set(parts)].join('; ')), 500);
+}
+
+/** Keys under which a validation error repeats the offending input (`{field:"password", value:"..."}`). */
+const ECHO_KEYS: ReadonlySet<string> = new Set(['value', 'values', 'input', 'received', 'data', 'body']);
+
+/**
+ * An `errors[]` item without a message, shown whole, minus the input it echoes and anything named
+ * like a credential: the field it names may be a password, which only the key next to it says.
+ */
+function describeErrorItem(item: Record<string, unknown>): string {
+  const shown = Object.entries(maskSecrets(item)).filter(([key]) => !ECHO_KEYS.has(key));
+  return JSON.stringify(Object.fromEntries(shown));
 }
 
 function truncate(text: string, max: number): string {

@@ -15,42 +15,40 @@ export interface AuditChange {
   readonly newValue: string;
 }
 
+/** What every line of a run's audit trail says: which run, when, where, what change. */
+interface AuditRecordBase {
+  readonly runId: string;
+  readonly at: string;
+  readonly environment: string;
+  readonly change: AuditChange;
+}
+
+/** What the lines written after the bulk PATCH add: the selection and how many cases it matched. */
+interface AuditOutcomeBase extends AuditRecordBase {
+  readonly filters: readonly CaseFilter[];
+  readonly matched: number;
+}
+
 /** One line of the audit trail. */
 export type CaseAuditRecord =
-  | {
+  | (AuditRecordBase & {
       readonly event: 'matched';
-      readonly runId: string;
-      readonly at: string;
-      readonly environment: string;
       readonly caseId: string;
       readonly before: Readonly<Record<string, unknown>>;
-      readonly change: AuditChange;
-    }
-  | {
+    })
+  | (AuditOutcomeBase & {
       readonly event: 'updated';
-      readonly runId: string;
-      readonly at: string;
-      readonly environment: string;
-      readonly change: AuditChange;
-      readonly filters: readonly CaseFilter[];
-      readonly matched: number;
       /** The ids the service reported as updated. */
       readonly caseIds: readonly string[];
       /** Matched by the preview but not reported. */
       readonly missing: readonly string[];
       /** Reported but not matched by the preview (changed in between). */
       readonly unexpected: readonly string[];
-    }
-  | {
+    })
+  | (AuditOutcomeBase & {
       readonly event: 'failed';
-      readonly runId: string;
-      readonly at: string;
-      readonly environment: string;
-      readonly change: AuditChange;
-      readonly filters: readonly CaseFilter[];
-      readonly matched: number;
       readonly error: string;
-    };
+    });
 
 /** The change part of a bulk update. */
 export function toAuditChange(update: BulkCaseUpdate): AuditChange {

@@ -4,6 +4,7 @@
  */
 import type { BulkCaseUpdate, CaseFilter, FilterClause } from '../api/types.js';
 import { UsageError } from '../errors.js';
+import { splitEscapedList, splitListValues } from '../list-values.js';
 
 /** Case statuses real deployments use (api-notes); `cases update --set caseStatus=` accepts only these. */
 export const CASE_STATUSES: readonly string[] = [
@@ -35,31 +36,12 @@ const FIELD_NAME = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
  * Items are trimmed; empty items are dropped.
  */
 export function splitList(value: string): string[] {
-  const items: string[] = [];
-  let current = '';
-  for (let i = 0; i < value.length; i++) {
-    const ch = value[i];
-    if (ch === '\\' && value[i + 1] === ',') {
-      current += ',';
-      i++;
-    } else if (ch === ',') {
-      items.push(current);
-      current = '';
-    } else {
-      current += ch;
-    }
-  }
-  items.push(current);
-  return items.map((s) => s.trim()).filter((s) => s !== '');
+  return splitEscapedList(value).filter((s) => s !== '');
 }
 
 /** Flatten a repeatable, comma-separated option (`--status a,b --status c`) into its values, in order, without repeats. */
 export function readListOption(value: unknown): string[] {
-  if (value === undefined || value === null) return [];
-  const raw = Array.isArray(value) ? value : [value];
-  const out: string[] = [];
-  for (const v of raw) for (const item of splitList(String(v))) if (!out.includes(item)) out.push(item);
-  return out;
+  return [...new Set(splitListValues(value).filter((s) => s !== ''))];
 }
 
 /** What `cases list` can filter on by name. */
@@ -220,15 +202,6 @@ export function parseSet(text: string): Pick<BulkCaseUpdate, 'field' | 'newValue
     );
   }
   return { field, newValue };
-}
-
-/** `--sort field[:asc|desc]`, checked and normalised to the client's `field:asc|desc` form. */
-export function parseSortOption(text: string): string {
-  const m = /^\s*([A-Za-z_$][\w$.]*)\s*(?::\s*(asc|desc)\s*)?$/i.exec(text);
-  if (m === null || m[1] === undefined) {
-    throw new UsageError(`Expected --sort to be FIELD, FIELD:asc or FIELD:desc, got ${JSON.stringify(text)}`);
-  }
-  return `${m[1]}:${(m[2] ?? 'asc').toLowerCase()}`;
 }
 
 /** `--fields A,B`: field names checked, order kept, repeats dropped. */

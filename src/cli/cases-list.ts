@@ -3,27 +3,16 @@
  * to stdout or atomically to `-o FILE`.
  */
 import { extname, resolve } from 'node:path';
-import {
-  combineCaseFilters,
-  DEFAULT_CASE_COLUMNS,
-  parseFieldsOption,
-  parseSortOption,
-} from '../cases/filter.js';
+import { combineCaseFilters, DEFAULT_CASE_COLUMNS, parseFieldsOption } from '../cases/filter.js';
 import { type RecordSink, writeCases } from '../cases/list.js';
-import { type AtomicTextFile, openAtomicTextFile } from '../cases/output-file.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
+import { type AtomicTextFile, openAtomicTextFile } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext, Output } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
-import { describeGiven, parseListOption } from './options.js';
-import {
-  assertFormatFitsJson,
-  chooseDefaultFormat,
-  createRecordWriter,
-  OUTPUT_FORMATS,
-  type OutputFormat,
-} from './render.js';
+import { parseListOption, parseSortOption, readNumberOption, SORT_OPTION } from './options.js';
+import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
 
 const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
   '.csv': 'csv',
@@ -33,20 +22,15 @@ const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
   '.txt': 'table',
 };
 
-/** The format: `--format`, else the `-o` file's extension, else table on a terminal / ndjson otherwise (json with --json). */
+/**
+ * The format: `--format`, else the `-o` file's extension, else table on a terminal / ndjson otherwise
+ * (json with --json). Without `-o`, `--json` refuses another `--format`; with `-o` the records go to the
+ * file and stdout gets the --json summary, so any format fits.
+ */
 export function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputFormat {
+  if (typeof args.output !== 'string') return chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
   if (typeof args.format === 'string') return args.format as OutputFormat;
-  if (typeof args.output === 'string')
-    return FORMAT_OF_EXTENSION[extname(args.output).toLowerCase()] ?? (ctx.globals.json ? 'json' : 'ndjson');
-  return chooseDefaultFormat(ctx.out, ctx.globals.json);
-}
-
-function checkPageSize(value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new UsageError(`Expected --page-size to be an integer >= 1, got ${describeGiven(value)}`);
-  }
-  return value;
+  return FORMAT_OF_EXTENSION[extname(args.output).toLowerCase()] ?? (ctx.globals.json ? 'json' : 'ndjson');
 }
 
 /** An {@link Output} whose results go to an atomic file; information and warnings still go to stderr. */
@@ -106,11 +90,7 @@ export const casesListCommand: CommandSpec = {
         requiresArg: true,
         describe: 'Fields to ask for and print, in order (comma-separated)',
       })
-      .option('sort', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Sort by FIELD, FIELD:asc or FIELD:desc',
-      })
+      .option('sort', SORT_OPTION)
       .option('format', {
         type: 'string',
         choices: OUTPUT_FORMATS,
@@ -153,18 +133,20 @@ export const casesListCommand: CommandSpec = {
       ),
       sort: typeof args.sort === 'string' ? parseSortOption(args.sort) : undefined,
       fields: fields.length > 0 ? fields : undefined,
-      pageSize: checkPageSize(args.pageSize),
+      pageSize: readNumberOption(args, 'pageSize', 'page-size', { min: 1, integer: true }),
       signal: ctx.signal,
     };
-    // With -o the records go to the file and stdout gets the --json summary: any format fits.
-    if (typeof args.output !== 'string') assertFormatFitsJson(args.format, ctx.globals.json);
     const format = chooseCaseFormat(args, ctx);
     const columns = fields.length > 0 ? fields : DEFAULT_CASE_COLUMNS;
     const { environment, client } = await openEnvironment(ctx, args, 'env');
     let file: AtomicTextFile | undefined;
     try {
       // Paths are relative to the run's working directory (the CLI may run in-process elsewhere).
-      if (typeof args.output === 'string') file = await openAtomicTextFile(resolve(ctx.io.cwd, args.output));
+      // Mode 0600: security cases say where sensitive data lives, which is itself sensitive.
+      if (typeof args.output === 'string')
+        file = await openAtomicTextFile(resolve(ctx.io.cwd, args.output), {
+          hint: 'Check the -o path and that its folder exists',
+        });
       const target = file === undefined ? ctx.out : createFileOutput(file, ctx.out);
       const writer = createRecordWriter(format, target, { columns });
       const sink: RecordSink = {

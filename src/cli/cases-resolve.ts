@@ -4,7 +4,7 @@
  */
 import { checkAuditReason, type ResolveOutcome, resolveCases } from '../cases/resolve.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
-import { assertWriteConfirmed } from '../profiles/protected.js';
+import { assertWriteConfirmed } from '../protected.js';
 import type { CommandSpec } from './command.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
 import { parseListOption } from './options.js';

@@ -9,7 +9,7 @@ import type { BulkCaseUpdate, SecurityCase } from '../api/types.js';
 import { parseSet, parseWhere } from '../cases/filter.js';
 import { applyCaseUpdate, previewCaseUpdate } from '../cases/update.js';
 import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
-import { assertWriteConfirmed } from '../profiles/protected.js';
+import { assertWriteConfirmed } from '../protected.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';

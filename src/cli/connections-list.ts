@@ -5,19 +5,12 @@
  */
 import { listConnections } from '../api/connections.js';
 import type { FilterClause, ListOptions } from '../api/types.js';
-import { parseSortOption } from '../cases/filter.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
-import { parseListOption } from './options.js';
-import {
-  assertFormatFitsJson,
-  chooseDefaultFormat,
-  createRecordWriter,
-  OUTPUT_FORMATS,
-  type OutputFormat,
-} from './render.js';
+import { parseListOption, parseSortOption, SORT_OPTION } from './options.js';
+import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';
 
 /** Columns of the table and of the CSV. */
 export const CONNECTION_COLUMNS: readonly string[] = [
@@ -83,11 +76,7 @@ export const connectionsListCommand: CommandSpec = {
         describe:
           'The service filter as a JSON array, e.g. \'[{"field":"enabled","value":"yes","operator":"equal"}]\'',
       })
-      .option('sort', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Sort by FIELD, FIELD:asc or FIELD:desc',
-      })
+      .option('sort', SORT_OPTION)
       .option('format', {
         type: 'string',
         choices: OUTPUT_FORMATS,
@@ -100,9 +89,7 @@ export const connectionsListCommand: CommandSpec = {
       )
       .example('$0 connections list --env prod --format csv > connections.csv', 'A spreadsheet'),
   async run(args, ctx) {
-    assertFormatFitsJson(args.format, ctx.globals.json);
-    const format =
-      (args.format as OutputFormat | undefined) ?? chooseDefaultFormat(ctx.out, ctx.globals.json);
+    const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
     const listOptions = buildConnectionListOptions(args, ctx.signal);
     const { environment, client } = await openEnvironment(ctx, args, 'env');
     try {

@@ -8,35 +8,9 @@ import { resolve } from 'node:path';
 import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/index.js';
 import { ExitCode, InputFileError, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import { describeGiven } from './options.js';
+import { readNumberOption } from './options.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
-function optionalNumber(
-  args: ParsedArgs,
-  flag: string,
-  key: string,
-  min: number,
-  integer: boolean,
-  max = Number.POSITIVE_INFINITY,
-): number | undefined {
-  const value = args[key];
-  if (value === undefined) return undefined;
-  if (
-    typeof value !== 'number' ||
-    !Number.isFinite(value) ||
-    value < min ||
-    value > max ||
-    (integer && !Number.isInteger(value))
-  ) {
-    throw new UsageError(
-      `Expected --${flag} to be ${integer ? 'an integer' : 'a number'} >= ${min}${
-        max === Number.POSITIVE_INFINITY ? '' : ` and <= ${max}`
-      }, got ${describeGiven(value)}`,
-    );
-  }
-  return value;
-}
 
 function optionalString(args: ParsedArgs, flag: string, key: string): string | undefined {
   const value = args[key];
@@ -66,18 +40,18 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
   const state = optionalString(args, 'state', 'state');
   const options: EmulatorOptions = {
     host: optionalString(args, 'host', 'host') ?? '127.0.0.1',
-    port: optionalNumber(args, 'port', 'port', 0, true, 65535) ?? 0,
+    port: readNumberOption(args, 'port', 'port', { min: 0, integer: true, max: 65535 }) ?? 0,
     token: optionalString(args, 'token', 'token'),
     userToken: optionalString(args, 'user-token', 'userToken'),
-    sessionTtlMs: optionalNumber(args, 'session-ttl', 'sessionTtl', 1, true),
+    sessionTtlMs: readNumberOption(args, 'sessionTtl', 'session-ttl', { min: 1, integer: true }),
     data: dataPath,
     statePath: state === undefined ? undefined : resolve(cwd, state),
-    latencyMs: optionalNumber(args, 'latency', 'latency', 0, false),
-    latencyJitterMs: optionalNumber(args, 'jitter', 'jitter', 0, false),
-    rateLimit: optionalNumber(args, 'rate-limit', 'rateLimit', 0.001, false),
+    latencyMs: readNumberOption(args, 'latency', 'latency', { min: 0, integer: false }),
+    latencyJitterMs: readNumberOption(args, 'jitter', 'jitter', { min: 0, integer: false }),
+    rateLimit: readNumberOption(args, 'rateLimit', 'rate-limit', { min: 0.001, integer: false }),
     faults,
-    seed: optionalNumber(args, 'seed', 'seed', 0, true),
-    maxPageSize: optionalNumber(args, 'max-page-size', 'maxPageSize', 1, true),
+    seed: readNumberOption(args, 'seed', 'seed', { min: 0, integer: true }),
+    maxPageSize: readNumberOption(args, 'maxPageSize', 'max-page-size', { min: 1, integer: true }),
     htmlContentType: args.htmlContentType === true,
     exportClearSecrets: args.exportClearSecrets === true,
   };

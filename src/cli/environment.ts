@@ -22,6 +22,7 @@ import {
 import { UsageError } from '../errors.js';
 import type { ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
+import { readStringOption } from './options.js';
 
 /** Which option names an environment. */
 export type EnvironmentSide = 'env' | 'from' | 'to';
@@ -94,17 +95,6 @@ export function getConfig(ctx: CliContext): Promise<Config> {
     configCache.set(ctx, config);
   }
   return config;
-}
-
-function readStringOption(args: ParsedArgs, key: string, flag: string): string | undefined {
-  const value = args[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new UsageError(`Expected --${flag} to be a non-empty value, got ${JSON.stringify(value)}`, {
-      hint: 'See --help',
-    });
-  }
-  return value;
 }
 
 /** Resolve the environment of one side without opening a client (e.g. to print where a diff goes). */

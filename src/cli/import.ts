@@ -10,7 +10,7 @@ import { unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { createConnection, getConnectionByName, listConnections } from '../api/connections.js';
-import type { HttpClient } from '../api/http.js';
+import { createRetryBudget, type HttpClient } from '../api/http.js';
 import type { Connection } from '../api/types.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js';
@@ -54,10 +54,10 @@ import {
   type EntryTemplates,
   formatProblem,
 } from '../importer/preflight.js';
-import { createRunBudget, type EntryOutcome, runImport } from '../importer/run.js';
+import { type EntryOutcome, runImport } from '../importer/run.js';
 import { createRateLimiter, type RateLimiter } from '../importer/throttle.js';
 import { loadCatalogFromEnvironment, loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
-import { isSecretFieldName, registerSecret } from '../secrets.js';
+import { registerSecretsOf } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
@@ -183,23 +183,6 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   };
 }
 
-/** Register every credential value about to be sent, so a service echoing it back cannot print it. */
-function registerEntrySecrets(
-  body: Readonly<Record<string, unknown>>,
-  secretFields: ReadonlySet<string>,
-): void {
-  for (const [key, value] of Object.entries(body)) {
-    if (typeof value === 'string' && (secretFields.has(key) || isSecretFieldName(key))) registerSecret(value);
-    if (key === 'custom_fields' && Array.isArray(value)) {
-      for (const f of value) {
-        const field = f as Record<string, unknown> | null;
-        if (field?.field_type === 'encrypted' && typeof field.field_value === 'string')
-          registerSecret(field.field_value);
-      }
-    }
-  }
-}
-
 /** Snapshot entries ready to send: server-managed fields dropped, then overrides applied. */
 function prepareEntries(
   entries: readonly Connection[],
@@ -208,7 +191,7 @@ function prepareEntries(
 ): PreparedEntry[] {
   return entries.map((entry) => {
     const body = applyOverrides(stripServerManaged(entry) as Connection, overrides);
-    registerEntrySecrets(body, catalog.secretFields(entry.type));
+    registerSecretsOf(body, catalog.secretFields(entry.type));
     return {
       name: entry.name,
       type: entry.type,
@@ -337,7 +320,7 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
   }
 
   // One budget and one throttle for every request of the run; both are sized once the plan is known.
-  const budget = createRunBudget(0);
+  const budget = createRetryBudget(0);
   let limiter: RateLimiter | undefined;
   const { environment, client } = await openEnvironment(ctx, args, 'to', {
     retryBudget: budget,
@@ -458,26 +441,31 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
         limiter.currentRate() === undefined ? '' : `, rate ${limiter.currentRate()} req/s`
       }); journal ${journalPath}`,
     );
-    const progress = createProgress(ctx, sends.length);
     const activeJournal = journal;
     if (activeJournal === undefined) throw new Error('journal not open');
-    const result = await runImport(
-      sends,
-      {
-        target: {
-          create: (body) => createConnection(client, body),
-          lookup: (name, signal) => getConnectionByName(client, name, { signal }),
+    const progress = createProgress(ctx, sends.length);
+    let result: Awaited<ReturnType<typeof runImport>>;
+    try {
+      result = await runImport(
+        sends,
+        {
+          target: {
+            create: (body) => createConnection(client, body),
+            lookup: (name, signal) => getConnectionByName(client, name, { signal }),
+          },
+          journal: activeJournal,
+          limiter,
+          budget,
+          log: ctx.log,
+          signal: ctx.signal,
+          onOutcome: (o) => progress?.tick(o),
         },
-        journal: activeJournal,
-        limiter,
-        budget,
-        log: ctx.log,
-        signal: ctx.signal,
-        onOutcome: (o) => progress?.tick(o),
-      },
-      { concurrency },
-    );
-    progress?.stop();
+        { concurrency },
+      );
+    } finally {
+      // Also when the run throws: the bar must not be left drawing over the error line.
+      progress?.stop();
+    }
     await activeJournal.close();
 
     const report = buildReport(plan, result.outcomes);

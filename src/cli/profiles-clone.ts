@@ -13,7 +13,7 @@ import {
 } from '../profiles/clone.js';
 import { readIdMap } from '../profiles/id-map.js';
 import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../profiles/plan.js';
-import { assertWriteConfirmed } from '../profiles/protected.js';
+import { assertWriteConfirmed } from '../protected.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';

@@ -6,8 +6,8 @@
 import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { assertRunAllowed, createProfile } from '../profiles/create.js';
-import { assertWriteConfirmed } from '../profiles/protected.js';
 import { readProfileFile } from '../profiles/validate-profile.js';
+import { assertWriteConfirmed } from '../protected.js';
 import type { CommandSpec } from './command.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
 

@@ -53,6 +53,19 @@ export function assertFormatFitsJson(format: unknown, json: boolean): void {
   }
 }
 
+/**
+ * The format of a record list written to stdout: `--format` when given (refused with `--json` unless it
+ * is json, see {@link assertFormatFitsJson}), else {@link chooseDefaultFormat}.
+ */
+export function chooseStdoutFormat(
+  format: unknown,
+  out: Pick<Output, 'stdoutIsTTY'>,
+  json: boolean,
+): OutputFormat {
+  assertFormatFitsJson(format, json);
+  return (format as OutputFormat | undefined) ?? chooseDefaultFormat(out, json);
+}
+
 /** A cell's text: strings as they are, other scalars as their JSON text, nested values as JSON. */
 export function renderCell(value: unknown): string {
   if (value === undefined || value === null) return '';

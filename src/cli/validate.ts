@@ -8,23 +8,13 @@ import { resolve } from 'node:path';
 import { ExitCode, UsageError } from '../errors.js';
 import { loadCatalogFromEnvironment, loadShippedCatalog, type ValidationProblem } from '../schema/catalog.js';
 import { type CatalogSource, type ValidationReport, validateSnapshot } from '../schema/validate-snapshot.js';
-import type { CommandSpec, ParsedArgs } from './command.js';
+import type { CommandSpec } from './command.js';
 import type { CliContext, Output } from './context.js';
 import { openEnvironment } from './environment.js';
+import { readStringOption } from './options.js';
 
 /** Warnings printed one per line on stderr before they are summarised (all of them are in `--json`). */
 export const MAX_WARNING_LINES = 20;
-
-function readPathOption(args: ParsedArgs, key: string, flag: string): string | undefined {
-  const value = args[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new UsageError(`Expected --${flag} to be a path, got ${JSON.stringify(value)}`, {
-      hint: 'See --help',
-    });
-  }
-  return value;
-}
 
 /** `validate <snapshot>`. */
 export const validateCommand: CommandSpec = {
@@ -65,10 +55,10 @@ export const validateCommand: CommandSpec = {
       )
       .example('$0 validate prod.snapshot.jsonl --json > report.json', 'The whole report as JSON'),
   async run(args, ctx) {
-    const snapshot = readPathOption(args, 'snapshot', 'snapshot');
+    const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
     if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
-    const schemasDir = readPathOption(args, 'schemas', 'schemas');
-    const templatesFrom = readPathOption(args, 'templatesFrom', 'templates-from');
+    const schemasDir = readStringOption(args, 'schemas', 'schemas', 'a path');
+    const templatesFrom = readStringOption(args, 'templatesFrom', 'templates-from', 'a path');
 
     let closeClient: (() => void) | undefined;
     let source: CatalogSource;

@@ -5,6 +5,7 @@
 
 import type { Connection } from '../api/types.js';
 import { isServerManagedField } from '../connections/server-managed.js';
+import { assignOwn } from '../own-property.js';
 import type { IgnoreMatcher } from './ignore.js';
 import { isPlainObject, toCanonicalJson } from './values.js';
 
@@ -50,17 +51,7 @@ export function normalizeForCompare(
         (key === 'custom_fields' ? keyCustomFields(value) : undefined) ??
         (sortSets ? sortCanonically(value) : value);
     }
-    // Plain assignment keeps the object fast; only `__proto__` needs defining to stay an own key.
-    if (key === '__proto__') {
-      Object.defineProperty(out, key, {
-        value: normal,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    } else {
-      out[key] = normal;
-    }
+    assignOwn(out, key, normal);
   }
   return out;
 }

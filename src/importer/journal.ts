@@ -17,7 +17,7 @@
 import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, link, open, readFile, rename, truncate, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { InputFileError, UsageError } from '../errors.js';
+import { FileWriteError, InputFileError, UsageError } from '../errors.js';
 import { scrub } from '../secrets.js';
 
 /** Version of the journal's record format. */
@@ -416,7 +416,14 @@ export async function openJournal(
           await fh.datasync();
           for (const p of batch) p.resolve();
         } catch (error) {
-          for (const p of batch) p.reject(error);
+          // Typed, so that a full disk is one line and exit 2, not "a bug": the records before this batch
+          // are on disk, and an intent that did not make it was never followed by its POST.
+          const code = (error as NodeJS.ErrnoException).code ?? 'error';
+          const failure = new FileWriteError(path, `cannot write the journal (${code})`, {
+            hint: 'Free disk space or fix permissions, then re-run the same command to resume',
+            cause: error,
+          });
+          for (const p of batch) p.reject(failure);
         }
       }
       draining = undefined;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { InputFileError } from '../errors.js';
 import { schemasDir } from '../paths.js';
 import { compileSchemaFile, escapePointer } from '../schema/ajv.js';
-import { isSecretFieldName, registerSecret } from '../secrets.js';
+import { describeJsonError, registerSecret, registerSecretsOf } from '../secrets.js';
 
 /** Fields and values of one override block. */
 export type OverrideFields = Readonly<Record<string, unknown>>;
@@ -46,7 +46,7 @@ export async function parseOverrides(text: string, file: string): Promise<Overri
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new InputFileError(file, undefined, `not valid JSON (${(error as Error).message})`, {
+    throw new InputFileError(file, undefined, `not valid JSON (${describeJsonError(error)})`, {
       hint: 'Fix the overrides file; see docs/import.md for its shape',
     });
   }
@@ -145,8 +145,8 @@ function resolveBlock(
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(block)) {
     const resolved = resolveValue(value, env, missing);
-    // A literal credential written into the overrides file is a secret too.
-    if (isSecretFieldName(key) && typeof resolved === 'string') registerSecret(resolved);
+    // A literal credential written into the overrides file is a secret too, at any depth.
+    registerSecretsOf({ [key]: resolved });
     out[key] = resolved;
   }
   return out;

@@ -14,8 +14,12 @@
  *   wait (full-jitter backoff), look the name up on the target; found -> created; absent -> POST again.
  * - Budget spent, or look-ups failing too: the run stops cleanly (exit 5, re-run to resume).
  * - Ctrl-C: no new request starts; requests in flight settle; exit 130.
- * In every stop, the journal stays consistent: an intent without an outcome is reconciled next time.
+ * - Anything unexpected (a journal write failing, a bug): the run stops the same way, then rethrows it.
+ * Every stop is run-wide and prompt: waits (throttle, backoff) end at once, no new request starts, and
+ * a POST already sent settles and is journaled. The journal stays consistent: an intent without an
+ * outcome is reconciled next time. A run never ends with an unsettled entry and no `stoppedBy`.
  */
+import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import type { RetryBudget } from '../api/http.js';
 import type { Connection, CreatedConnection } from '../api/types.js';
@@ -79,31 +83,38 @@ export interface RunImportDeps {
   readonly signal: AbortSignal;
   readonly clock?: Clock;
   readonly random?: () => number;
-  /** Called once per settled entry (progress). */
+  /** Called once per settled entry, created or failed (progress); not for entries left pending. */
   readonly onOutcome?: (outcome: EntryOutcome) => void;
 }
 
 /** The result of a run: one outcome per send step, and why it stopped early, if it did. */
 export interface RunImportResult {
   readonly outcomes: readonly EntryOutcome[];
-  /** AuthError (exit 4), InterruptedError (130) or UnavailableError (5); undefined when it ran to the end. */
+  /**
+   * AuthError (exit 4), InterruptedError (130) or UnavailableError (5); undefined when it ran to the end.
+   * Always set when an outcome is `pending`.
+   */
   readonly stoppedBy: DdsError | undefined;
 }
 
 /** How a failed POST is treated. */
-type Verdict = 'auth' | 'rate-limited' | 'rejected' | 'in-doubt';
+type Verdict = 'auth' | 'interrupted' | 'rate-limited' | 'rejected' | 'in-doubt';
 
 /** Classify a POST failure by type and status (never by message text). */
 export function classifyCreateFailure(error: unknown): Verdict | undefined {
   if (error instanceof AuthError) return 'auth';
+  // The client refuses to start a request once Ctrl-C was pressed: nothing was sent.
+  if (error instanceof InterruptedError) return 'interrupted';
   if (error instanceof ApiError) {
     if (error.status === 429) return 'rate-limited';
     return error.isTransient() ? 'in-doubt' : 'rejected';
   }
+  // Also when `inDoubt` is false (connection refused): looking up costs one GET, guessing wrong a duplicate.
   if (error instanceof UnavailableError) return 'in-doubt';
   return undefined;
 }
 
+/** Thrown inside a step to leave it pending; the reason of the stop is recorded before. */
 class StopRun extends Error {}
 
 /** Run the send steps (see the module comment). Never throws for entry-level failures. */
@@ -117,38 +128,67 @@ export async function runImport(
   const baseMs = options.backoffBaseMs ?? 250;
   const maxMs = options.backoffMaxMs ?? 8000;
   const max429 = options.maxRateLimitedPerEntry ?? 50;
-  const limit = pLimit(options.concurrency ?? 4);
+  const concurrency = options.concurrency ?? 4;
+  const limit = pLimit(concurrency);
   const { journal, limiter, budget, target, log, signal } = deps;
 
+  // Why the run stops early; the first reason of each kind is kept.
   let authStop: AuthError | undefined;
   let unavailableStop: UnavailableError | undefined;
-  const stopping = (): boolean => authStop !== undefined || unavailableStop !== undefined || signal.aborted;
-  const now = (): string => new Date().toISOString();
-
-  const settle = (outcome: EntryOutcome): EntryOutcome => {
-    deps.onOutcome?.(outcome);
-    return outcome;
+  let interrupted = false;
+  let fatal: { readonly error: unknown } | undefined;
+  // Ends every wait of every step as soon as any step stops the run (not only on Ctrl-C), so that a
+  // step sleeping in its backoff does not wake up seconds later and send one more request.
+  const halt = new AbortController();
+  const waitSignal = AbortSignal.any([signal, halt.signal]);
+  // Every step in flight waits on it at once (throttle, backoff): not a leak, so no warning past 10.
+  setMaxListeners(concurrency + 10, waitSignal);
+  const stopping = (): boolean =>
+    authStop !== undefined ||
+    unavailableStop !== undefined ||
+    interrupted ||
+    fatal !== undefined ||
+    signal.aborted;
+  const stopWith = (reason: AuthError | UnavailableError | 'interrupted'): StopRun => {
+    if (reason === 'interrupted') interrupted = true;
+    else if (reason instanceof AuthError) authStop ??= reason;
+    else unavailableStop ??= reason;
+    halt.abort();
+    return new StopRun();
   };
+  const checkGoing = (): void => {
+    if (stopping()) throw new StopRun();
+  };
+  /** Await a throttle or backoff wait; its rejection by a stop leaves the step pending. */
+  const waitFor = async (wait: Promise<unknown>): Promise<void> => {
+    try {
+      await wait;
+    } catch (error) {
+      if (waitSignal.aborted) throw new StopRun();
+      throw error;
+    }
+  };
+  const now = (): string => new Date().toISOString();
 
   /** Look a name up through the throttle; a failure stops the run (the service is not answering). */
   const lookup = async (name: string): Promise<Connection | undefined> => {
-    if (stopping()) throw new StopRun();
+    checkGoing();
+    await waitFor(limiter.acquire(waitSignal));
+    checkGoing();
     try {
-      await limiter.acquire(signal);
+      // The user's signal, not `waitSignal`: a look-up already sent may still settle its entry.
       return await target.lookup(name, signal);
     } catch (error) {
-      if (signal.aborted) throw new StopRun();
-      if (error instanceof AuthError) authStop ??= error;
-      else if (error instanceof UnavailableError || error instanceof ApiError) {
-        unavailableStop ??= new UnavailableError(
-          `Could not check whether '${name}' was created: ${error.message}`,
-          undefined,
-          {
+      if (error instanceof InterruptedError || signal.aborted) throw stopWith('interrupted');
+      if (error instanceof AuthError) throw stopWith(error);
+      if (error instanceof UnavailableError || error instanceof ApiError) {
+        throw stopWith(
+          new UnavailableError(`Could not check whether '${name}' was created: ${error.message}`, undefined, {
             cause: error,
-          },
+          }),
         );
-      } else throw error;
-      throw new StopRun();
+      }
+      throw error;
     }
   };
 
@@ -157,7 +197,7 @@ export async function runImport(
     targetId: string | undefined,
     via: 'post' | 'lookup',
     attempts: number,
-  ) => {
+  ): Promise<EntryOutcome> => {
     await journal.append({
       kind: 'outcome',
       result: 'created',
@@ -167,148 +207,144 @@ export async function runImport(
       via,
       at: now(),
     });
-    return settle({ kind: 'created', step, targetId, via, attempts });
+    const outcome: EntryOutcome = { kind: 'created', step, targetId, via, attempts };
+    deps.onOutcome?.(outcome);
+    return outcome;
   };
 
-  const processStep = async (step: SendStep): Promise<EntryOutcome> => {
-    // An entry is in doubt when a POST of it (in this run or an earlier one) may have been applied.
-    let inDoubt = step.kind === 'reconcile';
-    let attempts = 0;
+  const recordFailed = async (step: SendStep, error: ApiError): Promise<EntryOutcome> => {
+    const message = scrub(error.http.serviceMessage ?? error.message);
+    await journal.append({
+      kind: 'outcome',
+      result: 'failed',
+      name: step.name,
+      targetName: step.targetName,
+      httpStatus: error.status,
+      message,
+      at: now(),
+    });
+    const outcome: EntryOutcome = { kind: 'failed', step, httpStatus: error.status, message };
+    deps.onOutcome?.(outcome);
+    return outcome;
+  };
+
+  /** Per-step state that outlives a stop (for the pending outcome). */
+  interface StepState {
+    /** A POST of this entry (in this run or an earlier one) may have been applied. */
+    inDoubt: boolean;
+    attempts: number;
+  }
+
+  const sendStep = async (step: SendStep, state: StepState): Promise<EntryOutcome> => {
+    checkGoing();
+    if (state.inDoubt) {
+      const found = await lookup(step.targetName);
+      if (found) return recordCreated(step, found._id, 'lookup', state.attempts);
+    }
     let rateLimited = 0;
-    try {
-      if (stopping()) throw new StopRun();
-      if (inDoubt) {
-        const found = await lookup(step.targetName);
-        if (found) return await recordCreated(step, found._id, 'lookup', attempts);
-      }
-      for (;;) {
-        if (stopping()) throw new StopRun();
-        try {
-          await limiter.acquire(signal);
-        } catch {
-          throw new StopRun();
-        }
-        if (stopping()) throw new StopRun();
-        attempts += 1;
-        // The intent must be durable before the POST leaves: a crash after it is reconciled by name.
-        await journal.append({
-          kind: 'intent',
-          name: step.name,
-          targetName: step.targetName,
-          ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
-          attempt: attempts,
-          at: now(),
-        });
-        let created: CreatedConnection;
-        try {
-          created = await target.create(step.body);
-        } catch (error) {
-          // Ctrl-C between the intent and the send: the client refuses to start the POST. The intent
-          // stays open, so the next run looks the name up first; nothing is lost either way.
-          if (error instanceof InterruptedError) throw new StopRun();
-          const verdict = classifyCreateFailure(error);
-          switch (verdict) {
-            case 'auth':
-              authStop ??= error as AuthError;
-              throw new StopRun();
-            case 'rate-limited':
-              // Not applied. The HTTP client's onRateLimited hook has already told the throttle.
-              rateLimited += 1;
-              if (rateLimited > max429) {
-                unavailableStop ??= new UnavailableError(
+    for (;;) {
+      checkGoing();
+      await waitFor(limiter.acquire(waitSignal));
+      checkGoing();
+      state.attempts += 1;
+      // The intent must be durable before the POST leaves: a crash after it is reconciled by name.
+      await journal.append({
+        kind: 'intent',
+        name: step.name,
+        targetName: step.targetName,
+        ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
+        attempt: state.attempts,
+        at: now(),
+      });
+      // A stop that came during the fsync still prevents the POST; the open intent costs one look-up.
+      checkGoing();
+      let created: CreatedConnection;
+      try {
+        created = await target.create(step.body);
+      } catch (error) {
+        const verdict = classifyCreateFailure(error);
+        switch (verdict) {
+          case 'auth':
+            throw stopWith(error as AuthError);
+          case 'interrupted':
+            throw stopWith('interrupted');
+          case 'rate-limited':
+            // Certainly not applied, so no look-up and no retry from the budget. The HTTP client's
+            // onRateLimited hook has already paused and slowed the shared throttle (Retry-After).
+            rateLimited += 1;
+            if (rateLimited > max429) {
+              throw stopWith(
+                new UnavailableError(
                   `The service kept answering 429 (rate limited) for '${step.targetName}' (${rateLimited} times)`,
-                );
-                throw new StopRun();
-              }
-              continue;
-            case 'rejected': {
-              const apiError = error as ApiError;
-              if (inDoubt) {
-                // Maybe our own earlier POST, applied late ("already exists"): ask before calling it failed.
-                const found = await lookup(step.targetName);
-                if (found) return await recordCreated(step, found._id, 'lookup', attempts);
-              }
-              const message = scrub(apiError.http.serviceMessage ?? apiError.message);
-              await journal.append({
-                kind: 'outcome',
-                result: 'failed',
-                name: step.name,
-                targetName: step.targetName,
-                httpStatus: apiError.status,
-                message,
-                at: now(),
-              });
-              return settle({ kind: 'failed', step, httpStatus: apiError.status, message });
-            }
-            case 'in-doubt': {
-              inDoubt = true;
-              log.debug(
-                { entry: step.targetName, attempt: attempts, error: scrub((error as Error).message) },
-                'create in doubt; will look the name up before sending again',
+                ),
               );
-              if (!budget.take()) {
-                unavailableStop ??= new UnavailableError(
+            }
+            continue;
+          case 'rejected':
+            if (state.inDoubt) {
+              // Maybe our own earlier POST, applied late ("already exists"): ask before calling it failed.
+              const found = await lookup(step.targetName);
+              if (found) return recordCreated(step, found._id, 'lookup', state.attempts);
+            }
+            return recordFailed(step, error as ApiError);
+          case 'in-doubt': {
+            state.inDoubt = true;
+            log.debug(
+              { entry: step.targetName, attempt: state.attempts, error: scrub((error as Error).message) },
+              'create in doubt; will look the name up before sending again',
+            );
+            if (!budget.take()) {
+              throw stopWith(
+                new UnavailableError(
                   `The retry budget of this run is spent (last: ${(error as Error).message})`,
                   undefined,
                   { cause: error },
-                );
-                throw new StopRun();
-              }
-              const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempts - 1, 20));
-              try {
-                await clock.sleep(random() * ceiling, signal);
-              } catch {
-                throw new StopRun();
-              }
-              const found = await lookup(step.targetName);
-              if (found) return await recordCreated(step, found._id, 'lookup', attempts);
-              continue;
+                ),
+              );
             }
-            case undefined:
-              throw error;
-            default: {
-              const unreachable: never = verdict;
-              throw new Error(`unhandled verdict ${String(unreachable)}`);
-            }
+            const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(state.attempts - 1, 20));
+            await waitFor(clock.sleep(random() * ceiling, waitSignal));
+            const found = await lookup(step.targetName);
+            if (found) return recordCreated(step, found._id, 'lookup', state.attempts);
+            continue;
+          }
+          case undefined:
+            throw error;
+          default: {
+            const unreachable: never = verdict;
+            throw new Error(`unhandled verdict ${String(unreachable)}`);
           }
         }
-        return await recordCreated(step, created._id, 'post', attempts);
       }
-    } catch (error) {
-      if (error instanceof StopRun) return settle({ kind: 'pending', step, inDoubt });
-      throw error;
+      return recordCreated(step, created._id, 'post', state.attempts);
     }
   };
 
+  const processStep = async (step: SendStep): Promise<EntryOutcome> => {
+    const state: StepState = { inDoubt: step.kind === 'reconcile', attempts: 0 };
+    try {
+      return await sendStep(step, state);
+    } catch (error) {
+      if (!(error instanceof StopRun)) {
+        // Stop the other steps as for any stop (they settle, nothing new starts), then rethrow below.
+        fatal ??= { error };
+        halt.abort();
+      }
+      return { kind: 'pending', step, inDoubt: state.inDoubt };
+    }
+  };
+
+  // processStep never rejects, so every step has settled when this resolves.
   const outcomes = await Promise.all(steps.map((step) => limit(() => processStep(step))));
+  if (fatal) throw fatal.error;
   let stoppedBy: DdsError | undefined;
   if (authStop) stoppedBy = authStop;
-  else if (signal.aborted) {
+  else if (interrupted || signal.aborted) {
     stoppedBy = new InterruptedError('Interrupted: requests in flight settled, journal flushed');
   } else if (unavailableStop) stoppedBy = unavailableStop;
+  else if (outcomes.some((o) => o.kind === 'pending')) {
+    // Not reachable by design (every StopRun records its reason); never let a run look complete.
+    stoppedBy = new UnavailableError('The run stopped before every entry was settled');
+  }
   return { outcomes, stoppedBy };
-}
-
-/** A run-wide retry budget that can be enlarged once the size of the run is known. */
-export interface RunBudget extends RetryBudget {
-  /** Add `n` retries. */
-  extend(n: number): void;
-}
-
-/** Create a {@link RunBudget} of `size` retries (shared with the HTTP client's own GET retries). */
-export function createRunBudget(size: number): RunBudget {
-  let remaining = size;
-  return {
-    take() {
-      if (remaining <= 0) return false;
-      remaining -= 1;
-      return true;
-    },
-    get remaining() {
-      return remaining;
-    },
-    extend(n) {
-      remaining += n;
-    },
-  };
 }

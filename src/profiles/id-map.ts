@@ -1,7 +1,6 @@
 /** Reading an import's id map (contract section 3): `{ "<source _id>": { "name": "...", "targetId": "..." } }`. */
-import { readFile } from 'node:fs/promises';
 import { InputFileError } from '../errors.js';
-import { describeJsonError } from '../secrets.js';
+import { readJsonFile } from '../files.js';
 import type { IdMap, IdMapEntry } from './plan.js';
 
 /** Check a parsed id map; `file` names it in messages. */
@@ -43,26 +42,9 @@ export function parseIdMap(value: unknown, file: string): IdMap {
 
 /** Read an id map file (`--id-map`); a missing or malformed file is an {@link InputFileError} (exit 2). */
 export async function readIdMap(file: string): Promise<IdMap> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    throw new InputFileError(
-      file,
-      undefined,
-      code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? 'error'})`,
-      {
-        hint: 'Pass the --id-map file written by `import --id-map`',
-        cause,
-      },
-    );
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (cause) {
-    throw new InputFileError(file, undefined, `is not valid JSON (${describeJsonError(cause)})`, { cause });
-  }
+  const value = await readJsonFile(file, {
+    what: 'id map',
+    readHint: 'Pass the --id-map file written by `import --id-map`',
+  });
   return parseIdMap(value, file);
 }

@@ -2,13 +2,12 @@
  * Checking a scan profile file for `profiles create`: the JSON schema (`schemas/scan-profile.schema.json`)
  * plus what a schema cannot say: a valid 5-field cron expression and a known IANA time zone.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
 import { InputFileError } from '../errors.js';
+import { readJsonFile } from '../files.js';
 import { schemasDir } from '../paths.js';
 import { compileSchemaFile, type SchemaCheck, type SchemaIssue } from '../schema/ajv.js';
-import { describeJsonError } from '../secrets.js';
 
 /** Why `expr` is not a 5-field cron expression, or undefined when it is one. */
 export function checkCronExpression(expr: string): string | undefined {
@@ -97,27 +96,7 @@ export function loadProfileSchema(): Promise<SchemaCheck> {
  * pointer, so the user fixes the file in one go.
  */
 export async function readProfileFile(file: string, check?: SchemaCheck): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    throw new InputFileError(
-      file,
-      undefined,
-      code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? 'error'})`,
-      {
-        hint: 'Check the --file path',
-        cause,
-      },
-    );
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (cause) {
-    throw new InputFileError(file, undefined, `is not valid JSON (${describeJsonError(cause)})`, { cause });
-  }
+  const value = await readJsonFile(file, { what: 'scan profile file', readHint: 'Check the --file path' });
   const issues = checkProfileDocument(value, check ?? (await loadProfileSchema()));
   if (issues.length > 0) {
     const listed = issues.map((i) => `${i.path === '' ? '(root)' : i.path} ${i.message}`).join('; ');

@@ -4,15 +4,16 @@
  * or from an environment's own connector templates (`--templates-from E`). Each type's schema is
  * compiled once, on first use. `validate`, `diff` (masking) and `import` (pre-flight) all ask it.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { HttpClient } from '../api/http.js';
 import { getConnectorTemplate } from '../api/templates.js';
 import type { Connection, ConnectorTemplate } from '../api/types.js';
 import { InputFileError, type Problem, UsageError } from '../errors.js';
+import { readJsonFile } from '../files.js';
 import { schemasDir } from '../paths.js';
-import { describeJsonError, isMasked } from '../secrets.js';
+import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
 import { convertTemplate, createConnectionSchema } from './template-schema.js';
 
@@ -242,29 +243,13 @@ export function shippedConnectionSchemaPath(): string {
 }
 
 async function readSchemaFile(path: string): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new InputFileError(
-      path,
-      undefined,
-      `cannot read the schema (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        cause: error,
-      },
-    );
-  }
-  try {
-    const value = JSON.parse(text) as unknown;
-    if (!isObject(value)) throw new Error('not a JSON object');
-    return value;
-  } catch (error) {
-    throw new InputFileError(path, undefined, `not a JSON schema (${describeJsonError(error)})`, {
+  const value = await readJsonFile(path, { what: 'schema', jsonHint: 'Fix or remove the schema' });
+  if (!isObject(value)) {
+    throw new InputFileError(path, undefined, 'not a JSON schema (not a JSON object)', {
       hint: 'Fix or remove the schema',
-      cause: error,
     });
   }
+  return value;
 }
 
 /**

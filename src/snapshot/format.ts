@@ -10,6 +10,7 @@
  */
 import type { Connection } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
+import { assignOwn } from '../own-property.js';
 
 /** `kind` of the header line. */
 export const SNAPSHOT_KIND = 'dds-migrate/snapshot';
@@ -115,10 +116,10 @@ export function canonicalizeEntry<T extends Record<string, unknown>>(entry: T): 
   const out: Record<string, unknown> = {};
   const keys = Object.keys(entry);
   for (const lead of LEADING_ENTRY_KEYS) {
-    if (Object.hasOwn(entry, lead)) setOwn(out, lead, canonicalizeValue(entry[lead]));
+    if (Object.hasOwn(entry, lead)) assignOwn(out, lead, canonicalizeValue(entry[lead]));
   }
   const rest = keys.filter((k) => !LEADING_ENTRY_KEYS.includes(k)).sort(compareNames);
-  for (const key of rest) setOwn(out, key, canonicalizeValue(entry[key]));
+  for (const key of rest) assignOwn(out, key, canonicalizeValue(entry[key]));
   return out as T;
 }
 
@@ -127,19 +128,10 @@ function canonicalizeValue(value: unknown): unknown {
   if (value !== null && typeof value === 'object') {
     const obj = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(obj).sort(compareNames)) setOwn(out, key, canonicalizeValue(obj[key]));
+    for (const key of Object.keys(obj).sort(compareNames)) assignOwn(out, key, canonicalizeValue(obj[key]));
     return out;
   }
   return value;
-}
-
-/** Assign a key as an own property, even `__proto__` (which JSON.parse creates as an own key). */
-function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  } else {
-    target[key] = value;
-  }
 }
 
 /** One entry as its line (without the newline): canonical key order, compact JSON. */

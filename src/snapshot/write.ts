@@ -16,13 +16,13 @@
  *   It never overwrites: the file is linked into place (exclusive), and if that name is taken, `-2`,
  *   `-3`, ... is added before `.snapshot.jsonl`.
  */
-import { randomBytes } from 'node:crypto';
 import { readSync } from 'node:fs';
 import { type FileHandle, link, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Connection } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
 import { InterruptedError, PreflightError, type Problem, UsageError } from '../errors.js';
+import { PRIVATE_FILE_MODE, syncFolder, tempPathFor } from '../files.js';
 import { createEntryHasher } from './checksum.js';
 import {
   formatFileTimestamp,
@@ -53,7 +53,7 @@ export interface WrittenSnapshot {
 }
 
 /** File mode of snapshots and their temporary files: they may hold credentials. */
-export const SNAPSHOT_FILE_MODE = 0o600;
+export const SNAPSHOT_FILE_MODE = PRIVATE_FILE_MODE;
 /** Mode of folders created for `--out-dir`. */
 export const SNAPSHOT_DIR_MODE = 0o700;
 
@@ -132,9 +132,8 @@ export async function writeSnapshot(
   await prepareSnapshotTarget(target);
   const dir = 'path' in target ? dirname(target.path) : outDirFolder(target.outDir, target.environment);
   const stem = 'path' in target ? basename(target.path) : 'snapshot';
-  const token = `${process.pid}-${randomBytes(4).toString('hex')}`;
-  const spillPath = join(dir, `.${stem}.${token}.spill`);
-  const tmpPath = join(dir, `.${stem}.${token}.tmp`);
+  const spillPath = tempPathFor(join(dir, stem), 'spill');
+  const tmpPath = tempPathFor(join(dir, stem));
   let tmpCreated = false;
   try {
     const index = await spillEntries(spillPath, entries, options);
@@ -380,18 +379,4 @@ async function linkExclusive(tmpPath: string, dir: string, stamp: string): Promi
   throw new UsageError(`More than ${MAX_NAME_SUFFIX} snapshots named ${stamp} in ${dir}`, {
     hint: 'Clean up the folder',
   });
-}
-
-/** Make the rename durable. Not every platform can open a folder for fsync; that is not an error. */
-async function syncFolder(dir: string): Promise<void> {
-  try {
-    const fh = await open(dir, 'r');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    // Best effort: the data itself was fsync'd before the rename.
-  }
 }

@@ -5,12 +5,12 @@ import {
   parseFieldsOption,
   parseRawFilter,
   parseSet,
-  parseSortOption,
   parseWhere,
   readListOption,
   splitList,
   toFilterClauses,
 } from '../../src/cases/filter.js';
+import { parseSortOption } from '../../src/cli/options.js';
 import { UsageError } from '../../src/errors.js';
 
 function usageMessage(fn: () => unknown): string {

@@ -4,7 +4,7 @@ import { compareReportedIds } from '../../src/cases/update.js';
 import type { ResolvedEnvironment } from '../../src/config.js';
 import { PreflightError, UsageError } from '../../src/errors.js';
 import { findMissingDataSources } from '../../src/profiles/create.js';
-import { assertWriteConfirmed } from '../../src/profiles/protected.js';
+import { assertWriteConfirmed } from '../../src/protected.js';
 
 function environment(overrides: Partial<ResolvedEnvironment>): ResolvedEnvironment {
   return {

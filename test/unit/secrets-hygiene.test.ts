@@ -16,6 +16,7 @@ import {
   MASK,
   maskSecrets,
   registerSecret,
+  registerSecretsOf,
   scrub,
   scrubServiceText,
 } from '../../src/secrets.js';
@@ -220,5 +221,24 @@ describe('the cases audit trail', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('registerSecretsOf: what is sent is known to scrub, at any depth', () => {
+  it('registers template secrets, credential-named fields, nested credentials and encrypted custom fields', () => {
+    registerSecretsOf(
+      {
+        name: 'crm',
+        db_pass: 'TemplateSecret-1',
+        password: 'TopLevelPass-2',
+        auth: { client_id: 'public-id', client_secret: 'NestedSecret-3' },
+        pin_code: 'not-a-secret-name',
+        custom_fields: [{ field_name: 'k', field_value: 'EncryptedValue-4', field_type: 'encrypted' }],
+      },
+      new Set(['db_pass']),
+    );
+    const text =
+      'TemplateSecret-1 TopLevelPass-2 NestedSecret-3 EncryptedValue-4 public-id not-a-secret-name';
+    expect(scrub(text)).toBe('****** ****** ****** ****** public-id not-a-secret-name');
   });
 });

@@ -1,0 +1,219 @@
+/**
+ * Reading and writing the files users hand in and get back, the same way everywhere: a JSON input file
+ * that cannot be read or parsed is one {@link InputFileError} line (exit 2) that never quotes the file's
+ * content, and a file written by a command appears complete under its name or not at all (temporary
+ * file in the same folder, mode 0600, fsync, rename; no temporary file left behind on failure).
+ */
+import { randomBytes } from 'node:crypto';
+import { type FileHandle, open, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { InputFileError, UsageError } from './errors.js';
+import { describeJsonError } from './secrets.js';
+
+/** Mode of files that may hold credentials or say where sensitive data lives. */
+export const PRIVATE_FILE_MODE = 0o600;
+
+/** Options of {@link readJsonFile}. */
+export interface ReadJsonFileOptions {
+  /** What the file is, for messages: `cannot read the <what> (EACCES)`. Default `file`. */
+  readonly what?: string;
+  /** The path as the user typed it, shown in messages instead of the resolved `path`. */
+  readonly label?: string;
+  /** Hint when the file is missing or cannot be read, e.g. `Check the --file path`. */
+  readonly readHint?: string;
+  /** Hint when the file is not JSON. */
+  readonly jsonHint?: string;
+}
+
+/**
+ * Read and parse a JSON file. A missing file (`<label>: no such file`), an unreadable one
+ * (`<label>: cannot read the <what> (CODE)`) and one that is not JSON (`<label>: is not valid JSON
+ * (...)`, without V8's excerpt of the content, which could be a credential) are {@link InputFileError}s
+ * (exit 2). The value is not checked: that is the caller's schema.
+ */
+export async function readJsonFile(path: string, options: ReadJsonFileOptions = {}): Promise<unknown> {
+  const label = options.label ?? path;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    throw new InputFileError(
+      label,
+      undefined,
+      code === 'ENOENT' ? 'no such file' : `cannot read the ${options.what ?? 'file'} (${code ?? 'error'})`,
+      { ...(options.readHint === undefined ? {} : { hint: options.readHint }), cause },
+    );
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw new InputFileError(label, undefined, `is not valid JSON (${describeJsonError(cause)})`, {
+      ...(options.jsonHint === undefined ? {} : { hint: options.jsonHint }),
+      cause,
+    });
+  }
+}
+
+/**
+ * A unique temporary path next to `path` (same folder, so the final rename is atomic), hidden:
+ * `.<name>.<pid>-<random>.<ext>`.
+ */
+export function tempPathFor(path: string, ext = 'tmp'): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.${ext}`);
+}
+
+/** Make a rename in `dir` durable. Not every platform can open a folder for fsync; that is not an error. */
+export async function syncFolder(dir: string): Promise<void> {
+  try {
+    const fh = await open(dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    // Best effort: the data itself was fsync'd before the rename.
+  }
+}
+
+/** Options of {@link writeFileAtomic} and {@link openAtomicTextFile}. */
+export interface AtomicWriteOptions {
+  /** File mode (default {@link PRIVATE_FILE_MODE}, 0600), stated with chmod whatever the umask. */
+  readonly mode?: number;
+  /** Hint of the usage error raised when the file cannot be created, e.g. `Check the -o path`. */
+  readonly hint?: string;
+}
+
+const DEFAULT_CREATE_HINT = 'Check the path and that its folder exists';
+
+/** Create the temporary file of `path`; a folder that is missing or not writable is a usage error (exit 2). */
+async function openTemp(
+  path: string,
+  options: AtomicWriteOptions,
+): Promise<{ readonly tmp: string; readonly handle: FileHandle }> {
+  const mode = options.mode ?? PRIVATE_FILE_MODE;
+  const tmp = tempPathFor(path);
+  let handle: FileHandle;
+  try {
+    handle = await open(tmp, 'wx', mode);
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(`Cannot write ${path} (${code})`, {
+      hint: options.hint ?? DEFAULT_CREATE_HINT,
+      cause,
+    });
+  }
+  try {
+    // The mode of open() is narrowed by the umask; chmod states it.
+    await handle.chmod(mode);
+  } catch (error) {
+    await discardTemp(handle, tmp);
+    throw error;
+  }
+  return { tmp, handle };
+}
+
+/** fsync, close, rename over `path`, fsync the folder. */
+async function commitTemp(handle: FileHandle, tmp: string, path: string): Promise<void> {
+  await handle.sync();
+  await handle.close();
+  await rename(tmp, path);
+  await syncFolder(dirname(path));
+}
+
+/** Close and remove the temporary file after a failure; never throws. */
+async function discardTemp(handle: FileHandle, tmp: string): Promise<void> {
+  await handle.close().catch(() => undefined);
+  await unlink(tmp).catch(() => undefined);
+}
+
+/**
+ * Write `data` to `path` atomically: a temporary file in the same folder (mode 0600 unless `mode`),
+ * fsync, rename over `path`. On failure the temporary file is removed and an older `path` is untouched.
+ * Callers scrub secrets out of `data` themselves when it is a report.
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const { tmp, handle } = await openTemp(path, options);
+  try {
+    await handle.writeFile(data);
+    await commitTemp(handle, tmp, path);
+  } catch (error) {
+    await discardTemp(handle, tmp);
+    throw error;
+  }
+}
+
+/** A text file being written; invisible under its name until {@link AtomicTextFile.commit}. */
+export interface AtomicTextFile {
+  readonly path: string;
+  write(text: string): void;
+  /** True when enough text is buffered: await {@link AtomicTextFile.drain} to write it out. */
+  readonly needsDrain: boolean;
+  drain(): Promise<void>;
+  /** Flush, fsync, rename over `path`. */
+  commit(): Promise<void>;
+  /** Remove the temporary file (after a failure). Safe to call twice. */
+  abort(): Promise<void>;
+}
+
+const CHUNK_SIZE = 64 * 1024;
+
+/**
+ * Open `path` for an atomic write of text produced piece by piece (e.g. `cases list -o FILE`). The
+ * temporary file is created now, so a folder that does not exist or cannot be written is a usage error
+ * (exit 2) raised before anything is fetched.
+ */
+export async function openAtomicTextFile(
+  path: string,
+  options: AtomicWriteOptions = {},
+): Promise<AtomicTextFile> {
+  const { tmp, handle } = await openTemp(path, options);
+  // Text is gathered in memory and written in chunks of about 64 KiB by `drain` (the caller awaits it
+  // after each record), so memory stays bounded without a stream in between.
+  const chunks: string[] = [];
+  let buffered = 0;
+  let done = false;
+
+  const flush = async () => {
+    if (chunks.length === 0) return;
+    const text = chunks.join('');
+    chunks.length = 0;
+    buffered = 0;
+    await handle.writeFile(text, 'utf8');
+  };
+
+  const abort = async () => {
+    if (done) return;
+    done = true;
+    chunks.length = 0;
+    await discardTemp(handle, tmp);
+  };
+
+  return {
+    path,
+    write(text) {
+      chunks.push(text);
+      buffered += text.length;
+    },
+    get needsDrain() {
+      return buffered >= CHUNK_SIZE;
+    },
+    drain: flush,
+    async commit() {
+      try {
+        await flush();
+        await commitTemp(handle, tmp, path);
+        done = true;
+      } catch (error) {
+        await abort();
+        throw error;
+      }
+    },
+    abort,
+  };
+}

@@ -1,0 +1,768 @@
+/**
+ * The import runner (src/importer/run.ts) driven directly: a scripted fake target (or the real HTTP
+ * client against nock), a real journal in a temporary folder, a fake clock. The invariants checked
+ * throughout: an intent is on disk before each POST; a POST is never sent again for a name without a
+ * look-up in between (except after a 429, which is certainly not applied); a stopped run leaves no new
+ * request behind it and a journal that the next run can reconcile.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import nock from 'nock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createConnection, getConnectionByName } from '../../src/api/connections.js';
+import { createRetryBudget, type RetryBudget } from '../../src/api/http.js';
+import type { Connection, CreatedConnection } from '../../src/api/types.js';
+import { ApiError, AuthError, ExitCode, InterruptedError, UnavailableError } from '../../src/errors.js';
+import {
+  type IntentRecord,
+  type Journal,
+  type JournalRecord,
+  openJournal,
+  replayJournal,
+} from '../../src/importer/journal.js';
+import type { SendStep } from '../../src/importer/plan.js';
+import {
+  type EntryOutcome,
+  type ImportTarget,
+  type RunImportResult,
+  runImport,
+} from '../../src/importer/run.js';
+import { type Clock, createRateLimiter, type RateLimiter } from '../../src/importer/throttle.js';
+import { createSilentLogger } from '../../src/log.js';
+import { BASE, makeClient } from '../http/client-fixture.js';
+
+const CREATE_PATH = '/api/v1/ds_connections';
+
+/** A promise with its resolve exposed. */
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** A clock whose sleeps return at once but advance its time (and are recorded); honours aborts. */
+function createFakeClock() {
+  let t = 0;
+  const sleeps: number[] = [];
+  const clock: Clock = {
+    now: () => t,
+    sleep: async (ms, signal) => {
+      if (signal?.aborted) throw signal.reason;
+      sleeps.push(ms);
+      t += ms;
+    },
+  };
+  return { clock, sleeps };
+}
+
+/** What the fake service does with one POST of a name. */
+type Reply =
+  /** Applied, answered 201 (or 409 "already exists" when the name is taken). */
+  | 'ok'
+  /** Applied, then answered 502: in doubt. */
+  | 'applied-502'
+  /** Applied, then the socket was reset: in doubt. */
+  | 'applied-reset'
+  /** Not applied, answered 502: in doubt. */
+  | '502'
+  /** Not applied yet: answered 502, and applied right after the next look-up (a POST landing late). */
+  | 'late-502'
+  | '401'
+  | { readonly status: 400; readonly message: string }
+  | { readonly status: 429; readonly retryAfterMs: number }
+  /** Applied, answered once the test releases it (a POST in flight). */
+  | { readonly gate: Promise<void> }
+  /** Not an HTTP outcome at all: a bug. */
+  | 'type-error';
+
+interface FakeServiceOptions {
+  /** Replies per name, consumed one per POST; 'ok' once a list runs out. */
+  readonly script?: Record<string, Reply[]>;
+  /** Names that already exist in the target. */
+  readonly existing?: readonly string[];
+  /** The journal file, checked before every POST for the intent of that POST. */
+  readonly journalPath: () => string;
+  /** The run's limiter: a 429 reports to it, as the HTTP client's onRateLimited hook does. */
+  readonly limiter?: () => RateLimiter;
+  readonly clock?: Clock;
+  /** The look-up fails with this error. */
+  readonly lookupError?: Error;
+}
+
+/** A scripted target: records every request, checks the journal's intent before each POST. */
+function createFakeService(options: FakeServiceOptions) {
+  const store = new Map<string, string>();
+  for (const name of options.existing ?? []) store.set(name, `id-${name}`);
+  const requests: { method: 'POST' | 'GET'; name: string; at: number }[] = [];
+  const late = new Set<string>();
+  const postWaiters: { n: number; resolve: () => void }[] = [];
+  let nextId = 1;
+  const apply = (name: string): string => {
+    const id = `new-${nextId++}`;
+    store.set(name, id);
+    return id;
+  };
+  const apiError = (status: number, message: string) =>
+    new ApiError({ method: 'POST', path: CREATE_PATH, status, serviceMessage: message });
+  const posts = () => requests.filter((r) => r.method === 'POST').map((r) => r.name);
+
+  const target: ImportTarget = {
+    async create(body): Promise<CreatedConnection> {
+      const name = body.name as string;
+      // The intent of this very POST must already be durable.
+      const onDisk = replayJournal(readFileSync(options.journalPath(), 'utf8')).records.filter(
+        (r): r is IntentRecord => r.kind === 'intent' && r.targetName === name,
+      ).length;
+      const sent = posts().filter((n) => n === name).length;
+      if (onDisk < sent + 1) throw new Error(`POST of ${name} without its intent on disk`);
+      requests.push({ method: 'POST', name, at: options.clock?.now() ?? 0 });
+      for (const w of postWaiters)
+        if (requests.filter((r) => r.method === 'POST').length === w.n) w.resolve();
+      const reply = options.script?.[name]?.shift() ?? 'ok';
+      if (typeof reply === 'object' && 'gate' in reply) {
+        await reply.gate;
+        return { name, _id: apply(name) };
+      }
+      if (typeof reply === 'object' && reply.status === 429) {
+        options.limiter?.().onRateLimited(reply.retryAfterMs);
+        throw apiError(429, 'Too many requests');
+      }
+      if (typeof reply === 'object') throw apiError(reply.status, reply.message);
+      switch (reply) {
+        case 'ok':
+          if (store.has(name)) throw apiError(409, `A data source named ${name} already exists`);
+          return { name, _id: apply(name) };
+        case 'applied-502':
+          apply(name);
+          throw apiError(502, 'Bad Gateway');
+        case 'applied-reset':
+          apply(name);
+          throw new UnavailableError('Cannot reach test (connection reset)', undefined, {
+            networkCode: 'ECONNRESET',
+            inDoubt: true,
+          });
+        case '502':
+          throw apiError(502, 'Bad Gateway');
+        case 'late-502':
+          late.add(name);
+          throw apiError(502, 'Bad Gateway');
+        case '401':
+          throw new AuthError('The service rejected the token of test');
+        case 'type-error':
+          throw new TypeError('something unexpected');
+        default: {
+          const unreachable: never = reply;
+          throw new Error(`unscripted ${String(unreachable)}`);
+        }
+      }
+    },
+    async lookup(name): Promise<Connection | undefined> {
+      requests.push({ method: 'GET', name, at: options.clock?.now() ?? 0 });
+      if (options.lookupError) throw options.lookupError;
+      const id = store.get(name);
+      if (late.delete(name)) apply(name);
+      return id === undefined ? undefined : ({ name, type: 's3', _id: id } as Connection);
+    },
+  };
+  return {
+    target,
+    store,
+    requests,
+    posts,
+    lookups: () => requests.filter((r) => r.method === 'GET').map((r) => r.name),
+    /** The methods of the requests for one name, in order. */
+    sequence: (name: string) => requests.filter((r) => r.name === name).map((r) => r.method),
+    /** Resolves when the service has received `n` POSTs in all. */
+    whenPosts(n: number): Promise<void> {
+      const d = deferred();
+      postWaiters.push({ n, resolve: d.resolve });
+      if (posts().length >= n) d.resolve();
+      return d.promise;
+    },
+  };
+}
+
+function step(name: string, kind: SendStep['kind'] = 'create'): SendStep {
+  return { kind, name, type: 's3', sourceId: `src-${name}`, targetName: name, body: { name, type: 's3' } };
+}
+
+/** A budget that reports when a take is refused (the moment the run decides to stop). */
+function watchBudget(size: number) {
+  const inner = createRetryBudget(size);
+  const refused = deferred();
+  const budget: RetryBudget = {
+    take() {
+      const ok = inner.take();
+      if (!ok) refused.resolve();
+      return ok;
+    },
+    get remaining() {
+      return inner.remaining;
+    },
+  };
+  return { budget, refused: refused.promise };
+}
+
+let dir: string;
+let journal: Journal;
+let journalPath: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'import-run-'));
+  journalPath = join(dir, 'journal.jsonl');
+  journal = await openJournal(
+    journalPath,
+    { snapshotSha256: 'b'.repeat(64), targetUrl: 'http://target.test' },
+    { tool: 'dds-migrate test' },
+  );
+});
+afterEach(async () => {
+  await journal.close();
+  await rm(dir, { recursive: true, force: true });
+  nock.cleanAll();
+});
+
+/** The journal's records (after the run flushed them). */
+function journalRecords(): JournalRecord[] {
+  return [...replayJournal(readFileSync(journalPath, 'utf8')).records];
+}
+
+/** Every created outcome of the journal follows an intent of the same name; no name has two. */
+function expectConsistentJournal(): void {
+  const seen = new Set<string>();
+  const done = new Set<string>();
+  for (const r of journalRecords()) {
+    if (r.kind === 'intent') {
+      expect(done.has(r.name), `intent for ${r.name} after its outcome`).toBe(false);
+      seen.add(r.name);
+    }
+    if (r.kind === 'outcome') {
+      expect(seen.has(r.name), `outcome for ${r.name} without an intent`).toBe(true);
+      expect(done.has(r.name), `two outcomes for ${r.name}`).toBe(false);
+      done.add(r.name);
+    }
+  }
+}
+
+interface Harness {
+  readonly service: ReturnType<typeof createFakeService>;
+  readonly clock: ReturnType<typeof createFakeClock>;
+  readonly limiter: RateLimiter;
+  readonly settled: EntryOutcome[];
+  run(
+    steps: readonly SendStep[],
+    options?: { budget?: RetryBudget; concurrency?: number; signal?: AbortSignal },
+  ): Promise<RunImportResult>;
+}
+
+function harness(options: Omit<FakeServiceOptions, 'journalPath' | 'limiter' | 'clock'> = {}): Harness {
+  const clock = createFakeClock();
+  const limiter = createRateLimiter({ clock: clock.clock });
+  const service = createFakeService({
+    ...options,
+    journalPath: () => journalPath,
+    limiter: () => limiter,
+    clock: clock.clock,
+  });
+  const settled: EntryOutcome[] = [];
+  return {
+    service,
+    clock,
+    limiter,
+    settled,
+    run: (steps, o = {}) =>
+      runImport(
+        steps,
+        {
+          target: service.target,
+          journal,
+          limiter,
+          budget: o.budget ?? createRetryBudget(10),
+          log: createSilentLogger(),
+          signal: o.signal ?? new AbortController().signal,
+          clock: clock.clock,
+          random: () => 0.5,
+          onOutcome: (outcome) => settled.push(outcome),
+        },
+        { concurrency: o.concurrency ?? 1 },
+      ),
+  };
+}
+
+describe('runImport: in-doubt outcomes are looked up before anything is sent again', () => {
+  it.each([
+    ['a 502 after the create was applied', 'applied-502'],
+    ['a reset after the create was applied (UnavailableError, in doubt)', 'applied-reset'],
+  ] as const)(
+    '%s: found by the look-up, recorded created with its _id, exactly one POST',
+    async (_, reply) => {
+      const h = harness({ script: { a: [reply] } });
+      const budget = createRetryBudget(5);
+      const result = await h.run([step('a')], { budget });
+      expect(result.stoppedBy).toBeUndefined();
+      const id = h.service.store.get('a');
+      expect(id).toBeDefined();
+      expect(result.outcomes).toEqual([
+        expect.objectContaining({ kind: 'created', targetId: id, via: 'lookup', attempts: 1 }),
+      ]);
+      expect(h.service.requests.map((r) => `${r.method} ${r.name}`)).toEqual(['POST a', 'GET a']);
+      expect(budget.remaining).toBe(4);
+      const records = journalRecords().filter((r) => r.kind !== 'begin');
+      expect(records).toEqual([
+        expect.objectContaining({ kind: 'intent', name: 'a', attempt: 1 }),
+        expect.objectContaining({
+          kind: 'outcome',
+          result: 'created',
+          name: 'a',
+          targetId: id,
+          via: 'lookup',
+        }),
+      ]);
+    },
+  );
+
+  it('absent on look-up: POSTs again (a new intent first) and records the second answer', async () => {
+    const h = harness({ script: { a: ['502'] } });
+    const result = await h.run([step('a')]);
+    expect(result.stoppedBy).toBeUndefined();
+    expect(h.service.requests.map((r) => `${r.method} ${r.name}`)).toEqual(['POST a', 'GET a', 'POST a']);
+    expect(result.outcomes).toEqual([
+      expect.objectContaining({
+        kind: 'created',
+        targetId: h.service.store.get('a'),
+        via: 'post',
+        attempts: 2,
+      }),
+    ]);
+    const intents = journalRecords().filter((r) => r.kind === 'intent');
+    expect(intents.map((r) => (r as IntentRecord).attempt)).toEqual([1, 2]);
+    // The back-off before the look-up is full jitter over the first ceiling (250 ms x 0.5).
+    expect(h.clock.sleeps).toContain(125);
+    expectConsistentJournal();
+  });
+
+  it('a rejection after an in-doubt attempt is looked up: our own late POST is created, not failed', async () => {
+    // POST 1: 502, lands only after the look-up; POST 2: 409 "already exists" (it is ours).
+    const h = harness({ script: { a: ['late-502', 'ok'] } });
+    const result = await h.run([step('a')]);
+    expect(result.stoppedBy).toBeUndefined();
+    expect(h.service.requests.map((r) => `${r.method} ${r.name}`)).toEqual([
+      'POST a',
+      'GET a',
+      'POST a',
+      'GET a',
+    ]);
+    expect(result.outcomes).toEqual([
+      expect.objectContaining({ kind: 'created', targetId: h.service.store.get('a'), via: 'lookup' }),
+    ]);
+    expect(journalRecords().at(-1)).toMatchObject({ kind: 'outcome', result: 'created', via: 'lookup' });
+  });
+
+  it('a rejection after an in-doubt attempt, name absent: failed with the service message', async () => {
+    const h = harness({ script: { a: ['502', { status: 400, message: 'port must be a number' }] } });
+    const result = await h.run([step('a')]);
+    expect(result.stoppedBy).toBeUndefined();
+    expect(h.service.lookups()).toEqual(['a', 'a']);
+    expect(result.outcomes).toEqual([
+      expect.objectContaining({ kind: 'failed', httpStatus: 400, message: 'port must be a number' }),
+    ]);
+    expect(h.service.store.has('a')).toBe(false);
+  });
+
+  it('a definite 400: failed with the service message, no look-up, no retry, budget untouched', async () => {
+    const h = harness({ script: { a: [{ status: 400, message: 'unknown field "colour"' }] } });
+    const budget = createRetryBudget(3);
+    const result = await h.run([step('a'), step('b')], { budget });
+    expect(result.stoppedBy).toBeUndefined();
+    expect(h.service.requests.map((r) => `${r.method} ${r.name}`)).toEqual(['POST a', 'POST b']);
+    expect(result.outcomes[0]).toEqual(
+      expect.objectContaining({ kind: 'failed', httpStatus: 400, message: 'unknown field "colour"' }),
+    );
+    expect(result.outcomes[1]).toEqual(expect.objectContaining({ kind: 'created', via: 'post' }));
+    expect(budget.remaining).toBe(3);
+    expect(journalRecords()).toContainEqual(
+      expect.objectContaining({
+        kind: 'outcome',
+        result: 'failed',
+        name: 'a',
+        httpStatus: 400,
+        message: 'unknown field "colour"',
+      }),
+    );
+    expect(h.settled.map((o) => o.kind)).toEqual(['failed', 'created']);
+  });
+
+  it('a reconcile step (in doubt from an earlier run) is looked up first: found -> no POST; absent -> POST', async () => {
+    const h = harness({ existing: ['x'] });
+    const result = await h.run([step('x', 'reconcile'), step('y', 'reconcile')]);
+    expect(result.stoppedBy).toBeUndefined();
+    expect(h.service.requests.map((r) => `${r.method} ${r.name}`)).toEqual(['GET x', 'GET y', 'POST y']);
+    expect(result.outcomes).toEqual([
+      expect.objectContaining({ kind: 'created', targetId: 'id-x', via: 'lookup', attempts: 0 }),
+      expect.objectContaining({ kind: 'created', via: 'post', attempts: 1 }),
+    ]);
+  });
+});
+
+describe('runImport: stopping', () => {
+  it('401: the run stops with AuthError (exit 4); the POST in flight settles; nothing new starts', async () => {
+    const gateA = deferred();
+    const h = harness({ script: { a: [{ gate: gateA.promise }], b: ['401'] } });
+    const running = h.run([step('a'), step('b'), step('c'), step('d')], { concurrency: 2 });
+    await h.service.whenPosts(2);
+    gateA.resolve();
+    const result = await running;
+    expect(result.stoppedBy).toBeInstanceOf(AuthError);
+    expect(result.stoppedBy?.exitCode).toBe(ExitCode.auth);
+    expect(h.service.posts()).toEqual(['a', 'b']);
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'pending', 'pending', 'pending']);
+    const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
+    expect(entries.get('a')).toMatchObject({ state: 'done', targetId: h.service.store.get('a') });
+    // b's intent stays open: the next run looks it up before sending (a 401 applied nothing, but the
+    // runner does not rely on that).
+    expect(entries.get('b')).toMatchObject({ state: 'in-doubt' });
+    expect(entries.has('c')).toBe(false);
+    expectConsistentJournal();
+  });
+
+  it('retry budget spent: UnavailableError (exit 5); no request after; in flight settles; journal reconcilable', async () => {
+    const gateB = deferred();
+    const h = harness({ script: { a: ['502', '502', '502', '502'], b: [{ gate: gateB.promise }] } });
+    const { budget, refused } = watchBudget(2);
+    const running = h.run([step('a'), step('b'), step('c')], { budget, concurrency: 2 });
+    await refused;
+    const requestsAtStop = h.service.requests.length;
+    gateB.resolve();
+    const result = await running;
+    expect(result.stoppedBy).toBeInstanceOf(UnavailableError);
+    expect(result.stoppedBy?.exitCode).toBe(ExitCode.unavailable);
+    expect(result.stoppedBy?.message).toMatch(/retry budget/);
+    expect(result.stoppedBy?.toUserLine()).toMatch(/re-run/);
+    // No request started after the stop (b's POST was already in flight).
+    expect(h.service.requests.length).toBe(requestsAtStop);
+    // a: three POSTs, a look-up between each two; b: one POST (in flight at the stop); c: nothing.
+    expect(h.service.sequence('a')).toEqual(['POST', 'GET', 'POST', 'GET', 'POST']);
+    expect(h.service.sequence('b')).toEqual(['POST']);
+    expect(h.service.sequence('c')).toEqual([]);
+    expect(result.outcomes).toEqual([
+      expect.objectContaining({ kind: 'pending', inDoubt: true }),
+      expect.objectContaining({ kind: 'created', via: 'post' }),
+      expect.objectContaining({ kind: 'pending', inDoubt: false }),
+    ]);
+    const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
+    expect(entries.get('a')).toMatchObject({ state: 'in-doubt', targetName: 'a' });
+    expect(entries.get('b')).toMatchObject({ state: 'done' });
+    expect(entries.has('c')).toBe(false);
+    expectConsistentJournal();
+  });
+
+  it('a stop ends the backoff waits of other entries at once (no look-up or POST after it)', async () => {
+    // a is in doubt and sleeps in its backoff; b's 401 stops the run meanwhile. The test's timer would
+    // end a's sleep one macrotask after the 401: a prompt stop has ended it before.
+    const sleeping = deferred();
+    const timer = deferred();
+    const sleepEnds: string[] = [];
+    const clock: Clock = {
+      now: () => 0,
+      sleep: (_ms, signal) =>
+        new Promise<void>((resolve, reject) => {
+          if (signal?.aborted) return reject(signal.reason);
+          const onAbort = () => {
+            sleepEnds.push('aborted');
+            reject(signal?.reason);
+          };
+          signal?.addEventListener('abort', onAbort, { once: true });
+          sleeping.resolve();
+          void timer.promise.then(() => {
+            if (signal?.aborted) return;
+            signal?.removeEventListener('abort', onAbort);
+            sleepEnds.push('slept');
+            resolve();
+          });
+        }),
+    };
+    const service = createFakeService({ script: { a: ['502'], b: ['401'] }, journalPath: () => journalPath });
+    const result = await runImport(
+      [step('a'), step('b')],
+      {
+        target: {
+          create: async (body) => {
+            if (body.name !== 'b') return service.target.create(body);
+            // b is sent only once a sleeps in its backoff.
+            await sleeping.promise;
+            try {
+              return await service.target.create(body);
+            } finally {
+              setImmediate(() => timer.resolve());
+            }
+          },
+          lookup: service.target.lookup,
+        },
+        journal,
+        limiter: createRateLimiter({ clock }),
+        budget: createRetryBudget(5),
+        log: createSilentLogger(),
+        signal: new AbortController().signal,
+        clock,
+      },
+      { concurrency: 2 },
+    );
+    expect(result.stoppedBy).toBeInstanceOf(AuthError);
+    expect(sleepEnds).toEqual(['aborted']);
+    expect(service.requests.map((r) => `${r.method} ${r.name}`)).toEqual(['POST a', 'POST b']);
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['pending', 'pending']);
+  });
+
+  it('a stop that comes while an intent is being written still prevents its POST (the intent stays open)', async () => {
+    const fsync = deferred();
+    const service = createFakeService({ script: { a: ['401'] }, journalPath: () => journalPath });
+    const slowJournal: Journal = {
+      ...journal,
+      append: async (record) => {
+        if (record.kind === 'intent' && record.name === 'b') await fsync.promise;
+        return journal.append(record);
+      },
+    };
+    const { clock } = createFakeClock();
+    const running = runImport(
+      [step('a'), step('b')],
+      {
+        target: {
+          create: async (body) => {
+            try {
+              return await service.target.create(body);
+            } finally {
+              // b's fsync ends once a's 401 has been handled.
+              setImmediate(() => fsync.resolve());
+            }
+          },
+          lookup: service.target.lookup,
+        },
+        journal: slowJournal,
+        limiter: createRateLimiter({ clock }),
+        budget: createRetryBudget(5),
+        log: createSilentLogger(),
+        signal: new AbortController().signal,
+        clock,
+      },
+      { concurrency: 2 },
+    );
+    const result = await running;
+    expect(result.stoppedBy).toBeInstanceOf(AuthError);
+    expect(service.posts()).toEqual(['a']);
+    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('b')).toMatchObject({
+      state: 'in-doubt',
+    });
+  });
+
+  it('a look-up that fails stops the run (exit 5) with the name in the message', async () => {
+    const h = harness({
+      script: { a: ['502'] },
+      lookupError: new UnavailableError('Cannot reach test after 6 attempts (connection reset)'),
+    });
+    const result = await h.run([step('a'), step('b')]);
+    expect(result.stoppedBy).toBeInstanceOf(UnavailableError);
+    expect(result.stoppedBy?.message).toMatch(/'a'/);
+    expect(h.service.posts()).toEqual(['a']);
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['pending', 'pending']);
+  });
+
+  it('Ctrl-C: stops starting requests, POSTs in flight settle and are journaled, InterruptedError (130)', async () => {
+    const gateA = deferred();
+    const gateB = deferred();
+    const h = harness({ script: { a: [{ gate: gateA.promise }], b: [{ gate: gateB.promise }] } });
+    const controller = new AbortController();
+    const running = h.run([step('a'), step('b'), step('c'), step('d')], {
+      concurrency: 2,
+      signal: controller.signal,
+    });
+    await h.service.whenPosts(2);
+    controller.abort();
+    gateA.resolve();
+    gateB.resolve();
+    const result = await running;
+    expect(result.stoppedBy).toBeInstanceOf(InterruptedError);
+    expect(result.stoppedBy?.exitCode).toBe(ExitCode.interrupted);
+    expect(h.service.posts()).toEqual(['a', 'b']);
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'created', 'pending', 'pending']);
+    const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
+    expect(entries.get('a')).toMatchObject({ state: 'done' });
+    expect(entries.get('b')).toMatchObject({ state: 'done' });
+    // Only settled entries reach the progress callback.
+    expect(h.settled.map((o) => o.step.name).sort()).toEqual(['a', 'b']);
+  });
+
+  it('the client refusing to send (InterruptedError) leaves the entry pending and the run interrupted, never exit 0', async () => {
+    const service = createFakeService({ journalPath: () => journalPath });
+    const { clock } = createFakeClock();
+    const result = await runImport(
+      [step('a'), step('b')],
+      {
+        target: {
+          create: async () => {
+            throw new InterruptedError();
+          },
+          lookup: service.target.lookup,
+        },
+        journal,
+        limiter: createRateLimiter({ clock }),
+        budget: createRetryBudget(5),
+        log: createSilentLogger(),
+        signal: new AbortController().signal,
+        clock,
+      },
+      { concurrency: 1 },
+    );
+    expect(result.stoppedBy).toBeInstanceOf(InterruptedError);
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['pending', 'pending']);
+    // The intent of a stays open (reconciled by name next time); b never got one.
+    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('a')).toMatchObject({
+      state: 'in-doubt',
+    });
+    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.has('b')).toBe(false);
+  });
+
+  it('an unexpected error stops the run like any stop, lets the POST in flight settle, then is rethrown', async () => {
+    const gateA = deferred();
+    const h = harness({ script: { a: [{ gate: gateA.promise }], b: ['type-error'] } });
+    const running = h.run([step('a'), step('b'), step('c')], { concurrency: 2 });
+    await h.service.whenPosts(2);
+    // b's error must not end the run while a's POST is still in flight.
+    let ended = false;
+    const outcome = running.then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    void outcome.then(() => {
+      ended = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(ended).toBe(false);
+    gateA.resolve();
+    expect(await outcome).toBeInstanceOf(TypeError);
+    expect(h.service.posts()).toEqual(['a', 'b']);
+    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('a')).toMatchObject({
+      state: 'done',
+    });
+  });
+});
+
+describe('runImport: 429', () => {
+  it('waits for Retry-After, resends without a look-up, and takes nothing from the budget', async () => {
+    const h = harness({
+      script: {
+        a: [
+          { status: 429, retryAfterMs: 3000 },
+          { status: 429, retryAfterMs: 2000 },
+        ],
+      },
+    });
+    const budget = createRetryBudget(0);
+    const result = await h.run([step('a')], { budget });
+    expect(result.stoppedBy).toBeUndefined();
+    expect(result.outcomes).toEqual([expect.objectContaining({ kind: 'created', via: 'post', attempts: 3 })]);
+    const posts = h.service.requests.filter((r) => r.method === 'POST');
+    expect(posts.map((r) => r.name)).toEqual(['a', 'a', 'a']);
+    expect(h.service.lookups()).toEqual([]);
+    // Each resend waited at least what the service asked for.
+    expect((posts[1]?.at ?? 0) - (posts[0]?.at ?? 0)).toBeGreaterThanOrEqual(3000);
+    expect((posts[2]?.at ?? 0) - (posts[1]?.at ?? 0)).toBeGreaterThanOrEqual(2000);
+    expect(h.limiter.rateLimitedCount).toBe(2);
+  });
+
+  it('gives up on the service (exit 5) after too many 429s for one entry', async () => {
+    const h = harness({
+      script: { a: Array.from({ length: 10 }, () => ({ status: 429, retryAfterMs: 10 }) as const) },
+    });
+    const result = await runImport(
+      [step('a')],
+      {
+        target: h.service.target,
+        journal,
+        limiter: h.limiter,
+        budget: createRetryBudget(0),
+        log: createSilentLogger(),
+        signal: new AbortController().signal,
+        clock: h.clock.clock,
+      },
+      { maxRateLimitedPerEntry: 3 },
+    );
+    expect(result.stoppedBy).toBeInstanceOf(UnavailableError);
+    expect(result.stoppedBy?.message).toMatch(/429/);
+    expect(h.service.posts()).toHaveLength(4);
+  });
+});
+
+describe('runImport through the real HTTP client (nock)', () => {
+  function realTarget(onRateLimited?: (ms: number | undefined) => void) {
+    const { client } = makeClient({}, onRateLimited ? { onRateLimited } : {});
+    const target: ImportTarget = {
+      create: (body) => createConnection(client, body as Record<string, unknown>),
+      lookup: (name, signal) => getConnectionByName(client, name, { signal }),
+    };
+    return target;
+  }
+
+  it('an HTML 502 page is in doubt: looked up, found, recorded with its _id after one POST', async () => {
+    const scope = nock(BASE)
+      .post(CREATE_PATH)
+      .once()
+      .reply(502, '<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>', {
+        'Content-Type': 'text/html',
+      })
+      .get(`${CREATE_PATH}/a`)
+      .reply(200, {
+        status: 'success',
+        statusCode: 200,
+        data: { ds_connection: { _id: 'abc123', name: 'a' } },
+      });
+    const { clock } = createFakeClock();
+    const result = await runImport([step('a')], {
+      target: realTarget(),
+      journal,
+      limiter: createRateLimiter({ clock }),
+      budget: createRetryBudget(3),
+      log: createSilentLogger(),
+      signal: new AbortController().signal,
+      clock,
+    });
+    expect(scope.isDone()).toBe(true);
+    expect(result.outcomes).toEqual([
+      expect.objectContaining({ kind: 'created', targetId: 'abc123', via: 'lookup' }),
+    ]);
+  });
+
+  it("429 with Retry-After: the client's hook pauses the run's throttle, the POST is resent once", async () => {
+    const { clock, sleeps } = createFakeClock();
+    const limiter = createRateLimiter({ clock });
+    let posts = 0;
+    nock(BASE)
+      .post(CREATE_PATH)
+      .times(2)
+      .reply(() => {
+        posts += 1;
+        return posts === 1
+          ? [429, { error: 'Too many requests' }, { 'Retry-After': '2' }]
+          : [201, { status: 'success', data: { _id: 'id-a', name: 'a' } }];
+      });
+    const result = await runImport([step('a')], {
+      target: realTarget((ms) => limiter.onRateLimited(ms)),
+      journal,
+      limiter,
+      budget: createRetryBudget(0),
+      log: createSilentLogger(),
+      signal: new AbortController().signal,
+      clock,
+    });
+    expect(result.stoppedBy).toBeUndefined();
+    expect(posts).toBe(2);
+    expect(result.outcomes).toEqual([
+      expect.objectContaining({ kind: 'created', targetId: 'id-a', via: 'post' }),
+    ]);
+    expect(sleeps.some((ms) => ms >= 2000)).toBe(true);
+  });
+});
