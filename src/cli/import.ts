@@ -63,6 +63,7 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { parseListOption, readNumberOption, readStringOption } from './options.js';
 
 /** Default `--concurrency` when neither the flag nor the environment's config sets one. */
 export const DEFAULT_IMPORT_CONCURRENCY = 4;
@@ -86,77 +87,33 @@ export interface ImportOptions {
   readonly templatesFromTarget: boolean;
 }
 
-function readString(args: ParsedArgs, key: string, flag: string): string | undefined {
-  const value = args[key];
+/** `--rate` is read from its text, so that the message can quote what was typed (`got fast`). */
+function readRate(value: unknown): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new UsageError(`Expected --${flag} to be a non-empty value, got ${JSON.stringify(value)}`, {
+  const rate = typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+  if (!Number.isFinite(rate) || rate <= 0) {
+    throw new UsageError(`Expected --rate to be a number of requests per second > 0, got ${String(value)}`, {
       hint: 'See --help',
     });
   }
-  return value;
-}
-
-function readInteger(args: ParsedArgs, key: string, flag: string, min: number): number | undefined {
-  const value = args[key];
-  if (value === undefined) return undefined;
-  const n =
-    typeof value === 'number'
-      ? value
-      : typeof value === 'string' && value.trim() !== ''
-        ? Number(value)
-        : Number.NaN;
-  if (!Number.isInteger(n) || n < min) {
-    throw new UsageError(`Expected --${flag} to be an integer >= ${min}, got ${String(value)}`, {
-      hint: 'See --help',
-    });
-  }
-  return n;
+  return rate;
 }
 
 /** Check the command line once (UsageError, exit 2). */
 export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions {
-  const snapshot = readString(args, 'snapshot', 'snapshot');
+  const snapshot = readStringOption(args, 'snapshot', 'snapshot');
   if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
-  const rateValue = args.rate;
-  let rate: number | undefined;
-  if (rateValue !== undefined) {
-    const n =
-      typeof rateValue === 'number'
-        ? rateValue
-        : typeof rateValue === 'string' && rateValue.trim() !== ''
-          ? Number(rateValue)
-          : Number.NaN;
-    if (!Number.isFinite(n) || n <= 0) {
-      throw new UsageError(
-        `Expected --rate to be a number of requests per second > 0, got ${String(rateValue)}`,
-        {
-          hint: 'See --help',
-        },
-      );
-    }
-    rate = n;
-  }
+  const rate = readRate(args.rate);
   const onConflict = (args.onConflict ?? 'skip') as string;
   if (!ON_CONFLICT_CHOICES.includes(onConflict as OnConflict)) {
     throw new UsageError(
       `Expected --on-conflict to be one of ${ON_CONFLICT_CHOICES.join(', ')}, got ${onConflict}`,
     );
   }
-  const onlyRaw = readString(args, 'only', 'only');
-  const only =
-    onlyRaw === undefined
-      ? undefined
-      : new Set(
-          onlyRaw
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
-        );
-  if (only !== undefined && only.size === 0)
-    throw new UsageError('Expected --only to name at least one connection');
+  const onlyNames = parseListOption(args.only, 'only');
+  const only = onlyNames === undefined ? undefined : new Set(onlyNames);
   const path = (key: string, flag: string) => {
-    const p = readString(args, key, flag);
+    const p = readStringOption(args, key, flag);
     return p === undefined ? undefined : resolve(cwd, p);
   };
   const schemas = path('schemas', 'schemas');
@@ -166,17 +123,17 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   }
   return {
     snapshot: resolve(cwd, snapshot),
-    concurrency: readInteger(args, 'concurrency', 'concurrency', 1),
+    concurrency: readNumberOption(args, 'concurrency', 'concurrency', { min: 1, integer: true }),
     rate,
     onConflict: onConflict as OnConflict,
     overrides: path('overrides', 'overrides'),
     only,
-    maxChanges: readInteger(args, 'maxChanges', 'max-changes', 0),
+    maxChanges: readNumberOption(args, 'maxChanges', 'max-changes', { min: 0, integer: true }),
     dryRun: args.dryRun === true,
     journal: path('journal', 'journal'),
     idMap: path('idMap', 'id-map'),
     report: path('report', 'report'),
-    confirm: readString(args, 'confirm', 'confirm'),
+    confirm: readStringOption(args, 'confirm', 'confirm'),
     allowSameSource: args.allowSameSource === true,
     schemas,
     templatesFromTarget,
@@ -508,7 +465,7 @@ export const importCommand: CommandSpec = {
     withEnvironmentOptions(yargs, ['to'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
       .option('concurrency', {
-        type: 'string',
+        type: 'number',
         requiresArg: true,
         describe: `Requests in flight at once (default: the environment's concurrency, else ${DEFAULT_IMPORT_CONCURRENCY})`,
       })
@@ -537,7 +494,7 @@ export const importCommand: CommandSpec = {
         describe: 'Import only these names (comma-separated)',
       })
       .option('max-changes', {
-        type: 'string',
+        type: 'number',
         requiresArg: true,
         describe: 'Refuse (exit 3) when more connections would be created',
       })

@@ -4,9 +4,8 @@
  * resumed run reports every entry, including those an earlier run created. None of them holds a
  * credential value: names, ids, HTTP statuses and scrubbed service messages only.
  */
-import { randomBytes } from 'node:crypto';
-import { rename, unlink, writeFile } from 'node:fs/promises';
 import type { Problem } from '../errors.js';
+import { writeFileAtomic as writeAtomic } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { ImportPlan, PlanStep } from './plan.js';
 import type { EntryOutcome } from './run.js';
@@ -183,16 +182,12 @@ export function formatSummary(report: readonly ReportLine[], targetLabel: string
   return scrub(lines.join('\n'));
 }
 
-/** Write a file atomically (temporary file in the same folder, then rename), mode 0600. */
-export async function writeFileAtomic(path: string, content: string): Promise<void> {
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(tmp, scrub(content), { mode: 0o600 });
-    await rename(tmp, path);
-  } catch (error) {
-    await unlink(tmp).catch(() => undefined);
-    throw error;
-  }
+/**
+ * Write a report or id map atomically, mode 0600 ({@link writeAtomic}), scrubbed first: a failure's
+ * message may quote the service, and the service may have echoed a secret.
+ */
+export function writeFileAtomic(path: string, content: string): Promise<void> {
+  return writeAtomic(path, scrub(content));
 }
 
 /** `--report`: one JSON line per entry. */

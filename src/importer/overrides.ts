@@ -7,9 +7,9 @@
  * value, and every value read this way is registered as a secret, so it is scrubbed from all output.
  * An unset variable leaves its placeholder in place; the pre-flight reports it (exit 3).
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputFileError } from '../errors.js';
+import { readJsonFile } from '../files.js';
 import { schemasDir } from '../paths.js';
 import { compileSchemaFile, escapePointer } from '../schema/ajv.js';
 import { describeJsonError, registerSecret, registerSecretsOf } from '../secrets.js';
@@ -46,10 +46,17 @@ export async function parseOverrides(text: string, file: string): Promise<Overri
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new InputFileError(file, undefined, `not valid JSON (${describeJsonError(error)})`, {
-      hint: 'Fix the overrides file; see docs/import.md for its shape',
+    throw new InputFileError(file, undefined, `is not valid JSON (${describeJsonError(error)})`, {
+      hint: OVERRIDES_SHAPE_HINT,
     });
   }
+  return checkOverrides(value, file);
+}
+
+const OVERRIDES_SHAPE_HINT = "Fix the overrides file; the README's Overrides section shows its shape";
+
+/** Check a parsed overrides document (exit 2, naming the JSON pointer). */
+export async function checkOverrides(value: unknown, file: string): Promise<Overrides> {
   if (isObject(value)) {
     const blocks: [string, unknown][] = [['/all', value.all]];
     for (const group of ['byType', 'byName'] as const) {
@@ -90,21 +97,14 @@ export async function parseOverrides(text: string, file: string): Promise<Overri
 }
 
 /** Read and check an overrides file (exit 2 when it is missing or malformed). */
-export async function loadOverrides(path: string): Promise<Overrides> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new InputFileError(
-      path,
-      undefined,
-      `cannot read the overrides file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        hint: 'Check the --overrides path',
-      },
-    );
-  }
-  return parseOverrides(text, path);
+export async function loadOverrides(path: string, label: string = path): Promise<Overrides> {
+  const value = await readJsonFile(path, {
+    what: 'overrides file',
+    label,
+    readHint: 'Check the --overrides path',
+    jsonHint: OVERRIDES_SHAPE_HINT,
+  });
+  return checkOverrides(value, label);
 }
 
 /** The result of resolving `${env:..}` placeholders. */

@@ -10,6 +10,7 @@
  * environment the snapshot came from (unless `--allow-same-source`).
  */
 import type { Problem } from '../errors.js';
+import { checkWriteConfirmed } from '../protected.js';
 import { escapePointer } from '../schema/ajv.js';
 import { isMasked } from '../secrets.js';
 import { normaliseTargetUrl } from './journal.js';
@@ -131,15 +132,10 @@ export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem
       message: `${creates} connections would be created, more than --max-changes ${facts.maxChanges}; raise --max-changes or narrow with --only`,
     });
   }
-  if (!facts.dryRun && facts.target.protected && creates > 0) {
-    const name = facts.target.name ?? facts.target.label;
-    if (facts.confirm !== name) {
-      problems.push({
-        message: `the target environment '${name}' is protected: add --confirm ${name}${
-          facts.confirm === undefined ? '' : ` (got --confirm ${facts.confirm})`
-        }`,
-      });
-    }
+  if (!facts.dryRun && creates > 0) {
+    // The same rule as every other command that writes (src/protected.ts).
+    const refusal = checkWriteConfirmed(facts.target, facts.confirm, '--to');
+    if (refusal) problems.push({ message: `${refusal.reason}; ${lowerFirst(refusal.hint)}` });
   }
   if (
     facts.snapshotSourceUrl !== undefined &&
@@ -157,4 +153,8 @@ export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem
 export function formatProblem(p: Problem): string {
   const where = [p.entry, p.path].filter((x) => x !== undefined && x !== '').join(' ');
   return where ? `${where}: ${p.message}` : p.message;
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }

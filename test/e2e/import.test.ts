@@ -222,7 +222,7 @@ describe('import (end to end, against the emulator)', () => {
       ];
       const run = await runCli(args, { env: { ...secretEnv, DR_TOKEN: target.token } });
       expect(run.exitCode).toBe(3);
-      expect(run.stderr).toMatch(/protected: add --confirm dr/);
+      expect(run.stderr).toMatch(/dr is a protected environment; pass --confirm dr to write to it/);
       expect(countCreatePosts(target)).toBe(0);
       const confirmed = await runCli([...args, '--confirm', 'dr', '--only', entries[0]?.name as string], {
         env: { ...secretEnv, DR_TOKEN: target.token },

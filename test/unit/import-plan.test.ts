@@ -147,9 +147,11 @@ describe('checkPreflight', () => {
   });
   it('refuses a protected target without the right --confirm, except in a dry run', () => {
     const target = { label: 'dr', name: 'dr', url: 'https://dr.example.com', protected: true };
-    expect(checkPreflight(plan, facts({ target }))[0]?.message).toMatch(/protected: add --confirm dr/);
+    expect(checkPreflight(plan, facts({ target }))[0]?.message).toMatch(
+      /dr is a protected environment; pass --confirm dr to write to it/,
+    );
     expect(checkPreflight(plan, facts({ target, confirm: 'prod' }))[0]?.message).toMatch(
-      /got --confirm prod/,
+      /--confirm prod does not name the environment written to \(--to dr\)/,
     );
     expect(checkPreflight(plan, facts({ target, confirm: 'dr' }))).toEqual([]);
     expect(checkPreflight(plan, facts({ target, dryRun: true }))).toEqual([]);
