@@ -57,7 +57,7 @@ import {
 import { type EntryOutcome, runImport } from '../importer/run.js';
 import { createRateLimiter, type RateLimiter } from '../importer/throttle.js';
 import { loadCatalogFromEnvironment, loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
-import { registerSecretsOf } from '../secrets.js';
+import { registerSecretsOf, scrub } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
@@ -174,7 +174,7 @@ function printProblems(ctx: CliContext, problems: readonly Problem[]): void {
 }
 
 function formatProblemScrubbed(p: Problem): string {
-  return formatProblem(p);
+  return scrub(formatProblem(p));
 }
 
 async function writeOutputs(
@@ -385,7 +385,7 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
         `Pre-flight refused the import into ${environment.label}; nothing was sent`,
         problems,
         {
-          hint: 'Fix the problems listed above (overrides for masked secrets, --confirm, --max-changes) and re-run',
+          hint: 'Fix the problems listed above and re-run (masked or empty secrets: supply them with --overrides, e.g. "${env:VAR}"; see --dry-run for the plan)',
         },
       );
     }

@@ -203,10 +203,23 @@ export function describeStep(step: PlanStep): string {
     case 'conflict':
       return `conflict   ${step.name}: already in the target (--on-conflict fail)`;
     case 'invalid':
-      return `invalid    ${step.name} (${step.type}): ${step.problems.map((p) => `${p.path ? `${p.path} ` : ''}${p.message}`).join('; ')}`;
+      return `invalid    ${step.name} (${step.type}): ${groupProblems(step.problems)}`;
     default: {
       const unreachable: never = step;
       return String(unreachable);
     }
   }
+}
+
+/** `message: /a, /b; other message: /c`: one mention of each problem kind, with every field it concerns. */
+function groupProblems(problems: readonly Problem[]): string {
+  const byMessage = new Map<string, string[]>();
+  for (const p of problems) {
+    const paths = byMessage.get(p.message) ?? [];
+    if (p.path) paths.push(p.path);
+    byMessage.set(p.message, paths);
+  }
+  return [...byMessage]
+    .map(([message, paths]) => (paths.length > 0 ? `${message}: ${paths.join(', ')}` : message))
+    .join('; ');
 }

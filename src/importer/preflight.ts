@@ -59,7 +59,7 @@ export function checkEntryForSend(
 
   for (const [path, value] of walkStrings(entry.body, '')) {
     if (isMasked(value)) {
-      found.push(at(path, 'secret is masked ("******"): supply it with --overrides (e.g. "${env:VAR}")'));
+      found.push(at(path, 'secret is masked ("******")'));
     } else {
       const m = UNRESOLVED_PLACEHOLDER.exec(value);
       if (m) {
@@ -71,7 +71,7 @@ export function checkEntryForSend(
   for (const field of templates.requiredSecretFields(entry.type)) {
     const value = entry.body[field];
     if (value === undefined || value === null || value === '') {
-      found.push(at(`/${escapePointer(field)}`, 'required secret is empty: supply it with --overrides'));
+      found.push(at(`/${escapePointer(field)}`, 'required secret is empty'));
     }
   }
   const checked = templates.checkEntry(entry.body);
