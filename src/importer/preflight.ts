@@ -64,7 +64,9 @@ export function checkEntryForSend(
       const m = UNRESOLVED_PLACEHOLDER.exec(value);
       if (m) {
         const variable = /\$\{env:([^}]*)\}/.exec(m[0])?.[1] ?? '';
-        found.push(at(path, `unresolved placeholder ${m[0]}: set the environment variable ${variable}`));
+        // The placeholder itself is not quoted: a placeholder on a credential field is registered as a
+        // secret (the value that will be sent), so the scrubber would print it as "******".
+        found.push(at(path, `unresolved placeholder: set the environment variable ${variable}`));
       }
     }
   }
