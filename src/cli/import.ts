@@ -169,6 +169,18 @@ async function listTarget(
   return out;
 }
 
+/**
+ * The next step for a refused pre-flight: the overrides advice only when a field of an entry is at
+ * fault (masked, empty or missing values are what --overrides supplies), not for run-wide refusals
+ * such as a protected target or --max-changes.
+ */
+function preflightHint(problems: readonly Problem[]): string {
+  const fieldProblems = problems.some((p) => p.path !== undefined);
+  return fieldProblems
+    ? 'Fix the problems listed above and re-run (masked, empty or missing values: supply them with --overrides, e.g. "${env:VAR}"; --dry-run shows the plan)'
+    : 'Fix the problems listed above and re-run (--dry-run shows the plan)';
+}
+
 function printProblems(ctx: CliContext, problems: readonly Problem[]): void {
   for (const p of problems) ctx.io.stderr.write(`  - ${formatProblemScrubbed(p)}\n`);
 }
@@ -385,7 +397,7 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
         `Pre-flight refused the import into ${environment.label}; nothing was sent`,
         problems,
         {
-          hint: 'Fix the problems listed above and re-run (masked or empty secrets: supply them with --overrides, e.g. "${env:VAR}"; see --dry-run for the plan)',
+          hint: preflightHint(problems),
         },
       );
     }

@@ -188,9 +188,12 @@ export async function runDemo(io: DemoIo): Promise<number> {
     );
     return failures === 0 ? 0 : 1;
   } finally {
-    await prod?.close();
-    await recovery?.close();
-    await rm(dir, { recursive: true, force: true });
+    // The folder goes even when a step threw or an emulator failed to close: a demo leaves nothing behind.
+    try {
+      await Promise.all([prod?.close(), recovery?.close()]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 }
 

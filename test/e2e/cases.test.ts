@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -10,6 +9,7 @@ import {
 } from '../../src/emulator/index.js';
 import { fixturesDir } from '../../src/paths.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 let prod: EmulatorSeed;
 let dir: string;
@@ -17,7 +17,7 @@ const started: RunningEmulator[] = [];
 
 beforeAll(async () => {
   prod = await loadSeed(join(fixturesDir(), 'environments', 'prod.json'));
-  dir = await mkdtemp(join(tmpdir(), 'cases-e2e-'));
+  dir = await makeTempDir('cases-e2e-');
 });
 
 afterEach(async () => {

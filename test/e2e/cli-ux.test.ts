@@ -3,13 +3,13 @@
  * config, a 401 or a dead server, prints one line that says what and what to do, exits with the
  * contract's code, and leaves no file behind. Global options behave the same across commands.
  */
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { type CliRun, runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 const PROD = join(process.cwd(), 'fixtures/environments/prod.json');
 let emu: RunningEmulator;
@@ -44,7 +44,7 @@ function cli(argv: readonly string[], extraEnv: Record<string, string> = {}): Pr
 
 beforeAll(async () => {
   emu = await startEmulator({ port: 0, data: PROD });
-  dir = await mkdtemp(join(tmpdir(), 'dds-cli-ux-'));
+  dir = await makeTempDir('dds-cli-ux-');
   env = { DDS_TOKEN: emu.token };
   await writeFile(
     join(dir, 'dds-migrate.config.json'),
@@ -59,7 +59,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await emu.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('command line parsing', () => {

@@ -1,10 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runDemo } from '../../src/demo/demo.js';
 import { fixturesDir } from '../../src/paths.js';
 import { clearRegisteredSecrets, isSecretFieldName } from '../../src/secrets.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 function capture() {
   const stream = new PassThrough();
@@ -14,6 +15,18 @@ function capture() {
 }
 
 describe('npm run demo', () => {
+  // The demo makes its working folder under os.tmpdir(): point that at a folder of the test's own, so
+  // the test sees exactly what the demo left behind (and the process-wide registry starts empty).
+  let sandbox: string;
+  beforeEach(async () => {
+    sandbox = await makeTempDir('demo-tmpdir-');
+    vi.stubEnv('TMPDIR', sandbox);
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    clearRegisteredSecrets();
+  });
+
   it('exports, validates, diffs, imports with overrides, and ends with every connection once, leaking no secret', async () => {
     const out = capture();
     const err = capture();
@@ -23,6 +36,8 @@ describe('npm run demo', () => {
     expect(text).toMatch(/POSTs sent by the re-run: 0/);
     expect(text).not.toMatch(/UNEXPECTED|this is a bug/);
     expect(code).toBe(0);
+    expect(text).toContain('$DEMO');
+    expect(await readdir(sandbox), 'the demo left its folder behind').toEqual([]);
 
     // No secret of the production fixture (the values the demo puts in environment variables) is printed.
     const prod = JSON.parse(await readFile(join(fixturesDir(), 'environments', 'prod.json'), 'utf8')) as {
@@ -39,6 +54,23 @@ describe('npm run demo', () => {
     }
     expect(secrets.size).toBeGreaterThan(20);
     for (const s of secrets) expect(text, 'a demo secret leaked').not.toContain(s);
-    clearRegisteredSecrets();
+  }, 60_000);
+
+  it('removes its folder and stops its emulators when a step fails', async () => {
+    const out = capture();
+    const err = capture();
+    const controller = new AbortController();
+    controller.abort();
+    // Interrupted from the start: the export writes no snapshot and a later step cannot go on.
+    const outcome = await runDemo({ stdout: out.stream, stderr: err.stream, signal: controller.signal }).then(
+      (code) => ({ code }),
+      (error: unknown) => ({ error }),
+    );
+    expect(outcome).not.toEqual({ code: 0 });
+    expect(out.text()).toContain('$DEMO');
+    expect(await readdir(sandbox), 'the demo left its folder behind').toEqual([]);
+    const prodUrl = /prod: +(http:\/\/\S+)/.exec(out.text())?.[1];
+    expect(prodUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    await expect(fetch(`${prodUrl}/api/v1/ds-connections`)).rejects.toThrow();
   }, 60_000);
 });

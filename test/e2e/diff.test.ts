@@ -1,8 +1,7 @@
 /**
  * `diff` end to end: the CLI in-process against two emulators on loopback (and snapshot files).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.js';
@@ -10,6 +9,7 @@ import type { EmulatorSeed, RunningEmulator, SeedConnection } from '../../src/em
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDirSync } from '../helpers/temp-dir.js';
 
 /** Every secret value seeded below: none may appear in any output. */
 const SECRETS = [
@@ -146,12 +146,11 @@ describe('diff against two emulators', () => {
     from = await startEmulator({ data: seedOf('from'), token: 'from-token', exportClearSecrets: true });
     to = await startEmulator({ data: seedOf('to'), token: 'to-token', exportClearSecrets: true });
     same = await startEmulator({ data: seedOf('from'), token: 'same-token', exportClearSecrets: true });
-    dir = mkdtempSync(join(tmpdir(), 'dds-diff-e2e-'));
+    dir = makeTempDirSync('dds-diff-e2e-');
   });
 
   afterAll(async () => {
     await Promise.all([from?.close(), to?.close(), same?.close()]);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   /** A snapshot of the `from` emulator's data as stored (clear secrets, its own _ids). */

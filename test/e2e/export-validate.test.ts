@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/api/types.js';
@@ -10,6 +9,7 @@ import type { RunningEmulator } from '../../src/emulator/types.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { canonicalizeEntry } from '../../src/snapshot/format.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 let emu: RunningEmulator;
 let dir: string;
@@ -37,7 +37,7 @@ function lines(text: string): string[] {
 
 beforeAll(async () => {
   emu = await startEmulator({ port: 0, data: { connections: seedConnections } });
-  dir = await mkdtemp(join(tmpdir(), 'dds-e2e-export-'));
+  dir = await makeTempDir('dds-e2e-export-');
   env = { DDS_TOKEN: emu.token, DDS_SOURCE_TOKEN: emu.token };
   snapshotPath = join(dir, 'all.snapshot.jsonl');
   const run = await runCli(['export', '--from', emu.url, '-o', snapshotPath], { env, cwd: dir });
@@ -49,7 +49,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await emu?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('export', () => {

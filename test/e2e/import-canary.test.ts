@@ -1,12 +1,12 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { writeSnapshot } from './import.helpers.js';
 
 const CANARY = 'canary-7f3a9c1e-secret';
@@ -68,13 +68,14 @@ describe('import: a canary secret appears in no output', () => {
   let dir: string;
   let target: { server: Server; url: string };
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'import-canary-'));
+    dir = await makeTempDir('import-canary-');
     target = await startEchoingTarget();
   });
   afterAll(async () => {
-    target.server.close();
-    await rm(dir, { recursive: true, force: true });
     clearRegisteredSecrets();
+    // Closed for good, kept-alive sockets included, before the file ends.
+    target.server.closeAllConnections();
+    await new Promise<void>((resolve) => target.server.close(() => resolve()));
   });
 
   it('keeps the override secret and the token out of stdout, stderr, log, report, id map and journal', async () => {

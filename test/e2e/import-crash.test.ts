@@ -6,18 +6,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/api/types.js';
 import { generateConnections, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { createPrng } from '../../src/emulator/prng.js';
 import { replayJournal } from '../../src/importer/journal.js';
-import { packageRoot } from '../../src/paths.js';
+import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { writeSnapshot } from './import.helpers.js';
-
-const MAIN = join(packageRoot(), 'dist', 'src', 'cli', 'main.js');
 
 interface Child {
   readonly process: ChildProcess;
@@ -25,8 +23,11 @@ interface Child {
   output(): string;
 }
 
+/** Children still running: afterEach kills them, so a failed assertion leaves no import behind. */
+const running = new Set<Child>();
+
 function startImport(args: readonly string[], token: string): Child {
-  const child = spawn(process.execPath, [MAIN, ...args], {
+  const child = spawn(process.execPath, [BUILT_CLI, ...args], {
     env: { PATH: process.env.PATH ?? '', DDS_TARGET_TOKEN: token },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -40,7 +41,17 @@ function startImport(args: readonly string[], token: string): Child {
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
-  return { process: child, exit, output: () => out };
+  const started: Child = { process: child, exit, output: () => out };
+  running.add(started);
+  void exit.then(() => running.delete(started));
+  return started;
+}
+
+/** SIGKILL every child still running and wait for each to be gone. */
+async function killRunning(): Promise<void> {
+  const children = [...running];
+  for (const child of children) child.process.kill('SIGKILL');
+  await Promise.all(children.map((child) => child.exit));
 }
 
 /** Resolve once the emulator has applied `count` creates, or the child has exited. */
@@ -59,8 +70,8 @@ describe('import survives crashes and interrupts (child process)', () => {
   let emu: RunningEmulator | undefined;
 
   beforeAll(async () => {
-    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
-    dir = await mkdtemp(join(tmpdir(), 'import-crash-'));
+    assertBuiltCliFresh();
+    dir = await makeTempDir('import-crash-');
     snapshot = join(dir, 'gen.snapshot.jsonl');
     entries = generateConnections(120, { seed: 11 }).map(
       (c) => ({ ...c, _id: undefined }) as unknown as Connection,
@@ -69,13 +80,14 @@ describe('import survives crashes and interrupts (child process)', () => {
       .map(({ _id, ...rest }) => rest as Connection)
       .sort((a, b) => (a.name < b.name ? -1 : 1));
     await writeSnapshot(snapshot, entries, 'https://prod.example.com');
-    return async () => {
-      await rm(dir, { recursive: true, force: true });
-    };
   });
   afterEach(async () => {
-    await emu?.close();
-    emu = undefined;
+    try {
+      await killRunning();
+    } finally {
+      await emu?.close();
+      emu = undefined;
+    }
   });
 
   it('five SIGKILLs under 5% commit-then-drop, then completion: no duplicate, none missing', async () => {

@@ -3,8 +3,7 @@
  * and one line saying to re-run; once the service is healthy, the same command finishes the job, each
  * connection created exactly once.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/api/types.js';
@@ -13,6 +12,7 @@ import { replayJournal } from '../../src/importer/journal.js';
 import { fixturesDir } from '../../src/paths.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { buildSecretOverrides, countCreatePosts, writeSnapshotFromEmulator } from './import.helpers.js';
 
 const PROD = join(fixturesDir(), 'environments', 'prod.json');
@@ -27,7 +27,7 @@ describe('import: retry budget spent (exit 5), then resumed by the same command'
 
   beforeAll(async () => {
     source = await startEmulator({ data: PROD });
-    dir = await mkdtemp(join(tmpdir(), 'import-exhausted-'));
+    dir = await makeTempDir('import-exhausted-');
     snapshot = join(dir, 'prod.snapshot.jsonl');
     entries = await writeSnapshotFromEmulator(source, snapshot);
     const { overrides, env } = buildSecretOverrides(
@@ -40,7 +40,6 @@ describe('import: retry budget spent (exit 5), then resumed by the same command'
   });
   afterAll(async () => {
     await source.close();
-    await rm(dir, { recursive: true, force: true });
   });
 
   let target: RunningEmulator | undefined;

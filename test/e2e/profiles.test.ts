@@ -1,5 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,6 +10,7 @@ import {
 import { fixturesDir } from '../../src/paths.js';
 import { PROFILE_SERVER_FIELDS } from '../../src/profiles/server-fields.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 let prod: EmulatorSeed;
 let dir: string;
@@ -18,7 +18,7 @@ const started: RunningEmulator[] = [];
 
 beforeAll(async () => {
   prod = await loadSeed(join(fixturesDir(), 'environments', 'prod.json'));
-  dir = await mkdtemp(join(tmpdir(), 'profiles-e2e-'));
+  dir = await makeTempDir('profiles-e2e-');
 });
 
 afterEach(async () => {
@@ -211,6 +211,9 @@ describe('profiles clone', () => {
       { env: env(src, dst) },
     );
     expect(run.exitCode).toBe(3);
+    // Two real names (a failed look-up would read "undefined" and match nothing meaningful).
+    expect(names).toHaveLength(2);
+    expect(names).not.toContain('undefined');
     for (const n of names) expect(run.stderr).toContain(n);
     expect(run.stderr).toMatch(/import/);
     expect(dst.store.profiles).toEqual([]);

@@ -9,13 +9,13 @@
  * The registry of known secrets is process-wide: it is cleared before every run, so each run is judged
  * on what it registers itself, not on what an earlier run left behind.
  */
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmulatorSeed, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { clearRegisteredSecrets, MASK } from '../../src/secrets.js';
 import { type CliRun, runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 /** Every canary holds this marker, and nothing else the tests print does. */
 const MARK = 'CANARY';
@@ -157,7 +157,12 @@ async function traced(argv: readonly string[], env: Record<string, string>): Pro
 }
 
 /** No canary, no session token, no Authorization value in anything a run printed or logged. */
-function expectClean(run: TracedRun): void {
+function expectClean(run: TracedRun, options: { readonly logs?: boolean } = {}): void {
+  // Empty text passes every "does not contain" below: a run that talks to a service must have logged
+  // (only offline commands and errors found before any request may leave the log empty), and every run
+  // must have printed something.
+  if (options.logs ?? true) expect(run.log, `${run.logFile} is empty or missing`).not.toBe('');
+  expect(run.stdout + run.stderr, 'the run printed nothing').not.toBe('');
   for (const [where, text] of [
     ['stdout', run.stdout],
     ['stderr', run.stderr],
@@ -172,7 +177,7 @@ function expectClean(run: TracedRun): void {
 const envA = () => ({ DDS_TOKEN: TOKEN, DDS_SOURCE_TOKEN: TOKEN, DDS_TARGET_TOKEN: TOKEN });
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dds-secrets-canary-'));
+  dir = await makeTempDir('dds-secrets-canary-');
   a = await startEmulator({
     port: 0,
     data: seedOf('a'),
@@ -195,16 +200,20 @@ beforeAll(async () => {
     }),
   );
   inputs.add(config);
+  // The snapshot several tests read is made here, not by the export test: each test stands on its own.
   snapshot = join(dir, 'a.snapshot.jsonl');
+  const exported = await runCli(['export', '--from', a.url, '-o', snapshot], { env: envA(), cwd: dir });
+  clearRegisteredSecrets();
+  if (exported.exitCode !== 0) throw new Error(`set-up export failed: ${exported.stderr}`);
 });
 
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
   clearRegisteredSecrets();
-  await rm(dir, { recursive: true, force: true });
 });
 
-describe('no canary credential or token reaches any output', () => {
+// Not shuffled: the last test audits every file the earlier runs wrote, so it must run after them.
+describe('no canary credential or token reaches any output', { shuffle: false }, () => {
   it('the emulators really hand out the canaries in the clear (so this test can fail)', async () => {
     const res = await fetch(`${a.url}/api/v1/ds-connections/file-download/export`, {
       headers: { Authorization: `Bearer ${TOKEN}` },
@@ -216,13 +225,14 @@ describe('no canary credential or token reaches any output', () => {
   });
 
   it('export: the snapshot holds what the export gave, is 0600, and nothing else shows a canary', async () => {
-    const run = await traced(['export', '--from', a.url, '-o', snapshot], envA());
+    const exported = join(dir, 'export.snapshot.jsonl');
+    const run = await traced(['export', '--from', a.url, '-o', exported], envA());
     expect(run.exitCode).toBe(0);
     expectClean(run);
     expect(run.log).toContain('"level":20');
-    const text = await readFile(snapshot, 'utf8');
+    const text = await readFile(exported, 'utf8');
     expect(text).toContain(secretsOf('a').mysql);
-    expect((await stat(snapshot)).mode & 0o777).toBe(0o600);
+    expect((await stat(exported)).mode & 0o777).toBe(0o600);
 
     const json = await traced(['export', '--from', a.url, '--out-dir', join(dir, 'out'), '--json'], envA());
     expect(json.exitCode).toBe(0);
@@ -259,7 +269,7 @@ describe('no canary credential or token reaches any output', () => {
     for (const extra of [[], ['--json'], ['--templates-from', a.url]]) {
       const run = await traced(['validate', snapshot, ...extra], envA());
       expect([0, 3]).toContain(run.exitCode);
-      expectClean(run);
+      expectClean(run, { logs: extra[0] === '--templates-from' });
     }
   });
 
@@ -394,7 +404,7 @@ describe('no canary credential or token reaches any output', () => {
     const run = await traced(['connections', 'list', '--env', a.url], { DDS_TOKEN: `${TOKEN} extra words` });
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain('DDS_TOKEN');
-    expectClean(run);
+    expectClean(run, { logs: false });
   });
 
   it('a damaged snapshot line holding a clear secret is named, not quoted', async () => {
@@ -416,7 +426,7 @@ describe('no canary credential or token reaches any output', () => {
       const run = await traced(argv, envA());
       expect(run.exitCode).toBe(2);
       expect(run.stderr).toMatch(/damaged\.snapshot\.jsonl:\d+: not valid JSON/);
-      expectClean(run);
+      expectClean(run, { logs: false });
     }
   });
 
@@ -425,7 +435,12 @@ describe('no canary credential or token reaches any output', () => {
     const written = files.filter((f) => !inputs.has(f));
     expect(written.some((f) => f.endsWith('.log'))).toBe(true);
     expect(written).toEqual(
-      expect.arrayContaining([snapshot, join(dir, 'cases.json'), join(dir, 'audit.jsonl')]),
+      expect.arrayContaining([
+        snapshot,
+        join(dir, 'export.snapshot.jsonl'),
+        join(dir, 'cases.json'),
+        join(dir, 'audit.jsonl'),
+      ]),
     );
     for (const file of written) {
       expect((await stat(file)).mode & 0o777, relative(dir, file)).toBe(0o600);

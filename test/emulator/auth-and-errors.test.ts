@@ -1,5 +1,5 @@
 /** Conformance: authentication (spec 5, api-notes) and the error shapes of spec 7. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { obj, send } from './raw-http.js';
 
@@ -9,6 +9,14 @@ describe('authentication', () => {
     emu = await startEmulator({ token: 'api-key-1', userToken: 'user-token-1', sessionTtlMs: 300 });
   });
   afterAll(() => emu.close());
+  // Session lifetimes are read from Date: only Date is faked, so a session lives until a test moves the
+  // clock, however slow the machine (the server's sockets and timers stay real).
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
 
   it('answers 401 with plain text (or empty) when the Authorization header is absent', async () => {
     const r = await send(emu.url, 'GET', '/api/v1/ds-connections', { auth: null });
@@ -74,7 +82,11 @@ describe('authentication', () => {
     expect((await send(emu.url, 'GET', '/api/v1/ds-connections', { auth: `Bearer ${first}` })).status).toBe(
       200,
     );
-    await new Promise((r) => setTimeout(r, 400));
+    vi.setSystemTime(Date.now() + 299);
+    expect((await send(emu.url, 'GET', '/api/v1/ds-connections', { auth: `Bearer ${first}` })).status).toBe(
+      200,
+    );
+    vi.setSystemTime(Date.now() + 1);
     expect((await send(emu.url, 'GET', '/api/v1/ds-connections', { auth: `Bearer ${first}` })).status).toBe(
       401,
     );

@@ -23,8 +23,15 @@ function startCli(argv: string[]) {
     cwd: process.cwd(),
     signal: controller.signal,
   });
+  let exited = false;
+  void done.finally(() => {
+    exited = true;
+  });
   const url = (async () => {
-    for (let i = 0; i < 200; i++) {
+    // Poll for the condition (the URL printed) until a deadline far beyond a slow start, not a count of
+    // sleeps; stop early when the command has exited or reported an error.
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && !exited) {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m?.[1] !== undefined) return m[1];
       if (/\S/.test(err) && !/Serving/.test(err)) break;
@@ -47,12 +54,17 @@ describe('emulator command', () => {
       '--seed',
       '3',
     ]);
-    const url = await cli.url;
-    expect(cli.output().out).toContain('API token: cli-token');
-    const r = await send(url, 'GET', '/api/v1/ds-connections?limit=1', { auth: 'cli-token' });
-    expect(r.status).toBe(200);
-    expect((r.json as { data: { totalCount: number } }).data.totalCount).toBeGreaterThanOrEqual(60);
-    cli.stop();
+    let url: string;
+    try {
+      url = await cli.url;
+      expect(cli.output().out).toContain('API token: cli-token');
+      const r = await send(url, 'GET', '/api/v1/ds-connections?limit=1', { auth: 'cli-token' });
+      expect(r.status).toBe(200);
+      expect((r.json as { data: { totalCount: number } }).data.totalCount).toBeGreaterThanOrEqual(60);
+    } finally {
+      // Stopped whatever happened above, so a failure does not leave a server listening in the worker.
+      cli.stop();
+    }
     expect(await cli.done).toBe(0);
     await expect(send(url, 'GET', '/api/v1/ds-connections', { auth: 'cli-token' })).rejects.toThrow(
       /ECONNREFUSED/,

@@ -1,6 +1,7 @@
 /** Conformance: data source connections (spec 4.1, 4.7, 4.8; api-notes on listing and objects). */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generateConnections, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import type { SeedConnection } from '../../src/emulator/types.js';
 import { clientFor, obj } from './raw-http.js';
 
 const mysql = {
@@ -16,8 +17,11 @@ describe('connections', () => {
   let emu: RunningEmulator;
   let api: ReturnType<typeof clientFor>;
 
-  beforeAll(async () => {
-    const connections = generateConnections(1200, { seed: 7 });
+  // A fresh emulator per test: several tests create connections, and the counts others check (1201)
+  // must not depend on which ran before.
+  let connections: SeedConnection[];
+  beforeAll(() => {
+    connections = generateConnections(1200, { seed: 7 });
     connections.push({
       name: 'role-s3',
       type: 's3',
@@ -34,10 +38,12 @@ describe('connections', () => {
         { field_name: 'cc', field_value: 'CC-1', field_type: 'clear' },
       ],
     });
-    emu = await startEmulator({ data: { connections } });
+  });
+  beforeEach(async () => {
+    emu = await startEmulator({ data: { connections: structuredClone(connections) } });
     api = clientFor(emu.url, emu.token);
   });
-  afterAll(() => emu.close());
+  afterEach(() => emu.close());
 
   it('lists with the real envelope and a default page of 100, totalCount always present', async () => {
     const r = await api.get('/api/v1/ds-connections');
@@ -163,6 +169,7 @@ describe('connections', () => {
     expect(withPassword.length).toBeGreaterThan(0);
     for (const c of withPassword) expect(c.password).toBe('******');
     const s3keys = page.filter((c) => c.type === 's3' && c.aws_secret_key !== '');
+    expect(s3keys.length).toBeGreaterThan(0);
     for (const c of s3keys) expect([c.aws_access_key, c.aws_secret_key]).toEqual(['******', '******']);
     // The store keeps the real values.
     expect(

@@ -154,11 +154,14 @@ describe('faults', () => {
   it('applies a probability and is deterministic for a seed', async () => {
     const run = async (seed: number) => {
       const e = await startEmulator({ seed, faults: '500:0.3@GET:*' });
-      const statuses: number[] = [];
-      for (let i = 0; i < 60; i++)
-        statuses.push((await send(e.url, 'GET', '/api/v1/ds-connections', { token: e.token })).status);
-      await e.close();
-      return statuses;
+      try {
+        const statuses: number[] = [];
+        for (let i = 0; i < 60; i++)
+          statuses.push((await send(e.url, 'GET', '/api/v1/ds-connections', { token: e.token })).status);
+        return statuses;
+      } finally {
+        await e.close();
+      }
     };
     const a = await run(7);
     const b = await run(7);
@@ -220,8 +223,12 @@ describe('rate limit', () => {
       const elapsed = (performance.now() - t0) / 1000;
       const allowed = rate /* burst */ + rate * elapsed;
       expect(limited).toBeGreaterThan(0);
+      // The rate is the behaviour, so time is measured, but only in bounds a slow machine cannot break:
+      // a stall makes `elapsed` longer (raising the ceiling) and loses refills (lowering `accepted`).
       expect(accepted).toBeLessThanOrEqual(Math.ceil(allowed * 1.1));
-      expect(accepted).toBeGreaterThanOrEqual(Math.floor((rate + rate * (elapsed - 0.2)) * 0.9));
+      // The bucket refilled: more than the burst got through. (A tighter floor, such as 90% of the rate,
+      // would fail whenever the process is starved of CPU for a good part of the window.)
+      expect(accepted).toBeGreaterThan(rate);
     } finally {
       await emu.close();
     }

@@ -1,17 +1,16 @@
 /** Conformance: `--state FILE` persists changes atomically and survives a restart (issue #3, Data). */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SCAN_TEMPLATES, loadSeed, startEmulator } from '../../src/emulator/index.js';
-import { clientFor, obj } from './raw-http.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { clientFor, obj, type RawResponse } from './raw-http.js';
 
 describe('state persistence', () => {
   let dir: string;
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dds-emulator-'));
+    dir = await makeTempDir('dds-emulator-');
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
 
   const seed = {
     connections: [
@@ -31,34 +30,39 @@ describe('state persistence', () => {
   it('keeps creates, profiles and case changes across a restart', async () => {
     const statePath = join(dir, 'state', 'emu.json');
     const first = await startEmulator({ data: seed, statePath });
-    const api = clientFor(first.url, first.token);
-    const created = await api.post('/api/v1/ds_connections', {
-      ds_connection: {
-        name: 'later-pg',
-        type: 'rdb-postgresql',
-        rdb_url: 'pg:5432',
-        rdb_name: 'd',
-        username: 'u',
-        password: 'Pg-Pass-2!',
-      },
-    });
-    expect(created.status).toBe(200);
-    const profile = await api.post('/api/v1/scanProfiles', {
-      name: 'Once',
-      dataSourceList: [obj(created)._id],
-      scanTemplateId: DEFAULT_SCAN_TEMPLATES[0]!._id,
-      isSingleRunScan: true,
-    });
-    expect(profile.status).toBe(200);
-    expect(
-      (
-        await api.patch('/api/v1/actionable-insights/case-status/c-1', {
-          caseStatus: 'resolved',
-          auditReason: 'done',
-        })
-      ).status,
-    ).toBe(200);
-    await first.close();
+    let created: RawResponse;
+    let profile: RawResponse;
+    try {
+      const api = clientFor(first.url, first.token);
+      created = await api.post('/api/v1/ds_connections', {
+        ds_connection: {
+          name: 'later-pg',
+          type: 'rdb-postgresql',
+          rdb_url: 'pg:5432',
+          rdb_name: 'd',
+          username: 'u',
+          password: 'Pg-Pass-2!',
+        },
+      });
+      expect(created.status).toBe(200);
+      profile = await api.post('/api/v1/scanProfiles', {
+        name: 'Once',
+        dataSourceList: [obj(created)._id],
+        scanTemplateId: DEFAULT_SCAN_TEMPLATES[0]!._id,
+        isSingleRunScan: true,
+      });
+      expect(profile.status).toBe(200);
+      expect(
+        (
+          await api.patch('/api/v1/actionable-insights/case-status/c-1', {
+            caseStatus: 'resolved',
+            auditReason: 'done',
+          })
+        ).status,
+      ).toBe(200);
+    } finally {
+      await first.close();
+    }
 
     // Restart from the state file alone; the seed is not consulted when the state exists.
     const second = await startEmulator({ statePath, data: { connections: [] } });
@@ -83,14 +87,17 @@ describe('state persistence', () => {
   it('has a create on disk before the socket is dropped (commit-then-drop)', async () => {
     const statePath = join(dir, 'emu.json');
     const emu = await startEmulator({ statePath, faults: 'commit-then-drop@POST:/ds_connections' });
-    await expect(
-      clientFor(emu.url, emu.token).post('/api/v1/ds_connections', {
-        ds_connection: { name: 'on-disk', type: 'custom' },
-      }),
-    ).rejects.toThrow();
-    const onDisk = JSON.parse(await readFile(statePath, 'utf8'));
-    expect(onDisk.connections.map((c: { name: string }) => c.name)).toEqual(['on-disk']);
-    await emu.close();
+    try {
+      await expect(
+        clientFor(emu.url, emu.token).post('/api/v1/ds_connections', {
+          ds_connection: { name: 'on-disk', type: 'custom' },
+        }),
+      ).rejects.toThrow();
+      const onDisk = JSON.parse(await readFile(statePath, 'utf8'));
+      expect(onDisk.connections.map((c: { name: string }) => c.name)).toEqual(['on-disk']);
+    } finally {
+      await emu.close();
+    }
   });
 
   it('refuses a seed file that is not JSON, naming the file', async () => {

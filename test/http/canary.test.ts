@@ -2,12 +2,12 @@
  * A distinctive token must never appear in an error message, a log line (stderr or --log-file, even at
  * debug level) or any CLI output, whatever happens: 401, 500, network failure, a service that echoes it.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { networkError } from './client-fixture.js';
 
 const CANARY = 'CANARY-7f3a9b2e-d41d-TOKEN';
@@ -20,13 +20,12 @@ let dir: string;
 let logFile: string;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dds-canary-'));
+  dir = await makeTempDir('dds-canary-');
   logFile = join(dir, 'run.log');
 });
 
 afterEach(async () => {
   nock.cleanAll();
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function runList(env: Record<string, string>, extra: string[] = [], envRef = HOST) {
@@ -51,6 +50,9 @@ async function runList(env: Record<string, string>, extra: string[] = [], envRef
 }
 
 function expectNoCanary(texts: readonly string[]): void {
+  // Every text must exist to be judged: a log that failed to appear would pass every check below.
+  expect(texts.at(-1), 'the log file is empty or missing').not.toBe('');
+  expect(texts.join(''), 'the run printed nothing').not.toBe('');
   for (const text of texts) {
     for (const canary of [CANARY, USER_CANARY, SESSION_CANARY]) expect(text).not.toContain(canary);
   }

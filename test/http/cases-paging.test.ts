@@ -1,10 +1,10 @@
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixturesDir } from '../../src/paths.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 const BASE = 'https://dds-cases.test';
 const PATH = '/api/v1/actionable-insights/all-cases';
@@ -126,7 +126,7 @@ describe('cases list paging', () => {
   });
 
   it('leaves no -o file (and no temporary one) when a later page fails', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'cases-paging-'));
+    const dir = await makeTempDir('cases-paging-');
     const out = join(dir, 'cases.csv');
     nock(BASE)
       .get(PATH)
@@ -158,7 +158,7 @@ describe('cases list CSV quoting (golden: fixtures/cases/001-csv-quoting)', () =
     const folder = join(fixturesDir(), 'cases', '001-csv-quoting');
     const cases = JSON.parse(await readFile(join(folder, 'cases.json'), 'utf8')) as Record<string, unknown>[];
     nock(BASE).get(PATH).query(true).reply(200, envelope(cases, cases.length));
-    const out = join(await mkdtemp(join(tmpdir(), 'cases-csv-')), 'out.csv');
+    const out = join(await makeTempDir('cases-csv-'), 'out.csv');
     const run = await runCli(['cases', 'list', '--env', BASE, '-o', out], { env });
     expect(run.exitCode).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(await readFile(join(folder, 'expected.csv'), 'utf8'));

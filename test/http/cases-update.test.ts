@@ -1,9 +1,9 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 const BASE = 'https://dds-update.test';
 const LIST = '/api/v1/actionable-insights/all-cases';
@@ -44,7 +44,7 @@ describe('cases update against a service (nock)', () => {
         return true;
       })
       .reply(200, { status: 'success', data: { caseIds: ['c1', 'c2', 'c9'] } });
-    const audit = join(await mkdtemp(join(tmpdir(), 'cases-update-')), 'audit.jsonl');
+    const audit = join(await makeTempDir('cases-update-'), 'audit.jsonl');
     const run = await runCli(
       [
         'cases',
@@ -91,7 +91,7 @@ describe('cases update against a service (nock)', () => {
   it('keeps the before-states and the failure in the audit when the PATCH is refused (exit 1)', async () => {
     serveList();
     nock(BASE).patch(BULK).reply(400, { error: 'Unsupported filter field' });
-    const audit = join(await mkdtemp(join(tmpdir(), 'cases-update-')), 'audit.jsonl');
+    const audit = join(await makeTempDir('cases-update-'), 'audit.jsonl');
     const run = await runCli(
       [
         'cases',

@@ -233,14 +233,18 @@ describe('retry policy', () => {
   });
 
   it('honours Retry-After as an HTTP date', async () => {
-    const at = new Date(Date.now() + 20_000).toUTCString();
-    nock(BASE).get(LIST).reply(503, {}, { 'Retry-After': at }).get(LIST).reply(200, {});
-    const { client, sleeps } = makeClient();
-    await client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' });
-    expect(sleeps).toHaveLength(1);
-    // The date has a one-second resolution: the wait is between 18 and 20 s.
-    expect(sleeps[0]).toBeGreaterThan(18_000);
-    expect(sleeps[0]).toBeLessThanOrEqual(20_000);
+    // The clock stands still on a whole second (only Date is faked: nock and sockets keep real timers),
+    // so the wait is exactly the 20 s the date names, however long the request took.
+    vi.useFakeTimers({ toFake: ['Date'], now: new Date('2030-01-01T00:00:00.000Z') });
+    try {
+      const at = new Date(Date.now() + 20_000).toUTCString();
+      nock(BASE).get(LIST).reply(503, {}, { 'Retry-After': at }).get(LIST).reply(200, {});
+      const { client, sleeps } = makeClient();
+      await client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' });
+      expect(sleeps).toEqual([20_000]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('caps a long Retry-After', async () => {

@@ -5,13 +5,13 @@
  * a text body longer than the cut of a service message, `errors[]` items without a message. Each runs
  * through the CLI at `--log-level trace --log-file F`; no canary may reach stdout, stderr or the log.
  */
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 const TOKEN = 'CANARY-echo-token-4be1d7c0';
 const PASSWORD = 'CANARY-echo-password-91f3';
@@ -24,7 +24,7 @@ let dir: string;
 let logFile: string;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dds-echo-'));
+  dir = await makeTempDir('dds-echo-');
   logFile = join(dir, 'run.log');
   // Each run is judged on what it registers itself.
   clearRegisteredSecrets();
@@ -33,7 +33,6 @@ beforeEach(async () => {
 afterEach(async () => {
   nock.cleanAll();
   clearRegisteredSecrets();
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function run(argv: readonly string[]) {
@@ -46,6 +45,9 @@ async function run(argv: readonly string[]) {
 }
 
 function expectNoCanary(result: { stdout: string; stderr: string; log: string }): void {
+  // Empty text passes every "does not contain": the log and the printed output must exist to be judged.
+  expect(result.log, 'the log file is empty or missing').not.toBe('');
+  expect(result.stdout + result.stderr, 'the run printed nothing').not.toBe('');
   for (const text of [result.stdout, result.stderr, result.log]) expect(text).not.toContain('CANARY');
 }
 

@@ -1,5 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -11,16 +10,16 @@ import {
 } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { clearRegisteredSecrets, scrub } from '../../src/secrets.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 let dir: string;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dds-config-'));
+  dir = await makeTempDir('dds-config-');
 });
 
 afterEach(async () => {
   clearRegisteredSecrets();
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function writeConfig(value: unknown, name = 'dds-migrate.config.json'): Promise<string> {

@@ -6,8 +6,6 @@
  * request behind it and a journal that the next run can reconcile.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -31,6 +29,7 @@ import {
 } from '../../src/importer/run.js';
 import { type Clock, createRateLimiter, type RateLimiter } from '../../src/importer/throttle.js';
 import { createSilentLogger } from '../../src/log.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 import { BASE, makeClient } from '../http/client-fixture.js';
 
 const CREATE_PATH = '/api/v1/ds_connections';
@@ -212,7 +211,7 @@ let journal: Journal;
 let journalPath: string;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'import-run-'));
+  dir = await makeTempDir('import-run-');
   journalPath = join(dir, 'journal.jsonl');
   journal = await openJournal(
     journalPath,
@@ -222,7 +221,6 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await journal.close();
-  await rm(dir, { recursive: true, force: true });
   nock.cleanAll();
 });
 

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { InputFileError, UsageError } from '../../src/errors.js';
 import {
   defaultJournalPath,
@@ -12,6 +12,7 @@ import {
   openJournal,
   replayJournal,
 } from '../../src/importer/journal.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 const SHA = 'a'.repeat(64);
 const begin: JournalRecord = {
@@ -164,10 +165,7 @@ describe('normaliseTargetUrl and defaultJournalPath', () => {
 describe('openJournal', () => {
   let dir: string;
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'journal-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
+    dir = await makeTempDir('journal-');
   });
   const binding = { snapshotSha256: SHA, targetUrl: 'http://127.0.0.1:9000' };
 

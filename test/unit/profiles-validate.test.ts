@@ -1,5 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/errors.js';
@@ -12,6 +11,7 @@ import {
   readProfileFile,
 } from '../../src/profiles/validate-profile.js';
 import type { SchemaCheck } from '../../src/schema/ajv.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 let check: SchemaCheck;
 beforeAll(async () => {
@@ -64,7 +64,7 @@ describe('profile document checks', () => {
   });
 
   it('reads a file and refuses a bad one with an InputFileError naming the pointer', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'profiles-validate-'));
+    const dir = await makeTempDir('profiles-validate-');
     const good = join(dir, 'good.json');
     await writeFile(good, JSON.stringify({ ...base, isSingleRunScan: true }));
     expect(await readProfileFile(good, check)).toMatchObject({ name: 'weekly' });

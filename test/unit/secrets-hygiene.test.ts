@@ -3,7 +3,7 @@
  * (nested credentials, numeric secrets, passphrases), V8's JSON.parse excerpts (which quote the input,
  * so a damaged snapshot line's password), and free-text service messages that name a credential.
  */
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ import {
   scrub,
   scrubServiceText,
 } from '../../src/secrets.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 const CANARY = 'CANARY-pw-5f1e0c2d-77aa';
 
@@ -181,46 +182,38 @@ describe('configuration messages never show a credential', () => {
   );
 
   it('a config file whose JSON breaks at a pasted token', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'dds-secrets-config-'));
-    try {
-      await writeFile(
-        join(dir, 'dds-migrate.config.json'),
-        `{"environments":{"prod":{"url":"https://p.example.com","tokenEnv":${CANARY}}}}`,
-      );
-      const error = await rejectionOf(loadConfig(undefined, { env: {}, cwd: dir }));
-      expect(error.message).toMatch(/not valid JSON/);
-      expect(error.message).not.toContain('CANARY');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = await makeTempDir('dds-secrets-config-');
+    await writeFile(
+      join(dir, 'dds-migrate.config.json'),
+      `{"environments":{"prod":{"url":"https://p.example.com","tokenEnv":${CANARY}}}}`,
+    );
+    const error = await rejectionOf(loadConfig(undefined, { env: {}, cwd: dir }));
+    expect(error.message).toMatch(/not valid JSON/);
+    expect(error.message).not.toContain('CANARY');
   });
 });
 
 describe('the cases audit trail', () => {
   it('is 0600 and scrubbed of registered secrets', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'dds-secrets-audit-'));
-    try {
-      registerSecret(CANARY);
-      const file = join(dir, 'audit.jsonl');
-      await appendAuditRecords(file, [
-        {
-          event: 'failed',
-          runId: 'r1',
-          at: '2026-01-01T00:00:00.000Z',
-          environment: 'https://p.example.com',
-          change: { field: 'assignee', newValue: 'bob' },
-          filters: [],
-          matched: 1,
-          error: `PATCH /api/v1/cases:update -> 500: echoed ${CANARY}`,
-        },
-      ]);
-      const text = await readFile(file, 'utf8');
-      expect(text).toContain('echoed ******');
-      expect(text).not.toContain('CANARY');
-      expect((await stat(file)).mode & 0o777).toBe(0o600);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = await makeTempDir('dds-secrets-audit-');
+    registerSecret(CANARY);
+    const file = join(dir, 'audit.jsonl');
+    await appendAuditRecords(file, [
+      {
+        event: 'failed',
+        runId: 'r1',
+        at: '2026-01-01T00:00:00.000Z',
+        environment: 'https://p.example.com',
+        change: { field: 'assignee', newValue: 'bob' },
+        filters: [],
+        matched: 1,
+        error: `PATCH /api/v1/cases:update -> 500: echoed ${CANARY}`,
+      },
+    ]);
+    const text = await readFile(file, 'utf8');
+    expect(text).toContain('echoed ******');
+    expect(text).not.toContain('CANARY');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 });
 

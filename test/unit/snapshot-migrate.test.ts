@@ -1,18 +1,15 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/errors.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { createMigrationRegistry, type SnapshotMigration } from '../../src/snapshot/migrate.js';
 import { loadSnapshot, verifySnapshot } from '../../src/snapshot/read.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 let dir: string;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dds-migrate-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  dir = await makeTempDir('dds-migrate-');
 });
 
 /**

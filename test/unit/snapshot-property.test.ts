@@ -1,13 +1,13 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/api/types.js';
 import { InputFileError } from '../../src/errors.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { loadSnapshot } from '../../src/snapshot/read.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 let dir: string;
 let original: Buffer;
@@ -15,7 +15,7 @@ let originalEntries: Connection[];
 let headerLength: number;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dds-prop-'));
+  dir = await makeTempDir('dds-prop-');
   const entries: Connection[] = [];
   for (let i = 0; i < 12; i++) {
     entries.push({
@@ -38,10 +38,6 @@ beforeAll(async () => {
   original = await readFile(path);
   originalEntries = (await loadSnapshot(path)).entries;
   headerLength = original.indexOf(0x0a) + 1;
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 let counter = 0;

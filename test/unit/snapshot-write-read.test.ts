@@ -1,7 +1,6 @@
-import { link, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { link, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/api/types.js';
 import { InputFileError, PreflightError } from '../../src/errors.js';
 import { schemasDir } from '../../src/paths.js';
@@ -10,13 +9,11 @@ import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { canonicalizeEntry, createSnapshotHeader, serializeEntryLine } from '../../src/snapshot/format.js';
 import { loadSnapshot, readSnapshotEntries, scanSnapshot, verifySnapshot } from '../../src/snapshot/read.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 let dir: string;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dds-snap-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  dir = await makeTempDir('dds-snap-');
 });
 
 const header = createSnapshotHeader({

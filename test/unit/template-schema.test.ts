@@ -1,7 +1,6 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { HttpClient, HttpRequest } from '../../src/api/http.js';
 import type { Connection, ConnectorTemplate } from '../../src/api/types.js';
 import { generateConnections } from '../../src/emulator/generate.js';
@@ -16,6 +15,7 @@ import {
   templateToSchema,
 } from '../../src/schema/catalog.js';
 import { looseEnum } from '../../src/schema/template-schema.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 /** The emulator's templates, seen through the client's (index-signature) type. */
 const templates = Object.values(CONNECTOR_TEMPLATES) as unknown as ConnectorTemplate[];
@@ -198,10 +198,7 @@ describe('shipped schemas/templates', () => {
 describe('--schemas DIR', () => {
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dds-schemas-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
+    dir = await makeTempDir('dds-schemas-');
   });
 
   it('reads <type>.schema.json files, falling back to the shipped generic schema', async () => {
@@ -225,10 +222,9 @@ describe('--schemas DIR', () => {
   });
 
   it('refuses a schema file that is not JSON (exit 2) and a missing folder', async () => {
-    const bad = await mkdtemp(join(tmpdir(), 'dds-schemas-bad-'));
+    const bad = await makeTempDir('dds-schemas-bad-');
     await writeFile(join(bad, 's3.schema.json'), '{ not json');
     await expect(loadShippedCatalog(bad)).rejects.toBeInstanceOf(InputFileError);
-    await rm(bad, { recursive: true, force: true });
     await expect(loadShippedCatalog(join(dir, 'nope'))).rejects.toBeInstanceOf(UsageError);
   });
 });

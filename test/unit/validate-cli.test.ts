@@ -1,13 +1,13 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/api/types.js';
 import { MAX_WARNING_LINES } from '../../src/cli/validate.js';
 import { fixturesDir } from '../../src/paths.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 let dir: string;
 const header = createSnapshotHeader({
@@ -25,10 +25,7 @@ async function snapshotOf(scenario: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dds-validate-cli-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  dir = await makeTempDir('dds-validate-cli-');
 });
 
 describe('validate (text output)', () => {
@@ -89,9 +86,8 @@ describe('validate (text output)', () => {
 
   it('--schemas DIR replaces the shipped schemas', async () => {
     const path = await snapshotOf('001-valid');
-    const empty = await mkdtemp(join(tmpdir(), 'dds-empty-schemas-'));
+    const empty = await makeTempDir('dds-empty-schemas-');
     const run = await runCli(['validate', path, '--schemas', empty, '--json']);
-    await rm(empty, { recursive: true, force: true });
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(report.warnings.map((w: { kind: string }) => w.kind)).toEqual([

@@ -5,25 +5,22 @@
  * `UPDATE_GOLDEN=1` rewrites the expected files; review the diff before committing.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/api/types.js';
 import { fixturesDir } from '../../src/paths.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
 import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
 
 const root = join(fixturesDir(), 'validate');
 const scenarios = (await readdir(root)).filter((d) => /^\d{3}-/.test(d)).sort();
 let tmp: string;
 
 beforeAll(async () => {
-  tmp = await mkdtemp(join(tmpdir(), 'dds-golden-'));
-});
-afterAll(async () => {
-  await rm(tmp, { recursive: true, force: true });
+  tmp = await makeTempDir('dds-golden-');
 });
 
 describe('golden validation reports (fixtures/validate)', () => {
