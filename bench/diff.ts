@@ -12,7 +12,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import type { Connection } from '../src/api/types.js';
 import { runCli } from '../src/cli/run-cli.js';
@@ -21,6 +20,7 @@ import type { DiffResult } from '../src/diff/types.js';
 import { generateConnections } from '../src/emulator/generate.js';
 import { createSnapshotHeader } from '../src/snapshot/format.js';
 import { writeSnapshot } from '../src/snapshot/write.js';
+import { collect } from './capture.js';
 
 /** What one benchmark reports. */
 export interface DiffBenchResult {
@@ -68,18 +68,6 @@ function isExpected(result: DiffResult, count: number, changed: ReadonlySet<stri
     ) &&
     result.unchanged === count - changed.size
   );
-}
-
-/** A writable that keeps what is written (the command's stdout). */
-function collect(): { stream: Writable; text: () => string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk);
-      done();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
 /** Run the benchmark with `count` connections a side (default 100 000). */

@@ -7,9 +7,9 @@
  * Run by the benchmark: `node dist/bench/export-child.js export --from URL -o FILE --json` with the token
  * in `DDS_SOURCE_TOKEN`.
  */
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { runCli } from '../src/cli/run-cli.js';
+import { collect } from './capture.js';
 
 /** What the child prints (one JSON line on stdout). */
 export interface ExportChildResult {
@@ -25,18 +25,6 @@ export interface ExportChildResult {
   /** The command's stdout and stderr (small: `--json` summary, warnings). */
   readonly stdout: string;
   readonly stderr: string;
-}
-
-/** A writable that keeps what is written. */
-function collect(): { stream: Writable; text: () => string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk);
-      done();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
 /** Run the CLI with `argv` and measure it. */

@@ -8,15 +8,23 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 /**
- * Structural equality of JSON values, verbatim: `"yes"` is not `true`, `"1"` is not `1`, key order
- * does not matter, array order does.
+ * Walk two JSON values in step and compare their leaves with `leafEqual`: same array lengths and
+ * order, same key sets (order free). The one walker behind both equalities below, which differ only
+ * at the leaves and in whether an identical object may be trusted without a walk.
  */
-export function isDeepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+function isStructurallyEqual(
+  a: unknown,
+  b: unknown,
+  leafEqual: (x: unknown, y: unknown) => boolean,
+  trustIdentity: boolean,
+): boolean {
+  if (typeof a !== 'object' || a === null) return leafEqual(a, b);
+  if (typeof b !== 'object' || b === null) return false;
+  if (trustIdentity && a === b) return true;
+  const same = (x: unknown, y: unknown) => isStructurallyEqual(x, y, leafEqual, trustIdentity);
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!isDeepEqual(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
@@ -25,9 +33,17 @@ export function isDeepEqual(a: unknown, b: unknown): boolean {
   const keys = Object.keys(ra);
   if (keys.length !== Object.keys(rb).length) return false;
   for (const k of keys) {
-    if (!Object.hasOwn(rb, k) || !isDeepEqual(ra[k], rb[k])) return false;
+    if (!Object.hasOwn(rb, k) || !same(ra[k], rb[k])) return false;
   }
   return true;
+}
+
+/**
+ * Structural equality of JSON values, verbatim: `"yes"` is not `true`, `"1"` is not `1`, key order
+ * does not matter, array order does.
+ */
+export function isDeepEqual(a: unknown, b: unknown): boolean {
+  return isStructurallyEqual(a, b, (x, y) => x === y, true);
 }
 
 /**
@@ -35,22 +51,7 @@ export function isDeepEqual(a: unknown, b: unknown): boolean {
  * anything (two masks hide two unknown values), and objects are always walked, never trusted by identity.
  */
 export function isKnownEqual(a: unknown, b: unknown): boolean {
-  if (typeof a !== 'object' || a === null) return a === b && a !== MASK;
-  if (typeof b !== 'object' || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!isKnownEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  const keys = Object.keys(ra);
-  if (keys.length !== Object.keys(rb).length) return false;
-  for (const k of keys) {
-    if (!Object.hasOwn(rb, k) || !isKnownEqual(ra[k], rb[k])) return false;
-  }
-  return true;
+  return isStructurallyEqual(a, b, (x, y) => x === y && x !== MASK, false);
 }
 
 /** JSON with object keys in code-unit order at every level: equal values give equal text. */
