@@ -390,8 +390,10 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
       );
       printProblems(ctx, problems);
       if (journal?.fresh) {
-        await journal.close();
+        // Deleted while this run still holds the lock: a run that takes the lock next must not have
+        // its new journal deleted under it.
         await unlink(journal.path).catch(() => undefined);
+        await journal.close();
       }
       throw new PreflightError(
         `Pre-flight refused the import into ${environment.label}; nothing was sent`,

@@ -271,6 +271,18 @@ interface LockInfo {
   readonly startedAt: string;
 }
 
+/** Locks this process holds now, so that a lock with our own pid can be told from a dead namesake's. */
+const heldLocks = new Set<string>();
+
+/** Record `lockPath` as held by this process; the returned function releases it. */
+function holdLock(lockPath: string): () => Promise<void> {
+  heldLocks.add(lockPath);
+  return async () => {
+    heldLocks.delete(lockPath);
+    await unlink(lockPath).catch(() => undefined);
+  };
+}
+
 function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -278,6 +290,53 @@ function isProcessAlive(pid: number): boolean {
   } catch (error) {
     // EPERM: it exists but belongs to someone else, so it is alive.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Replace a lock left by a dead process with ours, without ever removing a live one. Two runs may judge
+ * the same lock stale at once, so the replacement happens under a second lock, `<lock>.takeover`
+ * (created atomically by link, like the lock): only its holder re-reads the lock, deletes it if it is
+ * still the dead holder's, and links its own. Returns true when the lock is now ours; false sends the
+ * caller round again (it will then find the new holder alive and refuse).
+ */
+async function takeOverStaleLock(lockPath: string, ownLockFile: string, dead: LockInfo): Promise<boolean> {
+  const mutex = `${lockPath}.takeover`;
+  try {
+    await link(ownLockFile, mutex);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Another run is taking over. A takeover lock whose process died is removed, so that a crash in
+    // this short step cannot block every later run.
+    const other = await readLockInfo(mutex);
+    if (other !== undefined && other.pid !== process.pid && !isProcessAlive(other.pid)) {
+      await unlink(mutex).catch(() => undefined);
+    }
+    return false;
+  }
+  try {
+    const current = await readLockInfo(lockPath);
+    if (current !== undefined && (current.pid !== dead.pid || current.startedAt !== dead.startedAt)) {
+      return false; // someone took it legitimately meanwhile
+    }
+    await unlink(lockPath).catch(() => undefined);
+    try {
+      await link(ownLockFile, lockPath);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  } finally {
+    await unlink(mutex).catch(() => undefined);
+  }
+}
+
+async function readLockInfo(path: string): Promise<LockInfo | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as LockInfo;
+  } catch {
+    return undefined;
   }
 }
 
@@ -293,9 +352,7 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
     for (let tries = 0; tries < 3; tries++) {
       try {
         await link(tmp, lockPath);
-        return async () => {
-          await unlink(lockPath).catch(() => undefined);
-        };
+        return holdLock(lockPath);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
@@ -307,7 +364,12 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
         holder = undefined;
       }
       const sameHost = holder !== undefined && holder.hostname === hostname();
-      if (holder === undefined || !sameHost || isProcessAlive(holder.pid)) {
+      // Our own pid in a lock this process does not hold is a previous process that had the same pid
+      // (PID 1 in a container is the usual case): dead, whatever kill(pid, 0) says.
+      const alive =
+        holder !== undefined &&
+        (holder.pid === process.pid ? heldLocks.has(lockPath) : isProcessAlive(holder.pid));
+      if (holder === undefined || !sameHost || alive) {
         const who = holder
           ? `process ${holder.pid} on ${holder.hostname} since ${holder.startedAt}`
           : 'another run';
@@ -315,10 +377,7 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
           hint: 'Wait for it to finish; if no such run exists any more, delete the lock file and re-run',
         });
       }
-      // A dead process on this host left the lock: take it over. Moving it aside (rather than deleting)
-      // keeps a second taker from deleting the lock we are about to create.
-      await rename(lockPath, `${lockPath}.stale-${holder.pid}`).catch(() => undefined);
-      await unlink(`${lockPath}.stale-${holder.pid}`).catch(() => undefined);
+      if (await takeOverStaleLock(lockPath, tmp, holder)) return holdLock(lockPath);
     }
     throw new UsageError(`Could not take the journal lock ${lockPath}`, { hint: 'Re-run the command' });
   } finally {
@@ -412,7 +471,8 @@ export async function openJournal(
         const batch = queue;
         queue = [];
         try {
-          await fh.write(batch.map((p) => p.line).join(''));
+          // writeFile writes every byte (write() may stop short on a filling disk); O_APPEND appends.
+          await fh.writeFile(batch.map((p) => p.line).join(''));
           await fh.datasync();
           for (const p of batch) p.resolve();
         } catch (error) {

@@ -339,15 +339,21 @@ describe('import (end to end, against the emulator)', () => {
   it('refuses a concurrent run holding the lock, and takes over a dead one', async () => {
     const journal = join(work, 'journal.jsonl');
     const { hostname } = await import('node:os');
-    await writeFile(
-      `${journal}.lock`,
-      JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: 'now' }),
-    );
-    const locked = await runCli(importArgs('--overrides', overridesPath), { env: env() });
-    expect(locked.exitCode).toBe(2);
-    expect(locked.stderr).toMatch(/Another import is using this journal/);
-    expect(countCreatePosts(target)).toBe(0);
-    const { spawnSync } = await import('node:child_process');
+    const { spawn, spawnSync } = await import('node:child_process');
+    // A live process other than this one holds the lock (our own pid would be a dead namesake's).
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      await writeFile(
+        `${journal}.lock`,
+        JSON.stringify({ pid: holder.pid, hostname: hostname(), startedAt: 'now' }),
+      );
+      const locked = await runCli(importArgs('--overrides', overridesPath), { env: env() });
+      expect(locked.exitCode).toBe(2);
+      expect(locked.stderr).toMatch(/Another import is using this journal/);
+      expect(countCreatePosts(target)).toBe(0);
+    } finally {
+      holder.kill('SIGKILL');
+    }
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     await writeFile(
       `${journal}.lock`,

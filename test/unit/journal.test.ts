@@ -246,4 +246,34 @@ describe('openJournal', () => {
     expect(lock.pid).toBe(process.pid);
     await j.close();
   });
+
+  it('takes over a lock holding our own pid that this process does not hold (a restarted PID 1)', async () => {
+    const path = join(dir, 'j.jsonl');
+    await writeFile(
+      `${path}.lock`,
+      JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: '2020-01-01T00:00:00.000Z' }),
+    );
+    const j = await openJournal(path, binding, { tool: 't' });
+    const lock = JSON.parse(await readFile(`${path}.lock`, 'utf8')) as { startedAt: string };
+    expect(lock.startedAt).not.toBe('2020-01-01T00:00:00.000Z');
+    await expect(openJournal(path, binding, { tool: 't' })).rejects.toThrow(/Another import is using/);
+    await j.close();
+  });
+
+  it('lets exactly one of many concurrent runs take over the same stale lock', async () => {
+    for (let round = 0; round < 20; round++) {
+      const path = join(dir, `race-${round}.jsonl`);
+      const child = spawnSync(process.execPath, ['-e', '0']);
+      await writeFile(
+        `${path}.lock`,
+        JSON.stringify({ pid: child.pid, hostname: hostname(), startedAt: at }),
+      );
+      const opens = await Promise.allSettled(
+        Array.from({ length: 4 }, () => openJournal(path, binding, { tool: 't' })),
+      );
+      const taken = opens.filter((o) => o.status === 'fulfilled');
+      expect(taken).toHaveLength(1);
+      for (const o of taken) await (o as PromiseFulfilledResult<{ close(): Promise<void> }>).value.close();
+    }
+  });
 });
