@@ -139,8 +139,8 @@ export class AuthError extends DdsError {
 }
 
 /**
- * The service answered with an error status. `definite` tells whether the request was certainly not
- * applied (4xx) or may have been (5xx, HTML 502): the importer reconciles the latter.
+ * The service answered with an error status. {@link ApiError.isTransient} tells whether the request was
+ * certainly not applied (4xx: false) or may have been (5xx, HTML 502: true): the importer reconciles the latter.
  */
 export class ApiError extends DdsError {
   readonly code = 'E_API';

@@ -118,7 +118,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     streams.push({ level, stream: createHumanStream(options.stderr ?? process.stderr) });
   }
   let file: WriteStream | undefined;
-  let fileLevel: LogLevel = level === 'silent' || levelValue(level) > levelValue('debug') ? 'debug' : level;
+  // The file gets debug, or trace when asked: it is the record of a run a user sends in.
+  const fileLevel = level === 'trace' ? 'trace' : 'debug';
   if (options.file) {
     // Opened synchronously so that a bad path is one usage error here, not an unhandled 'error' event later.
     let fd: number;
@@ -134,10 +135,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       });
     }
     file = createWriteStream(options.file, { fd });
-    if (level === 'trace') fileLevel = 'trace';
     streams.push({ level: fileLevel, stream: file });
   }
-  const minLevel = streams.length === 0 ? 'silent' : options.file ? lowerOf(level, fileLevel) : level;
+  const minLevel = streams.length === 0 ? 'silent' : file ? fileLevel : level;
   const inner = pino(
     {
       level: minLevel,
@@ -152,14 +152,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     ),
   );
   return new PinoLogger(inner, file);
-}
-
-function levelValue(level: LogLevel): number {
-  return level === 'silent' ? Number.POSITIVE_INFINITY : (pino.levels.values[level] ?? 30);
-}
-
-function lowerOf(a: LogLevel, b: LogLevel): LogLevel {
-  return levelValue(a) <= levelValue(b) ? a : b;
 }
 
 /** A logger that drops everything (unit tests, pure code paths that take an optional logger). */

@@ -1,13 +1,17 @@
 /** Security cases (spec 4.4 to 4.6). */
 import type { HttpClient } from './http.js';
-import { checkPageSize, encodeFilter, type Page, pageThrough, readCount, unexpectedShape } from './paging.js';
+import {
+  checkPageSize,
+  encodeFilter,
+  isRecord,
+  type Page,
+  pageThrough,
+  readCount,
+  unexpectedShape,
+} from './paging.js';
 import type { BulkCaseUpdate, ListOptions, SecurityCase } from './types.js';
 
 const LIST_PATH = '/actionable-insights/all-cases';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Read a cases page: `data.cases` (which an empty result may omit), `data` as an array, or a top-level

@@ -3,16 +3,20 @@ import type { Readable } from 'node:stream';
 import StreamArray from 'stream-json/streamers/StreamArray.js';
 import { ApiError, isDdsError } from '../errors.js';
 import type { HttpClient } from './http.js';
-import { checkPageSize, encodeFilter, type Page, pageThrough, readCount, unexpectedShape } from './paging.js';
+import {
+  checkPageSize,
+  encodeFilter,
+  isRecord,
+  type Page,
+  pageThrough,
+  readCount,
+  unexpectedShape,
+} from './paging.js';
 import type { Connection, CreatedConnection, ListOptions } from './types.js';
 
 const LIST_PATH = '/ds-connections';
 const EXPORT_PATH = '/ds-connections/file-download/export';
 const CREATE_PATH = '/ds_connections';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Read a connections page: `data.ds_connections` (the spec), or `data` as the array itself (the spec

@@ -791,20 +791,19 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     });
   }
 
+  /** The Authorization value of the current token (read per attempt: an exchange may replace it). */
+  const currentAuthorization = (): string | undefined =>
+    token === undefined ? undefined : authorization(token);
+
   return {
     environment,
     async request<T = unknown>(request: HttpRequest): Promise<T> {
       await ensureToken(combineSignals([request.signal, options.signal]));
-      return send<T>(request, 'json', () => (token === undefined ? undefined : authorization(token)), true);
+      return send<T>(request, 'json', currentAuthorization, true);
     },
     async requestStream(request: HttpRequest): Promise<NodeJS.ReadableStream> {
       await ensureToken(combineSignals([request.signal, options.signal]));
-      return send<NodeJS.ReadableStream>(
-        request,
-        'stream',
-        () => (token === undefined ? undefined : authorization(token)),
-        true,
-      );
+      return send<NodeJS.ReadableStream>(request, 'stream', currentAuthorization, true);
     },
     close() {
       httpAgent.destroy();

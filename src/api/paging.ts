@@ -2,7 +2,8 @@
  * Paging shared by the list endpoints (connections, cases): ask for `limit` items from `skip`, and
  * keep going until the service's `totalCount` is reached, or (without a total) until a page is
  * shorter than one already seen or empty. A service may clamp `limit` (ask 1000, get 100), so a page
- * shorter than asked proves nothing on its own.
+ * shorter than asked proves nothing on its own. Also the helpers every endpoint's answer reader shares
+ * (`isRecord`, `readCount`, `unexpectedShape`).
  */
 import { ApiError } from '../errors.js';
 import type { HttpClient } from './http.js';
@@ -77,6 +78,11 @@ export async function* pageThrough<T>(client: HttpClient, endpoint: PagedEndpoin
     }
     largestPage = Math.max(largestPage, count);
   }
+}
+
+/** A JSON object (not an array, not null): what every reader of an answer looks into. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The error for a body of an unexpected shape (a different API version, a proxy): reported as a 502. */

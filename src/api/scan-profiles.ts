@@ -1,11 +1,7 @@
 /** Scan profiles (spec 4.2, 4.3). */
 import type { HttpClient } from './http.js';
-import { unexpectedShape } from './paging.js';
+import { isRecord, unexpectedShape } from './paging.js';
 import type { ScanProfile } from './types.js';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The profile in an answer: the body itself, or `data`, `data.scanProfile`, `scanProfile`. */
 function readProfile(body: unknown, path: string, fallback?: Record<string, unknown>): ScanProfile {

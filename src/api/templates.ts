@@ -1,12 +1,8 @@
 /** Connector templates (api-notes: `GET /ds-connections-types/template/{type}`). */
 import { ApiError } from '../errors.js';
 import type { HttpClient } from './http.js';
-import { unexpectedShape } from './paging.js';
+import { isRecord, unexpectedShape } from './paging.js';
 import type { ConnectorTemplate } from './types.js';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Read a template out of an answer: the template itself (`{name, fields}`, as real deployments send

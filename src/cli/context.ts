@@ -22,6 +22,7 @@ export interface CliIo {
 
 /** Options every command accepts. */
 export interface GlobalOptions {
+  /** `--config` as given (loadConfig falls back to `$DDS_MIGRATE_CONFIG`, then the default file). */
   readonly config: string | undefined;
   readonly logLevel: LogLevel;
   readonly logFile: string | undefined;

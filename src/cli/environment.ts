@@ -18,6 +18,7 @@ import {
   loadConfig,
   type ResolvedEnvironment,
   resolveEnvironment,
+  TOKEN_VARIABLES,
 } from '../config.js';
 import { UsageError } from '../errors.js';
 import type { ParsedArgs } from './command.js';
@@ -62,7 +63,7 @@ export function withEnvironmentOptions(yargs: Argv, sides: readonly EnvironmentS
         type: 'string',
         requiresArg: true,
         describe: `Read the token of --${side} from this file (instead of ${
-          side === 'env' ? 'DDS_TOKEN' : side === 'from' ? 'DDS_SOURCE_TOKEN' : 'DDS_TARGET_TOKEN'
+          TOKEN_VARIABLES[ROLE_OF[side]][0]
         } or tokenEnv)`,
       });
   }

@@ -27,7 +27,8 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
   const envLevel = io.env.DDS_MIGRATE_LOG_LEVEL;
   const level = (args.logLevel as LogLevel | undefined) ?? (envLevel as LogLevel | undefined) ?? 'warn';
   return {
-    config: (args.config as string | undefined) ?? io.env.DDS_MIGRATE_CONFIG,
+    // `$DDS_MIGRATE_CONFIG` is loadConfig's fallback, not repeated here.
+    config: args.config as string | undefined,
     logLevel: LOG_LEVELS.includes(level) ? level : 'warn',
     // Relative to the run's working directory, like every other path option.
     logFile: typeof args.logFile === 'string' ? resolve(io.cwd, args.logFile) : undefined,

@@ -4,10 +4,10 @@
  * contract's code, and leaves no file behind. Global options behave the same across commands.
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { findClosedPort } from '../helpers/closed-port.js';
 import { type CliRun, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -15,16 +15,6 @@ const PROD = join(process.cwd(), 'fixtures/environments/prod.json');
 let emu: RunningEmulator;
 let dir: string;
 let env: Record<string, string>;
-
-/** A port on 127.0.0.1 that nothing listens on (bound, then released). */
-async function findClosedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The run printed exactly one line on stderr, an `error: ` line, and no stack trace. */
 function expectOneErrorLine(run: CliRun): string {

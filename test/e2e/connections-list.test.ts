@@ -1,25 +1,15 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '../../src/api/http.js';
 import { generateConnections, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { findClosedPort } from '../helpers/closed-port.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const COUNT = 257;
 const seedConnections = generateConnections(COUNT, { seed: 7 });
 let emu: RunningEmulator;
-
-/** A port on 127.0.0.1 that nothing listens on (bound, then released). */
-async function findClosedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function parseLines(stdout: string): Record<string, unknown>[] {
   return stdout

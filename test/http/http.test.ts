@@ -6,6 +6,7 @@ import {
   createRetryBudget,
   DEFAULT_RETRY_POLICY,
   extractServiceMessage,
+  type HttpClient,
   parseRetryAfter,
 } from '../../src/api/http.js';
 import { ApiError, AuthError, InterruptedError, UnavailableError } from '../../src/errors.js';
@@ -17,13 +18,17 @@ afterEach(() => {
 
 const LIST = '/api/v1/ds-connections';
 
+/** The safe GET most tests send (nock answers it on {@link LIST}). */
+const getList = (client: HttpClient) =>
+  client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' });
+
 describe('authorization header', () => {
   it('sends Bearer <token> by default', async () => {
     const scope = nock(BASE, { reqheaders: { authorization: `Bearer ${TOKEN}` } })
       .get(LIST)
       .reply(200, { ok: 1 });
     const { client } = makeClient();
-    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
+    await expect(getList(client)).resolves.toEqual({
       ok: 1,
     });
     scope.done();
@@ -34,7 +39,7 @@ describe('authorization header', () => {
       .get(LIST)
       .reply(200, { ok: 2 });
     const { client } = makeClient({ authScheme: 'raw' });
-    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
+    await expect(getList(client)).resolves.toEqual({
       ok: 2,
     });
     scope.done();
@@ -56,7 +61,7 @@ describe('bodies are parsed by content', () => {
   it('parses JSON labelled text/html', async () => {
     nock(BASE).get(LIST).reply(200, '{"data":{"ds_connections":[]}}', { 'Content-Type': 'text/html' });
     const { client } = makeClient();
-    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
+    await expect(getList(client)).resolves.toEqual({
       data: { ds_connections: [] },
     });
   });
@@ -68,7 +73,7 @@ describe('bodies are parsed by content', () => {
       .get(LIST)
       .reply(200, { fine: true });
     const { client, sleeps } = makeClient();
-    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
+    await expect(getList(client)).resolves.toEqual({
       fine: true,
     });
     expect(sleeps).toHaveLength(1);
@@ -92,9 +97,7 @@ describe('bodies are parsed by content', () => {
   it('treats success:false at HTTP 200 as an error and does not retry it', async () => {
     const scope = nock(BASE).get(LIST).reply(200, { success: false, message: 'filter is invalid' });
     const { client, sleeps } = makeClient();
-    const error = await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    );
+    const error = await rejectionOf(getList(client));
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).http.serviceMessage).toBe('filter is invalid');
     expect(sleeps).toEqual([]);
@@ -104,9 +107,7 @@ describe('bodies are parsed by content', () => {
   it('treats status:"error" at HTTP 200 as an error with the body statusCode', async () => {
     nock(BASE).get(LIST).reply(200, { status: 'error', statusCode: 400, message: 'bad sort' });
     const { client } = makeClient();
-    const error = (await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    )) as ApiError;
+    const error = (await rejectionOf(getList(client))) as ApiError;
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(400);
     expect(error.message).toBe('GET /api/v1/ds-connections -> 400: bad sort');
@@ -135,9 +136,7 @@ describe('error rows of spec section 7', () => {
   it('401 plain text: AuthError (exit 4), not retried', async () => {
     const scope = nock(BASE).get(LIST).reply(401, 'Unauthorized');
     const { client } = makeClient();
-    const error = (await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    )) as AuthError;
+    const error = (await rejectionOf(getList(client))) as AuthError;
     expect(error).toBeInstanceOf(AuthError);
     expect(error.exitCode).toBe(4);
     expect(error.http?.status).toBe(401);
@@ -147,9 +146,7 @@ describe('error rows of spec section 7', () => {
   it('401 empty body: AuthError', async () => {
     nock(BASE).get(LIST).reply(401);
     const { client } = makeClient();
-    await expect(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    ).rejects.toBeInstanceOf(AuthError);
+    await expect(getList(client)).rejects.toBeInstanceOf(AuthError);
   });
 
   it('404 {error}: ApiError 404, not retried', async () => {
@@ -170,9 +167,7 @@ describe('error rows of spec section 7', () => {
       .times(DEFAULT_RETRY_POLICY.retries + 1)
       .reply(500, body);
     const { client, sleeps } = makeClient();
-    const error = (await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    )) as UnavailableError;
+    const error = (await rejectionOf(getList(client))) as UnavailableError;
     expect(error).toBeInstanceOf(UnavailableError);
     expect(error.exitCode).toBe(5);
     expect(error.http?.status).toBe(500);
@@ -185,7 +180,7 @@ describe('error rows of spec section 7', () => {
   it('500 then 200: a safe request succeeds after one retry', async () => {
     nock(BASE).get(LIST).reply(500, { message: 'x' }).get(LIST).reply(200, { ok: true });
     const { client, sleeps } = makeClient();
-    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
+    await expect(getList(client)).resolves.toEqual({
       ok: true,
     });
     expect(sleeps).toEqual([125]);
@@ -194,7 +189,7 @@ describe('error rows of spec section 7', () => {
   it.each([408, 429, 502, 503, 504])('%i is retried for a safe request', async (status) => {
     nock(BASE).get(LIST).reply(status, { message: 'busy' }).get(LIST).reply(200, { ok: status });
     const { client } = makeClient();
-    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
+    await expect(getList(client)).resolves.toEqual({
       ok: status,
     });
   });
@@ -202,9 +197,7 @@ describe('error rows of spec section 7', () => {
   it.each([400, 403, 404, 409, 422, 501])('%i is not retried', async (status) => {
     const scope = nock(BASE).get(LIST).reply(status, { error: 'no' });
     const { client, sleeps } = makeClient();
-    await expect(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    ).rejects.toBeInstanceOf(ApiError);
+    await expect(getList(client)).rejects.toBeInstanceOf(ApiError);
     expect(sleeps).toEqual([]);
     scope.done();
   });
@@ -227,7 +220,7 @@ describe('retry policy', () => {
       .get(LIST)
       .reply(200, {});
     const { client, sleeps } = makeClient({}, { onRateLimited });
-    await client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' });
+    await getList(client);
     expect(sleeps).toEqual([3000]);
     expect(onRateLimited).toHaveBeenCalledWith(3000);
   });
@@ -240,7 +233,7 @@ describe('retry policy', () => {
       const at = new Date(Date.now() + 20_000).toUTCString();
       nock(BASE).get(LIST).reply(503, {}, { 'Retry-After': at }).get(LIST).reply(200, {});
       const { client, sleeps } = makeClient();
-      await client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' });
+      await getList(client);
       expect(sleeps).toEqual([20_000]);
     } finally {
       vi.useRealTimers();
@@ -250,7 +243,7 @@ describe('retry policy', () => {
   it('caps a long Retry-After', async () => {
     nock(BASE).get(LIST).reply(429, {}, { 'Retry-After': '86400' }).get(LIST).reply(200, {});
     const { client, sleeps } = makeClient({}, { retryPolicy: { maxRetryAfterMs: 7_000 } });
-    await client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' });
+    await getList(client);
     expect(sleeps).toEqual([7_000]);
   });
 
@@ -269,9 +262,7 @@ describe('retry policy', () => {
     nock(BASE).get(LIST).times(3).reply(503, { message: 'down' });
     nock(BASE).get('/api/v1/other').reply(503, { message: 'down' });
     const { client, sleeps } = makeClient({}, { retryBudget: budget });
-    const first = (await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    )) as UnavailableError;
+    const first = (await rejectionOf(getList(client))) as UnavailableError;
     expect(first).toBeInstanceOf(UnavailableError);
     expect(first.message).toContain('retry budget');
     expect(sleeps).toHaveLength(2);
@@ -318,7 +309,7 @@ describe('retry policy', () => {
       .get(LIST)
       .reply(200, { ok: 1 });
     const { client, sleeps } = makeClient();
-    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
+    await expect(getList(client)).resolves.toEqual({
       ok: 1,
     });
     expect(sleeps).toEqual([125, 250]);
@@ -330,9 +321,7 @@ describe('retry policy', () => {
       .times(10)
       .replyWithError(networkError('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.1:443'));
     const { client, sleeps } = makeClient();
-    const error = (await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    )) as UnavailableError;
+    const error = (await rejectionOf(getList(client))) as UnavailableError;
     expect(error).toBeInstanceOf(UnavailableError);
     expect(error.exitCode).toBe(5);
     expect(error.networkCode).toBe('ECONNREFUSED');
@@ -369,10 +358,7 @@ describe('user-token exchange', () => {
       .matchHeader('authorization', 'Bearer session-1-abcdef')
       .reply(200, { ok: true });
     const { client } = makeClient({ token: undefined, refreshToken: USER });
-    await Promise.all([
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    ]);
+    await Promise.all([getList(client), getList(client)]);
     scope.done();
   });
 
@@ -387,7 +373,7 @@ describe('user-token exchange', () => {
       .matchHeader('authorization', 'Bearer session-2-abcdef')
       .reply(200, { ok: 'again' });
     const { client } = makeClient({ token: 'expired-token', refreshToken: USER });
-    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
+    await expect(getList(client)).resolves.toEqual({
       ok: 'again',
     });
     scope.done();
@@ -400,9 +386,7 @@ describe('user-token exchange', () => {
       .reply(200, { success: true, systemToken: 'session-3-abcdef' });
     nock(BASE).get(LIST).times(3).reply(401);
     const { client } = makeClient({ token: undefined, refreshToken: USER });
-    const error = await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    );
+    const error = await rejectionOf(getList(client));
     expect(error).toBeInstanceOf(AuthError);
     expect(exchange.isDone()).toBe(true);
     expect(nock.pendingMocks()).toHaveLength(1);
@@ -413,9 +397,7 @@ describe('user-token exchange', () => {
       .get('/api/v1/refresh-access-token')
       .reply(200, { success: false, message: 'Invalid refresh token' });
     const { client } = makeClient({ token: undefined, refreshToken: USER });
-    const error = (await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    )) as AuthError;
+    const error = (await rejectionOf(getList(client))) as AuthError;
     expect(error).toBeInstanceOf(AuthError);
     expect(error.exitCode).toBe(4);
     expect(error.message).toContain('Invalid refresh token');
@@ -427,9 +409,7 @@ describe('user-token exchange', () => {
       .get('/api/v1/refresh-access-token')
       .reply(200, { success: true, systemToken: 'x1234' });
     const { client } = makeClient();
-    await expect(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    ).rejects.toBeInstanceOf(AuthError);
+    await expect(getList(client)).rejects.toBeInstanceOf(AuthError);
     scope.done();
     expect(spare.isDone()).toBe(false);
   });
@@ -462,9 +442,7 @@ describe('abort and hygiene', () => {
         },
       },
     );
-    await expect(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    ).rejects.toBeInstanceOf(InterruptedError);
+    await expect(getList(client)).rejects.toBeInstanceOf(InterruptedError);
   });
 
   it('percent-encodes a JSON filter in the query string', async () => {
@@ -482,9 +460,7 @@ describe('abort and hygiene', () => {
     nock(BASE).get(LIST).reply(500, { message: 'boom' });
     nock(BASE).get(LIST).replyWithError(networkError('ECONNRESET', 'socket hang up'));
     const { client } = makeClient({}, { retryPolicy: { retries: 1 } });
-    const error = (await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
-    )) as Error;
+    const error = (await rejectionOf(getList(client))) as Error;
     const text = `${inspect(error, { depth: 20, showHidden: true })} ${JSON.stringify(error.cause)}`;
     expect(text).not.toContain(TOKEN);
     expect(text.toLowerCase()).not.toContain('authorization');
