@@ -23,6 +23,7 @@ import { readSnapshotEntries } from '../snapshot/read.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { getConfig, openEnvironment, withEnvironmentOptions } from './environment.js';
+import { readStringOption } from './options.js';
 import { assertFormatFitsJson } from './render.js';
 
 /** Output formats of `diff`. */
@@ -227,12 +228,9 @@ export const diffCommand: CommandSpec = {
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
     const from = classifySide(String(args.from ?? ''), 'from', config, ctx.io.cwd);
     const to = classifySide(String(args.to ?? ''), 'to', config, ctx.io.cwd);
-    const schemas = args.schemas;
-    if (schemas !== undefined && (typeof schemas !== 'string' || schemas.trim() === '')) {
-      throw new UsageError(`Expected --schemas to be a folder, got ${JSON.stringify(schemas)}`);
-    }
+    const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
     const catalog = await loadShippedCatalog(
-      typeof schemas === 'string' ? resolve(ctx.io.cwd, schemas) : undefined,
+      schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
     );
 
     const [fromSide, toSide] = await readBothSides({ from, to }, args, ctx);

@@ -17,6 +17,7 @@ import picomatch from 'picomatch';
 import { exportConnections, listConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import type { Connection, FilterClause } from '../api/types.js';
+import { compareNames } from '../connections/match.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { findMaskedPaths } from '../schema/catalog.js';
 import { createSnapshotHeader, type SnapshotSelection } from '../snapshot/format.js';
@@ -25,7 +26,7 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
-import { parseListOption } from './options.js';
+import { parseListOption, readStringOption } from './options.js';
 
 /** Ids per export request when exporting a selection. */
 export const EXPORT_ID_BATCH = 200;
@@ -42,10 +43,7 @@ export interface ExportRequest {
 export function readExportRequest(args: ParsedArgs): ExportRequest {
   const ids = parseListOption(args.ids, '--ids');
   const types = parseListOption(args.type, '--type');
-  const name = args.name;
-  if (name !== undefined && (typeof name !== 'string' || name.trim() === '')) {
-    throw new UsageError(`Expected --name to be a glob such as 'finance-*', got ${JSON.stringify(name)}`);
-  }
+  const nameGlob = readStringOption(args, 'name', 'name', "a glob such as 'finance-*'");
   const file = args.o ?? args.output;
   const outDir = args.outDir;
   for (const [flag, value] of [
@@ -62,7 +60,7 @@ export function readExportRequest(args: ParsedArgs): ExportRequest {
   return {
     ids,
     types,
-    nameGlob: typeof name === 'string' ? name : undefined,
+    nameGlob,
     output: typeof file === 'string' ? { file } : { outDir: outDir as string },
   };
 }
@@ -135,7 +133,6 @@ export const exportCommand: CommandSpec = {
         types: request.types ?? null,
         name: request.nameGlob ?? null,
       };
-      // Imported here, not at the top: run-cli.ts imports the command list, which imports this file.
       const header = createSnapshotHeader({
         tool: `${TOOL_NAME} ${TOOL_VERSION}`,
         source: { url: environment.url, environment: envName },
@@ -241,7 +238,7 @@ async function* exportByIds(
 }
 
 function sortRecord(record: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(record).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+  return Object.fromEntries(Object.entries(record).sort((a, b) => compareNames(a[0], b[0])));
 }
 
 function printSummary(summary: ExportSummary, label: string, ctx: CliContext): void {

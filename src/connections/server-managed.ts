@@ -3,6 +3,8 @@
  * ignored by diff. One list, so that `diff` and `import` agree on what a connection "is".
  */
 
+import { assignOwn } from '../own-property.js';
+
 const EXACT = new Set([
   '_id',
   'id',
@@ -25,7 +27,7 @@ export function isServerManagedField(field: string): boolean {
 export function stripServerManaged<T extends Record<string, unknown>>(entry: T): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(entry)) {
-    if (!isServerManagedField(key)) out[key] = value;
+    if (!isServerManagedField(key)) assignOwn(out, key, value);
   }
   return out;
 }

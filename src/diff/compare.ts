@@ -56,7 +56,7 @@ export function diffConnections(
  *
  * @throws UsageError naming the bad rule.
  */
-export function parseIgnoreRules(texts: readonly string[]): IgnoreRule[] {
+function parseIgnoreRules(texts: readonly string[]): IgnoreRule[] {
   return texts.map((text) => {
     const parsed = parseIgnoreRule(text);
     if (!parsed.ok) throw new UsageError(`Expected --ignore-field to be ${parsed.problem}`);

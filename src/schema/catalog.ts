@@ -17,8 +17,6 @@ import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
 import { convertTemplate, createConnectionSchema } from './template-schema.js';
 
-export { templateToSchema } from './template-schema.js';
-
 /** What kind of problem a {@link ValidationProblem} is. */
 export type ValidationProblemKind = 'schema' | 'masked-secret' | 'unknown-type';
 

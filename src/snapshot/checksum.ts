@@ -39,8 +39,3 @@ export function hashEntryLines(lines: Iterable<string>): string {
   for (const line of lines) hasher.addLine(line);
   return hasher.digest();
 }
-
-/** True when `value` looks like a sha256 as written in a trailer (64 lower-case hex digits). */
-export function isSha256Hex(value: unknown): value is string {
-  return typeof value === 'string' && /^[0-9a-f]{64}$/.test(value);
-}

@@ -402,9 +402,6 @@ class SnapshotParser {
   }
 }
 
-/** The JSON.parse message without the excerpt of the line (kept here for existing importers of it). */
-export { describeJsonError };
-
 /** The header with every field in place (an older version may omit a `null` selection field). */
 function normalizeHeader(h: Record<string, unknown>): SnapshotHeader {
   const source = h.source as { url: string; environment: string };

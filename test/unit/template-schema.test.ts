@@ -12,9 +12,8 @@ import {
   loadCatalogFromEnvironment,
   loadShippedCatalog,
   shippedTemplatesDir,
-  templateToSchema,
 } from '../../src/schema/catalog.js';
-import { looseEnum } from '../../src/schema/template-schema.js';
+import { looseEnum, templateToSchema } from '../../src/schema/template-schema.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 /** The emulator's templates, seen through the client's (index-signature) type. */
