@@ -17,10 +17,9 @@ import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js
 import {
   defaultJournalPath,
   type JournalEntryState,
-  type JournalReplay,
   normaliseTargetUrl,
   openJournal,
-  replayJournal,
+  peekJournal,
 } from '../importer/journal.js';
 import {
   buildIdMap,
@@ -29,7 +28,7 @@ import {
   formatSummary,
   type ReportLine,
   serializeReport,
-  writeFileAtomic,
+  writeScrubbedFile,
 } from '../importer/outputs.js';
 import {
   applyOverrides,
@@ -181,12 +180,14 @@ function preflightHint(problems: readonly Problem[]): string {
     : 'Fix the problems listed above and re-run (--dry-run shows the plan)';
 }
 
-function printProblems(ctx: CliContext, problems: readonly Problem[]): void {
-  for (const p of problems) ctx.io.stderr.write(`  - ${formatProblemScrubbed(p)}\n`);
-}
-
-function formatProblemScrubbed(p: Problem): string {
-  return scrub(formatProblem(p));
+/** The pre-flight's problems on stderr, scrubbed, under a heading given `N problem(s)`. */
+function printProblems(
+  ctx: CliContext,
+  problems: readonly Problem[],
+  heading: (count: string) => string,
+): void {
+  ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
+  for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
 }
 
 async function writeOutputs(
@@ -195,11 +196,11 @@ async function writeOutputs(
   ctx: CliContext,
 ): Promise<void> {
   if (options.report) {
-    await writeFileAtomic(options.report, serializeReport(report));
+    await writeScrubbedFile(options.report, serializeReport(report));
     ctx.out.info(`Report: ${options.report}`);
   }
   if (options.idMap) {
-    await writeFileAtomic(options.idMap, `${JSON.stringify(buildIdMap(report), null, 2)}\n`);
+    await writeScrubbedFile(options.idMap, `${JSON.stringify(buildIdMap(report), null, 2)}\n`);
     ctx.out.info(`Id map: ${options.idMap}`);
   }
 }
@@ -231,31 +232,6 @@ function createProgress(ctx: CliContext, total: number) {
       bar.stop();
     },
   };
-}
-
-/** Read the journal without locking or writing (dry run). */
-async function peekJournal(
-  path: string,
-  binding: { snapshotSha256: string; targetUrl: string },
-): Promise<JournalReplay | undefined> {
-  const { readFile } = await import('node:fs/promises');
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const replay = replayJournal(text, path);
-  if (
-    replay.begin &&
-    (replay.begin.snapshotSha256 !== binding.snapshotSha256 ||
-      normaliseTargetUrl(replay.begin.targetUrl) !== normaliseTargetUrl(binding.targetUrl))
-  ) {
-    throw new UsageError(`The journal ${path} belongs to another snapshot or target`, {
-      hint: 'Pass --journal with another file',
-    });
-  }
-  return replay;
 }
 
 function planJson(plan: ImportPlan) {
@@ -375,20 +351,16 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
         ctx.out.result(`Total: ${counts || 'nothing to do'}`);
       }
       if (problems.length > 0) {
-        ctx.io.stderr.write(`Pre-flight would refuse this import (${problems.length} problems):\n`);
-        printProblems(ctx, problems);
+        printProblems(ctx, problems, (count) => `Pre-flight would refuse this import (${count}):`);
         return ExitCode.validation;
       }
       return ExitCode.ok;
     }
 
     if (problems.length > 0) {
-      if (options.report) await writeFileAtomic(options.report, serializeReport(buildReport(plan, [])));
+      if (options.report) await writeScrubbedFile(options.report, serializeReport(buildReport(plan, [])));
       if (ctx.globals.json) ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems });
-      ctx.io.stderr.write(
-        `Pre-flight found ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n`,
-      );
-      printProblems(ctx, problems);
+      printProblems(ctx, problems, (count) => `Pre-flight found ${count}:`);
       if (journal?.fresh) {
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
         // its new journal deleted under it.

@@ -15,7 +15,7 @@
  * statuses and (scrubbed) service messages only.
  */
 import { constants as fsConstants } from 'node:fs';
-import { type FileHandle, link, open, readFile, rename, truncate, unlink, writeFile } from 'node:fs/promises';
+import { type FileHandle, link, open, readFile, truncate, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { FileWriteError, InputFileError, UsageError } from '../errors.js';
 import { scrub } from '../secrets.js';
@@ -414,6 +414,47 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
+/** Refuse a journal whose `begin` binds it to another snapshot or target (exit 2, nothing sent). */
+function checkBinding(path: string, begin: BeginRecord | undefined, binding: JournalBinding): void {
+  if (begin === undefined) return;
+  if (begin.snapshotSha256 !== binding.snapshotSha256) {
+    throw new InputFileError(
+      path,
+      1,
+      `this journal belongs to another snapshot (sha256 ${begin.snapshotSha256.slice(0, 12)}..., this one is ${binding.snapshotSha256.slice(0, 12)}...)`,
+      {
+        hint: 'Pass --journal with a new file for this snapshot, or re-run with the snapshot the journal was started with',
+      },
+    );
+  }
+  if (normaliseTargetUrl(begin.targetUrl) !== normaliseTargetUrl(binding.targetUrl)) {
+    throw new InputFileError(
+      path,
+      1,
+      `this journal belongs to another target (${begin.targetUrl}, this run targets ${binding.targetUrl})`,
+      {
+        hint: 'Pass --journal with a new file for this target, or re-run against the target the journal was started with',
+      },
+    );
+  }
+}
+
+/**
+ * Read the journal at `path` without locking or writing (a dry run): undefined when it cannot be read
+ * (none yet); refused like {@link openJournal} when bound to another snapshot or target.
+ */
+export async function peekJournal(path: string, binding: JournalBinding): Promise<JournalReplay | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const replay = replayJournal(text, path);
+  checkBinding(path, replay.begin, binding);
+  return replay;
+}
+
 /**
  * Open (or begin) the journal at `path` for `binding`: take the lock, replay, truncate a torn tail,
  * refuse a journal bound to another snapshot or target (exit 2), and append `begin` or `resume`.
@@ -437,28 +478,7 @@ export async function openJournal(
       await truncate(path, replay.validBytes);
     }
     const begin = replay.begin;
-    if (begin !== undefined) {
-      if (begin.snapshotSha256 !== binding.snapshotSha256) {
-        throw new InputFileError(
-          path,
-          1,
-          `this journal belongs to another snapshot (sha256 ${begin.snapshotSha256.slice(0, 12)}..., this one is ${binding.snapshotSha256.slice(0, 12)}...)`,
-          {
-            hint: 'Pass --journal with a new file for this snapshot, or re-run with the snapshot the journal was started with',
-          },
-        );
-      }
-      if (normaliseTargetUrl(begin.targetUrl) !== normaliseTargetUrl(binding.targetUrl)) {
-        throw new InputFileError(
-          path,
-          1,
-          `this journal belongs to another target (${begin.targetUrl}, this run targets ${binding.targetUrl})`,
-          {
-            hint: 'Pass --journal with a new file for this target, or re-run against the target the journal was started with',
-          },
-        );
-      }
-    }
+    checkBinding(path, begin, binding);
     handle = await open(path, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT, 0o600);
     const fh = handle;
     const now = options.now ?? (() => new Date());

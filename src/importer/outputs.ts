@@ -5,7 +5,7 @@
  * credential value: names, ids, HTTP statuses and scrubbed service messages only.
  */
 import type { Problem } from '../errors.js';
-import { writeFileAtomic as writeAtomic } from '../files.js';
+import { writeFileAtomic } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { ImportPlan, PlanStep } from './plan.js';
 import type { EntryOutcome } from './run.js';
@@ -183,11 +183,11 @@ export function formatSummary(report: readonly ReportLine[], targetLabel: string
 }
 
 /**
- * Write a report or id map atomically, mode 0600 ({@link writeAtomic}), scrubbed first: a failure's
+ * Write a report or id map atomically, mode 0600 ({@link writeFileAtomic}), scrubbed first: a failure's
  * message may quote the service, and the service may have echoed a secret.
  */
-export function writeFileAtomic(path: string, content: string): Promise<void> {
-  return writeAtomic(path, scrub(content));
+export function writeScrubbedFile(path: string, content: string): Promise<void> {
+  return writeFileAtomic(path, scrub(content));
 }
 
 /** `--report`: one JSON line per entry. */

@@ -3,19 +3,15 @@
  * and one line saying to re-run; once the service is healthy, the same command finishes the job, each
  * connection created exactly once.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/api/types.js';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { replayJournal } from '../../src/importer/journal.js';
-import { fixturesDir } from '../../src/paths.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
-import { buildSecretOverrides, countCreatePosts, writeSnapshotFromEmulator } from './import.helpers.js';
-
-const PROD = join(fixturesDir(), 'environments', 'prod.json');
+import { countCreatePosts, prepareImportSource } from './import.helpers.js';
 
 describe('import: retry budget spent (exit 5), then resumed by the same command', () => {
   let source: RunningEmulator;
@@ -26,17 +22,8 @@ describe('import: retry budget spent (exit 5), then resumed by the same command'
   let secretEnv: Record<string, string>;
 
   beforeAll(async () => {
-    source = await startEmulator({ data: PROD });
-    dir = await makeTempDir('import-exhausted-');
-    snapshot = join(dir, 'prod.snapshot.jsonl');
-    entries = await writeSnapshotFromEmulator(source, snapshot);
-    const { overrides, env } = buildSecretOverrides(
-      entries,
-      (name, field) => source.store.getConnection(name)?.[field],
-    );
-    overridesPath = join(dir, 'overrides.json');
-    await writeFile(overridesPath, JSON.stringify(overrides));
-    secretEnv = env;
+    ({ source, dir, snapshot, entries, overridesPath, secretEnv } =
+      await prepareImportSource('import-exhausted-'));
   });
   afterAll(async () => {
     await source.close();

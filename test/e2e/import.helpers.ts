@@ -4,8 +4,10 @@
  * from environment variables.
  */
 import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Connection } from '../../src/api/types.js';
-import type { RunningEmulator } from '../../src/emulator/index.js';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { fixturesDir } from '../../src/paths.js';
 import { MASK } from '../../src/secrets.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import {
@@ -14,6 +16,41 @@ import {
   serializeHeaderLine,
   serializeTrailerLine,
 } from '../../src/snapshot/format.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+/** What {@link prepareImportSource} sets up. */
+export interface ImportSource {
+  /** The source emulator, holding the prod fixture (the caller closes it). */
+  readonly source: RunningEmulator;
+  /** A new temporary folder holding the two files below. */
+  readonly dir: string;
+  readonly snapshot: string;
+  readonly entries: Connection[];
+  /** Overrides supplying every masked secret from a variable of `secretEnv`, plus `extra`. */
+  readonly overridesPath: string;
+  readonly secretEnv: Record<string, string>;
+}
+
+/**
+ * The shared setup of the import end-to-end tests: a source emulator with the prod fixture, its
+ * snapshot in a new temporary folder (`tempPrefix`), and an overrides file next to it.
+ */
+export async function prepareImportSource(
+  tempPrefix: string,
+  extra: Readonly<Record<string, unknown>> = {},
+): Promise<ImportSource> {
+  const source = await startEmulator({ data: join(fixturesDir(), 'environments', 'prod.json') });
+  const dir = await makeTempDir(tempPrefix);
+  const snapshot = join(dir, 'prod.snapshot.jsonl');
+  const entries = await writeSnapshotFromEmulator(source, snapshot);
+  const { overrides, env } = buildSecretOverrides(
+    entries,
+    (name, field) => source.store.getConnection(name)?.[field],
+  );
+  const overridesPath = join(dir, 'overrides.json');
+  await writeFile(overridesPath, JSON.stringify({ ...extra, ...overrides }, null, 2));
+  return { source, dir, snapshot, entries, overridesPath, secretEnv: env };
+}
 
 /** Fetch the emulator's export (secrets masked, as a real one) and write it as a snapshot. */
 export async function writeSnapshotFromEmulator(

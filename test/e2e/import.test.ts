@@ -5,13 +5,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Connection } from '../../src/api/types.js';
 import { isServerManagedField } from '../../src/connections/server-managed.js';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
-import { fixturesDir } from '../../src/paths.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
-import { buildSecretOverrides, countCreatePosts, writeSnapshotFromEmulator } from './import.helpers.js';
-
-const PROD = join(fixturesDir(), 'environments', 'prod.json');
+import { countCreatePosts, prepareImportSource, writeSnapshotFromEmulator } from './import.helpers.js';
 
 function comparable(c: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(c).filter(([k]) => !isServerManagedField(k)));
@@ -26,20 +22,9 @@ describe('import (end to end, against the emulator)', () => {
   let secretEnv: Record<string, string>;
 
   beforeAll(async () => {
-    source = await startEmulator({ data: PROD });
-    dir = await makeTempDir('import-e2e-');
-    snapshot = join(dir, 'prod.snapshot.jsonl');
-    entries = await writeSnapshotFromEmulator(source, snapshot);
-    const { overrides, env } = buildSecretOverrides(
-      entries,
-      (name, field) => source.store.getConnection(name)?.[field],
-    );
-    overridesPath = join(dir, 'overrides.json');
-    await writeFile(
-      overridesPath,
-      JSON.stringify({ all: { scanner_group: 'dr-scanners' }, ...overrides }, null, 2),
-    );
-    secretEnv = env;
+    ({ source, dir, snapshot, entries, overridesPath, secretEnv } = await prepareImportSource('import-e2e-', {
+      all: { scanner_group: 'dr-scanners' },
+    }));
   });
   afterAll(async () => {
     await source.close();

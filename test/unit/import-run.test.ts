@@ -24,6 +24,7 @@ import type { SendStep } from '../../src/importer/plan.js';
 import {
   type EntryOutcome,
   type ImportTarget,
+  type RunImportDeps,
   type RunImportResult,
   runImport,
 } from '../../src/importer/run.js';
@@ -255,6 +256,21 @@ interface Harness {
     steps: readonly SendStep[],
     options?: { budget?: RetryBudget; concurrency?: number; signal?: AbortSignal },
   ): Promise<RunImportResult>;
+}
+
+/**
+ * The dependencies of a run driven without the harness, but its target: the test's journal, a fresh
+ * throttle on `clock`, a budget of `budget` retries, a silent log and a signal never aborted.
+ */
+function baseDeps(clock: Clock, budget: number): Omit<RunImportDeps, 'target'> {
+  return {
+    journal,
+    limiter: createRateLimiter({ clock }),
+    budget: createRetryBudget(budget),
+    log: createSilentLogger(),
+    signal: new AbortController().signal,
+    clock,
+  };
 }
 
 function harness(options: Omit<FakeServiceOptions, 'journalPath' | 'limiter' | 'clock'> = {}): Harness {
@@ -500,12 +516,7 @@ describe('runImport: stopping', () => {
           },
           lookup: service.target.lookup,
         },
-        journal,
-        limiter: createRateLimiter({ clock }),
-        budget: createRetryBudget(5),
-        log: createSilentLogger(),
-        signal: new AbortController().signal,
-        clock,
+        ...baseDeps(clock, 5),
       },
       { concurrency: 2 },
     );
@@ -540,12 +551,8 @@ describe('runImport: stopping', () => {
           },
           lookup: service.target.lookup,
         },
+        ...baseDeps(clock, 5),
         journal: slowJournal,
-        limiter: createRateLimiter({ clock }),
-        budget: createRetryBudget(5),
-        log: createSilentLogger(),
-        signal: new AbortController().signal,
-        clock,
       },
       { concurrency: 2 },
     );
@@ -606,12 +613,7 @@ describe('runImport: stopping', () => {
           },
           lookup: service.target.lookup,
         },
-        journal,
-        limiter: createRateLimiter({ clock }),
-        budget: createRetryBudget(5),
-        log: createSilentLogger(),
-        signal: new AbortController().signal,
-        clock,
+        ...baseDeps(clock, 5),
       },
       { concurrency: 1 },
     );
@@ -680,12 +682,8 @@ describe('runImport: 429', () => {
       [step('a')],
       {
         target: h.service.target,
-        journal,
+        ...baseDeps(h.clock.clock, 0),
         limiter: h.limiter,
-        budget: createRetryBudget(0),
-        log: createSilentLogger(),
-        signal: new AbortController().signal,
-        clock: h.clock.clock,
       },
       { maxRateLimitedPerEntry: 3 },
     );
@@ -721,12 +719,7 @@ describe('runImport through the real HTTP client (nock)', () => {
     const { clock } = createFakeClock();
     const result = await runImport([step('a')], {
       target: realTarget(),
-      journal,
-      limiter: createRateLimiter({ clock }),
-      budget: createRetryBudget(3),
-      log: createSilentLogger(),
-      signal: new AbortController().signal,
-      clock,
+      ...baseDeps(clock, 3),
     });
     expect(scope.isDone()).toBe(true);
     expect(result.outcomes).toEqual([
@@ -749,12 +742,8 @@ describe('runImport through the real HTTP client (nock)', () => {
       });
     const result = await runImport([step('a')], {
       target: realTarget((ms) => limiter.onRateLimited(ms)),
-      journal,
+      ...baseDeps(clock, 0),
       limiter,
-      budget: createRetryBudget(0),
-      log: createSilentLogger(),
-      signal: new AbortController().signal,
-      clock,
     });
     expect(result.stoppedBy).toBeUndefined();
     expect(posts).toBe(2);
