@@ -1,42 +1,33 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type EmulatorSeed,
-  loadSeed,
-  type RunningEmulator,
-  startEmulator,
-} from '../../src/emulator/index.js';
-import { fixturesDir } from '../../src/paths.js';
+import { describe, expect, it } from 'vitest';
+import type { EmulatorOptions, RunningEmulator } from '../../src/emulator/index.js';
 import { runCli } from '../helpers/run-cli.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { useProdE2e } from './prod-e2e.js';
 
-let prod: EmulatorSeed;
-let dir: string;
-const started: RunningEmulator[] = [];
-
-beforeAll(async () => {
-  prod = await loadSeed(join(fixturesDir(), 'environments', 'prod.json'));
-  dir = await makeTempDir('cases-e2e-');
-});
-
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((e) => e.close()));
-});
-
-afterAll(async () => {
-  await Promise.all(started.map((e) => e.close()));
-});
+const e2e = useProdE2e('cases-e2e-');
 
 /** A fresh emulator with prod's data; pages clamped to 50 so every list crosses pages. */
-async function emulator(options: Parameters<typeof startEmulator>[0] = {}): Promise<RunningEmulator> {
-  const emu = await startEmulator({ port: 0, data: prod, maxPageSize: 50, ...options });
-  started.push(emu);
-  return emu;
+function emulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  return e2e.start({ data: e2e.prod, maxPageSize: 50, ...options });
 }
 
 function cli(emu: RunningEmulator, argv: readonly string[], options: Parameters<typeof runCli>[1] = {}) {
   return runCli(argv, { env: { DDS_TOKEN: emu.token }, ...options });
+}
+
+/** `cases update --env URL ARGV` against `emu`. */
+function casesUpdate(
+  emu: RunningEmulator,
+  argv: readonly string[],
+  options: Parameters<typeof runCli>[1] = {},
+) {
+  return cli(emu, ['cases', 'update', '--env', emu.url, ...argv], options);
+}
+
+/** The PATCH requests `emu` has received. */
+function patches(emu: RunningEmulator) {
+  return emu.record.requests.filter((r) => r.method === 'PATCH');
 }
 
 function lines(text: string): Record<string, unknown>[] {
@@ -101,7 +92,7 @@ describe('cases list', () => {
 
   it('--fields and --sort choose and order the columns; -o FILE is written whole, mode 0600', async () => {
     const emu = await emulator();
-    const out = join(dir, 'sorted.json');
+    const out = join(e2e.dir, 'sorted.json');
     const run = await cli(emu, [
       'cases',
       'list',
@@ -156,7 +147,7 @@ describe('cases resolve', () => {
     expect(audit.map((a) => [a.caseId, a.to, a.reason])).toEqual(
       open.map((id) => [id, 'resolved', 'false positive: test data']),
     );
-    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toHaveLength(3);
+    expect(patches(emu)).toHaveLength(3);
   });
 
   it('reports a failed case with the service message and exits 1, the others still resolved', async () => {
@@ -198,12 +189,8 @@ describe('cases update', () => {
     const untouched = emu.store.cases
       .filter((c) => !expected.includes(c.caseId))
       .map((c) => [c.caseId, c.caseStatus]);
-    const audit = join(dir, 'audit.jsonl');
-    const run = await cli(emu, [
-      'cases',
-      'update',
-      '--env',
-      emu.url,
+    const audit = join(e2e.dir, 'audit.jsonl');
+    const run = await casesUpdate(emu, [
       '--where',
       `policyName=${policy}`,
       '--where',
@@ -221,7 +208,7 @@ describe('cases update', () => {
     expect(
       emu.store.cases.filter((c) => !expected.includes(c.caseId)).map((c) => [c.caseId, c.caseStatus]),
     ).toEqual(untouched);
-    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toHaveLength(1);
+    expect(patches(emu)).toHaveLength(1);
 
     const records = lines(await readFile(audit, 'utf8'));
     const matched = records.filter((r) => r.event === 'matched');
@@ -244,11 +231,7 @@ describe('cases update', () => {
     const emu = await emulator();
     const policy = policyOf(emu);
     const count = idsWhere(emu, (c) => c.policyName === policy && c.caseStatus === 'open').length;
-    const run = await cli(emu, [
-      'cases',
-      'update',
-      '--env',
-      emu.url,
+    const run = await casesUpdate(emu, [
       '--where',
       `policyName=${policy}`,
       '--where',
@@ -260,43 +243,25 @@ describe('cases update', () => {
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain(`${count} case(s) match`);
     expect(run.stdout.split('\n').filter((l) => /^[0-9a-f]{24}\s/.test(l))).toHaveLength(Math.min(5, count));
-    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+    expect(patches(emu)).toEqual([]);
   });
 
   it('refuses without --yes when not on a terminal (exit 3), nothing sent', async () => {
     const emu = await emulator();
-    const run = await cli(emu, [
-      'cases',
-      'update',
-      '--env',
-      emu.url,
-      '--where',
-      'caseStatus=open',
-      '--set',
-      'caseStatus=resolved',
-    ]);
+    const run = await casesUpdate(emu, ['--where', 'caseStatus=open', '--set', 'caseStatus=resolved']);
     expect(run.exitCode).toBe(3);
     expect(run.stderr).toMatch(/refusing to update \d+ case\(s\) without --yes/);
-    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+    expect(patches(emu)).toEqual([]);
   });
 
   it('asks on a terminal: "y" updates, anything else does not', async () => {
     const emu = await emulator();
-    const argv = [
-      'cases',
-      'update',
-      '--env',
-      emu.url,
-      '--where',
-      'caseStatus=silenced',
-      '--set',
-      'assignee=bob@example.com',
-    ];
-    const no = await cli(emu, argv, { tty: true, stdinIsTTY: true, stdin: 'n\n' });
+    const argv = ['--where', 'caseStatus=silenced', '--set', 'assignee=bob@example.com'];
+    const no = await casesUpdate(emu, argv, { tty: true, stdinIsTTY: true, stdin: 'n\n' });
     expect(no.exitCode).toBe(3);
     expect(no.stderr).toMatch(/Update \d+ case\(s\)\? \[y\/N\]/);
-    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
-    const yes = await cli(emu, argv, { tty: true, stdinIsTTY: true, stdin: 'y\n' });
+    expect(patches(emu)).toEqual([]);
+    const yes = await casesUpdate(emu, argv, { tty: true, stdinIsTTY: true, stdin: 'y\n' });
     expect(yes.exitCode).toBe(0);
     const silenced = idsWhere(emu, (c) => c.caseStatus === 'silenced');
     for (const id of silenced) expect(emu.store.getCase(id)?.assignee).toBe('bob@example.com');
@@ -304,11 +269,7 @@ describe('cases update', () => {
 
   it('zero matches: nothing sent, exit 0', async () => {
     const emu = await emulator();
-    const run = await cli(emu, [
-      'cases',
-      'update',
-      '--env',
-      emu.url,
+    const run = await casesUpdate(emu, [
       '--where',
       'policyName=No Such Policy',
       '--set',
@@ -317,29 +278,19 @@ describe('cases update', () => {
     ]);
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toMatch(/nothing was sent/);
-    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
+    expect(patches(emu)).toEqual([]);
   });
 
   it('refuses --set fields other than caseStatus and assignee (exit 2)', async () => {
     const emu = await emulator();
-    const run = await cli(emu, [
-      'cases',
-      'update',
-      '--env',
-      emu.url,
-      '--where',
-      'caseStatus=open',
-      '--set',
-      'severityLevel=low',
-      '--yes',
-    ]);
+    const run = await casesUpdate(emu, ['--where', 'caseStatus=open', '--set', 'severityLevel=low', '--yes']);
     expect(run.exitCode).toBe(2);
     expect(emu.record.requests).toEqual([]);
   });
 
   it('a protected environment needs --confirm NAME (exit 3 without it)', async () => {
     const emu = await emulator();
-    const config = join(dir, 'protected.config.json');
+    const config = join(e2e.dir, 'protected.config.json');
     await writeFile(
       config,
       JSON.stringify({ environments: { vault: { url: emu.url, tokenEnv: 'VAULT_TOKEN', protected: true } } }),
@@ -369,6 +320,6 @@ describe('cases update', () => {
     expect(resolveRefused.exitCode).toBe(3);
     const allowed = await runCli([...argv, '--confirm', 'vault'], { env });
     expect(allowed.exitCode).toBe(0);
-    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toHaveLength(1);
+    expect(patches(emu)).toHaveLength(1);
   });
 });

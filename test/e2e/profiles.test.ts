@@ -1,47 +1,28 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type EmulatorSeed,
-  loadSeed,
-  type RunningEmulator,
-  startEmulator,
-} from '../../src/emulator/index.js';
-import { fixturesDir } from '../../src/paths.js';
+import { describe, expect, it } from 'vitest';
+import type { EmulatorSeed, RunningEmulator } from '../../src/emulator/index.js';
 import { PROFILE_SERVER_FIELDS } from '../../src/profiles/server-fields.js';
 import { runCli } from '../helpers/run-cli.js';
-import { makeTempDir } from '../helpers/temp-dir.js';
+import { useProdE2e } from './prod-e2e.js';
 
-let prod: EmulatorSeed;
-let dir: string;
-const started: RunningEmulator[] = [];
+const e2e = useProdE2e('profiles-e2e-');
 
-beforeAll(async () => {
-  prod = await loadSeed(join(fixturesDir(), 'environments', 'prod.json'));
-  dir = await makeTempDir('profiles-e2e-');
-});
-
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((e) => e.close()));
-});
-
-async function emulator(data: EmulatorSeed): Promise<RunningEmulator> {
-  const emu = await startEmulator({ port: 0, data, maxPageSize: 20 });
-  started.push(emu);
-  return emu;
+function emulator(data: EmulatorSeed): Promise<RunningEmulator> {
+  return e2e.start({ data, maxPageSize: 20 });
 }
 
 /** What an import leaves behind: the same connection names with new `_id`s (minus `drop`), no profiles, no cases. */
 function importedSeed(drop: readonly string[] = []): EmulatorSeed {
-  const connections = (prod.connections ?? [])
+  const connections = (e2e.prod.connections ?? [])
     .filter((c) => !drop.includes(c.name))
     .map((c, i) => ({ ...c, _id: `9e${i.toString(16).padStart(22, '0')}` }));
-  return { connections, scanTemplates: prod.scanTemplates ?? [] };
+  return { connections, scanTemplates: e2e.prod.scanTemplates ?? [] };
 }
 
 /** The first prod profile matching `pred`. */
 function findProfile(pred: (p: Record<string, unknown>) => boolean): Record<string, unknown> {
-  const p = (prod.scanProfiles ?? []).find(pred);
+  const p = (e2e.prod.scanProfiles ?? []).find(pred);
   if (!p) throw new Error('no such profile in prod.json');
   return p;
 }
@@ -79,7 +60,7 @@ function expectedTargetIds(
 
 describe('profiles get', () => {
   it('prints the profile as JSON', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const profile = src.store.profiles[0];
     const run = await runCli(['profiles', 'get', String(profile?._id), '--env', src.url], { env: env(src) });
     expect(run.exitCode).toBe(0);
@@ -87,7 +68,7 @@ describe('profiles get', () => {
   });
 
   it('turns 404 and 400 into one line with the service message (exit 1)', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const missing = await runCli(['profiles', 'get', 'ffffffffffffffffffffffff', '--env', src.url], {
       env: env(src),
     });
@@ -104,7 +85,7 @@ describe('profiles get', () => {
 
 describe('profiles clone', () => {
   it('after an import, creates the profile in the target with every data source id remapped by name', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const dst = await emulator(importedSeed());
     const profile = findProfile(scheduledById);
     const run = await runCli(['profiles', 'clone', String(profile._id), '--from', src.url, '--to', dst.url], {
@@ -124,13 +105,13 @@ describe('profiles clone', () => {
   });
 
   it('uses an --id-map file without listing the source connections', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const dst = await emulator(importedSeed());
     const profile = findProfile(scheduledById);
     const idMap: Record<string, { name: string; targetId: string }> = {};
     for (const c of src.store.connections)
       idMap[c._id] = { name: c.name, targetId: String(dst.store.getConnection(c.name)?._id) };
-    const file = join(dir, 'idmap.json');
+    const file = join(e2e.dir, 'idmap.json');
     await writeFile(file, JSON.stringify(idMap));
     const run = await runCli(
       [
@@ -163,7 +144,7 @@ describe('profiles clone', () => {
   });
 
   it('passes data sources listed by name through as names', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const dst = await emulator(importedSeed());
     const profile = findProfile(
       (p) => p.isSingleRunScan !== true && (p.dataSourceList as string[]).some((s) => !isId(s)),
@@ -178,7 +159,7 @@ describe('profiles clone', () => {
   });
 
   it('refuses a one-time profile without --allow-run (no scan started) and creates it with it', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const dst = await emulator(importedSeed());
     const oneTime = findProfile((p) => p.isSingleRunScan === true);
     const argv = ['profiles', 'clone', String(oneTime._id), '--from', src.url, '--to', dst.url];
@@ -197,9 +178,9 @@ describe('profiles clone', () => {
   });
 
   it('pre-flight: missing connections in the target -> exit 3 naming them, nothing created for any profile', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const profile = findProfile(scheduledById);
-    const other = (prod.scanProfiles ?? []).find(
+    const other = (e2e.prod.scanProfiles ?? []).find(
       (p) => p !== profile && p.isSingleRunScan !== true,
     ) as Record<string, unknown>;
     const names = (profile.dataSourceList as string[])
@@ -221,7 +202,7 @@ describe('profiles clone', () => {
   });
 
   it('--dry-run prints every mapping and sends nothing', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const dst = await emulator(importedSeed());
     const profile = findProfile(scheduledById);
     const run = await runCli(
@@ -239,7 +220,7 @@ describe('profiles clone', () => {
   });
 
   it('an unknown source profile id is a pre-flight problem (exit 3)', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const dst = await emulator(importedSeed());
     const run = await runCli(
       ['profiles', 'clone', 'ffffffffffffffffffffffff', '--from', src.url, '--to', dst.url],
@@ -250,7 +231,7 @@ describe('profiles clone', () => {
   });
 
   it('re-running creates no duplicate where the service refuses a taken name: that profile fails (exit 1)', async () => {
-    const src = await emulator(prod);
+    const src = await emulator(e2e.prod);
     const dst = await emulator(importedSeed());
     const profile = findProfile(scheduledById);
     const argv = ['profiles', 'clone', String(profile._id), '--from', src.url, '--to', dst.url];
@@ -264,7 +245,7 @@ describe('profiles clone', () => {
 
 describe('profiles create', () => {
   async function profileFile(name: string, body: Record<string, unknown>): Promise<string> {
-    const file = join(dir, name);
+    const file = join(e2e.dir, name);
     await writeFile(file, JSON.stringify(body));
     return file;
   }
@@ -349,7 +330,7 @@ describe('profiles create', () => {
 
   it('a protected environment needs --confirm NAME', async () => {
     const emu = await emulator(importedSeed());
-    const config = join(dir, 'protected.config.json');
+    const config = join(e2e.dir, 'protected.config.json');
     await writeFile(
       config,
       JSON.stringify({ environments: { dr: { url: emu.url, tokenEnv: 'DR_TOKEN', protected: true } } }),

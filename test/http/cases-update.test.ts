@@ -27,6 +27,11 @@ function serveList(): void {
     .reply(200, { status: 'success', data: { cases: preview, totalCount: preview.length } });
 }
 
+/** `cases update --env BASE --where policyName=P ARGV`, as a user would type it. */
+function updateCases(argv: readonly string[]) {
+  return runCli(['cases', 'update', '--env', BASE, '--where', 'policyName=P', ...argv], { env });
+}
+
 async function auditLines(file: string): Promise<Record<string, unknown>[]> {
   return (await readFile(file, 'utf8'))
     .split('\n')
@@ -45,24 +50,15 @@ describe('cases update against a service (nock)', () => {
       })
       .reply(200, { status: 'success', data: { caseIds: ['c1', 'c2', 'c9'] } });
     const audit = join(await makeTempDir('cases-update-'), 'audit.jsonl');
-    const run = await runCli(
-      [
-        'cases',
-        'update',
-        '--env',
-        BASE,
-        '--where',
-        'policyName=P',
-        '--where',
-        'caseStatus=open',
-        '--set',
-        'caseStatus=resolved',
-        '--yes',
-        '--audit',
-        audit,
-      ],
-      { env },
-    );
+    const run = await updateCases([
+      '--where',
+      'caseStatus=open',
+      '--set',
+      'caseStatus=resolved',
+      '--yes',
+      '--audit',
+      audit,
+    ]);
     expect(run.exitCode).toBe(0);
     expect(body).toEqual({
       type: 'CasesDB',
@@ -92,22 +88,7 @@ describe('cases update against a service (nock)', () => {
     serveList();
     nock(BASE).patch(BULK).reply(400, { error: 'Unsupported filter field' });
     const audit = join(await makeTempDir('cases-update-'), 'audit.jsonl');
-    const run = await runCli(
-      [
-        'cases',
-        'update',
-        '--env',
-        BASE,
-        '--where',
-        'policyName=P',
-        '--set',
-        'assignee=ana',
-        '--yes',
-        '--audit',
-        audit,
-      ],
-      { env },
-    );
+    const run = await updateCases(['--set', 'assignee=ana', '--yes', '--audit', audit]);
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toMatch(/400: Unsupported filter field/);
     const lines = await auditLines(audit);
@@ -123,22 +104,13 @@ describe('cases update against a service (nock)', () => {
   it('an audit file that cannot be written stops the run before the PATCH (exit 2)', async () => {
     serveList();
     const patch = nock(BASE).patch(BULK).reply(200, { caseIds: [] });
-    const run = await runCli(
-      [
-        'cases',
-        'update',
-        '--env',
-        BASE,
-        '--where',
-        'policyName=P',
-        '--set',
-        'assignee=ana',
-        '--yes',
-        '--audit',
-        '/nonexistent-dir/audit.jsonl',
-      ],
-      { env },
-    );
+    const run = await updateCases([
+      '--set',
+      'assignee=ana',
+      '--yes',
+      '--audit',
+      '/nonexistent-dir/audit.jsonl',
+    ]);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toMatch(/Cannot write the audit file/);
     expect(patch.isDone()).toBe(false);

@@ -5,22 +5,11 @@ import type { ResolvedEnvironment } from '../../src/config.js';
 import { PreflightError, UsageError } from '../../src/errors.js';
 import { findMissingDataSources } from '../../src/profiles/create.js';
 import { assertWriteConfirmed } from '../../src/protected.js';
+import { makeEnvironment } from '../http/client-fixture.js';
 
+/** A resolved environment named `prod`. */
 function environment(overrides: Partial<ResolvedEnvironment>): ResolvedEnvironment {
-  return {
-    name: 'prod',
-    label: 'prod',
-    url: 'https://prod.example.com',
-    token: undefined,
-    refreshToken: undefined,
-    authScheme: 'bearer',
-    concurrency: undefined,
-    rate: undefined,
-    protected: false,
-    caFile: undefined,
-    insecureHttp: false,
-    ...overrides,
-  };
+  return makeEnvironment({ name: 'prod', label: 'prod', ...overrides });
 }
 
 describe('compareReportedIds', () => {
