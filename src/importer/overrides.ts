@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import { schemasDir } from '../paths.js';
-import { compileSchemaFile, escapePointer } from '../schema/ajv.js';
+import { compileSchemaFile, escapePointer, type SchemaCheck } from '../schema/ajv.js';
 import { describeJsonError, registerSecret, registerSecretsOf } from '../secrets.js';
 
 /** Fields and values of one override block. */
@@ -55,6 +55,9 @@ export async function parseOverrides(text: string, file: string): Promise<Overri
 
 const OVERRIDES_SHAPE_HINT = "Fix the overrides file; the README's Overrides section shows its shape";
 
+/** Compiled once per process, as the config schema is. */
+let overridesCheck: Promise<SchemaCheck> | undefined;
+
 /** Check a parsed overrides document (exit 2, naming the JSON pointer). */
 export async function checkOverrides(value: unknown, file: string): Promise<Overrides> {
   if (isObject(value)) {
@@ -80,8 +83,8 @@ export async function checkOverrides(value: unknown, file: string): Promise<Over
       }
     }
   }
-  const check = await compileSchemaFile(join(schemasDir(), 'overrides.schema.json'));
-  const issues = check(value);
+  overridesCheck ??= compileSchemaFile(join(schemasDir(), 'overrides.schema.json'));
+  const issues = (await overridesCheck)(value);
   if (issues.length > 0) {
     const list = issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ');
     throw new InputFileError(file, undefined, `not a valid overrides file: ${list}`, {
