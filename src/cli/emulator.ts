@@ -3,10 +3,11 @@
  * URL and token on stdout, serves until Ctrl-C (SIGINT) or SIGTERM, then closes every socket and
  * flushes the state file.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/index.js';
 import { ExitCode, InputFileError, UsageError } from '../errors.js';
+import { fixturesDir } from '../paths.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { readNumberOption } from './options.js';
 
@@ -20,12 +21,51 @@ function optionalString(args: ParsedArgs, flag: string, key: string): string | u
   return value;
 }
 
+/** Names of the environments shipped in the package's `fixtures/environments/` (`prod`, `dr-partial`, `empty`). */
+export function listShippedEnvironments(): string[] {
+  try {
+    return readdirSync(join(fixturesDir(), 'environments'))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.slice(0, -'.json'.length))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * `--data`: a seed file (relative to `cwd`), or else the name of a shipped environment, read from the
+ * package folder so that `--data prod` works outside the clone. An existing file wins over a name.
+ */
+export function resolveDataOption(data: string, cwd: string): string {
+  const direct = resolve(cwd, data);
+  if (existsSync(direct)) return direct;
+  const shipped = listShippedEnvironments();
+  if (shipped.includes(data)) return join(fixturesDir(), 'environments', `${data}.json`);
+  throw new UsageError(
+    `Expected --data to name a seed file or a shipped environment, but ${direct} does not exist`,
+    {
+      hint: `Shipped environments: ${shipped.join(', ') || 'none found'}`,
+    },
+  );
+}
+
+function readNameList(args: ParsedArgs, flag: string, key: string): string[] | undefined {
+  const value = optionalString(args, flag, key);
+  if (value === undefined) return undefined;
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
 /** Turn the parsed flags into emulator options; every check happens here, once. */
 export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOptions {
   const data = optionalString(args, 'data', 'data');
-  const dataPath = data === undefined ? undefined : resolve(cwd, data);
-  if (dataPath !== undefined && !existsSync(dataPath)) {
-    throw new UsageError(`Expected --data to name a seed file, but ${dataPath} does not exist`);
+  const dataPath = data === undefined ? undefined : resolveDataOption(data, cwd);
+  const testAnswer = optionalString(args, 'test-answer', 'testAnswer');
+  if (testAnswer !== undefined && testAnswer !== 'operation-status' && testAnswer !== 'success') {
+    throw new UsageError(`Expected --test-answer to be operation-status or success, got '${testAnswer}'`);
   }
   const faults = optionalString(args, 'faults', 'faults');
   if (faults !== undefined) {
@@ -54,6 +94,10 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
     maxPageSize: readNumberOption(args, 'maxPageSize', 'max-page-size', { min: 1, integer: true }),
     htmlContentType: args.htmlContentType === true,
     exportClearSecrets: args.exportClearSecrets === true,
+    generate: readNumberOption(args, 'generate', 'generate', { min: 0, integer: true }),
+    testFailures: readNameList(args, 'test-fail', 'testFail'),
+    testAnswerShape: testAnswer === 'success' ? 'success' : 'operationStatus',
+    referencesApi: args.referencesApi !== false,
   };
   return options;
 }
@@ -66,7 +110,15 @@ export const emulatorCommand: CommandSpec = {
     yargs
       .option('port', { type: 'number', describe: 'Port to listen on (0: any free port)', default: 0 })
       .option('host', { type: 'string', describe: 'Interface to listen on', default: '127.0.0.1' })
-      .option('data', { type: 'string', describe: 'Seed file: {connections, scanProfiles, cases}' })
+      .option('data', {
+        type: 'string',
+        describe:
+          'Seed file {connections, scanProfiles, cases, ...}, or a shipped environment: prod, dr-partial, empty',
+      })
+      .option('generate', {
+        type: 'number',
+        describe: 'Add N generated valid connections (gen-<type>-<dept>-<i>) to the data',
+      })
       .option('state', { type: 'string', describe: 'Persist changes to this file and reload it on start' })
       .option('token', { type: 'string', describe: 'API token to accept (default emulator-token)' })
       .option('user-token', {
@@ -91,10 +143,22 @@ export const emulatorCommand: CommandSpec = {
         type: 'boolean',
         describe: 'Export secrets in the clear instead of ******',
       })
-      .example(
-        '$0 emulator --port 8484 --data fixtures/environments/prod.json',
-        'A production-like environment',
-      )
+      .option('test-fail', {
+        type: 'string',
+        describe: 'Connections (names, comma-separated) whose ds-connection-test fails',
+      })
+      .option('test-answer', {
+        type: 'string',
+        choices: ['operation-status', 'success'],
+        describe: 'Connection test answer: {operationStatus:"SUCCESS"|"FAILED"} or {success:true|false}',
+      })
+      .option('references-api', {
+        type: 'boolean',
+        default: true,
+        describe: 'Serve scanner-status and credentials (--no-references-api: both answer 404)',
+      })
+      .example('$0 emulator --port 8484 --data prod', 'A production-like environment (shipped)')
+      .example('$0 emulator --data empty --generate 100000', '100k generated connections')
       .example(
         '$0 emulator --data fixtures/environments/dr-partial.json --state dr.state.json --faults commit-then-drop:0.1@POST:/ds_connections --seed 7',
         'A flaky DR target that remembers what was imported',
@@ -144,7 +208,7 @@ export const emulatorCommand: CommandSpec = {
       else ctx.signal.addEventListener('abort', () => done(), { once: true });
     });
     await emulator.close();
-    ctx.out.info(`Emulator stopped after ${emulator.record.requests.length} requests`);
+    ctx.out.info(`Emulator stopped after ${emulator.record.requestCount} requests`);
     // Stopping is how a server ends: a clean exit, not an interrupted run.
     return ExitCode.ok;
   },

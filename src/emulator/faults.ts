@@ -16,6 +16,9 @@ const TERMINAL: ReadonlySet<FaultKind> = new Set([
   'commit-then-500',
   'html-502',
   'reset',
+  'trickle',
+  'oversize',
+  'oversize-gzip',
 ]);
 
 /** Parse a fault spec string (or validate an array of rules). Throws `Error` with a pointed message. */
@@ -127,6 +130,8 @@ export interface FaultDecision {
   readonly terminal: FaultKind | null;
   /** Retry-After seconds for a `429` fault. */
   readonly retryAfterSeconds: number;
+  /** The terminal rule's `=value`, when it had one (ms per byte of `trickle`, MiB of `oversize*`). */
+  readonly terminalValue: number | undefined;
   /** Extra delay from `latency` rules, ms. */
   readonly extraLatencyMs: number;
   /** Label the JSON answer `text/html`. */
@@ -145,6 +150,7 @@ export function decideFaults(
 ): FaultDecision {
   let terminal: FaultKind | null = null;
   let retryAfterSeconds = 1;
+  let terminalValue: number | undefined;
   let extraLatencyMs = 0;
   let htmlContentType = false;
   for (const rule of rules) {
@@ -155,8 +161,9 @@ export function decideFaults(
     else if (rule.kind === 'html-content-type') htmlContentType = true;
     else if (terminal === null && TERMINAL.has(rule.kind)) {
       terminal = rule.kind;
+      terminalValue = rule.value;
       if (rule.kind === '429') retryAfterSeconds = Math.max(1, Math.ceil(rule.value ?? 1));
     }
   }
-  return { terminal, retryAfterSeconds, extraLatencyMs, htmlContentType };
+  return { terminal, retryAfterSeconds, terminalValue, extraLatencyMs, htmlContentType };
 }

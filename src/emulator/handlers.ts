@@ -3,7 +3,7 @@
  * latency, rate limiting and the socket live in `server.ts`; this file is the service's behaviour.
  */
 import { isObjectId, newObjectId } from './ids.js';
-import { findMaskedValues, maskConnection } from './masking.js';
+import { findMaskedValues, maskConnection, secretKeysOf } from './masking.js';
 import {
   matchesFilter,
   parseFields,
@@ -57,6 +57,10 @@ export interface HandlerDeps {
     readonly defaultPageSize: number;
     readonly exportClearSecrets: boolean;
     readonly omitEmptyCases: boolean;
+    /** Shape of the `ds-connection-test` answer. */
+    readonly testAnswerShape: 'operationStatus' | 'success';
+    /** Serve `scanner-status` and `credentials` (else 404). */
+    readonly referencesApi: boolean;
   };
 }
 
@@ -145,11 +149,23 @@ function route(ctx: RequestContext, deps: HandlerDeps): Reply {
   }
   if (m === 'POST' && a === 'ds_connections' && n === 1) return createConnection(ctx, deps);
   if (m === 'GET' && a === 'ds_connections' && b !== undefined && n === 2) return getConnection(b, deps);
+  if (m === 'PUT' && a === 'ds_connections' && b !== undefined && n === 2)
+    return updateConnection(b, ctx, deps);
+  if (m === 'DELETE' && a === 'ds_connections' && b !== undefined && n === 2)
+    return deleteConnection(b, deps);
+  if (m === 'POST' && a === 'ds-connection-test' && n === 1) return testConnection(ctx, deps);
+  if (m === 'GET' && (a === 'scanner-status' || a === 'credentials') && n === 1) {
+    if (!deps.settings.referencesApi) return notFound(`No route for ${m} /api/v1/${a}`);
+    return a === 'scanner-status' ? listScanners(deps) : listCredentials(deps);
+  }
   if (m === 'GET' && a === 'ds-connections-types' && b === 'template' && c !== undefined && n === 3) {
     return getConnectorTemplate(c);
   }
+  if (m === 'GET' && a === 'scanProfiles' && n === 1) return listProfiles(deps);
   if (m === 'POST' && a === 'scanProfiles' && n === 1) return createProfile(ctx, deps);
   if (m === 'GET' && a === 'scanProfiles' && b !== undefined && n === 2) return getProfile(b, deps);
+  if (m === 'PUT' && a === 'scanProfiles' && b !== undefined && n === 2) return updateProfile(b, ctx, deps);
+  if (m === 'DELETE' && a === 'scanProfiles' && b !== undefined && n === 2) return deleteProfile(b, deps);
   if (a === 'actionable-insights') {
     if (m === 'GET' && b === 'all-cases' && n === 2) return listCases(ctx, deps);
     if (m === 'PATCH' && b?.startsWith('cases:') && n === 2)
@@ -246,8 +262,7 @@ function exportConnections(ctx: RequestContext, deps: HandlerDeps): Reply {
 
 function getConnection(name: string, deps: HandlerDeps): Reply {
   const conn = deps.store.getConnection(name);
-  // Real deployments answer 400 (not 404) for an unknown name (api-notes).
-  if (conn === undefined) return badRequest(`Unable to locate data source ${name}`);
+  if (conn === undefined) return unableToLocate(name);
   const masked = maskConnection(conn);
   return ok(envelope({ ds_connection: masked }, { ds_connection: masked }));
 }
@@ -256,12 +271,45 @@ function isEmpty(v: unknown): boolean {
   return v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
 }
 
-function createConnection(ctx: RequestContext, deps: HandlerDeps): Reply {
-  const body = ctx.body;
-  if (!isObject(body) || !isObject(body.ds_connection)) {
-    return badRequest('Request body must be an object {"ds_connection": {...}}');
+/** The problem with a connection's values (masked secrets, its template's rules), or null. */
+function checkConnectionInput(name: string, type: string, input: Record<string, unknown>): string | null {
+  const masked = findMaskedValues(input);
+  if (masked.length > 0) {
+    return `Data source ${name}: ${masked.join(', ')} holds the masked value "******", not a real value`;
   }
-  const input = body.ds_connection;
+  const template = getTemplate(type);
+  if (template === undefined) return null;
+  const missing = template.fields
+    .filter((f) => f.mandatory && isEmpty(input[f.apiName]))
+    .map((f) => f.apiName);
+  if (missing.length > 0) {
+    return `Data source ${name}: missing mandatory field(s) of type ${type}: ${missing.join(', ')}`;
+  }
+  for (const f of template.fields) {
+    const v = input[f.apiName];
+    if (typeof v !== 'string' || v === '' || f.apiName === 'name') continue;
+    for (const rule of f.validation ?? []) {
+      if (!new RegExp(rule.regex).test(v)) return `Data source ${name}: ${f.apiName}: ${rule.errorText}`;
+    }
+  }
+  return null;
+}
+
+/** The `ds_connection` object of a body, or null. */
+function readConnectionBody(body: unknown): Record<string, unknown> | null {
+  return isObject(body) && isObject(body.ds_connection) ? body.ds_connection : null;
+}
+
+const NOT_A_CONNECTION_BODY = 'Request body must be an object {"ds_connection": {...}}';
+
+function unableToLocate(name: string): Reply {
+  // Real deployments answer 400 (not 404) for an unknown name (api-notes).
+  return badRequest(`Unable to locate data source ${name}`);
+}
+
+function createConnection(ctx: RequestContext, deps: HandlerDeps): Reply {
+  const input = readConnectionBody(ctx.body);
+  if (input === null) return badRequest(NOT_A_CONNECTION_BODY);
   const name = input.name;
   if (typeof name !== 'string' || name.trim() === '') return badRequest('Data source name is required');
   if (!nameRegex.test(name)) {
@@ -271,31 +319,8 @@ function createConnection(ctx: RequestContext, deps: HandlerDeps): Reply {
   if (typeof type !== 'string' || type.trim() === '')
     return badRequest(`Data source type is required for '${name}'`);
   if (deps.store.getConnection(name) !== undefined) return badRequest(`Data source ${name} already exists`);
-  const masked = findMaskedValues(input);
-  if (masked.length > 0) {
-    return badRequest(
-      `Data source ${name}: ${masked.join(', ')} holds the masked value "******", not a real value`,
-    );
-  }
-  const template = getTemplate(type);
-  if (template !== undefined) {
-    const missing = template.fields
-      .filter((f) => f.mandatory && isEmpty(input[f.apiName]))
-      .map((f) => f.apiName);
-    if (missing.length > 0) {
-      return badRequest(
-        `Data source ${name}: missing mandatory field(s) of type ${type}: ${missing.join(', ')}`,
-      );
-    }
-    for (const f of template.fields) {
-      const v = input[f.apiName];
-      if (typeof v !== 'string' || v === '' || f.apiName === 'name') continue;
-      for (const rule of f.validation ?? []) {
-        if (!new RegExp(rule.regex).test(v))
-          return badRequest(`Data source ${name}: ${f.apiName}: ${rule.errorText}`);
-      }
-    }
-  }
+  const problem = checkConnectionInput(name, type, input);
+  if (problem !== null) return badRequest(problem);
   const clean: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(input)) if (!isServerManaged(k)) clean[k] = v;
   const now = new Date().toISOString();
@@ -316,6 +341,126 @@ function createConnection(ctx: RequestContext, deps: HandlerDeps): Reply {
   deps.record.addCreate({ kind: 'connection', name, id: _id, at: Date.now() });
   // Both the envelope and top-level keys: tutorial clients read `name` at the top.
   return ok(envelope({ _id, name }, { _id, name }), true);
+}
+
+/**
+ * `PUT ds_connections/{name}` ([code] route; the rest [guess]): the body replaces the configuration.
+ * Server-managed fields of the body are ignored and the stored ones kept (`updated_at` renewed); a
+ * secret key absent from the body keeps its stored value; `"******"` anywhere is refused. A body
+ * without `name` or `type` keeps the stored ones. Renaming (another `name` in the body) is refused
+ * with 400: nothing public shows a rename through PUT, and a client must never do one by accident.
+ */
+function updateConnection(pathName: string, ctx: RequestContext, deps: HandlerDeps): Reply {
+  const stored = deps.store.getConnection(pathName);
+  if (stored === undefined) return unableToLocate(pathName);
+  const input = readConnectionBody(ctx.body);
+  if (input === null) return badRequest(NOT_A_CONNECTION_BODY);
+  const name = input.name ?? pathName;
+  if (name !== pathName) {
+    return badRequest(
+      `Data source ${pathName}: renaming through an update is not supported (body name ${JSON.stringify(name)})`,
+    );
+  }
+  const type = input.type ?? stored.type;
+  if (typeof type !== 'string' || type.trim() === '')
+    return badRequest(`Data source type is required for '${pathName}'`);
+  const clean: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(input)) if (!isServerManaged(k)) clean[k] = v;
+  clean.name = pathName;
+  clean.type = type;
+  for (const key of secretKeysOf(type)) {
+    if (!(key in clean) && key in stored) clean[key] = stored[key];
+  }
+  const problem = checkConnectionInput(pathName, type, clean);
+  if (problem !== null) return badRequest(problem);
+  const managed: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(stored)) if (isServerManaged(k)) managed[k] = v;
+  const record = {
+    ...clean,
+    ...managed,
+    _id: stored._id,
+    id: stored.id ?? pathName,
+    name: pathName,
+    type,
+    updated_at: new Date().toISOString(),
+  } as ConnectionRecord;
+  deps.store.replaceConnection(pathName, record);
+  deps.record.addChange({ op: 'update', kind: 'connection', name: pathName, id: stored._id, at: Date.now() });
+  const masked = maskConnection(record);
+  return ok(envelope({ ds_connection: masked }, { ds_connection: masked }), true);
+}
+
+/** `DELETE ds_connections/{name}` ([code]): 200 with the envelope `{data: {_id, name}}` ([guess] shape). */
+function deleteConnection(name: string, deps: HandlerDeps): Reply {
+  const stored = deps.store.getConnection(name);
+  if (stored === undefined) return unableToLocate(name);
+  deps.store.deleteConnection(name);
+  deps.record.addChange({ op: 'delete', kind: 'connection', name, id: stored._id, at: Date.now() });
+  return ok(envelope({ _id: stored._id, name }), true);
+}
+
+/**
+ * `POST ds-connection-test` ([docs] route and body; the answer is a [guess]). Tests the stored connection
+ * named in the body. `isNewPassword: true` means the body's secrets are to be used: they must then not be
+ * `"******"`; otherwise the stored secrets are used. The outcome is the emulator's setting (names in
+ * `testFailures` / `connectionTestFailures` fail, others succeed), stored on the connection as
+ * `connectionStatusTest: {is_success, last_connection}`.
+ */
+function testConnection(ctx: RequestContext, deps: HandlerDeps): Reply {
+  const input = readConnectionBody(ctx.body);
+  if (input === null) return badRequest(NOT_A_CONNECTION_BODY);
+  const name = input.name;
+  if (typeof name !== 'string' || name.trim() === '') return badRequest('Data source name is required');
+  const stored = deps.store.getConnection(name);
+  if (stored === undefined) return unableToLocate(name);
+  const isNewPassword = isObject(ctx.body) ? ctx.body.isNewPassword : undefined;
+  if (isNewPassword !== undefined && typeof isNewPassword !== 'boolean') {
+    return badRequest('isNewPassword must be a boolean');
+  }
+  if (isNewPassword === true) {
+    const masked = findMaskedValues(input);
+    if (masked.length > 0) {
+      return badRequest(
+        `Data source ${name}: ${masked.join(', ')} holds the masked value "******" with isNewPassword: true`,
+      );
+    }
+  }
+  const success = !deps.store.isTestFailure(name);
+  const now = new Date().toISOString();
+  deps.store.replaceConnection(name, {
+    ...stored,
+    connectionStatusTest: { is_success: success, last_connection: now },
+  });
+  deps.record.addChange({ op: 'test', kind: 'connection', name, id: stored._id, at: Date.now() });
+  const message = success
+    ? `Connection to ${name} succeeded`
+    : `Connection to ${name} failed: the data source did not accept the connection (emulated failure)`;
+  return ok(
+    deps.settings.testAnswerShape === 'success'
+      ? { success, message }
+      : { operationStatus: success ? 'SUCCESS' : 'FAILED', message },
+    true,
+  );
+}
+
+// ---- references (scanners, credentials) ---------------------------------------------------------
+
+/**
+ * `GET scanner-status` ([code] route; the shape is a [guess]): the envelope with `data.scanners` and the
+ * same list at the top level, so either reading finds `[{name, scanner_group, status}]`.
+ */
+function listScanners(deps: HandlerDeps): Reply {
+  const scanners = deps.store.scanners.map((s) => ({ ...s }));
+  return ok(envelope({ scanners }, { scanners }));
+}
+
+/**
+ * `GET credentials` ([guess] route and shape): stored credentials by `credential_id`, secrets masked,
+ * as the envelope with `data.credentials` and the same list at the top level.
+ */
+function listCredentials(deps: HandlerDeps): Reply {
+  const credentials = deps.store.credentials.map((c) => maskConnection(c));
+  return ok(envelope({ credentials }, { credentials }));
 }
 
 function getConnectorTemplate(type: string): Reply {
@@ -342,37 +487,46 @@ function checkSchedule(schedule: unknown): string | null {
   return null;
 }
 
-function createProfile(ctx: RequestContext, deps: HandlerDeps): Reply {
-  const body = ctx.body;
-  if (!isObject(body)) return badRequest('Request body must be a scan profile object');
+/** The problem with a profile body, or null; `self` is the profile being updated (its own name is free). */
+function checkProfileInput(body: Record<string, unknown>, deps: HandlerDeps, self?: string): string | null {
   const { name, dataSourceList, scanTemplateId, isSingleRunScan, schedule } = body;
-  if (typeof name !== 'string' || name.trim() === '') return badRequest('Scan profile name is required');
+  if (typeof name !== 'string' || name.trim() === '') return 'Scan profile name is required';
   if (!Array.isArray(dataSourceList) || dataSourceList.length === 0) {
-    return badRequest('dataSourceList must be a non-empty array of data source ids');
+    return 'dataSourceList must be a non-empty array of data source ids';
   }
   for (const [i, ds] of dataSourceList.entries()) {
-    if (typeof ds !== 'string') return badRequest(`dataSourceList[${i}] must be a string`);
+    if (typeof ds !== 'string') return `dataSourceList[${i}] must be a string`;
     // Real bodies list data sources by _id or by name (api-notes); either must exist here.
     if (deps.store.getConnectionById(ds) === undefined && deps.store.getConnection(ds) === undefined) {
-      return badRequest(`dataSourceList[${i}]: unknown data source '${ds}'`);
+      return `dataSourceList[${i}]: unknown data source '${ds}'`;
     }
   }
   if (typeof scanTemplateId !== 'string' || !deps.store.isScanTemplate(scanTemplateId)) {
-    return badRequest(`Invalid scanTemplateId ${JSON.stringify(scanTemplateId)}`);
+    return `Invalid scanTemplateId ${JSON.stringify(scanTemplateId)}`;
   }
   if (isSingleRunScan !== undefined && typeof isSingleRunScan !== 'boolean') {
-    return badRequest('isSingleRunScan must be a boolean');
+    return 'isSingleRunScan must be a boolean';
   }
   const single = isSingleRunScan === true;
   const scheduled = schedule !== undefined && schedule !== null;
-  if (single && scheduled) return badRequest('Give either isSingleRunScan: true or a schedule, not both');
-  if (!single && !scheduled) return badRequest('Give either isSingleRunScan: true or a schedule');
+  if (single && scheduled) return 'Give either isSingleRunScan: true or a schedule, not both';
+  if (!single && !scheduled) return 'Give either isSingleRunScan: true or a schedule';
   if (scheduled) {
     const problem = checkSchedule(schedule);
-    if (problem !== null) return badRequest(problem);
+    if (problem !== null) return problem;
   }
-  if (deps.store.getProfileByName(name) !== undefined)
-    return badRequest(`Scan profile ${name} already exists`);
+  const existing = deps.store.getProfileByName(name);
+  // [guess] A duplicate name answers 400 "... already exists", as for connections.
+  if (existing !== undefined && existing._id !== self) return `Scan profile ${name} already exists`;
+  return null;
+}
+
+function createProfile(ctx: RequestContext, deps: HandlerDeps): Reply {
+  const body = ctx.body;
+  if (!isObject(body)) return badRequest('Request body must be a scan profile object');
+  const problem = checkProfileInput(body, deps);
+  if (problem !== null) return badRequest(problem);
+  const name = body.name as string;
   const clean: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) if (!PROFILE_SERVER_MANAGED.has(k)) clean[k] = v;
   const now = new Date().toISOString();
@@ -380,23 +534,71 @@ function createProfile(ctx: RequestContext, deps: HandlerDeps): Reply {
   const profile = { ...clean, _id, createdAt: now, updatedAt: now } as unknown as ScanProfileRecord;
   deps.store.putProfile(profile);
   deps.record.addCreate({ kind: 'scanProfile', name, id: _id, at: Date.now() });
-  if (single) {
+  if (body.isSingleRunScan === true) {
     deps.store.recordScan({
       scanId: newObjectId(),
       profileId: _id,
       profileName: name,
-      dataSourceList: [...(dataSourceList as string[])],
+      dataSourceList: [...(body.dataSourceList as string[])],
       at: Date.now(),
     });
   }
   return ok(structuredClone(profile), true);
 }
 
-function getProfile(id: string, deps: HandlerDeps): Reply {
-  if (!isObjectId(id)) return badRequest(`Invalid scan profile id '${id}': expected 24 hex digits`);
+/** `GET scanProfiles` ([code]): `{"scanProfiles":[...]}`, no envelope, in creation order. */
+function listProfiles(deps: HandlerDeps): Reply {
+  return ok({ scanProfiles: deps.store.profiles.map((p) => structuredClone(p)) });
+}
+
+/** The stored profile of a path id, or the reply: 400 when not 24 hex, 404 when unknown (as GET). */
+function findProfile(id: string, deps: HandlerDeps): { profile: ScanProfileRecord } | { reply: Reply } {
+  if (!isObjectId(id))
+    return { reply: badRequest(`Invalid scan profile id '${id}': expected 24 hex digits`) };
   const profile = deps.store.getProfile(id);
-  if (profile === undefined) return notFound(`Scan profile ${id} not found`);
-  return ok(structuredClone(profile));
+  if (profile === undefined) return { reply: notFound(`Scan profile ${id} not found`) };
+  return { profile };
+}
+
+/**
+ * `PUT scanProfiles/{id}` ([guess]): the body replaces the profile (validated as a create; its own name
+ * is not a duplicate); `_id` and `createdAt` kept, `updatedAt` renewed. No scan is started. Answers the
+ * profile as stored, as a create does.
+ */
+function updateProfile(id: string, ctx: RequestContext, deps: HandlerDeps): Reply {
+  const lookup = findProfile(id, deps);
+  if ('reply' in lookup) return lookup.reply;
+  const found = lookup.profile;
+  const body = ctx.body;
+  if (!isObject(body)) return badRequest('Request body must be a scan profile object');
+  const problem = checkProfileInput(body, deps, found._id);
+  if (problem !== null) return badRequest(problem);
+  const clean: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) if (!PROFILE_SERVER_MANAGED.has(k)) clean[k] = v;
+  const profile = {
+    ...clean,
+    _id: found._id,
+    createdAt: found.createdAt,
+    updatedAt: new Date().toISOString(),
+  } as unknown as ScanProfileRecord;
+  deps.store.replaceProfile(profile);
+  deps.record.addChange({ op: 'update', kind: 'scanProfile', name: profile.name, id, at: Date.now() });
+  return ok(structuredClone(profile), true);
+}
+
+/** `DELETE scanProfiles/{id}` ([guess]): 200 `{"_id", "name", "deleted": true}`. */
+function deleteProfile(id: string, deps: HandlerDeps): Reply {
+  const lookup = findProfile(id, deps);
+  if ('reply' in lookup) return lookup.reply;
+  const found = lookup.profile;
+  deps.store.deleteProfile(id);
+  deps.record.addChange({ op: 'delete', kind: 'scanProfile', name: found.name, id, at: Date.now() });
+  return ok({ _id: id, name: found.name, deleted: true }, true);
+}
+
+function getProfile(id: string, deps: HandlerDeps): Reply {
+  const lookup = findProfile(id, deps);
+  return 'reply' in lookup ? lookup.reply : ok(structuredClone(lookup.profile));
 }
 
 // ---- cases -------------------------------------------------------------------------------------

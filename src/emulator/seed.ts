@@ -9,6 +9,9 @@ const ARRAY_KEYS = [
   'scanTemplates',
   'scansStarted',
   'caseAudit',
+  'scanners',
+  'credentials',
+  'connectionTestFailures',
 ] as const;
 
 /** Check the outline of a parsed seed; `source` names it in messages. */
@@ -26,6 +29,26 @@ export function checkSeed(value: unknown, source: string): EmulatorSeed {
     if (o === null || typeof o !== 'object' || typeof o.name !== 'string' || typeof o.type !== 'string') {
       throw new Error(`${source}: connections[${i}] needs a string name and type`);
     }
+  });
+  (seed.scanners as unknown[] | undefined)?.forEach((c, i) => {
+    const o = c as Record<string, unknown> | null;
+    if (
+      o === null ||
+      typeof o !== 'object' ||
+      typeof o.name !== 'string' ||
+      typeof o.scanner_group !== 'string'
+    ) {
+      throw new Error(`${source}: scanners[${i}] needs a string name and scanner_group`);
+    }
+  });
+  (seed.credentials as unknown[] | undefined)?.forEach((c, i) => {
+    const o = c as Record<string, unknown> | null;
+    if (o === null || typeof o !== 'object' || typeof o.credential_id !== 'string') {
+      throw new Error(`${source}: credentials[${i}] needs a string credential_id`);
+    }
+  });
+  (seed.connectionTestFailures as unknown[] | undefined)?.forEach((c, i) => {
+    if (typeof c !== 'string') throw new Error(`${source}: connectionTestFailures[${i}] must be a string`);
   });
   (seed.cases as unknown[] | undefined)?.forEach((c, i) => {
     const o = c as Record<string, unknown> | null;

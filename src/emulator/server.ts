@@ -5,7 +5,9 @@
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { createGzip, constants as zlibConstants } from 'node:zlib';
 import { decideFaults, type FaultDecision, parseFaults } from './faults.js';
+import { generateConnections } from './generate.js';
 import {
   type HandlerDeps,
   handle,
@@ -17,7 +19,7 @@ import {
 } from './handlers.js';
 import { createPrng } from './prng.js';
 import { TokenBucket } from './rate-limiter.js';
-import { createRecord } from './record.js';
+import { createRecord, DEFAULT_MAX_RECORDED } from './record.js';
 import { checkSeed, loadSeed } from './seed.js';
 import { SessionTokens } from './session-tokens.js';
 import { MemoryStore, StatePersister } from './store.js';
@@ -28,9 +30,16 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const NO_FAULTS: FaultDecision = {
   terminal: null,
   retryAfterSeconds: 1,
+  terminalValue: undefined,
   extraLatencyMs: 0,
   htmlContentType: false,
 };
+
+/** Defaults of the `=value` of the body faults: ms per byte, MiB. */
+const TRICKLE_DEFAULT_MS = 100;
+const OVERSIZE_DEFAULT_MIB = 256;
+const OVERSIZE_GZIP_DEFAULT_MIB = 512;
+const FILL_CHUNK_BYTES = 64 * 1024;
 
 const BAD_GATEWAY_PAGE =
   '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n' +
@@ -48,9 +57,17 @@ async function resolveSeed(options: EmulatorOptions): Promise<{ seed: EmulatorSe
   if (options.statePath !== undefined && existsSync(options.statePath)) {
     return { seed: await loadSeed(options.statePath), owned: true };
   }
-  if (typeof options.data === 'string') return { seed: await loadSeed(options.data), owned: true };
-  if (options.data !== undefined) return { seed: checkSeed(options.data, 'data'), owned: false };
-  return { seed: {}, owned: true };
+  let resolved: { seed: EmulatorSeed; owned: boolean } = { seed: {}, owned: true };
+  if (typeof options.data === 'string') resolved = { seed: await loadSeed(options.data), owned: true };
+  else if (options.data !== undefined) resolved = { seed: checkSeed(options.data, 'data'), owned: false };
+  const n = options.generate ?? 0;
+  if (n > 0) {
+    const generated = generateConnections(n, { seed: 1 });
+    const connections = [...(resolved.seed.connections ?? []), ...generated];
+    // The caller's seed is not ours to change: a new outer object (the store copies the rest).
+    resolved = { seed: { ...resolved.seed, connections }, owned: resolved.owned };
+  }
+  return resolved;
 }
 
 function readBody(req: IncomingMessage): Promise<string | null> {
@@ -97,6 +114,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   checkNumber('maxPageSize', options.maxPageSize, 1, true);
   checkNumber('defaultPageSize', options.defaultPageSize, 1, true);
   checkNumber('sessionTtlMs', options.sessionTtlMs, 1);
+  checkNumber('generate', options.generate, 0, true);
+  checkNumber('maxRecordedRequests', options.maxRecordedRequests, 1, true);
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? 'emulator-token';
   const userToken = options.userToken ?? 'emulator-user-token';
@@ -116,6 +135,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
   const initial = await resolveSeed(options);
   const store = new MemoryStore(initial.seed, !initial.owned);
+  if (options.testFailures !== undefined) {
+    store.setTestFailures([...(store.toSeedShallow().connectionTestFailures ?? []), ...options.testFailures]);
+  }
   const persister =
     options.statePath === undefined
       ? undefined
@@ -123,7 +145,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   if (persister !== undefined && options.statePath !== undefined && !existsSync(options.statePath)) {
     await persister.persist();
   }
-  const record = createRecord();
+  const record = createRecord(options.maxRecordedRequests ?? DEFAULT_MAX_RECORDED);
   const deps: HandlerDeps = {
     store,
     record,
@@ -134,6 +156,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       defaultPageSize: Math.min(options.defaultPageSize ?? 100, maxPageSize),
       exportClearSecrets: options.exportClearSecrets ?? false,
       omitEmptyCases: options.omitEmptyCases ?? true,
+      testAnswerShape: options.testAnswerShape ?? 'operationStatus',
+      referencesApi: options.referencesApi ?? true,
     },
   };
   const alwaysHtml = options.htmlContentType ?? false;
@@ -151,23 +175,117 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     return ms;
   }
 
-  function send(res: ServerResponse, rec: RecordedRequest, reply: Reply, html: boolean): Promise<void> {
+  /** Write `reply`; with `trickleMs` (the `trickle` fault) the body goes out one byte at a time. */
+  function send(
+    res: ServerResponse,
+    rec: RecordedRequest,
+    reply: Reply,
+    html: boolean,
+    trickleMs?: number,
+  ): Promise<void> {
     rec.status = reply.status;
     const headers: Record<string, string> = { ...reply.headers };
+    let body: Iterable<string>;
     if (reply.text !== undefined) {
       headers['content-type'] = 'text/plain; charset=utf-8';
       headers['www-authenticate'] = 'Bearer';
-      res.writeHead(reply.status, { ...headers, 'content-length': String(Buffer.byteLength(reply.text)) });
-      res.end(reply.text);
-      return Promise.resolve();
+      headers['content-length'] = String(Buffer.byteLength(reply.text));
+      body = [reply.text];
+    } else {
+      // Some deployments label JSON `text/html`; clients must parse by content.
+      headers['content-type'] = html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8';
+      if (reply.stream !== undefined) {
+        body = reply.stream();
+      } else {
+        const text = JSON.stringify(reply.json ?? null);
+        headers['content-length'] = String(Buffer.byteLength(text));
+        body = [text];
+      }
     }
-    // Some deployments label JSON `text/html`; clients must parse by content.
-    headers['content-type'] = html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8';
-    if (reply.stream !== undefined) return sendStream(res, reply.status, headers, reply.stream());
-    const text = JSON.stringify(reply.json ?? null);
-    res.writeHead(reply.status, { ...headers, 'content-length': String(Buffer.byteLength(text)) });
-    res.end(text);
+    if (trickleMs !== undefined) return sendTrickle(res, reply.status, headers, body, trickleMs);
+    if (reply.stream !== undefined) return sendStream(res, reply.status, headers, body);
+    res.writeHead(reply.status, headers);
+    res.end([...body].join(''));
     return Promise.resolve();
+  }
+
+  /** Resolve once `stream` can take more, or is gone. */
+  function drained(stream: NodeJS.EventEmitter): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        stream.off('drain', done);
+        stream.off('close', done);
+        resolve();
+      };
+      stream.on('drain', done);
+      stream.on('close', done);
+    });
+  }
+
+  /** The `trickle` fault: headers at once, then the body one byte every `msPerByte` ms. */
+  async function sendTrickle(
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string>,
+    chunks: Iterable<string>,
+    msPerByte: number,
+  ): Promise<void> {
+    res.writeHead(status, headers);
+    res.flushHeaders();
+    for (const chunk of chunks) {
+      const bytes = Buffer.from(chunk, 'utf8');
+      for (let i = 0; i < bytes.length; i++) {
+        if (closed || res.destroyed) return;
+        res.write(bytes.subarray(i, i + 1));
+        await sleep(msPerByte);
+      }
+    }
+    if (!res.destroyed) res.end();
+  }
+
+  /**
+   * The `oversize` faults: 200 with a valid JSON body of about `mib` MiB, produced as it is sent (never
+   * held in memory). Plain: `{"status":"success",...,"data":{"padding":"xxxx..."},...}` with its
+   * content-length. Gzip: `content-encoding: gzip`, chunked, a stream that inflates to the envelope
+   * followed by `mib` MiB of spaces (well under 1 MiB on the wire for 512 MiB).
+   */
+  async function sendOversize(
+    res: ServerResponse,
+    rec: RecordedRequest,
+    mib: number,
+    gzip: boolean,
+    html: boolean,
+  ): Promise<void> {
+    rec.status = 200;
+    const fill = Math.round(mib * 1024 * 1024);
+    const head = gzip
+      ? '{"status":"success","statusCode":200,"data":{},"message":null'
+      : '{"status":"success","statusCode":200,"data":{"padding":"';
+    const tail = gzip ? '}' : '"},"message":null}';
+    const block = Buffer.alloc(Math.min(FILL_CHUNK_BYTES, Math.max(1, fill)), gzip ? ' ' : 'x');
+    const headers: Record<string, string> = {
+      'content-type': html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8',
+    };
+    if (gzip) headers['content-encoding'] = 'gzip';
+    else headers['content-length'] = String(head.length + fill + tail.length);
+    res.writeHead(200, headers);
+    let sink: NodeJS.WritableStream = res;
+    if (gzip) {
+      const z = createGzip({ level: 9, strategy: zlibConstants.Z_RLE });
+      z.pipe(res);
+      res.on('close', () => z.destroy());
+      sink = z;
+    }
+    const gone = () => closed || res.destroyed;
+    sink.write(head);
+    let left = fill;
+    while (left > 0) {
+      if (gone()) return;
+      const n = Math.min(left, block.length);
+      left -= n;
+      if (!sink.write(n === block.length ? block : block.subarray(0, n))) await drained(sink);
+    }
+    if (!gone()) sink.end(tail);
   }
 
   async function sendStream(
@@ -184,17 +302,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       if (res.destroyed) return;
       const more = res.write(buffer);
       buffer = '';
-      if (!more) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-        });
-      }
+      if (!more) await drained(res);
     }
     if (!res.destroyed) res.end(buffer);
   }
@@ -251,6 +359,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         });
         res.end(BAD_GATEWAY_PAGE);
         return;
+      case 'oversize':
+      case 'oversize-gzip':
+        await sendOversize(
+          res,
+          rec,
+          decision.terminalValue ??
+            (decision.terminal === 'oversize' ? OVERSIZE_DEFAULT_MIB : OVERSIZE_GZIP_DEFAULT_MIB),
+          decision.terminal === 'oversize-gzip',
+          html,
+        );
+        return;
       case '429':
         await send(
           res,
@@ -285,7 +404,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       return;
     }
     if (decision.terminal === 'commit-then-500') reply = internalError('Injected fault: 500 after applying');
-    await send(res, rec, reply, html);
+    const trickleMs =
+      decision.terminal === 'trickle' ? (decision.terminalValue ?? TRICKLE_DEFAULT_MS) : undefined;
+    await send(res, rec, reply, html, trickleMs);
   }
 
   function answer(
@@ -387,6 +508,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     setRateLimit(rps) {
       checkNumber('rateLimit', rps, Number.MIN_VALUE);
       bucket = makeBucket(rps);
+    },
+    setTestFailures(names) {
+      store.setTestFailures(names);
     },
     setLatency(ms) {
       checkNumber('latency', ms, 0);

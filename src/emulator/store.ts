@@ -9,8 +9,10 @@ import { isObjectId, stableObjectId } from './ids.js';
 import type {
   CaseAuditEntry,
   ConnectionRecord,
+  CredentialRecord,
   EmulatorSeed,
   EmulatorStore,
+  ScannerRecord,
   ScanProfileRecord,
   ScanTemplate,
   SecurityCaseRecord,
@@ -29,6 +31,24 @@ function clone<T>(value: T): T {
   return structuredClone(value);
 }
 
+/** Scanners of a seed without `scanners`: one per `scanner_group` its connections use, plus `default`. */
+function defaultScanners(connections: readonly Record<string, unknown>[]): ScannerRecord[] {
+  const groups = new Set<string>(['default']);
+  for (const c of connections) {
+    if (typeof c.scanner_group === 'string' && c.scanner_group !== '') groups.add(c.scanner_group);
+  }
+  return [...groups].map((group) => ({ name: `${group}-scanner-1`, scanner_group: group, status: 'online' }));
+}
+
+/** Credentials of a seed without `credentials`: one per `credential_id` its connections reference. */
+function defaultCredentials(connections: readonly Record<string, unknown>[]): CredentialRecord[] {
+  const ids = new Set<string>();
+  for (const c of connections) {
+    if (typeof c.credential_id === 'string' && c.credential_id !== '') ids.add(c.credential_id);
+  }
+  return [...ids].map((id) => ({ credential_id: id, username: `${id}-user`, password: `${id}-Secret!1` }));
+}
+
 /** The in-memory store. */
 export class MemoryStore implements EmulatorStore {
   private readonly byName = new Map<string, ConnectionRecord>();
@@ -40,6 +60,9 @@ export class MemoryStore implements EmulatorStore {
   private readonly started: StartedScan[] = [];
   private readonly audit: CaseAuditEntry[] = [];
   private readonly templates: ScanTemplate[];
+  private readonly scannerList: ScannerRecord[];
+  private readonly credentialList: CredentialRecord[];
+  private testFailures: Set<string>;
 
   /** `copy: false` adopts the seed's objects (a freshly parsed file: cloning 100k connections costs seconds). */
   constructor(seed: EmulatorSeed = {}, copy = true) {
@@ -65,6 +88,9 @@ export class MemoryStore implements EmulatorStore {
     this.templates = [...known.values()];
     this.started.push(...(s.scansStarted ?? []));
     this.audit.push(...(s.caseAudit ?? []));
+    this.scannerList = s.scanners ?? defaultScanners(s.connections ?? []);
+    this.credentialList = s.credentials ?? defaultCredentials(s.connections ?? []);
+    this.testFailures = new Set(s.connectionTestFailures ?? []);
   }
 
   get connections(): readonly ConnectionRecord[] {
@@ -94,6 +120,44 @@ export class MemoryStore implements EmulatorStore {
     this.connectionIds.set(conn._id, conn);
   }
 
+  /**
+   * Replace the connection stored under `oldName` by `conn` (same `_id`). A new name keeps the
+   * connection's place in the creation order only when it is unchanged.
+   */
+  replaceConnection(oldName: string, conn: ConnectionRecord): void {
+    const old = this.byName.get(oldName);
+    if (old !== undefined) this.connectionIds.delete(old._id);
+    if (oldName !== conn.name) this.byName.delete(oldName);
+    this.putConnection(conn);
+  }
+
+  /** Remove a connection; false when there was none of that name. */
+  deleteConnection(name: string): boolean {
+    const old = this.byName.get(name);
+    if (old === undefined) return false;
+    this.byName.delete(name);
+    this.connectionIds.delete(old._id);
+    return true;
+  }
+
+  /** Whether `ds-connection-test` of `name` fails. */
+  isTestFailure(name: string): boolean {
+    return this.testFailures.has(name);
+  }
+
+  /** Replace the names whose connection test fails. */
+  setTestFailures(names: Iterable<string>): void {
+    this.testFailures = new Set(names);
+  }
+
+  get scanners(): readonly ScannerRecord[] {
+    return this.scannerList;
+  }
+
+  get credentials(): readonly CredentialRecord[] {
+    return this.credentialList;
+  }
+
   get profiles(): readonly ScanProfileRecord[] {
     return [...this.profileList];
   }
@@ -109,6 +173,23 @@ export class MemoryStore implements EmulatorStore {
   putProfile(profile: ScanProfileRecord): void {
     this.profileList.push(profile);
     this.profileById.set(profile._id, profile);
+  }
+
+  /** Replace the profile with the same `_id`, in place (keeps the order). */
+  replaceProfile(profile: ScanProfileRecord): void {
+    const i = this.profileList.findIndex((p) => p._id === profile._id);
+    if (i === -1) this.profileList.push(profile);
+    else this.profileList[i] = profile;
+    this.profileById.set(profile._id, profile);
+  }
+
+  /** Remove a profile; false when there was none with that id. */
+  deleteProfile(id: string): boolean {
+    const i = this.profileList.findIndex((p) => p._id === id);
+    if (i === -1) return false;
+    this.profileList.splice(i, 1);
+    this.profileById.delete(id);
+    return true;
   }
 
   get cases(): readonly SecurityCaseRecord[] {
@@ -166,6 +247,9 @@ export class MemoryStore implements EmulatorStore {
       scanTemplates: this.templates,
       scansStarted: this.started,
       caseAudit: this.audit,
+      scanners: this.scannerList,
+      credentials: this.credentialList,
+      connectionTestFailures: [...this.testFailures],
     };
   }
 }

@@ -76,7 +76,25 @@ export interface EmulatorSeed {
   scansStarted?: StartedScan[];
   /** Only in state files: the case audit trail. */
   caseAudit?: CaseAuditEntry[];
+  /**
+   * Scanners served by `GET /api/v1/scanner-status`. Default when absent: one scanner per
+   * `scanner_group` the seed's connections use, plus `default`.
+   */
+  scanners?: ScannerRecord[];
+  /**
+   * Stored credentials served by `GET /api/v1/credentials` (clear values; masked on the way out).
+   * Default when absent: one per `credential_id` the seed's connections reference.
+   */
+  credentials?: CredentialRecord[];
+  /** Names of connections whose `ds-connection-test` fails (see {@link EmulatorOptions.testFailures}). */
+  connectionTestFailures?: string[];
 }
+
+/** A scanner, as listed by `GET /api/v1/scanner-status` (shape: a guess, see README). */
+export type ScannerRecord = Record<string, unknown> & { name: string; scanner_group: string };
+
+/** A stored credential, as listed by `GET /api/v1/credentials` (shape: a guess, see README). */
+export type CredentialRecord = Record<string, unknown> & { credential_id: string };
 
 /** What a fault does to a request it hits. */
 export type FaultKind =
@@ -95,7 +113,13 @@ export type FaultKind =
   /** Reset the connection (TCP RST) before applying. */
   | 'reset'
   /** Label the JSON answer `text/html` (real deployments do). */
-  | 'html-content-type';
+  | 'html-content-type'
+  /** Apply, then send the answer one byte every `value` ms (default 100): an idle timeout never fires. */
+  | 'trickle'
+  /** Answer 200 with a valid JSON body of `value` MiB (default 256), without applying. */
+  | 'oversize'
+  /** As `oversize`, gzip-encoded: a small stream that expands to `value` MiB (default 512) of JSON whitespace. */
+  | 'oversize-gzip';
 
 /** All fault kinds, in the order the parser lists them in its error messages. */
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -107,6 +131,9 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'html-502',
   'reset',
   'html-content-type',
+  'trickle',
+  'oversize',
+  'oversize-gzip',
 ];
 
 /** One fault rule: on requests matching `method` and `path`, apply `kind` with `probability`. */
@@ -118,7 +145,7 @@ export interface FaultRule {
   readonly method?: string;
   /** Path glob relative to `/api/v1` (`*` matches any run of characters), or `*` (default). */
   readonly path?: string;
-  /** Kind-specific number: latency in ms, or Retry-After seconds for `429`. */
+  /** Kind-specific number: latency in ms, Retry-After seconds for `429`, ms per byte for `trickle`, MiB for `oversize*`. */
   readonly value?: number;
 }
 
@@ -160,6 +187,22 @@ export interface EmulatorOptions {
   exportClearSecrets?: boolean;
   /** Omit `data.cases` from an empty case list, as real deployments may; default true. */
   omitEmptyCases?: boolean;
+  /** Append this many generated connections (`generateConnections(n, { seed: 1 })`) to the data; default 0. */
+  generate?: number;
+  /**
+   * Names of connections whose `POST /api/v1/ds-connection-test` fails; added to the seed's
+   * `connectionTestFailures`. Change at run time with `setTestFailures`.
+   */
+  testFailures?: readonly string[];
+  /**
+   * Shape of the connection test answer: `operationStatus` (default) `{"operationStatus":"SUCCESS"|"FAILED","message"}`,
+   * or `success` `{"success":true|false,"message"}` (api-notes: both are possible).
+   */
+  testAnswerShape?: 'operationStatus' | 'success';
+  /** Serve `GET scanner-status` and `GET credentials`; false: both answer 404, as deployments that lack them. Default true. */
+  referencesApi?: boolean;
+  /** How many requests the record keeps (at least; the oldest go first); counters stay exact. Default 100000. */
+  maxRecordedRequests?: number;
 }
 
 /** One request as the emulator saw it. */
@@ -188,15 +231,34 @@ export interface RecordedCreate {
   readonly at: number;
 }
 
+/** One applied change of any kind: a create, an update (PUT), a delete, or a connection test. */
+export interface RecordedChange {
+  readonly op: 'create' | 'update' | 'delete' | 'test';
+  readonly kind: 'connection' | 'scanProfile';
+  /** Connection name, or scan profile name. */
+  readonly name: string;
+  readonly id: string;
+  readonly at: number;
+}
+
 /** What happened, for tests proving exactly-once. */
 export interface EmulatorRecord {
-  /** Every request, in arrival order. */
+  /**
+   * The requests, in arrival order: at least the last `maxRecordedRequests` (default 100000); older ones
+   * are dropped in blocks so a long-running emulator stays small. {@link requestCount} stays exact.
+   */
   readonly requests: RecordedRequest[];
-  /** Every applied create, in order. */
+  /** How many requests arrived since the start (or the last reset), dropped ones included. */
+  readonly requestCount: number;
+  /** The applied creates, in order (capped as `requests` is; {@link createCount} stays exact). */
   readonly creates: ReadonlyArray<RecordedCreate>;
-  /** How many times `name` was created; of one kind when given, else of any kind. */
+  /** The applied changes of every kind, in order (capped as `requests` is; {@link changeCount} stays exact). */
+  readonly changes: ReadonlyArray<RecordedChange>;
+  /** How many times `name` was created; of one kind when given, else of any kind. Exact. */
   createCount(name: string, kind?: RecordedCreate['kind']): number;
-  /** Forget requests and creates (not the store). */
+  /** How many applied changes `op` touched `name` (a connection's or a profile's); every op when omitted. Exact. */
+  changeCount(name: string, op?: RecordedChange['op'], kind?: RecordedChange['kind']): number;
+  /** Forget requests, creates, changes and counters (not the store). */
   reset(): void;
 }
 
@@ -220,6 +282,10 @@ export interface EmulatorStore {
   readonly caseAudit: readonly CaseAuditEntry[];
   /** Valid scan template ids. */
   readonly scanTemplates: readonly ScanTemplate[];
+  /** Scanners (`GET scanner-status`). */
+  readonly scanners: readonly ScannerRecord[];
+  /** Stored credentials with clear values (`GET credentials` masks them). */
+  readonly credentials: readonly CredentialRecord[];
   /** The whole state in seed format (deep copy). */
   toSeed(): EmulatorSeed;
 }
@@ -241,5 +307,7 @@ export interface RunningEmulator {
   setRateLimit(rps: number | undefined): void;
   /** Set the base latency (jitter becomes 10% of it unless set explicitly at start). */
   setLatency(ms: number): void;
+  /** Replace the names of connections whose `ds-connection-test` fails. */
+  setTestFailures(names: readonly string[]): void;
   readonly store: EmulatorStore;
 }
