@@ -1,10 +1,13 @@
 /** `dds-migrate emulator`: prints URL and token, serves, stops cleanly on the abort signal (SIGINT/SIGTERM). */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import { send } from './raw-http.js';
 
-function startCli(argv: string[]) {
+function startCli(argv: string[], cwd: string = process.cwd()) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -20,7 +23,7 @@ function startCli(argv: string[]) {
     stdout,
     stderr,
     env: {},
-    cwd: process.cwd(),
+    cwd,
     signal: controller.signal,
   });
   let exited = false;
@@ -86,5 +89,70 @@ describe('emulator command', () => {
     });
     expect(code).toBe(2);
     expect(err).toMatch(/explode/);
+  });
+
+  it('--data NAME serves a shipped environment from any folder; --generate adds generated connections', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'dds-emu-cli-'));
+    const cli = startCli(['--data', 'empty', '--generate', '25', '--token', 't'], elsewhere);
+    try {
+      const url = await cli.url;
+      const r = await send(url, 'GET', '/api/v1/ds-connections?limit=1', { auth: 't' });
+      expect((r.json as { data: { totalCount: number } }).data.totalCount).toBe(25);
+    } finally {
+      cli.stop();
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+    expect(await cli.done).toBe(0);
+  });
+
+  it('--test-fail, --test-answer success and --no-references-api', async () => {
+    // Two names of the shipped prod environment, read from the file so the test follows its data.
+    const prod = JSON.parse(readFileSync('fixtures/environments/prod.json', 'utf8')) as {
+      connections: Array<{ name: string }>;
+    };
+    const [failing, passing] = prod.connections.map((c) => c.name);
+    const cli = startCli([
+      '--data',
+      'prod',
+      '--token',
+      't',
+      '--test-fail',
+      ` ${failing},no-such-name`,
+      '--test-answer',
+      'success',
+      '--no-references-api',
+    ]);
+    try {
+      const url = await cli.url;
+      const test = (name: string) =>
+        send(url, 'POST', '/api/v1/ds-connection-test', {
+          auth: 't',
+          body: { ds_connection: { name }, isNewPassword: false },
+        });
+      expect((await test(failing!)).json).toMatchObject({ success: false });
+      expect((await test(passing!)).json).toMatchObject({ success: true });
+      expect((await send(url, 'GET', '/api/v1/scanner-status', { auth: 't' })).status).toBe(404);
+      expect((await send(url, 'GET', '/api/v1/credentials', { auth: 't' })).status).toBe(404);
+    } finally {
+      cli.stop();
+    }
+    expect(await cli.done).toBe(0);
+  });
+
+  it.each([
+    [['--data', 'no-such-env'], /no-such-env.*does not exist/s],
+    [['--generate', '-1'], /generate/],
+    [['--test-answer', 'maybe'], /test-answer/],
+    [['--faults', 'trickle=-5'], /trickle/],
+  ])('refuses %j with a usage error (exit 2)', async (argv, message) => {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (c: Buffer) => {
+      err += c.toString('utf8');
+    });
+    const code = await runCli(['emulator', ...argv], { stdout, stderr, env: {}, cwd: process.cwd() });
+    expect(code).toBe(2);
+    expect(err).toMatch(message);
   });
 });

@@ -74,6 +74,9 @@ export function clientFor(baseUrl: string, token: string) {
       send(baseUrl, 'POST', path, { token, body, ...options }),
     patch: (path: string, body: unknown, options: SendOptions = {}) =>
       send(baseUrl, 'PATCH', path, { token, body, ...options }),
+    put: (path: string, body: unknown, options: SendOptions = {}) =>
+      send(baseUrl, 'PUT', path, { token, body, ...options }),
+    del: (path: string, options: SendOptions = {}) => send(baseUrl, 'DELETE', path, { token, ...options }),
   };
 }
 

@@ -105,4 +105,49 @@ describe('state persistence', () => {
     await writeFile(bad, '{ nope');
     await expect(startEmulator({ data: bad })).rejects.toThrow(/bad\.json/);
   });
+
+  it('keeps updates, deletes, test outcomes, failures and references across a restart', async () => {
+    const statePath = join(dir, 'changes.json');
+    const data = {
+      connections: [
+        { name: 'k1', type: 'kafka', host: 'a', password: 'P-1', scanner_group: 'eu', credential_id: 'cr-1' },
+        { name: 'k2', type: 'kafka', host: 'b' },
+      ],
+      connectionTestFailures: ['k1'],
+    };
+    const first = await startEmulator({ data, statePath });
+    try {
+      const api = clientFor(first.url, first.token);
+      expect((await api.put('/api/v1/ds_connections/k1', { ds_connection: { host: 'a2' } })).status).toBe(
+        200,
+      );
+      expect((await api.del('/api/v1/ds_connections/k2')).status).toBe(200);
+      const t = await api.post('/api/v1/ds-connection-test', {
+        ds_connection: { name: 'k1' },
+        isNewPassword: false,
+      });
+      expect(obj(t).operationStatus).toBe('FAILED');
+    } finally {
+      await first.close();
+    }
+    const second = await startEmulator({ data: { connections: [] }, statePath });
+    try {
+      expect(second.store.connections.map((c) => c.name)).toEqual(['k1']);
+      expect(second.store.getConnection('k1')).toMatchObject({
+        host: 'a2',
+        password: 'P-1',
+        connectionStatusTest: { is_success: false },
+      });
+      expect(second.store.scanners.map((x) => x.scanner_group)).toEqual(['default', 'eu']);
+      expect(second.store.credentials.map((x) => x.credential_id)).toEqual(['cr-1']);
+      const api = clientFor(second.url, second.token);
+      const t = await api.post('/api/v1/ds-connection-test', {
+        ds_connection: { name: 'k1' },
+        isNewPassword: false,
+      });
+      expect(obj(t).operationStatus).toBe('FAILED');
+    } finally {
+      await second.close();
+    }
+  });
 });
