@@ -37,7 +37,11 @@ describe('connection changes', () => {
   describe('PUT ds_connections/{name}', () => {
     it('replaces the configuration, keeps server-managed fields, and answers the masked object', async () => {
       const before = emu.store.getConnection('orders-pg')!;
-      const { password: _secret, ...body } = { ...pg, rdb_name: 'orders_v2', owners: ['a@example.com'] };
+      const { password: _secret, ...body }: Record<string, unknown> = {
+        ...pg,
+        rdb_name: 'orders_v2',
+        owners: ['a@example.com'],
+      };
       const r = await api.put(url('orders-pg'), {
         ds_connection: { ...body, _id: 'ffffffffffffffffffffffff', created_at: 'then', enabled: undefined },
       });
