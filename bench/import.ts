@@ -78,6 +78,8 @@ async function measure(
   const emu: RunningEmulator = await startEmulator({
     data: { connections: [] },
     latencyMs: emulator.latencyMs,
+    // The figures below read every request and create: keep them all, however large the run.
+    maxRecordedRequests: Number.MAX_SAFE_INTEGER,
     ...(emulator.rateLimit === undefined ? {} : { rateLimit: emulator.rateLimit }),
   });
   try {
