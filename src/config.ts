@@ -127,11 +127,11 @@ export async function loadConfig(
     });
   }
   const issues = (await checkConfigSchema())(value);
-  const first = issues[0];
-  if (first) {
-    const more =
-      issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
-    throw new ConfigError(`${shown}: ${first.path || '/'} ${first.message}${more}`, {
+  if (issues.length > 0) {
+    // Every problem at once, on one line: fixing one at a time and re-running is a poor loop.
+    const listed = issues.map((issue) => `${issue.path || '/'} ${issue.message}`);
+    const what = listed.length === 1 ? listed[0] : `${listed.length} problems: ${listed.join('; ')}`;
+    throw new ConfigError(`${shown}: ${what}`, {
       hint: 'Fix the config file (see schemas/config.schema.json)',
     });
   }

@@ -96,10 +96,11 @@ describe('loadConfig', () => {
   it('refuses a bad authScheme and a missing url', async () => {
     await writeConfig({ environments: { a: { url: 'https://a.example.com', authScheme: 'basic' }, b: {} } });
     const error = await errorOf(loadConfig(undefined, { env: {}, cwd: dir }));
-    expect(error.message).toMatch(
-      /\/environments\/a\/authScheme must be one of "bearer", "raw"|\/environments\/b\/url is required/,
-    );
-    expect(error.message).toContain('and 1 more problem');
+    // Both problems, on one line, so that one edit fixes the file.
+    expect(error.message).toMatch(/^dds-migrate.config.json: 2 problems: /);
+    expect(error.message).toContain('/environments/a/authScheme must be one of "bearer", "raw"');
+    expect(error.message).toContain('/environments/b/url is required');
+    expect(error.message).not.toContain('\n');
   });
 
   it('refuses JSON that does not parse', async () => {
