@@ -150,8 +150,22 @@ export async function syncFolder(dir: string): Promise<void> {
 export function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
   if (!(error instanceof Error)) return false;
   const e = error as NodeJS.ErrnoException;
-  return typeof e.code === 'string' && typeof e.syscall === 'string';
+  return typeof e.code === 'string' && typeof e.syscall === 'string' && !NETWORK_CODES.has(e.code);
 }
+
+/** Errno codes of sockets (they also carry a `syscall`): never a file's failure. */
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
 
 /** What to do about a failed write, by its errno code. */
 function describeWriteFix(code: string): string {

@@ -177,8 +177,9 @@ export async function writeSnapshot(
     await syncFolder(dir);
     return { path, entryCount: index.names.length, sha256 };
   } catch (error) {
-    // A full disk or a folder that turned read-only: one line (exit 2), no file left behind.
-    throw toFileWriteError(error, shown, 'snapshot');
+    // A full disk or a folder that turned read-only: one line (exit 2), no file left behind. An
+    // error of the entries' source (the service) is its own.
+    throw sourceErrors.has(error as object) ? error : toFileWriteError(error, shown, 'snapshot');
   } finally {
     await unlink(spillPath).catch(() => undefined);
     if (tmpCreated) await unlink(tmpPath).catch(() => undefined);
@@ -212,7 +213,7 @@ async function spillEntries(
   try {
     let position = 0;
     let arrival = 0;
-    for await (const entry of entries) {
+    for await (const entry of markSourceErrors(entries)) {
       if (options.signal?.aborted) throw new InterruptedError('Interrupted while writing the snapshot');
       arrival += 1;
       checkEntryShape(entry, arrival);
@@ -229,6 +230,21 @@ async function spillEntries(
     await fh.close();
   }
   return index;
+}
+
+/** Errors thrown by the entries' source (HTTP, parsing), so that they are not taken for a failed write. */
+const sourceErrors = new WeakSet<object>();
+
+/** `entries`, with every error it throws recorded in {@link sourceErrors}. */
+async function* markSourceErrors(
+  entries: AsyncIterable<Connection> | Iterable<Connection>,
+): AsyncGenerator<Connection> {
+  try {
+    yield* entries;
+  } catch (error) {
+    if (error !== null && typeof error === 'object') sourceErrors.add(error);
+    throw error;
+  }
 }
 
 /**

@@ -256,6 +256,24 @@ describe('temporary files of killed exports (item 9)', () => {
   });
 });
 
+describe('what is not a failed write', () => {
+  it("writeSnapshot: an error of the entries' source stays its own, even with an errno code", async () => {
+    const dir = await makeTempDir('dds-source-error-');
+    const header = createSnapshotHeader({
+      tool: 't',
+      source: { url: 'http://h', environment: 'e' },
+      selection: { ids: null, types: null, name: null },
+    });
+    const failure = Object.assign(new Error('read EIO'), { code: 'EIO', syscall: 'read' });
+    async function* failing(): AsyncGenerator<Connection> {
+      yield { name: 'a', type: 's3' } as Connection;
+      throw failure;
+    }
+    const error = await writeSnapshot({ path: join(dir, 's.jsonl') }, header, failing()).catch((e) => e);
+    expect(error).toBe(failure);
+  });
+});
+
 describe('overrides (item 4)', () => {
   it('refuses an unterminated ${env:NAME (exit 2, naming the pointer, not the value)', async () => {
     const text = JSON.stringify({ byName: { db: { password: 'pre-${env:DB_PW' } } });
@@ -307,8 +325,8 @@ describe('numeric flags use the config schema ranges (item 10)', () => {
       maximum: CONCURRENCY_RANGE.max,
     });
     expect(env.rate).toMatchObject({ type: 'number', minimum: RATE_RANGE.min });
-    expect(env.rate.maximum).toBe(RATE_RANGE.max);
-    expect(env.rate.exclusiveMinimum).toBeUndefined();
+    expect(env.rate?.maximum).toBe(RATE_RANGE.max);
+    expect(env.rate?.exclusiveMinimum).toBeUndefined();
   });
 });
 
