@@ -214,6 +214,29 @@ describe('import: outputs checked before anything is sent (item 3)', () => {
     expect(posts()).toBe(0);
   });
 
+  it.skipIf(noDisk)(
+    '--report on a disk that fills during the run: exit 2, one line, the journal complete, a re-run sends nothing',
+    async () => {
+      const work = await makeTempDir('dds-hardening-run-');
+      const journal = join(work, 'j.jsonl');
+      const report = join(full().dir, 'report.jsonl');
+      const run = await runCli(args('--journal', journal, '--report', report, '--quiet'), { env: env() });
+      // (A warning about a type without a template schema comes first.)
+      expect(run.stderr.split('\n').filter((l) => l.startsWith('error: '))).toEqual([
+        `error: ${report}: cannot write the output file (ENOSPC). Free disk space, then re-run`,
+      ]);
+      expect(run.stderr).not.toMatch(/this is a bug|\bat .+:\d+:\d+/);
+      expect(run.exitCode).toBe(2);
+      expect(posts()).toBe(source.entries.length);
+      expect((await readdir(full().dir)).filter((n) => n !== '.filler')).toEqual([]);
+      const again = await runCli(args('--journal', journal, '--report', join(work, 'r.jsonl'), '--quiet'), {
+        env: env(),
+      });
+      expect(again.exitCode).toBe(0);
+      expect(posts()).toBe(source.entries.length);
+    },
+  );
+
   it.each([
     [['--concurrency', '1000000'], 'Expected --concurrency to be an integer from 1 to 64, got 1000000'],
     [['--rate', '1e-7'], 'Expected --rate to be a number of requests per second >= 0.001, got 1e-7'],
