@@ -58,7 +58,7 @@ function runBuilt(
   });
 }
 
-const disk = mountFullDisk('dds-full-e2e-');
+const disk = mountFullDisk();
 const noDisk = typeof disk === 'string' ? disk : undefined;
 const full = (): FullDisk => disk as FullDisk;
 

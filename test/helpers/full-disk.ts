@@ -9,7 +9,7 @@
  * Both are decided once, synchronously, when a test file loads.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -39,10 +39,49 @@ function fill(path: string, limit: number): void {
   }
 }
 
+/** Names of our mount points: `dds-full-<pid of the test process>-XXXXXX`. */
+const MOUNT_PREFIX = 'dds-full-';
+
+/**
+ * Unmount what test processes that died without their afterAll (a crashed worker, killed by a
+ * signal) left behind: our mount points whose pid no longer runs. A live test file's mount is kept.
+ */
+function sweepStaleMounts(): void {
+  let mounts: string;
+  try {
+    mounts = readFileSync('/proc/mounts', 'utf8');
+  } catch {
+    return;
+  }
+  const base = join(tmpdir(), MOUNT_PREFIX);
+  for (const line of mounts.split('\n')) {
+    const point = line.split(' ')[1];
+    if (point === undefined || !point.startsWith(base)) continue;
+    const pid = Number(point.slice(base.length).split('-')[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || isAlive(pid)) continue;
+    try {
+      execFileSync('umount', [point], { stdio: 'ignore' });
+      rmSync(point, { recursive: true, force: true });
+    } catch {
+      // Someone else's business after all.
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Mount and fill a 1 MiB tmpfs; a string says why that is not possible here. */
-export function mountFullDisk(prefix = 'dds-full-'): FullDisk | string {
+export function mountFullDisk(): FullDisk | string {
   if (process.getuid?.() !== 0) return 'mounting a full tmpfs needs root';
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  sweepStaleMounts();
+  const dir = mkdtempSync(join(tmpdir(), `${MOUNT_PREFIX}${process.pid}-`));
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${SIZE_BYTES},mode=0777`, 'tmpfs', dir], {
       stdio: 'ignore',
@@ -52,6 +91,19 @@ export function mountFullDisk(prefix = 'dds-full-'): FullDisk | string {
     return 'this sandbox does not allow mount -t tmpfs';
   }
   const filler = join(dir, '.filler');
+  let mounted = true;
+  const unmount = (): void => {
+    if (!mounted) return;
+    mounted = false;
+    process.removeListener('exit', unmount);
+    try {
+      execFileSync('umount', [dir], { stdio: 'ignore' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  // Also when the test file's worker ends without its afterAll (a crash): no mount is left behind.
+  process.once('exit', unmount);
   fill(filler, Number.POSITIVE_INFINITY);
   return {
     dir,
@@ -59,13 +111,7 @@ export function mountFullDisk(prefix = 'dds-full-'): FullDisk | string {
       rmSync(filler, { force: true });
       fill(filler, SIZE_BYTES - bytes);
     },
-    unmount() {
-      try {
-        execFileSync('umount', [dir], { stdio: 'ignore' });
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
+    unmount,
   };
 }
 
