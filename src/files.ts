@@ -253,7 +253,7 @@ export interface AtomicWriteOptions {
   readonly mode?: number;
   /** Hint of the usage error raised when the file cannot be created, e.g. `Check the -o path`. */
   readonly hint?: string;
-  /** The file's role in messages about a failed write (`cannot write the <what>`); default `file`. */
+  /** The file's role in messages about a failed write (`cannot write the <what>`); default `output file`. */
   readonly what?: string;
 }
 
@@ -316,7 +316,7 @@ export async function writeFileAtomic(
     await commitTemp(handle, tmp, path);
   } catch (error) {
     await discardTemp(handle, tmp);
-    throw toFileWriteError(error, path, options.what ?? 'file');
+    throw toFileWriteError(error, path, options.what ?? 'output file');
   }
 }
 
@@ -351,7 +351,7 @@ export async function openAtomicTextFile(
   let buffered = 0;
   let done = false;
 
-  const what = options.what ?? 'file';
+  const what = options.what ?? 'output file';
   const flush = async () => {
     if (chunks.length === 0) return;
     const text = chunks.join('');

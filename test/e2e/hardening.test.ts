@@ -278,7 +278,7 @@ describe.skipIf(noDisk)('local files on a full disk: exit 2, one line, nothing h
       '-o',
       join(full().dir, 'c.json'),
     ]);
-    expect(expectOneErrorLine(run)).toContain('c.json: cannot write the file (ENOSPC)');
+    expect(expectOneErrorLine(run)).toContain('c.json: cannot write the output file (ENOSPC)');
     expect(run.exitCode).toBe(2);
     expect(await leftovers()).toEqual([]);
   });
