@@ -173,7 +173,7 @@ describe('import: outputs checked before anything is sent (item 3)', () => {
   });
 
   it.skipIf(typeof NON_ROOT === 'string')(
-    'as a user who cannot write the snapshot folder, the journal beside it: exit 2, one line, nothing sent (was exit 70)',
+    `as a user who cannot write the snapshot folder, the journal beside it: exit 2, one line, nothing sent (was exit 70)${typeof NON_ROOT === 'string' ? ` [skipped: ${NON_ROOT}]` : ''}`,
     async () => {
       const user = NON_ROOT as Exclude<typeof NON_ROOT, string>;
       // A root-owned folder nobody may read but not write, holding a snapshot that user may read.
@@ -215,7 +215,7 @@ describe('import: outputs checked before anything is sent (item 3)', () => {
   });
 
   it.skipIf(noDisk)(
-    '--report on a disk that fills during the run: exit 2, one line, the journal complete, a re-run sends nothing',
+    `--report on a disk that fills during the run: exit 2, one line, the journal complete, a re-run sends nothing${noDisk ? ` [skipped: ${noDisk}]` : ''}`,
     async () => {
       const work = await makeTempDir('dds-hardening-run-');
       const journal = join(work, 'j.jsonl');
@@ -249,84 +249,87 @@ describe('import: outputs checked before anything is sent (item 3)', () => {
   });
 });
 
-describe.skipIf(noDisk)('local files on a full disk: exit 2, one line, nothing half-written (item 3)', () => {
-  const cli = (argv: readonly string[]) => runCli(argv, { env: { DDS_TOKEN: emu.token }, cwd: dir });
-  const leftovers = async () => (await readdir(full().dir)).filter((n) => n !== '.filler');
+describe.skipIf(noDisk)(
+  `local files on a full disk: exit 2, one line, nothing half-written (item 3)${noDisk ? ` [skipped: ${noDisk}]` : ''}`,
+  () => {
+    const cli = (argv: readonly string[]) => runCli(argv, { env: { DDS_TOKEN: emu.token }, cwd: dir });
+    const leftovers = async () => (await readdir(full().dir)).filter((n) => n !== '.filler');
 
-  it('export -o', async () => {
-    const run = await cli(['export', '--from', emu.url, '-o', join(full().dir, 'p.snapshot.jsonl')]);
-    expect(expectOneErrorLine(run)).toContain('cannot write the snapshot (ENOSPC)');
-    expect(run.exitCode).toBe(2);
-    expect(await leftovers()).toEqual([]);
-  });
+    it('export -o', async () => {
+      const run = await cli(['export', '--from', emu.url, '-o', join(full().dir, 'p.snapshot.jsonl')]);
+      expect(expectOneErrorLine(run)).toContain('cannot write the snapshot (ENOSPC)');
+      expect(run.exitCode).toBe(2);
+      expect(await leftovers()).toEqual([]);
+    });
 
-  it('export --out-dir: no snapshot and no empty DIR/<env> folder left', async () => {
-    const run = await cli(['export', '--from', emu.url, '--out-dir', full().dir]);
-    expect(expectOneErrorLine(run)).toContain('cannot write the snapshot (ENOSPC)');
-    expect(run.exitCode).toBe(2);
-    expect(await leftovers()).toEqual([]);
-  });
+    it('export --out-dir: no snapshot and no empty DIR/<env> folder left', async () => {
+      const run = await cli(['export', '--from', emu.url, '--out-dir', full().dir]);
+      expect(expectOneErrorLine(run)).toContain('cannot write the snapshot (ENOSPC)');
+      expect(run.exitCode).toBe(2);
+      expect(await leftovers()).toEqual([]);
+    });
 
-  it('cases list -o', async () => {
-    const run = await cli([
-      'cases',
-      'list',
-      '--env',
-      emu.url,
-      '--format',
-      'json',
-      '-o',
-      join(full().dir, 'c.json'),
-    ]);
-    expect(expectOneErrorLine(run)).toContain('c.json: cannot write the output file (ENOSPC)');
-    expect(run.exitCode).toBe(2);
-    expect(await leftovers()).toEqual([]);
-  });
+    it('cases list -o', async () => {
+      const run = await cli([
+        'cases',
+        'list',
+        '--env',
+        emu.url,
+        '--format',
+        'json',
+        '-o',
+        join(full().dir, 'c.json'),
+      ]);
+      expect(expectOneErrorLine(run)).toContain('c.json: cannot write the output file (ENOSPC)');
+      expect(run.exitCode).toBe(2);
+      expect(await leftovers()).toEqual([]);
+    });
 
-  it('cases update --audit: exit 2 before the bulk PATCH, the trail holds no torn line', async () => {
-    const audit = join(full().dir, 'audit.jsonl');
-    const run = await cli([
-      'cases',
-      'update',
-      '--env',
-      emu.url,
-      '--where',
-      'caseStatus=open',
-      '--set',
-      'caseStatus=resolved',
-      '--yes',
-      '--audit',
-      audit,
-    ]);
-    // The preview of the matched cases comes first on stderr; then one error line.
-    const errors = run.stderr.split('\n').filter((l) => l.startsWith('error: '));
-    expect(errors).toEqual([
-      `error: ${audit}: cannot write the audit file (ENOSPC). Free disk space, then re-run`,
-    ]);
-    expect(run.stderr).not.toMatch(/this is a bug|\bat .+:\d+:\d+/);
-    expect(run.exitCode).toBe(2);
-    expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toHaveLength(0);
-    expect(await readFile(audit, 'utf8')).toBe('');
-  });
+    it('cases update --audit: exit 2 before the bulk PATCH, the trail holds no torn line', async () => {
+      const audit = join(full().dir, 'audit.jsonl');
+      const run = await cli([
+        'cases',
+        'update',
+        '--env',
+        emu.url,
+        '--where',
+        'caseStatus=open',
+        '--set',
+        'caseStatus=resolved',
+        '--yes',
+        '--audit',
+        audit,
+      ]);
+      // The preview of the matched cases comes first on stderr; then one error line.
+      const errors = run.stderr.split('\n').filter((l) => l.startsWith('error: '));
+      expect(errors).toEqual([
+        `error: ${audit}: cannot write the audit file (ENOSPC). Free disk space, then re-run`,
+      ]);
+      expect(run.stderr).not.toMatch(/this is a bug|\bat .+:\d+:\d+/);
+      expect(run.exitCode).toBe(2);
+      expect(emu.record.requests.filter((r) => r.method === 'PATCH')).toHaveLength(0);
+      expect(await readFile(audit, 'utf8')).toBe('');
+    });
 
-  it('--log-file: exit 2 and one line once the command is done (was an unhandled error event)', async () => {
-    const log = join(full().dir, 'run.log');
-    const run = await cli([
-      'connections',
-      'list',
-      '--env',
-      emu.url,
-      '--log-level',
-      'info',
-      '--log-file',
-      log,
-      '--quiet',
-    ]);
-    const lines = run.stderr.split('\n').filter((l) => l.startsWith('error: '));
-    expect(lines).toEqual([
-      `error: ${log}: cannot write the log file (ENOSPC). Free disk space, then re-run`,
-    ]);
-    expect(run.stderr).not.toMatch(/this is a bug/);
-    expect(run.exitCode).toBe(2);
-  });
-});
+    it('--log-file: exit 2 and one line once the command is done (was an unhandled error event)', async () => {
+      const log = join(full().dir, 'run.log');
+      const run = await cli([
+        'connections',
+        'list',
+        '--env',
+        emu.url,
+        '--log-level',
+        'info',
+        '--log-file',
+        log,
+        '--quiet',
+      ]);
+      const lines = run.stderr.split('\n').filter((l) => l.startsWith('error: '));
+      expect(lines).toEqual([
+        `error: ${log}: cannot write the log file (ENOSPC). Free disk space, then re-run`,
+      ]);
+      expect(run.stderr).not.toMatch(/this is a bug/);
+      expect(run.exitCode).toBe(2);
+    });
+  },
+);

@@ -51,7 +51,7 @@ async function expectExit2(promise: Promise<unknown>): Promise<DdsError> {
 const SHA = 'a'.repeat(64);
 const binding = { snapshotSha256: SHA, targetUrl: 'http://127.0.0.1:9000' };
 
-describe('local writes on a full disk (item 3)', () => {
+describe(`local writes on a full disk (item 3)${noDisk ? ` [skipped: ${noDisk}]` : ''}`, () => {
   it.skipIf(noDisk)('writeFileAtomic: FileWriteError, no file and no temporary file', async () => {
     const path = join(full().dir, 'report.jsonl');
     const error = await expectExit2(writeFileAtomic(path, 'x'.repeat(10_000), { what: 'report' }));
