@@ -5,9 +5,9 @@
  * file in the same folder, mode 0600, fsync, rename; no temporary file left behind on failure).
  */
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, open, readFile, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { InputFileError, UsageError } from './errors.js';
+import { FileWriteError, InputFileError, UsageError } from './errors.js';
 import { describeJsonError } from './secrets.js';
 
 /** Mode of files that may hold credentials or say where sensitive data lives. */
@@ -63,6 +63,72 @@ export function tempPathFor(path: string, ext = 'tmp'): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.${ext}`);
 }
 
+/** A temporary file untouched for this long is stale even if a process with its pid is alive (pid reuse). */
+export const STALE_TEMP_AGE_MS = 24 * 60 * 60 * 1000;
+
+/** Temporary files this process is writing now (a pid-1 container reuses the pid of a killed run). */
+const liveTempFiles = new Set<string>();
+
+/** Whether a process with this pid exists on this host (EPERM: it exists, it is someone else's). */
+function isPidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Remove temporary files of `path` ({@link tempPathFor}'s `.<name>.<pid>-<hex>.<ext>` in its folder)
+ * that a killed run left behind: those whose writer's pid no longer runs on this host, or that nobody
+ * has modified for {@link STALE_TEMP_AGE_MS}. A live writer's files are kept: its pid is alive and it
+ * keeps them fresh. Only names of that exact pattern for this `path` are touched. Best effort; returns
+ * the names removed. Assumes the folder is local (pids of another host mean nothing here).
+ */
+export async function removeStaleTempFiles(
+  path: string,
+  exts: readonly string[] = ['tmp'],
+  now = Date.now(),
+): Promise<string[]> {
+  const dir = dirname(path);
+  const prefix = `.${basename(path)}.`;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const m = /^(\d+)-[0-9a-f]{8}\.([a-z]+)$/.exec(name.slice(prefix.length));
+    if (m === null || !exts.includes(m[2] as string)) continue;
+    const file = join(dir, name);
+    if (liveTempFiles.has(file)) continue;
+    const pid = Number(m[1]);
+    const info = await lstat(file).catch(() => undefined);
+    if (info === undefined || !info.isFile()) continue;
+    const dead = pid === process.pid || !isPidAlive(pid);
+    if (!dead && now - info.mtimeMs < STALE_TEMP_AGE_MS) continue;
+    try {
+      await unlink(file);
+      removed.push(name);
+    } catch {
+      // Gone meanwhile, or not ours to remove: left alone.
+    }
+  }
+  return removed;
+}
+
+/** Mark `file` as being written by this process (so {@link removeStaleTempFiles} keeps it); returns the unmark. */
+export function holdTempFile(file: string): () => void {
+  liveTempFiles.add(file);
+  return () => {
+    liveTempFiles.delete(file);
+  };
+}
+
 /** Make a rename in `dir` durable. Not every platform can open a folder for fsync; that is not an error. */
 export async function syncFolder(dir: string): Promise<void> {
   try {
@@ -77,12 +143,118 @@ export async function syncFolder(dir: string): Promise<void> {
   }
 }
 
+/**
+ * True for an error of the operating system about a file (it has an errno `code` such as ENOSPC,
+ * EACCES, EROFS, EISDIR, EIO, and the `syscall` that failed): the machine's state, not a bug.
+ */
+export function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
+  if (!(error instanceof Error)) return false;
+  const e = error as NodeJS.ErrnoException;
+  return typeof e.code === 'string' && typeof e.syscall === 'string' && !NETWORK_CODES.has(e.code);
+}
+
+/** Errno codes of sockets (they also carry a `syscall`): never a file's failure. */
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/** What to do about a failed write, by its errno code. */
+function describeWriteFix(code: string): string {
+  switch (code) {
+    case 'ENOSPC':
+    case 'EDQUOT':
+    case 'EFBIG':
+      return 'Free disk space, then re-run';
+    case 'EACCES':
+    case 'EPERM':
+    case 'EROFS':
+      return 'Check the permissions of the file and its folder, or choose another path';
+    case 'EISDIR':
+      return 'The path names a folder: name a file';
+    default:
+      return 'Check the disk and the path, then re-run';
+  }
+}
+
+/**
+ * The one wrapper of local writes: a file-system error (see {@link isFileSystemError}) raised while
+ * writing `file` becomes one {@link FileWriteError} line (exit 2), e.g. `out.csv: cannot write the
+ * report (ENOSPC). Free disk space, then re-run`; anything else (a bug, a typed error) passes through.
+ * `what` names the file's role (`journal`, `report`, `log file`); `hint` replaces the default advice.
+ */
+export function toFileWriteError(error: unknown, file: string, what: string, hint?: string): unknown {
+  if (!isFileSystemError(error)) return error;
+  const code = error.code ?? 'error';
+  return new FileWriteError(file, `cannot write the ${what} (${code})`, {
+    hint: hint ?? describeWriteFix(code),
+    cause: error,
+  });
+}
+
+/** Run `action`, which writes `file`, converting a file-system error with {@link toFileWriteError}. */
+export async function guardFileWrite<T>(
+  file: string,
+  what: string,
+  action: () => Promise<T>,
+  hint?: string,
+): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    throw toFileWriteError(error, file, what, hint);
+  }
+}
+
+/**
+ * Check, before anything is sent, that a command will be able to write `path` at the end: it is not a
+ * folder, and its folder exists and lets us create a file there (a temporary file is created and
+ * removed at once). A problem is a {@link UsageError} (exit 2) naming `flag`, e.g. `--report`. It does
+ * not reserve space: a disk that fills up later is still a {@link FileWriteError} then.
+ */
+export async function checkWritableOutput(path: string, flag: string): Promise<void> {
+  const existing = await stat(path).catch(() => undefined);
+  if (existing?.isDirectory()) {
+    throw new UsageError(`Cannot write ${path}: it is a folder`, { hint: `Name a file for ${flag}` });
+  }
+  let probe: FileHandle;
+  const tmp = tempPathFor(path);
+  try {
+    probe = await open(tmp, 'wx', PRIVATE_FILE_MODE);
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(`Cannot write ${path} (${code})`, {
+      hint: `Check ${flag}: its folder must exist and be writable`,
+      cause,
+    });
+  }
+  await probe.close().catch(() => undefined);
+  await unlink(tmp).catch(() => undefined);
+}
+
+/** {@link checkWritableOutput} for each output given (`path` undefined: the option is absent). */
+export async function checkWritableOutputs(
+  outputs: readonly { readonly path: string | undefined; readonly flag: string }[],
+): Promise<void> {
+  for (const { path, flag } of outputs) if (path !== undefined) await checkWritableOutput(path, flag);
+}
+
 /** Options of {@link writeFileAtomic} and {@link openAtomicTextFile}. */
 export interface AtomicWriteOptions {
   /** File mode (default {@link PRIVATE_FILE_MODE}, 0600), stated with chmod whatever the umask. */
   readonly mode?: number;
   /** Hint of the usage error raised when the file cannot be created, e.g. `Check the -o path`. */
   readonly hint?: string;
+  /** The file's role in messages about a failed write (`cannot write the <what>`); default `output file`. */
+  readonly what?: string;
 }
 
 const DEFAULT_CREATE_HINT = 'Check the path and that its folder exists';
@@ -144,7 +316,7 @@ export async function writeFileAtomic(
     await commitTemp(handle, tmp, path);
   } catch (error) {
     await discardTemp(handle, tmp);
-    throw error;
+    throw toFileWriteError(error, path, options.what ?? 'output file');
   }
 }
 
@@ -179,12 +351,19 @@ export async function openAtomicTextFile(
   let buffered = 0;
   let done = false;
 
+  const what = options.what ?? 'output file';
   const flush = async () => {
     if (chunks.length === 0) return;
     const text = chunks.join('');
     chunks.length = 0;
     buffered = 0;
-    await handle.writeFile(text, 'utf8');
+    try {
+      await handle.writeFile(text, 'utf8');
+    } catch (error) {
+      // The temporary file is removed: a half-written output never appears under its name.
+      await abort();
+      throw toFileWriteError(error, path, what);
+    }
   };
 
   const abort = async () => {
@@ -211,7 +390,7 @@ export async function openAtomicTextFile(
         done = true;
       } catch (error) {
         await abort();
-        throw error;
+        throw toFileWriteError(error, path, what);
       }
     },
     abort,

@@ -4,10 +4,11 @@
  * {@link scrub} and pino's redaction, so neither an Authorization header nor a registered secret can
  * reach a log.
  */
-import { createWriteStream, fchmodSync, openSync, type WriteStream } from 'node:fs';
+import { createWriteStream, fchmodSync, fstatSync, openSync, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { UsageError } from './errors.js';
+import { toFileWriteError } from './files.js';
 import { scrub } from './secrets.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -21,7 +22,10 @@ export interface Logger {
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
   child(bindings: Record<string, unknown>): Logger;
-  /** Flush and close the log file, if any. */
+  /**
+   * Flush and close the log file, if any. Rejects with a {@link FileWriteError} (exit 2) when the log
+   * file could not be written (a full disk): from that moment on, records went to stderr only.
+   */
   close(): Promise<void>;
 }
 
@@ -80,10 +84,17 @@ function createHumanStream(target: NodeJS.WritableStream): Writable {
   });
 }
 
+/** The `--log-file` stream and the first error it met (after which it writes nothing more). */
+interface LogFile {
+  readonly stream: WriteStream;
+  readonly path: string;
+  failure: unknown;
+}
+
 class PinoLogger implements Logger {
   constructor(
     private readonly inner: pino.Logger,
-    private readonly file: WriteStream | undefined,
+    private readonly file: LogFile | undefined,
   ) {}
   trace(fields: Record<string, unknown>, message: string): void {
     this.inner.trace(fields, message);
@@ -106,7 +117,16 @@ class PinoLogger implements Logger {
   close(): Promise<void> {
     const file = this.file;
     if (!file) return Promise.resolve();
-    return new Promise((resolve) => file.end(() => resolve()));
+    return new Promise<void>((resolve) => {
+      if (file.stream.destroyed) resolve();
+      else
+        file.stream.end((error?: Error | null) => {
+          if (error) file.failure ??= error;
+          resolve();
+        });
+    }).then(() => {
+      if (file.failure !== undefined) throw toFileWriteError(file.failure, file.path, 'log file');
+    });
   }
 }
 
@@ -117,7 +137,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (level !== 'silent') {
     streams.push({ level, stream: createHumanStream(options.stderr ?? process.stderr) });
   }
-  let file: WriteStream | undefined;
+  let file: LogFile | undefined;
   // The file gets debug, or trace when asked: it is the record of a run a user sends in.
   const fileLevel = level === 'trace' ? 'trace' : 'debug';
   if (options.file) {
@@ -126,7 +146,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     try {
       fd = openSync(options.file, 'a', 0o600);
       // The mode of open() applies only to a new file: an existing log keeps its mode unless set here.
-      fchmodSync(fd, 0o600);
+      // Only a regular file: `--log-file /dev/stderr` must not change the mode of a terminal.
+      if (fstatSync(fd).isFile()) fchmodSync(fd, 0o600);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
       throw new UsageError(`Cannot write the log file ${options.file} (${code})`, {
@@ -134,8 +155,15 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         cause: error,
       });
     }
-    file = createWriteStream(options.file, { fd });
-    streams.push({ level: fileLevel, stream: file });
+    const stream = createWriteStream(options.file, { fd });
+    const logFile: LogFile = { stream, path: options.file, failure: undefined };
+    // A write that fails (a full disk) is remembered for close(), never an unhandled 'error' event
+    // (that would end the run as "a bug").
+    stream.on('error', (error) => {
+      logFile.failure ??= error;
+    });
+    file = logFile;
+    streams.push({ level: fileLevel, stream });
   }
   const minLevel = streams.length === 0 ? 'silent' : file ? fileLevel : level;
   const inner = pino(

@@ -4,9 +4,10 @@
  * line holds the ids the service reported. Lines of one run share a `runId`, so a crash between the
  * two still leaves the before-states on disk.
  */
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import type { BulkCaseUpdate, CaseFilter } from '../api/types.js';
 import { UsageError } from '../errors.js';
+import { guardFileWrite } from '../files.js';
 import { scrub } from '../secrets.js';
 
 /** The change a run makes. */
@@ -57,15 +58,20 @@ export function toAuditChange(update: BulkCaseUpdate): AuditChange {
 
 /**
  * Append `records` to `file` (created with mode 0600) in one write, then fsync. A file that cannot be
- * written is a usage error (exit 2), raised before the bulk PATCH is sent.
+ * opened is a usage error (exit 2), raised before the bulk PATCH is sent; a write that fails (a full
+ * disk) is a {@link FileWriteError} (exit 2).
+ *
+ * The trail stays a file of whole lines: a last line torn by an earlier run (killed, or the disk filled
+ * mid-write) is trimmed away before appending, and a write of this run that fails is cut back to where
+ * it started.
  */
 export async function appendAuditRecords(file: string, records: readonly CaseAuditRecord[]): Promise<void> {
   if (records.length === 0) return;
   // Scrubbed like every other output: an error message in a `failed` line may quote the service.
   const text = scrub(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  let handle: Awaited<ReturnType<typeof open>>;
+  let handle: FileHandle;
   try {
-    handle = await open(file, 'a', 0o600);
+    handle = await open(file, 'a+', AUDIT_FILE_MODE);
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code ?? 'error';
     throw new UsageError(`Cannot write the audit file ${file} (${code})`, {
@@ -74,11 +80,47 @@ export async function appendAuditRecords(file: string, records: readonly CaseAud
     });
   }
   try {
-    // The mode of open() applies only to a new file: an existing audit file is brought to 0600 too.
-    await handle.chmod(0o600);
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
+    await guardFileWrite(file, 'audit file', async () => {
+      const info = await handle.stat();
+      if (!info.isFile()) {
+        await handle.writeFile(text, 'utf8');
+        return;
+      }
+      // The mode of open() applies only to a new file: an existing audit file is brought to 0600 too.
+      await handle.chmod(AUDIT_FILE_MODE);
+      const start = await findWholeLinesEnd(handle, info.size);
+      if (start < info.size) await handle.truncate(start);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } catch (error) {
+        // Best effort: a trail cut back to its last whole line; if this fails too, the next run trims.
+        await handle.truncate(start).catch(() => undefined);
+        throw error;
+      }
+    });
   } finally {
     await handle.close();
   }
+}
+
+/** Mode of the audit trail: it says which cases were changed, and how. */
+const AUDIT_FILE_MODE = 0o600;
+
+/** Bytes read at a time when looking for the last newline from the end. */
+const TAIL_CHUNK = 64 * 1024;
+
+/** The length of the longest prefix of the file that ends with a newline (0 when it holds none). */
+async function findWholeLinesEnd(handle: FileHandle, size: number): Promise<number> {
+  const buffer = Buffer.alloc(Math.min(TAIL_CHUNK, size));
+  let end = size;
+  while (end > 0) {
+    const length = Math.min(buffer.length, end);
+    const start = end - length;
+    const { bytesRead } = await handle.read(buffer, 0, length, start);
+    const newline = buffer.subarray(0, bytesRead).lastIndexOf(0x0a);
+    if (newline >= 0) return start + newline + 1;
+    end = start;
+  }
+  return 0;
 }

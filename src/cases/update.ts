@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { listCases, updateCasesBulk } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';
 import type { BulkCaseUpdate, CaseFilter, SecurityCase } from '../api/types.js';
-import { DdsError } from '../errors.js';
+import { DdsError, FileWriteError } from '../errors.js';
 import { appendAuditRecords, type CaseAuditRecord, toAuditChange } from './audit.js';
 import { toFilterClauses } from './filter.js';
 
@@ -37,6 +37,23 @@ export function compareReportedIds(
     missing: matchedIds.filter((id) => !reported.has(id)),
     unexpected: reportedIds.filter((id) => !matched.has(id)),
   };
+}
+
+/**
+ * The trail could not take the `updated` line after the PATCH went through: say so, or the exit 2 of a
+ * failed write would read as "nothing was changed".
+ */
+function describeAppliedButUnaudited(error: unknown, updated: number): unknown {
+  if (!(error instanceof FileWriteError)) return error;
+  const code = (error.cause as NodeJS.ErrnoException | undefined)?.code ?? 'error';
+  return new FileWriteError(
+    error.file,
+    `the update was applied (${updated} case${updated === 1 ? '' : 's'} reported), but its outcome could not be added to the audit file (${code})`,
+    {
+      hint: "The change itself is done and the cases' states before it are in the trail; free disk space for the next run",
+      cause: error,
+    },
+  );
 }
 
 /** What the bulk update did. */
@@ -84,6 +101,7 @@ export async function applyCaseUpdate(
   } catch (error) {
     if (options.auditFile !== undefined) {
       const message = error instanceof DdsError ? error.message : String(error);
+      // The PATCH's own error is the one reported: a trail that cannot take this line must not hide it.
       await appendAuditRecords(options.auditFile, [
         {
           event: 'failed',
@@ -93,7 +111,7 @@ export async function applyCaseUpdate(
           matched: matched.length,
           error: message,
         },
-      ]);
+      ]).catch(() => undefined);
     }
     throw error;
   }
@@ -102,18 +120,22 @@ export async function applyCaseUpdate(
     caseIds,
   );
   if (options.auditFile !== undefined) {
-    await appendAuditRecords(options.auditFile, [
-      {
-        event: 'updated',
-        ...base,
-        at: now().toISOString(),
-        filters: update.filters,
-        matched: matched.length,
-        caseIds,
-        missing,
-        unexpected,
-      },
-    ]);
+    try {
+      await appendAuditRecords(options.auditFile, [
+        {
+          event: 'updated',
+          ...base,
+          at: now().toISOString(),
+          filters: update.filters,
+          matched: matched.length,
+          caseIds,
+          missing,
+          unexpected,
+        },
+      ]);
+    } catch (error) {
+      throw describeAppliedButUnaudited(error, caseIds.length);
+    }
   }
   return { caseIds, missing, unexpected };
 }

@@ -14,6 +14,7 @@ import { createRetryBudget, type HttpClient } from '../api/http.js';
 import type { Connection } from '../api/types.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js';
+import { checkWritableOutputs } from '../files.js';
 import {
   defaultJournalPath,
   type JournalEntryState,
@@ -62,7 +63,14 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
-import { parseListOption, readNumberOption, readStringOption } from './options.js';
+import {
+  CONCURRENCY_RANGE,
+  checkNumberOption,
+  parseListOption,
+  RATE_RANGE,
+  readNumberOption,
+  readStringOption,
+} from './options.js';
 
 /** Default `--concurrency` when neither the flag nor the environment's config sets one. */
 export const DEFAULT_IMPORT_CONCURRENCY = 4;
@@ -90,12 +98,7 @@ export interface ImportOptions {
 function readRate(value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const rate = typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
-  if (!Number.isFinite(rate) || rate <= 0) {
-    throw new UsageError(`Expected --rate to be a number of requests per second > 0, got ${String(value)}`, {
-      hint: 'See --help',
-    });
-  }
-  return rate;
+  return checkNumberOption(rate, 'rate', RATE_RANGE, String(value));
 }
 
 /** Check the command line once (UsageError, exit 2). */
@@ -122,7 +125,7 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   }
   return {
     snapshot: resolve(cwd, snapshot),
-    concurrency: readNumberOption(args, 'concurrency', 'concurrency', { min: 1, integer: true }),
+    concurrency: readNumberOption(args, 'concurrency', 'concurrency', CONCURRENCY_RANGE),
     rate,
     onConflict: onConflict as OnConflict,
     overrides: path('overrides', 'overrides'),
@@ -278,6 +281,12 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
     const targetUrl = normaliseTargetUrl(environment.url);
     const binding = { snapshotSha256: snapshot.sha256, targetUrl };
     const journalPath = options.journal ?? defaultJournalPath(options.snapshot, environment.url);
+    // An output that cannot be written is found now, not after the last POST.
+    await checkWritableOutputs([
+      { path: journalPath, flag: '--journal' },
+      { path: options.report, flag: '--report' },
+      { path: options.idMap, flag: '--id-map' },
+    ]);
 
     // Listing and template look-ups are reads; the budget covers their retries too.
     budget.extend(20);

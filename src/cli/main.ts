@@ -5,7 +5,7 @@
  * exits at once.
  */
 import { ExitCode } from '../errors.js';
-import { reportUncaught, runCli } from './run-cli.js';
+import { finishStdout, reportUncaught, runCli } from './run-cli.js';
 
 const controller = new AbortController();
 let interrupts = 0;
@@ -29,6 +29,15 @@ process.on('unhandledRejection', onUncaught);
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
+// Standard output that fails is watched here, not left to an 'error' event nobody handles (which
+// ended the run as "a bug"): see finishStdout for what each failure means.
+let stdoutFailure: unknown;
+process.stdout.on('error', (error) => {
+  stdoutFailure ??= error;
+});
+// A stderr that is gone (`2>&1 | head`) leaves nowhere to report anything: the exit code still says it.
+process.stderr.on('error', () => undefined);
+
 const code = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
@@ -37,5 +46,9 @@ const code = await runCli(process.argv.slice(2), {
   cwd: process.cwd(),
   signal: controller.signal,
 });
-// Let stdout drain before exiting; a pipe closed by the reader is not an error.
-process.stdout.write('', () => process.exit(code));
+// Let stdout drain before exiting, then judge how it went (a pipe closed by the reader is not an error).
+process.stdout.write('', (error) => {
+  const failure = stdoutFailure ?? error ?? undefined;
+  const final = failure === undefined ? code : finishStdout(failure, code, process.stderr);
+  process.stderr.write('', () => process.exit(final));
+});

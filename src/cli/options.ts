@@ -68,12 +68,63 @@ export interface NumberOptionRange {
   readonly max?: number;
   /** True when only integers are allowed. */
   readonly integer: boolean;
+  /** What the number counts, for the message: `a number of requests per second`. */
+  readonly unit?: string;
 }
 
 /**
- * A number option (declared `type: 'number'`) checked against `range`; undefined when absent. A value
- * out of range, not a number (yargs' NaN) or given twice is a usage error such as "Expected
- * --page-size to be an integer >= 1, got 0". `key`/`flag` as in {@link readStringOption}.
+ * `--concurrency`: the same range as `concurrency` in schemas/config.schema.json (1 to 64; a unit
+ * test holds the two together).
+ */
+export const CONCURRENCY_RANGE: NumberOptionRange = { min: 1, max: 64, integer: true };
+
+/**
+ * `--rate`: the same range as `rate` in schemas/config.schema.json. The lower bound keeps the pause
+ * between two requests (1/rate s) within what a timer can wait: below about 5e-7 req/s Node's timer
+ * overflows and fires at once (`--rate 1e-7` sent 6 creates in half a second).
+ */
+export const RATE_RANGE: NumberOptionRange = {
+  min: 0.001,
+  integer: false,
+  unit: 'a number of requests per second',
+};
+
+/** "an integer from 1 to 64", "a number >= 0.001": the range as a message says it. */
+export function describeRange(range: NumberOptionRange): string {
+  const kind = range.unit ?? (range.integer ? 'an integer' : 'a number');
+  return range.max === undefined ? `${kind} >= ${range.min}` : `${kind} from ${range.min} to ${range.max}`;
+}
+
+/**
+ * The one range check of numeric flags: `value` (a number, NaN for text yargs could not read) must be
+ * finite, within `range`, and an integer when asked. Otherwise a usage error (exit 2) such as
+ * "Expected --concurrency to be an integer from 1 to 64, got 1000000"; `given` is how the value is
+ * shown (default {@link describeGiven}).
+ */
+export function checkNumberOption(
+  value: unknown,
+  flag: string,
+  range: NumberOptionRange,
+  given: string = describeGiven(value),
+): number {
+  const max = range.max ?? Number.POSITIVE_INFINITY;
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < range.min ||
+    value > max ||
+    (range.integer && !Number.isInteger(value))
+  ) {
+    throw new UsageError(`Expected --${flag} to be ${describeRange(range)}, got ${given}`, {
+      hint: 'See --help',
+    });
+  }
+  return value;
+}
+
+/**
+ * A number option (declared `type: 'number'`) checked against `range` ({@link checkNumberOption});
+ * undefined when absent. `key`/`flag` as in {@link readStringOption}.
  */
 export function readNumberOption(
   args: Readonly<Record<string, unknown>>,
@@ -83,22 +134,7 @@ export function readNumberOption(
 ): number | undefined {
   const value = args[key];
   if (value === undefined) return undefined;
-  const { min, integer } = range;
-  const max = range.max ?? Number.POSITIVE_INFINITY;
-  if (
-    typeof value !== 'number' ||
-    !Number.isFinite(value) ||
-    value < min ||
-    value > max ||
-    (integer && !Number.isInteger(value))
-  ) {
-    throw new UsageError(
-      `Expected --${flag} to be ${integer ? 'an integer' : 'a number'} >= ${min}${
-        max === Number.POSITIVE_INFINITY ? '' : ` and <= ${max}`
-      }, got ${describeGiven(value)}`,
-    );
-  }
-  return value;
+  return checkNumberOption(value, flag, range);
 }
 
 /** The `--sort` option of list commands; parse its value with {@link parseSortOption}. */

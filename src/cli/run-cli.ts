@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { DdsError, ExitCode, UsageError } from '../errors.js';
+import { toFileWriteError } from '../files.js';
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from '../log.js';
 import { scrub } from '../secrets.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
@@ -110,6 +111,23 @@ export function reportUncaught(error: unknown, stderr: NodeJS.WritableStream): E
   return ExitCode.bug;
 }
 
+/**
+ * The exit code of a run whose standard output failed with `failure` (main.ts watches it):
+ * - the reader closed the pipe (EPIPE, `dds-migrate connections list | head -1`): what it did not read
+ *   is dropped quietly and the command keeps its own exit code, as a careful Unix tool does;
+ * - any other failure (ENOSPC of `> file` on a full disk, EIO) lost output a script relies on: one
+ *   {@link FileWriteError} line, exit 2, unless the command already failed with its own error line
+ *   (exit 2 or more), whose code is kept.
+ */
+export function finishStdout(failure: unknown, code: ExitCode, stderr: NodeJS.WritableStream): ExitCode {
+  if ((failure as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') return code;
+  if (code !== ExitCode.ok && code !== ExitCode.partial) return code;
+  const error = toFileWriteError(failure, 'standard output', 'output');
+  const line = error instanceof DdsError ? error.toUserLine() : 'standard output: cannot write the output';
+  stderr.write(`error: ${scrub(line)}\n`);
+  return ExitCode.usage;
+}
+
 /** Usage, description and commands of a help text, without the options (they are one --help away). */
 function shortenHelp(help: string): string {
   return help.split(/\n\s*\n(?=Options:|Positionals:)/)[0]?.trimEnd() ?? help;
@@ -202,6 +220,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   } else {
     code = state.code ?? ExitCode.ok;
   }
-  await state.logger?.close();
+  try {
+    await state.logger?.close();
+  } catch (error) {
+    // The log file could not be written (a full disk): an error of its own when the command
+    // succeeded; after a failed command, that command's one error line is the one shown.
+    if (state.error === undefined) code = reportError(error, io, false);
+  }
   return code;
 }

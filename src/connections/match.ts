@@ -11,6 +11,10 @@ export interface NamePairing<S, T> {
   readonly onlyTarget: readonly T[];
   /** In both. */
   readonly both: readonly (readonly [S, T])[];
+  /** Names held by more than one entry of the source (first is kept in the pairing), in name order. */
+  readonly duplicateSource: readonly string[];
+  /** Names held by more than one entry of the target, in name order. */
+  readonly duplicateTarget: readonly string[];
 }
 
 /** Code-unit order, as JavaScript's default sort (contract section 3). */
@@ -18,15 +22,30 @@ export function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Pair `source` and `target` entries by `name`. Later duplicates of a name in one set win. */
+/**
+ * Index `entries` by name. A name held twice is not silently collapsed: it is recorded in
+ * `duplicates` (once per name) and the first entry is kept, so each caller decides (diff refuses, the
+ * import planner treats the name as existing).
+ */
+function indexByName<E extends { readonly name: string }>(
+  entries: Iterable<E>,
+): { readonly byName: Map<string, E>; readonly duplicates: string[] } {
+  const byName = new Map<string, E>();
+  const duplicates = new Set<string>();
+  for (const e of entries) {
+    if (byName.has(e.name)) duplicates.add(e.name);
+    else byName.set(e.name, e);
+  }
+  return { byName, duplicates: [...duplicates].sort(compareNames) };
+}
+
+/** Pair `source` and `target` entries by `name`; names held twice on a side are reported, not merged. */
 export function pairByName<S extends { readonly name: string }, T extends { readonly name: string }>(
   source: Iterable<S>,
   target: Iterable<T>,
 ): NamePairing<S, T> {
-  const targetByName = new Map<string, T>();
-  for (const t of target) targetByName.set(t.name, t);
-  const sourceByName = new Map<string, S>();
-  for (const s of source) sourceByName.set(s.name, s);
+  const { byName: targetByName, duplicates: duplicateTarget } = indexByName(target);
+  const { byName: sourceByName, duplicates: duplicateSource } = indexByName(source);
 
   const onlySource: S[] = [];
   const both: (readonly [S, T])[] = [];
@@ -40,5 +59,5 @@ export function pairByName<S extends { readonly name: string }, T extends { read
   onlySource.sort(byName);
   onlyTarget.sort(byName);
   both.sort((x, y) => compareNames(x[0].name, y[0].name));
-  return { onlySource, onlyTarget, both };
+  return { onlySource, onlyTarget, both, duplicateSource, duplicateTarget };
 }

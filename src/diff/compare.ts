@@ -23,7 +23,8 @@ const NO_SECRETS: ReadonlySet<string> = new Set();
  * a changed secret shows `"******"` on both sides, and a field the service masked (`"******"`) on a
  * side is listed in `uncomparable` instead of being compared.
  *
- * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer.
+ * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer, or when a side
+ * holds two connections of one name.
  */
 export function diffConnections(
   from: Iterable<Connection>,
@@ -33,6 +34,8 @@ export function diffConnections(
   const ignore = compileIgnoreRules(parseIgnoreRules(options.ignoreFields ?? []));
   const secretFields = options.secretFields ?? (() => NO_SECRETS);
   const pairing = pairByName(from, to);
+  refuseDuplicateNames('--from', pairing.duplicateSource);
+  refuseDuplicateNames('--to', pairing.duplicateTarget);
   const changed: ChangedConnection[] = [];
   const uncomparable: UncomparableField[] = [];
   let unchanged = 0;
@@ -49,6 +52,23 @@ export function diffConnections(
     unchanged,
     uncomparable,
   };
+}
+
+/**
+ * A side holding two connections of one name cannot be compared by name (export refuses such an
+ * environment too): a usage error naming the side and the names, rather than one of them kept silently.
+ */
+function refuseDuplicateNames(side: string, names: readonly string[]): void {
+  if (names.length === 0) return;
+  const shown = names
+    .slice(0, 5)
+    .map((n) => JSON.stringify(n))
+    .join(', ');
+  const more = names.length > 5 ? ` and ${names.length - 5} more` : '';
+  throw new UsageError(
+    `The ${side} side holds more than one connection named ${shown}${more}: connections are compared by name`,
+    { hint: 'Rename the duplicates in that environment, then re-run the diff' },
+  );
 }
 
 /**

@@ -17,7 +17,9 @@
 import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, link, open, readFile, truncate, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { dirname } from 'node:path';
 import { FileWriteError, InputFileError, UsageError } from '../errors.js';
+import { guardFileWrite, syncFolder, toFileWriteError } from '../files.js';
 import { scrub } from '../secrets.js';
 
 /** Version of the journal's record format. */
@@ -347,8 +349,8 @@ async function readLockInfo(path: string): Promise<LockInfo | undefined> {
 async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
   const info: LockInfo = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() };
   const tmp = `${lockPath}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
   try {
+    await writeFile(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
     for (let tries = 0; tries < 3; tries++) {
       try {
         await link(tmp, lockPath);
@@ -464,7 +466,8 @@ export async function openJournal(
   binding: JournalBinding,
   options: OpenJournalOptions,
 ): Promise<Journal> {
-  const release = await acquireLock(`${path}.lock`);
+  // A folder that cannot be written, a full disk, a path naming a folder: one FileWriteError (exit 2).
+  const release = await guardFileWrite(path, 'journal', () => acquireLock(`${path}.lock`));
   let handle: FileHandle | undefined;
   try {
     let text = '';
@@ -531,6 +534,8 @@ export async function openJournal(
         tool: options.tool,
         at: now().toISOString(),
       });
+      // The file's name in its folder must be durable too, before the first intent's POST.
+      await syncFolder(dirname(path));
     } else {
       await append({ kind: 'resume', tool: options.tool, at: now().toISOString() });
     }
@@ -554,6 +559,6 @@ export async function openJournal(
   } catch (error) {
     await handle?.close().catch(() => undefined);
     await release();
-    throw error;
+    throw toFileWriteError(error, path, 'journal');
   }
 }

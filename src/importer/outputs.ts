@@ -187,7 +187,7 @@ export function formatSummary(report: readonly ReportLine[], targetLabel: string
  * message may quote the service, and the service may have echoed a secret.
  */
 export function writeScrubbedFile(path: string, content: string): Promise<void> {
-  return writeFileAtomic(path, scrub(content));
+  return writeFileAtomic(path, scrub(content), { what: 'output file' });
 }
 
 /** `--report`: one JSON line per entry. */

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
  * Overrides (`--overrides FILE`): values set on connections on their way into the target.
  *
@@ -5,7 +6,9 @@
  * order (a later one wins for the same field; an object value replaces the field whole, it is not
  * merged deeply). A string may hold `${env:NAME}` placeholders: each is replaced by the variable's
  * value, and every value read this way is registered as a secret, so it is scrubbed from all output.
- * An unset variable leaves its placeholder in place; the pre-flight reports it (exit 3).
+ * An unset variable leaves its placeholder in place; the pre-flight reports it (exit 3). A malformed
+ * placeholder (`${env:DB_PW` without its `}`) and values nested deeper than 64 levels are refused when
+ * the file is read (exit 2).
  */
 import { join } from 'node:path';
 import { InputFileError } from '../errors.js';
@@ -58,8 +61,50 @@ const OVERRIDES_SHAPE_HINT = "Fix the overrides file; the README's Overrides sec
 /** Compiled once per process, as the config schema is. */
 let overridesCheck: Promise<SchemaCheck> | undefined;
 
+/** Deepest nesting of values an overrides file may hold (a connection's fields are a few levels deep). */
+export const MAX_OVERRIDES_DEPTH = 64;
+
+/** A string's text with its well-formed placeholders removed still holds `${env:`: one is malformed. */
+const PLACEHOLDER_START = '${env:';
+
+/**
+ * Walk the document without recursion (a file nested thousands deep must be one clear line, not a
+ * stack overflow): refuse nesting deeper than {@link MAX_OVERRIDES_DEPTH} and any malformed
+ * `${env:...}` placeholder (unterminated, or an invalid NAME), which would otherwise be sent as it is,
+ * e.g. as a password. The value itself is never quoted: it may be a literal secret.
+ */
+function checkStructure(value: unknown, file: string): void {
+  const stack: [unknown, string, number][] = [[value, '', 0]];
+  while (stack.length > 0) {
+    const [v, pointer, depth] = stack.pop() as [unknown, string, number];
+    if (depth > MAX_OVERRIDES_DEPTH) {
+      throw new InputFileError(
+        file,
+        undefined,
+        `nested deeper than ${MAX_OVERRIDES_DEPTH} levels (at ${pointer.split('/').slice(0, 6).join('/')}/...)`,
+        { hint: OVERRIDES_SHAPE_HINT },
+      );
+    }
+    if (typeof v === 'string') {
+      if (v.replace(PLACEHOLDER, '').includes(PLACEHOLDER_START)) {
+        throw new InputFileError(file, undefined, `${pointer || '/'}: malformed \${env:NAME} placeholder`, {
+          hint: 'Write it as ${env:NAME}, NAME made of letters, digits and _ (not starting with a digit), closed by }',
+        });
+      }
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => {
+        stack.push([item, `${pointer}/${i}`, depth + 1]);
+      });
+    } else if (isObject(v)) {
+      for (const [k, item] of Object.entries(v))
+        stack.push([item, `${pointer}/${escapePointer(k)}`, depth + 1]);
+    }
+  }
+}
+
 /** Check a parsed overrides document (exit 2, naming the JSON pointer). */
 export async function checkOverrides(value: unknown, file: string): Promise<Overrides> {
+  checkStructure(value, file);
   if (isObject(value)) {
     const blocks: [string, unknown][] = [['/all', value.all]];
     for (const group of ['byType', 'byName'] as const) {

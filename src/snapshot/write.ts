@@ -17,12 +17,19 @@
  *   `-3`, ... is added before `.snapshot.jsonl`.
  */
 import { readSync } from 'node:fs';
-import { type FileHandle, link, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Connection } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
 import { InterruptedError, PreflightError, type Problem, UsageError } from '../errors.js';
-import { PRIVATE_FILE_MODE, syncFolder, tempPathFor } from '../files.js';
+import {
+  holdTempFile,
+  PRIVATE_FILE_MODE,
+  removeStaleTempFiles,
+  syncFolder,
+  tempPathFor,
+  toFileWriteError,
+} from '../files.js';
 import { createEntryHasher } from './checksum.js';
 import {
   formatFileTimestamp,
@@ -97,16 +104,31 @@ export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<voi
     return;
   }
   try {
-    await mkdir(outDirFolder(target.outDir, target.environment), {
-      recursive: true,
-      mode: SNAPSHOT_DIR_MODE,
-    });
+    const folder = outDirFolder(target.outDir, target.environment);
+    const first = await mkdir(folder, { recursive: true, mode: SNAPSHOT_DIR_MODE });
+    if (first !== undefined) createdFolders.set(folder, first);
   } catch (error) {
     throw new UsageError(`Cannot create the folder ${outDirFolder(target.outDir, target.environment)}`, {
       hint: 'Check --out-dir and its permissions',
       cause: error,
     });
   }
+}
+
+/**
+ * `--out-dir` folders this process created (`DIR/<env>` -> the first folder mkdir created, `DIR` or
+ * `DIR/<env>`), so that a run that fails removes them again if they are still empty.
+ */
+const createdFolders = new Map<string, string>();
+
+/** After a failed `--out-dir` write: remove the folders this process created for it, if still empty. */
+async function removeCreatedFolders(folder: string, outDir: string): Promise<void> {
+  const first = createdFolders.get(folder);
+  if (first === undefined) return;
+  createdFolders.delete(folder);
+  // rmdir removes only an empty folder: a concurrent run's files keep theirs.
+  await rmdir(folder).catch(() => undefined);
+  if (first !== folder && first === outDir) await rmdir(outDir).catch(() => undefined);
 }
 
 /** A folder the snapshot cannot be written to (permissions, read-only file system) is a usage error, not a bug. */
@@ -132,9 +154,15 @@ export async function writeSnapshot(
   await prepareSnapshotTarget(target);
   const dir = 'path' in target ? dirname(target.path) : outDirFolder(target.outDir, target.environment);
   const stem = 'path' in target ? basename(target.path) : 'snapshot';
+  // Temporary files of killed runs of this same target (they may hold clear-text credentials).
+  await removeStaleTempFiles(join(dir, stem), ['tmp', 'spill']);
   const spillPath = tempPathFor(join(dir, stem), 'spill');
   const tmpPath = tempPathFor(join(dir, stem));
+  const releaseSpill = holdTempFile(spillPath);
+  const releaseTmp = holdTempFile(tmpPath);
+  const shown = 'path' in target ? target.path : dir;
   let tmpCreated = false;
+  let written = false;
   try {
     const index = await spillEntries(spillPath, entries, options);
     const order = sortIndex(index);
@@ -145,11 +173,19 @@ export async function writeSnapshot(
         ? await replaceInto(tmpPath, target.path)
         : await linkExclusive(tmpPath, dir, formatFileTimestamp(new Date(header.createdAt)));
     tmpCreated = false;
+    written = true;
     await syncFolder(dir);
     return { path, entryCount: index.names.length, sha256 };
+  } catch (error) {
+    // A full disk or a folder that turned read-only: one line (exit 2), no file left behind. An
+    // error of the entries' source (the service) is its own.
+    throw sourceErrors.has(error as object) ? error : toFileWriteError(error, shown, 'snapshot');
   } finally {
     await unlink(spillPath).catch(() => undefined);
     if (tmpCreated) await unlink(tmpPath).catch(() => undefined);
+    releaseSpill();
+    releaseTmp();
+    if (!written && 'outDir' in target) await removeCreatedFolders(dir, target.outDir);
   }
 }
 
@@ -177,7 +213,7 @@ async function spillEntries(
   try {
     let position = 0;
     let arrival = 0;
-    for await (const entry of entries) {
+    for await (const entry of markSourceErrors(entries)) {
       if (options.signal?.aborted) throw new InterruptedError('Interrupted while writing the snapshot');
       arrival += 1;
       checkEntryShape(entry, arrival);
@@ -194,6 +230,21 @@ async function spillEntries(
     await fh.close();
   }
   return index;
+}
+
+/** Errors thrown by the entries' source (HTTP, parsing), so that they are not taken for a failed write. */
+const sourceErrors = new WeakSet<object>();
+
+/** `entries`, with every error it throws recorded in {@link sourceErrors}. */
+async function* markSourceErrors(
+  entries: AsyncIterable<Connection> | Iterable<Connection>,
+): AsyncGenerator<Connection> {
+  try {
+    yield* entries;
+  } catch (error) {
+    if (error !== null && typeof error === 'object') sourceErrors.add(error);
+    throw error;
+  }
 }
 
 /**

@@ -116,9 +116,7 @@ describe('command line parsing', () => {
     );
     const port = await cli(['emulator', '--port', '70000']);
     expect(port.exitCode).toBe(2);
-    expect(expectOneErrorLine(port)).toContain(
-      'Expected --port to be an integer >= 0 and <= 65535, got 70000',
-    );
+    expect(expectOneErrorLine(port)).toContain('Expected --port to be an integer from 0 to 65535, got 70000');
   });
 
   it('every command and group shows at least one example in --help (commands)', async () => {

@@ -146,10 +146,10 @@ describe('import (end to end, against the emulator)', () => {
   it('checks options once at the boundary (exit 2, nothing sent)', async () => {
     const zero = await runCli(importArgs('--concurrency', '0'), { env: env() });
     expect(zero.exitCode).toBe(2);
-    expect(zero.stderr).toContain('Expected --concurrency to be an integer >= 1, got 0');
+    expect(zero.stderr).toContain('Expected --concurrency to be an integer from 1 to 64, got 0');
     const rate = await runCli(importArgs('--rate', 'fast'), { env: env() });
     expect(rate.exitCode).toBe(2);
-    expect(rate.stderr).toContain('Expected --rate to be a number of requests per second > 0, got fast');
+    expect(rate.stderr).toContain('Expected --rate to be a number of requests per second >= 0.001, got fast');
     const only = await runCli(importArgs('--only', 'no-such-connection'), { env: env() });
     expect(only.exitCode).toBe(2);
     expect(only.stderr).toContain('no-such-connection');
