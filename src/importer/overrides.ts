@@ -4,13 +4,21 @@
  *
  * `all`, then `byType[type]`, then `byName[name]` are merged over each entry's top-level fields, in that
  * order (a later one wins for the same field; an object value replaces the field whole, it is not
- * merged deeply). A string may hold `${env:NAME}` placeholders: each is replaced by the variable's
- * value, and every value read this way is registered as a secret, so it is scrubbed from all output.
- * An unset variable leaves its placeholder in place; the pre-flight reports it (exit 3). A malformed
- * placeholder (`${env:DB_PW` without its `}`) and values nested deeper than 64 levels are refused when
- * the file is read (exit 2).
+ * merged deeply). One exception, because its elements are separate fields with a key of their own:
+ * `custom_fields` is merged by `field_name` (an override element replaces the entry's element of that
+ * name and keeps the others; a new name is appended), so overriding the one encrypted custom field
+ * does not drop the clear ones. {@link findOverrideRemovals} names what an override would still remove
+ * (keys of an object it replaces, elements of an array), for a warning.
+ *
+ * A string may hold `${env:NAME}` (an environment variable) and `${file:PATH}` (a file's content,
+ * trimmed; PATH relative to the overrides file, as mounted secrets are) placeholders: each is replaced
+ * by its value, and every value read this way is registered as a secret, so it is scrubbed from all
+ * output. An unset variable or an unreadable file leaves its placeholder in place; the pre-flight
+ * reports it (exit 3). A malformed placeholder (`${env:DB_PW` without its `}`) and values nested deeper
+ * than 64 levels are refused when the file is read (exit 2).
  */
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import { schemasDir } from '../paths.js';
@@ -25,6 +33,8 @@ export interface Overrides {
   readonly all: OverrideFields;
   readonly byType: Readonly<Record<string, OverrideFields>>;
   readonly byName: Readonly<Record<string, OverrideFields>>;
+  /** The folder `${file:PATH}` placeholders are relative to (the overrides file's); default: the cwd. */
+  readonly baseDir?: string;
 }
 
 /** No overrides. */
@@ -33,11 +43,19 @@ export const EMPTY_OVERRIDES: Overrides = { all: {}, byType: {}, byName: {} };
 /** Fields that come from the snapshot and cannot be overridden. */
 const FIXED_FIELDS = new Set(['name', 'type', '_id', 'id']);
 
-/** `${env:NAME}`: NAME as a POSIX variable name. */
-const PLACEHOLDER = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/** `${env:NAME}` (NAME as a POSIX variable name) or `${file:PATH}` (PATH not empty, no `}`). */
+const PLACEHOLDER = /\$\{(?:env:([A-Za-z_][A-Za-z0-9_]*)|file:([^}]+))\}/g;
 
-/** Any `${env:...}` left in a value (also malformed names), for the pre-flight. */
-export const UNRESOLVED_PLACEHOLDER = /\$\{env:[^}]*\}/;
+/** Any `${env:...}` or `${file:...}` left in a value (also malformed names), for the pre-flight. */
+export const UNRESOLVED_PLACEHOLDER = /\$\{(?:env|file):[^}]*\}/;
+
+/** What an unresolved placeholder needs, for the pre-flight's message (`set the environment variable X`). */
+export function describeUnresolved(placeholder: string): string {
+  const file = /^\$\{file:([^}]*)\}$/.exec(placeholder);
+  if (file) return `make the file ${file[1]} readable (a \${file:PATH} placeholder)`;
+  const variable = /\$\{env:([^}]*)\}/.exec(placeholder)?.[1] ?? '';
+  return `set the environment variable ${variable}`;
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -64,8 +82,8 @@ let overridesCheck: Promise<SchemaCheck> | undefined;
 /** Deepest nesting of values an overrides file may hold (a connection's fields are a few levels deep). */
 export const MAX_OVERRIDES_DEPTH = 64;
 
-/** A string's text with its well-formed placeholders removed still holds `${env:`: one is malformed. */
-const PLACEHOLDER_START = '${env:';
+/** A string's text with its well-formed placeholders removed still holds one of these: one is malformed. */
+const PLACEHOLDER_STARTS = ['${env:', '${file:'];
 
 /**
  * Walk the document without recursion (a file nested thousands deep must be one clear line, not a
@@ -86,9 +104,15 @@ function checkStructure(value: unknown, file: string): void {
       );
     }
     if (typeof v === 'string') {
-      if (v.replace(PLACEHOLDER, '').includes(PLACEHOLDER_START)) {
-        throw new InputFileError(file, undefined, `${pointer || '/'}: malformed \${env:NAME} placeholder`, {
-          hint: 'Write it as ${env:NAME}, NAME made of letters, digits and _ (not starting with a digit), closed by }',
+      const rest = v.replace(PLACEHOLDER, '');
+      const start = PLACEHOLDER_STARTS.find((s) => rest.includes(s));
+      if (start !== undefined) {
+        const form = start === '${env:' ? '${env:NAME}' : '${file:PATH}';
+        throw new InputFileError(file, undefined, `${pointer || '/'}: malformed ${form} placeholder`, {
+          hint:
+            start === '${env:'
+              ? 'Write it as ${env:NAME}, NAME made of letters, digits and _ (not starting with a digit), closed by }'
+              : 'Write it as ${file:PATH}, PATH relative to the overrides file, closed by }',
         });
       }
     } else if (Array.isArray(v)) {
@@ -152,47 +176,65 @@ export async function loadOverrides(path: string, label: string = path): Promise
     readHint: 'Check the --overrides path',
     jsonHint: OVERRIDES_SHAPE_HINT,
   });
-  return checkOverrides(value, label);
+  return { ...(await checkOverrides(value, label)), baseDir: dirname(resolve(path)) };
 }
 
-/** The result of resolving `${env:..}` placeholders. */
+/** The result of resolving placeholders. */
 export interface ResolvedOverrides {
   readonly overrides: Overrides;
-  /** Variables named by a placeholder but not set (their placeholders are left in place). */
+  /**
+   * What a placeholder named but could not be had (its placeholder is left in place): a variable's
+   * NAME, or `file:PATH` for a file that could not be read.
+   */
   readonly missing: readonly string[];
 }
 
-function resolveValue(
-  value: unknown,
-  env: Readonly<Record<string, string | undefined>>,
-  missing: Set<string>,
-): unknown {
+/** Where placeholder values come from. */
+interface PlaceholderSources {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly baseDir: string;
+  /** Files already read (a file named twice is read once). */
+  readonly files: Map<string, string | undefined>;
+}
+
+/** A `${file:PATH}` value: the file's content, trimmed (a mounted secret often ends with a newline). */
+function readPlaceholderFile(path: string, sources: PlaceholderSources): string | undefined {
+  const full = isAbsolute(path) ? path : join(sources.baseDir, path);
+  if (!sources.files.has(full)) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(full, 'utf8').trim();
+    } catch {
+      text = undefined; // reported by the pre-flight as an unresolved placeholder (exit 3)
+    }
+    sources.files.set(full, text);
+  }
+  return sources.files.get(full);
+}
+
+function resolveValue(value: unknown, sources: PlaceholderSources, missing: Set<string>): unknown {
   if (typeof value === 'string') {
-    return value.replace(PLACEHOLDER, (whole, name: string) => {
-      const v = env[name];
+    return value.replace(PLACEHOLDER, (whole, name: string | undefined, path: string | undefined) => {
+      const v = name !== undefined ? sources.env[name] : readPlaceholderFile(path ?? '', sources);
       if (v === undefined) {
-        missing.add(name);
+        missing.add(name ?? `file:${path}`);
         return whole;
       }
       registerSecret(v);
       return v;
     });
   }
-  if (Array.isArray(value)) return value.map((v) => resolveValue(v, env, missing));
+  if (Array.isArray(value)) return value.map((v) => resolveValue(v, sources, missing));
   if (isObject(value)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v, env, missing)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v, sources, missing)]));
   }
   return value;
 }
 
-function resolveBlock(
-  block: OverrideFields,
-  env: Readonly<Record<string, string | undefined>>,
-  missing: Set<string>,
-) {
+function resolveBlock(block: OverrideFields, sources: PlaceholderSources, missing: Set<string>) {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(block)) {
-    const resolved = resolveValue(value, env, missing);
+    const resolved = resolveValue(value, sources, missing);
     // A literal credential written into the overrides file is a secret too, at any depth.
     registerSecretsOf({ [key]: resolved });
     out[key] = resolved;
@@ -201,37 +243,127 @@ function resolveBlock(
 }
 
 /**
- * Replace `${env:NAME}` placeholders with values from `env`, registering each value (and every string
- * set on a credential-looking field) as a secret for {@link scrub}.
+ * Replace `${env:NAME}` placeholders with values from `env` and `${file:PATH}` ones with the files'
+ * trimmed contents (relative to `overrides.baseDir`), registering each value (and every string set on
+ * a credential-looking field) as a secret for {@link scrub}.
  */
 export function resolveOverrides(
   overrides: Overrides,
   env: Readonly<Record<string, string | undefined>>,
 ): ResolvedOverrides {
   const missing = new Set<string>();
+  const sources: PlaceholderSources = { env, baseDir: overrides.baseDir ?? process.cwd(), files: new Map() };
   const mapBlocks = (blocks: Readonly<Record<string, OverrideFields>>) =>
-    Object.fromEntries(Object.entries(blocks).map(([k, b]) => [k, resolveBlock(b, env, missing)]));
+    Object.fromEntries(Object.entries(blocks).map(([k, b]) => [k, resolveBlock(b, sources, missing)]));
   return {
     overrides: {
-      all: resolveBlock(overrides.all, env, missing),
+      all: resolveBlock(overrides.all, sources, missing),
       byType: mapBlocks(overrides.byType),
       byName: mapBlocks(overrides.byName),
+      ...(overrides.baseDir === undefined ? {} : { baseDir: overrides.baseDir }),
     },
     missing: [...missing].sort(),
   };
 }
 
-/** Merge `all`, `byType[type]`, `byName[name]` over an entry's top-level fields (later wins). Pure. */
+/** The blocks that apply to an entry, in the order they are applied. */
+function blocksFor(entry: { readonly name: string; readonly type: string }, overrides: Overrides) {
+  return [overrides.all, overrides.byType[entry.type] ?? {}, overrides.byName[entry.name] ?? {}];
+}
+
+/** The `field_name` of a `custom_fields` element, when it has one. */
+function customFieldName(element: unknown): string | undefined {
+  return isObject(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
+}
+
+/**
+ * `custom_fields` of an entry with an override's elements merged in by `field_name`: a named element
+ * replaces the entry's element of that name (in its place), a new name is appended, and the entry's
+ * other elements are kept. An override that is not an array of named elements replaces the field.
+ */
+function mergeCustomFields(current: unknown, override: unknown): unknown {
+  if (!Array.isArray(current) || !Array.isArray(override)) return override;
+  if (!override.every((element) => customFieldName(element) !== undefined)) return override;
+  const byName = new Map(override.map((element) => [customFieldName(element), element]));
+  const merged = current.map((element) => {
+    const name = customFieldName(element);
+    if (name === undefined || !byName.has(name)) return element;
+    const replacement = byName.get(name);
+    byName.delete(name);
+    return replacement;
+  });
+  return [...merged, ...byName.values()];
+}
+
+/**
+ * Merge `all`, `byType[type]`, `byName[name]` over an entry's top-level fields (later wins), with
+ * `custom_fields` merged by `field_name`. Pure.
+ */
 export function applyOverrides<T extends { readonly name: string; readonly type: string }>(
   entry: T,
   overrides: Overrides,
 ): T {
-  return {
-    ...entry,
-    ...overrides.all,
-    ...(overrides.byType[entry.type] ?? {}),
-    ...(overrides.byName[entry.name] ?? {}),
-  };
+  const out: Record<string, unknown> = { ...entry };
+  for (const block of blocksFor(entry, overrides)) {
+    for (const [key, value] of Object.entries(block)) {
+      out[key] = key === 'custom_fields' ? mergeCustomFields(out[key], value) : value;
+    }
+  }
+  return out as T;
+}
+
+/**
+ * What applying the overrides to `entry` would remove, as JSON pointers: keys of an object value that
+ * an override replaces with an object lacking them, elements of an array that the new array does not
+ * hold (`custom_fields` by `field_name`), and a value replaced by `null`. An override never drops a field
+ * silently: the import warns with these. Pure.
+ */
+export function findOverrideRemovals(
+  entry: { readonly name: string; readonly type: string } & Readonly<Record<string, unknown>>,
+  overrides: Overrides,
+): string[] {
+  const applied = applyOverrides(entry, overrides) as Readonly<Record<string, unknown>>;
+  const removed: string[] = [];
+  for (const [key, before] of Object.entries(entry)) {
+    if (!Object.hasOwn(applied, key)) continue;
+    const after = applied[key];
+    const at = `/${escapePointer(key)}`;
+    if (before === after) continue;
+    if (after === null && before !== null && before !== undefined) removed.push(at);
+    else if (key === 'custom_fields' && Array.isArray(before) && Array.isArray(after)) {
+      const kept = new Set(after.map(customFieldName));
+      before.forEach((element, i) => {
+        const name = customFieldName(element);
+        if (name === undefined ? !after.some((e) => sameJson(e, element)) : !kept.has(name))
+          removed.push(`${at}/${name === undefined ? i : escapePointer(name)}`);
+      });
+    } else if (Array.isArray(before) && Array.isArray(after)) {
+      before.forEach((element, i) => {
+        if (!after.some((e) => sameJson(e, element))) removed.push(`${at}/${i}`);
+      });
+    } else if (isObject(before) && isObject(after)) {
+      for (const inner of Object.keys(before))
+        if (!Object.hasOwn(after, inner)) removed.push(`${at}/${escapePointer(inner)}`);
+    }
+  }
+  return removed;
+}
+
+/** Structural equality of two JSON values (key order ignored). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]))
+    );
+  }
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return (
+      keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]))
+    );
+  }
+  return false;
 }
 
 /** Override keys (`byType` types, `byName` names) that match no entry: most likely typos. */

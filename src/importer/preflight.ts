@@ -14,7 +14,7 @@ import { checkWriteConfirmed } from '../protected.js';
 import { escapePointer } from '../schema/ajv.js';
 import { isMasked } from '../secrets.js';
 import { normaliseTargetUrl } from './journal.js';
-import { UNRESOLVED_PLACEHOLDER } from './overrides.js';
+import { describeUnresolved, UNRESOLVED_PLACEHOLDER } from './overrides.js';
 import type { ImportPlan, PreparedEntry } from './plan.js';
 
 /** A problem with an optional classification (the catalog marks masked secrets `masked-secret`). */
@@ -63,10 +63,9 @@ export function checkEntryForSend(
     } else {
       const m = UNRESOLVED_PLACEHOLDER.exec(value);
       if (m) {
-        const variable = /\$\{env:([^}]*)\}/.exec(m[0])?.[1] ?? '';
         // The placeholder itself is not quoted: a placeholder on a credential field is registered as a
         // secret (the value that will be sent), so the scrubber would print it as "******".
-        found.push(at(path, `unresolved placeholder: set the environment variable ${variable}`));
+        found.push(at(path, `unresolved placeholder: ${describeUnresolved(m[0])}`));
       }
     }
   }

@@ -1,9 +1,15 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/errors.js';
 import {
   applyOverrides,
+  describeUnresolved,
+  findOverrideRemovals,
   findUnusedOverrides,
+  loadOverrides,
   parseOverrides,
   resolveOverrides,
 } from '../../src/importer/overrides.js';
@@ -110,5 +116,101 @@ describe('checkEntryForSend', () => {
     expect(
       checkEntryForSend(prepared('s3', { bucket_name: 'b', aws_secret_key: '' }), templates).problems,
     ).toEqual([]);
+  });
+});
+
+describe('${file:PATH} placeholders', () => {
+  it('reads a mounted secret relative to the overrides file, trimmed, registered as a secret', async () => {
+    clearRegisteredSecrets();
+    const dir = await mkdtemp(join(tmpdir(), 'dds-ovr-'));
+    try {
+      await mkdir(join(dir, 'secrets'));
+      await writeFile(join(dir, 'secrets', 'db-pw'), '  canary-file-s3cr3t\n');
+      await writeFile(
+        join(dir, 'o.json'),
+        JSON.stringify({ byName: { a: { password: '${file:secrets/db-pw}', key: '${file:nope.txt}' } } }),
+      );
+      const { overrides, missing } = resolveOverrides(await loadOverrides(join(dir, 'o.json')), {});
+      expect(missing).toEqual(['file:nope.txt']);
+      const a = applyOverrides({ name: 'a', type: 's3' }, overrides) as Record<string, unknown>;
+      expect(a.password).toBe('canary-file-s3cr3t');
+      expect(a.key).toBe('${file:nope.txt}');
+      expect(scrub('was canary-file-s3cr3t')).toBe('was ******');
+    } finally {
+      clearRegisteredSecrets();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a malformed ${file:..} placeholder when the file is read (exit 2)', async () => {
+    const error = await parseOverrides('{"all": {"password": "${file:pw"}}', 'o.json').catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(InputFileError);
+    expect((error as Error).message).toContain('/all/password: malformed ${file:PATH} placeholder');
+  });
+
+  it('the pre-flight names the unreadable file', () => {
+    expect(describeUnresolved('${file:secrets/x}')).toBe(
+      'make the file secrets/x readable (a ${file:PATH} placeholder)',
+    );
+    expect(describeUnresolved('${env:DB_PW}')).toBe('set the environment variable DB_PW');
+  });
+});
+
+describe('custom_fields overrides', () => {
+  const entry = {
+    name: 'fin',
+    type: 'rdb-mysql',
+    custom_fields: [
+      { field_name: 'cost_center', field_value: 'CC-12', field_type: 'clear' },
+      { field_name: 'api_key', field_value: '******', field_type: 'encrypted' },
+    ],
+  };
+
+  it('merges by field_name: the named element is replaced in place, the others are kept', async () => {
+    const o = await parseOverrides(
+      JSON.stringify({
+        byName: {
+          fin: {
+            custom_fields: [
+              { field_name: 'api_key', field_value: 'k-123', field_type: 'encrypted' },
+              { field_name: 'region', field_value: 'eu', field_type: 'clear' },
+            ],
+          },
+        },
+      }),
+      'o.json',
+    );
+    const out = applyOverrides(entry, o) as typeof entry;
+    expect(out.custom_fields).toEqual([
+      { field_name: 'cost_center', field_value: 'CC-12', field_type: 'clear' },
+      { field_name: 'api_key', field_value: 'k-123', field_type: 'encrypted' },
+      { field_name: 'region', field_value: 'eu', field_type: 'clear' },
+    ]);
+    expect(findOverrideRemovals(entry, o)).toEqual([]);
+  });
+
+  it('names what an override would remove', async () => {
+    const o = await parseOverrides(
+      JSON.stringify({
+        all: { tags: ['b'], owners_v2: null, options: { keep: 1 } },
+        byName: { fin: { custom_fields: [{ value: 'unnamed' }] } },
+      }),
+      'o.json',
+    );
+    const withMore = {
+      ...entry,
+      tags: ['a', 'b'],
+      owners_v2: ['x@example.com'],
+      options: { keep: 0, drop: 2 },
+    };
+    expect(findOverrideRemovals(withMore, o).sort()).toEqual([
+      '/custom_fields/api_key',
+      '/custom_fields/cost_center',
+      '/options/drop',
+      '/owners_v2',
+      '/tags/0',
+    ]);
   });
 });
