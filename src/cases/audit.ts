@@ -22,6 +22,11 @@ interface AuditRecordBase {
   readonly at: string;
   readonly environment: string;
   readonly change: AuditChange;
+  /**
+   * `cases update --reason`: why the change was made. The bulk PATCH body has no field for it (spec
+   * section 5), so the audit trail is where it is kept.
+   */
+  readonly reason?: string;
 }
 
 /** What the lines written after the bulk PATCH add: the selection and how many cases it matched. */

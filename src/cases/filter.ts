@@ -3,6 +3,7 @@
  * {@link UsageError} (exit 2) for anything malformed, so nothing is sent on a bad option.
  */
 import type { BulkCaseUpdate, CaseFilter, FilterClause } from '../api/types.js';
+import { findClosest } from '../closest.js';
 import { UsageError } from '../errors.js';
 import { splitEscapedList, splitListValues } from '../list-values.js';
 
@@ -13,6 +14,24 @@ export const CASE_STATUSES: readonly string[] = [
   'silenced',
   'resolved',
   'remediated',
+];
+
+/** Severities real deployments use (api-notes, lowercase); not known to be the whole set, so others only warn. */
+export const CASE_SEVERITIES: readonly string[] = ['critical', 'high', 'medium', 'low'];
+
+/**
+ * Fields of a case known from the spec (section 2.3) and api-notes (`id`). Others may exist (the spec says
+ * further fields are not shown), so an unknown one only warns.
+ */
+export const KNOWN_CASE_FIELDS: readonly string[] = [
+  'caseId',
+  'id',
+  'caseLabel',
+  'policyName',
+  'severityLevel',
+  'assignee',
+  'dataSourceName',
+  'caseStatus',
 ];
 
 /** Fields `cases update --set` may change: the two the spec names for the bulk body. */
@@ -212,4 +231,64 @@ export function parseFieldsOption(value: unknown): string[] {
       throw new UsageError(`Expected --fields to list field names, got ${JSON.stringify(f)}`);
   }
   return fields;
+}
+
+/** ` (did you mean 'x'?)` when a known word is close, else nothing. */
+function suggestion(typed: string, known: readonly string[]): string {
+  const closest = findClosest(typed, known);
+  return closest === undefined ? '' : ` (did you mean '${closest}'?)`;
+}
+
+/**
+ * Refuse a case status the service does not use (its values are known: api-notes), naming the closest
+ * one, so that `--status opn` is an error rather than an empty result. `flag` names the option.
+ */
+function checkStatuses(values: readonly string[], flag: string): void {
+  for (const value of values) {
+    if (!CASE_STATUSES.includes(value)) {
+      throw new UsageError(
+        `Expected ${flag} to be one of ${CASE_STATUSES.join(', ')}, got ${JSON.stringify(value)}${suggestion(value, CASE_STATUSES)}`,
+      );
+    }
+  }
+}
+
+/** Warnings for severities outside the ones seen (lowercase compared, as the filter sends them). */
+function severityWarnings(values: readonly string[], flag: string): string[] {
+  return values
+    .filter((v) => !CASE_SEVERITIES.includes(v.toLowerCase()))
+    .map(
+      (v) =>
+        `${flag} ${JSON.stringify(v)} is not a severity real deployments use (${CASE_SEVERITIES.join(', ')})${suggestion(v, CASE_SEVERITIES)}; it may match nothing`,
+    );
+}
+
+/**
+ * Check `--status` / `--severity` of `cases list` before anything is sent: an unknown status is an error
+ * (exit 2, the closest named); an unknown severity a warning (returned), since the set is not known whole.
+ */
+export function checkCaseSelection(selection: CaseSelection): string[] {
+  checkStatuses(selection.status ?? [], '--status');
+  return severityWarnings(selection.severity ?? [], '--severity');
+}
+
+/**
+ * Check `--where` of `cases update`: a field outside the known case fields warns (closest named; the
+ * service may have more fields), a `caseStatus` value outside the known statuses is an error, a
+ * `severityLevel` value outside the seen severities warns. Returns the warnings.
+ */
+export function checkWhereFilters(filters: readonly CaseFilter[]): string[] {
+  const warnings: string[] = [];
+  for (const f of filters) {
+    if (!KNOWN_CASE_FIELDS.includes(f.filterField)) {
+      warnings.push(
+        `--where ${f.filterField}: not a case field dds-migrate knows (${KNOWN_CASE_FIELDS.join(', ')})${suggestion(f.filterField, KNOWN_CASE_FIELDS)}; it may match nothing`,
+      );
+    } else if (f.filterField === 'caseStatus') {
+      checkStatuses(f.filterValues, '--where caseStatus');
+    } else if (f.filterField === 'severityLevel') {
+      warnings.push(...severityWarnings(f.filterValues, '--where severityLevel'));
+    }
+  }
+  return warnings;
 }

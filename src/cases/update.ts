@@ -69,6 +69,8 @@ export interface ApplyCaseUpdateOptions {
   readonly auditFile?: string | undefined;
   /** The environment as named in the audit (its URL; never a token). */
   readonly environment: string;
+  /** `--reason TEXT`, recorded on every audit line. */
+  readonly reason?: string | undefined;
   readonly now?: () => Date;
 }
 
@@ -85,7 +87,12 @@ export async function applyCaseUpdate(
   const now = options.now ?? (() => new Date());
   const runId = randomUUID();
   const change = toAuditChange(update);
-  const base = { runId, environment: options.environment, change } as const;
+  const base = {
+    runId,
+    environment: options.environment,
+    change,
+    ...(options.reason === undefined ? {} : { reason: options.reason }),
+  } as const;
   if (options.auditFile !== undefined) {
     const at = now().toISOString();
     await appendAuditRecords(

@@ -3,7 +3,12 @@
  * to stdout or atomically to `-o FILE`.
  */
 import { extname, resolve } from 'node:path';
-import { combineCaseFilters, DEFAULT_CASE_COLUMNS, parseFieldsOption } from '../cases/filter.js';
+import {
+  checkCaseSelection,
+  combineCaseFilters,
+  DEFAULT_CASE_COLUMNS,
+  parseFieldsOption,
+} from '../cases/filter.js';
 import { type RecordSink, writeCases } from '../cases/list.js';
 import { ExitCode } from '../errors.js';
 import { type AtomicTextFile, openAtomicTextFile } from '../files.js';
@@ -122,15 +127,14 @@ export const casesListCommand: CommandSpec = {
       ),
   async run(args, ctx) {
     const fields = parseFieldsOption(args.fields);
+    const selection = {
+      status: parseListOption(args.status, '--status'),
+      policy: parseListOption(args.policy, '--policy'),
+      severity: parseListOption(args.severity, '--severity'),
+    };
+    for (const warning of checkCaseSelection(selection)) ctx.out.warn(warning);
     const query = {
-      filter: combineCaseFilters(
-        {
-          status: parseListOption(args.status, '--status'),
-          policy: parseListOption(args.policy, '--policy'),
-          severity: parseListOption(args.severity, '--severity'),
-        },
-        typeof args.filter === 'string' ? args.filter : undefined,
-      ),
+      filter: combineCaseFilters(selection, typeof args.filter === 'string' ? args.filter : undefined),
       sort: typeof args.sort === 'string' ? parseSortOption(args.sort) : undefined,
       fields: fields.length > 0 ? fields : undefined,
       pageSize: readNumberOption(args, 'pageSize', 'page-size', { min: 1, integer: true }),

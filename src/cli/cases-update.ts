@@ -6,13 +6,14 @@
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { BulkCaseUpdate, SecurityCase } from '../api/types.js';
-import { parseSet, parseWhere } from '../cases/filter.js';
+import { checkWhereFilters, parseSet, parseWhere } from '../cases/filter.js';
 import { applyCaseUpdate, previewCaseUpdate } from '../cases/update.js';
 import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
 import { assertWriteConfirmed } from '../protected.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { readStringOption } from './options.js';
 import { renderTable } from './render.js';
 
 /** How many matched cases the preview shows. */
@@ -81,6 +82,12 @@ export const casesUpdateCommand: CommandSpec = {
         type: 'boolean',
         describe: 'Do not ask for confirmation (required when not on a terminal)',
       })
+      .option('reason', {
+        type: 'string',
+        requiresArg: true,
+        describe:
+          'Why (kept on every line of the --audit trail; the bulk request itself has no field for it)',
+      })
       .option('audit', {
         type: 'string',
         requiresArg: true,
@@ -97,7 +104,7 @@ export const casesUpdateCommand: CommandSpec = {
         'How many open PII-exposure cases would be resolved',
       )
       .example(
-        '$0 cases update --env prod --where policyName=PII-exposure --where caseStatus=open --set caseStatus=resolved --yes --audit audit.jsonl',
+        '$0 cases update --env prod --where policyName=PII-exposure --where caseStatus=open --set caseStatus=resolved --yes --reason "policy retired" --audit audit.jsonl',
         'Resolve them, keeping an audit trail',
       )
       .example(
@@ -107,6 +114,8 @@ export const casesUpdateCommand: CommandSpec = {
   async run(args, ctx) {
     const where = readWhereValues(args.where);
     const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
+    for (const warning of checkWhereFilters(update.filters)) ctx.out.warn(warning);
+    const reason = readStringOption(args, 'reason', 'reason', 'a non-empty reason');
     const dryRun = args.dryRun === true;
     const auditFile = typeof args.audit === 'string' ? resolve(ctx.io.cwd, args.audit) : undefined;
     const { environment, client } = await openEnvironment(ctx, args, 'env');
@@ -159,6 +168,7 @@ export const casesUpdateCommand: CommandSpec = {
 
       const result = await applyCaseUpdate(client, update, matched, {
         auditFile,
+        reason,
         environment: environment.url,
       });
       if (

@@ -45,6 +45,14 @@ function idsWhere(emu: RunningEmulator, pred: (c: Record<string, unknown>) => bo
 }
 
 describe('cases list', () => {
+  it('--status opn is refused before anything is sent, naming the closest status (exit 2)', async () => {
+    const emu = await emulator();
+    const run = await cli(emu, ['cases', 'list', '--env', emu.url, '--status', 'opn']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain(`got "opn" (did you mean 'open'?)`);
+    expect(emu.record.requests).toHaveLength(0);
+  });
+
   it('--status open --format ndjson prints exactly the open cases, across clamped pages', async () => {
     const emu = await emulator();
     const run = await cli(emu, ['cases', 'list', '--env', emu.url, '--status', 'open', '--format', 'ndjson']);
@@ -225,6 +233,45 @@ describe('cases update', () => {
     expect([...((done[0]?.caseIds as string[] | undefined) ?? [])].sort()).toEqual(expected);
     expect(new Set(records.map((r) => r.runId)).size).toBe(1);
     expect((await stat(audit)).mode & 0o777).toBe(0o600);
+  });
+
+  it('--reason is kept on every line of the audit trail', async () => {
+    const emu = await emulator();
+    const policy = policyOf(emu);
+    const audit = join(e2e.dir, 'audit-reason.jsonl');
+    const run = await casesUpdate(emu, [
+      '--where',
+      `policyName=${policy}`,
+      '--set',
+      'assignee=alice',
+      '--yes',
+      '--reason',
+      'handover to the DPO team',
+      '--audit',
+      audit,
+    ]);
+    expect(run.exitCode).toBe(0);
+    const records = lines(await readFile(audit, 'utf8'));
+    expect(records.length).toBeGreaterThan(1);
+    expect(records.every((r) => r.reason === 'handover to the DPO team')).toBe(true);
+  });
+
+  it('a misspelt --where field warns with the closest known one; an unknown caseStatus value is refused', async () => {
+    const emu = await emulator();
+    const policy = policyOf(emu);
+    const run = await casesUpdate(emu, ['--where', `policy=${policy}`, '--set', 'assignee=bob', '--dry-run']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toMatch(/--where policy: not a case field .*did you mean 'policyName'\?/);
+    const refused = await casesUpdate(emu, [
+      '--where',
+      'caseStatus=opn',
+      '--set',
+      'assignee=bob',
+      '--dry-run',
+    ]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(`did you mean 'open'?`);
+    expect(emu.record.requests.filter((r) => r.path.includes('cases'))).toHaveLength(1);
   });
 
   it('--dry-run shows the count and a sample and sends no PATCH', async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   buildSelectionClauses,
+  checkCaseSelection,
+  checkWhereFilters,
   combineCaseFilters,
   parseFieldsOption,
   parseRawFilter,
@@ -11,6 +13,7 @@ import {
   toFilterClauses,
 } from '../../src/cases/filter.js';
 import { parseSortOption } from '../../src/cli/options.js';
+import { findClosest } from '../../src/closest.js';
 import { UsageError } from '../../src/errors.js';
 
 function usageMessage(fn: () => unknown): string {
@@ -89,5 +92,34 @@ describe('case filters', () => {
     expect(usageMessage(() => parseSortOption('caseId:up'))).toMatch(/FIELD:desc/);
     expect(parseFieldsOption(['caseId,caseStatus', 'caseId'])).toEqual(['caseId', 'caseStatus']);
     expect(usageMessage(() => parseFieldsOption('case id'))).toMatch(/field names/);
+  });
+});
+
+describe('checking case fields and values before anything is sent', () => {
+  it('refuses an unknown status, naming the closest known one', () => {
+    expect(() => checkCaseSelection({ status: ['opn'] })).toThrow(
+      /Expected --status to be one of open, acknowledged, silenced, resolved, remediated, got "opn" \(did you mean 'open'\?\)/,
+    );
+    expect(checkCaseSelection({ status: ['open', 'resolved'], severity: ['HIGH'] })).toEqual([]);
+  });
+
+  it('warns about a severity real deployments do not use', () => {
+    const [warning, ...rest] = checkCaseSelection({ severity: ['critcal'] });
+    expect(rest).toEqual([]);
+    expect(warning).toContain(`--severity "critcal" is not a severity`);
+    expect(warning).toContain(`did you mean 'critical'?`);
+  });
+
+  it('warns about a misspelt --where field and refuses an unknown caseStatus value', () => {
+    const warnings = checkWhereFilters(parseWhere(['policy=PII-exposure', 'dataSourceName=x']));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^--where policy: not a case field .*\(did you mean 'policyName'\?\)/);
+    expect(() => checkWhereFilters(parseWhere(['caseStatus=opne']))).toThrow(UsageError);
+    expect(checkWhereFilters(parseWhere(['caseStatus=open', 'severityLevel=high']))).toEqual([]);
+  });
+
+  it('names no suggestion when nothing is close', () => {
+    expect(findClosest('zzzzzzzz', ['open', 'resolved'])).toBeUndefined();
+    expect(findClosest('sev', ['severityLevel', 'caseStatus'])).toBe('severityLevel');
   });
 });
