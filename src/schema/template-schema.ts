@@ -1,7 +1,7 @@
 /**
- * Connector template -> JSON Schema 2020-12. The same function builds the schemas shipped in
- * `schemas/templates/` (from the emulator's templates) and those `validate --templates-from E` builds
- * from an environment's own templates, so both paths judge an entry alike.
+ * Connector template -> JSON Schema 2020-12: the strict check, from an environment's own templates
+ * (`validate --templates-from E`). The shipped `schemas/templates/` are not built from templates: they
+ * state only what public recordings show (see each file's `$comment`).
  *
  * Mapping (api-notes: the connection key is `apiName`):
  * - `mandatory: true` -> listed in `required`, and a string value must not be empty;
