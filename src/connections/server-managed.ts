@@ -1,26 +1,38 @@
 /**
  * Fields the service manages itself (api-notes, "Connection objects"): dropped before a create and
- * ignored by diff. One list, so that `diff` and `import` agree on what a connection "is".
+ * ignored by diff. One exact list, used by export, diff and import alike, so that they agree on what a
+ * connection "is". No prefix rules: `scan_scope` (a googledrive setting) and any other unknown field
+ * is configuration and is kept verbatim.
  */
 
 import { assignOwn } from '../own-property.js';
 
-const EXACT = new Set([
+/** The server-managed top-level fields, by exact name (api-notes). */
+export const SERVER_MANAGED_FIELDS: readonly string[] = [
   '_id',
   'id',
   'created_at',
   'updated_at',
   'last_scan_at',
+  'last_sub_scan_id',
   'connectionStatusTest',
   'connectionStatusScan',
-  'last_sub_scan_id',
+  'connectionStatusDeleteFindings',
+  'test_is_success',
+  'test_timestamp',
+  'scan_is_success',
+  'scan_num_of_objects',
+  'scan_timestamp',
+  'deletion_is_success',
+  'deletion_timestamp',
   'updatedPasswords',
-]);
-const PREFIXES = ['test_', 'scan_'] as const;
+];
+
+const EXACT: ReadonlySet<string> = new Set(SERVER_MANAGED_FIELDS);
 
 /** True for a top-level field the service sets and a client must not send or compare. */
 export function isServerManagedField(field: string): boolean {
-  return EXACT.has(field) || PREFIXES.some((prefix) => field.startsWith(prefix));
+  return EXACT.has(field);
 }
 
 /** A copy of `entry` without its server-managed top-level fields; key order kept. */

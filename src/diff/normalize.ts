@@ -27,7 +27,7 @@ export interface NormalizeOptions {
 
 /**
  * The form of `entry` that diff compares:
- * - server-managed fields (`_id`, `created_at`, `test_*`, ...) and ignored fields removed;
+ * - server-managed fields (`_id`, `created_at`, `test_timestamp`, ...: the exact list of server-managed.ts) and ignored fields removed;
  * - `custom_fields` becomes an object keyed by `field_name` when every element is an object with a
  *   distinct string `field_name` (paths then read `/custom_fields/<field_name>/field_value`); otherwise
  *   it stays an array, sorted like the other set-like arrays;

@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildConnection } from './generate.js';
+import { buildConnection, SCANNER_GROUPS, STORED_CREDENTIAL_IDS } from './generate.js';
 import { createPrng } from './prng.js';
 import { DEFAULT_SCAN_TEMPLATES } from './store.js';
 import type { EmulatorSeed, SeedCase, SeedConnection } from './types.js';
@@ -107,6 +107,8 @@ const PROD_NAMES: ReadonlyArray<readonly [type: string, names: readonly string[]
     ['sales-salesforce-prod', 'support-service-cloud', 'marketing-cloud-sf', 'finance-cpq-salesforce'],
   ],
   ['gcp-big-query', ['data-bq-analytics', 'marketing-bq-attribution', 'eng-bq-telemetry', 'risk-bq-scoring']],
+  ['googledrive', ['sales-drive', 'hr-drive']],
+  ['generic-rest-api', ['support-rest-store', 'eng-rest-inventory']],
 ];
 
 /** A connection type the emulator has no template for: validation falls back to the generic schema. */
@@ -430,13 +432,46 @@ export function buildDrPartial(prod: EmulatorSeed): EmulatorSeed {
   };
 }
 
+/**
+ * An environment file: the seed plus the stored credentials (`credentials`, by `credential_id`) and the
+ * scanners (`scanners`, `{ name, scanner_group }`) the emulator lists (`GET /api/v1/credentials`,
+ * `GET /api/v1/scanner-status`). Their shape beyond those keys is a guess (api-notes).
+ */
+export type EnvironmentFixture = EmulatorSeed & {
+  credentials: Array<Record<string, unknown> & { credential_id: string }>;
+  scanners: Array<Record<string, unknown> & { name: string; scanner_group: string }>;
+};
+
+/** Stored credentials: every id the generator may reference, with fake clear values. */
+function buildCredentials(extraIds: readonly string[] = []): EnvironmentFixture['credentials'] {
+  return [...STORED_CREDENTIAL_IDS, ...extraIds].map((credential_id, i) => ({
+    credential_id,
+    type: 'simple',
+    username: `svc-stored-${i + 1}`,
+    password: `Stored-Cred-${i + 1}-2024!`,
+  }));
+}
+
+/** Two scanners per group `groups` names. */
+function buildScanners(groups: readonly string[]): EnvironmentFixture['scanners'] {
+  return groups.flatMap((scanner_group) =>
+    [1, 2].map((n) => ({ name: `${scanner_group}-scanner-${n}`, scanner_group })),
+  );
+}
+
 /** Every environment fixture, by file name. */
-export function buildFixtures(): Record<string, EmulatorSeed> {
+export function buildFixtures(): Record<string, EnvironmentFixture> {
   const prod = buildProd();
+  const dr = buildDrPartial(prod);
   return {
-    'prod.json': prod,
-    'dr-partial.json': buildDrPartial(prod),
-    'empty.json': { connections: [], scanProfiles: [], cases: [] },
+    'prod.json': { ...prod, credentials: buildCredentials(), scanners: buildScanners(SCANNER_GROUPS) },
+    // The DR site lacks the eu scanners and one stored credential: a restore must say so.
+    'dr-partial.json': {
+      ...dr,
+      credentials: buildCredentials().filter((c) => c.credential_id !== 'svc-fileshare-scan'),
+      scanners: buildScanners([...SCANNER_GROUPS.filter((g) => g !== 'eu-scanners'), 'dr-scanners']),
+    },
+    'empty.json': { connections: [], scanProfiles: [], cases: [], credentials: [], scanners: [] },
   };
 }
 

@@ -1,8 +1,11 @@
 /**
  * Deterministic connection data: `generateConnections(n, { seed })` for benchmarks (100k in well under
  * 2 s) and {@link buildConnection} for the fixture generator. Every connection satisfies its template
- * (mandatory fields set, validation regexes met) and carries fake clear secrets, so a seed built from
- * it imports without overrides.
+ * (mandatory fields set) and uses the real connectors' field names and mixed value types (api-notes):
+ * a share is `smbServer` + `sharedResource`, booleans are sometimes `"true"` strings, `enabled` is
+ * `"yes"`, `security_tier` `"1"`. About a third of the sources that log in use a stored credential
+ * (`credential_id`, `is_credential: true`, no username or password); the others carry fake clear
+ * secrets, so a seed built from them imports without overrides.
  */
 import { createPrng } from './prng.js';
 import { listTemplateTypes } from './templates.js';
@@ -20,7 +23,25 @@ export interface GenerateOptions {
 
 const DEPARTMENTS = ['finance', 'hr', 'sales', 'marketing', 'legal', 'eng', 'support', 'ops', 'risk', 'data'];
 const REGIONS = ['us-east-1', 'us-west-2', 'eu-west-1', 'eu-central-1', 'ap-southeast-2'];
-const GROUPS = ['default', 'us-scanners', 'eu-scanners', 'dmz-scanners'];
+/** Scanner groups the generated sources use (each must exist in a target: see fixtures-gen's scanners). */
+export const SCANNER_GROUPS: readonly string[] = ['default', 'us-scanners', 'eu-scanners', 'dmz-scanners'];
+const GROUPS = SCANNER_GROUPS;
+
+/** Ids of the stored credentials generated sources may use (see fixtures-gen's credentials). */
+export const STORED_CREDENTIAL_IDS: readonly string[] = ['1', 'svc-db-readonly', 'svc-fileshare-scan'];
+
+/** Types whose sources log in with a username and password, or a stored credential instead. */
+const LOGIN_TYPES = new Set([
+  'snowflake',
+  'rdb-mysql',
+  'rdb-postgresql',
+  'rdb-mssql',
+  'rdb-oracle',
+  'mongodb',
+  'smb',
+  'salesforce',
+  'generic-rest-api',
+]);
 
 function pick<T>(list: readonly T[], random: () => number): T {
   return list[Math.floor(random() * list.length)] as T;
@@ -46,8 +67,17 @@ function addCommonFields(c: Record<string, unknown>, name: string, random: () =>
   c.description = `${dept} data source ${name}`;
   c.scanner_group = pick(GROUPS, random);
   c.security_tier = random() < 0.8 ? String(1 + Math.floor(random() * 5)) : 1 + Math.floor(random() * 5);
-  const owners: unknown[] = [{ id: `${dept}.owner@example.com`, type: 'businessOwner', origin: 'manual' }];
-  if (random() < 0.5) owners.push({ id: `${dept}-it@example.com`, type: 'itOwner', origin: 'manual' });
+  // The recorded shape: { id, email, origin, type: "it" | "business", isNotified }.
+  const owners: unknown[] = [
+    {
+      id: `${dept}.owner@example.com`,
+      email: `${dept}.owner@example.com`,
+      origin: 'legacy',
+      type: 'business',
+      isNotified: true,
+    },
+  ];
+  if (random() < 0.5) owners.push({ id: `${dept}-it`, type: 'it', isNotified: null });
   c.owners_v2 = owners;
   const custom: unknown[] = [
     {
@@ -70,6 +100,19 @@ function addCommonFields(c: Record<string, unknown>, name: string, random: () =>
   c.tags = tags;
 }
 
+/** Login fields: a stored credential (about one in three) or a username and a fake clear password. */
+function loginFields(user: string, secretHint: string, random: () => number): Record<string, unknown> {
+  if (random() < 0.35) {
+    return { credential_id: pick(STORED_CREDENTIAL_IDS, random), is_credential: true };
+  }
+  return {
+    credential_id: '',
+    is_credential: false,
+    username: user,
+    password: fakeSecret(random, secretHint),
+  };
+}
+
 /** Type-specific fields of one connection; secrets are fake clear values. */
 function typeFields(
   type: string,
@@ -78,6 +121,7 @@ function typeFields(
   random: () => number,
 ): Record<string, unknown> {
   const host = `${dept}-${index}`;
+  const login = LOGIN_TYPES.has(type);
   switch (type) {
     case 's3': {
       const roleBased = random() < 0.35;
@@ -89,6 +133,7 @@ function typeFields(
         // Role-based connections carry empty keys; the template does not require them.
         aws_access_key: roleBased ? '' : `AKIA${hex(random, 16).toUpperCase()}`,
         aws_secret_key: roleBased ? '' : `${hex(random, 20)}/${hex(random, 19)}`,
+        aws_role_arn: '',
         is_ocr_enabled: random() < 0.5 ? 'false' : false,
         differential: true,
       };
@@ -100,72 +145,74 @@ function typeFields(
         database: `${dept.toUpperCase()}_DB`,
         schema: 'PUBLIC',
         role: `${dept.toUpperCase()}_READER`,
-        username: `svc_dds_${dept}`,
-        password: fakeSecret(random, 'Sf'),
+        ...(login ? loginFields(`svc_dds_${dept}`, 'Sf', random) : {}),
       };
     case 'rdb-mysql':
     case 'rdb-postgresql':
     case 'rdb-mssql':
     case 'rdb-oracle': {
       const port = { 'rdb-mysql': 3306, 'rdb-postgresql': 5432, 'rdb-mssql': 1433, 'rdb-oracle': 1521 }[type];
-      const extra: Record<string, unknown> =
-        type === 'rdb-postgresql'
-          ? { rdb_schema: 'public', ssl_mode: 'require' }
-          : type === 'rdb-mssql'
-            ? { domain: 'CORP', is_windows_auth: 'false' }
-            : type === 'rdb-oracle'
-              ? { oracle_connection_type: 'service_name' }
-              : {};
       return {
-        rdb_url: `${host}.db.internal:${port}`,
+        // A bare host in recorded data; a host:port here and there.
+        rdb_url: random() < 0.5 ? `${host}.db.internal` : `${host}.db.internal:${port}`,
         rdb_name: `${dept}_${index % 7 === 0 ? 'archive' : 'main'}`,
-        username: `dds_${dept}`,
-        password: fakeSecret(random, 'Db'),
-        ...extra,
+        ...loginFields(`dds_${dept}`, 'Db', random),
+        rdb_comma_sep_table_list: random() < 0.5 ? `${cap(dept)}Users, ${cap(dept)}Events` : '',
         rdb_is_sample_data: random() < 0.5 ? 'true' : false,
-        rdb_sample_data_max_size: random() < 0.5 ? '1000' : 500,
+        rdb_sample_type: 'size',
       };
     }
-    case 'mongodb': {
-      const withAuth = random() < 0.8;
+    case 'mongodb':
       return {
-        mongo_url: `mongodb://${host}.mongo.internal:27017`,
-        mongo_database: `${dept}`,
-        username: withAuth ? `dds_${dept}` : '',
-        password: withAuth ? fakeSecret(random, 'Mg') : '',
-        auth_db: 'admin',
-        mongo_is_ssl: true,
+        // A host with no scheme, as recorded; sometimes a mongodb:// URL.
+        mongo_url: random() < 0.6 ? `${host}.mongo.internal` : `mongodb://${host}.mongo.internal:27017`,
+        mongo_db_name: dept,
+        mongo_collection_name: '',
+        authentication_db: 'admin',
+        ...loginFields(`dds_${dept}`, 'Mg', random),
       };
-    }
     case 'smb':
       return {
-        smb_server: `fs-${host}.corp.example.com`,
-        share_name: `${dept}$`,
-        domain: 'CORP',
-        username: `svc-dds-${dept}`,
-        password: fakeSecret(random, 'Smb'),
-        folder_to_scan: `/${dept}/shared`,
+        smbServer: `fs-${host}.corp.example.com`,
+        sharedResource: `Public\\${dept}`,
+        ...loginFields(`svc-dds-${dept}`, 'Smb', random),
         is_ocr_enabled: random() < 0.5 ? 'true' : true,
+        differential: false,
       };
     case 'salesforce':
       return {
-        instance_url: `https://acme-${dept}.my.salesforce.com`,
-        salesforce_auth_type: 'usernamePassword',
-        username: `dds.${dept}@acme.example.com`,
-        password: fakeSecret(random, 'Sfdc'),
-        security_token: hex(random, 24),
-        api_version: '59.0',
+        is_salesforce_custom_url: true,
+        salesforce_custom_url: `https://acme-${dept}.my.salesforce.com`,
+        ...loginFields(`dds.${dept}@acme.example.com`, 'Sfdc', random),
+      };
+    case 'googledrive':
+      return {
+        google_service_account_json: `{"type":"service_account","private_key_id":"${hex(random, 12)}"}`,
+        google_service_account_user: `dds-${dept}@acme.example.com`,
+        isGoogleServiceAccount: true,
+        drives_to_scan: '',
+        scan_scope: random() < 0.5 ? 'myDrive' : 'sharedDrives',
+        is_exclusion_drives_enabled: false,
+        is_ocr_enabled: 'true',
+      };
+    case 'generic-rest-api':
+      return {
+        generic_server_url: `https://${host}.api.internal`,
+        ...loginFields(`dds-${dept}`, 'Rest', random),
       };
     case 'gcp-big-query':
       return {
         gcp_project_id: `acme-${dept}-${index % 1000}`,
         gcp_client_email: `dds-scanner@acme-${dept}.iam.gserviceaccount.com`,
         gcp_private_key: `-----BEGIN PRIVATE KEY-----\nMIIE${hex(random, 40)}\n-----END PRIVATE KEY-----\n`,
-        gcp_location: pick(['US', 'EU'], random),
       };
     default:
       return { host: `${host}.internal`, password: fakeSecret(random, 'X') };
   }
+}
+
+function cap(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 /** One connection of `type` named `name`, valid against its template; `_id` first when given. */

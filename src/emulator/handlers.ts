@@ -73,21 +73,32 @@ export const CASE_STATUSES: readonly string[] = [
   'remediated',
 ];
 
-/** Fields a client may not set on a connection: the service manages them (api-notes). */
+/**
+ * Fields a client may not set on a connection: the service manages them (api-notes, by exact name;
+ * no prefix rule: `scan_scope` is a googledrive setting). The emulator's own reading of api-notes.
+ */
 const SERVER_MANAGED = new Set([
   '_id',
   'id',
   'created_at',
   'updated_at',
   'last_scan_at',
+  'last_sub_scan_id',
   'connectionStatusTest',
   'connectionStatusScan',
-  'last_sub_scan_id',
+  'connectionStatusDeleteFindings',
+  'test_is_success',
+  'test_timestamp',
+  'scan_is_success',
+  'scan_num_of_objects',
+  'scan_timestamp',
+  'deletion_is_success',
+  'deletion_timestamp',
   'updatedPasswords',
 ]);
 
 function isServerManaged(key: string): boolean {
-  return SERVER_MANAGED.has(key) || key.startsWith('test_') || key.startsWith('scan_');
+  return SERVER_MANAGED.has(key);
 }
 
 const PROFILE_SERVER_MANAGED = new Set(['_id', 'id', 'createdAt', 'updatedAt', 'created_at', 'updated_at']);

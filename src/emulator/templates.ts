@@ -1,8 +1,13 @@
 /**
  * Connector templates served by `GET /api/v1/ds-connections-types/template/{type}`, in the real shape
  * of api-notes: `{ name, fields: [{ apiName, name, type, mandatory, validation, defaultValue, options }] }`.
- * The connection key is `apiName`; `type: "password"` marks a credential. Kept as plain data so the
- * JSON Schemas in `schemas/templates/` can mirror it field by field.
+ * The connection key is `apiName`; `type: "password"` marks a credential. Field names are the real
+ * connectors' own (api-notes; the recorded sandbox in fixtures/recorded/): `smbServer`, `sharedResource`,
+ * `salesforce_custom_url`, `mongo_url`, `rdb_sample_type`, ... A field is `mandatory` only where every
+ * recorded connection of the type has it; a username or password never is (a source using a stored
+ * credential has `credential_id`, `is_credential: true` and no username). No invented enums or patterns:
+ * real values break them (`rdb_sample_type: "size"`, `mongo_url` as a bare host). snowflake and
+ * gcp-big-query have no public evidence: their field names are guesses.
  */
 
 /** Field types a template uses. `password` fields are credentials (masked on the way out). */
@@ -60,7 +65,7 @@ const yesNo: readonly TemplateFieldOption[] = [
   { value: 'no', label: 'No' },
 ];
 
-/** Fields every template starts with. `enabled` and `security_tier` are strings in real data ("yes", "1"). */
+/** Fields every template starts with (the common fields of api-notes). `enabled` is "yes"/"no" in real data. */
 export const COMMON_FIELDS: readonly TemplateField[] = [
   {
     apiName: 'name',
@@ -100,14 +105,13 @@ export const COMMON_FIELDS: readonly TemplateField[] = [
     mandatory: false,
     defaultValue: 'default',
   },
+  // "1" in real data; the allowed range is not known, so no options.
   {
     apiName: 'security_tier',
     name: 'securityTier',
     displayName: 'Security Tier',
-    type: 'enum',
+    type: 'string',
     mandatory: false,
-    defaultValue: '2',
-    options: ['1', '2', '3', '4', '5'].map((v) => ({ value: v, label: `Tier ${v}` })),
   },
   {
     apiName: 'owners_v2',
@@ -115,7 +119,7 @@ export const COMMON_FIELDS: readonly TemplateField[] = [
     displayName: 'Owners',
     type: 'objectList',
     mandatory: false,
-    description: 'Array of { id, type: "businessOwner" | "itOwner", origin }',
+    description: 'Array of { id, email, origin, type, isNotified }',
   },
   {
     apiName: 'custom_fields',
@@ -126,6 +130,27 @@ export const COMMON_FIELDS: readonly TemplateField[] = [
     description: 'Array of { field_name, field_value, field_type: "clear" | "encrypted" }',
   },
   { apiName: 'tags', name: 'tags', displayName: 'Tags', type: 'tags', mandatory: false },
+  {
+    apiName: 'credential_id',
+    name: 'credentialId',
+    displayName: 'Credential',
+    type: 'string',
+    mandatory: false,
+  },
+  {
+    apiName: 'is_credential',
+    name: 'isCredential',
+    displayName: 'Use a stored credential',
+    type: 'boolean',
+    mandatory: false,
+  },
+  {
+    apiName: 'certificate_id',
+    name: 'certificateId',
+    displayName: 'Certificate',
+    type: 'string',
+    mandatory: false,
+  },
 ];
 
 function str(
@@ -138,51 +163,31 @@ function str(
   return { apiName, name, displayName, type: 'string', mandatory, ...extra };
 }
 
-function secret(apiName: string, name: string, displayName: string, mandatory: boolean): TemplateField {
-  return { apiName, name, displayName, type: 'password', mandatory };
+/** A credential: never mandatory (a stored credential can stand in for it). */
+function secret(apiName: string, name: string, displayName: string): TemplateField {
+  return { apiName, name, displayName, type: 'password', mandatory: false };
 }
 
 function bool(apiName: string, name: string, displayName: string, defaultValue: boolean): TemplateField {
   return { apiName, name, displayName, type: 'boolean', mandatory: false, defaultValue };
 }
 
-function num(apiName: string, name: string, displayName: string, defaultValue: number): TemplateField {
-  return { apiName, name, displayName, type: 'number', mandatory: false, defaultValue };
-}
+/** Username and password of a connector that may use a stored credential instead. */
+const LOGIN: readonly TemplateField[] = [
+  str('username', 'username', 'Username', false),
+  secret('password', 'password', 'Password'),
+];
 
-function enumField(
-  apiName: string,
-  name: string,
-  displayName: string,
-  mandatory: boolean,
-  values: readonly string[],
-  defaultValue: string,
-): TemplateField {
-  return {
-    apiName,
-    name,
-    displayName,
-    type: 'enum',
-    mandatory,
-    defaultValue,
-    options: values.map((v) => ({ value: v, label: v })),
-  };
-}
-
-const noSpaces: TemplateFieldValidation = { regex: '^\\S+$', errorText: 'Must not contain spaces' };
-
-/** The fields an rdb-* template shares; `urlHint` only changes the description. */
-function rdbFields(urlHint: string, extra: readonly TemplateField[]): TemplateField[] {
+/** The fields an rdb-* template shares (api-notes, recorded rdb-mysql sources). */
+function rdbFields(urlHint: string): TemplateField[] {
   return [
-    str('rdb_url', 'dbUrl', 'Database URL', true, { validation: [noSpaces], description: urlHint }),
+    str('rdb_url', 'dbUrl', 'Database URL', true, { description: urlHint }),
     str('rdb_name', 'dbName', 'Database Name', true),
-    str('username', 'username', 'Username', true),
-    secret('password', 'password', 'Password', true),
-    ...extra,
+    ...LOGIN,
+    str('rdb_comma_sep_table_list', 'tableList', 'Tables (comma separated)', false),
     bool('rdb_is_sample_data', 'isSampleData', 'Sample Data', false),
-    num('rdb_sample_data_max_size', 'sampleDataMaxSize', 'Sample Size (rows)', 1000),
-    enumField('rdb_sample_type', 'sampleType', 'Sample Type', false, ['RANDOM', 'TOP'], 'RANDOM'),
-    num('query_timeout_in_seconds', 'queryTimeoutInSeconds', 'Query Timeout (s)', 3600),
+    // "size" in recorded data; other values are not known, so no options.
+    str('rdb_sample_type', 'sampleType', 'Sample Type', false),
   ];
 }
 
@@ -193,125 +198,85 @@ function template(name: string, displayName: string, fields: readonly TemplateFi
 /** Every template the emulator knows, keyed by connection type. */
 export const CONNECTOR_TEMPLATES: Readonly<Record<string, ConnectorTemplate>> = {
   s3: template('s3', 'Amazon S3', [
-    str('bucket_name', 'bucketName', 'Bucket Name', true, {
-      validation: [
-        {
-          regex: '^[a-z0-9][a-z0-9.\\-]{1,61}[a-z0-9]$',
-          errorText: 'Bucket names are 3-63 lower-case letters, digits, dots and hyphens',
-        },
-      ],
-    }),
-    str('aws_region', 'awsRegion', 'AWS Region', true, {
-      defaultValue: 'us-east-1',
-      validation: [{ regex: '^[a-z]{2}(-gov)?-[a-z]+-\\d$', errorText: 'Not an AWS region, e.g. us-east-1' }],
-    }),
+    str('bucket_name', 'bucketName', 'Bucket Name', true),
+    str('aws_region', 'awsRegion', 'AWS Region', false),
     bool('isCredentialsAuth', 'isCredentialsAuth', 'Authenticate with access keys', false),
     bool('isIamRoleAuth', 'isIamRoleAuth', 'Authenticate with the scanner IAM role', false),
     bool('isCrossAccountAuth', 'isCrossAccountAuth', 'Authenticate by assuming a cross-account role', false),
+    bool('isSTSAuth', 'isSTSAuth', 'Authenticate with a session token', false),
+    bool('isAnonymousAuth', 'isAnonymousAuth', 'Anonymous access', false),
     str('aws_role_arn', 'awsRoleArn', 'Role ARN', false),
     str('aws_role_session_name', 'awsRoleSessionName', 'Role Session Name', false),
-    // Not mandatory: role-based connections keep both keys empty.
-    secret('aws_access_key', 'awsAccessKey', 'AWS Access Key', false),
-    secret('aws_secret_key', 'awsSecretKey', 'AWS Secret Key', false),
+    // Role-based connections keep the keys empty.
+    secret('aws_access_key', 'awsAccessKey', 'AWS Access Key'),
+    secret('aws_secret_key', 'awsSecretKey', 'AWS Secret Key'),
+    secret('aws_session_token', 'awsSessionToken', 'AWS Session Token'),
     str('folder_to_scan', 'folderToScan', 'Folder to Scan', false),
-    str('file_types_to_exclude', 'fileTypesToExclude', 'File Types to Exclude', false),
     bool('is_ocr_enabled', 'isOcrEnabled', 'OCR', false),
-    bool('differential', 'differential', 'Differential Scan', true),
+    bool('differential', 'differential', 'Differential Scan', false),
   ]),
   snowflake: template('snowflake', 'Snowflake', [
-    // Field names are the api-notes guess: no public evidence of the real ones.
-    str('account', 'account', 'Account Identifier', true, {
-      validation: [{ regex: '^[A-Za-z0-9_.\\-]+$', errorText: 'Account identifier, e.g. xy12345.eu-west-1' }],
-    }),
-    str('warehouse', 'warehouse', 'Warehouse', true),
-    str('database', 'database', 'Database', true),
+    // Field names are the api-notes guess: no public evidence of the real ones. Nothing mandatory.
+    str('account', 'account', 'Account Identifier', false),
+    str('warehouse', 'warehouse', 'Warehouse', false),
+    str('database', 'database', 'Database', false),
     str('schema', 'schema', 'Schema', false),
     str('role', 'role', 'Role', false),
-    str('username', 'username', 'Username', true),
-    secret('password', 'password', 'Password', true),
-    bool('rdb_is_sample_data', 'isSampleData', 'Sample Data', false),
+    ...LOGIN,
   ]),
-  'rdb-mysql': template('rdb-mysql', 'MySQL', rdbFields('host:port, e.g. mysql.internal:3306', [])),
+  'rdb-mysql': template('rdb-mysql', 'MySQL', rdbFields('host or host:port, e.g. sql.internal')),
   'rdb-postgresql': template(
     'rdb-postgresql',
     'PostgreSQL',
-    rdbFields('host:port, e.g. pg.internal:5432', [
-      str('rdb_schema', 'schemaName', 'Schema', false, { defaultValue: 'public' }),
-      enumField('ssl_mode', 'sslMode', 'SSL Mode', false, ['disable', 'require', 'verify-full'], 'require'),
-    ]),
+    rdbFields('host or host:port, e.g. pg.internal:5432'),
   ),
   'rdb-mssql': template(
     'rdb-mssql',
     'Microsoft SQL Server',
-    rdbFields('host:port or host\\instance, e.g. sql01.corp:1433', [
-      str('domain', 'domain', 'Windows Domain', false),
-      bool('is_windows_auth', 'isWindowsAuth', 'Windows Authentication', false),
-    ]),
+    rdbFields('host or host:port, e.g. sql01.corp:1433'),
   ),
-  'rdb-oracle': template(
-    'rdb-oracle',
-    'Oracle',
-    rdbFields('host:port, e.g. ora-fin.corp:1521', [
-      enumField(
-        'oracle_connection_type',
-        'oracleConnectionType',
-        'Connect By',
-        false,
-        ['service_name', 'sid'],
-        'service_name',
-      ),
-    ]),
-  ),
+  'rdb-oracle': template('rdb-oracle', 'Oracle', rdbFields('host or host:port, e.g. ora-fin.corp:1521')),
   mongodb: template('mongodb', 'MongoDB', [
-    str('mongo_url', 'mongoUrl', 'Connection URL', true, {
-      validation: [
-        { regex: '^mongodb(\\+srv)?://\\S+$', errorText: 'Must start with mongodb:// or mongodb+srv://' },
-      ],
-    }),
-    str('mongo_database', 'mongoDatabase', 'Database', false),
-    str('username', 'username', 'Username', false),
-    // Optional: MongoDB without authentication exists in real estates.
-    secret('password', 'password', 'Password', false),
-    str('auth_db', 'authDb', 'Authentication Database', false, { defaultValue: 'admin' }),
-    bool('mongo_is_ssl', 'isSsl', 'TLS', true),
+    // A host, often with no scheme, in recorded data: no pattern.
+    str('mongo_url', 'mongoUrl', 'Connection URL', true),
+    str('mongo_db_name', 'mongoDbName', 'Database', false),
+    str('mongo_collection_name', 'mongoCollectionName', 'Collection', false),
+    str('authentication_db', 'authenticationDb', 'Authentication Database', false, { defaultValue: 'admin' }),
+    ...LOGIN,
   ]),
   smb: template('smb', 'SMB / CIFS File Share', [
-    str('smb_server', 'smbServer', 'Server', true, { validation: [noSpaces] }),
-    str('share_name', 'shareName', 'Share Name', true),
+    str('smbServer', 'smbServer', 'Server', true),
+    str('sharedResource', 'sharedResource', 'Shared Resource', true),
     str('domain', 'domain', 'Domain', false),
-    str('username', 'username', 'Username', true),
-    secret('password', 'password', 'Password', true),
-    str('folder_to_scan', 'folderToScan', 'Folder to Scan', false),
+    ...LOGIN,
     bool('is_ocr_enabled', 'isOcrEnabled', 'OCR', false),
-    bool('differential', 'differential', 'Differential Scan', true),
+    bool('differential', 'differential', 'Differential Scan', false),
   ]),
   salesforce: template('salesforce', 'Salesforce', [
-    str('instance_url', 'instanceUrl', 'Instance URL', true, {
-      validation: [{ regex: '^https://\\S+$', errorText: 'Must be an https:// URL' }],
-    }),
-    enumField(
-      'salesforce_auth_type',
-      'authType',
-      'Authentication',
-      false,
-      ['usernamePassword', 'oauth'],
-      'usernamePassword',
-    ),
-    str('username', 'username', 'Username', true),
-    secret('password', 'password', 'Password', true),
-    secret('security_token', 'securityToken', 'Security Token', false),
-    str('client_id', 'clientId', 'Connected App Client Id', false),
-    secret('client_secret', 'clientSecret', 'Connected App Client Secret', false),
-    str('api_version', 'apiVersion', 'API Version', false, { defaultValue: '59.0' }),
+    bool('is_salesforce_custom_url', 'isSalesforceCustomUrl', 'Custom URL', false),
+    str('salesforce_custom_url', 'salesforceCustomUrl', 'Custom URL', false),
+    ...LOGIN,
+  ]),
+  googledrive: template('googledrive', 'Google Drive', [
+    secret('google_service_account_json', 'googleServiceAccountJson', 'Service Account JSON'),
+    str('google_service_account_user', 'googleServiceAccountUser', 'Impersonated User', false),
+    bool('isGoogleServiceAccount', 'isGoogleServiceAccount', 'Service Account', false),
+    str('drives_to_scan', 'drivesToScan', 'Drives to Scan', false),
+    // "myDrive" in recorded data; other values are not known, so no options.
+    str('scan_scope', 'scanScope', 'Scan Scope', false),
+    bool('is_exclusion_drives_enabled', 'isExclusionDrivesEnabled', 'Exclude Drives', false),
+    str('folder_to_scan', 'folderToScan', 'Folder to Scan', false),
+  ]),
+  'generic-rest-api': template('generic-rest-api', 'Generic REST API', [
+    str('generic_server_url', 'genericServerUrl', 'Server URL', true),
+    ...LOGIN,
   ]),
   'gcp-big-query': template('gcp-big-query', 'Google BigQuery', [
-    str('gcp_project_id', 'projectId', 'Project Id', true, {
-      validation: [{ regex: '^[a-z][a-z0-9\\-]{4,28}[a-z0-9]$', errorText: 'Not a GCP project id' }],
-    }),
-    str('gcp_client_email', 'clientEmail', 'Service Account Email', true),
-    secret('gcp_private_key', 'privateKey', 'Service Account Private Key', true),
+    // No public evidence of these names: a guess, nothing mandatory.
+    str('gcp_project_id', 'projectId', 'Project Id', false),
+    str('gcp_client_email', 'clientEmail', 'Service Account Email', false),
+    secret('gcp_private_key', 'privateKey', 'Service Account Private Key'),
     str('gcp_dataset_filter', 'datasetFilter', 'Datasets to Scan', false),
-    str('gcp_location', 'location', 'Location', false, { defaultValue: 'US' }),
   ]),
 };
 

@@ -1,7 +1,7 @@
 /**
- * Connector template -> JSON Schema 2020-12. The same function builds the schemas shipped in
- * `schemas/templates/` (from the emulator's templates) and those `validate --templates-from E` builds
- * from an environment's own templates, so both paths judge an entry alike.
+ * Connector template -> JSON Schema 2020-12: the strict check, from an environment's own templates
+ * (`validate --templates-from E`). The shipped `schemas/templates/` are not built from templates: they
+ * state only what public recordings show (see each file's `$comment`).
  *
  * Mapping (api-notes: the connection key is `apiName`):
  * - `mandatory: true` -> listed in `required`, and a string value must not be empty;
@@ -10,8 +10,12 @@
  * - `options` -> `enum` of their values, plus the same value in the other spelling real exports use
  *   (`"yes"`/`true`, `"no"`/`false`, `"1"`/`1`): values are mixed-typed on purpose and kept verbatim;
  * - `type: "password"` -> `"x-secret": true`;
- * - `boolean` accepts `true`/`false`/`"true"`/`"false"`; `number` accepts a number or a numeric string;
- * - an optional field may also be `null` (an unset value in an export).
+ * - `boolean` accepts `true`/`false`/`"true"`/`"false"`/`"yes"`/`"no"`; `number` accepts a number or a
+ *   numeric string; `string`/`password` accept any scalar (values are mixed-typed on purpose);
+ * - a field kind this build does not know accepts any JSON value (with a warning), never a refusal;
+ * - an optional field may also be `null` (an unset value in an export);
+ * - odd parts (a field that is not an object, no `apiName`, options or validation that are not arrays,
+ *   a regex JavaScript cannot compile) are left out with a warning, never turned into a refusal.
  * No `additionalProperties: false`: exports carry many fields no template names.
  */
 import type { ConnectorTemplate, TemplateField } from '../api/types.js';
@@ -44,18 +48,40 @@ export function convertTemplate(template: ConnectorTemplate): TemplateSchemaResu
   const warnings: string[] = [];
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
-  for (const field of template.fields) {
-    if (typeof field.apiName !== 'string' || field.apiName === '') continue;
+  const fields: readonly unknown[] = Array.isArray(template.fields) ? template.fields : [];
+  if (!Array.isArray(template.fields))
+    warnings.push(`template ${template.name}: no fields array; only name and type checked`);
+  fields.forEach((raw, index) => {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      warnings.push(`template ${template.name}: fields[${index}] is not an object; ignored`);
+      return;
+    }
+    const field = raw as TemplateField;
+    if (typeof field.apiName !== 'string' || field.apiName === '') {
+      warnings.push(`template ${template.name}: fields[${index}] has no apiName; ignored`);
+      return;
+    }
+    if (Object.hasOwn(properties, field.apiName)) {
+      warnings.push(`template ${template.name}: field ${field.apiName} appears twice; the first is used`);
+      return;
+    }
     properties[field.apiName] = fieldSchema(template, field, warnings);
-    if (field.mandatory === true && !required.includes(field.apiName)) required.push(field.apiName);
-  }
+    if (field.mandatory === true) required.push(field.apiName);
+    else if (field.mandatory !== undefined && typeof field.mandatory !== 'boolean') {
+      warnings.push(
+        `template ${template.name}: field ${field.apiName}: mandatory is ${JSON.stringify(field.mandatory)}, not a boolean; treated as optional`,
+      );
+    }
+  });
   // Whatever the template says, a connection has a name and a type.
   for (const key of ['type', 'name']) {
     if (!required.includes(key)) required.unshift(key);
   }
   properties.type = { type: 'string', const: template.name };
-  if (properties.name === undefined) {
+  const name = properties.name as Record<string, unknown> | undefined;
+  if (name === undefined || name.type === undefined) {
     properties.name = {
+      ...(name ?? {}),
       type: 'string',
       minLength: 1,
       pattern: CONNECTION_NAME_PATTERN,
@@ -74,6 +100,21 @@ export function convertTemplate(template: ConnectorTemplate): TemplateSchemaResu
   return { schema, warnings };
 }
 
+/** Field kinds this build maps to a JSON type; any other kind accepts any JSON value. */
+const KNOWN_KINDS = new Set([
+  'string',
+  'password',
+  'boolean',
+  'number',
+  'enum',
+  'stringList',
+  'objectList',
+  'tags',
+]);
+
+/** Scalar JSON types a string field accepts: real values are mixed-typed on purpose (api-notes). */
+const SCALAR_TYPES = ['string', 'number', 'boolean'] as const;
+
 function fieldSchema(
   template: ConnectorTemplate,
   field: TemplateField,
@@ -84,12 +125,20 @@ function fieldSchema(
   if (typeof field.displayName === 'string') out.title = field.displayName;
   if (typeof field.description === 'string') out.description = field.description;
 
+  if (field.options !== undefined && !Array.isArray(field.options)) {
+    warnings.push(`template ${template.name}: field ${field.apiName}: options is not an array; not checked`);
+  }
   const options = optionValues(field.options);
   const kind = field.type ?? 'string';
-  if (options.length > 0) {
+  if (typeof kind !== 'string' || !KNOWN_KINDS.has(kind)) {
+    // A kind this build does not know (e.g. a newer connector's): any JSON value, never a refusal.
+    warnings.push(
+      `template ${template.name}: field ${field.apiName}: kind ${JSON.stringify(kind)} is not known; any value accepted`,
+    );
+  } else if (options.length > 0) {
     out.enum = [...looseEnum(options), ...(optional ? [null] : [])];
   } else if (kind === 'boolean') {
-    out.enum = [true, false, 'true', 'false', ...(optional ? [null] : [])];
+    out.enum = [true, false, 'true', 'false', 'yes', 'no', ...(optional ? [null] : [])];
   } else if (kind === 'number') {
     out.type = optional ? ['number', 'string', 'null'] : ['number', 'string'];
     out.pattern = NUMERIC_STRING;
@@ -102,15 +151,25 @@ function fieldSchema(
     out.items = { type: 'object' };
   } else if (kind === 'tags') {
     out.type = optional ? ['array', 'null'] : 'array';
-  } else {
-    // string, password, and any kind this build does not know: a string.
-    out.type = optional ? ['string', 'null'] : 'string';
+  } else if (kind === 'string' || kind === 'password') {
+    out.type = optional ? [...SCALAR_TYPES, 'null'] : [...SCALAR_TYPES];
+    // minLength applies to strings only: a mandatory field must not be an empty string.
     if (!optional) out.minLength = 1;
+  } else {
+    // 'enum' without usable options.
+    warnings.push(
+      `template ${template.name}: field ${field.apiName}: enum without options; any value accepted`,
+    );
   }
   if (kind === 'password') out['x-secret'] = true;
 
+  if (field.validation !== undefined && !Array.isArray(field.validation)) {
+    warnings.push(
+      `template ${template.name}: field ${field.apiName}: validation is not an array; not checked`,
+    );
+  }
   const patterns: Record<string, unknown>[] = [];
-  for (const rule of field.validation ?? []) {
+  for (const rule of Array.isArray(field.validation) ? field.validation : []) {
     if (typeof rule?.regex !== 'string' || rule.regex === '') continue;
     try {
       new RegExp(rule.regex);

@@ -32,7 +32,7 @@ describe('npm run demo', () => {
     const err = capture();
     const code = await runDemo({ stdout: out.stream, stderr: err.stream });
     const text = out.text() + err.text();
-    expect(text).toMatch(/created exactly once: 65; missing: 0; duplicated: 0/);
+    expect(text).toMatch(/created exactly once: 69; missing: 0; duplicated: 0/);
     expect(text).toMatch(/POSTs sent by the re-run: 0/);
     expect(text).not.toMatch(/UNEXPECTED|this is a bug/);
     expect(code).toBe(0);

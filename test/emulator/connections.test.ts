@@ -220,7 +220,11 @@ describe('connections', () => {
         _id: 'ffffffffffffffffffffffff',
         created_at: '1999-01-01T00:00:00.000Z',
         connectionStatusTest: { is_success: true },
-        test_result: 'x',
+        connectionStatusDeleteFindings: { is_success: true },
+        test_timestamp: '1999-01-01T00:00:00.000Z',
+        scan_num_of_objects: 7,
+        // Not server-managed (api-notes: exact names, no prefix rule): a googledrive-style setting.
+        scan_scope: 'myDrive',
       },
     });
     expect(r.status).toBe(200);
@@ -228,17 +232,19 @@ describe('connections', () => {
     expect(stored._id).toBe(obj(r)._id);
     expect(stored._id).not.toBe('ffffffffffffffffffffffff');
     expect(stored.created_at).not.toBe('1999-01-01T00:00:00.000Z');
-    expect(stored.test_result).toBeUndefined();
+    expect(stored.test_timestamp).toBeUndefined();
+    expect(stored.scan_num_of_objects).toBeUndefined();
+    expect(stored.connectionStatusDeleteFindings).toBeUndefined();
+    expect(stored.scan_scope).toBe('myDrive');
     expect(stored.updated_at).toEqual(expect.any(String));
   });
 
   it.each([
     ['a missing name', { ...mysql, name: undefined }],
     ['an invalid name', { ...mysql, name: 'bad/name!' }],
-    ['a missing mandatory field', { ...mysql, name: 'no-password', password: undefined }],
-    ['an empty mandatory secret', { ...mysql, name: 'empty-password', password: '' }],
+    ['a missing mandatory field', { ...mysql, name: 'no-url', rdb_url: undefined }],
+    ['an empty mandatory field', { ...mysql, name: 'empty-url', rdb_url: '' }],
     ['a masked secret sent back', { ...mysql, name: 'masked-password', password: '******' }],
-    ['a failed template validation', { ...mysql, name: 'bad-url', rdb_url: 'has spaces in it' }],
   ])('refuses %s with 400 {error}', async (_label, ds) => {
     const r = await api.post('/api/v1/ds_connections', { ds_connection: ds });
     expect(r.status).toBe(400);
@@ -337,14 +343,24 @@ describe('connector templates', () => {
     expect(fields.some((f) => f.type === 'password')).toBe(true);
   });
 
-  it('marks rdb passwords mandatory and s3 keys optional secrets', async () => {
+  it('marks only evidenced fields mandatory; credentials are optional password fields', async () => {
     const api = clientFor(emu.url, emu.token);
     const pg = obj(await api.get('/api/v1/ds-connections-types/template/rdb-postgresql')).fields as Array<
       Record<string, unknown>
     >;
-    expect(pg.find((f) => f.apiName === 'password')).toMatchObject({ type: 'password', mandatory: true });
-    for (const k of ['rdb_url', 'rdb_name', 'username'])
-      expect(pg.find((f) => f.apiName === k)?.mandatory).toBe(true);
+    // A source using a stored credential has no username or password (api-notes).
+    expect(pg.find((f) => f.apiName === 'password')).toMatchObject({ type: 'password', mandatory: false });
+    expect(pg.find((f) => f.apiName === 'username')?.mandatory).toBe(false);
+    for (const k of ['rdb_url', 'rdb_name']) expect(pg.find((f) => f.apiName === k)?.mandatory).toBe(true);
+    const smb = obj(await api.get('/api/v1/ds-connections-types/template/smb')).fields as Array<
+      Record<string, unknown>
+    >;
+    expect(smb.filter((f) => f.mandatory === true).map((f) => f.apiName)).toEqual([
+      'name',
+      'type',
+      'smbServer',
+      'sharedResource',
+    ]);
     const s3 = obj(await api.get('/api/v1/ds-connections-types/template/s3')).fields as Array<
       Record<string, unknown>
     >;

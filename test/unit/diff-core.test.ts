@@ -141,13 +141,23 @@ describe('diffConnections edge cases', () => {
     ]);
   });
 
+  it('normalizeForCompare keeps fields that only look server-managed (exact names, no prefix rule)', () => {
+    expect(normalizeForCompare(conn('a', { scan_scope: 'myDrive', test_connection_timeout: 30 }))).toEqual({
+      name: 'a',
+      type: 's3',
+      scan_scope: 'myDrive',
+      test_connection_timeout: 30,
+    });
+  });
+
   it('normalizeForCompare drops server-managed fields and keys custom_fields by name', () => {
     expect(
       normalizeForCompare(
         conn('a', {
           _id: '1',
           created_at: 't',
-          test_x: 1,
+          test_timestamp: 't',
+          connectionStatusDeleteFindings: {},
           custom_fields: [{ field_name: 'b', field_value: 2 }],
           tags: [{ t: 2 }, { t: 1 }],
         }),

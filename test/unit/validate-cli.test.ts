@@ -33,9 +33,9 @@ describe('validate (text output)', () => {
     const run = await runCli(['validate', await snapshotOf('002-missing-mandatory')]);
     expect(run.exitCode).toBe(3);
     expect(run.stdout.split('\n')).toEqual([
-      'sales-mysql (rdb-mysql) /username: must not be empty',
-      'sales-sf (snowflake) /warehouse: is required',
-      '3 entries checked: 2 invalid (2 problems)',
+      'sales-mysql (rdb-mysql) /rdb_url: must not be empty',
+      'sales-smb (smb) /sharedResource: is required',
+      '4 entries checked: 2 invalid (2 problems)',
       '',
     ]);
   });
