@@ -1,0 +1,31 @@
+/**
+ * `dds-migrate completion`: a shell completion script that asks the CLI itself for candidates
+ * (yargs' `--get-yargs-completions`), so the commands and options offered are the ones the code has.
+ */
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+
+describe('dds-migrate completion', () => {
+  it('prints a bash completion script that calls back into dds-migrate', async () => {
+    const run = await runCli(['completion']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain(
+      'complete -o bashdefault -o default -F _dds-migrate_yargs_completions dds-migrate',
+    );
+    expect(run.stdout).toContain('dds-migrate --get-yargs-completions');
+  });
+
+  it("offers the commands, a group's subcommands and a command's options", async () => {
+    const top = await runCli(['--get-yargs-completions', 'dds-migrate', '']);
+    expect(top.stdout.split('\n')).toEqual(
+      expect.arrayContaining(['export', 'import', 'diff', 'cases', 'profiles']),
+    );
+    const cases = await runCli(['--get-yargs-completions', 'dds-migrate', 'cases', '']);
+    expect(cases.stdout.split('\n')).toEqual(expect.arrayContaining(['list', 'resolve', 'update']));
+    const importOptions = await runCli(['--get-yargs-completions', 'dds-migrate', 'import', '--']);
+    expect(importOptions.stdout.split('\n')).toEqual(
+      expect.arrayContaining(['--to', '--on-conflict', '--overrides', '--dry-run']),
+    );
+  });
+});
