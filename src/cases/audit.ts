@@ -5,8 +5,8 @@
  * two still leaves the before-states on disk.
  */
 import { open } from 'node:fs/promises';
-import type { BulkCaseUpdate, CaseFilter } from '../api/types.js';
 import { UsageError } from '../errors.js';
+import type { BulkCaseUpdate, CaseFilter } from '../model/security-case.js';
 import { scrub } from '../secrets.js';
 
 /** The change a run makes. */

@@ -11,13 +11,13 @@
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { exportConnections } from '../api/connections.js';
-import type { Connection } from '../api/types.js';
 import type { Config } from '../config.js';
 import { diffConnections } from '../diff/compare.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
 import { ConfigError, ExitCode, InputFileError, UsageError } from '../errors.js';
+import type { Connection } from '../model/connection.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { readSnapshotEntries } from '../snapshot/read.js';
 import type { CommandSpec, ParsedArgs } from './command.js';

@@ -13,11 +13,11 @@
 import { unlink } from 'node:fs/promises';
 import { createConnection, getConnectionByName, listConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient, type RetryBudget } from '../api/http.js';
-import type { Connection } from '../api/types.js';
 import type { ResolvedEnvironment } from '../config.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import { type DdsError, PreflightError, type Problem, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { Connection } from '../model/connection.js';
 import { loadCatalogFromEnvironment, loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { registerSecretsOf } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';

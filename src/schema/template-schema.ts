@@ -14,7 +14,7 @@
  * - an optional field may also be `null` (an unset value in an export).
  * No `additionalProperties: false`: exports carry many fields no template names.
  */
-import type { ConnectorTemplate, TemplateField } from '../api/types.js';
+import type { ConnectorTemplate, TemplateField } from '../model/template.js';
 
 /** JSON Schema dialect of every schema dds-migrate writes. */
 export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';

@@ -19,10 +19,10 @@
 import { readSync } from 'node:fs';
 import { type FileHandle, link, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { Connection } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
 import { InterruptedError, PreflightError, type Problem, UsageError } from '../errors.js';
 import { PRIVATE_FILE_MODE, syncFolder, tempPathFor } from '../files.js';
+import type { Connection } from '../model/connection.js';
 import { createEntryHasher } from './checksum.js';
 import {
   formatFileTimestamp,

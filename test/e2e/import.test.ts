@@ -2,9 +2,9 @@
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
 import { isServerManagedField } from '../../src/connections/server-managed.js';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import type { Connection } from '../../src/model/connection.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
 import { countCreatePosts, prepareImportSource, writeSnapshotFromEmulator } from './import.helpers.js';
