@@ -6,8 +6,9 @@
  */
 import { resolve } from 'node:path';
 import { ExitCode, UsageError } from '../errors.js';
-import { loadCatalogFromEnvironment, loadShippedCatalog, type ValidationProblem } from '../schema/catalog.js';
+import { loadShippedCatalog, type ValidationProblem } from '../schema/catalog.js';
 import { type CatalogSource, type ValidationReport, validateSnapshot } from '../schema/validate-snapshot.js';
+import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext, Output } from './context.js';
 import { openEnvironment } from './environment.js';

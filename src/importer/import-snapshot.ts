@@ -18,9 +18,10 @@ import { stripServerManaged } from '../connections/server-managed.js';
 import { type DdsError, PreflightError, type Problem, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
-import { loadCatalogFromEnvironment, loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
+import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { registerSecretsOf } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
+import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import {
   defaultJournalPath,

@@ -10,11 +10,11 @@ import type { ConnectorTemplate } from '../../src/model/template.js';
 import {
   buildCatalogFromTemplates,
   isMaskedSecretProblem,
-  loadCatalogFromEnvironment,
   loadShippedCatalog,
   shippedTemplatesDir,
 } from '../../src/schema/catalog.js';
 import { looseEnum, templateToSchema } from '../../src/schema/template-schema.js';
+import { loadCatalogFromEnvironment } from '../../src/validate/target-catalog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 /** The emulator's templates, seen through the client's (index-signature) type. */
