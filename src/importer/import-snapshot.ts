@@ -11,9 +11,9 @@
  * arguments, so tests can hand fakes.
  */
 import { unlink } from 'node:fs/promises';
+import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
 import { createConnection, getConnectionByName, listConnections } from '../api/connections.js';
-import { createRetryBudget, type HttpClient, type RetryBudget } from '../api/http.js';
-import type { ResolvedEnvironment } from '../config.js';
+import { createRetryBudget, type HttpClient } from '../api/http.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import { type DdsError, PreflightError, type Problem, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -74,19 +74,10 @@ export interface ImportOptions {
   readonly templatesFromTarget: boolean;
 }
 
-/** What a workflow gives the client factory: the run's retry budget and its 429 hook. */
-export interface ClientOptions {
-  readonly retryBudget: RetryBudget;
-  readonly onRateLimited: (retryAfterMs: number | undefined) => void;
-}
-
-/** Creates the HTTP client of a resolved environment (the caller closes it). */
-export type ClientFactory = (environment: ResolvedEnvironment, options: ClientOptions) => HttpClient;
-
 /** The outside world of {@link importSnapshot}. */
 export interface ImportPorts {
   /** Resolves the target environment (config, token); called once the snapshot and overrides are read. */
-  readonly resolveTarget: () => Promise<ResolvedEnvironment>;
+  readonly resolveTarget: EnvironmentResolver;
   readonly createClient: ClientFactory;
   /** The variables `${env:NAME}` in the overrides reads. */
   readonly env: Readonly<Record<string, string | undefined>>;
