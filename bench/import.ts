@@ -18,10 +18,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import type { Connection } from '../src/api/types.js';
 import { runCli } from '../src/cli/run-cli.js';
 import { generateConnections } from '../src/emulator/generate.js';
 import { type RunningEmulator, startEmulator } from '../src/emulator/index.js';
+import type { Connection } from '../src/model/connection.js';
 import { createSnapshotHeader } from '../src/snapshot/format.js';
 import { writeSnapshot } from '../src/snapshot/write.js';
 

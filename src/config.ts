@@ -15,11 +15,16 @@
  */
 import { access, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import type { CliIo } from './cli/context.js';
 import { ConfigError } from './errors.js';
 import { schemasDir } from './paths.js';
 import { compileSchemaFile, type SchemaCheck } from './schema/ajv.js';
 import { describeJsonError, registerSecret } from './secrets.js';
+
+/** What config resolution reads of the process: its variables (tokens) and working directory (relative paths). */
+export interface ProcessIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
 
 /** One environment of the config file. */
 export interface EnvironmentConfig {
@@ -100,10 +105,7 @@ function displayPath(path: string, cwd: string): string {
 }
 
 /** Read the config file named by `--config`, `$DDS_MIGRATE_CONFIG`, or `./dds-migrate.config.json`. */
-export async function loadConfig(
-  explicitPath: string | undefined,
-  io: Pick<CliIo, 'env' | 'cwd'>,
-): Promise<Config> {
+export async function loadConfig(explicitPath: string | undefined, io: ProcessIo): Promise<Config> {
   const named = explicitPath ?? io.env.DDS_MIGRATE_CONFIG;
   const path = resolve(io.cwd, named ?? DEFAULT_CONFIG_FILE);
   const shown = displayPath(path, io.cwd);
@@ -196,7 +198,7 @@ function hideUserInfo(raw: string): string {
   return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
 }
 
-async function readTokenFile(file: string, io: Pick<CliIo, 'cwd'>): Promise<string> {
+async function readTokenFile(file: string, io: Pick<ProcessIo, 'cwd'>): Promise<string> {
   const path = resolve(io.cwd, file);
   let text: string;
   try {
@@ -222,7 +224,7 @@ function checkToken(token: string, source: string): string {
   return token;
 }
 
-function readTokenVariable(name: string, io: Pick<CliIo, 'env'>, envLabel: string): string {
+function readTokenVariable(name: string, io: Pick<ProcessIo, 'env'>, envLabel: string): string {
   const value = io.env[name];
   if (value === undefined) {
     throw new ConfigError(`The environment variable ${name} (token of ${envLabel}) is not set`, {
@@ -234,7 +236,7 @@ function readTokenVariable(name: string, io: Pick<CliIo, 'env'>, envLabel: strin
 
 function readRoleToken(
   role: EnvironmentRole,
-  io: Pick<CliIo, 'env'>,
+  io: Pick<ProcessIo, 'env'>,
   envLabel: string,
   flag: string,
 ): string {
@@ -265,7 +267,7 @@ async function checkReadable(file: string, what: string): Promise<void> {
 export async function resolveEnvironment(
   ref: string,
   config: Config,
-  io: Pick<CliIo, 'env' | 'cwd'>,
+  io: ProcessIo,
   options: ResolveOptions,
 ): Promise<ResolvedEnvironment> {
   const trimmed = ref.trim();

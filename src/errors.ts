@@ -4,6 +4,11 @@
  * Classification happens by type and HTTP status, never by matching message text.
  */
 
+import type { Problem } from './model/problem.js';
+
+/** Re-exported: most callers import it with the errors that carry it. */
+export type { Problem } from './model/problem.js';
+
 /** Exit codes of the contract (section 4). */
 export const ExitCode = {
   ok: 0,
@@ -82,16 +87,6 @@ export class FileWriteError extends DdsError {
     super(`${file}: ${message}`, options);
     this.file = file;
   }
-}
-
-/** One problem found by validation or pre-flight. */
-export interface Problem {
-  /** Entry name (connection, profile) or undefined for run-wide problems. */
-  readonly entry?: string;
-  readonly type?: string;
-  /** JSON pointer of the field. */
-  readonly path?: string;
-  readonly message: string;
 }
 
 /** Validation or pre-flight failed; nothing was written (exit 3). */

@@ -1,4 +1,6 @@
 /** Security cases (spec 4.4 to 4.6). */
+
+import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import type { HttpClient } from './http.js';
 import {
   checkPageSize,
@@ -9,7 +11,7 @@ import {
   readCount,
   unexpectedShape,
 } from './paging.js';
-import type { BulkCaseUpdate, ListOptions, SecurityCase } from './types.js';
+import type { ListOptions } from './types.js';
 
 const LIST_PATH = '/actionable-insights/all-cases';
 

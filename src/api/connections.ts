@@ -2,6 +2,7 @@
 import type { Readable } from 'node:stream';
 import StreamArray from 'stream-json/streamers/StreamArray.js';
 import { ApiError, isDdsError } from '../errors.js';
+import type { Connection } from '../model/connection.js';
 import type { HttpClient } from './http.js';
 import {
   checkPageSize,
@@ -12,7 +13,7 @@ import {
   readCount,
   unexpectedShape,
 } from './paging.js';
-import type { Connection, CreatedConnection, ListOptions } from './types.js';
+import type { CreatedConnection, ListOptions } from './types.js';
 
 const LIST_PATH = '/ds-connections';
 const EXPORT_PATH = '/ds-connections/file-download/export';

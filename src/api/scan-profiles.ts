@@ -1,7 +1,8 @@
 /** Scan profiles (spec 4.2, 4.3). */
+
+import type { ScanProfile } from '../model/scan-profile.js';
 import type { HttpClient } from './http.js';
 import { isRecord, unexpectedShape } from './paging.js';
-import type { ScanProfile } from './types.js';
 
 /** The profile in an answer: the body itself, or `data`, `data.scanProfile`, `scanProfile`. */
 function readProfile(body: unknown, path: string, fallback?: Record<string, unknown>): ScanProfile {

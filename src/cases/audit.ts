@@ -5,9 +5,9 @@
  * two still leaves the before-states on disk.
  */
 import { type FileHandle, open } from 'node:fs/promises';
-import type { BulkCaseUpdate, CaseFilter } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { guardFileWrite } from '../files.js';
+import type { BulkCaseUpdate, CaseFilter } from '../model/security-case.js';
 import { scrub } from '../secrets.js';
 
 /** The change a run makes. */

@@ -2,10 +2,11 @@
  * Building the service's case filters from command-line options. Pure: strings in, filter clauses out,
  * {@link UsageError} (exit 2) for anything malformed, so nothing is sent on a bad option.
  */
-import type { BulkCaseUpdate, CaseFilter, FilterClause } from '../api/types.js';
+import type { FilterClause } from '../api/types.js';
 import { findClosest } from '../closest.js';
 import { UsageError } from '../errors.js';
 import { splitEscapedList, splitListValues } from '../list-values.js';
+import type { BulkCaseUpdate, CaseFilter } from '../model/security-case.js';
 
 /** Case statuses real deployments use (api-notes); `cases update --set caseStatus=` accepts only these. */
 export const CASE_STATUSES: readonly string[] = [

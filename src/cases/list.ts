@@ -4,7 +4,8 @@
  */
 import { listCases } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';
-import type { FilterClause, SecurityCase } from '../api/types.js';
+import type { FilterClause } from '../api/types.js';
+import type { SecurityCase } from '../model/security-case.js';
 
 /** Where records go: the CLI's record writer (table, json, ndjson, csv). */
 export interface RecordSink {

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { listCases, updateCasesBulk } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';
-import type { BulkCaseUpdate, CaseFilter, SecurityCase } from '../api/types.js';
 import { DdsError, FileWriteError } from '../errors.js';
+import type { BulkCaseUpdate, CaseFilter, SecurityCase } from '../model/security-case.js';
 import { appendAuditRecords, type CaseAuditRecord, toAuditChange } from './audit.js';
 import { toFilterClauses } from './filter.js';
 

@@ -5,10 +5,10 @@
  */
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { BulkCaseUpdate, SecurityCase } from '../api/types.js';
 import { checkWhereFilters, parseSet, parseWhere } from '../cases/filter.js';
 import { applyCaseUpdate, previewCaseUpdate } from '../cases/update.js';
 import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
+import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import { assertWriteConfirmed } from '../protected.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';

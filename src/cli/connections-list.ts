@@ -1,14 +1,13 @@
 /**
  * `dds-migrate connections list`: every connection of an environment, all pages, as a table (default on
- * a terminal), JSON, NDJSON (default when stdout is not a terminal) or CSV. Secret fields are masked
- * (the service masks them already; this is the floor under it).
+ * a terminal), JSON, NDJSON (default when stdout is not a terminal) or CSV. The listing (secret fields
+ * masked) is the workflow {@link listEnvironmentConnections}; this file reads options and renders.
  */
-import { listConnections } from '../api/connections.js';
 import type { FilterClause, ListOptions } from '../api/types.js';
 import { ExitCode, UsageError } from '../errors.js';
-import { maskSecrets } from '../secrets.js';
+import { listEnvironmentConnections } from '../listing/list-environment-connections.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { parseListOption, parseSortOption, SORT_OPTION } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';
 
@@ -91,17 +90,17 @@ export const connectionsListCommand: CommandSpec = {
   async run(args, ctx) {
     const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
     const listOptions = buildConnectionListOptions(args, ctx.signal);
-    const { environment, client } = await openEnvironment(ctx, args, 'env');
-    try {
-      const writer = createRecordWriter(format, ctx.out, { columns: CONNECTION_COLUMNS });
-      for await (const connection of listConnections(client, listOptions)) {
-        await writer.write(maskSecrets(connection));
-      }
-      await writer.end();
-      ctx.log.info({ environment: environment.label, count: writer.count }, 'listed connections');
-      return ExitCode.ok;
-    } finally {
-      client.close();
-    }
+    const writer = createRecordWriter(format, ctx.out, { columns: CONNECTION_COLUMNS });
+    const { environment } = await listEnvironmentConnections(
+      listOptions,
+      {
+        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
+        createClient: (env, options) => createEnvironmentClient(ctx, env, options),
+      },
+      (connection) => writer.write(connection),
+    );
+    await writer.end();
+    ctx.log.info({ environment, count: writer.count }, 'listed connections');
+    return ExitCode.ok;
   },
 };

@@ -135,12 +135,25 @@ export async function openEnvironment(
   } = {},
 ): Promise<{ environment: ResolvedEnvironment; client: HttpClient; config: Config }> {
   const { environment, config } = await resolveSide(ctx, args, side);
-  const client = createHttpClient(environment, {
+  const client = createEnvironmentClient(ctx, environment, options);
+  return { environment, client, config };
+}
+
+/** The HTTP client of a resolved environment, with the run's logger and Ctrl-C signal (the caller closes it). */
+export function createEnvironmentClient(
+  ctx: CliContext,
+  environment: ResolvedEnvironment,
+  options: {
+    readonly retryBudget?: RetryBudget;
+    readonly onRateLimited?: (ms?: number) => void;
+    readonly timeoutMs?: number;
+  } = {},
+): HttpClient {
+  return createHttpClient(environment, {
     log: ctx.log,
     signal: ctx.signal,
     retryBudget: options.retryBudget ?? getRunRetryBudget(ctx),
     ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });
-  return { environment, client, config };
 }

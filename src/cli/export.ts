@@ -1,35 +1,23 @@
 /**
- * `dds-migrate export --from E [--ids ID,..] [--type T,..] [--name GLOB] (-o FILE | --out-dir DIR)`:
- * pulls connections through the file-download export and writes a snapshot (contract section 3).
- *
- * Selection: with neither `--type` nor `--name` the export is asked for all connections, or for the
- * `--ids`. With `--type` or `--name` the list endpoint (filtered by type on the service) finds the ids
- * whose names match the glob (and that are among `--ids`, when given); the export is then asked for
- * those ids, in batches of {@link EXPORT_ID_BATCH} so that no URL grows with the environment. Entries the
- * service sends beyond what was asked for are dropped. A selection that matches nothing writes an
- * empty snapshot, with a warning.
+ * `dds-migrate export --from E [--ids ID,..] [--type T,..] [--name GLOB] (-o FILE | --out-dir DIR)`: the
+ * options, the call of the export workflow ({@link exportSnapshot} in src/export/export-snapshot.ts) and
+ * the rendering of its warnings and summary.
  *
  * Output: the snapshot's path on stdout (so `f=$(dds-migrate export ...)` works); the summary on
  * stderr; with `--json`, one JSON result on stdout instead.
  */
 import { resolve } from 'node:path';
-import picomatch from 'picomatch';
-import { exportConnections, listConnections } from '../api/connections.js';
-import type { HttpClient } from '../api/http.js';
-import type { Connection, FilterClause } from '../api/types.js';
-import { compareNames } from '../connections/match.js';
 import { ExitCode, UsageError } from '../errors.js';
-import { findMaskedPaths } from '../schema/catalog.js';
-import { createSnapshotHeader, type SnapshotSelection } from '../snapshot/format.js';
-import { prepareSnapshotTarget, type SnapshotTarget, writeSnapshot } from '../snapshot/write.js';
-import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import {
+  type ExportEvent,
+  type ExportOptions,
+  type ExportSummary,
+  exportSnapshot,
+} from '../export/export-snapshot.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { parseListOption, readStringOption } from './options.js';
-
-/** Ids per export request when exporting a selection. */
-export const EXPORT_ID_BATCH = 200;
 
 /** What the command was asked for, checked. */
 export interface ExportRequest {
@@ -63,16 +51,6 @@ export function readExportRequest(args: ParsedArgs): ExportRequest {
     nameGlob,
     output: typeof file === 'string' ? { file } : { outDir: outDir as string },
   };
-}
-
-/** Counts the summary reports, gathered while the snapshot is written. */
-export interface ExportSummary {
-  readonly path: string;
-  readonly entryCount: number;
-  readonly sha256: string;
-  readonly types: Record<string, number>;
-  /** Entries holding at least one masked secret, and how often each field is masked. */
-  readonly maskedSecrets: { readonly entries: number; readonly fields: Record<string, number> };
 }
 
 /** `export`. */
@@ -119,126 +97,58 @@ export const exportCommand: CommandSpec = {
       ),
   async run(args, ctx) {
     const request = readExportRequest(args);
-    const { environment, client } = await openEnvironment(ctx, args, 'from');
-    try {
-      const envName = environment.name ?? environment.label;
-      const target: SnapshotTarget =
+    const options: ExportOptions = {
+      ids: request.ids,
+      types: request.types,
+      nameGlob: request.nameGlob,
+      output:
         'file' in request.output
-          ? { path: resolve(ctx.io.cwd, request.output.file) }
-          : { outDir: resolve(ctx.io.cwd, request.output.outDir), environment: envName };
-      // Fail on a bad -o / --out-dir before anything is fetched.
-      await prepareSnapshotTarget(target);
-      const selection: SnapshotSelection = {
-        ids: request.ids ?? null,
-        types: request.types ?? null,
-        name: request.nameGlob ?? null,
-      };
-      const header = createSnapshotHeader({
-        tool: `${TOOL_NAME} ${TOOL_VERSION}`,
-        source: { url: environment.url, environment: envName },
-        selection,
-      });
-      const types: Record<string, number> = {};
-      const maskedFields: Record<string, number> = {};
-      let maskedEntries = 0;
-      const onEntry = (entry: Connection) => {
-        types[entry.type] = (types[entry.type] ?? 0) + 1;
-        const masked = findMaskedPaths(entry);
-        if (masked.length > 0) maskedEntries += 1;
-        for (const path of masked) {
-          const field = path.slice(1).replace(/\/\d+\//g, '/*/');
-          maskedFields[field] = (maskedFields[field] ?? 0) + 1;
-        }
-      };
-      const entries = selectEntries(client, request, ctx);
-      const written = await writeSnapshot(target, header, entries, { signal: ctx.signal, onEntry });
-      const summary: ExportSummary = {
-        path: written.path,
-        entryCount: written.entryCount,
-        sha256: written.sha256,
-        types: sortRecord(types),
-        maskedSecrets: { entries: maskedEntries, fields: sortRecord(maskedFields) },
-      };
-      if (summary.entryCount === 0) {
-        ctx.out.warn(
-          request.ids || request.types || request.nameGlob
-            ? 'the selection matched no connection: the snapshot is empty'
-            : `${environment.label} has no connections: the snapshot is empty`,
-        );
-      }
-      printSummary(summary, environment.label, ctx);
-      return ExitCode.ok;
-    } finally {
-      client.close();
-    }
+          ? { file: resolve(ctx.io.cwd, request.output.file) }
+          : { outDir: resolve(ctx.io.cwd, request.output.outDir) },
+    };
+    const { source, summary } = await exportSnapshot(
+      options,
+      {
+        resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
+        createClient: (environment, clientOptions) =>
+          createEnvironmentClient(ctx, environment, clientOptions),
+        signal: ctx.signal,
+      },
+      (event) => renderExportEvent(event, ctx),
+    );
+    printSummary(summary, source, ctx);
+    return ExitCode.ok;
   },
 };
 
-/** The entries to write: the whole export, the `--ids`, or the ids the list finds for `--type`/`--name`. */
-async function* selectEntries(
-  client: HttpClient,
-  request: ExportRequest,
-  ctx: CliContext,
-): AsyncGenerator<Connection> {
-  const signal = ctx.signal;
-  if (request.types === undefined && request.nameGlob === undefined) {
-    if (request.ids === undefined) {
-      yield* exportConnections(client, { signal });
+/** An export's warnings on stderr. */
+function renderExportEvent(event: ExportEvent, ctx: CliContext): void {
+  switch (event.kind) {
+    case 'unlisted-id':
+      ctx.out.warn(
+        `connection ${event.name} has no _id in the list: it cannot be exported by id and is left out`,
+      );
+      return;
+    case 'ids-missing': {
+      const missing = event.ids;
+      const shown = missing.slice(0, 10).join(', ');
+      ctx.out.warn(
+        `${missing.length} selected ${missing.length === 1 ? 'id was' : 'ids were'} not in the export (unknown or deleted meanwhile): ${shown}${missing.length > 10 ? ', ...' : ''}`,
+      );
       return;
     }
-    yield* exportByIds(client, request.ids, signal, ctx);
-    return;
-  }
-  const matchName = request.nameGlob === undefined ? () => true : picomatch(request.nameGlob, { dot: true });
-  const wanted = request.ids === undefined ? undefined : new Set(request.ids);
-  const filter: FilterClause[] =
-    request.types === undefined ? [] : [{ field: 'type', value: request.types, operator: 'in' }];
-  const ids: string[] = [];
-  for await (const c of listConnections(client, { ...(filter.length > 0 ? { filter } : {}), signal })) {
-    // The service's filter is trusted only as far as it goes: the type and the name are checked here too.
-    if (request.types !== undefined && !request.types.includes(c.type)) continue;
-    if (typeof c.name !== 'string' || !matchName(c.name)) continue;
-    if (typeof c._id !== 'string') {
+    case 'empty':
       ctx.out.warn(
-        `connection ${c.name} has no _id in the list: it cannot be exported by id and is left out`,
+        event.cause === 'selection'
+          ? 'the selection matched no connection: the snapshot is empty'
+          : `${event.source} has no connections: the snapshot is empty`,
       );
-      continue;
+      return;
+    default: {
+      const unknown: never = event;
+      throw new Error(`unknown export event ${JSON.stringify(unknown)}`);
     }
-    if (wanted !== undefined && !wanted.has(c._id)) continue;
-    ids.push(c._id);
   }
-  if (ids.length === 0) return;
-  yield* exportByIds(client, ids, signal, ctx);
-}
-
-/** Export `ids` in batches; keep only what was asked for; warn about ids the export did not return. */
-async function* exportByIds(
-  client: HttpClient,
-  ids: readonly string[],
-  signal: AbortSignal,
-  ctx: CliContext,
-): AsyncGenerator<Connection> {
-  const missing: string[] = [];
-  for (let i = 0; i < ids.length; i += EXPORT_ID_BATCH) {
-    const batch = ids.slice(i, i + EXPORT_ID_BATCH);
-    const pending = new Set(batch);
-    for await (const entry of exportConnections(client, { ids: batch, signal })) {
-      // A service that ignores `ids` would send everything: keep what this batch asked for, once.
-      if (typeof entry._id !== 'string' || !pending.delete(entry._id)) continue;
-      yield entry;
-    }
-    missing.push(...pending);
-  }
-  if (missing.length > 0) {
-    const shown = missing.slice(0, 10).join(', ');
-    ctx.out.warn(
-      `${missing.length} selected ${missing.length === 1 ? 'id was' : 'ids were'} not in the export (unknown or deleted meanwhile): ${shown}${missing.length > 10 ? ', ...' : ''}`,
-    );
-  }
-}
-
-function sortRecord(record: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(record).sort((a, b) => compareNames(a[0], b[0])));
 }
 
 function printSummary(summary: ExportSummary, label: string, ctx: CliContext): void {

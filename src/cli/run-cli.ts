@@ -187,9 +187,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     .wrap(Math.min(110, io.stdout.columns ?? 100))
     .help()
     .alias('h', 'help')
-    // yargs' own completion: a bash/zsh script (zsh when $SHELL is zsh) that asks the CLI itself for the
-    // candidates, so commands, options and choices stay in step with the code.
-    .completion('completion', 'Print a shell completion script (bash, zsh): eval "$(dds-migrate completion)"')
     .fail((message, error, context) => {
       // Parse errors (unknown flag, missing argument or value: yargs' own YError) are usage errors,
       // rewritten to name the flag; anything else (a command's error) is re-thrown as it is.
@@ -205,6 +202,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       });
     });
   for (const entry of commandEntries) parser = register(parser, entry, io, state, signal);
+  // yargs' own completion, listed last: a bash/zsh script (zsh when $SHELL is zsh) that asks the CLI
+  // itself for the candidates, so commands, options and choices stay in step with the code.
+  parser = parser.completion(
+    'completion',
+    'Print a shell completion script (bash, zsh): eval "$(dds-migrate completion)"',
+  );
 
   let output = '';
   try {

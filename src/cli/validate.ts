@@ -6,11 +6,12 @@
  */
 import { resolve } from 'node:path';
 import { ExitCode, UsageError } from '../errors.js';
-import { loadCatalogFromEnvironment, loadShippedCatalog, type ValidationProblem } from '../schema/catalog.js';
-import { type CatalogSource, type ValidationReport, validateSnapshot } from '../schema/validate-snapshot.js';
+import type { ValidationProblem } from '../schema/catalog.js';
+import type { ValidationReport } from '../schema/validate-snapshot.js';
+import { validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext, Output } from './context.js';
-import { openEnvironment } from './environment.js';
+import { createEnvironmentClient, resolveSide } from './environment.js';
 import { readStringOption } from './options.js';
 
 /** Warnings printed one per line on stderr before they are summarised (all of them are in `--json`). */
@@ -60,31 +61,27 @@ export const validateCommand: CommandSpec = {
     const schemasDir = readStringOption(args, 'schemas', 'schemas', 'a path');
     const templatesFrom = readStringOption(args, 'templatesFrom', 'templates-from', 'a path');
 
-    let closeClient: (() => void) | undefined;
-    let source: CatalogSource;
-    if (templatesFrom !== undefined) {
-      source = async (types) => {
-        // openEnvironment reads the side's option by name: present --templates-from as --env.
-        const { client } = await openEnvironment(ctx, { ...args, env: templatesFrom }, 'env');
-        closeClient = () => client.close();
-        return loadCatalogFromEnvironment(client, types);
-      };
-    } else {
-      source =
-        schemasDir === undefined
-          ? await loadShippedCatalog()
-          : await loadShippedCatalog(resolve(ctx.io.cwd, schemasDir));
-    }
-    let report: ValidationReport;
-    try {
-      // Paths are relative to the run's cwd; messages name the file as it was typed.
-      report = await validateSnapshot(resolve(ctx.io.cwd, snapshot), source, {
-        signal: ctx.signal,
+    const report = await validateSnapshotFile(
+      {
+        // Paths are relative to the run's cwd; messages name the file as it was typed.
+        snapshot: resolve(ctx.io.cwd, snapshot),
         label: snapshot,
-      });
-    } finally {
-      closeClient?.();
-    }
+        catalog:
+          templatesFrom !== undefined
+            ? { kind: 'environment' }
+            : {
+                kind: 'shipped',
+                dir: schemasDir === undefined ? undefined : resolve(ctx.io.cwd, schemasDir),
+              },
+      },
+      {
+        // resolveSide reads the side's option by name: present --templates-from as --env.
+        resolveTemplatesSource: async () =>
+          (await resolveSide(ctx, { ...args, env: templatesFrom }, 'env')).environment,
+        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        signal: ctx.signal,
+      },
+    );
     printReport(report, ctx);
     return report.valid ? ExitCode.ok : ExitCode.validation;
   },

@@ -4,10 +4,10 @@
  * `diff`'s "added" is exactly what `import --dry-run` would create.
  */
 
-import type { Connection } from '../api/types.js';
 import { compareNames, pairByName } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import { UsageError } from '../errors.js';
+import type { Connection } from '../model/connection.js';
 import { isSecretFieldName, MASK } from '../secrets.js';
 import { compileIgnoreRules, type IgnoreMatcher, type IgnoreRule, parseIgnoreRule } from './ignore.js';
 import { keyCustomFields, type normalizeForCompare, SET_LIKE_FIELDS, sortCanonically } from './normalize.js';

@@ -3,8 +3,8 @@
  * set-like arrays in a canonical form. Pure; the importer can reuse it to tell "same" from "different".
  */
 
-import type { Connection } from '../api/types.js';
 import { isServerManagedField } from '../connections/server-managed.js';
+import type { Connection } from '../model/connection.js';
 import { assignOwn } from '../own-property.js';
 import type { IgnoreMatcher } from './ignore.js';
 import { isPlainObject, toCanonicalJson } from './values.js';

@@ -22,9 +22,10 @@
 import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import type { RetryBudget } from '../api/http.js';
-import type { Connection, CreatedConnection } from '../api/types.js';
+import type { CreatedConnection } from '../api/types.js';
 import { ApiError, AuthError, type DdsError, InterruptedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { Connection } from '../model/connection.js';
 import { scrub } from '../secrets.js';
 import type { Journal } from './journal.js';
 import type { SendStep } from './plan.js';

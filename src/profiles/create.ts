@@ -5,8 +5,8 @@
 import { listConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { createScanProfile } from '../api/scan-profiles.js';
-import type { ScanProfile } from '../api/types.js';
 import { PreflightError, type Problem } from '../errors.js';
+import type { ScanProfile } from '../model/scan-profile.js';
 import type { ConnectionKey } from './plan.js';
 import { stripProfileServerFields } from './server-fields.js';
 

@@ -1,17 +1,17 @@
 /**
  * The template catalog: which schema checks a connection of each type, which of its fields are secrets
  * (`x-secret`) and which are required. Built from the shipped `schemas/templates/` (or `--schemas DIR`),
- * or from an environment's own connector templates (`--templates-from E`). Each type's schema is
+ * or from connector templates given as data (an environment's own, which a workflow fetches for
+ * `--templates-from E`). Each type's schema is
  * compiled once, on first use. `validate`, `diff` (masking) and `import` (pre-flight) all ask it.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import type { HttpClient } from '../api/http.js';
-import { getConnectorTemplate } from '../api/templates.js';
-import type { Connection, ConnectorTemplate } from '../api/types.js';
 import { InputFileError, type Problem, UsageError } from '../errors.js';
 import { readJsonFile } from '../files.js';
+import type { Connection } from '../model/connection.js';
+import type { ConnectorTemplate } from '../model/template.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
@@ -291,18 +291,11 @@ export function buildCatalogFromTemplates(
 }
 
 /**
- * A catalog built from the environment's own connector templates, one GET per type. A type the
- * environment does not know gets no schema (the generic one applies, with a warning per entry).
+ * The catalog of templates given as data (e.g. an environment's own connector templates, fetched by a
+ * workflow), each named by its type; a type without a template gets the shipped generic schema.
  */
-export async function loadCatalogFromEnvironment(
-  client: HttpClient,
-  types: readonly string[],
+export async function loadCatalogOfTemplates(
+  templates: readonly ConnectorTemplate[],
 ): Promise<TemplateCatalog> {
-  const templates: ConnectorTemplate[] = [];
-  for (const type of [...new Set(types)].sort()) {
-    const template = await getConnectorTemplate(client, type);
-    // The service names the template by type; trust the type asked for, not a differing `name`.
-    if (template !== undefined) templates.push({ ...template, name: type });
-  }
   return buildCatalogFromTemplates(templates, await readSchemaFile(shippedConnectionSchemaPath()));
 }

@@ -18,7 +18,7 @@
  *   a regex JavaScript cannot compile) are left out with a warning, never turned into a refusal.
  * No `additionalProperties: false`: exports carry many fields no template names.
  */
-import type { ConnectorTemplate, TemplateField } from '../api/types.js';
+import type { ConnectorTemplate, TemplateField } from '../model/template.js';
 
 /** JSON Schema dialect of every schema dds-migrate writes. */
 export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';

@@ -3,7 +3,7 @@
  * catalog checks every entry. Streaming: memory holds the problems found, not the entries. The
  * `validate` command and `bench/validate` run this same function.
  */
-import type { Connection } from '../api/types.js';
+import type { Connection } from '../model/connection.js';
 import {
   readSnapshotEntries,
   scanSnapshot,

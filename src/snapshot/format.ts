@@ -8,8 +8,9 @@
  * A stable order makes two snapshots of the same data byte-identical whatever order the service sent
  * the keys in, so a plain `diff` of two files is meaningful.
  */
-import type { Connection } from '../api/types.js';
+
 import { compareNames } from '../connections/match.js';
+import type { Connection } from '../model/connection.js';
 import { assignOwn } from '../own-property.js';
 
 /** `kind` of the header line. */

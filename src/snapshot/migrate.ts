@@ -7,7 +7,7 @@
  * Only version 1 exists so far, so the shipped registry is empty; tests register a version 0 to keep
  * the mechanism honest.
  */
-import type { Connection } from '../api/types.js';
+import type { Connection } from '../model/connection.js';
 import { CURRENT_FORMAT_VERSION } from './format.js';
 
 /** One step `from -> from + 1`. Both functions are pure and get values already parsed from JSON. */

@@ -14,9 +14,9 @@
  * covered (contract); the header is checked for its shape instead.
  */
 import { createReadStream } from 'node:fs';
-import type { Connection } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
 import { InputFileError, InterruptedError } from '../errors.js';
+import type { Connection } from '../model/connection.js';
 import { describeJsonError } from '../secrets.js';
 import { createEntryHasher, type EntryHasher } from './checksum.js';
 import {

@@ -19,7 +19,6 @@
 import { readSync } from 'node:fs';
 import { type FileHandle, link, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { Connection } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
 import { InterruptedError, PreflightError, type Problem, UsageError } from '../errors.js';
 import {
@@ -30,6 +29,7 @@ import {
   tempPathFor,
   toFileWriteError,
 } from '../files.js';
+import type { Connection } from '../model/connection.js';
 import { createEntryHasher } from './checksum.js';
 import {
   formatFileTimestamp,

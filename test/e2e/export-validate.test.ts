@@ -1,11 +1,11 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
-import { EXPORT_ID_BATCH } from '../../src/cli/export.js';
 import { generateConnections } from '../../src/emulator/generate.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import type { RunningEmulator } from '../../src/emulator/types.js';
+import { EXPORT_ID_BATCH } from '../../src/export/export-snapshot.js';
+import type { Connection } from '../../src/model/connection.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { canonicalizeEntry } from '../../src/snapshot/format.js';
 import { runCli } from '../helpers/run-cli.js';

@@ -6,9 +6,9 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { replayJournal } from '../../src/importer/journal.js';
+import type { Connection } from '../../src/model/connection.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
 import { countCreatePosts, prepareImportSource } from './import.helpers.js';

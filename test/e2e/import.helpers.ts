@@ -5,8 +5,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Connection } from '../../src/api/types.js';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { MASK } from '../../src/secrets.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';

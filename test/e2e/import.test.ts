@@ -2,9 +2,9 @@
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
 import { isServerManagedField } from '../../src/connections/server-managed.js';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import type { Connection } from '../../src/model/connection.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
 import { countCreatePosts, prepareImportSource, writeSnapshotFromEmulator } from './import.helpers.js';
@@ -154,6 +154,40 @@ describe('import (end to end, against the emulator)', () => {
     expect(only.exitCode).toBe(2);
     expect(only.stderr).toContain('no-such-connection');
     expect(target.record.requests).toHaveLength(0);
+  });
+
+  it('warns when an override would remove part of an entry; custom_fields are merged by field_name', async () => {
+    const withCustom = entries.find(
+      (e) => Array.isArray(e.custom_fields) && (e.custom_fields as unknown[]).length > 1,
+    );
+    expect(withCustom).toBeDefined();
+    const name = withCustom?.name as string;
+    const fields = withCustom?.custom_fields as { field_name: string }[];
+    const overrides = JSON.parse(await readFile(overridesPath, 'utf8')) as {
+      byName: Record<string, Record<string, unknown>>;
+    };
+    // Only the first custom field given: merged by field_name, the others are kept (no warning for them).
+    const merged = join(work, 'merged.json');
+    const own = overrides.byName[name] ?? {};
+    const ownCustom = (
+      (own.custom_fields as { field_name: string; field_type?: string }[] | undefined) ?? []
+    ).filter((f) => f.field_type === 'encrypted');
+    await writeFile(
+      merged,
+      JSON.stringify({
+        ...overrides,
+        byName: {
+          ...overrides.byName,
+          [name]: { ...own, custom_fields: ownCustom, owners_v2: null },
+        },
+      }),
+    );
+    const run = await runCli(importArgs('--overrides', merged, '--dry-run'), { env: env() });
+    expect(run.exitCode).toBe(0);
+    const warned = run.stderr.split('\n').filter((l) => l.includes('overrides remove'));
+    expect(withCustom?.owners_v2).not.toBeNull();
+    expect(warned).toEqual([`warning: overrides remove /owners_v2 of '${name}'`]);
+    expect(fields.length).toBeGreaterThan(ownCustom.length);
   });
 
   it('--dry-run prints the plan and sends nothing but reads', async () => {

@@ -8,10 +8,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
 import { stripServerManaged } from '../../src/connections/server-managed.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import type { RunningEmulator } from '../../src/emulator/types.js';
+import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { clearRegisteredSecrets, MASK } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';

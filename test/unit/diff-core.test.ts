@@ -3,7 +3,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
 import { diffConnections } from '../../src/diff/compare.js';
 import { compileIgnoreRules, parseIgnoreRule } from '../../src/diff/ignore.js';
 import { normalizeForCompare } from '../../src/diff/normalize.js';
@@ -12,6 +11,7 @@ import { renderDiffText, summarize } from '../../src/diff/render-text.js';
 import { hasDifferences } from '../../src/diff/types.js';
 import { isDeepEqual } from '../../src/diff/values.js';
 import { UsageError } from '../../src/errors.js';
+import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { MASK } from '../../src/secrets.js';
 

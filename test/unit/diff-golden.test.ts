@@ -7,10 +7,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
 import { diffConnections } from '../../src/diff/compare.js';
 import { renderDiffText } from '../../src/diff/render-text.js';
 import type { DiffOptions } from '../../src/diff/types.js';
+import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { isSecretFieldName, MASK } from '../../src/secrets.js';
 

@@ -11,7 +11,7 @@ import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConnection, getConnectionByName } from '../../src/api/connections.js';
 import { createRetryBudget, type RetryBudget } from '../../src/api/http.js';
-import type { Connection, CreatedConnection } from '../../src/api/types.js';
+import type { CreatedConnection } from '../../src/api/types.js';
 import { ApiError, AuthError, ExitCode, InterruptedError, UnavailableError } from '../../src/errors.js';
 import {
   type IntentRecord,
@@ -30,6 +30,7 @@ import {
 } from '../../src/importer/run.js';
 import { type Clock, createRateLimiter, type RateLimiter } from '../../src/importer/throttle.js';
 import { createSilentLogger } from '../../src/log.js';
+import type { Connection } from '../../src/model/connection.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { BASE, makeClient } from '../http/client-fixture.js';
 

@@ -9,7 +9,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
 import { appendAuditRecords, type CaseAuditRecord } from '../../src/cases/audit.js';
 import { CONCURRENCY_RANGE, checkNumberOption, RATE_RANGE } from '../../src/cli/options.js';
 import { diffConnections } from '../../src/diff/compare.js';
@@ -24,6 +23,7 @@ import {
 import { openJournal } from '../../src/importer/journal.js';
 import { MAX_OVERRIDES_DEPTH, parseOverrides } from '../../src/importer/overrides.js';
 import { createLogger } from '../../src/log.js';
+import type { Connection } from '../../src/model/connection.js';
 import { schemasDir } from '../../src/paths.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';

@@ -1,8 +1,8 @@
 import { link, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
 import { InputFileError, PreflightError } from '../../src/errors.js';
+import type { Connection } from '../../src/model/connection.js';
 import { schemasDir } from '../../src/paths.js';
 import { compileSchemaFile } from '../../src/schema/ajv.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';

@@ -2,19 +2,20 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { HttpClient, HttpRequest } from '../../src/api/http.js';
-import type { Connection, ConnectorTemplate } from '../../src/api/types.js';
 import { generateConnections } from '../../src/emulator/generate.js';
 import { CONNECTOR_TEMPLATES } from '../../src/emulator/templates.js';
 import { ApiError, InputFileError, UsageError } from '../../src/errors.js';
+import type { Connection } from '../../src/model/connection.js';
+import type { ConnectorTemplate } from '../../src/model/template.js';
 import { fixturesDir } from '../../src/paths.js';
 import {
   buildCatalogFromTemplates,
   isMaskedSecretProblem,
-  loadCatalogFromEnvironment,
   loadShippedCatalog,
   shippedTemplatesDir,
 } from '../../src/schema/catalog.js';
 import { looseEnum, templateToSchema } from '../../src/schema/template-schema.js';
+import { loadCatalogFromEnvironment } from '../../src/validate/target-catalog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 /** The emulator's templates, seen through the client's (index-signature) type. */

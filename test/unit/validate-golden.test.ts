@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Connection } from '../../src/api/types.js';
+import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';

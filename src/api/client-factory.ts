@@ -1,0 +1,21 @@
+/**
+ * The port through which a workflow gets HTTP clients: the CLI hands the real factory (createHttpClient
+ * with the run's logger and Ctrl-C signal), tests hand fakes.
+ */
+import type { ResolvedEnvironment } from '../config.js';
+import type { HttpClient, RetryBudget } from './http.js';
+
+/** What a workflow may set on a client it asks for. */
+export interface ClientOptions {
+  /** The retry budget to draw on; default the run's shared budget. */
+  readonly retryBudget?: RetryBudget;
+  /** Called on every 429 (the import's throttle slows down). */
+  readonly onRateLimited?: (retryAfterMs: number | undefined) => void;
+  readonly timeoutMs?: number;
+}
+
+/** Creates the HTTP client of a resolved environment; the caller closes it. */
+export type ClientFactory = (environment: ResolvedEnvironment, options?: ClientOptions) => HttpClient;
+
+/** Resolves an environment (config file, token); a workflow calls it when the contract says it happens. */
+export type EnvironmentResolver = () => Promise<ResolvedEnvironment>;

@@ -1,0 +1,167 @@
+/**
+ * The rendering of `import`: the workflow's events (warnings, progress bar, pre-flight problems) on
+ * stderr, its result (the plan of a dry run, the summary of a run) on stdout or as one `--json` document.
+ */
+import cliProgress from 'cli-progress';
+import { ExitCode, type Problem } from '../errors.js';
+import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
+import { formatSummary } from '../importer/outputs.js';
+import { describeStep, type ImportPlan } from '../importer/plan.js';
+import { formatProblem } from '../importer/preflight.js';
+import type { EntryOutcome } from '../importer/run.js';
+import { scrub } from '../secrets.js';
+import type { CliContext } from './context.js';
+
+/** The pre-flight's problems on stderr, scrubbed, under a heading given `N problem(s)`. */
+function printProblems(
+  ctx: CliContext,
+  problems: readonly Problem[],
+  heading: (count: string) => string,
+): void {
+  ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
+  for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
+}
+
+/** A progress bar on stderr, on a TTY only. */
+function createProgress(ctx: CliContext, total: number) {
+  if (!ctx.out.showProgress || total === 0) return undefined;
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: ctx.io.stderr as NodeJS.WritableStream as never,
+      format: 'import |{bar}| {value}/{total} | {speed} req/s | ETA {eta_formatted} | failed {failed}',
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 50,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const started = Date.now();
+  let failed = 0;
+  bar.start(total, 0, { speed: '0.0', failed: 0 });
+  return {
+    tick(outcome: EntryOutcome) {
+      if (outcome.kind === 'failed') failed += 1;
+      const done = bar.getProgress() * total + 1;
+      const speed = (done / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
+      bar.increment(1, { speed, failed });
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}
+
+function planJson(plan: ImportPlan) {
+  return plan.steps.map((s) => ({
+    kind: s.kind,
+    name: s.name,
+    type: s.type,
+    ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
+    ...('targetId' in s && s.targetId ? { targetId: s.targetId } : {}),
+    ...(s.kind === 'invalid' ? { problems: s.problems } : {}),
+  }));
+}
+
+/** An event renderer for one run: warnings and progress on stderr. */
+export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => void {
+  let progress: ReturnType<typeof createProgress>;
+  return (event) => {
+    switch (event.kind) {
+      case 'unused-override':
+        ctx.out.warn(`overrides ${event.rule} matches no entry of the snapshot`);
+        return;
+      case 'override-removes':
+        ctx.out.warn(`overrides remove ${event.paths.join(', ')} of '${event.entry}'`);
+        return;
+      case 'template-warnings':
+        for (const w of event.messages.slice(0, 20)) ctx.out.warn(w);
+        if (event.messages.length > 20) ctx.out.warn(`... and ${event.messages.length - 20} more warnings`);
+        return;
+      case 'refused':
+        if (ctx.globals.json) {
+          ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: event.problems });
+        }
+        printProblems(ctx, event.problems, (count) => `Pre-flight found ${count}:`);
+        return;
+      case 'run-started':
+        ctx.out.info(
+          `Importing ${event.sends} of ${event.total} entries into ${event.target} (concurrency ${event.concurrency}${
+            event.rate === undefined ? '' : `, rate ${event.rate} req/s`
+          }); journal ${event.journal}`,
+        );
+        progress = createProgress(ctx, event.sends);
+        return;
+      case 'entry-settled':
+        progress?.tick(event.outcome);
+        return;
+      case 'run-ended':
+        // Also when the run throws: the bar must not be left drawing over the error line.
+        progress?.stop();
+        return;
+      case 'file-written':
+        ctx.out.info(`${event.file === 'report' ? 'Report' : 'Id map'}: ${event.path}`);
+        return;
+      default: {
+        const unknown: never = event;
+        throw new Error(`unknown import event ${JSON.stringify(unknown)}`);
+      }
+    }
+  };
+}
+
+/** Print a dry run's plan and verdict. */
+export function renderDryRun(ctx: CliContext, result: Extract<ImportResult, { kind: 'dry-run' }>): ExitCode {
+  const { plan, problems } = result;
+  if (ctx.globals.json) {
+    ctx.out.json({
+      dryRun: true,
+      target: result.target,
+      counts: plan.counts,
+      steps: planJson(plan),
+      problems,
+    });
+  } else {
+    ctx.out.result(
+      `Plan for importing ${result.entryCount} entries into ${result.target} (dry run, nothing sent):`,
+    );
+    for (const step of plan.steps) ctx.out.result(`  ${describeStep(step)}`);
+    const counts = Object.entries(plan.counts)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    ctx.out.result(`Total: ${counts || 'nothing to do'}`);
+  }
+  if (problems.length > 0) {
+    printProblems(ctx, problems, (count) => `Pre-flight would refuse this import (${count}):`);
+    return ExitCode.validation;
+  }
+  return ExitCode.ok;
+}
+
+/** Print a run's summary; throw why it stopped early, if it did. */
+export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind: 'ran' }>): ExitCode {
+  const { report, counts } = result;
+  if (ctx.globals.json) {
+    ctx.out.json({
+      ok: result.stoppedBy === undefined && counts.failed === 0,
+      target: result.target,
+      counts,
+      rateLimited: result.rateLimited,
+      journal: result.journal,
+      report: result.reportPath ?? null,
+      idMap: result.idMapPath ?? null,
+      failures: report.filter((l) => l.outcome === 'failed'),
+      ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
+    });
+  } else {
+    ctx.out.result(formatSummary(report, result.target));
+  }
+  if (result.stoppedBy) throw result.stoppedBy;
+  if (counts.failed > 0) {
+    ctx.out.warn(
+      `${counts.failed} entr${counts.failed === 1 ? 'y' : 'ies'} failed (see above); fix them and re-run to retry`,
+    );
+    return ExitCode.partial;
+  }
+  return ExitCode.ok;
+}

@@ -1,0 +1,199 @@
+/**
+ * The diff workflow: what differs between two environments or snapshots, before anything is written.
+ * Each side is read whole (a live environment through the streamed export, a snapshot through the
+ * verifying reader), then the pure core in `src/diff/` compares them. Nothing is returned until both
+ * sides are read and checked, so a damaged snapshot or an unreachable service never leaves half a plan.
+ */
+import { statSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import type { ClientFactory } from '../api/client-factory.js';
+import { exportConnections } from '../api/connections.js';
+import type { Config, ResolvedEnvironment } from '../config.js';
+import { diffConnections } from '../diff/compare.js';
+import { parseIgnoreRule } from '../diff/ignore.js';
+import type { DiffResult } from '../diff/types.js';
+import { ConfigError, InputFileError, UsageError } from '../errors.js';
+import type { Connection } from '../model/connection.js';
+import { loadShippedCatalog } from '../schema/catalog.js';
+import { readSnapshotEntries } from '../snapshot/read.js';
+
+/** What one side of a diff names. */
+export type DiffSide =
+  | { readonly kind: 'environment'; readonly ref: string }
+  | { readonly kind: 'snapshot'; readonly path: string; readonly ref: string };
+
+const URL_PATTERN = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/**
+ * Decide whether `--from`/`--to` names an environment or a snapshot file, in this order:
+ * a URL is an environment; a name of the config file is an environment (write `./prod` for a file
+ * called `prod`); an existing file, or a path ending in `.jsonl`, is a snapshot.
+ *
+ * @throws InputFileError when a `.jsonl` path does not exist; UsageError when it is none of these.
+ */
+export function classifySide(ref: string, flag: 'from' | 'to', config: Config, cwd: string): DiffSide {
+  if (ref.trim() === '')
+    throw new UsageError(`Expected --${flag} to be an environment or a snapshot file, got ''`);
+  if (URL_PATTERN.test(ref) || Object.hasOwn(config.environments, ref)) return { kind: 'environment', ref };
+  const path = resolve(cwd, ref);
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (stat?.isDirectory()) {
+    throw new UsageError(
+      `Expected --${flag} to be a snapshot file or an environment, got the directory '${ref}'`,
+      {
+        hint: 'Name a *.snapshot.jsonl file inside it',
+      },
+    );
+  }
+  if (stat?.isFile()) return { kind: 'snapshot', path, ref };
+  if (ref.endsWith('.jsonl')) {
+    throw new InputFileError(ref, undefined, 'no such snapshot file', {
+      hint: `Check the path given to --${flag} (relative to ${cwd})`,
+    });
+  }
+  const names = Object.keys(config.environments);
+  throw new UsageError(
+    `Expected --${flag} to be an environment name from the config file, a base URL (https://host[:port]) or a snapshot file, got '${ref}'`,
+    {
+      hint:
+        names.length > 0
+          ? `Environments in ${config.path ?? 'the config file'}: ${names.join(', ')}`
+          : 'No config file was found; give a base URL or a snapshot file',
+    },
+  );
+}
+
+/**
+ * The ignore rules of a run: `diff.ignoreFields` of the config file, then every `--ignore-field`.
+ *
+ * @throws ConfigError for a bad rule in the config file, UsageError for a bad flag.
+ */
+export function collectIgnoreFields(flagValue: unknown, config: Config): string[] {
+  const fromConfig = config.diff?.ignoreFields ?? [];
+  for (const text of fromConfig) {
+    const parsed =
+      typeof text === 'string' ? parseIgnoreRule(text) : { ok: false as const, problem: 'a string' };
+    if (!parsed.ok) {
+      throw new ConfigError(`${config.path ?? 'config'}: diff.ignoreFields: expected ${parsed.problem}`, {
+        hint: 'Fix the config file',
+      });
+    }
+  }
+  const raw = flagValue === undefined ? [] : Array.isArray(flagValue) ? flagValue : [flagValue];
+  const fromFlags = raw.map((v) => (typeof v === 'string' ? v : String(v)));
+  for (const text of fromFlags) {
+    const parsed = parseIgnoreRule(text);
+    if (!parsed.ok)
+      throw new UsageError(`Expected --ignore-field to be ${parsed.problem}`, { hint: 'See --help' });
+  }
+  return [...fromConfig, ...fromFlags];
+}
+
+/** What {@link diffSources} compares, checked; `schemas` is absolute. */
+export interface DiffOptions {
+  readonly from: DiffSide;
+  readonly to: DiffSide;
+  /** Rules from {@link collectIgnoreFields}. */
+  readonly ignoreFields: readonly string[];
+  /** Template schemas folder whose x-secret fields are masked; default the shipped one. */
+  readonly schemas: string | undefined;
+}
+
+/** The outside world of {@link diffSources}. */
+export interface DiffPorts {
+  /** Resolves the environment that `--from` or `--to` names (called only for an environment side). */
+  readonly resolveEnvironment: (flag: 'from' | 'to') => Promise<ResolvedEnvironment>;
+  readonly createClient: ClientFactory;
+  /** Ctrl-C. */
+  readonly signal: AbortSignal;
+}
+
+/** One side, read whole. */
+export interface SideContent {
+  readonly entries: Connection[];
+  /** For messages: `<file> (snapshot)` or `<environment> (environment)`. */
+  readonly label: string;
+}
+
+/** Progress of a diff. */
+export type DiffEvent = {
+  readonly kind: 'sides-read';
+  readonly from: { readonly label: string; readonly count: number };
+  readonly to: { readonly label: string; readonly count: number };
+};
+
+/** What a diff found, with the sides it read. */
+export interface DiffSourcesResult {
+  readonly diff: DiffResult;
+  readonly from: SideContent;
+  readonly to: SideContent;
+}
+
+/** Read both sides and compare them. */
+export async function diffSources(
+  options: DiffOptions,
+  ports: DiffPorts,
+  onEvent: (event: DiffEvent) => void,
+): Promise<DiffSourcesResult> {
+  const catalog = await loadShippedCatalog(options.schemas);
+  const [from, to] = await readBothSides(options, ports);
+  onEvent({
+    kind: 'sides-read',
+    from: { label: from.label, count: from.entries.length },
+    to: { label: to.label, count: to.entries.length },
+  });
+  const diff = diffConnections(from.entries, to.entries, {
+    ignoreFields: options.ignoreFields,
+    secretFields: (type) => catalog.secretFields(type),
+  });
+  return { diff, from, to };
+}
+
+/** Read one side whole. `signal` stops it when the other side failed or on Ctrl-C. */
+async function readSide(
+  side: DiffSide,
+  flag: 'from' | 'to',
+  ports: DiffPorts,
+  signal: AbortSignal,
+): Promise<SideContent> {
+  const entries: Connection[] = [];
+  if (side.kind === 'snapshot') {
+    // The reader checks the trailer (entry count, sha256) after the last entry: nothing is compared
+    // before the whole file is known to be intact.
+    // Messages name the file as it was typed.
+    for await (const entry of readSnapshotEntries(side.path, { signal, label: side.ref }))
+      entries.push(entry);
+    return { entries, label: `${basename(side.path)} (snapshot)` };
+  }
+  const environment = await ports.resolveEnvironment(flag);
+  const client = ports.createClient(environment);
+  try {
+    for await (const entry of exportConnections(client, { signal })) entries.push(entry);
+    return { entries, label: `${environment.label} (environment)` };
+  } finally {
+    client.close();
+  }
+}
+
+/** Read both sides at once; the first failure stops the other side. */
+async function readBothSides(
+  sides: { readonly from: DiffSide; readonly to: DiffSide },
+  ports: DiffPorts,
+): Promise<[SideContent, SideContent]> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(ports.signal.reason);
+  ports.signal.addEventListener('abort', onAbort, { once: true });
+  const guard = <T>(promise: Promise<T>): Promise<T> =>
+    promise.catch((error: unknown) => {
+      controller.abort(error);
+      throw error;
+    });
+  try {
+    return await Promise.all([
+      guard(readSide(sides.from, 'from', ports, controller.signal)),
+      guard(readSide(sides.to, 'to', ports, controller.signal)),
+    ]);
+  } finally {
+    ports.signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The export workflow: pulls connections through the file-download export and writes a snapshot
+ * (contract section 3).
+ *
+ * Selection: with neither `types` nor `nameGlob` the export is asked for all connections, or for the
+ * `ids`. With `types` or `nameGlob` the list endpoint (filtered by type on the service) finds the ids
+ * whose names match the glob (and that are among `ids`, when given); the export is then asked for
+ * those ids, in batches of {@link EXPORT_ID_BATCH} so that no URL grows with the environment. Entries the
+ * service sends beyond what was asked for are dropped. A selection that matches nothing writes an
+ * empty snapshot, with an event saying so.
+ */
+import picomatch from 'picomatch';
+import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
+import { exportConnections, listConnections } from '../api/connections.js';
+import type { HttpClient } from '../api/http.js';
+import type { FilterClause } from '../api/types.js';
+import { compareNames } from '../connections/match.js';
+import type { Connection } from '../model/connection.js';
+import { findMaskedPaths } from '../schema/catalog.js';
+import { createSnapshotHeader, type SnapshotSelection } from '../snapshot/format.js';
+import { prepareSnapshotTarget, type SnapshotTarget, writeSnapshot } from '../snapshot/write.js';
+import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+
+/** Ids per export request when exporting a selection. */
+export const EXPORT_ID_BATCH = 200;
+
+/** What the export was asked for, checked; output paths are absolute. */
+export interface ExportOptions {
+  readonly ids: readonly string[] | undefined;
+  readonly types: readonly string[] | undefined;
+  readonly nameGlob: string | undefined;
+  /** A file (replaced atomically), or a folder that gets `<environment>/<UTC timestamp>.snapshot.jsonl`. */
+  readonly output: { readonly file: string } | { readonly outDir: string };
+}
+
+/** The outside world of {@link exportSnapshot}. */
+export interface ExportPorts {
+  readonly resolveSource: EnvironmentResolver;
+  readonly createClient: ClientFactory;
+  readonly signal: AbortSignal;
+}
+
+/** Warnings of an export, in the order they happen. */
+export type ExportEvent =
+  /** A listed connection without `_id`: it cannot be exported by id and is left out. */
+  | { readonly kind: 'unlisted-id'; readonly name: string }
+  /** Selected ids the export did not return (unknown or deleted meanwhile). */
+  | { readonly kind: 'ids-missing'; readonly ids: readonly string[] }
+  /** The snapshot is empty: the selection matched nothing, or the environment has no connections. */
+  | { readonly kind: 'empty'; readonly cause: 'selection' | 'environment'; readonly source: string };
+
+/** Counts the summary reports, gathered while the snapshot is written. */
+export interface ExportSummary {
+  readonly path: string;
+  readonly entryCount: number;
+  readonly sha256: string;
+  readonly types: Record<string, number>;
+  /** Entries holding at least one masked secret, and how often each field is masked. */
+  readonly maskedSecrets: { readonly entries: number; readonly fields: Record<string, number> };
+}
+
+/** What an export did: the summary, and the label of the environment it read. */
+export interface ExportResult {
+  readonly source: string;
+  readonly summary: ExportSummary;
+}
+
+/** Export the source's (selected) connections to a snapshot. */
+export async function exportSnapshot(
+  options: ExportOptions,
+  ports: ExportPorts,
+  onEvent: (event: ExportEvent) => void,
+): Promise<ExportResult> {
+  const environment = await ports.resolveSource();
+  const client = ports.createClient(environment);
+  try {
+    const envName = environment.name ?? environment.label;
+    const target: SnapshotTarget =
+      'file' in options.output
+        ? { path: options.output.file }
+        : { outDir: options.output.outDir, environment: envName };
+    // Fail on a bad -o / --out-dir before anything is fetched.
+    await prepareSnapshotTarget(target);
+    const selection: SnapshotSelection = {
+      ids: options.ids ?? null,
+      types: options.types ?? null,
+      name: options.nameGlob ?? null,
+    };
+    const header = createSnapshotHeader({
+      tool: `${TOOL_NAME} ${TOOL_VERSION}`,
+      source: { url: environment.url, environment: envName },
+      selection,
+    });
+    const types: Record<string, number> = {};
+    const maskedFields: Record<string, number> = {};
+    let maskedEntries = 0;
+    const onEntry = (entry: Connection) => {
+      types[entry.type] = (types[entry.type] ?? 0) + 1;
+      const masked = findMaskedPaths(entry);
+      if (masked.length > 0) maskedEntries += 1;
+      for (const path of masked) {
+        const field = path.slice(1).replace(/\/\d+\//g, '/*/');
+        maskedFields[field] = (maskedFields[field] ?? 0) + 1;
+      }
+    };
+    const entries = selectEntries(client, options, ports.signal, onEvent);
+    const written = await writeSnapshot(target, header, entries, { signal: ports.signal, onEntry });
+    const summary: ExportSummary = {
+      path: written.path,
+      entryCount: written.entryCount,
+      sha256: written.sha256,
+      types: sortRecord(types),
+      maskedSecrets: { entries: maskedEntries, fields: sortRecord(maskedFields) },
+    };
+    if (summary.entryCount === 0) {
+      onEvent({
+        kind: 'empty',
+        cause: options.ids || options.types || options.nameGlob ? 'selection' : 'environment',
+        source: environment.label,
+      });
+    }
+    return { source: environment.label, summary };
+  } finally {
+    client.close();
+  }
+}
+
+/** The entries to write: the whole export, the `ids`, or the ids the list finds for `types`/`nameGlob`. */
+async function* selectEntries(
+  client: HttpClient,
+  options: ExportOptions,
+  signal: AbortSignal,
+  onEvent: (event: ExportEvent) => void,
+): AsyncGenerator<Connection> {
+  if (options.types === undefined && options.nameGlob === undefined) {
+    if (options.ids === undefined) {
+      yield* exportConnections(client, { signal });
+      return;
+    }
+    yield* exportByIds(client, options.ids, signal, onEvent);
+    return;
+  }
+  const matchName = options.nameGlob === undefined ? () => true : picomatch(options.nameGlob, { dot: true });
+  const wanted = options.ids === undefined ? undefined : new Set(options.ids);
+  const filter: FilterClause[] =
+    options.types === undefined ? [] : [{ field: 'type', value: options.types, operator: 'in' }];
+  const ids: string[] = [];
+  for await (const c of listConnections(client, { ...(filter.length > 0 ? { filter } : {}), signal })) {
+    // The service's filter is trusted only as far as it goes: the type and the name are checked here too.
+    if (options.types !== undefined && !options.types.includes(c.type)) continue;
+    if (typeof c.name !== 'string' || !matchName(c.name)) continue;
+    if (typeof c._id !== 'string') {
+      onEvent({ kind: 'unlisted-id', name: c.name });
+      continue;
+    }
+    if (wanted !== undefined && !wanted.has(c._id)) continue;
+    ids.push(c._id);
+  }
+  if (ids.length === 0) return;
+  yield* exportByIds(client, ids, signal, onEvent);
+}
+
+/** Export `ids` in batches; keep only what was asked for; report ids the export did not return. */
+async function* exportByIds(
+  client: HttpClient,
+  ids: readonly string[],
+  signal: AbortSignal,
+  onEvent: (event: ExportEvent) => void,
+): AsyncGenerator<Connection> {
+  const missing: string[] = [];
+  for (let i = 0; i < ids.length; i += EXPORT_ID_BATCH) {
+    const batch = ids.slice(i, i + EXPORT_ID_BATCH);
+    const pending = new Set(batch);
+    for await (const entry of exportConnections(client, { ids: batch, signal })) {
+      // A service that ignores `ids` would send everything: keep what this batch asked for, once.
+      if (typeof entry._id !== 'string' || !pending.delete(entry._id)) continue;
+      yield entry;
+    }
+    missing.push(...pending);
+  }
+  if (missing.length > 0) onEvent({ kind: 'ids-missing', ids: missing });
+}
+
+function sortRecord(record: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(record).sort((a, b) => compareNames(a[0], b[0])));
+}

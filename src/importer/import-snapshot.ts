@@ -1,0 +1,378 @@
+/**
+ * The import workflow: creates a snapshot's connections in a target, one POST at a time, throttled,
+ * retrying only where it is safe, journaled so that re-running resumes and no connection is ever
+ * created twice. The steps, in this order of side effects: snapshot verified -> overrides read ->
+ * target resolved -> throttle and client created -> templates loaded -> journal locked (a dry run only
+ * peeks at it) -> target listed -> plan -> pre-flight -> (dry run: return the plan) -> (refused: report
+ * written, fresh journal deleted under the lock, PreflightError) -> run -> report, id map.
+ *
+ * It prints nothing: progress and warnings are {@link ImportEvent}s, the outcome an {@link ImportResult};
+ * `cli/import.ts` renders both. Its ports (resolving the target, the client factory, the clock) are
+ * arguments, so tests can hand fakes.
+ */
+import { unlink } from 'node:fs/promises';
+import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
+import { createConnection, getConnectionByName, listConnections } from '../api/connections.js';
+import { createRetryBudget, type HttpClient } from '../api/http.js';
+import { stripServerManaged } from '../connections/server-managed.js';
+import { type DdsError, PreflightError, type Problem, UsageError } from '../errors.js';
+import { checkWritableOutputs } from '../files.js';
+import type { Logger } from '../log.js';
+import type { Connection } from '../model/connection.js';
+import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
+import { registerSecretsOf } from '../secrets.js';
+import { loadSnapshot } from '../snapshot/read.js';
+import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
+import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import {
+  defaultJournalPath,
+  type Journal,
+  type JournalEntryState,
+  normaliseTargetUrl,
+  openJournal,
+  peekJournal,
+} from './journal.js';
+import {
+  buildIdMap,
+  buildReport,
+  countOutcomes,
+  type ReportLine,
+  serializeReport,
+  writeScrubbedFile,
+} from './outputs.js';
+import {
+  applyOverrides,
+  EMPTY_OVERRIDES,
+  findOverrideRemovals,
+  findUnusedOverrides,
+  loadOverrides,
+  type Overrides,
+  resolveOverrides,
+} from './overrides.js';
+import { type ImportPlan, isSendStep, type OnConflict, type PreparedEntry, planImport } from './plan.js';
+import { checkEntryForSend, checkPreflight, type EntryTemplates, formatProblem } from './preflight.js';
+import { type EntryOutcome, runImport } from './run.js';
+import { type Clock, createRateLimiter } from './throttle.js';
+
+/** Default concurrency when neither the options nor the environment's config set one. */
+export const DEFAULT_IMPORT_CONCURRENCY = 4;
+
+/** The import's options, checked once (by `cli/import.ts`); paths are absolute. */
+export interface ImportOptions {
+  readonly snapshot: string;
+  readonly concurrency: number | undefined;
+  readonly rate: number | undefined;
+  readonly onConflict: OnConflict;
+  readonly overrides: string | undefined;
+  readonly only: ReadonlySet<string> | undefined;
+  readonly maxChanges: number | undefined;
+  readonly dryRun: boolean;
+  readonly journal: string | undefined;
+  readonly idMap: string | undefined;
+  readonly report: string | undefined;
+  readonly confirm: string | undefined;
+  readonly allowSameSource: boolean;
+  readonly schemas: string | undefined;
+  readonly templatesFromTarget: boolean;
+}
+
+/** The outside world of {@link importSnapshot}. */
+export interface ImportPorts {
+  /** Resolves the target environment (config, token); called once the snapshot and overrides are read. */
+  readonly resolveTarget: EnvironmentResolver;
+  readonly createClient: ClientFactory;
+  /** The variables `${env:NAME}` in the overrides reads. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly log: Logger;
+  /** Ctrl-C: stop starting requests. */
+  readonly signal: AbortSignal;
+  /** The throttle's and the runner's clock; default the system clock. */
+  readonly clock?: Clock;
+}
+
+/** Progress and warnings of an import, in the order they happen. */
+export type ImportEvent =
+  /** An overrides rule that matches no entry of the snapshot (e.g. `byName.x`). */
+  | { readonly kind: 'unused-override'; readonly rule: string }
+  /** The overrides would remove these parts of an entry (JSON pointers): never silently. */
+  | { readonly kind: 'override-removes'; readonly entry: string; readonly paths: readonly string[] }
+  /** Template warnings found while planning, deduplicated, each formatted for one line. */
+  | { readonly kind: 'template-warnings'; readonly messages: readonly string[] }
+  /** The pre-flight refused a real run; the report (if asked for) is written, the journal not yet deleted. */
+  | { readonly kind: 'refused'; readonly problems: readonly Problem[] }
+  /** The sends begin. */
+  | {
+      readonly kind: 'run-started';
+      readonly target: string;
+      readonly sends: number;
+      readonly total: number;
+      readonly concurrency: number;
+      readonly rate: number | undefined;
+      readonly journal: string;
+    }
+  /** One entry settled (created or failed). */
+  | { readonly kind: 'entry-settled'; readonly outcome: EntryOutcome }
+  /** The sends ended, also when the run throws. */
+  | { readonly kind: 'run-ended' }
+  /** An output file was written. */
+  | { readonly kind: 'file-written'; readonly file: 'report' | 'id-map'; readonly path: string };
+
+/** What an import did. */
+export type ImportResult =
+  | {
+      readonly kind: 'dry-run';
+      readonly target: string;
+      readonly entryCount: number;
+      readonly plan: ImportPlan;
+      /** The pre-flight's problems; non-empty means a real run would be refused. */
+      readonly problems: readonly Problem[];
+    }
+  | {
+      readonly kind: 'ran';
+      readonly target: string;
+      readonly report: readonly ReportLine[];
+      readonly counts: ReturnType<typeof countOutcomes>;
+      readonly rateLimited: number;
+      readonly journal: string;
+      readonly reportPath: string | undefined;
+      readonly idMapPath: string | undefined;
+      /** Why the run stopped early (auth, Ctrl-C, a sick service); the caller throws it after rendering. */
+      readonly stoppedBy: DdsError | undefined;
+    };
+
+/** Snapshot entries ready to send: server-managed fields dropped, then overrides applied. */
+function prepareEntries(
+  entries: readonly Connection[],
+  overrides: Overrides,
+  catalog: TemplateCatalog,
+): PreparedEntry[] {
+  return entries.map((entry) => {
+    const body = applyOverrides(stripServerManaged(entry) as Connection, overrides);
+    registerSecretsOf(body, catalog.secretFields(entry.type));
+    return {
+      name: entry.name,
+      type: entry.type,
+      sourceId: typeof entry._id === 'string' ? entry._id : undefined,
+      body,
+    };
+  });
+}
+
+async function listTarget(
+  client: HttpClient,
+  signal: AbortSignal,
+): Promise<{ name: string; _id: string | undefined }[]> {
+  const out: { name: string; _id: string | undefined }[] = [];
+  for await (const c of listConnections(client, { signal })) {
+    out.push({ name: c.name, _id: typeof c._id === 'string' ? c._id : undefined });
+  }
+  return out;
+}
+
+/**
+ * The next step for a refused pre-flight: the overrides advice only when a field of an entry is at
+ * fault (masked, empty or missing values are what --overrides supplies), not for run-wide refusals
+ * such as a protected target or --max-changes.
+ */
+function preflightHint(problems: readonly Problem[]): string {
+  const fieldProblems = problems.some((p) => p.path !== undefined);
+  return fieldProblems
+    ? // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:VAR}" is a literal overrides placeholder
+      'Fix the problems listed above and re-run (masked, empty or missing values: supply them with --overrides, e.g. "${env:VAR}"; --dry-run shows the plan)'
+    : 'Fix the problems listed above and re-run (--dry-run shows the plan)';
+}
+
+/** Check `--only` against the snapshot's names. */
+function checkOnly(only: ReadonlySet<string> | undefined, entries: readonly Connection[]): void {
+  if (!only) return;
+  const names = new Set(entries.map((e) => e.name));
+  const unknown = [...only].filter((n) => !names.has(n));
+  if (unknown.length > 0) {
+    throw new UsageError(`--only names connections that are not in the snapshot: ${unknown.join(', ')}`, {
+      hint: 'Check the names (they are case-sensitive)',
+    });
+  }
+}
+
+/**
+ * Import a snapshot into the target (see the module comment for the order of side effects).
+ * Throws UsageError, PreflightError (after a `refused` event) and the typed errors of the layers below.
+ */
+export async function importSnapshot(
+  options: ImportOptions,
+  ports: ImportPorts,
+  onEvent: (event: ImportEvent) => void,
+): Promise<ImportResult> {
+  const snapshot = await loadSnapshot(options.snapshot, { signal: ports.signal });
+  const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
+  const { overrides } = resolveOverrides(rawOverrides, ports.env);
+  for (const rule of findUnusedOverrides(overrides, snapshot.entries))
+    onEvent({ kind: 'unused-override', rule });
+  for (const entry of snapshot.entries) {
+    const paths = findOverrideRemovals(stripServerManaged(entry) as Connection, overrides);
+    if (paths.length > 0) onEvent({ kind: 'override-removes', entry: entry.name, paths });
+  }
+  checkOnly(options.only, snapshot.entries);
+
+  // One budget and one throttle for every request of the run; the budget is sized once the plan is known.
+  const environment = await ports.resolveTarget();
+  const limiter = createRateLimiter({
+    rate: options.rate ?? environment.rate,
+    ...(ports.clock ? { clock: ports.clock } : {}),
+  });
+  const budget = createRetryBudget(0);
+  const client = ports.createClient(environment, {
+    retryBudget: budget,
+    onRateLimited: (ms) => limiter.onRateLimited(ms),
+  });
+  let journal: Journal | undefined;
+  try {
+    const concurrency = options.concurrency ?? environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
+    const binding = { snapshotSha256: snapshot.sha256, targetUrl: normaliseTargetUrl(environment.url) };
+    const journalPath = options.journal ?? defaultJournalPath(options.snapshot, environment.url);
+    // An output that cannot be written is found now, not after the last POST.
+    await checkWritableOutputs([
+      { path: journalPath, flag: '--journal' },
+      { path: options.report, flag: '--report' },
+      { path: options.idMap, flag: '--id-map' },
+    ]);
+
+    // Listing and template look-ups are reads; the budget covers their retries too.
+    budget.extend(20);
+    const catalog = options.templatesFromTarget
+      ? await loadCatalogFromEnvironment(client, [...new Set(snapshot.entries.map((e) => e.type))])
+      : await loadShippedCatalog(options.schemas);
+    const prepared = prepareEntries(snapshot.entries, overrides, catalog);
+
+    let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
+    if (options.dryRun) {
+      journalState = (await peekJournal(journalPath, binding))?.entries ?? new Map();
+    } else {
+      journal = await openJournal(journalPath, binding, { tool: `${TOOL_NAME} ${TOOL_VERSION}` });
+      journalState = journal.replay.entries;
+    }
+    const target = await listTarget(client, ports.signal);
+
+    const warnings = new Set<string>();
+    const templates: EntryTemplates = {
+      checkEntry: (entry) => catalog.checkEntry(entry as Connection),
+      requiredSecretFields: (type) => catalog.requiredSecretFields(type),
+    };
+    const plan = planImport({
+      entries: prepared,
+      target,
+      journal: journalState,
+      onConflict: options.onConflict,
+      only: options.only,
+      check: (entry) => {
+        const checked = checkEntryForSend(entry, templates);
+        for (const w of checked.warnings)
+          warnings.add(w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w));
+        return checked.problems;
+      },
+    });
+    if (warnings.size > 0) onEvent({ kind: 'template-warnings', messages: [...warnings] });
+
+    const problems = checkPreflight(plan, {
+      maxChanges: options.maxChanges,
+      target: {
+        label: environment.label,
+        name: environment.name,
+        url: environment.url,
+        protected: environment.protected,
+      },
+      confirm: options.confirm,
+      snapshotSourceUrl: snapshot.header.source?.url,
+      allowSameSource: options.allowSameSource,
+      dryRun: options.dryRun,
+    });
+
+    if (options.dryRun) {
+      return {
+        kind: 'dry-run',
+        target: environment.label,
+        entryCount: snapshot.entries.length,
+        plan,
+        problems,
+      };
+    }
+
+    if (problems.length > 0) {
+      if (options.report) await writeScrubbedFile(options.report, serializeReport(buildReport(plan, [])));
+      onEvent({ kind: 'refused', problems });
+      if (journal?.fresh) {
+        // Deleted while this run still holds the lock: a run that takes the lock next must not have
+        // its new journal deleted under it.
+        await unlink(journal.path).catch(() => undefined);
+        await journal.close();
+      }
+      throw new PreflightError(
+        `Pre-flight refused the import into ${environment.label}; nothing was sent`,
+        problems,
+        { hint: preflightHint(problems) },
+      );
+    }
+
+    const sends = plan.steps.filter(isSendStep);
+    // A sick service ends the run: about one retry per ten creates, at least 30.
+    budget.extend(Math.max(30, Math.ceil(sends.length / 10)));
+    onEvent({
+      kind: 'run-started',
+      target: environment.label,
+      sends: sends.length,
+      total: plan.steps.length,
+      concurrency,
+      rate: limiter.currentRate(),
+      journal: journalPath,
+    });
+    const activeJournal = journal;
+    if (activeJournal === undefined) throw new Error('journal not open');
+    let result: Awaited<ReturnType<typeof runImport>>;
+    try {
+      result = await runImport(
+        sends,
+        {
+          target: {
+            create: (body) => createConnection(client, body),
+            lookup: (name, signal) => getConnectionByName(client, name, { signal }),
+          },
+          journal: activeJournal,
+          limiter,
+          budget,
+          log: ports.log,
+          signal: ports.signal,
+          ...(ports.clock ? { clock: ports.clock } : {}),
+          onOutcome: (outcome) => onEvent({ kind: 'entry-settled', outcome }),
+        },
+        { concurrency },
+      );
+    } finally {
+      onEvent({ kind: 'run-ended' });
+    }
+    await activeJournal.close();
+
+    const report = buildReport(plan, result.outcomes);
+    if (options.report) {
+      await writeScrubbedFile(options.report, serializeReport(report));
+      onEvent({ kind: 'file-written', file: 'report', path: options.report });
+    }
+    if (options.idMap) {
+      await writeScrubbedFile(options.idMap, `${JSON.stringify(buildIdMap(report), null, 2)}\n`);
+      onEvent({ kind: 'file-written', file: 'id-map', path: options.idMap });
+    }
+    return {
+      kind: 'ran',
+      target: environment.label,
+      report,
+      counts: countOutcomes(report),
+      rateLimited: limiter.rateLimitedCount,
+      journal: journalPath,
+      reportPath: options.report,
+      idMapPath: options.idMap,
+      stoppedBy: result.stoppedBy,
+    };
+  } finally {
+    await journal?.close();
+    client.close();
+  }
+}

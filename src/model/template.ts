@@ -1,0 +1,20 @@
+/** Connector templates (`GET ds-connections-types/template/{type}`), real shape per api-notes. */
+
+/** A connector template field, real shape (api-notes): the connection key is `apiName`. */
+export interface TemplateField {
+  readonly apiName: string;
+  readonly name?: string;
+  readonly type?: string;
+  readonly mandatory?: boolean;
+  readonly validation?: readonly { readonly regex?: string; readonly errorText?: string }[];
+  readonly defaultValue?: unknown;
+  readonly options?: readonly unknown[];
+  readonly [k: string]: unknown;
+}
+
+/** A connector template (`GET ds-connections-types/template/{type}`). */
+export interface ConnectorTemplate {
+  readonly name: string;
+  readonly fields: readonly TemplateField[];
+  readonly [k: string]: unknown;
+}
