@@ -1,6 +1,7 @@
 /**
  * `dds-migrate cases list`: every matching case, page by page, streamed as a table, JSON, NDJSON or CSV,
- * to stdout or atomically to `-o FILE`.
+ * to stdout or atomically to `-o FILE`. The listing and the file are the workflow {@link listEnvironmentCases};
+ * this file reads options and renders the records.
  */
 import { extname, resolve } from 'node:path';
 import {
@@ -9,13 +10,13 @@ import {
   DEFAULT_CASE_COLUMNS,
   parseFieldsOption,
 } from '../cases/filter.js';
-import { type RecordSink, writeCases } from '../cases/list.js';
+import { listEnvironmentCases } from '../cases/list-cases.js';
 import { ExitCode } from '../errors.js';
-import { type AtomicTextFile, openAtomicTextFile } from '../files.js';
+import type { AtomicTextFile } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext, Output } from './context.js';
-import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { parseListOption, parseSortOption, readNumberOption, SORT_OPTION } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
 
@@ -142,42 +143,40 @@ export const casesListCommand: CommandSpec = {
     };
     const format = chooseCaseFormat(args, ctx);
     const columns = fields.length > 0 ? fields : DEFAULT_CASE_COLUMNS;
-    const { environment, client } = await openEnvironment(ctx, args, 'env');
-    let file: AtomicTextFile | undefined;
-    try {
-      // Paths are relative to the run's working directory (the CLI may run in-process elsewhere).
-      // Mode 0600: security cases say where sensitive data lives, which is itself sensitive.
-      if (typeof args.output === 'string')
-        file = await openAtomicTextFile(resolve(ctx.io.cwd, args.output), {
-          hint: 'Check the -o path and that its folder exists',
-        });
-      const target = file === undefined ? ctx.out : createFileOutput(file, ctx.out);
-      const writer = createRecordWriter(format, target, { columns });
-      const sink: RecordSink = {
-        async write(record) {
-          await writer.write(record);
-          if (file !== undefined) {
-            if (file.needsDrain) await file.drain();
-          } else {
-            await waitForDrain(ctx.io.stdout);
-          }
-        },
-        end: () => writer.end(),
-      };
-      const count = await writeCases(client, query, sink);
-      await file?.commit();
-      ctx.log.info({ environment: environment.label, count }, 'listed cases');
-      if (file !== undefined) {
-        // --json: one JSON document on stdout even when the records went to a file.
-        if (ctx.globals.json) ctx.out.json({ path: file.path, format, count });
-        ctx.out.info(`${count} case(s) written to ${file.path}`);
-      }
-      return ExitCode.ok;
-    } catch (error) {
-      await file?.abort();
-      throw error;
-    } finally {
-      client.close();
+    const result = await listEnvironmentCases(
+      {
+        query,
+        // Paths are relative to the run's working directory (the CLI may run in-process elsewhere).
+        output: typeof args.output === 'string' ? resolve(ctx.io.cwd, args.output) : undefined,
+      },
+      {
+        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
+        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+      },
+      (file) => {
+        const writer = createRecordWriter(
+          format,
+          file === undefined ? ctx.out : createFileOutput(file, ctx.out),
+          {
+            columns,
+          },
+        );
+        return {
+          async write(record) {
+            await writer.write(record);
+            // A slow reader (a pipe) bounds memory.
+            if (file === undefined) await waitForDrain(ctx.io.stdout);
+          },
+          end: () => writer.end(),
+        };
+      },
+    );
+    ctx.log.info({ environment: result.environment, count: result.count }, 'listed cases');
+    if (result.file !== undefined) {
+      // --json: one JSON document on stdout even when the records went to a file.
+      if (ctx.globals.json) ctx.out.json({ path: result.file, format, count: result.count });
+      ctx.out.info(`${result.count} case(s) written to ${result.file}`);
     }
+    return ExitCode.ok;
   },
 };

@@ -2,11 +2,11 @@
  * `dds-migrate cases resolve CASE_ID,..`: one PATCH case-status per case with the audit reason; one
  * outcome line per case; exit 1 when any failed, with the service's message.
  */
-import { checkAuditReason, type ResolveOutcome, resolveCases } from '../cases/resolve.js';
+import { checkAuditReason, type ResolveOutcome } from '../cases/resolve.js';
+import { resolveCasesIn } from '../cases/resolve-cases-in.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
-import { assertWriteConfirmed } from '../protected.js';
 import type { CommandSpec } from './command.js';
-import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { parseListOption } from './options.js';
 
 function describeOutcome(o: ResolveOutcome): string {
@@ -42,42 +42,41 @@ export const casesResolveCommand: CommandSpec = {
         hint: 'Example: cases resolve ID1,ID2 --env prod --reason "..."',
       });
     const reason = checkAuditReason(args.reason);
-    const { environment, client } = await openEnvironment(ctx, args, 'env');
-    try {
-      assertWriteConfirmed(environment, typeof args.confirm === 'string' ? args.confirm : undefined);
-      const run = await resolveCases(client, ids, reason, {
+    const { environment, run } = await resolveCasesIn(
+      { ids, reason, confirm: typeof args.confirm === 'string' ? args.confirm : undefined },
+      {
+        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
+        createClient: (env, options) => createEnvironmentClient(ctx, env, options),
         signal: ctx.signal,
-        onOutcome: (o) => {
-          if (!ctx.globals.json) ctx.out.result(describeOutcome(o));
-        },
+      },
+      (event) => {
+        if (!ctx.globals.json) ctx.out.result(describeOutcome(event.outcome));
+      },
+    );
+    const failed = run.outcomes.filter((o) => o.kind === 'failed');
+    const resolved = run.outcomes.filter((o) => o.kind === 'resolved');
+    if (ctx.globals.json) {
+      ctx.out.json({
+        environment,
+        reason,
+        resolved: resolved.map((o) => o.caseId),
+        failed: failed.map((o) => ({ caseId: o.caseId, status: o.status, message: o.message })),
+        notAttempted: run.notAttempted,
       });
-      const failed = run.outcomes.filter((o) => o.kind === 'failed');
-      const resolved = run.outcomes.filter((o) => o.kind === 'resolved');
-      if (ctx.globals.json) {
-        ctx.out.json({
-          environment: environment.label,
-          reason,
-          resolved: resolved.map((o) => o.caseId),
-          failed: failed.map((o) => ({ caseId: o.caseId, status: o.status, message: o.message })),
-          notAttempted: run.notAttempted,
-        });
-      } else {
-        for (const id of run.notAttempted) ctx.out.result(`skipped   ${id}  (not attempted)`);
-        ctx.out.info(
-          `${resolved.length} resolved, ${failed.length} failed${run.notAttempted.length > 0 ? `, ${run.notAttempted.length} not attempted` : ''}`,
-        );
-      }
-      if (run.stopped !== undefined) throw run.stopped;
-      if (failed.length > 0) {
-        const first = failed[0];
-        throw new PartialFailureError(
-          `${failed.length} of ${ids.length} case(s) could not be resolved${first?.kind === 'failed' ? `; first: ${first.caseId}: ${first.message}` : ''}`,
-          { hint: 'Check the ids (see cases list) and re-run for the failed ones' },
-        );
-      }
-      return ExitCode.ok;
-    } finally {
-      client.close();
+    } else {
+      for (const id of run.notAttempted) ctx.out.result(`skipped   ${id}  (not attempted)`);
+      ctx.out.info(
+        `${resolved.length} resolved, ${failed.length} failed${run.notAttempted.length > 0 ? `, ${run.notAttempted.length} not attempted` : ''}`,
+      );
     }
+    if (run.stopped !== undefined) throw run.stopped;
+    if (failed.length > 0) {
+      const first = failed[0];
+      throw new PartialFailureError(
+        `${failed.length} of ${ids.length} case(s) could not be resolved${first?.kind === 'failed' ? `; first: ${first.caseId}: ${first.message}` : ''}`,
+        { hint: 'Check the ids (see cases list) and re-run for the failed ones' },
+      );
+    }
+    return ExitCode.ok;
   },
 };

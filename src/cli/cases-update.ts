@@ -6,13 +6,13 @@
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { checkWhereFilters, parseSet, parseWhere } from '../cases/filter.js';
-import { applyCaseUpdate, previewCaseUpdate } from '../cases/update.js';
+import type { CaseUpdateResult } from '../cases/update.js';
+import { updateCases } from '../cases/update-cases.js';
 import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
-import { assertWriteConfirmed } from '../protected.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { readStringOption } from './options.js';
 import { renderTable } from './render.js';
 
@@ -55,6 +55,64 @@ async function askConfirmation(ctx: CliContext, count: number): Promise<boolean>
     return /^\s*y(es)?\s*$/i.test(answer);
   } finally {
     rl.close();
+  }
+}
+
+/** Go on only with --yes or a "y" at the prompt (on a terminal); otherwise throw, nothing sent. */
+async function confirmUpdate(ctx: CliContext, yes: boolean, count: number): Promise<void> {
+  if (yes) return;
+  const onTerminal = ctx.io.stdin?.isTTY === true && ctx.out.stderrIsTTY;
+  if (!onTerminal) {
+    throw new PreflightError(
+      `refusing to update ${count} case(s) without --yes (not on a terminal); nothing was sent`,
+      [],
+      {
+        hint: 'Check the count with --dry-run, then re-run with --yes',
+      },
+    );
+  }
+  const confirmed = await askConfirmation(ctx, count);
+  if (ctx.signal.aborted)
+    throw new InterruptedError('Interrupted at the confirmation prompt; nothing was sent');
+  if (!confirmed) {
+    throw new PreflightError(`update of ${count} case(s) not confirmed; nothing was sent`);
+  }
+}
+
+/** The ids the service reported (or the --json result), with a warning when they differ from the preview. */
+function renderUpdated(
+  ctx: CliContext,
+  update: BulkCaseUpdate,
+  matched: readonly SecurityCase[],
+  result: CaseUpdateResult,
+): void {
+  if (result.caseIds.length !== matched.length || result.missing.length > 0 || result.unexpected.length > 0) {
+    ctx.out.warn(
+      `the service reported ${result.caseIds.length} updated case(s), the preview matched ${matched.length}` +
+        (result.missing.length > 0
+          ? `; not reported: ${result.missing.slice(0, 10).join(', ')}${result.missing.length > 10 ? ', ...' : ''}`
+          : '') +
+        (result.unexpected.length > 0
+          ? `; not in the preview: ${result.unexpected.slice(0, 10).join(', ')}${result.unexpected.length > 10 ? ', ...' : ''}`
+          : ''),
+    );
+  }
+  if (ctx.globals.json) {
+    ctx.out.json({
+      field: update.field,
+      newValue: update.newValue,
+      filters: update.filters,
+      matched: matched.length,
+      updated: result.caseIds.length,
+      caseIds: result.caseIds,
+      missing: result.missing,
+      unexpected: result.unexpected,
+    });
+  } else {
+    for (const id of result.caseIds) ctx.out.result(id);
+    ctx.out.info(
+      `${result.caseIds.length} case(s) updated: ${update.field} = ${JSON.stringify(update.newValue)}`,
+    );
   }
 }
 
@@ -118,14 +176,25 @@ export const casesUpdateCommand: CommandSpec = {
     const reason = readStringOption(args, 'reason', 'reason', 'a non-empty reason');
     const dryRun = args.dryRun === true;
     const auditFile = typeof args.audit === 'string' ? resolve(ctx.io.cwd, args.audit) : undefined;
-    const { environment, client } = await openEnvironment(ctx, args, 'env');
-    try {
-      if (!dryRun)
-        assertWriteConfirmed(environment, typeof args.confirm === 'string' ? args.confirm : undefined);
-      const matched = await previewCaseUpdate(client, update.filters, { signal: ctx.signal });
-      const preview = renderPreview(update, matched);
-
-      if (dryRun) {
+    const outcome = await updateCases(
+      {
+        update,
+        dryRun,
+        auditFile,
+        reason,
+        confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
+      },
+      {
+        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
+        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        confirmUpdate: (matched) => confirmUpdate(ctx, args.yes === true, matched.length),
+        signal: ctx.signal,
+      },
+      (event) => ctx.out.info(renderPreview(update, event.matched)),
+    );
+    switch (outcome.kind) {
+      case 'dry-run': {
+        const matched = outcome.matched;
         if (ctx.globals.json) {
           ctx.out.json({
             dryRun: true,
@@ -136,76 +205,22 @@ export const casesUpdateCommand: CommandSpec = {
             caseIds: matched.map((c) => c.caseId),
           });
         } else {
-          ctx.out.result(preview);
+          ctx.out.result(renderPreview(update, matched));
         }
         return ExitCode.ok;
       }
-      ctx.out.info(preview);
-      if (matched.length === 0) {
+      case 'nothing-matched':
         ctx.out.info('No case matches: nothing was sent');
         if (ctx.globals.json)
           ctx.out.json({ field: update.field, newValue: update.newValue, matched: 0, caseIds: [] });
         return ExitCode.ok;
+      case 'updated':
+        renderUpdated(ctx, update, outcome.matched, outcome.result);
+        return ExitCode.ok;
+      default: {
+        const unknown: never = outcome;
+        throw new Error(`unknown cases update outcome ${JSON.stringify(unknown)}`);
       }
-      if (args.yes !== true) {
-        const onTerminal = ctx.io.stdin?.isTTY === true && ctx.out.stderrIsTTY;
-        if (!onTerminal) {
-          throw new PreflightError(
-            `refusing to update ${matched.length} case(s) without --yes (not on a terminal); nothing was sent`,
-            [],
-            {
-              hint: 'Check the count with --dry-run, then re-run with --yes',
-            },
-          );
-        }
-        const confirmed = await askConfirmation(ctx, matched.length);
-        if (ctx.signal.aborted)
-          throw new InterruptedError('Interrupted at the confirmation prompt; nothing was sent');
-        if (!confirmed) {
-          throw new PreflightError(`update of ${matched.length} case(s) not confirmed; nothing was sent`);
-        }
-      }
-
-      const result = await applyCaseUpdate(client, update, matched, {
-        auditFile,
-        reason,
-        environment: environment.url,
-      });
-      if (
-        result.caseIds.length !== matched.length ||
-        result.missing.length > 0 ||
-        result.unexpected.length > 0
-      ) {
-        ctx.out.warn(
-          `the service reported ${result.caseIds.length} updated case(s), the preview matched ${matched.length}` +
-            (result.missing.length > 0
-              ? `; not reported: ${result.missing.slice(0, 10).join(', ')}${result.missing.length > 10 ? ', ...' : ''}`
-              : '') +
-            (result.unexpected.length > 0
-              ? `; not in the preview: ${result.unexpected.slice(0, 10).join(', ')}${result.unexpected.length > 10 ? ', ...' : ''}`
-              : ''),
-        );
-      }
-      if (ctx.globals.json) {
-        ctx.out.json({
-          field: update.field,
-          newValue: update.newValue,
-          filters: update.filters,
-          matched: matched.length,
-          updated: result.caseIds.length,
-          caseIds: result.caseIds,
-          missing: result.missing,
-          unexpected: result.unexpected,
-        });
-      } else {
-        for (const id of result.caseIds) ctx.out.result(id);
-        ctx.out.info(
-          `${result.caseIds.length} case(s) updated: ${update.field} = ${JSON.stringify(update.newValue)}`,
-        );
-      }
-      return ExitCode.ok;
-    } finally {
-      client.close();
     }
   },
 };

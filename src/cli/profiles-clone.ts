@@ -5,18 +5,12 @@
  */
 import { resolve } from 'node:path';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
-import {
-  applyProfileClone,
-  assertPlanClean,
-  type CloneResult,
-  prepareProfileClone,
-} from '../profiles/clone.js';
-import { readIdMap } from '../profiles/id-map.js';
+import { assertPlanClean, type CloneResult } from '../profiles/clone.js';
+import { cloneProfiles } from '../profiles/clone-profiles.js';
 import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../profiles/plan.js';
-import { assertWriteConfirmed } from '../protected.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { parseListOption } from './options.js';
 import { renderTable } from './render.js';
 
@@ -120,81 +114,66 @@ export const profilesCloneCommand: CommandSpec = {
       throw new UsageError('Expected at least one scan profile id', {
         hint: 'Example: profiles clone ID1,ID2 --from prod --to dr',
       });
-    const idMap =
-      typeof args.idMap === 'string' ? await readIdMap(resolve(ctx.io.cwd, args.idMap)) : undefined;
-    const dryRun = args.dryRun === true;
-    const allowRun = args.allowRun === true;
-    const source = await openEnvironment(ctx, args, 'from');
-    try {
-      const target = await openEnvironment(ctx, args, 'to');
-      try {
-        if (!dryRun)
-          assertWriteConfirmed(
-            target.environment,
-            typeof args.confirm === 'string' ? args.confirm : undefined,
-            '--to',
-          );
-        const plan = await prepareProfileClone(source.client, target.client, {
-          ids,
-          idMap,
-          allowRun,
-          signal: ctx.signal,
-        });
-        if (dryRun) {
-          printPlan(ctx, plan, source.environment.label, target.environment.label);
-          assertPlanClean(plan);
-          return ExitCode.ok;
-        }
-        assertPlanClean(plan);
-        const outcome = await applyProfileClone(target.client, plan, {
-          signal: ctx.signal,
-          onResult: (r) =>
-            ctx.log.info({ sourceId: r.sourceId, name: r.name, result: r.kind }, 'profile cloned'),
-        });
-        const rows = outcome.results.map(resultRow);
-        for (const step of outcome.notAttempted)
-          rows.push({ sourceId: step.sourceId, targetId: '', name: step.name, result: 'not confirmed' });
-        if (ctx.globals.json) {
-          ctx.out.json({
-            from: source.environment.label,
-            to: target.environment.label,
-            profiles: outcome.results.map((r) =>
-              r.kind === 'created'
-                ? {
-                    sourceId: r.sourceId,
-                    name: r.name,
-                    result: 'created',
-                    targetId: r.targetId,
-                    dataSources: r.dataSources,
-                  }
-                : {
-                    sourceId: r.sourceId,
-                    name: r.name,
-                    result: 'failed',
-                    status: r.status,
-                    message: r.message,
-                  },
-            ),
-            notAttempted: outcome.notAttempted.map((s) => ({ sourceId: s.sourceId, name: s.name })),
-          });
-        } else if (rows.length > 0) {
-          ctx.out.result(renderTable(rows, ['sourceId', 'targetId', 'name', 'result'], 120));
-        }
-        if (outcome.stopped !== undefined) throw outcome.stopped;
-        const failed = outcome.results.filter((r) => r.kind === 'failed');
-        if (failed.length > 0) {
-          const first = failed[0];
-          throw new PartialFailureError(
-            `${failed.length} of ${outcome.results.length} profile(s) could not be created${first?.kind === 'failed' ? `; first: '${first.name}': ${first.message}` : ''}`,
-            { hint: 'The others were created; fix the cause and re-run clone for the failed ids only' },
-          );
-        }
-        return ExitCode.ok;
-      } finally {
-        target.client.close();
-      }
-    } finally {
-      source.client.close();
+    const result = await cloneProfiles(
+      {
+        ids,
+        idMap: typeof args.idMap === 'string' ? resolve(ctx.io.cwd, args.idMap) : undefined,
+        dryRun: args.dryRun === true,
+        allowRun: args.allowRun === true,
+        confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
+      },
+      {
+        resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
+        resolveTarget: async () => (await resolveSide(ctx, args, 'to')).environment,
+        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        log: ctx.log,
+        signal: ctx.signal,
+      },
+    );
+    if (result.kind === 'dry-run') {
+      printPlan(ctx, result.plan, result.from, result.to);
+      assertPlanClean(result.plan);
+      return ExitCode.ok;
     }
+    const outcome = result.outcome;
+    const rows = outcome.results.map(resultRow);
+    for (const step of outcome.notAttempted)
+      rows.push({ sourceId: step.sourceId, targetId: '', name: step.name, result: 'not confirmed' });
+    if (ctx.globals.json) {
+      ctx.out.json({
+        from: result.from,
+        to: result.to,
+        profiles: outcome.results.map((r) =>
+          r.kind === 'created'
+            ? {
+                sourceId: r.sourceId,
+                name: r.name,
+                result: 'created',
+                targetId: r.targetId,
+                dataSources: r.dataSources,
+              }
+            : {
+                sourceId: r.sourceId,
+                name: r.name,
+                result: 'failed',
+                status: r.status,
+                message: r.message,
+              },
+        ),
+        notAttempted: outcome.notAttempted.map((s) => ({ sourceId: s.sourceId, name: s.name })),
+      });
+    } else if (rows.length > 0) {
+      ctx.out.result(renderTable(rows, ['sourceId', 'targetId', 'name', 'result'], 120));
+    }
+    if (outcome.stopped !== undefined) throw outcome.stopped;
+    const failed = outcome.results.filter((r) => r.kind === 'failed');
+    if (failed.length > 0) {
+      const first = failed[0];
+      throw new PartialFailureError(
+        `${failed.length} of ${outcome.results.length} profile(s) could not be created${first?.kind === 'failed' ? `; first: '${first.name}': ${first.message}` : ''}`,
+        { hint: 'The others were created; fix the cause and re-run clone for the failed ids only' },
+      );
+    }
+    return ExitCode.ok;
   },
 };

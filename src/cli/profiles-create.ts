@@ -5,11 +5,9 @@
  */
 import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
-import { assertRunAllowed, createProfile } from '../profiles/create.js';
-import { readProfileFile } from '../profiles/validate-profile.js';
-import { assertWriteConfirmed } from '../protected.js';
+import { createProfileFromFile } from '../profiles/create-profile-from-file.js';
 import type { CommandSpec } from './command.js';
-import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 
 /** `profiles create`. */
 export const profilesCreateCommand: CommandSpec = {
@@ -41,25 +39,23 @@ export const profilesCreateCommand: CommandSpec = {
         'Create a one-time profile (starts a scan now)',
       ),
   async run(args, ctx) {
-    const document = await readProfileFile(resolve(ctx.io.cwd, String(args.file)));
-    const allowRun = args.allowRun === true;
-    // Refused before the environment is even opened: nothing is sent for a one-time profile without --allow-run.
-    assertRunAllowed(
-      [{ name: String(document.name), singleRun: document.isSingleRunScan === true }],
-      allowRun,
+    const { created, oneTime } = await createProfileFromFile(
+      {
+        file: resolve(ctx.io.cwd, String(args.file)),
+        allowRun: args.allowRun === true,
+        confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
+      },
+      {
+        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
+        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        signal: ctx.signal,
+      },
     );
-    const { client } = await openEnvironment(ctx, args, 'env');
-    try {
-      assertWriteConfirmed(client.environment, typeof args.confirm === 'string' ? args.confirm : undefined);
-      const created = await createProfile(client, document, { allowRun, signal: ctx.signal });
-      if (ctx.globals.json) ctx.out.json(created);
-      else ctx.out.result(String(created._id));
-      ctx.out.info(
-        `created scan profile '${created.name}'${document.isSingleRunScan === true ? ' (one-time: its scan has started)' : ''}`,
-      );
-      return ExitCode.ok;
-    } finally {
-      client.close();
-    }
+    if (ctx.globals.json) ctx.out.json(created);
+    else ctx.out.result(String(created._id));
+    ctx.out.info(
+      `created scan profile '${created.name}'${oneTime ? ' (one-time: its scan has started)' : ''}`,
+    );
+    return ExitCode.ok;
   },
 };

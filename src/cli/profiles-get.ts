@@ -1,8 +1,8 @@
 /** `dds-migrate profiles get ID --env E`: one scan profile as JSON on stdout. */
-import { getScanProfile } from '../api/scan-profiles.js';
-import { ApiError, ExitCode, UsageError } from '../errors.js';
+import { ExitCode, UsageError } from '../errors.js';
+import { getProfile } from '../profiles/get-profile.js';
 import type { CommandSpec } from './command.js';
-import { openEnvironment, withEnvironmentOptions } from './environment.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 
 /** `profiles get`. */
 export const profilesGetCommand: CommandSpec = {
@@ -18,22 +18,11 @@ export const profilesGetCommand: CommandSpec = {
   async run(args, ctx) {
     const id = typeof args.id === 'string' ? args.id.trim() : '';
     if (id === '') throw new UsageError('Expected a scan profile id, got an empty one');
-    const { client } = await openEnvironment(ctx, args, 'env');
-    try {
-      const profile = await getScanProfile(client, id);
-      ctx.out.json(profile);
-      return ExitCode.ok;
-    } catch (error) {
-      // 400 (malformed id) and 404 (unknown id) stay exit 1 with the service's words, plus what to do.
-      if (error instanceof ApiError && (error.status === 400 || error.status === 404)) {
-        throw new ApiError(error.http, {
-          hint: `Check the profile id ${id} and the environment (--env)`,
-          cause: error,
-        });
-      }
-      throw error;
-    } finally {
-      client.close();
-    }
+    const profile = await getProfile(id, {
+      resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
+      createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+    });
+    ctx.out.json(profile);
+    return ExitCode.ok;
   },
 };
