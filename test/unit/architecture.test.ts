@@ -102,6 +102,7 @@ const BASE_FILES = new Set([
   'src/files.ts',
   'src/secrets.ts',
   'src/list-values.ts',
+  'src/closest.ts',
   'src/paths.ts',
   'src/protected.ts',
   'src/own-property.ts',
