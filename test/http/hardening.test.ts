@@ -190,3 +190,32 @@ describe('TLS', () => {
     expect((error as ConfigError).message).toContain(file);
   });
 });
+
+describe('one definition of transient', () => {
+  it('a 501 is definite for a read (not retried) and for a create (isTransient false)', async () => {
+    const scope = nock(BASE)
+      .get('/api/v1/ds-connections')
+      .once()
+      .reply(501, { error: 'not implemented' })
+      .post('/api/v1/ds_connections')
+      .once()
+      .reply(501, { error: 'not implemented' });
+    const { client, sleeps } = makeClient();
+    const read = await rejectionOf(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }));
+    const create = await rejectionOf(createConnection(client, { name: 'a', type: 's3' }));
+    expect(read).toBeInstanceOf(ApiError);
+    expect((create as ApiError).isTransient()).toBe(false);
+    expect(new ApiError({ method: 'GET', path: '/x', status: 501 }).isTransient()).toBe(false);
+    expect(sleeps).toEqual([]);
+    expect(scope.isDone()).toBe(true);
+  });
+
+  it('a 429 to a create carries its Retry-After on the error, and the client hook does not hear it', async () => {
+    nock(BASE).post('/api/v1/ds_connections').reply(429, { error: 'slow down' }, { 'Retry-After': '7' });
+    const heard: (number | undefined)[] = [];
+    const { client } = makeClient({}, { onRateLimited: (ms) => heard.push(ms) });
+    const error = await rejectionOf(createConnection(client, { name: 'a', type: 's3' }));
+    expect((error as ApiError).retryAfterMs).toBe(7000);
+    expect(heard).toEqual([]);
+  });
+});

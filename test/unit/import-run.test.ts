@@ -777,6 +777,20 @@ describe('runImport through the real HTTP client (nock)', () => {
     ]);
   });
 
+  it('a name that cannot be looked up (".") is recorded as failed with a clear message; nothing is sent', async () => {
+    // No interceptor: a POST or a look-up would fail with a nock network error (in doubt, not failed).
+    const { clock } = createFakeClock();
+    const result = await runImport([step('.')], { target: realTarget(), ...baseDeps(clock, 3) });
+    expect(result.stoppedBy).toBeUndefined();
+    expect(result.outcomes).toEqual([
+      expect.objectContaining({
+        kind: 'failed',
+        httpStatus: undefined,
+        message: expect.stringMatching(/cannot be used/),
+      }),
+    ]);
+  });
+
   it("429 with Retry-After: the runner pauses the run's throttle (the client's hook stays silent for a POST), the POST is resent once", async () => {
     const { clock, sleeps } = createFakeClock();
     const limiter = createRateLimiter({ clock });
