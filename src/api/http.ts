@@ -408,6 +408,9 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     let refusedDone = 0;
     let delayNext = 0;
     let generation = tokens.generation();
+    // p-retry rejects a success that settles after its signal fired; a create that was applied must
+    // still reach its caller (the importer journals it), so a settled value wins.
+    let settled: { readonly value: T } | undefined;
 
     const run = async (): Promise<T> => {
       if (delayNext > 0) await sleep(delayNext, waitSignal);
@@ -416,6 +419,7 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
       generation = tokens.generation();
       const outcome = await attempt<T>(request, mode, auth(), attemptSignal);
       if (isFailure(outcome)) throw new AttemptFailure(outcome.failure);
+      settled = outcome;
       return outcome.value;
     };
 
@@ -471,6 +475,7 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
         },
       });
     } catch (error) {
+      if (settled) return settled.value;
       if (error instanceof AttemptFailure) throw error.failure.error;
       if (isDdsError(error)) throw error;
       // p-retry rejects with the signal's reason when the signal ends a wait.

@@ -219,3 +219,20 @@ describe('one definition of transient', () => {
     expect(heard).toEqual([]);
   });
 });
+
+describe('Ctrl-C and a create in flight', () => {
+  it('a create answered after the client signal fired still returns its answer (the importer journals it)', async () => {
+    const controller = new AbortController();
+    nock(BASE)
+      .post('/api/v1/ds_connections')
+      .reply(() => {
+        controller.abort();
+        return [201, { status: 'success', data: { _id: 'id-a', name: 'a' } }];
+      });
+    const { client } = makeClient({}, { signal: controller.signal });
+    await expect(createConnection(client, { name: 'a', type: 's3' })).resolves.toEqual({
+      name: 'a',
+      _id: 'id-a',
+    });
+  });
+});
