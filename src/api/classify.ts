@@ -170,7 +170,7 @@ export function classifyCut(ctx: ClassifyContext, cut: AttemptCut, method: strin
             cause: { code: 'E_DEADLINE', method, path: http.path, deadlineMs: cut.ms },
             networkCode: 'E_DEADLINE',
             inDoubt: true,
-            hint: 'Check that the service is healthy, or raise the deadline (requestDeadlineMs), then re-run the command',
+            hint: 'The service answered too slowly; check that it is healthy, then re-run the command',
           },
         ),
         transient: false,
@@ -184,7 +184,7 @@ export function classifyCut(ctx: ClassifyContext, cut: AttemptCut, method: strin
           {
             transient: false,
             cause: { method, path: http.path, limit: cut.limit },
-            hint: 'Ask for smaller pages (--page-size), or raise the cap (maxResponseBytes)',
+            hint: 'Check that the URL points at a Data Discovery Service API (a list page this large is not expected)',
           },
         ),
         transient: false,

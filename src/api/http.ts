@@ -249,6 +249,8 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
       body?.destroy();
     };
     const timer = setTimeout(() => cutWith({ kind: 'deadline', ms: limitMs }), limitMs);
+    // The deadline alone never keeps the process alive (a stream left unread must not hold it 30 min).
+    timer.unref();
     let handedOver = false;
     const fail = (error: unknown): { failure: Failure } => {
       if (cut) return { failure: classifyCut(ctx, cut, request.method, request.path) };
