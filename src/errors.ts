@@ -3,6 +3,7 @@
  * `code`, the contract's exit code, a hint that says what to do next, and the original `cause`.
  * Classification happens by type and HTTP status, never by matching message text.
  */
+import { isTransientStatus } from './api/retry-policy.js';
 
 import type { Problem } from './model/problem.js';
 
@@ -135,26 +136,37 @@ export class AuthError extends DdsError {
 
 /**
  * The service answered with an error status. {@link ApiError.isTransient} tells whether the request was
- * certainly not applied (4xx: false) or may have been (5xx, HTML 502: true): the importer reconciles the latter.
+ * certainly not applied (a definite answer: false) or may have been (a transient status of the retry
+ * policy, an HTML 502: true): the importer reconciles the latter. `retryAfterMs` is the Retry-After the
+ * service sent with it (429, 503), if any.
  */
 export class ApiError extends DdsError {
   readonly code = 'E_API';
   readonly exitCode = ExitCode.partial;
   readonly http: HttpContext;
+  readonly retryAfterMs: number | undefined;
+  readonly #transient: boolean;
 
-  constructor(http: HttpContext, options: DdsErrorOptions = {}) {
+  constructor(
+    http: HttpContext,
+    options: DdsErrorOptions & { readonly transient?: boolean; readonly retryAfterMs?: number } = {},
+  ) {
     super(describeHttp(http), options);
     this.http = http;
+    this.retryAfterMs = options.retryAfterMs;
+    this.#transient = options.transient ?? isTransientStatus(http.status);
   }
 
   get status(): number | undefined {
     return this.http.status;
   }
 
-  /** 5xx, 408 and 429 are transient: a safe request may be sent again. */
+  /**
+   * Transient: a safe request may be sent again, a create is in doubt. The one definition is the retry
+   * policy's ({@link isTransientStatus}); the client passes its own policy's verdict.
+   */
   isTransient(): boolean {
-    const s = this.http.status;
-    return s === undefined || s === 408 || s === 429 || s >= 500;
+    return this.#transient;
   }
 }
 
@@ -214,4 +226,26 @@ export class PartialFailureError extends DdsError {
 /** Type guard for errors meant for the user. */
 export function isDdsError(error: unknown): error is DdsError {
   return error instanceof DdsError;
+}
+
+/**
+ * A connection name that cannot be looked up by name (`.`, `..`, empty: the URL `/ds_connections/.`
+ * is normalised to another path), so dds-migrate never creates it, and a look-up of it is this error,
+ * not "absent". A definite, non-retryable {@link ApiError} without a status: the importer records the
+ * entry as failed with this message, and never POSTs it.
+ */
+export class UnaddressableNameError extends ApiError {
+  readonly entryName: string;
+
+  constructor(method: string, path: string, name: string) {
+    super(
+      {
+        method,
+        path,
+        serviceMessage: `the name '${name}' cannot be used: dds-migrate could not look it up by name afterwards (the URL would be normalised to another path); rename it (overrides)`,
+      },
+      { transient: false, hint: 'Rename the connection with an override' },
+    );
+    this.entryName = name;
+  }
 }

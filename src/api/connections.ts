@@ -1,8 +1,9 @@
 /** Data source connections (spec 4.1, 4.7, 4.8). */
 import type { Readable } from 'node:stream';
 import StreamArray from 'stream-json/streamers/StreamArray.js';
-import { ApiError, isDdsError } from '../errors.js';
+import { ApiError, isDdsError, UnaddressableNameError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import { scrubServiceText } from '../secrets.js';
 import type { HttpClient } from './http.js';
 import {
   checkPageSize,
@@ -97,12 +98,31 @@ export async function* exportConnections(
   }
 }
 
-/** POST /ds_connections `{ds_connection}`. Never retried here: the importer decides. */
+/**
+ * True when a connection of this name can be looked up by name afterwards. `.` and `..` cannot (the
+ * URL `/ds_connections/.` is normalised to another path, so the look-up answers for something else),
+ * nor can the empty name. The one rule: dds-migrate never creates, updates or deletes what it cannot
+ * look up, and a look-up of such a name is an error, never "absent".
+ */
+export function isAddressableName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..';
+}
+
+/** Throw {@link UnaddressableNameError} for a name that {@link isAddressableName} refuses. */
+function checkAddressable(method: string, path: string, name: string): void {
+  if (!isAddressableName(name)) throw new UnaddressableNameError(method, `/api/v1${path}`, name);
+}
+
+/**
+ * POST /ds_connections `{ds_connection}`. Never retried here: the importer decides. A name that
+ * cannot be looked up afterwards is refused before anything is sent ({@link UnaddressableNameError}).
+ */
 export async function createConnection(
   client: HttpClient,
   connection: Record<string, unknown>,
   options: { readonly signal?: AbortSignal; readonly timeoutMs?: number } = {},
 ): Promise<CreatedConnection> {
+  if (typeof connection.name === 'string') checkAddressable('POST', CREATE_PATH, connection.name);
   const body = await client.request<unknown>({
     method: 'POST',
     path: CREATE_PATH,
@@ -130,12 +150,16 @@ export function isUnableToLocate(error: ApiError): boolean {
   return error.status === 400 && /unable to locate/i.test(error.http.serviceMessage ?? '');
 }
 
-/** GET /ds_connections/{name}; undefined when the service answers 400 "Unable to locate" (or 404). */
+/**
+ * GET /ds_connections/{name}; undefined when the service answers 400 "Unable to locate" (or 404).
+ * A name that cannot be looked up ({@link isAddressableName}) throws {@link UnaddressableNameError}.
+ */
 export async function getConnectionByName(
   client: HttpClient,
   name: string,
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<Connection | undefined> {
+  checkAddressable('GET', `${CREATE_PATH}/${encodeURIComponent(name)}`, name);
   let body: unknown;
   try {
     body = await client.request<unknown>({
@@ -169,4 +193,141 @@ function readOneConnection(body: unknown, name: string): Connection | undefined 
     }
   }
   throw unexpectedShape(`${CREATE_PATH}/${encodeURIComponent(name)}`, 'no connection object in the answer');
+}
+
+/** The outcome of an update or a delete by name: done, or no connection of that name. */
+export type ByNameResult<T> = { readonly kind: 'done'; readonly value: T } | { readonly kind: 'absent' };
+
+/** True when an error of a by-name request means "no such connection" (400 "Unable to locate", 404). */
+function isAbsent(error: unknown): boolean {
+  return error instanceof ApiError && (error.status === 404 || isUnableToLocate(error));
+}
+
+/**
+ * PUT /ds_connections/{name} `{ds_connection}` (api-notes [code]: real clients send the whole object).
+ * Retried as a safe request: a PUT of the whole object is idempotent. `absent` when no connection has
+ * that name (400 "Unable to locate", 404); `value` is the connection in the answer, if it has one.
+ * Other failures throw (an {@link UnavailableError} after the retries: the outcome is unknown, and
+ * sending the same PUT again is safe).
+ */
+export async function updateConnection(
+  client: HttpClient,
+  name: string,
+  connection: Record<string, unknown>,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<ByNameResult<Connection | undefined>> {
+  const path = `${CREATE_PATH}/${encodeURIComponent(name)}`;
+  checkAddressable('PUT', path, name);
+  let body: unknown;
+  try {
+    body = await client.request<unknown>({
+      method: 'PUT',
+      path,
+      body: { ds_connection: connection },
+      retry: 'safe',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    if (isAbsent(error)) return { kind: 'absent' };
+    throw error;
+  }
+  let value: Connection | undefined;
+  try {
+    value = readOneConnection(body, typeof connection.name === 'string' ? connection.name : name);
+  } catch {
+    // An answer without the object (e.g. `{"status":"success"}`) still says it was updated.
+    value = undefined;
+  }
+  return { kind: 'done', value };
+}
+
+/**
+ * DELETE /ds_connections/{name} (api-notes [code]). Retried as a safe request (a DELETE is
+ * idempotent). `absent` when no connection has that name (400 "Unable to locate", 404), which after a
+ * retry may also mean that an earlier attempt of this very call deleted it. When it throws an
+ * {@link UnavailableError} the outcome is unknown: the caller checks with {@link getConnectionByName}.
+ */
+export async function deleteConnection(
+  client: HttpClient,
+  name: string,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<ByNameResult<undefined>> {
+  const path = `${CREATE_PATH}/${encodeURIComponent(name)}`;
+  checkAddressable('DELETE', path, name);
+  try {
+    await client.request<unknown>({
+      method: 'DELETE',
+      path,
+      retry: 'safe',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    if (isAbsent(error)) return { kind: 'absent' };
+    throw error;
+  }
+  return { kind: 'done', value: undefined };
+}
+
+/** What a connection test said. `unknown`: an answer of no known shape (never guessed either way). */
+export type ConnectionTestOutcome =
+  | { readonly kind: 'succeeded'; readonly message: string | undefined }
+  | { readonly kind: 'failed'; readonly message: string | undefined }
+  | { readonly kind: 'unknown'; readonly message: string | undefined };
+
+const TEST_PATH = '/ds-connection-test';
+
+/**
+ * POST /ds-connection-test `{ds_connection, isNewPassword: false}` (api-notes [docs]: the stored
+ * secret is used). The answer says `operationStatus: "SUCCESS"|"FAILED"` or `success: true|false`
+ * (at the top or in `data`), with a message; both shapes are read, anything else is `unknown`. Retried
+ * as a safe request: a test creates nothing (the service only records the last test's result).
+ * A `success: false` answered with HTTP 2xx is a `failed` outcome, not an error.
+ */
+export async function testConnection(
+  client: HttpClient,
+  connection: Record<string, unknown>,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<ConnectionTestOutcome> {
+  let body: unknown;
+  try {
+    body = await client.request<unknown>({
+      method: 'POST',
+      path: TEST_PATH,
+      body: { ds_connection: connection, isNewPassword: false },
+      retry: 'safe',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    // The client reads `success:false` on a 2xx as an error envelope: here it is the test's answer.
+    if (
+      error instanceof ApiError &&
+      error.status !== undefined &&
+      error.status >= 200 &&
+      error.status < 300
+    ) {
+      return { kind: 'failed', message: error.http.serviceMessage };
+    }
+    throw error;
+  }
+  return readTestOutcome(body);
+}
+
+/** Read a connection test answer (see {@link testConnection}). */
+export function readTestOutcome(body: unknown): ConnectionTestOutcome {
+  const top = isRecord(body) ? body : {};
+  const data = isRecord(top.data) ? top.data : undefined;
+  for (const record of [top, data]) {
+    if (!record) continue;
+    const text = [record.message, record.errorMessage, record.error].find(
+      (v): v is string => typeof v === 'string' && v !== '',
+    );
+    const message = text === undefined ? undefined : scrubServiceText(text);
+    const status =
+      typeof record.operationStatus === 'string' ? record.operationStatus.toUpperCase() : undefined;
+    if (status === 'SUCCESS') return { kind: 'succeeded', message };
+    if (status === 'FAILED' || status === 'FAILURE') return { kind: 'failed', message };
+    if (record.success === true) return { kind: 'succeeded', message };
+    if (record.success === false) return { kind: 'failed', message };
+  }
+  return { kind: 'unknown', message: 'the answer carries neither operationStatus nor success' };
 }

@@ -1,5 +1,5 @@
 /** Scan profiles (spec 4.2, 4.3). */
-
+import { ApiError } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
 import type { HttpClient } from './http.js';
 import { isRecord, unexpectedShape } from './paging.js';
@@ -45,4 +45,83 @@ export async function getScanProfile(client: HttpClient, id: string): Promise<Sc
   const path = `/scanProfiles/${encodeURIComponent(id)}`;
   const body = await client.request<unknown>({ method: 'GET', path, retry: 'safe' });
   return readProfile(body, path);
+}
+
+/**
+ * GET /scanProfiles: every profile. The answer is `{"scanProfiles":[...]}` (api-notes [code]); a
+ * `data` envelope (`data.scanProfiles`, or `data` as the array) is accepted too.
+ */
+export async function listScanProfiles(
+  client: HttpClient,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<ScanProfile[]> {
+  const body = await client.request<unknown>({
+    method: 'GET',
+    path: '/scanProfiles',
+    retry: 'safe',
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const top = isRecord(body) ? body : undefined;
+  const data = top?.data;
+  const items = [top?.scanProfiles, isRecord(data) ? data.scanProfiles : undefined, data, body].find(
+    Array.isArray,
+  );
+  if (!items) throw unexpectedShape('/scanProfiles', 'no scanProfiles array');
+  return items.filter(isRecord) as unknown as ScanProfile[];
+}
+
+/**
+ * PUT /scanProfiles/{id} (api-notes [guess]: the permissions exist). Retried as a safe request (the
+ * whole profile is sent: idempotent). Returns the profile in the answer, or the one sent when the
+ * answer carries none. `absent` on 404.
+ */
+export async function updateScanProfile(
+  client: HttpClient,
+  id: string,
+  profile: Record<string, unknown>,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<{ readonly kind: 'done'; readonly value: ScanProfile } | { readonly kind: 'absent' }> {
+  const path = `/scanProfiles/${encodeURIComponent(id)}`;
+  let body: unknown;
+  try {
+    body = await client.request<unknown>({
+      method: 'PUT',
+      path,
+      body: profile,
+      retry: 'safe',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return { kind: 'absent' };
+    throw error;
+  }
+  try {
+    return { kind: 'done', value: readProfile(body, path, { ...profile, _id: id }) };
+  } catch {
+    return { kind: 'done', value: { ...profile, _id: id } as unknown as ScanProfile };
+  }
+}
+
+/**
+ * DELETE /scanProfiles/{id} (api-notes [guess]). Retried as a safe request (idempotent). `absent` on
+ * 404 (after a retry, possibly deleted by an earlier attempt of this call); an UnavailableError means
+ * the outcome is unknown (the caller checks with {@link getScanProfile} or {@link listScanProfiles}).
+ */
+export async function deleteScanProfile(
+  client: HttpClient,
+  id: string,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<{ readonly kind: 'done' } | { readonly kind: 'absent' }> {
+  try {
+    await client.request<unknown>({
+      method: 'DELETE',
+      path: `/scanProfiles/${encodeURIComponent(id)}`,
+      retry: 'safe',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return { kind: 'absent' };
+    throw error;
+  }
+  return { kind: 'done' };
 }

@@ -22,6 +22,7 @@
 import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import type { RetryBudget } from '../api/http.js';
+import { computeFullJitter } from '../api/retry-policy.js';
 import type { CreatedConnection } from '../api/types.js';
 import { ApiError, AuthError, type DdsError, InterruptedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -245,7 +246,13 @@ export async function runImport(
     let rateLimited = 0;
     for (;;) {
       checkGoing();
-      await waitFor(limiter.acquire(waitSignal));
+      // The send time goes with a 429 answer to the throttle: its once-per-epoch rule needs it.
+      let sentAt = 0;
+      await waitFor(
+        limiter.acquire(waitSignal).then((at) => {
+          sentAt = at;
+        }),
+      );
       checkGoing();
       state.attempts += 1;
       // The intent must be durable before the POST leaves: a crash after it is reconciled by name.
@@ -270,8 +277,11 @@ export async function runImport(
           case 'interrupted':
             throw stopWith('interrupted');
           case 'rate-limited':
-            // Certainly not applied, so no look-up and no retry from the budget. The HTTP client's
-            // onRateLimited hook has already paused and slowed the shared throttle (Retry-After).
+            // Certainly not applied, so no look-up and no retry from the budget. The throttle pauses
+            // (Retry-After) and slows down, once per epoch: a 429 to a POST sent before its last
+            // decrease says nothing new. (The client's onRateLimited hook reports only the requests
+            // it retries itself, so this 429 is reported once, here, with its send time.)
+            limiter.onRateLimited((error as ApiError).retryAfterMs, sentAt);
             rateLimited += 1;
             if (rateLimited > max429) {
               throw stopWith(
@@ -303,8 +313,9 @@ export async function runImport(
                 ),
               );
             }
-            const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(state.attempts - 1, 20));
-            await waitFor(clock.sleep(random() * ceiling, waitSignal));
+            await waitFor(
+              clock.sleep(computeFullJitter(baseMs, maxMs, state.attempts - 1, random), waitSignal),
+            );
             const found = await lookup(step.targetName);
             if (found) return recordCreated(step, found._id, 'lookup', state.attempts);
             continue;

@@ -109,6 +109,9 @@ const BASE_FILES = new Set([
   'src/version.ts',
   // The ajv seam: config.ts checks the config file with it, so it sits with the base.
   'src/schema/ajv.ts',
+  // The retry policy is data (imports nothing): ApiError.isTransient() reads its statuses, so the one
+  // definition of "transient" sits with the base.
+  'src/api/retry-policy.ts',
 ]);
 const BASE_FOLDERS = ['src/connections/'];
 /** The core: the API client, the snapshot format, template schemas, the pure diff. */

@@ -74,7 +74,8 @@ type Reply =
   | 'late-502'
   | '401'
   | { readonly status: 400; readonly message: string }
-  | { readonly status: 429; readonly retryAfterMs: number }
+  /** Not applied, answered 429 (once `after` resolves, if given: an answer that comes late). */
+  | { readonly status: 429; readonly retryAfterMs: number; readonly after?: Promise<void> }
   /** Applied, answered once the test releases it (a POST in flight). */
   | { readonly gate: Promise<void> }
   /** Not an HTTP outcome at all: a bug. */
@@ -87,8 +88,6 @@ interface FakeServiceOptions {
   readonly existing?: readonly string[];
   /** The journal file, checked before every POST for the intent of that POST. */
   readonly journalPath: () => string;
-  /** The run's limiter: a 429 reports to it, as the HTTP client's onRateLimited hook does. */
-  readonly limiter?: () => RateLimiter;
   readonly clock?: Clock;
   /** The look-up fails with this error. */
   readonly lookupError?: Error;
@@ -124,13 +123,17 @@ function createFakeService(options: FakeServiceOptions) {
       for (const w of postWaiters)
         if (requests.filter((r) => r.method === 'POST').length === w.n) w.resolve();
       const reply = options.script?.[name]?.shift() ?? 'ok';
+      if (typeof reply === 'object' && 'status' in reply && reply.status === 429) {
+        // The runner reports it to the throttle (with the POST's send time), as it does in production.
+        if (reply.after) await reply.after;
+        throw new ApiError(
+          { method: 'POST', path: CREATE_PATH, status: 429, serviceMessage: 'Too many requests' },
+          { retryAfterMs: reply.retryAfterMs },
+        );
+      }
       if (typeof reply === 'object' && 'gate' in reply) {
         await reply.gate;
         return { name, _id: apply(name) };
-      }
-      if (typeof reply === 'object' && reply.status === 429) {
-        options.limiter?.().onRateLimited(reply.retryAfterMs);
-        throw apiError(429, 'Too many requests');
       }
       if (typeof reply === 'object') throw apiError(reply.status, reply.message);
       switch (reply) {
@@ -274,13 +277,12 @@ function baseDeps(clock: Clock, budget: number): Omit<RunImportDeps, 'target'> {
   };
 }
 
-function harness(options: Omit<FakeServiceOptions, 'journalPath' | 'limiter' | 'clock'> = {}): Harness {
+function harness(options: Omit<FakeServiceOptions, 'journalPath' | 'clock'> = {}): Harness {
   const clock = createFakeClock();
   const limiter = createRateLimiter({ clock: clock.clock });
   const service = createFakeService({
     ...options,
     journalPath: () => journalPath,
-    limiter: () => limiter,
     clock: clock.clock,
   });
   const settled: EntryOutcome[] = [];
@@ -675,6 +677,54 @@ describe('runImport: 429', () => {
     expect(h.limiter.rateLimitedCount).toBe(2);
   });
 
+  it('a 429 answered late to a POST sent before the last decrease does not slow the throttle again (epoch rule, by send time)', async () => {
+    // a is sent at t=0 and answered 429 late; b, sent at t=100, is answered 429 at once: the throttle
+    // slows down (one decrease). a's late 429 (at t~800, long after that decrease's epoch) reflects the
+    // old rate: with its send time the throttle ignores it; without, it would slow down a second time.
+    const release = deferred();
+    const { clock } = createFakeClock();
+    const inner = createRateLimiter({ rate: 10, clock });
+    const changes: { sentAt: number | undefined; before: number | undefined; after: number | undefined }[] =
+      [];
+    const limiter: RateLimiter = {
+      reserve: () => inner.reserve(),
+      acquire: (signal) => inner.acquire(signal),
+      onRateLimited(ms, sentAt) {
+        const before = inner.currentRate();
+        inner.onRateLimited(ms, sentAt);
+        changes.push({ sentAt, before, after: inner.currentRate() });
+        // The POST of b that follows its 429 is the cue for the late answer to a.
+        if (changes.length === 1) setImmediate(release.resolve);
+      },
+      currentRate: () => inner.currentRate(),
+      get rateLimitedCount() {
+        return inner.rateLimitedCount;
+      },
+    };
+    const service = createFakeService({
+      script: {
+        a: [{ status: 429, retryAfterMs: 0, after: release.promise }],
+        b: [{ status: 429, retryAfterMs: 0 }],
+      },
+      journalPath: () => journalPath,
+      clock,
+    });
+    const result = await runImport([step('a'), step('b')], {
+      ...baseDeps(clock, 0),
+      target: service.target,
+      limiter,
+    });
+    expect(result.stoppedBy).toBeUndefined();
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'created']);
+    expect(changes).toHaveLength(2);
+    // b's 429: sent at t=100, lowers the rate.
+    expect(changes[0]?.sentAt).toBe(100);
+    expect(changes[0]?.after).toBeLessThan(changes[0]?.before ?? 0);
+    // a's late 429: sent at t=0, before that decrease: the rate stays where it was.
+    expect(changes[1]?.sentAt).toBe(0);
+    expect(changes[1]?.after).toBe(changes[1]?.before);
+  });
+
   it('gives up on the service (exit 5) after too many 429s for one entry', async () => {
     const h = harness({
       script: { a: Array.from({ length: 10 }, () => ({ status: 429, retryAfterMs: 10 }) as const) },
@@ -728,7 +778,21 @@ describe('runImport through the real HTTP client (nock)', () => {
     ]);
   });
 
-  it("429 with Retry-After: the client's hook pauses the run's throttle, the POST is resent once", async () => {
+  it('a name that cannot be looked up (".") is recorded as failed with a clear message; nothing is sent', async () => {
+    // No interceptor: a POST or a look-up would fail with a nock network error (in doubt, not failed).
+    const { clock } = createFakeClock();
+    const result = await runImport([step('.')], { target: realTarget(), ...baseDeps(clock, 3) });
+    expect(result.stoppedBy).toBeUndefined();
+    expect(result.outcomes).toEqual([
+      expect.objectContaining({
+        kind: 'failed',
+        httpStatus: undefined,
+        message: expect.stringMatching(/cannot be used/),
+      }),
+    ]);
+  });
+
+  it("429 with Retry-After: the runner pauses the run's throttle (the client's hook stays silent for a POST), the POST is resent once", async () => {
     const { clock, sleeps } = createFakeClock();
     const limiter = createRateLimiter({ clock });
     let posts = 0;
@@ -741,12 +805,15 @@ describe('runImport through the real HTTP client (nock)', () => {
           ? [429, { error: 'Too many requests' }, { 'Retry-After': '2' }]
           : [201, { status: 'success', data: { _id: 'id-a', name: 'a' } }];
       });
+    const hook: (number | undefined)[] = [];
     const result = await runImport([step('a')], {
-      target: realTarget((ms) => limiter.onRateLimited(ms)),
+      target: realTarget((ms) => hook.push(ms)),
       ...baseDeps(clock, 0),
       limiter,
     });
     expect(result.stoppedBy).toBeUndefined();
+    expect(hook).toEqual([]);
+    expect(limiter.rateLimitedCount).toBe(1);
     expect(posts).toBe(2);
     expect(result.outcomes).toEqual([
       expect.objectContaining({ kind: 'created', targetId: 'id-a', via: 'post' }),

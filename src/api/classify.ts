@@ -1,0 +1,238 @@
+/**
+ * Failure classification: every answer or thrown error of one attempt becomes an outcome, a value or
+ * a {@link Failure} carrying the typed error to throw if it is final. Classification is by status and
+ * network code, never by message text. No axios type leaves src/api/http.ts: thrown errors are read
+ * as plain objects here.
+ */
+import {
+  ApiError,
+  AuthError,
+  type DdsError,
+  type HttpContext,
+  InterruptedError,
+  UnavailableError,
+} from '../errors.js';
+import { scrub } from '../secrets.js';
+import { isTransientStatus, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
+import { describeHtmlOrText, extractServiceMessage, isErrorEnvelope, NotJson } from './service-error.js';
+
+/** A failed attempt, before the retry decision. */
+export interface Failure {
+  /** The error to throw if this failure is final. */
+  readonly error: DdsError;
+  /** Retrying may help (network error, transient status). */
+  readonly transient: boolean;
+  readonly status?: number;
+  readonly networkCode?: string;
+  readonly retryAfterMs?: number;
+  /** 401: the token was rejected. */
+  readonly unauthorized?: boolean;
+  /** Header-free description of a network error, for the final message. */
+  readonly detail?: string;
+}
+
+/** The outcome of one attempt. */
+export type Outcome<T> = { readonly value: T } | { readonly failure: Failure };
+
+/** True for a failed outcome. */
+export function isFailure<T>(outcome: Outcome<T>): outcome is { readonly failure: Failure } {
+  return 'failure' in outcome;
+}
+
+/** What classification needs to know about the client. */
+export interface ClassifyContext {
+  readonly label: string;
+  readonly apiPrefix: string;
+  readonly policy: RetryPolicy;
+}
+
+/** The header-free description of one exchange. */
+export function contextOf(
+  ctx: ClassifyContext,
+  method: string,
+  path: string,
+  status?: number,
+  serviceMessage?: string,
+): HttpContext {
+  return {
+    method,
+    path: `${ctx.apiPrefix}${path}`,
+    ...(status === undefined ? {} : { status }),
+    ...(serviceMessage === undefined ? {} : { serviceMessage }),
+  };
+}
+
+/** Turn a response (status + parsed body + Retry-After header) into an outcome. */
+export function classifyResponse<T>(
+  ctx: ClassifyContext,
+  method: string,
+  path: string,
+  status: number,
+  body: unknown,
+  retryAfterHeader: string | undefined,
+): Outcome<T> {
+  if (status === 401) {
+    const said = extractServiceMessage(body instanceof NotJson ? body.text : body);
+    return {
+      failure: {
+        error: new AuthError(
+          `The service rejected the token of ${ctx.label}`,
+          contextOf(ctx, method, path, 401, said),
+          { cause: { status: 401, method, path: `${ctx.apiPrefix}${path}` } },
+        ),
+        transient: false,
+        status: 401,
+        unauthorized: true,
+      },
+    };
+  }
+  const ok = status >= 200 && status < 300;
+  if (ok && body instanceof NotJson) {
+    // A proxy's "502 Bad Gateway" page with a 200: the request may or may not have been applied.
+    const http = contextOf(ctx, method, path, 502, describeHtmlOrText(body.text));
+    const transient = isTransientStatus(502, ctx.policy);
+    return {
+      failure: {
+        error: new ApiError(http, { cause: { status, method, path: http.path, nonJson: true }, transient }),
+        transient,
+        status: 502,
+      },
+    };
+  }
+  if (ok && !isErrorEnvelope(body)) return { value: body as T };
+  // An error status, or an error envelope on a 2xx.
+  const envelope = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
+  const bodyStatus =
+    typeof envelope?.statusCode === 'number' && envelope.statusCode >= 400 ? envelope.statusCode : undefined;
+  const effective = ok ? (bodyStatus ?? status) : status;
+  const said = extractServiceMessage(body instanceof NotJson ? body.text : body);
+  const http = contextOf(ctx, method, path, effective, said);
+  const retryAfterMs = parseRetryAfter(retryAfterHeader);
+  const transient = isTransientStatus(effective, ctx.policy);
+  return {
+    failure: {
+      error: new ApiError(http, {
+        cause: { status: effective, method, path: http.path },
+        transient,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        ...(status >= 300 && status < 400
+          ? { hint: 'The service answered with a redirect; check the environment URL' }
+          : {}),
+      }),
+      transient,
+      status: effective,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    },
+  };
+}
+
+/** Normalise a Node / axios network error code. */
+export function networkCodeOf(error: unknown): string | undefined {
+  if (!error || typeof error !== 'object') return undefined;
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown };
+  if (typeof e.code === 'string' && e.code !== 'ERR_BAD_REQUEST') return e.code;
+  if (typeof e.message === 'string' && /socket hang up/i.test(e.message)) return 'SOCKET_HANG_UP';
+  if (e.cause) return networkCodeOf(e.cause);
+  return undefined;
+}
+
+/** True for a certificate / TLS verification failure (by Node's and OpenSSL's codes). */
+export function isTlsCode(code: string | undefined): boolean {
+  return (
+    code !== undefined &&
+    /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT|ERR_SSL_|HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE)/.test(
+      code,
+    )
+  );
+}
+
+/** A short, header-free description of a network error (axios messages name no header). */
+function describeNetworkError(error: unknown, code: string | undefined): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return scrub(code && !message.includes(code) ? `${code}: ${message}` : message);
+}
+
+/** Why an attempt was cut short by the client itself (not by the user). */
+export type AttemptCut =
+  | { readonly kind: 'deadline'; readonly ms: number }
+  | { readonly kind: 'too-large'; readonly limit: number };
+
+/** The failure of an attempt the client cut short: not retried (the same request would fare the same). */
+export function classifyCut(ctx: ClassifyContext, cut: AttemptCut, method: string, path: string): Failure {
+  const http = contextOf(ctx, method, path);
+  switch (cut.kind) {
+    case 'deadline':
+      return {
+        error: new UnavailableError(
+          `${ctx.label} did not answer completely within ${cut.ms} ms (the request's overall deadline)`,
+          http,
+          {
+            cause: { code: 'E_DEADLINE', method, path: http.path, deadlineMs: cut.ms },
+            networkCode: 'E_DEADLINE',
+            inDoubt: true,
+            hint: 'The service answered too slowly; check that it is healthy, then re-run the command',
+          },
+        ),
+        transient: false,
+        networkCode: 'E_DEADLINE',
+        detail: `deadline of ${cut.ms} ms`,
+      };
+    case 'too-large':
+      return {
+        error: new ApiError(
+          { ...http, serviceMessage: `the answer is larger than the ${cut.limit}-byte cap of a JSON answer` },
+          {
+            transient: false,
+            cause: { method, path: http.path, limit: cut.limit },
+            hint: 'Check that the URL points at a Data Discovery Service API (a list page this large is not expected)',
+          },
+        ),
+        transient: false,
+      };
+    default: {
+      const unreachable: never = cut;
+      throw new Error(`unhandled cut ${String(unreachable)}`);
+    }
+  }
+}
+
+/** Turn a thrown error (network, cancel) into a failure. `aborted`: the caller's signal fired. */
+export function classifyThrown(
+  ctx: ClassifyContext,
+  error: unknown,
+  method: string,
+  path: string,
+  aborted: boolean,
+  canceled: boolean,
+): Failure {
+  if (aborted || canceled) return { error: new InterruptedError(), transient: false };
+  const code = networkCodeOf(error);
+  const description = describeNetworkError(error, code);
+  const http = contextOf(ctx, method, path);
+  if (isTlsCode(code)) {
+    // The TLS handshake failed: nothing was sent, and retrying cannot help.
+    return {
+      error: new UnavailableError(`Cannot reach ${ctx.label} securely (${description})`, http, {
+        cause: { code, message: description, method, path: http.path },
+        ...(code === undefined ? {} : { networkCode: code }),
+        inDoubt: false,
+        hint: "The service's certificate is not trusted: if it is issued by a private CA, pass that CA with --ca-file (or caFile)",
+      }),
+      transient: false,
+      ...(code === undefined ? {} : { networkCode: code }),
+      detail: description,
+    };
+  }
+  // ECONNREFUSED and DNS failures never reached the service; anything else may have.
+  const inDoubt = code !== 'ECONNREFUSED' && code !== 'ENOTFOUND' && code !== 'EAI_AGAIN';
+  return {
+    error: new UnavailableError(`Cannot reach ${ctx.label} (${description})`, http, {
+      cause: { code, message: description, method, path: http.path },
+      ...(code === undefined ? {} : { networkCode: code }),
+      inDoubt,
+    }),
+    transient: code !== undefined && ctx.policy.networkCodes.includes(code),
+    ...(code === undefined ? {} : { networkCode: code }),
+    detail: description,
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Look-ups of what connections and profiles refer to: scanners (by `scanner_group`) and stored
+ * credentials (by `credential_id`). Both endpoints are optional on real services (api-notes: scanner
+ * status [code], credentials [guess]): a 404 is `not-available` (the caller reports "could not be
+ * checked"), never an error that fails a run.
+ */
+import { ApiError } from '../errors.js';
+import { maskSecrets } from '../secrets.js';
+import type { HttpClient } from './http.js';
+import { isRecord, unexpectedShape } from './paging.js';
+
+/** A scanner as listed by GET /scanner-status (other fields kept as they came). */
+export interface ScannerEntry extends Readonly<Record<string, unknown>> {
+  readonly scanner_group?: string;
+}
+
+/** A stored credential as listed by GET /credentials (fields named like secrets are masked). */
+export interface CredentialEntry extends Readonly<Record<string, unknown>> {
+  readonly credential_id?: string;
+}
+
+/** A reference list, or the service does not offer it (404). */
+export type ReferenceList<T> =
+  | { readonly kind: 'available'; readonly items: readonly T[] }
+  | { readonly kind: 'not-available' };
+
+/** The array of an answer: the body, `data`, `data.<key>`, or `<key>` at the top. */
+function readItems(body: unknown, key: string, path: string): Record<string, unknown>[] {
+  const top = isRecord(body) ? body : undefined;
+  const data = top?.data;
+  const items = [body, data, isRecord(data) ? data[key] : undefined, top?.[key]].find(Array.isArray);
+  if (!items) throw unexpectedShape(path, `no ${key} array`);
+  return items.filter(isRecord);
+}
+
+async function listReference<T>(
+  client: HttpClient,
+  path: string,
+  key: string,
+  signal: AbortSignal | undefined,
+): Promise<ReferenceList<T>> {
+  let body: unknown;
+  try {
+    body = await client.request<unknown>({
+      method: 'GET',
+      path,
+      retry: 'safe',
+      ...(signal ? { signal } : {}),
+    });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return { kind: 'not-available' };
+    throw error;
+  }
+  return { kind: 'available', items: readItems(body, key, path) as unknown as T[] };
+}
+
+/** GET /scanner-status: the scanners with their `scanner_group`; `not-available` on 404. */
+export function listScanners(
+  client: HttpClient,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<ReferenceList<ScannerEntry>> {
+  return listReference<ScannerEntry>(client, '/scanner-status', 'scanners', options.signal);
+}
+
+/** GET /credentials: the stored credentials by `credential_id`; `not-available` on 404. */
+export function listCredentials(
+  client: HttpClient,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<ReferenceList<CredentialEntry>> {
+  return listReference<CredentialEntry>(client, '/credentials', 'credentials', options.signal).then((list) =>
+    // A credential listing may carry the values: masked here, so none reaches a report or a log.
+    list.kind === 'available'
+      ? { kind: 'available', items: list.items.map((item) => maskSecrets(item) as CredentialEntry) }
+      : list,
+  );
+}

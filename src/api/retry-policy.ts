@@ -1,0 +1,142 @@
+/**
+ * The retry policy of the HTTP client, as data (style.md habit 4), and the pure pieces around it: the
+ * one definition of a transient status, the run-wide retry budget, Retry-After parsing and the
+ * full-jitter backoff (used by the client and by the importer's in-doubt re-checks).
+ */
+
+/** Retry policy as data. */
+export interface RetryPolicy {
+  /** Attempts after the first, per request. */
+  readonly retries: number;
+  /** Statuses that are transient: a safe request is sent again, a create is in doubt. */
+  readonly statuses: readonly number[];
+  readonly networkCodes: readonly string[];
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** Longest Retry-After honoured; longer ones are capped. */
+  readonly maxRetryAfterMs: number;
+  /**
+   * Attempts after the first when the connection is refused (ECONNREFUSED). Kept small: nothing
+   * listens on the port, and a dead port must end the run within seconds, not after a full backoff.
+   */
+  readonly refusedRetries: number;
+}
+
+/**
+ * The statuses that are transient (the one definition: the client's retries and
+ * `ApiError.isTransient()` both read it). 501 Not Implemented is not among them: it is definite.
+ */
+export const TRANSIENT_STATUSES: readonly number[] = [408, 429, 500, 502, 503, 504];
+
+/**
+ * The default policy: 5 retries of safe requests on network errors and 408/429/500/502-504,
+ * full-jitter exponential backoff from 250 ms up to 10 s, a Retry-After honoured up to 60 s.
+ */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  retries: 5,
+  statuses: TRANSIENT_STATUSES,
+  networkCodes: [
+    'ECONNRESET',
+    'ECONNREFUSED',
+    'ETIMEDOUT',
+    'ECONNABORTED',
+    'EPIPE',
+    'EAI_AGAIN',
+    'ENETUNREACH',
+    'EHOSTUNREACH',
+    'ENETDOWN',
+    'ERR_SOCKET_CONNECTION_TIMEOUT',
+    'ERR_BAD_RESPONSE',
+    'SOCKET_HANG_UP',
+  ],
+  baseDelayMs: 250,
+  maxDelayMs: 10_000,
+  maxRetryAfterMs: 60_000,
+  refusedRetries: 2,
+};
+
+/**
+ * True when an HTTP status is transient (or absent: no answer). The importer treats a transient
+ * answer to a create as "in doubt" (maybe applied); anything else is a definite answer.
+ */
+export function isTransientStatus(
+  status: number | undefined,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): boolean {
+  return status === undefined || policy.statuses.includes(status);
+}
+
+/** Size of the retry budget of a client created without one. */
+export const DEFAULT_RETRY_BUDGET = 100;
+
+/** A run-wide budget of retries shared by every request of a run (so a sick service ends the run). */
+export interface RetryBudget {
+  /** Take one retry from the budget; false when it is spent. */
+  take(): boolean;
+  readonly remaining: number;
+}
+
+/**
+ * Create a run-wide retry budget of `size` retries. `extend(n)` adds `n` retries, for a run that knows
+ * its size only after the client exists (the importer sizes it once its plan is known).
+ */
+export function createRetryBudget(size: number): RetryBudget & { extend(n: number): void } {
+  if (!Number.isInteger(size) || size < 0) throw new RangeError(`Expected a retry budget >= 0, got ${size}`);
+  let remaining = size;
+  return {
+    take() {
+      if (remaining <= 0) return false;
+      remaining -= 1;
+      return true;
+    },
+    get remaining() {
+      return remaining;
+    },
+    extend(n) {
+      if (!Number.isInteger(n) || n < 0)
+        throw new RangeError(`Expected a retry budget extension >= 0, got ${n}`);
+      remaining += n;
+    },
+  };
+}
+
+/**
+ * Parse a Retry-After header: delay-seconds or an HTTP date. Returns milliseconds (>= 0), or undefined
+ * when absent or unreadable.
+ */
+export function parseRetryAfter(value: unknown, now: number = Date.now()): number | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/**
+ * Full-jitter backoff (AWS's "full jitter"): uniform in [0, min(maxMs, baseMs * 2^attempt)), `attempt`
+ * 0-based. The one implementation: the client's retries and the importer's in-doubt waits use it.
+ */
+export function computeFullJitter(
+  baseMs: number,
+  maxMs: number,
+  attempt: number,
+  random: () => number,
+): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 30));
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * The delay before retry number `attempt` (0-based): the Retry-After the service asked for (capped),
+ * else {@link computeFullJitter} over the policy's base and cap.
+ */
+export function computeRetryDelay(
+  policy: RetryPolicy,
+  attempt: number,
+  retryAfterMs: number | undefined,
+  random: () => number,
+): number {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxRetryAfterMs);
+  return computeFullJitter(policy.baseDelayMs, policy.maxDelayMs, attempt, random);
+}

@@ -1,0 +1,78 @@
+/** Reading the start of a streamed body without losing it, and reading a short (error) body whole. */
+import { PassThrough, type Readable } from 'node:stream';
+
+/** Read an entire (error) stream into text, at most `limit` bytes kept. */
+export async function readStreamText(stream: Readable, limit = 64 * 1024): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    if (size < limit) chunks.push(buf);
+    size += buf.length;
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, limit);
+}
+
+/**
+ * Wait for the first non-blank byte of a stream without consuming it: returns the stream to read
+ * from (with the peeked bytes put back) and that byte, or undefined at end of stream.
+ */
+export async function peekFirstByte(
+  stream: Readable,
+): Promise<{ stream: Readable; first: string | undefined }> {
+  const seen: Buffer[] = [];
+  const iterator = stream[Symbol.asyncIterator]();
+  let first: string | undefined;
+  for (;;) {
+    const next = (await iterator.next()) as IteratorResult<Buffer | string>;
+    if (next.done) break;
+    const buf = Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value);
+    seen.push(buf);
+    const text = buf.toString('utf8').trimStart();
+    if (text !== '') {
+      first = text[0];
+      break;
+    }
+  }
+  const out = new PassThrough();
+  for (const buf of seen) out.write(buf);
+  (async () => {
+    try {
+      for (;;) {
+        const next = (await iterator.next()) as IteratorResult<Buffer | string>;
+        if (next.done) break;
+        if (!out.write(next.value)) await new Promise((resolve) => out.once('drain', resolve));
+      }
+      out.end();
+    } catch (error) {
+      out.destroy(error as Error);
+    }
+  })();
+  return { stream: out, first };
+}
+
+/** A buffered body grew past its cap (decoded bytes); the stream was destroyed. */
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`the answer is larger than ${limit} bytes`);
+  }
+}
+
+/**
+ * Read a whole stream into one buffer, at most `maxBytes` decoded bytes: past that the stream is
+ * destroyed and {@link BodyTooLarge} thrown, so memory never holds more than the cap.
+ */
+export async function readStreamCapped(stream: Readable, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += buf.length;
+    if (size > maxBytes) {
+      stream.destroy();
+      throw new BodyTooLarge(maxBytes);
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}

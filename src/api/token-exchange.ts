@@ -1,0 +1,91 @@
+/**
+ * The token of one environment: a static token, or a user token exchanged for a session token
+ * (GET /refresh-access-token with the user token as the header value itself, as real deployments
+ * expect: api-notes). Single-flight: concurrent 401s on the same token trigger one exchange only.
+ */
+import type { ResolvedEnvironment } from '../config.js';
+import { ApiError, AuthError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { registerSecret } from '../secrets.js';
+import { extractServiceMessage } from './service-error.js';
+
+/** The token state of a client. */
+export interface TokenExchange {
+  /** The Authorization value of the current token (read per attempt: an exchange may replace it). */
+  authorization(): string | undefined;
+  /** Bumped on each exchange, so a 401 on an older token does not exchange again. */
+  generation(): number;
+  /** Exchange the user token for a session token (single-flight); no-op without a user token. */
+  exchange(signal: AbortSignal | undefined): Promise<void>;
+  /** Exchange once before the first request when there is a user token and no session token yet. */
+  ensureToken(signal: AbortSignal | undefined): Promise<void>;
+}
+
+/**
+ * Create the token state of `environment`. `send` sends the exchange request with the user token as
+ * the Authorization value (retried as a safe GET, never re-exchanged) and returns its parsed body.
+ */
+export function createTokenExchange(
+  environment: ResolvedEnvironment,
+  log: Logger,
+  send: (userToken: string, signal: AbortSignal | undefined) => Promise<unknown>,
+): TokenExchange {
+  let token = environment.token;
+  if (token) registerSecret(token);
+  if (environment.refreshToken) registerSecret(environment.refreshToken);
+  let tokenGeneration = 0;
+  let exchanging: Promise<void> | undefined;
+  const path = '/api/v1/refresh-access-token';
+
+  async function exchangeOnce(refreshToken: string, signal: AbortSignal | undefined): Promise<void> {
+    let body: unknown;
+    try {
+      body = await send(refreshToken, signal);
+    } catch (error) {
+      // `success:false` at HTTP 200, or a 4xx: the user token itself was refused.
+      if (error instanceof ApiError && !error.isTransient()) {
+        throw new AuthError(
+          `The service refused to exchange the user token of ${environment.label}`,
+          error.http,
+          {
+            hint: 'Check the user token named by refreshTokenEnv',
+            cause: { status: error.status, path: error.http.path },
+          },
+        );
+      }
+      throw error;
+    }
+    const record = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+    if (record.success !== true || typeof record.systemToken !== 'string' || record.systemToken === '') {
+      const said = extractServiceMessage(body);
+      throw new AuthError(
+        `The service refused to exchange the user token of ${environment.label}`,
+        { method: 'GET', path, status: 200, ...(said === undefined ? {} : { serviceMessage: said }) },
+        { hint: 'Check the user token named by refreshTokenEnv' },
+      );
+    }
+    registerSecret(record.systemToken);
+    token = record.systemToken;
+    tokenGeneration += 1;
+    log.debug({ generation: tokenGeneration }, 'exchanged the user token for a session token');
+  }
+
+  const exchange = async (signal: AbortSignal | undefined): Promise<void> => {
+    const refreshToken = environment.refreshToken;
+    if (!refreshToken) return;
+    exchanging ??= exchangeOnce(refreshToken, signal).finally(() => {
+      exchanging = undefined;
+    });
+    await exchanging;
+  };
+
+  return {
+    authorization: () =>
+      token === undefined ? undefined : environment.authScheme === 'raw' ? token : `Bearer ${token}`,
+    generation: () => tokenGeneration,
+    exchange,
+    async ensureToken(signal) {
+      if (token === undefined && environment.refreshToken) await exchange(signal);
+    },
+  };
+}
