@@ -13,6 +13,7 @@ import { importCommand } from './import.js';
 import { profilesCloneCommand } from './profiles-clone.js';
 import { profilesCreateCommand } from './profiles-create.js';
 import { profilesGetCommand } from './profiles-get.js';
+import { undoCommand } from './undo.js';
 import { validateCommand } from './validate.js';
 
 /** Every top-level command and group, in the order `--help` shows them. */
@@ -22,6 +23,7 @@ export const commandEntries: readonly CommandEntry[] = [
   validateCommand,
   diffCommand,
   importCommand,
+  undoCommand,
   {
     command: 'profiles',
     describe: 'Scan profiles',

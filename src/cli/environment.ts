@@ -47,8 +47,12 @@ const SIDE_DESCRIPTION: Readonly<Record<EnvironmentSide, string>> = {
   to: 'Target environment: a config name or a base URL',
 };
 
-/** Add the environment options of the given sides (each required) to a command. */
-export function withEnvironmentOptions(yargs: Argv, sides: readonly EnvironmentSide[]): Argv {
+/** Add the environment options of the given sides (each required unless `optional`) to a command. */
+export function withEnvironmentOptions(
+  yargs: Argv,
+  sides: readonly EnvironmentSide[],
+  options: { readonly optional?: boolean } = {},
+): Argv {
   let y = yargs;
   for (const side of sides) {
     const tokenFile = TOKEN_FILE_OPTION[side];
@@ -56,7 +60,7 @@ export function withEnvironmentOptions(yargs: Argv, sides: readonly EnvironmentS
       .option(side, {
         type: 'string',
         describe: SIDE_DESCRIPTION[side],
-        demandOption: true,
+        demandOption: options.optional !== true,
         requiresArg: true,
       })
       .option(tokenFile.flag, {

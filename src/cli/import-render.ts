@@ -4,6 +4,7 @@
  */
 import cliProgress from 'cli-progress';
 import { ExitCode, type Problem } from '../errors.js';
+import type { ChangeOutcome } from '../importer/converge-run.js';
 import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
 import { formatSummary } from '../importer/outputs.js';
 import { describeStep, type ImportPlan } from '../importer/plan.js';
@@ -39,7 +40,7 @@ function createProgress(ctx: CliContext, total: number) {
   let failed = 0;
   bar.start(total, 0, { speed: '0.0', failed: 0 });
   return {
-    tick(outcome: EntryOutcome) {
+    tick(outcome: EntryOutcome | ChangeOutcome) {
       if (outcome.kind === 'failed') failed += 1;
       const done = bar.getProgress() * total + 1;
       const speed = (done / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
@@ -59,6 +60,8 @@ function planJson(plan: ImportPlan) {
     ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
     ...('targetId' in s && s.targetId ? { targetId: s.targetId } : {}),
     ...(s.kind === 'invalid' ? { problems: s.problems } : {}),
+    ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path) } : {}),
+    ...(s.kind === 'done' && s.op !== undefined ? { op: s.op } : {}),
   }));
 }
 
@@ -92,6 +95,7 @@ export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => vo
         progress = createProgress(ctx, event.sends);
         return;
       case 'entry-settled':
+      case 'change-settled':
         progress?.tick(event.outcome);
         return;
       case 'run-ended':

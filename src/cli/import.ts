@@ -58,6 +58,7 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
     concurrency: readNumberOption(args, 'concurrency', 'concurrency', CONCURRENCY_RANGE),
     rate,
     onConflict: onConflict as OnConflict,
+    prune: args.prune === true,
     overrides: path('overrides', 'overrides'),
     only,
     maxChanges: readNumberOption(args, 'maxChanges', 'max-changes', { min: 0, integer: true }),
@@ -121,7 +122,11 @@ export const importCommand: CommandSpec = {
         choices: ON_CONFLICT_CHOICES,
         default: 'skip',
         describe:
-          'A name that already exists in the target: skip it, fail the pre-flight, or create it renamed "<name> (2)"',
+          'A name that already exists in the target: skip it, fail the pre-flight, create it renamed "<name> (2)", or update it (PUT) when a compared field differs',
+      })
+      .option('prune', {
+        type: 'boolean',
+        describe: 'Delete connections of the target that the snapshot does not hold (within --only)',
       })
       .option('overrides', {
         type: 'string',
@@ -137,7 +142,7 @@ export const importCommand: CommandSpec = {
       .option('max-changes', {
         type: 'number',
         requiresArg: true,
-        describe: 'Refuse (exit 3) when more connections would be created',
+        describe: 'Refuse (exit 3) when more changes (creates + updates + deletes) would be made',
       })
       .option('dry-run', {
         type: 'boolean',
@@ -181,6 +186,10 @@ export const importCommand: CommandSpec = {
         'Import into dr, supplying masked secrets',
       )
       .example('$0 import prod.snapshot.jsonl --to dr --dry-run', 'Show what would be created')
+      .example(
+        '$0 import prod.snapshot.jsonl --to staging --on-conflict update --prune --dry-run',
+        'Show what making staging equal to the snapshot would change',
+      )
       .example(
         '$0 import prod.snapshot.jsonl --to staging --confirm staging --rate 10',
         'Into a protected environment, at 10 req/s',

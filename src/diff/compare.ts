@@ -236,3 +236,18 @@ function unionOfKeys(a: Record<string, unknown>, b: Record<string, unknown>): st
   for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) keys.push(k);
   return keys.sort(compareNames);
 }
+
+const NO_IGNORE_RULES = compileIgnoreRules([]);
+
+/**
+ * The fields in which `to` differs from `from`, by the very comparison of `diff` with no ignore rules
+ * (what `import --on-conflict update` decides an update by, so that `diff`'s "changed" is exactly what
+ * such an import updates). Masked fields are not differences.
+ */
+export function findChangedFields(
+  from: Connection,
+  to: Connection,
+  secretFields: (type: string) => ReadonlySet<string> = () => NO_SECRETS,
+): readonly FieldChange[] {
+  return compareConnections(from, to, { ignore: NO_IGNORE_RULES, secretFields }).fields;
+}

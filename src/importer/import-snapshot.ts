@@ -12,8 +12,15 @@
  */
 import { unlink } from 'node:fs/promises';
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
-import { createConnection, getConnectionByName, listConnections } from '../api/connections.js';
+import {
+  createConnection,
+  deleteConnection,
+  getConnectionByName,
+  listConnections,
+  updateConnection,
+} from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
+import { makeSafeImage } from '../connections/images.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import { type DdsError, PreflightError, type Problem, UsageError } from '../errors.js';
 import { checkWritableOutputs } from '../files.js';
@@ -24,9 +31,12 @@ import { registerSecretsOf } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import { createConvergeHelpers } from './converge.js';
+import { type ChangeOutcome, runChanges } from './converge-run.js';
 import {
   defaultJournalPath,
   type Journal,
+  type JournalChangeState,
   type JournalEntryState,
   normaliseTargetUrl,
   openJournal,
@@ -49,7 +59,15 @@ import {
   type Overrides,
   resolveOverrides,
 } from './overrides.js';
-import { type ImportPlan, isSendStep, type OnConflict, type PreparedEntry, planImport } from './plan.js';
+import {
+  type ImportPlan,
+  isChangeStep,
+  isSendStep,
+  type OnConflict,
+  type PreparedEntry,
+  planImport,
+  type TargetConnection,
+} from './plan.js';
 import { checkEntryForSend, checkPreflight, type EntryTemplates, formatProblem } from './preflight.js';
 import { type EntryOutcome, runImport } from './run.js';
 import { type Clock, createRateLimiter } from './throttle.js';
@@ -63,6 +81,8 @@ export interface ImportOptions {
   readonly concurrency: number | undefined;
   readonly rate: number | undefined;
   readonly onConflict: OnConflict;
+  /** Delete target connections the snapshot does not hold (within `only`). */
+  readonly prune?: boolean;
   readonly overrides: string | undefined;
   readonly only: ReadonlySet<string> | undefined;
   readonly maxChanges: number | undefined;
@@ -112,6 +132,8 @@ export type ImportEvent =
     }
   /** One entry settled (created or failed). */
   | { readonly kind: 'entry-settled'; readonly outcome: EntryOutcome }
+  /** One update or delete settled (applied or failed). */
+  | { readonly kind: 'change-settled'; readonly outcome: ChangeOutcome }
   /** The sends ended, also when the run throws. */
   | { readonly kind: 'run-ended' }
   /** An output file was written. */
@@ -154,17 +176,24 @@ function prepareEntries(
       type: entry.type,
       sourceId: typeof entry._id === 'string' ? entry._id : undefined,
       body,
+      image: makeSafeImage(body, catalog.secretFields(entry.type)),
     };
   });
 }
 
+/** The target's connections; whole objects only when updates or deletes need them (`whole`). */
 async function listTarget(
   client: HttpClient,
   signal: AbortSignal,
-): Promise<{ name: string; _id: string | undefined }[]> {
-  const out: { name: string; _id: string | undefined }[] = [];
+  whole: boolean,
+): Promise<TargetConnection[]> {
+  const out: TargetConnection[] = [];
   for await (const c of listConnections(client, { signal })) {
-    out.push({ name: c.name, _id: typeof c._id === 'string' ? c._id : undefined });
+    out.push({
+      name: c.name,
+      _id: typeof c._id === 'string' ? c._id : undefined,
+      ...(whole ? { connection: c } : {}),
+    });
   }
   return out;
 }
@@ -182,8 +211,11 @@ function preflightHint(problems: readonly Problem[]): string {
     : 'Fix the problems listed above and re-run (--dry-run shows the plan)';
 }
 
-/** Check `--only` against the snapshot's names. */
-function checkOnly(only: ReadonlySet<string> | undefined, entries: readonly Connection[]): void {
+/** Check `--only` against the snapshot's names (and with `--prune`, the target's). */
+function checkOnly(
+  only: ReadonlySet<string> | undefined,
+  entries: readonly { readonly name: string }[],
+): void {
   if (!only) return;
   const names = new Set(entries.map((e) => e.name));
   const unknown = [...only].filter((n) => !names.has(n));
@@ -212,7 +244,8 @@ export async function importSnapshot(
     const paths = findOverrideRemovals(stripServerManaged(entry) as Connection, overrides);
     if (paths.length > 0) onEvent({ kind: 'override-removes', entry: entry.name, paths });
   }
-  checkOnly(options.only, snapshot.entries);
+  // With --prune, --only may also name connections only the target holds: checked once it is listed.
+  if (!options.prune) checkOnly(options.only, snapshot.entries);
 
   // One budget and one throttle for every request of the run; the budget is sized once the plan is known.
   const environment = await ports.resolveTarget();
@@ -245,13 +278,19 @@ export async function importSnapshot(
     const prepared = prepareEntries(snapshot.entries, overrides, catalog);
 
     let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
+    let journalChanges: ReadonlyMap<string, JournalChangeState> = new Map();
     if (options.dryRun) {
-      journalState = (await peekJournal(journalPath, binding))?.entries ?? new Map();
+      const peeked = await peekJournal(journalPath, binding);
+      journalState = peeked?.entries ?? new Map();
+      journalChanges = peeked?.changes ?? new Map();
     } else {
       journal = await openJournal(journalPath, binding, { tool: `${TOOL_NAME} ${TOOL_VERSION}` });
       journalState = journal.replay.entries;
+      journalChanges = journal.replay.changes;
     }
-    const target = await listTarget(client, ports.signal);
+    const converging = options.onConflict === 'update' || options.prune === true;
+    const target = await listTarget(client, ports.signal, converging);
+    if (options.prune) checkOnly(options.only, [...snapshot.entries, ...target]);
 
     const warnings = new Set<string>();
     const templates: EntryTemplates = {
@@ -264,6 +303,11 @@ export async function importSnapshot(
       journal: journalState,
       onConflict: options.onConflict,
       only: options.only,
+      prune: options.prune === true,
+      changes: journalChanges,
+      ...(converging
+        ? { converge: createConvergeHelpers({ ...templates, secretFields: (t) => catalog.secretFields(t) }) }
+        : {}),
       check: (entry) => {
         const checked = checkEntryForSend(entry, templates);
         for (const w of checked.warnings)
@@ -314,12 +358,13 @@ export async function importSnapshot(
     }
 
     const sends = plan.steps.filter(isSendStep);
-    // A sick service ends the run: about one retry per ten creates, at least 30.
-    budget.extend(Math.max(30, Math.ceil(sends.length / 10)));
+    const changeSteps = plan.steps.filter(isChangeStep);
+    // A sick service ends the run: about one retry per ten writes, at least 30.
+    budget.extend(Math.max(30, Math.ceil((sends.length + changeSteps.length) / 10)));
     onEvent({
       kind: 'run-started',
       target: environment.label,
-      sends: sends.length,
+      sends: sends.length + changeSteps.length,
       total: plan.steps.length,
       concurrency,
       rate: limiter.currentRate(),
@@ -328,6 +373,7 @@ export async function importSnapshot(
     const activeJournal = journal;
     if (activeJournal === undefined) throw new Error('journal not open');
     let result: Awaited<ReturnType<typeof runImport>>;
+    let changeResult: Awaited<ReturnType<typeof runChanges>> = { outcomes: [], stoppedBy: undefined };
     try {
       result = await runImport(
         sends,
@@ -346,12 +392,30 @@ export async function importSnapshot(
         },
         { concurrency },
       );
+      // Updates, then deletes (the most destructive last), once every create settled.
+      if (result.stoppedBy === undefined && changeSteps.length > 0) {
+        const ordered = [
+          ...changeSteps.filter((s) => s.kind === 'update'),
+          ...changeSteps.filter((s) => s.kind === 'delete'),
+        ];
+        changeResult = await runChanges(ordered, {
+          target: {
+            update: (name, body, signal) => updateConnection(client, name, { ...body }, { signal }),
+            remove: (name, signal) => deleteConnection(client, name, { signal }),
+          },
+          journal: activeJournal,
+          limiter,
+          signal: ports.signal,
+          concurrency,
+          onOutcome: (outcome) => onEvent({ kind: 'change-settled', outcome }),
+        });
+      }
     } finally {
       onEvent({ kind: 'run-ended' });
     }
     await activeJournal.close();
 
-    const report = buildReport(plan, result.outcomes);
+    const report = buildReport(plan, result.outcomes, changeResult.outcomes);
     if (options.report) {
       await writeScrubbedFile(options.report, serializeReport(report));
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
@@ -369,7 +433,7 @@ export async function importSnapshot(
       journal: journalPath,
       reportPath: options.report,
       idMapPath: options.idMap,
-      stoppedBy: result.stoppedBy,
+      stoppedBy: result.stoppedBy ?? changeResult.stoppedBy,
     };
   } finally {
     await journal?.close();

@@ -12,7 +12,12 @@
  *
  * A lock file (`<journal>.lock`, pid + hostname) refuses a second concurrent run; a lock left by a dead
  * process on this host is taken over. The journal never holds a credential value: names, ids, HTTP
- * statuses and (scrubbed) service messages only.
+ * statuses, (scrubbed) service messages and images of objects with every secret masked.
+ *
+ * Records are tagged unions: `kind` (begin, resume, intent, outcome), and for intents and outcomes
+ * `object` (connection, scan-profile) and `op` (create, update, delete). Creates carry the masked body
+ * sent (`image`), updates and deletes the masked before-image (`before`) that undo puts back. Records
+ * of older journals have no `object`/`op` and are read as connection creates.
  */
 import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, link, open, readFile, truncate, unlink, writeFile } from 'node:fs/promises';
@@ -47,39 +52,99 @@ export interface ResumeRecord {
   readonly at: string;
 }
 
-/** Written and fsync'd before each POST. `name` is the snapshot's name, `targetName` what is POSTed. */
-export interface IntentRecord {
+/** The kind of object a record is about; absent in journals written before scan profiles (= connection). */
+export type JournalObject = 'connection' | 'scan-profile';
+
+/** What a record's request does; absent in create-only journals of earlier versions (= create). */
+export type JournalOp = 'create' | 'update' | 'delete';
+
+/**
+ * An image of an object as kept in a journal: server-managed fields dropped, every secret masked
+ * (`"******"` when it had a value, see `connections/images.ts`). Never a credential value.
+ */
+export type SafeImage = Readonly<Record<string, unknown>>;
+
+interface IntentBase {
   readonly kind: 'intent';
+  readonly object: JournalObject;
+  /** The snapshot's name (for update and delete: the target's name, which is the same). */
   readonly name: string;
+  /** The name the request addresses (POSTed, PUT or DELETEd). */
   readonly targetName: string;
   readonly sourceId?: string;
-  /** 1 for the first POST of this entry in this run, 2 for a resend after an in-doubt answer, ... */
+  /** 1 for the first request of this entry in this run, 2 for a resend after an in-doubt answer, ... */
   readonly attempt: number;
   readonly at: string;
 }
 
-/** How an entry ended: created (by the POST's answer or found by a look-up), or definitely rejected. */
+/**
+ * Written and fsync'd before each write request; a tagged union on `op`. Records of older journals
+ * have no `op` and no `object`: they are read as connection creates.
+ */
+export type IntentRecord =
+  | (IntentBase & {
+      readonly op: 'create';
+      /** The body sent, secrets masked: what undo compares with before deleting (absent in old journals). */
+      readonly image?: SafeImage;
+    })
+  | (IntentBase & {
+      readonly op: 'update';
+      /** The object before the update, secrets masked. */
+      readonly before: SafeImage;
+      /** The body sent, secrets masked. */
+      readonly image: SafeImage;
+      /** JSON pointers of the secrets the update sent in clear: undo needs their earlier values. */
+      readonly secretsSent: readonly string[];
+    })
+  | (IntentBase & {
+      readonly op: 'delete';
+      /** The object before the delete, secrets masked. */
+      readonly before: SafeImage;
+    });
+
+interface OutcomeBase {
+  readonly kind: 'outcome';
+  readonly object: JournalObject;
+  readonly name: string;
+  readonly targetName: string;
+  readonly at: string;
+}
+
+/** How an entry ended: applied (by the answer or found by a look-up), or definitely rejected. */
 export type OutcomeRecord =
-  | {
-      readonly kind: 'outcome';
+  | (OutcomeBase & {
+      readonly op: 'create';
       readonly result: 'created';
-      readonly name: string;
-      readonly targetName: string;
       readonly targetId: string | undefined;
       /** `post`: the POST answered; `lookup`: an in-doubt POST was found applied by a look-up by name. */
       readonly via: 'post' | 'lookup';
-      readonly at: string;
-    }
-  | {
-      readonly kind: 'outcome';
+    })
+  | (OutcomeBase & {
+      readonly op: 'update';
+      readonly result: 'updated';
+      readonly targetId: string | undefined;
+    })
+  | (OutcomeBase & {
+      readonly op: 'delete';
+      readonly result: 'deleted';
+      readonly targetId: string | undefined;
+      /** `request`: the DELETE answered; `absent`: the name was already gone (an earlier attempt). */
+      readonly via: 'request' | 'absent';
+    })
+  | (OutcomeBase & {
+      readonly op: JournalOp;
       readonly result: 'failed';
-      readonly name: string;
-      readonly targetName: string;
       readonly httpStatus: number | undefined;
       /** The service's message, scrubbed of registered secrets. */
       readonly message: string;
-      readonly at: string;
-    };
+    });
+
+/** What the journal says about an update or delete of one connection (by name). */
+export interface JournalChangeState {
+  readonly op: 'update' | 'delete';
+  readonly state: 'done' | 'failed' | 'in-doubt';
+  readonly type: string | undefined;
+}
 
 /** Every record kind of the journal. */
 export type JournalRecord = BeginRecord | ResumeRecord | IntentRecord | OutcomeRecord;
@@ -105,8 +170,10 @@ export interface JournalReplay {
   readonly begin: BeginRecord | undefined;
   /** Every complete, valid record, in file order. */
   readonly records: readonly JournalRecord[];
-  /** Per snapshot name, the state the last record left it in. */
+  /** Per snapshot name, the state the last create record of a connection left it in. */
   readonly entries: ReadonlyMap<string, JournalEntryState>;
+  /** Per connection name, the state the last update or delete record left it in. */
+  readonly changes: ReadonlyMap<string, JournalChangeState>;
   /** Length in bytes of the valid prefix (the file is truncated to it when the tail was torn). */
   readonly validBytes: number;
   /** True when a final line without its newline was ignored. */
@@ -163,21 +230,54 @@ function checkRecord(value: unknown): JournalRecord | string {
       return value as unknown as BeginRecord;
     case 'resume':
       return value as unknown as ResumeRecord;
-    case 'intent':
+    case 'intent': {
       if (!isString(value.name) || !isString(value.targetName)) return 'intent needs name and targetName';
-      return value as unknown as IntentRecord;
-    case 'outcome':
+      const record = normaliseTags(value);
+      if (typeof record === 'string') return record;
+      if ((record.op === 'update' || record.op === 'delete') && !isObject(record.before))
+        return `${record.op} intent needs a before-image`;
+      return record as unknown as IntentRecord;
+    }
+    case 'outcome': {
       if (!isString(value.name) || !isString(value.targetName)) return 'outcome needs name and targetName';
-      if (value.result !== 'created' && value.result !== 'failed')
-        return "outcome result must be 'created' or 'failed'";
-      return value as unknown as OutcomeRecord;
+      const record = normaliseTags(value);
+      if (typeof record === 'string') return record;
+      const expected = { create: 'created', update: 'updated', delete: 'deleted' }[record.op as JournalOp];
+      if (record.result !== expected && record.result !== 'failed')
+        return `outcome result of a ${String(record.op)} must be '${expected}' or 'failed'`;
+      return record as unknown as OutcomeRecord;
+    }
     default:
       return `unknown record kind ${JSON.stringify(value.kind)}`;
   }
 }
 
+/** Fill `op` and `object` of a record written before they existed (create-only journals). */
+function normaliseTags(value: Record<string, unknown>): Record<string, unknown> | string {
+  const op = value.op ?? 'create';
+  const object = value.object ?? 'connection';
+  if (op !== 'create' && op !== 'update' && op !== 'delete') return `unknown op ${JSON.stringify(op)}`;
+  if (object !== 'connection' && object !== 'scan-profile') return `unknown object ${JSON.stringify(object)}`;
+  return { ...value, op, object };
+}
+
 /** Fold one record into the per-entry state (exhaustive over record kinds). */
-function applyRecord(entries: Map<string, JournalEntryState>, record: JournalRecord): void {
+function applyRecord(
+  entries: Map<string, JournalEntryState>,
+  changes: Map<string, JournalChangeState>,
+  record: JournalRecord,
+): void {
+  if ((record.kind === 'intent' || record.kind === 'outcome') && record.object !== 'connection') return;
+  if ((record.kind === 'intent' || record.kind === 'outcome') && record.op !== 'create') {
+    const previous = changes.get(record.name);
+    const type =
+      record.kind === 'intent' && typeof record.before.type === 'string'
+        ? record.before.type
+        : previous?.type;
+    const state = record.kind === 'intent' ? 'in-doubt' : record.result === 'failed' ? 'failed' : 'done';
+    changes.set(record.name, { op: record.op, state, type });
+    return;
+  }
   switch (record.kind) {
     case 'begin':
     case 'resume':
@@ -223,6 +323,7 @@ function applyRecord(entries: Map<string, JournalEntryState>, record: JournalRec
 export function replayJournal(text: string, file = 'journal'): JournalReplay {
   const records: JournalRecord[] = [];
   const entries = new Map<string, JournalEntryState>();
+  const changes = new Map<string, JournalChangeState>();
   let begin: BeginRecord | undefined;
   let offset = 0;
   let validBytes = 0;
@@ -260,10 +361,10 @@ export function replayJournal(text: string, file = 'journal'): JournalReplay {
       begin = record;
     }
     records.push(record);
-    applyRecord(entries, record);
+    applyRecord(entries, changes, record);
     validBytes += lineBytes;
   }
-  return { begin, records, entries, validBytes, tornTail };
+  return { begin, records, entries, changes, validBytes, tornTail };
 }
 
 /** The lock's content. */
@@ -518,8 +619,11 @@ export async function openJournal(
         record.kind === 'outcome' && record.result === 'failed'
           ? { ...record, message: scrub(record.message) }
           : record;
+      // Images are masked already; scrubbing the line as well keeps a value the service echoed unmasked out.
+      const text = JSON.stringify(safe);
+      const line = record.kind === 'intent' && record.op !== 'create' ? scrub(text) : text;
       return new Promise<void>((resolve, reject) => {
-        queue.push({ line: `${JSON.stringify(safe)}\n`, resolve, reject });
+        queue.push({ line: `${line}\n`, resolve, reject });
         draining ??= drain();
       });
     };

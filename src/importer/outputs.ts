@@ -7,6 +7,7 @@
 import type { Problem } from '../errors.js';
 import { writeFileAtomic } from '../files.js';
 import { scrub } from '../secrets.js';
+import type { ChangeOutcome } from './converge-run.js';
 import type { ImportPlan, PlanStep } from './plan.js';
 import type { EntryOutcome } from './run.js';
 
@@ -23,6 +24,33 @@ export type ReportLine =
       readonly earlierRun: boolean;
       /** True when it was found on the target after an in-doubt POST, rather than by the POST's answer. */
       readonly reconciled: boolean;
+    }
+  | {
+      /** Put in line with the snapshot (`--on-conflict update`). */
+      readonly outcome: 'updated';
+      readonly name: string;
+      readonly type: string;
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
+      /** The fields that differed (JSON pointers); empty when an earlier run updated it. */
+      readonly fields: readonly string[];
+      readonly earlierRun: boolean;
+    }
+  | {
+      /** Not in the snapshot, deleted (`--prune`). */
+      readonly outcome: 'deleted';
+      readonly name: string;
+      readonly type: string;
+      readonly targetId: string | undefined;
+      readonly earlierRun: boolean;
+    }
+  | {
+      /** In the target and equal on every compared field (`--on-conflict update`). */
+      readonly outcome: 'unchanged';
+      readonly name: string;
+      readonly type: string;
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
     }
   | {
       readonly outcome: 'exists';
@@ -61,15 +89,81 @@ export type ReportOutcome = ReportLine['outcome'];
 export type IdMap = Record<string, { readonly name: string; readonly targetId: string }>;
 
 /** Combine the plan and the run's outcomes into one report line per entry, in name order. */
-export function buildReport(plan: ImportPlan, outcomes: readonly EntryOutcome[]): ReportLine[] {
+export function buildReport(
+  plan: ImportPlan,
+  outcomes: readonly EntryOutcome[],
+  changeOutcomes: readonly ChangeOutcome[] = [],
+): ReportLine[] {
   const byName = new Map(outcomes.map((o) => [o.step.name, o]));
-  return plan.steps.map((step) => reportStep(step, byName.get(step.name)));
+  const changesByName = new Map(changeOutcomes.map((o) => [o.step.name, o]));
+  return plan.steps.map((step) =>
+    step.kind === 'update' || step.kind === 'delete'
+      ? reportChange(step, changesByName.get(step.name))
+      : reportStep(step, byName.get(step.name)),
+  );
+}
+
+function reportChange(
+  step: Extract<PlanStep, { kind: 'update' | 'delete' }>,
+  outcome: ChangeOutcome | undefined,
+): ReportLine {
+  const base = { name: step.name, type: step.type };
+  if (outcome === undefined || outcome.kind === 'pending') {
+    return {
+      ...base,
+      outcome: 'pending',
+      targetName: step.targetName,
+      inDoubt: outcome?.kind === 'pending' && outcome.inDoubt,
+    };
+  }
+  switch (outcome.kind) {
+    case 'updated':
+      return {
+        ...base,
+        outcome: 'updated',
+        sourceId: step.sourceId,
+        targetId: step.targetId,
+        fields: step.kind === 'update' ? step.fields.map((f) => f.path) : [],
+        earlierRun: false,
+      };
+    case 'deleted':
+      return { ...base, outcome: 'deleted', targetId: step.targetId, earlierRun: false };
+    case 'failed':
+      return {
+        ...base,
+        outcome: 'failed',
+        targetName: step.targetName,
+        httpStatus: outcome.httpStatus,
+        message: scrub(outcome.message),
+      };
+    default: {
+      const unreachable: never = outcome;
+      return unreachable;
+    }
+  }
 }
 
 function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLine {
   const base = { name: step.name, type: step.type };
   switch (step.kind) {
+    case 'update':
+    case 'delete':
+      return reportChange(step, undefined);
+    case 'unchanged':
+      return { ...base, outcome: 'unchanged', sourceId: step.sourceId, targetId: step.targetId };
     case 'done':
+      if (step.op === 'update') {
+        return {
+          ...base,
+          outcome: 'updated',
+          sourceId: step.sourceId,
+          targetId: step.targetId,
+          fields: [],
+          earlierRun: true,
+        };
+      }
+      if (step.op === 'delete')
+        return { ...base, outcome: 'deleted', targetId: step.targetId, earlierRun: true };
       return {
         ...base,
         outcome: step.targetName === step.name ? 'created' : 'renamed',
@@ -138,7 +232,7 @@ export function buildIdMap(report: readonly ReportLine[]): IdMap {
     if (line.outcome === 'created' || line.outcome === 'renamed') {
       if (line.sourceId && line.targetId)
         map[line.sourceId] = { name: line.targetName, targetId: line.targetId };
-    } else if (line.outcome === 'exists') {
+    } else if (line.outcome === 'exists' || line.outcome === 'updated' || line.outcome === 'unchanged') {
       if (line.sourceId && line.targetId) map[line.sourceId] = { name: line.name, targetId: line.targetId };
     }
   }
@@ -149,10 +243,28 @@ export function buildIdMap(report: readonly ReportLine[]): IdMap {
 export function countOutcomes(
   report: readonly ReportLine[],
 ): Record<ReportOutcome, number> & { earlierRun: number } {
-  const counts = { created: 0, renamed: 0, exists: 0, failed: 0, invalid: 0, pending: 0, earlierRun: 0 };
+  const counts = {
+    created: 0,
+    renamed: 0,
+    updated: 0,
+    deleted: 0,
+    unchanged: 0,
+    exists: 0,
+    failed: 0,
+    invalid: 0,
+    pending: 0,
+    earlierRun: 0,
+  };
   for (const line of report) {
     counts[line.outcome] += 1;
-    if ((line.outcome === 'created' || line.outcome === 'renamed') && line.earlierRun) counts.earlierRun += 1;
+    if (
+      (line.outcome === 'created' ||
+        line.outcome === 'renamed' ||
+        line.outcome === 'updated' ||
+        line.outcome === 'deleted') &&
+      line.earlierRun
+    )
+      counts.earlierRun += 1;
   }
   return counts;
 }
@@ -161,12 +273,24 @@ export function countOutcomes(
 export function formatSummary(report: readonly ReportLine[], targetLabel: string): string {
   const c = countOutcomes(report);
   const rows: [string, number, string][] = [
-    ['created', c.created, c.earlierRun > 0 ? `(${c.earlierRun} created or renamed by an earlier run)` : ''],
+    [
+      'created',
+      c.created,
+      c.earlierRun > 0
+        ? `(${c.earlierRun} ${c.updated + c.deleted > 0 ? 'done' : 'created or renamed'} by an earlier run)`
+        : '',
+    ],
     ['renamed', c.renamed, ''],
+  ];
+  // The converge rows only when the run could have any (keeps the create-only summary as it was).
+  if (c.updated + c.deleted + c.unchanged > 0) {
+    rows.push(['updated', c.updated, ''], ['deleted', c.deleted, ''], ['unchanged', c.unchanged, '']);
+  }
+  rows.push(
     ['existed', c.exists, '(already in the target, skipped)'],
     ['failed', c.failed, ''],
     ['invalid', c.invalid, ''],
-  ];
+  );
   if (c.pending > 0) rows.push(['pending', c.pending, '(not settled: re-run to resume)']);
   const lines = [`Import into ${targetLabel}: ${report.length} entries`];
   for (const [label, n, note] of rows)

@@ -10,18 +10,25 @@
  *    - `--on-conflict skip` (default) -> `exists`: left alone, reported as existing;
  *    - `--on-conflict fail` -> `conflict`: a pre-flight problem (the run is refused, exit 3);
  *    - `--on-conflict rename` -> `rename`: created as `<name> (2)` (or the next free `(n)`);
+ *    - `--on-conflict update` -> `update` when a compared field differs (the comparison of `diff`),
+ *      else `unchanged` (or `done` with `op: 'update'` when the journal says an earlier run updated it);
  * 4. otherwise -> `create`.
+ * With `prune`, every target connection the snapshot does not hold (within `only`) -> `delete`; a name the
+ * journal says was deleted (or whose delete is in doubt) and that the target no longer holds -> `done`
+ * with `op: 'delete'`. Deletes come after the snapshot's entries, in name order.
  * An entry that would be sent (create, rename, reconcile) but fails its checks becomes `invalid`.
  */
 import { compareNames, pairByName } from '../connections/match.js';
+import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
-import type { JournalEntryState } from './journal.js';
+import type { Connection } from '../model/connection.js';
+import type { JournalChangeState, JournalEntryState, SafeImage } from './journal.js';
 
 /** What to do with an entry whose name already exists in the target. */
-export type OnConflict = 'skip' | 'fail' | 'rename';
+export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
 
 /** The choices of {@link OnConflict}, for option checking. */
-export const ON_CONFLICT_CHOICES: readonly OnConflict[] = ['skip', 'fail', 'rename'];
+export const ON_CONFLICT_CHOICES: readonly OnConflict[] = ['skip', 'fail', 'rename', 'update'];
 
 /** A snapshot entry ready to send: overrides applied, server-managed fields stripped. */
 export interface PreparedEntry {
@@ -31,12 +38,16 @@ export interface PreparedEntry {
   readonly sourceId: string | undefined;
   /** The `ds_connection` body (its `name` is replaced by the target name when renamed). */
   readonly body: Readonly<Record<string, unknown>>;
+  /** The body with every secret masked, for the journal (undo compares with it). */
+  readonly image?: SafeImage;
 }
 
 /** A connection of the target, as far as planning needs it. */
 export interface TargetConnection {
   readonly name: string;
   readonly _id?: string | undefined;
+  /** The whole connection as listed (needed for `--on-conflict update` and `--prune`). */
+  readonly connection?: Connection;
 }
 
 interface StepBase {
@@ -51,18 +62,57 @@ export interface SendStep extends StepBase {
   /** The name POSTed (differs from `name` for `rename`; the journal's intent name for `reconcile`). */
   readonly targetName: string;
   readonly body: Readonly<Record<string, unknown>>;
+  /** The body with every secret masked (journaled with the intent). */
+  readonly image?: SafeImage;
 }
+
+/** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
+export interface UpdateStep extends StepBase {
+  readonly kind: 'update';
+  readonly targetName: string;
+  readonly targetId: string | undefined;
+  /** The PUT body: the entry with every masked value left out (the service keeps the stored secret). */
+  readonly body: Readonly<Record<string, unknown>>;
+  /** The fields that differ (secret values shown masked). */
+  readonly fields: readonly FieldChange[];
+  /** The target's object before, secrets masked (journaled; undo puts it back). */
+  readonly before: SafeImage;
+  /** The body, secrets masked (journaled). */
+  readonly image: SafeImage;
+  /** JSON pointers of secrets the body sends in clear. */
+  readonly secretsSent: readonly string[];
+}
+
+/** A DELETE of a target connection the snapshot does not hold (`--prune`). */
+export interface DeleteStep extends StepBase {
+  readonly kind: 'delete';
+  readonly targetName: string;
+  readonly targetId: string | undefined;
+  /** The target's object before, secrets masked (journaled; undo re-creates it). */
+  readonly before: SafeImage;
+}
+
+/** A step that changes an existing connection (PUT or DELETE). */
+export type ChangeStep = UpdateStep | DeleteStep;
 
 /** One decision of the plan. */
 export type PlanStep =
   | SendStep
+  | ChangeStep
   | (StepBase & { readonly kind: 'exists'; readonly targetId: string | undefined })
+  | (StepBase & { readonly kind: 'unchanged'; readonly targetId: string | undefined })
   | (StepBase & { readonly kind: 'conflict'; readonly targetId: string | undefined })
-  | (StepBase & { readonly kind: 'done'; readonly targetName: string; readonly targetId: string | undefined })
+  | (StepBase & {
+      readonly kind: 'done';
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      /** What the earlier run did; absent = created. */
+      readonly op?: 'update' | 'delete';
+    })
   | (StepBase & {
       readonly kind: 'invalid';
       /** What it would have been. */
-      readonly wouldBe: SendStep['kind'];
+      readonly wouldBe: SendStep['kind'] | 'update';
       readonly targetName: string;
       readonly problems: readonly Problem[];
     });
@@ -75,7 +125,10 @@ export const PLAN_STEP_KINDS: readonly PlanStepKind[] = [
   'create',
   'rename',
   'reconcile',
+  'update',
+  'delete',
   'done',
+  'unchanged',
   'exists',
   'conflict',
   'invalid',
@@ -91,6 +144,27 @@ export interface PlanInput {
   readonly only?: ReadonlySet<string> | undefined;
   /** Problems that would stop this entry being sent (template, masked secrets, placeholders). */
   readonly check: (entry: PreparedEntry) => readonly Problem[];
+  /** Delete target connections the snapshot does not hold (`--prune`). */
+  readonly prune?: boolean;
+  /** The journal's update and delete states, by connection name. */
+  readonly changes?: ReadonlyMap<string, JournalChangeState>;
+  /**
+   * What `--on-conflict update` and `--prune` need, injected so that the plan stays pure: the diff's
+   * comparison of an entry with a target connection, an update's body and checks, and safe images.
+   */
+  readonly converge?: ConvergeHelpers;
+}
+
+/** The comparison and image functions {@link planImport} uses for updates and deletes. */
+export interface ConvergeHelpers {
+  /** The fields that differ between the entry's body and the target's connection (diff's comparison). */
+  compare(entry: PreparedEntry, target: Connection): readonly FieldChange[];
+  /** The PUT body of an entry and the secrets it sends in clear. */
+  updateBody(entry: PreparedEntry): { body: Record<string, unknown>; secretsSent: readonly string[] };
+  /** Problems that would stop the update being sent (a masked secret is kept by the service, not one). */
+  checkUpdate(entry: PreparedEntry): readonly Problem[];
+  /** A connection with every secret masked. */
+  imageOf(connection: Readonly<Record<string, unknown>>): SafeImage;
 }
 
 /** The plan: steps in code-unit order of name, and counts per kind. */
@@ -99,6 +173,13 @@ export interface ImportPlan {
   readonly counts: Readonly<Record<PlanStepKind, number>>;
   /** Steps that will (or may, for `reconcile`) send a POST. */
   readonly sends: number;
+  /** Every write the plan would make: creates, updates and deletes (what `--max-changes` counts). */
+  readonly changes: number;
+}
+
+/** True for steps that send a PUT or a DELETE. */
+export function isChangeStep(step: PlanStep): step is ChangeStep {
+  return step.kind === 'update' || step.kind === 'delete';
 }
 
 /** True for steps that send. */
@@ -160,6 +241,11 @@ export function planImport(input: PlanInput): ImportPlan {
       send = { ...base, kind: 'reconcile', targetName, body };
     } else if (inTarget.has(entry.name)) {
       const targetId = targetById.get(entry.name)?._id;
+      const current = targetById.get(entry.name)?.connection;
+      if (input.onConflict === 'update' && current !== undefined && input.converge !== undefined) {
+        steps.push(planUpdate(entry, base, current, targetId, input.converge, input.changes));
+        continue;
+      }
       if (input.onConflict === 'skip') {
         steps.push({ ...base, kind: 'exists', targetId });
         continue;
@@ -182,9 +268,83 @@ export function planImport(input: PlanInput): ImportPlan {
     }
   }
 
+  if (input.prune && input.converge !== undefined) {
+    steps.push(...planDeletes(pairing.onlyTarget, input, input.converge));
+    const inTargetNames = new Set(input.target.map((t) => t.name));
+    for (const [name, state] of [...(input.changes ?? new Map())].sort(([a], [b]) => compareNames(a, b))) {
+      if (state.op !== 'delete' || state.state === 'failed' || inTargetNames.has(name)) continue;
+      if (input.only && !input.only.has(name)) continue;
+      steps.push({
+        kind: 'done',
+        op: 'delete',
+        name,
+        type: state.type ?? '',
+        sourceId: undefined,
+        targetName: name,
+        targetId: undefined,
+      });
+    }
+  }
+
   const counts = Object.fromEntries(PLAN_STEP_KINDS.map((k) => [k, 0])) as Record<PlanStepKind, number>;
   for (const step of steps) counts[step.kind] += 1;
-  return { steps, counts, sends: counts.create + counts.rename + counts.reconcile };
+  const sends = counts.create + counts.rename + counts.reconcile;
+  return { steps, counts, sends, changes: sends + counts.update + counts.delete };
+}
+
+/** An entry present in the target under `--on-conflict update`: `update`, `unchanged`, `done` or `invalid`. */
+function planUpdate(
+  entry: PreparedEntry,
+  base: StepBase,
+  current: Connection,
+  targetId: string | undefined,
+  converge: ConvergeHelpers,
+  changes: ReadonlyMap<string, JournalChangeState> | undefined,
+): PlanStep {
+  const fields = converge.compare(entry, current);
+  if (fields.length === 0) {
+    const journaled = changes?.get(entry.name);
+    if (journaled?.op === 'update' && journaled.state !== 'failed') {
+      return { ...base, kind: 'done', op: 'update', targetName: entry.name, targetId };
+    }
+    return { ...base, kind: 'unchanged', targetId };
+  }
+  const problems = converge.checkUpdate(entry);
+  if (problems.length > 0) {
+    return { ...base, kind: 'invalid', wouldBe: 'update', targetName: entry.name, problems };
+  }
+  const { body, secretsSent } = converge.updateBody(entry);
+  return {
+    ...base,
+    kind: 'update',
+    targetName: entry.name,
+    targetId,
+    body,
+    fields,
+    before: converge.imageOf(current),
+    image: converge.imageOf(body),
+    secretsSent,
+  };
+}
+
+/** Target connections the snapshot does not hold, within `only`: one `delete` each, in name order. */
+function planDeletes(
+  onlyTarget: readonly TargetConnection[],
+  input: PlanInput,
+  converge: ConvergeHelpers,
+): DeleteStep[] {
+  return onlyTarget
+    .filter((t) => input.only === undefined || input.only.has(t.name))
+    .sort((a, b) => compareNames(a.name, b.name))
+    .map((t) => ({
+      kind: 'delete',
+      name: t.name,
+      type: typeof t.connection?.type === 'string' ? t.connection.type : '',
+      sourceId: undefined,
+      targetName: t.name,
+      targetId: t._id,
+      before: converge.imageOf(t.connection ?? { name: t.name }),
+    }));
 }
 
 /** One line describing a step, for `--dry-run` text output (exhaustive over kinds). */
@@ -196,8 +356,14 @@ export function describeStep(step: PlanStep): string {
       return `rename     ${step.name} -> ${step.targetName} (${step.type})`;
     case 'reconcile':
       return `reconcile  ${step.targetName} (${step.type}): in doubt from an earlier run; look it up, create if absent`;
+    case 'update':
+      return `update     ${step.name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`;
+    case 'delete':
+      return `delete     ${step.name}${step.type ? ` (${step.type})` : ''}: not in the snapshot (--prune)`;
+    case 'unchanged':
+      return `unchanged  ${step.name}: equal on every compared field`;
     case 'done':
-      return `done       ${step.name}: created by an earlier run${step.targetId ? ` (${step.targetId})` : ''}`;
+      return `done       ${step.name}: ${step.op === undefined ? 'created' : `${step.op}d`} by an earlier run${step.targetId ? ` (${step.targetId})` : ''}`;
     case 'exists':
       return `exists     ${step.name}: already in the target, skipped`;
     case 'conflict':

@@ -5,7 +5,8 @@
  *
  * Per entry that would be sent: valid against its template; no secret left masked (`"******"`) or as an
  * unresolved `${env:..}` placeholder; no secret the template requires left empty (an empty optional
- * secret is fine). Run-wide: `--on-conflict fail` conflicts, the number of creates within
+ * secret is fine). Run-wide: `--on-conflict fail` conflicts, the number of changes (creates, updates,
+ * deletes) within
  * `--max-changes`, a `protected` target confirmed with `--confirm NAME`, and not importing into the
  * environment the snapshot came from (unless `--allow-same-source`).
  */
@@ -127,13 +128,19 @@ export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem
       });
     }
   }
-  const creates = plan.sends;
-  if (facts.maxChanges !== undefined && creates > facts.maxChanges) {
+  const changes = plan.changes;
+  if (facts.maxChanges !== undefined && changes > facts.maxChanges) {
+    const updates = plan.counts.update;
+    const deletes = plan.counts.delete;
+    const what =
+      updates + deletes === 0
+        ? `${changes} connections would be created`
+        : `${changes} changes would be made (${plan.sends} creates, ${updates} updates, ${deletes} deletes)`;
     problems.push({
-      message: `${creates} connections would be created, more than --max-changes ${facts.maxChanges}; raise --max-changes or narrow with --only`,
+      message: `${what}, more than --max-changes ${facts.maxChanges}; raise --max-changes or narrow with --only`,
     });
   }
-  if (!facts.dryRun && creates > 0) {
+  if (!facts.dryRun && changes > 0) {
     // The same rule as every other command that writes (src/protected.ts).
     const refusal = checkWriteConfirmed(facts.target, facts.confirm, '--to');
     if (refusal) problems.push({ message: `${refusal.reason}; ${lowerFirst(refusal.hint)}` });

@@ -202,6 +202,8 @@ export async function runImport(
   ): Promise<EntryOutcome> => {
     await journal.append({
       kind: 'outcome',
+      object: 'connection',
+      op: 'create',
       result: 'created',
       name: step.name,
       targetName: step.targetName,
@@ -218,6 +220,8 @@ export async function runImport(
     const message = scrub(error.http.serviceMessage ?? error.message);
     await journal.append({
       kind: 'outcome',
+      object: 'connection',
+      op: 'create',
       result: 'failed',
       name: step.name,
       targetName: step.targetName,
@@ -258,9 +262,12 @@ export async function runImport(
       // The intent must be durable before the POST leaves: a crash after it is reconciled by name.
       await journal.append({
         kind: 'intent',
+        object: 'connection',
+        op: 'create',
         name: step.name,
         targetName: step.targetName,
         ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
+        ...(step.image === undefined ? {} : { image: step.image }),
         attempt: state.attempts,
         at: now(),
       });

@@ -111,7 +111,7 @@ describe('planImport', () => {
   it('describes every kind', () => {
     const plan = planImport({ entries, target, journal, onConflict: 'skip', check });
     for (const step of plan.steps) expect(describeStep(step)).toContain(step.name);
-    expect(PLAN_STEP_KINDS).toHaveLength(7);
+    expect(PLAN_STEP_KINDS).toHaveLength(10);
   });
 });
 

@@ -30,11 +30,40 @@ describe('replayJournal', () => {
   it('folds records into per-name states: done, failed, in doubt', () => {
     const text = lines([
       begin,
-      { kind: 'intent', name: 'a', targetName: 'a', sourceId: 's-a', attempt: 1, at },
-      { kind: 'outcome', result: 'created', name: 'a', targetName: 'a', targetId: 't-a', via: 'post', at },
-      { kind: 'intent', name: 'b', targetName: 'b', attempt: 1, at },
-      { kind: 'outcome', result: 'failed', name: 'b', targetName: 'b', httpStatus: 400, message: 'bad', at },
-      { kind: 'intent', name: 'c', targetName: 'c (2)', attempt: 1, at },
+      {
+        kind: 'intent',
+        object: 'connection',
+        op: 'create',
+        name: 'a',
+        targetName: 'a',
+        sourceId: 's-a',
+        attempt: 1,
+        at,
+      },
+      {
+        kind: 'outcome',
+        object: 'connection',
+        op: 'create',
+        result: 'created',
+        name: 'a',
+        targetName: 'a',
+        targetId: 't-a',
+        via: 'post',
+        at,
+      },
+      { kind: 'intent', object: 'connection', op: 'create', name: 'b', targetName: 'b', attempt: 1, at },
+      {
+        kind: 'outcome',
+        object: 'connection',
+        op: 'create',
+        result: 'failed',
+        name: 'b',
+        targetName: 'b',
+        httpStatus: 400,
+        message: 'bad',
+        at,
+      },
+      { kind: 'intent', object: 'connection', op: 'create', name: 'c', targetName: 'c (2)', attempt: 1, at },
     ]);
     const replay = replayJournal(text);
     expect(replay.begin?.snapshotSha256).toBe(SHA);
@@ -54,9 +83,11 @@ describe('replayJournal', () => {
     const replay = replayJournal(
       lines([
         begin,
-        { kind: 'intent', name: 'b', targetName: 'b', attempt: 1, at },
+        { kind: 'intent', object: 'connection', op: 'create', name: 'b', targetName: 'b', attempt: 1, at },
         {
           kind: 'outcome',
+          object: 'connection',
+          op: 'create',
           result: 'failed',
           name: 'b',
           targetName: 'b',
@@ -65,14 +96,17 @@ describe('replayJournal', () => {
           at,
         },
         { kind: 'resume', tool: 't', at },
-        { kind: 'intent', name: 'b', targetName: 'b', attempt: 1, at },
+        { kind: 'intent', object: 'connection', op: 'create', name: 'b', targetName: 'b', attempt: 1, at },
       ]),
     );
     expect(replay.entries.get('b')?.state).toBe('in-doubt');
   });
 
   it('ignores a torn last line and reports the valid length', () => {
-    const whole = lines([begin, { kind: 'intent', name: 'a', targetName: 'a', attempt: 1, at }]);
+    const whole = lines([
+      begin,
+      { kind: 'intent', object: 'connection', op: 'create', name: 'a', targetName: 'a', attempt: 1, at },
+    ]);
     const torn = `${whole}{"kind":"outcome","res`;
     const replay = replayJournal(torn);
     expect(replay.tornTail).toBe(true);
@@ -95,6 +129,8 @@ describe('replayJournal', () => {
     const recordArb: fc.Arbitrary<JournalRecord> = fc.oneof(
       fc.record({
         kind: fc.constant('intent' as const),
+        object: fc.constant('connection' as const),
+        op: fc.constant('create' as const),
         name: fc.stringMatching(/^[a-zé ()_-]{1,12}$/),
         targetName: fc.stringMatching(/^[a-z ()]{1,12}$/),
         attempt: fc.integer({ min: 1, max: 5 }),
@@ -102,6 +138,8 @@ describe('replayJournal', () => {
       }),
       fc.record({
         kind: fc.constant('outcome' as const),
+        object: fc.constant('connection' as const),
+        op: fc.constant('create' as const),
         result: fc.constant('created' as const),
         name: fc.stringMatching(/^[a-zé]{1,12}$/),
         targetName: fc.stringMatching(/^[a-z]{1,12}$/),
@@ -111,6 +149,8 @@ describe('replayJournal', () => {
       }),
       fc.record({
         kind: fc.constant('outcome' as const),
+        object: fc.constant('connection' as const),
+        op: fc.constant('create' as const),
         result: fc.constant('failed' as const),
         name: fc.stringMatching(/^[a-z]{1,12}$/),
         targetName: fc.stringMatching(/^[a-z]{1,12}$/),
@@ -174,11 +214,29 @@ describe('openJournal', () => {
     const j = await openJournal(path, binding, { tool: 't' });
     expect(j.fresh).toBe(true);
     await Promise.all([
-      j.append({ kind: 'intent', name: 'a', targetName: 'a', attempt: 1, at }),
-      j.append({ kind: 'intent', name: 'b', targetName: 'b', attempt: 1, at }),
+      j.append({
+        kind: 'intent',
+        object: 'connection',
+        op: 'create',
+        name: 'a',
+        targetName: 'a',
+        attempt: 1,
+        at,
+      }),
+      j.append({
+        kind: 'intent',
+        object: 'connection',
+        op: 'create',
+        name: 'b',
+        targetName: 'b',
+        attempt: 1,
+        at,
+      }),
     ]);
     await j.append({
       kind: 'outcome',
+      object: 'connection',
+      op: 'create',
       result: 'created',
       name: 'a',
       targetName: 'a',

@@ -1,0 +1,200 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
+/**
+ * `dds-migrate undo JOURNAL [--to E] [--overrides FILE] [--dry-run] [--confirm E]`: the options, the
+ * call of the undo workflow ({@link undoImport} in src/undo/undo-import.ts) and the rendering of its
+ * events and result.
+ */
+import { resolve } from 'node:path';
+import { ExitCode, type Problem, UsageError } from '../errors.js';
+import { formatProblem } from '../importer/preflight.js';
+import { scrub } from '../secrets.js';
+import {
+  isWritingStep,
+  type UndoEvent,
+  type UndoLine,
+  type UndoStep,
+  undoImport,
+} from '../undo/undo-import.js';
+import type { CommandSpec, ParsedArgs } from './command.js';
+import type { CliContext } from './context.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { readStringOption } from './options.js';
+
+/** One line describing an undo step (exhaustive over kinds). */
+export function describeUndoStep(step: UndoStep): string {
+  switch (step.kind) {
+    case 'delete-created':
+      return `delete     ${step.name} (${step.type}): created by the import`;
+    case 'put-back':
+      return `put back   ${step.name} (${step.type}): ${step.fields.length > 0 ? step.fields.join(', ') : 'secrets the import changed'}`;
+    case 're-create':
+      return `re-create  ${step.name} (${step.type}): deleted by the import`;
+    case 'left':
+      return `left       ${step.name}: ${step.reason}`;
+    case 'reverted':
+      return `reverted   ${step.name}: already as before the import`;
+    case 'invalid':
+      return `invalid    ${step.name}: ${step.problems.map((p) => `${p.path ?? ''} ${p.message}`.trim()).join('; ')}`;
+    default: {
+      const unreachable: never = step;
+      return String(unreachable);
+    }
+  }
+}
+
+function printProblems(ctx: CliContext, problems: readonly Problem[], heading: string): void {
+  ctx.io.stderr.write(`${heading}\n`);
+  for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
+}
+
+function lineJson(line: UndoLine) {
+  return {
+    kind: line.step.kind,
+    name: line.step.name,
+    type: line.step.type,
+    ...(line.outcome === undefined ? {} : { outcome: line.outcome }),
+    ...(line.message === undefined ? {} : { message: scrub(line.message) }),
+    ...(line.step.kind === 'left' ? { reason: line.step.reason } : {}),
+  };
+}
+
+/** Run `undo`. */
+export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
+  const journalArg = readStringOption(args, 'journal', 'journal');
+  if (journalArg === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
+  const overrides = readStringOption(args, 'overrides', 'overrides');
+  const schemas = readStringOption(args, 'schemas', 'schemas');
+  const onEvent = (event: UndoEvent): void => {
+    switch (event.kind) {
+      case 'skipped-records':
+        ctx.out.warn(
+          `the journal holds ${event.count} ${event.object} write(s); undo reverts connections only, so they are left`,
+        );
+        return;
+      case 'refused':
+        if (ctx.globals.json)
+          ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: event.problems });
+        printProblems(ctx, event.problems, `Pre-flight found ${event.problems.length} problem(s):`);
+        return;
+      case 'run-started':
+        ctx.out.info(`Undoing ${event.writes} change(s) in ${event.target}; journal ${event.journal}`);
+        return;
+      case 'step-settled':
+        return;
+      default: {
+        const unknown: never = event;
+        throw new Error(`unknown undo event ${JSON.stringify(unknown)}`);
+      }
+    }
+  };
+  const result = await undoImport(
+    {
+      journal: resolve(ctx.io.cwd, journalArg),
+      overrides: overrides === undefined ? undefined : resolve(ctx.io.cwd, overrides),
+      dryRun: args.dryRun === true,
+      confirm: readStringOption(args, 'confirm', 'confirm'),
+      schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
+    },
+    {
+      resolveTarget: async (boundUrl) =>
+        (await resolveSide(ctx, { ...args, to: readStringOption(args, 'to', 'to') ?? boundUrl }, 'to'))
+          .environment,
+      createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+      env: ctx.io.env,
+      log: ctx.log,
+      signal: ctx.signal,
+    },
+    onEvent,
+  );
+  if (result.kind === 'dry-run') {
+    if (ctx.globals.json) {
+      ctx.out.json({
+        dryRun: true,
+        target: result.target,
+        steps: result.steps.map((step) => lineJson({ step, outcome: undefined })),
+        problems: result.problems,
+      });
+    } else {
+      ctx.out.result(`Plan for undoing the import in ${result.target} (dry run, nothing sent):`);
+      for (const step of result.steps) ctx.out.result(`  ${describeUndoStep(step)}`);
+      const writes = result.steps.filter(isWritingStep).length;
+      ctx.out.result(`Total: ${writes === 0 ? 'nothing to do' : `${writes} change(s)`}`);
+    }
+    if (result.problems.length > 0) {
+      printProblems(
+        ctx,
+        result.problems,
+        `Pre-flight would refuse this undo (${result.problems.length} problem(s)):`,
+      );
+      return ExitCode.validation;
+    }
+    return ExitCode.ok;
+  }
+  const count = (outcome: string) => result.lines.filter((l) => l.outcome === outcome).length;
+  const left = result.lines.filter((l) => l.step.kind === 'left');
+  const failed = result.lines.filter((l) => l.outcome === 'failed');
+  if (ctx.globals.json) {
+    ctx.out.json({
+      ok: result.stoppedBy === undefined && failed.length === 0 && left.length === 0,
+      target: result.target,
+      journal: result.journal,
+      steps: result.lines.map(lineJson),
+      ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
+    });
+  } else {
+    const lines = [
+      `Undo in ${result.target}: ${result.lines.length} connection(s)`,
+      `  deleted    ${String(count('deleted')).padStart(6)}  (created by the import)`,
+      `  restored   ${String(count('restored')).padStart(6)}  (put back to their state before the import)`,
+      `  recreated  ${String(count('recreated')).padStart(6)}  (deleted by the import)`,
+      `  reverted   ${String(result.lines.filter((l) => l.step.kind === 'reverted').length).padStart(6)}  (already as before)`,
+      `  left       ${String(left.length).padStart(6)}  (changed since the import: not touched)`,
+      `  failed     ${String(failed.length).padStart(6)}`,
+    ];
+    if (count('pending') > 0)
+      lines.push(`  pending    ${String(count('pending')).padStart(6)}  (re-run to resume)`);
+    for (const l of left) lines.push(`  left ${l.step.name}: ${l.step.kind === 'left' ? l.step.reason : ''}`);
+    for (const l of failed) lines.push(`  failed ${l.step.name}: ${l.message ?? ''}`);
+    ctx.out.result(scrub(lines.join('\n')));
+  }
+  if (result.stoppedBy) throw result.stoppedBy;
+  return failed.length > 0 || left.length > 0 ? ExitCode.partial : ExitCode.ok;
+}
+
+/** `undo <journal>`. */
+export const undoCommand: CommandSpec = {
+  command: 'undo <journal>',
+  describe: 'Take back what an import did (from its journal), newest first',
+  builder: (yargs) =>
+    withEnvironmentOptions(yargs, ['to'], { optional: true })
+      .positional('journal', { type: 'string', describe: 'The journal the import wrote' })
+      .option('overrides', {
+        type: 'string',
+        requiresArg: true,
+        describe:
+          'Secrets to restore with (same format as import --overrides; "${env:NAME}" reads a variable)',
+      })
+      .option('dry-run', {
+        type: 'boolean',
+        describe: 'Print what would be reverted; send nothing but reads',
+      })
+      .option('confirm', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Name of a protected target environment, to allow writing to it',
+      })
+      .option('schemas', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Folder of <type>.schema.json files for the pre-flight (default: shipped)',
+      })
+      .example(
+        '$0 undo prod.snapshot.jsonl.staging.example.com.journal.jsonl --dry-run',
+        'Show what undo would do',
+      )
+      .example(
+        '$0 undo prod.snapshot.jsonl.staging.example.com.journal.jsonl --overrides staging-secrets.json',
+        'Take the import back, with the secrets of re-created connections',
+      ),
+  run: runUndoCommand,
+};
