@@ -238,7 +238,7 @@ export function planImport(input: PlanInput): ImportPlan {
       const targetName = journaled.targetName;
       // A renamed entry is re-sent under the name its intent used, never under a new one.
       const body = targetName === entry.name ? entry.body : { ...entry.body, name: targetName };
-      send = { ...base, kind: 'reconcile', targetName, body };
+      send = { ...base, kind: 'reconcile', targetName, body, ...imageFor(entry, targetName) };
     } else if (inTarget.has(entry.name)) {
       const targetId = targetById.get(entry.name)?._id;
       const current = targetById.get(entry.name)?.connection;
@@ -256,9 +256,21 @@ export function planImport(input: PlanInput): ImportPlan {
       }
       const targetName = chooseRenamedName(entry.name, taken);
       taken.add(targetName);
-      send = { ...base, kind: 'rename', targetName, body: { ...entry.body, name: targetName } };
+      send = {
+        ...base,
+        kind: 'rename',
+        targetName,
+        body: { ...entry.body, name: targetName },
+        ...imageFor(entry, targetName),
+      };
     } else {
-      send = { ...base, kind: 'create', targetName: entry.name, body: entry.body };
+      send = {
+        ...base,
+        kind: 'create',
+        targetName: entry.name,
+        body: entry.body,
+        ...imageFor(entry, entry.name),
+      };
     }
     const problems = input.check(entry);
     if (problems.length > 0) {
@@ -290,6 +302,12 @@ export function planImport(input: PlanInput): ImportPlan {
   for (const step of steps) counts[step.kind] += 1;
   const sends = counts.create + counts.rename + counts.reconcile;
   return { steps, counts, sends, changes: sends + counts.update + counts.delete };
+}
+
+/** The masked image of what a send step POSTs (under its target name), when the entry has one. */
+function imageFor(entry: PreparedEntry, targetName: string): { image?: SafeImage } {
+  if (entry.image === undefined) return {};
+  return { image: targetName === entry.name ? entry.image : { ...entry.image, name: targetName } };
 }
 
 /** An entry present in the target under `--on-conflict update`: `update`, `unchanged`, `done` or `invalid`. */

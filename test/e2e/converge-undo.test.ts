@@ -1,0 +1,277 @@
+/**
+ * Converge and undo, end to end against the emulator: `import --on-conflict update --prune` makes a
+ * non-empty target equal to the snapshot with one request per change (and a re-run sends nothing);
+ * `diff` names exactly those changes; faults on every write route and re-runs still apply each change
+ * once; `undo` puts the target back as it was before the run (secrets from --overrides), and undoing
+ * again, or with --dry-run, sends nothing.
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { isServerManagedField } from '../../src/connections/server-managed.js';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import type { Connection } from '../../src/model/connection.js';
+import { clearRegisteredSecrets, MASK } from '../../src/secrets.js';
+import { runCli } from '../helpers/run-cli.js';
+import { buildSecretOverrides, prepareImportSource, writeSnapshotFromEmulator } from './import.helpers.js';
+
+type Row = Record<string, unknown>;
+
+function comparable(c: Row): Row {
+  return Object.fromEntries(Object.entries(c).filter(([k]) => !isServerManagedField(k)));
+}
+
+/** The target's connections by name, server-managed fields dropped (secrets in clear: the emulator's store). */
+function stateOf(emu: RunningEmulator): Map<string, Row> {
+  return new Map(emu.store.connections.map((c) => [c.name, comparable(c as unknown as Row)]));
+}
+
+const MISSING = ['hr-documents-s3', 'eng-app-mysql', 'sales-drive'];
+const STALE = ['finance-invoices-s3', 'finance-sf', 'hr-payroll-pg'];
+const EXTRA = ['old-finance-s3', 'old-hr-pg'];
+
+describe('converge and undo (end to end, against the emulator)', () => {
+  let source: RunningEmulator;
+  let dir: string;
+  let snapshot: string;
+  let entries: Connection[];
+  let overridesPath: string;
+  let secretEnv: Record<string, string>;
+
+  beforeAll(async () => {
+    ({ source, dir, snapshot, entries, overridesPath, secretEnv } =
+      await prepareImportSource('converge-e2e-'));
+  });
+  afterAll(async () => {
+    await source.close();
+  });
+
+  /** A target holding identical, stale, extra connections, and missing some of the snapshot's. */
+  function seedTarget(): Row[] {
+    const rows: Row[] = [];
+    for (const c of source.store.connections as unknown as Row[]) {
+      const name = String(c.name);
+      if (MISSING.includes(name)) continue;
+      const copy = structuredClone(c);
+      if (STALE.includes(name)) {
+        copy.description = 'stale copy';
+        if (name === 'hr-payroll-pg') copy.rdb_url = 'jdbc:postgresql://old-host:5432/payroll';
+      }
+      rows.push(copy);
+    }
+    const extraFrom = { 'old-finance-s3': 'finance-invoices-s3', 'old-hr-pg': 'hr-payroll-pg' } as const;
+    for (const [name, from] of Object.entries(extraFrom)) {
+      const copy = structuredClone(source.store.getConnection(from) as unknown as Row);
+      delete copy._id;
+      rows.push({ ...copy, name, id: name });
+    }
+    return rows;
+  }
+
+  let target: RunningEmulator;
+  let work: string;
+  const startTarget = async (options: { faults?: string; config?: boolean } = {}) => {
+    target = await startEmulator({
+      data: { connections: seedTarget() as never },
+      ...(options.faults ? { faults: options.faults, seed: 7 } : {}),
+    });
+  };
+  beforeEach(async () => {
+    work = await mkdtemp(join(dir, 'run-'));
+  });
+  afterEach(async () => {
+    await target?.close();
+    clearRegisteredSecrets();
+  });
+
+  const journal = () => join(work, 'journal.jsonl');
+  const importArgs = (...extra: string[]) => [
+    'import',
+    snapshot,
+    '--to',
+    target.url,
+    '--journal',
+    journal(),
+    '--overrides',
+    overridesPath,
+    '--no-progress',
+    ...extra,
+  ];
+  const env = () => ({ DDS_TARGET_TOKEN: target.token, ...secretEnv });
+  const changes = () => target.record.changes.length;
+
+  /** Overrides for undo: the secrets of the target before the run, from its store. */
+  async function writeUndoOverrides(
+    pre: Map<string, Row>,
+  ): Promise<{ path: string; env: Record<string, string> }> {
+    const masked = join(work, 'target-before.snapshot.jsonl');
+    const before = await writeSnapshotFromEmulator(target, masked);
+    const { overrides, env: undoEnv } = buildSecretOverrides(before, (name, field) => pre.get(name)?.[field]);
+    const path = join(work, 'undo-overrides.json');
+    await writeFile(path, JSON.stringify(overrides));
+    return { path, env: undoEnv };
+  }
+
+  /** The snapshot's connections equal the target's on every field (secrets included), and nothing else is there. */
+  function expectConverged(): void {
+    const state = stateOf(target);
+    expect([...state.keys()].sort()).toEqual(entries.map((e) => e.name).sort());
+    for (const e of entries) {
+      expect(state.get(e.name)).toEqual(comparable(source.store.getConnection(e.name) as unknown as Row));
+    }
+  }
+
+  it('diff names exactly what import --on-conflict update --prune does, one request per change; a re-run sends nothing; undo takes it back', async () => {
+    await startTarget();
+    const pre = stateOf(target);
+    const undoOverrides = await writeUndoOverrides(pre);
+
+    const diff = await runCli(['diff', '--from', snapshot, '--to', target.url, '--format', 'json'], {
+      env: env(),
+    });
+    expect(diff.exitCode).toBe(1);
+    const d = JSON.parse(diff.stdout) as { added: string[]; removed: string[]; changed: { name: string }[] };
+    expect(d.added).toEqual([...MISSING].sort());
+    expect(d.removed).toEqual([...EXTRA].sort());
+    expect(d.changed.map((c) => c.name)).toEqual([...STALE].sort());
+
+    const dry = await runCli([...importArgs('--on-conflict', 'update', '--prune', '--dry-run'), '--json'], {
+      env: env(),
+    });
+    expect(dry.exitCode).toBe(0);
+    const plan = JSON.parse(dry.stdout) as { steps: { kind: string; name: string }[] };
+    const named = (kind: string) =>
+      plan.steps
+        .filter((s) => s.kind === kind)
+        .map((s) => s.name)
+        .sort();
+    expect(named('create')).toEqual(d.added);
+    expect(named('delete')).toEqual(d.removed);
+    expect(named('update')).toEqual(d.changed.map((c) => c.name));
+    expect(changes()).toBe(0);
+
+    const run = await runCli(importArgs('--on-conflict', 'update', '--prune'), { env: env() });
+    expect(run.stderr).not.toMatch(/error/i);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toMatch(/updated\s+3/);
+    expect(run.stdout).toMatch(/deleted\s+2/);
+    expectConverged();
+    for (const name of MISSING) expect(target.record.changeCount(name, 'create')).toBe(1);
+    for (const name of STALE) expect(target.record.changeCount(name, 'update')).toBe(1);
+    for (const name of EXTRA) expect(target.record.changeCount(name, 'delete')).toBe(1);
+    expect(changes()).toBe(MISSING.length + STALE.length + EXTRA.length);
+
+    // The journal holds before-images, never a credential value.
+    const journalText = await readFile(journal(), 'utf8');
+    for (const value of Object.values(secretEnv)) expect(journalText).not.toContain(value);
+    expect(journalText).toContain('"op":"delete"');
+    expect(journalText).toContain(MASK);
+
+    const again = await runCli(importArgs('--on-conflict', 'update', '--prune'), { env: env() });
+    expect(again.exitCode).toBe(0);
+    expect(changes()).toBe(MISSING.length + STALE.length + EXTRA.length);
+
+    // undo: the dry run sends nothing; without the secrets the pre-flight names them (exit 3, nothing written).
+    const before = changes();
+    const undoDry = await runCli(['undo', journal(), '--dry-run', '--overrides', undoOverrides.path], {
+      env: { ...env(), ...undoOverrides.env },
+    });
+    expect(undoDry.exitCode).toBe(0);
+    expect(undoDry.stdout).toMatch(/re-create\s+old-finance-s3/);
+    expect(undoDry.stdout).toMatch(/delete\s+eng-app-mysql/);
+    expect(changes()).toBe(before);
+    const noSecrets = await runCli(['undo', journal()], { env: env() });
+    expect(noSecrets.exitCode).toBe(3);
+    expect(noSecrets.stderr).toMatch(/old-finance-s3/);
+    expect(changes()).toBe(before);
+
+    const undo = await runCli(['undo', journal(), '--overrides', undoOverrides.path], {
+      env: { ...env(), ...undoOverrides.env },
+    });
+    expect(undo.stderr).not.toMatch(/error/i);
+    expect(undo.exitCode).toBe(0);
+    expect(stateOf(target)).toEqual(pre);
+    expect(changes()).toBe(before + MISSING.length + STALE.length + EXTRA.length);
+    const undoText = await readFile(`${journal()}.undo.jsonl`, 'utf8');
+    for (const value of [...Object.values(secretEnv), ...Object.values(undoOverrides.env)])
+      expect(undoText).not.toContain(value);
+
+    const undoAgain = await runCli(['undo', journal(), '--overrides', undoOverrides.path], {
+      env: { ...env(), ...undoOverrides.env },
+    });
+    expect(undoAgain.exitCode).toBe(0);
+    expect(changes()).toBe(before + MISSING.length + STALE.length + EXTRA.length);
+  });
+
+  it('without --on-conflict update stale ones stay, without --prune extras stay', async () => {
+    await startTarget();
+    const pre = stateOf(target);
+    const run = await runCli(importArgs(), { env: env() });
+    expect(run.exitCode).toBe(0);
+    const state = stateOf(target);
+    for (const name of [...STALE, ...EXTRA]) expect(state.get(name)).toEqual(pre.get(name));
+    for (const name of MISSING) expect(target.record.changeCount(name, 'create')).toBe(1);
+    expect(changes()).toBe(MISSING.length);
+  });
+
+  it('--max-changes counts creates, updates and deletes, and a protected target needs --confirm: refused before any write', async () => {
+    await startTarget();
+    const tooMany = await runCli(importArgs('--on-conflict', 'update', '--prune', '--max-changes', '7'), {
+      env: env(),
+    });
+    expect(tooMany.exitCode).toBe(3);
+    expect(tooMany.stderr).toMatch(/8 changes would be made \(3 creates, 3 updates, 2 deletes\)/);
+    const config = join(work, 'protected.config.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        environments: { vault: { url: target.url, tokenEnv: 'VAULT_TOKEN', protected: true } },
+      }),
+    );
+    const args = importArgs('--on-conflict', 'update', '--prune');
+    args[3] = 'vault';
+    const refused = await runCli([...args, '--config', config], {
+      env: { ...secretEnv, VAULT_TOKEN: target.token },
+    });
+    expect(refused.exitCode).toBe(3);
+    expect(refused.stderr).toMatch(/protected/);
+    expect(changes()).toBe(0);
+  });
+
+  it('faults on every write route and re-runs: converged with no create or delete applied twice; undo under faults too', async () => {
+    await startTarget({
+      faults: [
+        'commit-then-drop:0.3@POST:/ds_connections',
+        'commit-then-500:0.3@PUT:/ds_connections/*',
+        'commit-then-drop:0.3@DELETE:/ds_connections/*',
+        '429=0:0.3@PUT:/ds_connections/*',
+        'commit-then-500:0.3@DELETE:/ds_connections/*',
+      ].join(','),
+    });
+    const pre = stateOf(target);
+    const undoOverrides = await writeUndoOverrides(pre);
+    let exit = -1;
+    for (let i = 0; i < 10 && exit !== 0; i++) {
+      exit = (await runCli(importArgs('--on-conflict', 'update', '--prune'), { env: env() })).exitCode;
+    }
+    expect(exit).toBe(0);
+    expectConverged();
+    for (const name of MISSING) expect(target.record.changeCount(name, 'create')).toBe(1);
+    for (const name of EXTRA) expect(target.record.changeCount(name, 'delete')).toBe(1);
+    const faulted = target.record.requests.filter((r) => r.fault !== null && r.fault !== undefined).length;
+    expect(faulted).toBeGreaterThan(0);
+
+    exit = -1;
+    for (let i = 0; i < 10 && exit !== 0; i++) {
+      exit = (
+        await runCli(['undo', journal(), '--overrides', undoOverrides.path], {
+          env: { ...env(), ...undoOverrides.env },
+        })
+      ).exitCode;
+    }
+    expect(exit).toBe(0);
+    expect(stateOf(target)).toEqual(pre);
+    for (const name of MISSING) expect(target.record.changeCount(name, 'delete')).toBe(1);
+    for (const name of EXTRA) expect(target.record.changeCount(name, 'create')).toBe(1);
+  });
+});
