@@ -37,6 +37,7 @@ function printResult(
   format: DiffFormat,
   from: readonly Connection[],
   ctx: CliContext,
+  labels: { readonly from: string; readonly to: string },
 ): void {
   if (format === 'json') {
     ctx.out.json(result);
@@ -46,7 +47,11 @@ function printResult(
   const types = new Map<string, string>();
   if (added.size > 0) for (const c of from) if (added.has(c.name)) types.set(c.name, c.type);
   const color = ctx.out.stdoutIsTTY && !ctx.io.env.NO_COLOR;
-  ctx.out.result(renderDiffText(result, { color, typeOf: (name) => types.get(name) }).join('\n'));
+  // Both sides named first: `+` is what `import` would create in --to, `-` what `--prune` would delete,
+  // `~` what `--on-conflict update` would update.
+  const header = `from ${labels.from} to ${labels.to} (+ only in from, - only in to, ~ changed)`;
+  const lines = renderDiffText(result, { color, typeOf: (name) => types.get(name) });
+  ctx.out.result([header, ...lines].join('\n'));
 }
 
 /** `diff`. */
@@ -100,7 +105,11 @@ export const diffCommand: CommandSpec = {
     const from = classifySide(String(args.from ?? ''), 'from', config, ctx.io.cwd);
     const to = classifySide(String(args.to ?? ''), 'to', config, ctx.io.cwd);
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
-    const { diff: result, from: fromSide } = await diffSources(
+    const {
+      diff: result,
+      from: fromSide,
+      to: toSide,
+    } = await diffSources(
       {
         from,
         to,
@@ -117,7 +126,7 @@ export const diffCommand: CommandSpec = {
           `from ${event.from.label}: ${event.from.count} connections; to ${event.to.label}: ${event.to.count} connections`,
         ),
     );
-    printResult(result, format, fromSide.entries, ctx);
+    printResult(result, format, fromSide.entries, ctx, { from: fromSide.label, to: toSide.label });
     ctx.log.info(
       {
         added: result.added.length,

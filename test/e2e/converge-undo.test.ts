@@ -135,6 +135,15 @@ describe('converge and undo (end to end, against the emulator)', () => {
     expect(d.removed).toEqual([...EXTRA].sort());
     expect(d.changed.map((c) => c.name)).toEqual([...STALE].sort());
 
+    const text = await runCli(['diff', '--from', snapshot, '--to', target.url], { env: env() });
+    const lines = text.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(
+      /^from prod\.snapshot\.jsonl \(snapshot\) to 127\.0\.0\.1:\d+ .*\+ only in from, - only in to, ~ changed/,
+    );
+    expect(lines).toContain('+ hr-documents-s3 (s3)');
+    expect(lines).toContain('- old-finance-s3');
+    expect(lines).toContain('~ finance-sf');
+
     const dry = await runCli([...importArgs('--on-conflict', 'update', '--prune', '--dry-run'), '--json'], {
       env: env(),
     });
