@@ -1,0 +1,320 @@
+/**
+ * The converge parts of the import (pure): journal records with `op`/`object` (and old create-only
+ * records still replaying), the plan's update / delete / unchanged / done steps, the pre-flight counting
+ * every change, images that never hold a credential value, and the undo's history and steps.
+ */
+import { describe, expect, it } from 'vitest';
+import { dropMaskedValues, findClearSecrets, makeSafeImage } from '../../src/connections/images.js';
+import type { Problem } from '../../src/errors.js';
+import { createConvergeHelpers } from '../../src/importer/converge.js';
+import { type JournalChangeState, replayJournal } from '../../src/importer/journal.js';
+import { type PreparedEntry, planImport } from '../../src/importer/plan.js';
+import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
+import type { Connection } from '../../src/model/connection.js';
+import { MASK } from '../../src/secrets.js';
+import { readRunHistory } from '../../src/undo/undo-import.js';
+
+const at = '2026-01-01T00:00:00.000Z';
+const begin = {
+  kind: 'begin',
+  formatVersion: 1,
+  snapshotSha256: 'a'.repeat(64),
+  targetUrl: 'https://t',
+  tool: 't',
+  at,
+};
+const lines = (records: unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
+
+const catalog = {
+  secretFields: (type: string) => new Set(type === 'rdb-mysql' ? ['password', 'access_code'] : ['password']),
+  requiredSecretFields: () => [],
+  checkEntry: () => ({ errors: [], warnings: [] }),
+};
+const helpers = createConvergeHelpers(catalog);
+const entry = (name: string, extra: Record<string, unknown> = {}): PreparedEntry => ({
+  name,
+  type: 'rdb-mysql',
+  sourceId: undefined,
+  body: { name, type: 'rdb-mysql', rdb_url: 'jdbc:mysql://h/db', password: MASK, ...extra },
+});
+const conn = (name: string, extra: Record<string, unknown> = {}): Connection =>
+  ({
+    _id: `id-${name}`,
+    name,
+    type: 'rdb-mysql',
+    rdb_url: 'jdbc:mysql://h/db',
+    password: MASK,
+    ...extra,
+  }) as Connection;
+const noProblems = (): Problem[] => [];
+
+describe('journal records with op and object', () => {
+  it('replays an old create-only journal as connection creates', () => {
+    const replay = replayJournal(
+      lines([
+        begin,
+        { kind: 'intent', name: 'a', targetName: 'a', attempt: 1, at },
+        { kind: 'outcome', result: 'created', name: 'a', targetName: 'a', targetId: 'x', via: 'post', at },
+      ]),
+    );
+    expect(replay.records[1]).toMatchObject({ op: 'create', object: 'connection' });
+    expect(replay.entries.get('a')).toMatchObject({ state: 'done', targetId: 'x' });
+    expect(replay.changes.size).toBe(0);
+  });
+
+  it('keeps update and delete states apart from creates, and refuses an update without its before-image', () => {
+    const before = { name: 'b', type: 's3' };
+    const replay = replayJournal(
+      lines([
+        begin,
+        {
+          kind: 'intent',
+          object: 'connection',
+          op: 'update',
+          name: 'b',
+          targetName: 'b',
+          attempt: 1,
+          at,
+          before,
+          image: before,
+          secretsSent: [],
+        },
+        {
+          kind: 'outcome',
+          object: 'connection',
+          op: 'update',
+          result: 'updated',
+          name: 'b',
+          targetName: 'b',
+          targetId: undefined,
+          at,
+        },
+        {
+          kind: 'intent',
+          object: 'connection',
+          op: 'delete',
+          name: 'c',
+          targetName: 'c',
+          attempt: 1,
+          at,
+          before: { name: 'c', type: 'smb' },
+        },
+      ]),
+    );
+    expect(replay.entries.size).toBe(0);
+    expect(replay.changes.get('b')).toEqual({ op: 'update', state: 'done', type: 's3' });
+    expect(replay.changes.get('c')).toEqual({ op: 'delete', state: 'in-doubt', type: 'smb' });
+    expect(() =>
+      replayJournal(
+        lines([begin, { kind: 'intent', op: 'update', name: 'b', targetName: 'b', attempt: 1, at }]),
+      ),
+    ).toThrow(/before-image/);
+  });
+});
+
+describe('planImport with --on-conflict update and --prune', () => {
+  const entries = [entry('same'), entry('stale', { rdb_url: 'jdbc:mysql://new/db' }), entry('new-one')];
+  const target = [
+    { name: 'same', _id: 'id-same', connection: conn('same') },
+    { name: 'stale', _id: 'id-stale', connection: conn('stale') },
+    { name: 'extra', _id: 'id-extra', connection: conn('extra', { password: 'clear-text-secret' }) },
+  ];
+  const plan = (changes = new Map<string, JournalChangeState>(), prune = true) =>
+    planImport({
+      entries,
+      target,
+      journal: new Map(),
+      onConflict: 'update',
+      prune,
+      changes,
+      converge: helpers,
+      check: noProblems,
+    });
+
+  it('updates what differs, leaves what is equal, deletes what the snapshot does not hold, counts every change', () => {
+    const p = plan();
+    expect(p.steps.map((s) => [s.name, s.kind])).toEqual([
+      ['new-one', 'create'],
+      ['same', 'unchanged'],
+      ['stale', 'update'],
+      ['extra', 'delete'],
+    ]);
+    expect(p.changes).toBe(3);
+    const update = p.steps.find((s) => s.kind === 'update');
+    // The masked secret is left out of the PUT body: the service keeps the stored one.
+    expect(update && 'body' in update ? update.body : undefined).not.toHaveProperty('password');
+    const del = p.steps.find((s) => s.kind === 'delete');
+    expect(JSON.stringify(del)).not.toContain('clear-text-secret');
+    expect(del && 'before' in del ? del.before.password : undefined).toBe(MASK);
+  });
+
+  it('without --prune deletes nothing; a name the journal says was deleted and is gone is done', () => {
+    expect(plan(new Map(), false).steps.some((s) => s.kind === 'delete')).toBe(false);
+    const p = planImport({
+      entries,
+      target: target.filter((t) => t.name !== 'extra'),
+      journal: new Map(),
+      onConflict: 'update',
+      prune: true,
+      changes: new Map([['extra', { op: 'delete', state: 'in-doubt', type: 'rdb-mysql' }]]),
+      converge: helpers,
+      check: noProblems,
+    });
+    expect(p.steps.find((s) => s.name === 'extra')).toMatchObject({ kind: 'done', op: 'delete' });
+    expect(p.changes).toBe(2);
+  });
+
+  it('the pre-flight counts creates, updates and deletes against --max-changes and a protected target', () => {
+    const facts: PreflightFacts = {
+      maxChanges: 2,
+      target: { label: 'stg', name: 'stg', url: 'https://stg', protected: true },
+      confirm: undefined,
+      snapshotSourceUrl: undefined,
+      allowSameSource: false,
+      dryRun: false,
+    };
+    const messages = checkPreflight(plan(), facts).map((p) => p.message);
+    expect(messages[0]).toMatch(
+      /3 changes would be made \(1 creates, 1 updates, 1 deletes\), more than --max-changes 2/,
+    );
+    expect(messages[1]).toMatch(/protected/);
+    const onlyDeletes = planImport({
+      entries: [],
+      target,
+      journal: new Map(),
+      onConflict: 'update',
+      prune: true,
+      converge: helpers,
+      check: noProblems,
+    });
+    expect(
+      checkPreflight(onlyDeletes, { ...facts, maxChanges: undefined })
+        .map((p) => p.message)
+        .join(),
+    ).toMatch(/protected/);
+  });
+});
+
+describe('images never hold a credential value', () => {
+  it('masks template and name-floor secrets and encrypted custom fields; finds the secrets sent in clear', () => {
+    const body = {
+      name: 'x',
+      type: 'rdb-mysql',
+      _id: 'server',
+      access_code: '1234',
+      password: 'pw',
+      empty_password: '',
+      custom_fields: [{ field_name: 'k', field_type: 'encrypted', field_value: 'enc' }],
+    };
+    const image = makeSafeImage(body, catalog.secretFields('rdb-mysql'));
+    expect(JSON.stringify(image)).not.toMatch(/1234|"pw"|enc"/);
+    expect(image).not.toHaveProperty('_id');
+    expect(image.empty_password).toBe('');
+    expect(findClearSecrets(body, catalog.secretFields('rdb-mysql')).sort()).toEqual([
+      '/access_code',
+      '/custom_fields/0/field_value',
+      '/password',
+    ]);
+    expect(dropMaskedValues(image)).toEqual({
+      body: {
+        name: 'x',
+        type: 'rdb-mysql',
+        empty_password: '',
+        custom_fields: [{ field_name: 'k', field_type: 'encrypted' }],
+      },
+      dropped: ['/access_code', '/password', '/custom_fields/0/field_value'],
+    });
+  });
+});
+
+describe('undo: the run history', () => {
+  it('takes the first before-image of a name, newest first, and skips what certainly failed', () => {
+    const b1 = { name: 'u', type: 's3', v: 1 };
+    const b2 = { name: 'u', type: 's3', v: 2 };
+    const replay = replayJournal(
+      lines([
+        begin,
+        {
+          kind: 'intent',
+          object: 'connection',
+          op: 'update',
+          name: 'u',
+          targetName: 'u',
+          attempt: 1,
+          at,
+          before: b1,
+          image: b2,
+          secretsSent: ['/password'],
+        },
+        {
+          kind: 'outcome',
+          object: 'connection',
+          op: 'update',
+          result: 'updated',
+          name: 'u',
+          targetName: 'u',
+          at,
+        },
+        {
+          kind: 'intent',
+          object: 'connection',
+          op: 'create',
+          name: 'n',
+          targetName: 'n',
+          attempt: 1,
+          at,
+          image: { name: 'n', type: 's3' },
+        },
+        {
+          kind: 'outcome',
+          object: 'connection',
+          op: 'create',
+          result: 'failed',
+          name: 'n',
+          targetName: 'n',
+          httpStatus: 400,
+          message: 'bad',
+          at,
+        },
+        {
+          kind: 'intent',
+          object: 'connection',
+          op: 'update',
+          name: 'u',
+          targetName: 'u',
+          attempt: 1,
+          at,
+          before: b2,
+          image: b2,
+          secretsSent: [],
+        },
+        {
+          kind: 'intent',
+          object: 'connection',
+          op: 'delete',
+          name: 'd',
+          targetName: 'd',
+          attempt: 1,
+          at,
+          before: { name: 'd', type: 'smb' },
+        },
+        {
+          kind: 'outcome',
+          object: 'connection',
+          op: 'delete',
+          result: 'deleted',
+          name: 'd',
+          targetName: 'd',
+          via: 'request',
+          at,
+        },
+        { kind: 'intent', object: 'scan-profile', op: 'create', name: 'p', targetName: 'p', attempt: 1, at },
+      ]),
+    );
+    const { histories, skipped } = readRunHistory(replay.records);
+    expect(histories.map((h) => h.name)).toEqual(['d', 'u']);
+    expect(histories[1]).toMatchObject({ firstOp: 'update', firstBefore: b1 });
+    expect([...(histories[1]?.secretsSent ?? [])]).toEqual(['/password']);
+    expect(skipped.get('scan-profile')).toBe(1);
+  });
+});
