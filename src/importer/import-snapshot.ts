@@ -4,7 +4,8 @@
  * created twice. The steps, in this order of side effects: snapshot verified -> overrides read ->
  * target resolved -> throttle and client created -> templates loaded -> journal locked (a dry run only
  * peeks at it) -> target listed -> plan -> pre-flight -> (dry run: return the plan) -> (refused: report
- * written, fresh journal deleted under the lock, PreflightError) -> run -> report, id map.
+ * written, fresh journal deleted under the lock, PreflightError) -> run (creates; then, with
+ * `--on-conflict update` / `--prune`, updates and deletes: converge-run.ts) -> report, id map.
  *
  * It prints nothing: progress and warnings are {@link ImportEvent}s, the outcome an {@link ImportResult};
  * `cli/import.ts` renders both. Its ports (resolving the target, the client factory, the clock) are
