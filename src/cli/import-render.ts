@@ -11,18 +11,27 @@ import { formatProblem } from '../importer/preflight.js';
 import type { EntryOutcome } from '../importer/run.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
+import { printWarnings } from './warnings.js';
 
-/** The pre-flight's problems on stderr, scrubbed, under a heading given `N problem(s)`. */
+/**
+ * The pre-flight's problems on stderr, scrubbed, under a heading given `N problem(s)`: the one list of
+ * them. Not with `--json`, whose document on stdout holds the same list (the error line still follows).
+ */
 function printProblems(
   ctx: CliContext,
   problems: readonly Problem[],
   heading: (count: string) => string,
 ): void {
+  if (ctx.globals.json) return;
   ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
   for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
 }
 
-/** A progress bar on stderr, on a TTY only. */
+/**
+ * A progress bar on stderr, on a TTY only. Its line is cleared when it stops (the summary or the error
+ * line follows on a clean line), and it stops at once on Ctrl-C, before anything else is printed: a bar
+ * still redrawing would overwrite the lines below it.
+ */
 function createProgress(ctx: CliContext, total: number) {
   if (!ctx.out.showProgress || total === 0) return undefined;
   const bar = new cliProgress.SingleBar(
@@ -30,24 +39,31 @@ function createProgress(ctx: CliContext, total: number) {
       stream: ctx.io.stderr as NodeJS.WritableStream as never,
       format: 'import |{bar}| {value}/{total} | {speed} req/s | ETA {eta_formatted} | failed {failed}',
       hideCursor: true,
-      clearOnComplete: false,
+      clearOnComplete: true,
       etaBuffer: 50,
     },
     cliProgress.Presets.shades_classic,
   );
+  let stopped = false;
+  const stop = (): void => {
+    if (stopped) return;
+    stopped = true;
+    ctx.signal.removeEventListener('abort', stop);
+    bar.stop();
+  };
+  ctx.signal.addEventListener('abort', stop);
   const started = Date.now();
   let failed = 0;
   bar.start(total, 0, { speed: '0.0', failed: 0 });
   return {
     tick(outcome: EntryOutcome) {
       if (outcome.kind === 'failed') failed += 1;
+      if (stopped) return;
       const done = bar.getProgress() * total + 1;
       const speed = (done / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
       bar.increment(1, { speed, failed });
     },
-    stop() {
-      bar.stop();
-    },
+    stop,
   };
 }
 
@@ -74,14 +90,29 @@ export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => vo
         ctx.out.warn(`overrides remove ${event.paths.join(', ')} of '${event.entry}'`);
         return;
       case 'template-warnings':
-        for (const w of event.messages.slice(0, 20)) ctx.out.warn(w);
-        if (event.messages.length > 20) ctx.out.warn(`... and ${event.messages.length - 20} more warnings`);
+        printWarnings(
+          ctx,
+          event.warnings.map((w, i) => ({
+            group: w.type && !w.path ? `${w.type}: ${w.message}` : w.message,
+            where: [w.entry, w.path].filter((x) => x !== undefined && x !== '').join(' ') || (w.type ?? ''),
+            text: event.messages[i] ?? w.message,
+          })),
+        );
         return;
       case 'refused':
         if (ctx.globals.json) {
           ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: event.problems });
         }
         printProblems(ctx, event.problems, (count) => `Pre-flight found ${count}:`);
+        return;
+      case 'resuming':
+        ctx.out.info(
+          `resuming: ${event.done} of ${event.total} already done${
+            event.inDoubt > 0
+              ? `, ${event.inDoubt} in doubt (looked up by name before anything is sent again)`
+              : ''
+          }`,
+        );
         return;
       case 'run-started':
         ctx.out.info(
@@ -119,17 +150,27 @@ export function renderDryRun(ctx: CliContext, result: Extract<ImportResult, { ki
       counts: plan.counts,
       steps: planJson(plan),
       problems,
+      confirmRequired: result.confirmRequired ?? null,
     });
   } else {
     ctx.out.result(
       `Plan for importing ${result.entryCount} entries into ${result.target} (dry run, nothing sent):`,
     );
-    for (const step of plan.steps) ctx.out.result(`  ${describeStep(step)}`);
+    // An invalid step's problems are in the one list on stderr below, not repeated here.
+    for (const step of plan.steps)
+      ctx.out.result(
+        `  ${step.kind === 'invalid' ? `invalid    ${step.name} (${step.type}): ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'} (listed on stderr)` : describeStep(step)}`,
+      );
     const counts = Object.entries(plan.counts)
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
     ctx.out.result(`Total: ${counts || 'nothing to do'}`);
+    if (result.confirmRequired !== undefined) {
+      ctx.out.result(
+        `${result.target} is a protected environment: the real run needs --confirm ${result.confirmRequired}`,
+      );
+    }
   }
   if (problems.length > 0) {
     printProblems(ctx, problems, (count) => `Pre-flight would refuse this import (${count}):`);

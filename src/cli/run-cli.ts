@@ -35,6 +35,7 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
     logFile: typeof args.logFile === 'string' ? resolve(io.cwd, args.logFile) : undefined,
     json: args.json === true,
     quiet: args.quiet === true,
+    verbose: args.verbose === true,
     progress: args.progress !== false,
   };
 }
@@ -173,7 +174,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       global: true,
     })
     .option('json', { type: 'boolean', describe: 'One machine-readable result on stdout', global: true })
-    .option('quiet', { type: 'boolean', describe: 'No informational lines on stderr', global: true })
+    .option('quiet', {
+      type: 'boolean',
+      describe: 'Only errors on stderr (no information, no warnings, no progress bar)',
+      global: true,
+    })
+    .option('verbose', {
+      type: 'boolean',
+      describe: 'Every warning on its own line (repeated ones are otherwise collapsed)',
+      global: true,
+    })
+    .conflicts('quiet', 'verbose')
     .option('progress', {
       type: 'boolean',
       default: true,

@@ -93,7 +93,7 @@ describe('overrides init (end to end, against the emulator)', () => {
       }
       // Clear custom fields are kept beside the supplied encrypted ones.
       let clear = 0;
-      for (const c of source.store.connections as Record<string, unknown>[]) {
+      for (const c of source.store.connections as readonly Record<string, unknown>[]) {
         for (const f of (c.custom_fields ?? []) as CustomField[]) {
           if (f.field_type === 'encrypted') continue;
           const stored = target.store.getConnection(c.name as string) as Record<string, unknown>;
