@@ -33,7 +33,7 @@ function printProblems(
  * still redrawing would overwrite the lines below it.
  */
 function createProgress(ctx: CliContext, total: number) {
-  if (!ctx.out.showProgress || total === 0) return undefined;
+  if (!ctx.out.showProgress || total === 0 || ctx.signal.aborted) return undefined;
   const bar = new cliProgress.SingleBar(
     {
       stream: ctx.io.stderr as NodeJS.WritableStream as never,
@@ -51,10 +51,12 @@ function createProgress(ctx: CliContext, total: number) {
     ctx.signal.removeEventListener('abort', stop);
     bar.stop();
   };
-  ctx.signal.addEventListener('abort', stop);
   const started = Date.now();
   let failed = 0;
   bar.start(total, 0, { speed: '0.0', failed: 0 });
+  // After start: a stop before the bar's first frame is done would be a no-op and leave it drawing.
+  // An abort that came while it started is handled by the run's own end ('run-ended').
+  ctx.signal.addEventListener('abort', stop);
   return {
     tick(outcome: EntryOutcome) {
       if (outcome.kind === 'failed') failed += 1;
