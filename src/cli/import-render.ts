@@ -11,7 +11,7 @@ import { formatProblem } from '../importer/preflight.js';
 import type { EntryOutcome } from '../importer/run.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
-import { printWarnings } from './warnings.js';
+import { type GroupedWarning, printWarnings } from './warnings.js';
 
 /**
  * The pre-flight's problems on stderr, scrubbed, under a heading given `N problem(s)`: the one list of
@@ -80,16 +80,36 @@ function planJson(plan: ImportPlan) {
   }));
 }
 
-/** An event renderer for one run: warnings and progress on stderr. */
-export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => void {
+/** The renderer of one run's events; `flush` prints warnings still held back (call it when the run ends). */
+export type ImportEventRenderer = ((event: ImportEvent) => void) & { flush(): void };
+
+/**
+ * An event renderer for one run: warnings and progress on stderr. The `override-removes` warnings are
+ * held until the next other event (or `flush`), so that one override that removes the same field from
+ * many entries is one collapsed line.
+ */
+export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
   let progress: ReturnType<typeof createProgress>;
-  return (event) => {
+  let removals: GroupedWarning[] = [];
+  const flush = (): void => {
+    if (removals.length === 0) return;
+    const held = removals;
+    removals = [];
+    printWarnings(ctx, held);
+  };
+  const render = (event: ImportEvent): void => {
+    if (event.kind === 'override-removes') {
+      removals.push({
+        group: `overrides remove ${event.paths.join(', ')}`,
+        where: event.entry,
+        text: `overrides remove ${event.paths.join(', ')} of '${event.entry}'`,
+      });
+      return;
+    }
+    flush();
     switch (event.kind) {
       case 'unused-override':
         ctx.out.warn(`overrides ${event.rule} matches no entry of the snapshot`);
-        return;
-      case 'override-removes':
-        ctx.out.warn(`overrides remove ${event.paths.join(', ')} of '${event.entry}'`);
         return;
       case 'template-warnings':
         printWarnings(
@@ -140,6 +160,7 @@ export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => vo
       }
     }
   };
+  return Object.assign(render, { flush });
 }
 
 /** Print a dry run's plan and verdict. */

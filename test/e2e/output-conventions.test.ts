@@ -4,7 +4,7 @@
  * under the last lines (Ctrl-C included); a resumed import says what is already done; a dry run into a
  * protected environment names the `--confirm` the real run needs.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
@@ -120,6 +120,30 @@ describe('output conventions', () => {
       expect(dry.stdout).toMatch(/invalid {4}\S+ \(\S+\): \d+ problems? \(listed on stderr\)/);
       expect(dry.stderr.split('\n').filter((l) => l.startsWith('  - '))).toEqual(listed);
       expect(countCreatePosts(target)).toBe(0);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('an override that removes a field from many entries is one collapsed warning line (--verbose: one each)', async () => {
+    const target = await startEmulator({ data: { connections: [] } });
+    try {
+      const base = JSON.parse(await readFile(overridesPath, 'utf8')) as Record<string, unknown>;
+      const removing = join(dir, 'removing.json');
+      await writeFile(removing, JSON.stringify({ ...base, all: { owners_v2: null } }));
+      const args = ['import', snapshot, '--to', target.url, '--overrides', removing, '--dry-run'];
+      const env = { ...secretEnv, DDS_TARGET_TOKEN: target.token };
+      const run = await runCli(args, { env });
+      expect(run.exitCode, run.stderr).toBe(0);
+      const warned = run.stderr.split('\n').filter((l) => l.includes('overrides remove'));
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatch(
+        /^warning: overrides remove \/owners_v2: \d+ times \(e\.g\. .*--verbose lists all\)$/,
+      );
+      const verbose = await runCli([...args, '--verbose'], { env });
+      expect(verbose.stderr.split('\n').filter((l) => l.includes('overrides remove')).length).toBeGreaterThan(
+        3,
+      );
     } finally {
       await target.close();
     }
