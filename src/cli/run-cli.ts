@@ -26,7 +26,11 @@ interface RunState {
 
 function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
   const envLevel = io.env.DDS_MIGRATE_LOG_LEVEL;
-  const level = (args.logLevel as LogLevel | undefined) ?? (envLevel as LogLevel | undefined) ?? 'warn';
+  // --quiet shows errors only: its default log level is error (an explicit --log-level still wins).
+  const level =
+    (args.logLevel as LogLevel | undefined) ??
+    (envLevel as LogLevel | undefined) ??
+    (args.quiet === true ? 'error' : 'warn');
   return {
     // `$DDS_MIGRATE_CONFIG` is loadConfig's fallback, not repeated here.
     config: args.config as string | undefined,
@@ -165,7 +169,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     .option('log-level', {
       type: 'string',
       choices: LOG_LEVELS,
-      describe: 'Log level on stderr (default warn)',
+      describe: 'Log level on stderr (default warn; error with --quiet)',
       global: true,
     })
     .option('log-file', {
