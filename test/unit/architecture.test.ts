@@ -127,6 +127,7 @@ const WORKFLOW_FOLDERS = [
   'src/cases/',
   'src/verify/',
   'src/undo/',
+  'src/overrides/',
 ];
 /**
  * Within the core, which sibling each folder may import: schema/ reads snapshots (validate); no core
