@@ -14,6 +14,7 @@ import { profilesCloneCommand } from './profiles-clone.js';
 import { profilesCreateCommand } from './profiles-create.js';
 import { profilesGetCommand } from './profiles-get.js';
 import { validateCommand } from './validate.js';
+import { verifyCommand } from './verify.js';
 
 /** Every top-level command and group, in the order `--help` shows them. */
 export const commandEntries: readonly CommandEntry[] = [
@@ -22,6 +23,7 @@ export const commandEntries: readonly CommandEntry[] = [
   validateCommand,
   diffCommand,
   importCommand,
+  verifyCommand,
   {
     command: 'profiles',
     describe: 'Scan profiles',
