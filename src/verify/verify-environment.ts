@@ -12,6 +12,7 @@
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
 import { pairByName } from '../connections/match.js';
 import { type CompareOptions, compareConnections } from '../diff/compare.js';
 import { compileIgnoreRules, parseIgnoreRule } from '../diff/ignore.js';
@@ -19,9 +20,12 @@ import { UsageError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { type Clock, createRateLimiter } from '../importer/throttle.js';
 import type { Connection } from '../model/connection.js';
+import type { ScanProfile } from '../model/scan-profile.js';
+import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
+import { createProfileComparer, nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
 import {
   DEFAULT_TEST_CONCURRENCY,
   DEFAULT_TEST_RATE,
@@ -121,11 +125,17 @@ export async function verifyEnvironment(
   });
   if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
 
+  const expectedProfiles = snapshotProfilesOf(snapshot);
+
   const environment = await ports.resolveEnvironment();
   const client = ports.createClient(environment);
   let live: Connection[];
+  let liveProfiles: ScanProfile[] = [];
   try {
     live = await readConnections(client, ports.signal);
+    // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
+    if (expectedProfiles !== undefined)
+      liveProfiles = await listScanProfiles(client, { signal: ports.signal });
   } finally {
     client.close();
   }
@@ -171,10 +181,21 @@ export async function verifyEnvironment(
   }
 
   const tested = verdicts;
-  const items: VerifyItem[] = connectionItems.map((item) => {
-    const test = tested?.get(item.name);
-    return test === undefined ? item : { ...item, test };
-  });
+  const profileItems =
+    expectedProfiles === undefined
+      ? undefined
+      : verifyProfiles(
+          expectedProfiles,
+          liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, live) })),
+          createProfileComparer(isProfileServerField),
+        );
+  const items: VerifyItem[] = [
+    ...connectionItems.map((item) => {
+      const test = tested?.get(item.name);
+      return test === undefined ? item : { ...item, test };
+    }),
+    ...(profileItems ?? []),
+  ];
   if (options.report !== undefined) {
     await writeFileAtomic(options.report, scrub(serializeVerifyReport(items)), { what: 'report' });
     onEvent({ kind: 'file-written', file: 'report', path: options.report });
@@ -184,12 +205,31 @@ export async function verifyEnvironment(
     environment: environment.label,
     items,
     connections: countStates(items.filter((i) => i.object === 'connection')),
-    scanProfiles: undefined,
+    scanProfiles: profileItems === undefined ? undefined : countStates(profileItems),
     tests: tested === undefined ? undefined : countTests(items),
     complete: isComplete(items),
     verified: isVerified(items),
     reportPath: options.report,
   };
+}
+
+/**
+ * The snapshot's scan profiles, or undefined when it holds none: a snapshot of format version 1, or one
+ * whose header does not include `scanProfiles`. Read from the reader's `profiles` (format version 2:
+ * `{scanProfile, dataSourceNames}` per profile) when it has them.
+ */
+function snapshotProfilesOf(snapshot: { readonly header: object }): ProfileSide[] | undefined {
+  const held = (
+    snapshot as {
+      readonly profiles?: readonly {
+        readonly scanProfile: ScanProfile;
+        readonly dataSourceNames: readonly (string | null)[];
+      }[];
+    }
+  ).profiles;
+  const include = (snapshot.header as { readonly include?: readonly string[] }).include;
+  if (held === undefined || include?.includes('scanProfiles') !== true) return undefined;
+  return held.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }));
 }
 
 /** The comparison of `diff`, compiled once: the ignore rules and the templates' secret fields. */

@@ -8,6 +8,8 @@ import type { HttpClient, HttpRequest } from '../../src/api/http.js';
 import { compileIgnoreRules } from '../../src/diff/ignore.js';
 import { ApiError, AuthError } from '../../src/errors.js';
 import { createRateLimiter } from '../../src/importer/throttle.js';
+import { isProfileServerField } from '../../src/profiles/server-fields.js';
+import { createProfileComparer, nameDataSources, verifyProfiles } from '../../src/verify/profiles.js';
 import { runConnectionTests, type TestTarget } from '../../src/verify/test-connections.js';
 import {
   countTests,
@@ -192,5 +194,74 @@ describe('runConnectionTests', () => {
       }),
     ).rejects.toMatchObject({ code: 'E_INTERRUPTED' });
     expect(sent).toEqual([]);
+  });
+});
+
+describe('verifyProfiles (snapshot format 2)', () => {
+  const compare = createProfileComparer(isProfileServerField);
+  const connections = [
+    { _id: 'e1', name: 'hr-mysql' },
+    { _id: 'e2', name: 'logs-s3' },
+  ];
+  const side = (profile: Record<string, unknown>, names: (string | null)[]) => ({
+    profile,
+    dataSourceNames: names,
+  });
+  it('compares dataSourceList by connection names, ignores service fields, names what differs', () => {
+    const snapshot = [
+      side(
+        {
+          _id: 's1',
+          name: 'Nightly',
+          dataSourceList: ['a1', 'a2'],
+          schedule: { cronExpression: '0 2 * * *', timeZone: 'UTC' },
+        },
+        ['hr-mysql', 'logs-s3'],
+      ),
+      side(
+        {
+          _id: 's2',
+          name: 'Weekly',
+          dataSourceList: ['a1'],
+          schedule: { cronExpression: '0 3 * * 1', timeZone: 'UTC' },
+        },
+        ['hr-mysql'],
+      ),
+      side({ _id: 's3', name: 'Gone', dataSourceList: ['a1'] }, ['hr-mysql']),
+    ];
+    const live = [
+      {
+        _id: 't1',
+        name: 'Nightly',
+        dataSourceList: ['e1', 'logs-s3'],
+        schedule: { cronExpression: '0 2 * * *', timeZone: 'UTC' },
+        updatedAt: 'x',
+      },
+      {
+        _id: 't2',
+        name: 'Weekly',
+        dataSourceList: ['e2'],
+        schedule: { cronExpression: '0 4 * * 1', timeZone: 'UTC' },
+      },
+      { _id: 't4', name: 'Stray', dataSourceList: [] },
+    ].map((p) => side(p, nameDataSources(p, connections)));
+    const items = verifyProfiles(snapshot, live, compare);
+    expect(items.map((i) => [i.object, i.name, i.state])).toEqual([
+      ['scanProfile', 'Gone', 'missing'],
+      ['scanProfile', 'Nightly', 'present'],
+      ['scanProfile', 'Stray', 'extra'],
+      ['scanProfile', 'Weekly', 'different'],
+    ]);
+    expect(items[3]?.fields).toEqual([
+      { path: '/dataSourceList', from: ['hr-mysql'], to: ['logs-s3'] },
+      { path: '/schedule/cronExpression', from: '0 3 * * 1', to: '0 4 * * 1' },
+    ]);
+  });
+  it('an element naming no connection of the environment is kept as it is (null name)', () => {
+    expect(nameDataSources({ dataSourceList: ['e1', 'zz', 7] }, connections)).toEqual([
+      'hr-mysql',
+      null,
+      null,
+    ]);
   });
 });

@@ -1,0 +1,123 @@
+/**
+ * The scan profiles of a verify (snapshot format 2): each profile of the snapshot paired by name with
+ * the environment's, `dataSourceList` compared by connection names (ids differ between environments).
+ * Pure: the field comparison is handed in (the one `diff` uses for profiles), so verify and diff agree.
+ */
+import { compareNames } from '../connections/match.js';
+import { formatPointer } from '../diff/pointer.js';
+import type { FieldChange } from '../diff/types.js';
+import { isDeepEqual, isPlainObject, redactDeep } from '../diff/values.js';
+import type { VerifyItem } from './verdict.js';
+
+/** A profile on one side: its fields, and for each `dataSourceList` element its connection name. */
+export interface ProfileSide {
+  readonly profile: Readonly<Record<string, unknown>>;
+  /** Same length and order as `profile.dataSourceList`; null where the name is unknown. */
+  readonly dataSourceNames: readonly (string | null)[];
+}
+
+/** Compares two profiles of one name, `dataSourceList` given as names; returns the differing fields. */
+export type ProfileComparer = (snapshot: ProfileSide, environment: ProfileSide) => readonly FieldChange[];
+
+/**
+ * The names the environment's `dataSourceList` refers to: an element that is the `_id` of one of its
+ * connections is that connection's name; one that is already a connection's name (real bodies often
+ * list sources by name, api-notes) stays; anything else is unknown (null, compared as it is).
+ */
+export function nameDataSources(
+  profile: Readonly<Record<string, unknown>>,
+  connections: readonly { readonly _id?: unknown; readonly name: string }[],
+): (string | null)[] {
+  const list = Array.isArray(profile.dataSourceList) ? (profile.dataSourceList as unknown[]) : [];
+  const byId = new Map<string, string>();
+  const names = new Set<string>();
+  for (const c of connections) {
+    if (typeof c._id === 'string') byId.set(c._id, c.name);
+    names.add(c.name);
+  }
+  return list.map((ref) =>
+    typeof ref !== 'string' ? null : (byId.get(ref) ?? (names.has(ref) ? ref : null)),
+  );
+}
+
+function nameOf(side: ProfileSide): string {
+  return String(side.profile.name);
+}
+
+/**
+ * Verdicts of the profiles, in name order: `present`, `different` (fields named), `missing`, `extra`.
+ * A name held twice on a side is compared once (the first), as connections are paired.
+ */
+export function verifyProfiles(
+  snapshot: readonly ProfileSide[],
+  environment: readonly ProfileSide[],
+  compare: ProfileComparer,
+): VerifyItem[] {
+  const live = new Map<string, ProfileSide>();
+  for (const p of environment) if (!live.has(nameOf(p))) live.set(nameOf(p), p);
+  const expected = new Map<string, ProfileSide>();
+  for (const p of snapshot) if (!expected.has(nameOf(p))) expected.set(nameOf(p), p);
+  const items: VerifyItem[] = [];
+  for (const [name, p] of expected) {
+    const other = live.get(name);
+    if (other === undefined) {
+      items.push({ object: 'scanProfile', name, state: 'missing' });
+      continue;
+    }
+    const fields = compare(p, other);
+    items.push(
+      fields.length === 0
+        ? { object: 'scanProfile', name, state: 'present' }
+        : { object: 'scanProfile', name, state: 'different', fields },
+    );
+  }
+  for (const name of live.keys())
+    if (!expected.has(name)) items.push({ object: 'scanProfile', name, state: 'extra' });
+  return items.sort((a, b) => compareNames(a.name, b.name));
+}
+
+/**
+ * The default {@link ProfileComparer}: every top-level field but the service-managed ones
+ * (`isServerField`), `dataSourceList` as connection names (an element of unknown name as it is), a
+ * nested object (`schedule`) key by key; values redacted as `diff` redacts them.
+ */
+export function createProfileComparer(isServerField: (field: string) => boolean): ProfileComparer {
+  const comparable = (side: ProfileSide): Record<string, unknown> => {
+    const fields: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(side.profile)) {
+      if (isServerField(key)) continue;
+      fields[key] =
+        key === 'dataSourceList' && Array.isArray(value)
+          ? value.map((ref, i) => side.dataSourceNames[i] ?? ref)
+          : value;
+    }
+    return fields;
+  };
+  return (snapshot, environment) => {
+    const a = comparable(snapshot);
+    const b = comparable(environment);
+    const out: FieldChange[] = [];
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(compareNames);
+    for (const key of keys) {
+      const from = a[key];
+      const to = b[key];
+      if (isDeepEqual(from, to)) continue;
+      if (isPlainObject(from) && isPlainObject(to)) {
+        for (const sub of [...new Set([...Object.keys(from), ...Object.keys(to)])].sort(compareNames)) {
+          if (!isDeepEqual(from[sub], to[sub])) out.push(fieldChange([key, sub], from[sub], to[sub]));
+        }
+      } else {
+        out.push(fieldChange([key], from, to));
+      }
+    }
+    return out;
+  };
+}
+
+function fieldChange(path: readonly string[], from: unknown, to: unknown): FieldChange {
+  return {
+    path: formatPointer(path),
+    ...(from === undefined ? {} : { from: redactDeep(from) }),
+    ...(to === undefined ? {} : { to: redactDeep(to) }),
+  };
+}
