@@ -193,7 +193,7 @@ export function renderVerifyText(result: VerifyResult): string[] {
     `${item.object === 'scanProfile' ? 'scan profile ' : ''}${item.name}${item.type ? ` (${item.type})` : ''}`;
   const byState = (state: VerifyItem['state']) => result.items.filter((i) => i.state === state);
   detail('Missing (in the snapshot, not in the environment):', byState('missing'), (i) => [
-    `  - ${label(i)}`,
+    `  - ${label(i)}${i.note ? `: ${i.note}` : ''}`,
   ]);
   detail('Different (fields as snapshot -> environment):', byState('different'), (i) => [
     `  ~ ${label(i)}`,

@@ -40,6 +40,9 @@ export function nameDataSources(
   );
 }
 
+/** Why a one-time profile is often missing after a restore (contract: import skips it without --allow-run). */
+export const ONE_TIME_NOTE = 'one-time profile (isSingleRunScan): import skips it without --allow-run';
+
 function nameOf(side: ProfileSide): string {
   return String(side.profile.name);
 }
@@ -61,7 +64,12 @@ export function verifyProfiles(
   for (const [name, p] of expected) {
     const other = live.get(name);
     if (other === undefined) {
-      items.push({ object: 'scanProfile', name, state: 'missing' });
+      items.push({
+        object: 'scanProfile',
+        name,
+        state: 'missing',
+        ...(p.profile.isSingleRunScan === true ? { note: ONE_TIME_NOTE } : {}),
+      });
       continue;
     }
     const fields = compare(p, other);

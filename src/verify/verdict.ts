@@ -44,6 +44,8 @@ export interface VerifyItem {
   readonly fields?: readonly FieldChange[];
   /** Fields masked by the service on a side, so not compared (JSON pointers). */
   readonly notComparable?: readonly string[];
+  /** Why an object may be in this state (e.g. a missing one-time scan profile). */
+  readonly note?: string;
   /** With `--test-connections`, for a present connection: the test's verdict. */
   readonly test?: TestVerdict;
 }

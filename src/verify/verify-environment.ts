@@ -16,7 +16,7 @@ import { listScanProfiles } from '../api/scan-profiles.js';
 import { pairByName } from '../connections/match.js';
 import { type CompareOptions, compareConnections } from '../diff/compare.js';
 import { compileIgnoreRules, parseIgnoreRule } from '../diff/ignore.js';
-import { UsageError } from '../errors.js';
+import { ApiError, UsageError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { type Clock, createRateLimiter } from '../importer/throttle.js';
 import type { Connection } from '../model/connection.js';
@@ -134,8 +134,7 @@ export async function verifyEnvironment(
   try {
     live = await readConnections(client, ports.signal);
     // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
-    if (expectedProfiles !== undefined)
-      liveProfiles = await listScanProfiles(client, { signal: ports.signal });
+    if (expectedProfiles !== undefined) liveProfiles = await readProfiles(client, ports.signal);
   } finally {
     client.close();
   }
@@ -243,6 +242,16 @@ function compileCompareOptions(
     return parsed.rule;
   });
   return { ignore: compileIgnoreRules(rules), secretFields: (type) => catalog.secretFields(type) };
+}
+
+/** The environment's scan profiles; a service without the profiles endpoint (404) has none. */
+async function readProfiles(client: HttpClient, signal: AbortSignal): Promise<ScanProfile[]> {
+  try {
+    return await listScanProfiles(client, { signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return [];
+    throw error;
+  }
 }
 
 async function readConnections(client: HttpClient, signal: AbortSignal): Promise<Connection[]> {

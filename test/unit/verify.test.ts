@@ -227,7 +227,7 @@ describe('verifyProfiles (snapshot format 2)', () => {
         },
         ['hr-mysql'],
       ),
-      side({ _id: 's3', name: 'Gone', dataSourceList: ['a1'] }, ['hr-mysql']),
+      side({ _id: 's3', name: 'Gone', dataSourceList: ['a1'], isSingleRunScan: true }, ['hr-mysql']),
     ];
     const live = [
       {
@@ -252,6 +252,7 @@ describe('verifyProfiles (snapshot format 2)', () => {
       ['scanProfile', 'Stray', 'extra'],
       ['scanProfile', 'Weekly', 'different'],
     ]);
+    expect(items[0]?.note).toMatch(/one-time profile/);
     expect(items[3]?.fields).toEqual([
       { path: '/dataSourceList', from: ['hr-mysql'], to: ['logs-s3'] },
       { path: '/schedule/cronExpression', from: '0 3 * * 1', to: '0 4 * * 1' },
