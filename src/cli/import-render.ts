@@ -77,6 +77,9 @@ export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => vo
         for (const w of event.messages.slice(0, 20)) ctx.out.warn(w);
         if (event.messages.length > 20) ctx.out.warn(`... and ${event.messages.length - 20} more warnings`);
         return;
+      case 'reference-warnings':
+        for (const w of event.messages) ctx.out.warn(w);
+        return;
       case 'refused':
         if (ctx.globals.json) {
           ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: event.problems });

@@ -5,10 +5,11 @@
  * Masked secrets ("must be supplied at import") and types without a schema are warnings.
  */
 import { resolve } from 'node:path';
+import { formatReferenceNeeds, type ReferenceNeeds } from '../connections/references.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { ValidationProblem } from '../schema/catalog.js';
 import type { ValidationReport } from '../schema/validate-snapshot.js';
-import { validateSnapshotFile } from '../validate/validate-snapshot-file.js';
+import { type ValidateResult, validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext, Output } from './context.js';
 import { createEnvironmentClient, resolveSide } from './environment.js';
@@ -92,8 +93,17 @@ export function formatProblem(problem: ValidationProblem): string {
   return `${problem.entry} (${problem.type}) ${problem.path || '/'}: ${problem.message}`;
 }
 
-/** The report as `--json` prints it. */
-export function toJsonReport(report: ValidationReport): Record<string, unknown> {
+/** `{name: [entries]}` per kind of reference, for `--json`. */
+function referencesJson(needs: ReferenceNeeds): Record<string, Record<string, readonly string[]>> {
+  return {
+    scannerGroups: Object.fromEntries(needs.scannerGroups),
+    credentials: Object.fromEntries(needs.credentials),
+    certificates: Object.fromEntries(needs.certificates),
+  };
+}
+
+/** The report as `--json` prints it (with `references`: what a target must hold, per name its entries). */
+export function toJsonReport(report: ValidationReport | ValidateResult): Record<string, unknown> {
   const strip = ({ kind, entry, type, path, message }: ValidationProblem) => ({
     kind,
     entry,
@@ -109,10 +119,11 @@ export function toJsonReport(report: ValidationReport): Record<string, unknown> 
     errors: report.errors.map(strip),
     warnings: report.warnings.map(strip),
     catalogWarnings: report.catalogWarnings,
+    ...('references' in report ? { references: referencesJson(report.references) } : {}),
   };
 }
 
-function printReport(report: ValidationReport, ctx: CliContext): void {
+function printReport(report: ValidateResult, ctx: CliContext): void {
   const out = ctx.out;
   if (ctx.globals.json) {
     out.json(toJsonReport(report));
@@ -121,6 +132,8 @@ function printReport(report: ValidationReport, ctx: CliContext): void {
   for (const warning of report.catalogWarnings) out.warn(warning);
   printWarnings(report.warnings, out);
   for (const error of report.errors) out.result(formatProblem(error));
+  // References are not checked offline: what an import's pre-flight will check in its target.
+  out.result(`References: ${formatReferenceNeeds(report.references)} (checked by import)`);
   const n = report.entryCount;
   if (report.valid) {
     out.result(`${n} ${n === 1 ? 'entry' : 'entries'} checked: all valid`);

@@ -58,7 +58,15 @@ export async function runDemo(io: DemoIo): Promise<number> {
       data: join(fixturesDir(), 'environments', 'prod.json'),
       token: 'demo-prod-token',
     });
-    recovery = await startEmulator({ data: { connections: [] }, token: 'demo-recovery-token' });
+    // The recovery site has its scanners and stored credentials set up (the import's pre-flight checks).
+    recovery = await startEmulator({
+      data: {
+        connections: [],
+        scanners: prod.store.scanners.map((s) => ({ ...s })),
+        credentials: prod.store.credentials.map((c) => ({ ...c })),
+      },
+      token: 'demo-recovery-token',
+    });
     registerSecret(prod.token);
     registerSecret(recovery.token);
     say(`prod:     ${prod.url}  (${prod.store.connections.length} connections)`);

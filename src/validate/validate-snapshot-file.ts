@@ -5,6 +5,7 @@
  * once the snapshot's types are known.
  */
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
+import { createReferenceCollector, type ReferenceNeeds } from '../connections/references.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { type CatalogSource, type ValidationReport, validateSnapshot } from '../schema/validate-snapshot.js';
 import { loadCatalogFromEnvironment } from './target-catalog.js';
@@ -33,11 +34,17 @@ export interface ValidatePorts {
   readonly signal: AbortSignal;
 }
 
-/** Validate a snapshot file; the report says whether it is valid. */
+/** A validation report, with what the entries need in a target (scanner groups, credentials, certificates). */
+export interface ValidateResult extends ValidationReport {
+  readonly references: ReferenceNeeds;
+}
+
+/** Validate a snapshot file; the report says whether it is valid, and what a target must hold. */
 export async function validateSnapshotFile(
   options: ValidateOptions,
   ports: ValidatePorts,
-): Promise<ValidationReport> {
+): Promise<ValidateResult> {
+  const references = createReferenceCollector();
   let closeClient: (() => void) | undefined;
   let source: CatalogSource;
   if (options.catalog.kind === 'environment') {
@@ -51,7 +58,12 @@ export async function validateSnapshotFile(
     source = await loadShippedCatalog(options.catalog.dir);
   }
   try {
-    return await validateSnapshot(options.snapshot, source, { signal: ports.signal, label: options.label });
+    const report = await validateSnapshot(options.snapshot, source, {
+      signal: ports.signal,
+      label: options.label,
+      onEntry: (entry) => references.add({ name: entry.name, type: entry.type, body: entry }),
+    });
+    return { ...report, references: references.needs() };
   } finally {
     closeClient?.();
   }
