@@ -26,6 +26,7 @@ import {
 } from '../api/retry-policy.js';
 import type { FilterClause } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
+import { UnavailableError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import { findMaskedPaths } from '../schema/catalog.js';
 import { createSnapshotHeader, type SnapshotSelection } from '../snapshot/format.js';
@@ -153,12 +154,20 @@ export async function exportSnapshot(
         written = await writeSnapshot(target, header, entries, { signal: ports.signal, onEntry });
         break;
       } catch (error) {
-        const retry =
-          error instanceof BrokenExportError &&
-          attempt < DEFAULT_RETRY_POLICY.retries &&
-          !ports.signal.aborted &&
-          budget.take();
-        if (!retry) throw error;
+        if (!(error instanceof BrokenExportError) || ports.signal.aborted) throw error;
+        const exhausted = attempt >= DEFAULT_RETRY_POLICY.retries;
+        if (exhausted || !budget.take()) {
+          // As the client says of a request that kept failing: exit 5, re-run.
+          throw new UnavailableError(
+            `${environment.label} kept failing ${
+              exhausted
+                ? `after ${attempt + 1} downloads of the export`
+                : "and the run's retry budget is spent"
+            }`,
+            error.http,
+            { cause: error, hint: 'Re-run the export; if it persists, check the service' },
+          );
+        }
         const delay = computeRetryDelay(DEFAULT_RETRY_POLICY, attempt, undefined, Math.random);
         await (ports.sleep ?? sleepUnlessAborted)(delay, ports.signal);
       }

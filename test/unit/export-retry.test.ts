@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BrokenExportError } from '../../src/api/connections.js';
 import { createHttpClient } from '../../src/api/http.js';
 import { createRetryBudget, type RetryBudget } from '../../src/api/retry-policy.js';
+import { UnavailableError } from '../../src/errors.js';
 import { exportSnapshot } from '../../src/export/export-snapshot.js';
 import { createSilentLogger } from '../../src/log.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -73,7 +74,7 @@ describe('export: a body torn mid-stream', () => {
     expect(budget.remaining).toBe(9);
   });
 
-  it("stops when the run's retry budget is spent: the 502, no snapshot, no temporary file", async () => {
+  it("stops when the run's retry budget is spent: exit 5 naming the 502, no snapshot, no temporary file", async () => {
     const scope = nock(BASE)
       .get(EXPORT)
       .times(3)
@@ -84,8 +85,25 @@ describe('export: a body torn mid-stream', () => {
       (e: unknown) => e,
     );
     scope.done();
-    expect(error).toBeInstanceOf(BrokenExportError);
-    expect((error as BrokenExportError).status).toBe(502);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as UnavailableError).exitCode).toBe(5);
+    expect((error as UnavailableError).http?.status).toBe(502);
+    expect((error as UnavailableError).message).toMatch(/retry budget is spent/);
+    expect((error as UnavailableError).cause).toBeInstanceOf(BrokenExportError);
     expect(await readdir(dir)).toEqual([]);
+  });
+
+  it("stops after the retry policy's 5 restarts even with budget left (6 downloads)", async () => {
+    const scope = nock(BASE)
+      .get(EXPORT)
+      .times(6)
+      .reply(200, torn, { 'Content-Type': 'application/octet-stream' });
+    const { run } = await runExport(createRetryBudget(100));
+    const error = (await run.then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as UnavailableError;
+    scope.done();
+    expect(error.message).toMatch(/after 6 downloads of the export/);
   });
 });
