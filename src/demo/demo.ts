@@ -58,11 +58,12 @@ export async function runDemo(io: DemoIo): Promise<number> {
       data: join(fixturesDir(), 'environments', 'prod.json'),
       token: 'demo-prod-token',
     });
-    // The recovery site has its scanners and stored credentials set up (the import's pre-flight checks).
+    // The recovery site has its own scanners (group dr-scanners, which the overrides below set) and
+    // prod's stored credentials: the import's pre-flight checks both.
     recovery = await startEmulator({
       data: {
         connections: [],
-        scanners: prod.store.scanners.map((s) => ({ ...s })),
+        scanners: [1, 2].map((n) => ({ name: `dr-scanner-${n}`, scanner_group: 'dr-scanners' })),
         credentials: prod.store.credentials.map((c) => ({ ...c })),
       },
       token: 'demo-recovery-token',
