@@ -67,6 +67,9 @@ export interface ReferencingEntry {
   readonly body: Readonly<Record<string, unknown>>;
 }
 
+/** The JSON pointers of the problems {@link checkEntryReferences} reports. */
+export const REFERENCE_POINTERS: ReadonlySet<string> = new Set(['/scanner_group', '/credential_id']);
+
 /** The references the target lacks (each a problem on its field): these stop an import's pre-flight. */
 export function checkEntryReferences(entry: ReferencingEntry, target: TargetReferences): Problem[] {
   const refs = readReferences(entry.body);

@@ -16,6 +16,7 @@ import { createConnection, getConnectionByName, listConnections } from '../api/c
 import { createRetryBudget, type HttpClient } from '../api/http.js';
 import {
   checkEntryReferences,
+  REFERENCE_POINTERS,
   REMAP_NOTHING,
   type RemapSourceId,
   resolveSourceIds,
@@ -198,6 +199,9 @@ async function listTarget(
  * such as a protected target or --max-changes.
  */
 function preflightHint(problems: readonly Problem[]): string {
+  if (problems.some((p) => p.path !== undefined && REFERENCE_POINTERS.has(p.path))) {
+    return 'Create the missing scanner groups or stored credentials in the target, or set others with --overrides (e.g. {"all": {"scanner_group": "..."}}), and re-run (--dry-run shows the plan)';
+  }
   const fieldProblems = problems.some((p) => p.path !== undefined);
   return fieldProblems
     ? // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:VAR}" is a literal overrides placeholder

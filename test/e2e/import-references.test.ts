@@ -91,6 +91,7 @@ describe('import: references the target must hold', () => {
         `${name} /credential_id: stored credential "svc-fileshare-scan" does not exist in the target`,
       );
     }
+    expect(result.stderr).toMatch(/Create the missing scanner groups or stored credentials in the target/);
 
     // --dry-run shows the same problems (and exit 3), sending nothing.
     const dry = await run(target, overridesPath, '--dry-run', '--json');
