@@ -120,6 +120,12 @@ export function toJsonReport(report: ValidationReport | ValidateResult): Record<
     warnings: report.warnings.map(strip),
     catalogWarnings: report.catalogWarnings,
     ...('references' in report ? { references: referencesJson(report.references) } : {}),
+    ...('referenceCheck' in report && report.referenceCheck
+      ? {
+          referenceProblems: report.referenceCheck.problems,
+          referenceWarnings: report.referenceCheck.warnings,
+        }
+      : {}),
   };
 }
 
@@ -132,16 +138,24 @@ function printReport(report: ValidateResult, ctx: CliContext): void {
   for (const warning of report.catalogWarnings) out.warn(warning);
   printWarnings(report.warnings, out);
   for (const error of report.errors) out.result(formatProblem(error));
-  // References are not checked offline: what an import's pre-flight will check in its target.
-  out.result(`References: ${formatReferenceNeeds(report.references)} (checked by import)`);
+  // Offline, references are only listed (an import's pre-flight checks them in its target); with
+  // --templates-from E they are checked against E too.
+  const check = report.referenceCheck;
+  for (const warning of check?.warnings ?? []) out.warn(warning);
+  for (const problem of check?.problems ?? [])
+    out.result(`${problem.entry} ${problem.path}: ${problem.message}`);
+  out.result(
+    `References: ${formatReferenceNeeds(report.references)} (${check ? 'checked against --templates-from' : 'checked by import'})`,
+  );
   const n = report.entryCount;
+  const missing = check?.problems.length ?? 0;
   if (report.valid) {
     out.result(`${n} ${n === 1 ? 'entry' : 'entries'} checked: all valid`);
   } else {
     out.result(
       `${n} ${n === 1 ? 'entry' : 'entries'} checked: ${report.invalidCount} invalid (${report.errors.length} ${
         report.errors.length === 1 ? 'problem' : 'problems'
-      })`,
+      })${missing > 0 ? `, ${missing} missing ${missing === 1 ? 'reference' : 'references'}` : ''}`,
     );
   }
 }

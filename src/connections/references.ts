@@ -95,6 +95,41 @@ export function checkEntryReferences(entry: ReferencingEntry, target: TargetRefe
   return problems;
 }
 
+/**
+ * The problems of `needs` against what `target` holds: one per entry and missing reference, in entry
+ * order (kinds the target cannot list are not checked: see {@link describeReferenceWarnings}).
+ */
+export function checkReferenceNeeds(needs: ReferenceNeeds, target: TargetReferences): Problem[] {
+  const problems: Problem[] = [];
+  const missing = (
+    names: TargetNames,
+    map: ReadonlyMap<string, readonly string[]>,
+    path: string,
+    message: (name: string) => string,
+  ) => {
+    if (names.kind !== 'available') return;
+    for (const [name, entries] of map) {
+      if (names.names.has(name)) continue;
+      for (const entry of entries) problems.push({ entry, path, message: message(name) });
+    }
+  };
+  missing(
+    target.scannerGroups,
+    needs.scannerGroups,
+    '/scanner_group',
+    (g) => `scanner group "${g}" has no scanner in the target`,
+  );
+  missing(
+    target.credentials,
+    needs.credentials,
+    '/credential_id',
+    (c) => `stored credential "${c}" does not exist in the target`,
+  );
+  return problems.sort(
+    (a, b) => compare(a.entry ?? '', b.entry ?? '') || compare(a.path ?? '', b.path ?? ''),
+  );
+}
+
 /** Per kind, each name needed and the entries that need it (both sorted). */
 export interface ReferenceNeeds {
   readonly scannerGroups: ReadonlyMap<string, readonly string[]>;

@@ -31,6 +31,7 @@ import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { registerSecretsOf } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
+import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import {
   defaultJournalPath,
@@ -59,7 +60,7 @@ import {
 } from './overrides.js';
 import { type ImportPlan, isSendStep, type OnConflict, type PreparedEntry, planImport } from './plan.js';
 import { checkEntryForSend, checkPreflight, type EntryTemplates, formatProblem } from './preflight.js';
-import { describeImportReferenceWarnings, fetchTargetReferences } from './references.js';
+import { describeImportReferenceWarnings } from './references.js';
 import { type EntryOutcome, runImport } from './run.js';
 import { type Clock, createRateLimiter } from './throttle.js';
 

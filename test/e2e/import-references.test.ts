@@ -143,6 +143,36 @@ describe('import: references the target must hold', () => {
     );
   });
 
+  it('validate --templates-from E checks the references against E too (404: a warning)', async () => {
+    const { euGroup, fileshare } = await missingFromDr();
+    target = await startEmulator({ data: drFixture });
+    const checked = await runCli(['validate', snapshot, '--templates-from', target.url], {
+      env: { DDS_TOKEN: target.token },
+    });
+    expect(checked.exitCode, checked.stderr).toBe(3);
+    // Every entry naming the group is listed (validate checks the whole snapshot, not only the creates).
+    for (const name of euGroup) {
+      expect(checked.stdout).toContain(`${name} /scanner_group: scanner group "eu-scanners" has no scanner`);
+    }
+    for (const name of fileshare) {
+      expect(checked.stdout).toContain(`${name} /credential_id: stored credential "svc-fileshare-scan"`);
+    }
+    expect(checked.stdout).toMatch(/missing references\n$/);
+    await target.close();
+
+    target = await startEmulator({ data: drFixture, referencesApi: false });
+    const unchecked = await runCli(['validate', snapshot, '--templates-from', target.url, '--json'], {
+      env: { DDS_TOKEN: target.token },
+    });
+    expect(unchecked.exitCode, unchecked.stderr).toBe(0);
+    const report = JSON.parse(unchecked.stdout) as {
+      referenceProblems: unknown[];
+      referenceWarnings: string[];
+    };
+    expect(report.referenceProblems).toEqual([]);
+    expect(report.referenceWarnings[0]).toMatch(/^scanner groups could not be checked/);
+  });
+
   it('defaultScanProfileId / defaultScanId never reach the target unmapped; certificates are a warning', async () => {
     const carrying: Connection[] = [
       {
