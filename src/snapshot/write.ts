@@ -325,7 +325,10 @@ function sortProfiles(profiles: readonly SnapshotScanProfile[]): SnapshotScanPro
       problems.push({ entry: String(p.scanProfile._id ?? '?'), message: 'scan profile has no name' });
     }
   }
-  const sorted = problems.length > 0 ? [] : [...profiles].sort((a, b) => compareNames(a.scanProfile.name, b.scanProfile.name));
+  const sorted =
+    problems.length > 0
+      ? []
+      : [...profiles].sort((a, b) => compareNames(a.scanProfile.name, b.scanProfile.name));
   for (let i = 1; i < sorted.length; i++) {
     const name = (sorted[i] as SnapshotScanProfile).scanProfile.name;
     if (name === (sorted[i - 1] as SnapshotScanProfile).scanProfile.name && problems.at(-1)?.entry !== name) {
@@ -396,9 +399,7 @@ async function writeSorted(
     }
     const sha256 = hasher.digest();
     const counts =
-      header.formatVersion >= 2
-        ? { connectionCount: order.length, scanProfileCount: profiles.length }
-        : {};
+      header.formatVersion >= 2 ? { connectionCount: order.length, scanProfileCount: profiles.length } : {};
     await writer.write(
       Buffer.from(
         `${serializeTrailerLine({ entryCount: order.length + profiles.length, ...counts, sha256 })}\n`,
