@@ -30,11 +30,16 @@
  * profile is ever created twice. Creating a scheduled profile starts no scan.
  */
 import type { HttpClient } from '../api/http.js';
-import { createScanProfile, deleteScanProfile, updateScanProfile } from '../api/scan-profiles.js';
+import {
+  createScanProfile,
+  deleteScanProfile,
+  listScanProfiles,
+  updateScanProfile,
+} from '../api/scan-profiles.js';
 import { compareNames } from '../connections/match.js';
 import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
 import type { FieldChange } from '../diff/types.js';
-import { ApiError, DdsError, InterruptedError, type Problem } from '../errors.js';
+import { ApiError, DdsError, InterruptedError, type Problem, UnavailableError } from '../errors.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField, stripProfileServerFields } from '../profiles/server-fields.js';
 import { scrub } from '../secrets.js';
@@ -482,27 +487,52 @@ export async function runProfilePhase(
       body = built.body;
     }
     const action: ProfileAction = step.kind;
-    await deps.limiter?.acquire(deps.signal);
-    await deps.journal.append({
-      kind: 'profile-intent',
-      name: step.name,
-      action,
-      targetName: step.targetName,
-      ...(step.kind === 'create' ? {} : { targetId: step.targetId }),
-      attempt: step.attempt,
-      at: now().toISOString(),
-    });
-    let outcome: ProfileOutcome;
-    try {
-      outcome = await sendStep(step, body, deps);
-    } catch (error) {
-      if (error instanceof ApiError && error.status !== undefined && error.status !== 401) {
-        outcome = { kind: 'failed', httpStatus: error.status, message: scrub(error.message) };
-      } else if (error instanceof DdsError) {
-        // Auth, network, Ctrl-C: the intent stays in doubt; the re-run looks the name up first.
-        return { outcomes, stoppedBy: error };
-      } else {
-        throw error;
+    let outcome: ProfileOutcome | undefined;
+    let via: 'request' | 'lookup' = 'request';
+    for (let attempt = step.attempt; outcome === undefined; attempt++) {
+      await deps.limiter?.acquire(deps.signal);
+      await deps.journal.append({
+        kind: 'profile-intent',
+        name: step.name,
+        action,
+        targetName: step.targetName,
+        ...(step.kind === 'create' ? {} : { targetId: step.targetId }),
+        attempt,
+        at: now().toISOString(),
+      });
+      try {
+        outcome = await sendStep(step, body, deps);
+      } catch (error) {
+        if (error instanceof ApiError && error.status !== undefined && error.status !== 401) {
+          outcome = { kind: 'failed', httpStatus: error.status, message: scrub(error.message) };
+        } else if (
+          error instanceof UnavailableError &&
+          attempt - step.attempt + 1 < MAX_ATTEMPTS &&
+          !deps.signal.aborted
+        ) {
+          // The answer was lost: the request may have been applied. A create is looked up by name
+          // before it is sent again; an update or a delete is idempotent and simply sent again.
+          if (step.kind === 'create') {
+            let found: ScanProfile | undefined;
+            try {
+              found = (await listScanProfiles(deps.client, { signal: deps.signal })).find(
+                (p) => p.name === step.targetName,
+              );
+            } catch (lookupError) {
+              if (lookupError instanceof DdsError) return { outcomes, stoppedBy: lookupError };
+              throw lookupError;
+            }
+            if (found !== undefined) {
+              outcome = { kind: 'done', targetId: found._id };
+              via = 'lookup';
+            }
+          }
+        } else if (error instanceof DdsError) {
+          // Auth, a sick service, Ctrl-C: the intent stays in doubt; the re-run looks the name up first.
+          return { outcomes, stoppedBy: error };
+        } else {
+          throw error;
+        }
       }
     }
     await deps.journal.append({
@@ -512,7 +542,7 @@ export async function runProfilePhase(
       result: outcome.kind,
       targetName: step.targetName,
       ...(outcome.kind === 'done'
-        ? { targetId: outcome.targetId, via: 'request' as const }
+        ? { targetId: outcome.targetId, via }
         : { httpStatus: outcome.httpStatus, message: outcome.message }),
       at: now().toISOString(),
     });
@@ -520,6 +550,9 @@ export async function runProfilePhase(
   }
   return { outcomes, stoppedBy: undefined };
 }
+
+/** Requests of one profile step in one run, when the answers are lost (then the run stops, in doubt). */
+const MAX_ATTEMPTS = 3;
 
 async function sendStep(
   step: ProfileSendStep,

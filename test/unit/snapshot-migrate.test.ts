@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/errors.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
-import { createMigrationRegistry, migrateV1ToV2, type SnapshotMigration } from '../../src/snapshot/migrate.js';
+import {
+  createMigrationRegistry,
+  migrateV1ToV2,
+  type SnapshotMigration,
+} from '../../src/snapshot/migrate.js';
 import { loadSnapshot, verifySnapshot } from '../../src/snapshot/read.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
