@@ -420,24 +420,23 @@ class SnapshotParser {
     if (entryCount !== total) {
       throw this.fail(line, `trailer says ${entryCount} entries but the snapshot holds ${total}`);
     }
+    const actual = this.hasher.digest();
+    if (sha256 !== actual) {
+      throw this.fail(line, 'sha256 in the trailer does not match the entries (the snapshot was changed)');
+    }
     if (this.storedFormatVersion >= 2) {
       const counts: [string, unknown, number][] = [
         ['connectionCount', value.connectionCount, this.count],
         ['scanProfileCount', value.scanProfileCount, this.profileCount],
       ];
       for (const [field, stated, actual] of counts) {
-        // Written by every version 2 writer; optional on read (entryCount and sha256 already cover them).
-        if (stated !== undefined && stated !== actual) {
+        if (stated !== actual) {
           throw this.fail(
             line,
             `trailer ${field} is ${JSON.stringify(stated ?? null)} but the snapshot holds ${actual}`,
           );
         }
       }
-    }
-    const actual = this.hasher.digest();
-    if (sha256 !== actual) {
-      throw this.fail(line, 'sha256 in the trailer does not match the entries (the snapshot was changed)');
     }
     this.trailer = { entryCount, sha256, line };
   }

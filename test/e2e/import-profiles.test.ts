@@ -70,7 +70,7 @@ function expectRemapped(source: RunningEmulator, target: RunningEmulator, name: 
   const t = findProfile(target, name);
   expect(s, name).toBeDefined();
   expect(t, name).toBeDefined();
-  const expected = (s?.dataSourceList as string[]).map((ref) => {
+  const expected = ((s?.dataSourceList ?? []) as string[]).map((ref) => {
     const byId = source.store.connections.find((c) => c._id === ref);
     // A source that listed the data source by name gets the name again.
     if (byId === undefined) return ref;

@@ -76,8 +76,8 @@ async function rewrite(
   const trailer = JSON.parse(lines.at(-1) as string);
   if (fixTrailer) {
     trailer.entryCount = entries.length;
-    delete trailer.connectionCount;
-    delete trailer.scanProfileCount;
+    trailer.connectionCount = entries.filter((l) => !l.startsWith('{"scanProfile"')).length;
+    trailer.scanProfileCount = entries.length - trailer.connectionCount;
     trailer.sha256 = hashEntryLines(entries);
   }
   await writeFile(path, `${[lines[0], ...entries, JSON.stringify(trailer)].join('\n')}\n`);

@@ -227,6 +227,8 @@ function withTrailer(headerLine: string, entryLines: string[], trailer?: object)
   const t = trailer ?? {
     kind: 'dds-migrate/snapshot-end',
     entryCount: entryLines.length,
+    connectionCount: entryLines.length,
+    scanProfileCount: 0,
     sha256: hashEntryLines(entryLines),
   };
   return `${[headerLine, ...entryLines, JSON.stringify(t)].join('\n')}\n`;
