@@ -725,7 +725,8 @@ export function describeProfileStep(step: ProfileStep): string {
     case 'conflict':
       return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
     case 'blocked':
-      return `scan profile ${step.name}: refused: ${step.problems.map((p) => `${p.path ?? ''} ${p.message}`.trim()).join('; ')}`;
+      // The problems themselves are in the pre-flight's one list.
+      return `scan profile ${step.name}: refused: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'} (listed on stderr)`;
     default: {
       const unreachable: never = step;
       throw new Error(`unknown profile step ${JSON.stringify(unreachable)}`);
