@@ -165,6 +165,11 @@ function renderExportEvent(event: ExportEvent, ctx: CliContext): void {
       );
       return;
     }
+    case 'profiles-unavailable':
+      ctx.out.warn(
+        `scan profiles are not in the snapshot: GET /scanProfiles answered ${event.status} (${event.message}); the header says so, and an import of it leaves the target's profiles alone`,
+      );
+      return;
     case 'profile-left-out':
       ctx.out.warn(`scan profile ${event.profile} is left out of the snapshot: ${event.reason}`);
       return;

@@ -22,6 +22,7 @@ import { exportConnections, listConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import type { FilterClause } from '../api/types.js';
+import { ApiError } from '../errors.js';
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
@@ -66,6 +67,8 @@ export type ExportEvent =
   | { readonly kind: 'empty'; readonly cause: 'selection' | 'environment'; readonly source: string }
   /** A scan profile left out of the snapshot (no name, or no list of data sources). */
   | { readonly kind: 'profile-left-out'; readonly profile: string; readonly reason: string }
+  /** `GET /scanProfiles` was refused (403) or is not there (404): the snapshot holds connections only. */
+  | { readonly kind: 'profiles-unavailable'; readonly status: number; readonly message: string }
   /** `dataSourceList` elements of a profile that no connection of the source answers to (named null). */
   | { readonly kind: 'profile-unknown-sources'; readonly profile: string; readonly refs: readonly string[] };
 
@@ -110,17 +113,29 @@ export async function exportSnapshot(
       types: options.types ?? null,
       name: options.nameGlob ?? null,
     };
-    const include = orderParts(options.include ?? ['connections', 'scanProfiles']);
+    let include = orderParts(options.include ?? ['connections', 'scanProfiles']);
+    // Profiles first (few, one request): their references tell which connections to name.
+    let listed: ScanProfile[] | undefined;
+    if (include.includes('scanProfiles')) {
+      try {
+        listed = await listScanProfiles(client, { signal: ports.signal });
+      } catch (error) {
+        // A deployment without the endpoint, or a token without the permission: the connections are
+        // still exported, and the header says the profiles are not in it (so no import prunes them).
+        const status = error instanceof ApiError ? error.status : undefined;
+        if (status !== 403 && status !== 404) throw error;
+        onEvent({ kind: 'profiles-unavailable', status, message: (error as ApiError).message });
+        include = include.filter((p) => p !== 'scanProfiles');
+        if (include.length === 0) throw error;
+      }
+    }
     const header = createSnapshotHeader({
       tool: `${TOOL_NAME} ${TOOL_VERSION}`,
       source: { url: environment.url, environment: envName },
       selection,
       include,
     });
-    // Profiles first (few, one request): their references tell which connections to name.
-    const namer = include.includes('scanProfiles')
-      ? createProfileNamer(await listScanProfiles(client, { signal: ports.signal }), onEvent)
-      : undefined;
+    const namer = listed === undefined ? undefined : createProfileNamer(listed, onEvent);
     const types: Record<string, number> = {};
     const maskedFields: Record<string, number> = {};
     let maskedEntries = 0;
