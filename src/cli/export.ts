@@ -17,7 +17,12 @@ import {
 import type { SnapshotPart } from '../snapshot/format.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import {
+  createEnvironmentClient,
+  getRunRetryBudget,
+  resolveSide,
+  withEnvironmentOptions,
+} from './environment.js';
 import { parseListOption, readStringOption } from './options.js';
 
 /** What the command was asked for, checked. */
@@ -140,6 +145,7 @@ export const exportCommand: CommandSpec = {
         resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
         createClient: (environment, clientOptions) =>
           createEnvironmentClient(ctx, environment, clientOptions),
+        retryBudget: getRunRetryBudget(ctx),
         signal: ctx.signal,
       },
       (event) => renderExportEvent(event, ctx),

@@ -15,15 +15,27 @@
  * export saw, else through the connection list (fetched only when something is left unnamed, e.g. a
  * profile that names connections outside the selection); an element no connection answers to gets
  * `null` and an event. A profile without a name or a list of strings is left out, with an event.
+ *
+ * An export body that breaks off or stops being a JSON array mid-stream ({@link BrokenExportError}) is
+ * downloaded again from the start (a GET), up to the retry policy's retries and within the run's retry
+ * budget; the snapshot file starts over with it (the writer spills to a temporary file).
  */
 import picomatch from 'picomatch';
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
-import { exportConnections, listConnections } from '../api/connections.js';
+import { BrokenExportError, exportConnections, listConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
+import {
+  computeRetryDelay,
+  createRetryBudget,
+  DEFAULT_RETRY_BUDGET,
+  DEFAULT_RETRY_POLICY,
+  type RetryBudget,
+} from '../api/retry-policy.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import type { FilterClause } from '../api/types.js';
-import { ApiError } from '../errors.js';
+
 import { compareNames } from '../connections/match.js';
+import { ApiError, UnavailableError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { findMaskedPaths } from '../schema/catalog.js';
@@ -55,6 +67,28 @@ export interface ExportPorts {
   readonly resolveSource: EnvironmentResolver;
   readonly createClient: ClientFactory;
   readonly signal: AbortSignal;
+  /**
+   * The run's retry budget: the client's retries and the restarts of a broken download draw on it
+   * (default: a budget of {@link DEFAULT_RETRY_BUDGET} for this export).
+   */
+  readonly retryBudget?: RetryBudget;
+  /** The wait before a download is started over (default: a timer that Ctrl-C ends). */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** Wait `ms`, or less when `signal` fires. */
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    timer.unref?.();
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Warnings of an export, in the order they happen. */
@@ -99,7 +133,9 @@ export async function exportSnapshot(
   onEvent: (event: ExportEvent) => void,
 ): Promise<ExportResult> {
   const environment = await ports.resolveSource();
-  const client = ports.createClient(environment);
+  // The run's retry budget: the client's retries and the restarts of a broken download share it.
+  const budget = ports.retryBudget ?? createRetryBudget(DEFAULT_RETRY_BUDGET);
+  const client = ports.createClient(environment, { retryBudget: budget });
   try {
     const envName = environment.name ?? environment.label;
     const target: SnapshotTarget =
@@ -136,8 +172,8 @@ export async function exportSnapshot(
       include,
     });
     const namer = listed === undefined ? undefined : createProfileNamer(listed, onEvent);
-    const types: Record<string, number> = {};
-    const maskedFields: Record<string, number> = {};
+    let types: Record<string, number> = {};
+    let maskedFields: Record<string, number> = {};
     let maskedEntries = 0;
     const onEntry = (entry: Connection) => {
       namer?.see(entry);
@@ -149,14 +185,46 @@ export async function exportSnapshot(
         maskedFields[field] = (maskedFields[field] ?? 0) + 1;
       }
     };
-    const entries = include.includes('connections')
-      ? selectEntries(client, options, ports.signal, onEvent)
-      : [];
-    const written = await writeSnapshot(target, header, entries, {
-      signal: ports.signal,
-      onEntry,
-      ...(namer ? { profiles: () => namer.finish(client, ports.signal) } : {}),
-    });
+    // A body that breaks off mid-stream (a torn answer, a reset) starts the download over: the writer
+    // spills to a temporary file, so the snapshot starts over too. Events of a failed attempt are dropped.
+    let written: Awaited<ReturnType<typeof writeSnapshot>>;
+    let events: ExportEvent[];
+    for (let attempt = 0; ; attempt++) {
+      types = {};
+      maskedFields = {};
+      maskedEntries = 0;
+      events = [];
+      const attemptEvents = events;
+      const entries = include.includes('connections')
+        ? selectEntries(client, options, ports.signal, (event) => attemptEvents.push(event))
+        : [];
+      try {
+        written = await writeSnapshot(target, header, entries, {
+          signal: ports.signal,
+          onEntry,
+          ...(namer ? { profiles: () => namer.finish(client, ports.signal) } : {}),
+        });
+        break;
+      } catch (error) {
+        if (!(error instanceof BrokenExportError) || ports.signal.aborted) throw error;
+        const exhausted = attempt >= DEFAULT_RETRY_POLICY.retries;
+        if (exhausted || !budget.take()) {
+          // As the client says of a request that kept failing: exit 5, re-run.
+          throw new UnavailableError(
+            `${environment.label} kept failing ${
+              exhausted
+                ? `after ${attempt + 1} downloads of the export`
+                : "and the run's retry budget is spent"
+            }`,
+            error.http,
+            { cause: error, hint: 'Re-run the export; if it persists, check the service' },
+          );
+        }
+        const delay = computeRetryDelay(DEFAULT_RETRY_POLICY, attempt, undefined, Math.random);
+        await (ports.sleep ?? sleepUnlessAborted)(delay, ports.signal);
+      }
+    }
+    for (const event of events) onEvent(event);
     const summary: ExportSummary = {
       path: written.path,
       entryCount: written.entryCount,
