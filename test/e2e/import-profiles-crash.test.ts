@@ -23,6 +23,7 @@ import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
 import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { targetReferences } from './import.helpers.js';
 
 interface Child {
   readonly process: ChildProcess;
@@ -113,7 +114,7 @@ describe('import: SIGKILL during the scan profile phase (child process)', () => 
 
   it('four SIGKILLs while profiles are created, then completion: every profile once, remapped', async () => {
     emu = await startEmulator({
-      data: { connections: [] },
+      data: { connections: [], ...targetReferences() },
       latencyMs: 15,
       faults: 'commit-then-drop:0.1@POST:/scanProfiles',
       seed: 7,

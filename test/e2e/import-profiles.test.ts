@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { loadSnapshot } from '../../src/snapshot/read.js';
 import { runCli } from '../helpers/run-cli.js';
-import { type ImportSource, prepareImportSource } from './import.helpers.js';
+import { type ImportSource, prepareImportSource, targetReferences } from './import.helpers.js';
 
 const started: RunningEmulator[] = [];
 afterEach(async () => {
@@ -23,7 +23,7 @@ async function setUp(
 ): Promise<{ src: ImportSource; target: RunningEmulator; snapshot: string }> {
   const src = await prepareImportSource(prefix);
   started.push(src.source);
-  const target = await startEmulator({ data: { connections: [] } });
+  const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
   started.push(target);
   const snapshot = join(src.dir, 'v2.snapshot.jsonl');
   const exported = await runCli(['export', '--from', src.source.url, '-o', snapshot], {
