@@ -4,9 +4,7 @@
  * Pure: the field comparison is handed in (the one `diff` uses for profiles), so verify and diff agree.
  */
 import { compareNames } from '../connections/match.js';
-import { formatPointer } from '../diff/pointer.js';
 import type { FieldChange } from '../diff/types.js';
-import { isDeepEqual, isPlainObject, redactDeep } from '../diff/values.js';
 import type { VerifyItem } from './verdict.js';
 
 /** A profile on one side: its fields, and for each `dataSourceList` element its connection name. */
@@ -82,50 +80,4 @@ export function verifyProfiles(
   for (const name of live.keys())
     if (!expected.has(name)) items.push({ object: 'scanProfile', name, state: 'extra' });
   return items.sort((a, b) => compareNames(a.name, b.name));
-}
-
-/**
- * The default {@link ProfileComparer}: every top-level field but the service-managed ones
- * (`isServerField`), `dataSourceList` as connection names (an element of unknown name as it is), a
- * nested object (`schedule`) key by key; values redacted as `diff` redacts them.
- */
-export function createProfileComparer(isServerField: (field: string) => boolean): ProfileComparer {
-  const comparable = (side: ProfileSide): Record<string, unknown> => {
-    const fields: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(side.profile)) {
-      if (isServerField(key)) continue;
-      fields[key] =
-        key === 'dataSourceList' && Array.isArray(value)
-          ? value.map((ref, i) => side.dataSourceNames[i] ?? ref)
-          : value;
-    }
-    return fields;
-  };
-  return (snapshot, environment) => {
-    const a = comparable(snapshot);
-    const b = comparable(environment);
-    const out: FieldChange[] = [];
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(compareNames);
-    for (const key of keys) {
-      const from = a[key];
-      const to = b[key];
-      if (isDeepEqual(from, to)) continue;
-      if (isPlainObject(from) && isPlainObject(to)) {
-        for (const sub of [...new Set([...Object.keys(from), ...Object.keys(to)])].sort(compareNames)) {
-          if (!isDeepEqual(from[sub], to[sub])) out.push(fieldChange([key, sub], from[sub], to[sub]));
-        }
-      } else {
-        out.push(fieldChange([key], from, to));
-      }
-    }
-    return out;
-  };
-}
-
-function fieldChange(path: readonly string[], from: unknown, to: unknown): FieldChange {
-  return {
-    path: formatPointer(path),
-    ...(from === undefined ? {} : { from: redactDeep(from) }),
-    ...(to === undefined ? {} : { to: redactDeep(to) }),
-  };
 }

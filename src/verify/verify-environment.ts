@@ -16,16 +16,19 @@ import { listScanProfiles } from '../api/scan-profiles.js';
 import { pairByName } from '../connections/match.js';
 import { type CompareOptions, compareConnections } from '../diff/compare.js';
 import { compileIgnoreRules, parseIgnoreRule } from '../diff/ignore.js';
+import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
+import type { FieldChange } from '../diff/types.js';
 import { ApiError, UsageError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { type Clock, createRateLimiter } from '../importer/throttle.js';
 import type { Connection } from '../model/connection.js';
-import type { ScanProfile } from '../model/scan-profile.js';
+import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
+import type { SnapshotHeader } from '../snapshot/format.js';
 import { loadSnapshot } from '../snapshot/read.js';
-import { createProfileComparer, nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
+import { nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
 import {
   DEFAULT_TEST_CONCURRENCY,
   DEFAULT_TEST_RATE,
@@ -186,7 +189,7 @@ export async function verifyEnvironment(
       : verifyProfiles(
           expectedProfiles,
           liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, live) })),
-          createProfileComparer(isProfileServerField),
+          compareProfileSides,
         );
   const items: VerifyItem[] = [
     ...connectionItems.map((item) => {
@@ -213,22 +216,23 @@ export async function verifyEnvironment(
 }
 
 /**
- * The snapshot's scan profiles, or undefined when it holds none: a snapshot of format version 1, or one
- * whose header does not include `scanProfiles`. Read from the reader's `profiles` (format version 2:
- * `{scanProfile, dataSourceNames}` per profile) when it has them.
+ * The snapshot's scan profiles, or undefined when it holds none: a snapshot of format version 1 (its
+ * header migrated to `include: ["connections"]`), or one whose export could not read the profiles.
  */
-function snapshotProfilesOf(snapshot: { readonly header: object }): ProfileSide[] | undefined {
-  const held = (
-    snapshot as {
-      readonly profiles?: readonly {
-        readonly scanProfile: ScanProfile;
-        readonly dataSourceNames: readonly (string | null)[];
-      }[];
-    }
-  ).profiles;
-  const include = (snapshot.header as { readonly include?: readonly string[] }).include;
-  if (held === undefined || include?.includes('scanProfiles') !== true) return undefined;
-  return held.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }));
+function snapshotProfilesOf(snapshot: {
+  readonly header: SnapshotHeader;
+  readonly profiles: readonly SnapshotScanProfile[];
+}): ProfileSide[] | undefined {
+  if (!snapshot.header.include.includes('scanProfiles')) return undefined;
+  return snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }));
+}
+
+/** `diff`'s profile comparison (`src/diff/scan-profiles.ts`): the service's fields ignored, sources by name. */
+export function compareProfileSides(snapshot: ProfileSide, environment: ProfileSide): readonly FieldChange[] {
+  return compareProfileFields(
+    toComparableProfile(snapshot.profile, snapshot.dataSourceNames, isProfileServerField),
+    toComparableProfile(environment.profile, environment.dataSourceNames, isProfileServerField),
+  );
 }
 
 /** The comparison of `diff`, compiled once: the ignore rules and the templates' secret fields. */

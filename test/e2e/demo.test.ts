@@ -35,7 +35,11 @@ describe('npm run demo', () => {
     expect(text).toMatch(/created exactly once: 69; missing: 0; duplicated: 0/);
     expect(text).toMatch(/POSTs sent by the re-run: 0/);
     // It ends with a verify of the restore: complete, one test per connection, prod's failing sources known-bad.
-    expect(text).toMatch(/: complete\n {2}connections: {3}69 present, 0 different, 0 missing, 0 extra/);
+    expect(text).toMatch(/: NOT COMPLETE\n {2}connections: {3}69 present, 0 different, 0 missing, 0 extra\n/);
+    expect(text).toMatch(/ {2}scan profiles: 3 present, 0 different, 1 missing, 0 extra\n/);
+    expect(text).toMatch(
+      /- scan profile .+: one-time profile \(isSingleRunScan\): import skips it without --allow-run/,
+    );
     expect(text).toMatch(/tests: +62 passed, 0 regression, 7 known-bad/);
     expect(text).toMatch(/connection tests sent: 69 \(one per connection\)/);
     expect(text).not.toMatch(/UNEXPECTED|this is a bug/);

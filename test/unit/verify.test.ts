@@ -8,8 +8,7 @@ import type { HttpClient, HttpRequest } from '../../src/api/http.js';
 import { compileIgnoreRules } from '../../src/diff/ignore.js';
 import { ApiError, AuthError } from '../../src/errors.js';
 import { createRateLimiter } from '../../src/importer/throttle.js';
-import { isProfileServerField } from '../../src/profiles/server-fields.js';
-import { createProfileComparer, nameDataSources, verifyProfiles } from '../../src/verify/profiles.js';
+import { nameDataSources, verifyProfiles } from '../../src/verify/profiles.js';
 import { runConnectionTests, type TestTarget } from '../../src/verify/test-connections.js';
 import {
   countTests,
@@ -19,7 +18,7 @@ import {
   readRecordedTest,
   type VerifyItem,
 } from '../../src/verify/verdict.js';
-import { verifyConnections } from '../../src/verify/verify-environment.js';
+import { compareProfileSides, verifyConnections } from '../../src/verify/verify-environment.js';
 
 describe('readRecordedTest', () => {
   it('reads connectionStatusTest.is_success as a boolean or its text, else none', () => {
@@ -198,7 +197,7 @@ describe('runConnectionTests', () => {
 });
 
 describe('verifyProfiles (snapshot format 2)', () => {
-  const compare = createProfileComparer(isProfileServerField);
+  const compare = compareProfileSides;
   const connections = [
     { _id: 'e1', name: 'hr-mysql' },
     { _id: 'e2', name: 'logs-s3' },
