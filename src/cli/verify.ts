@@ -190,7 +190,7 @@ export function renderVerifyText(result: VerifyResult): string[] {
     for (const item of items) lines.push(...render(item));
   };
   const label = (item: VerifyItem) =>
-    `${item.object === 'scanProfile' ? 'scan profile ' : ''}${item.name}${item.type ? ` (${item.type})` : ''}`;
+    `${item.object === 'scan profile' ? 'scan profile ' : ''}${item.name}${item.type ? ` (${item.type})` : ''}`;
   const byState = (state: VerifyItem['state']) => result.items.filter((i) => i.state === state);
   detail('Missing (in the snapshot, not in the environment):', byState('missing'), (i) => [
     `  - ${label(i)}${i.note ? `: ${i.note}` : ''}`,

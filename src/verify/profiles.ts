@@ -63,7 +63,7 @@ export function verifyProfiles(
     const other = live.get(name);
     if (other === undefined) {
       items.push({
-        object: 'scanProfile',
+        object: 'scan profile',
         name,
         state: 'missing',
         ...(p.profile.isSingleRunScan === true ? { note: ONE_TIME_NOTE } : {}),
@@ -73,11 +73,11 @@ export function verifyProfiles(
     const fields = compare(p, other);
     items.push(
       fields.length === 0
-        ? { object: 'scanProfile', name, state: 'present' }
-        : { object: 'scanProfile', name, state: 'different', fields },
+        ? { object: 'scan profile', name, state: 'present' }
+        : { object: 'scan profile', name, state: 'different', fields },
     );
   }
   for (const name of live.keys())
-    if (!expected.has(name)) items.push({ object: 'scanProfile', name, state: 'extra' });
+    if (!expected.has(name)) items.push({ object: 'scan profile', name, state: 'extra' });
   return items.sort((a, b) => compareNames(a.name, b.name));
 }

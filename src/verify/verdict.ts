@@ -6,8 +6,8 @@
 import type { ConnectionTestOutcome } from '../api/connections.js';
 import type { FieldChange } from '../diff/types.js';
 
-/** What kind of object a verdict is about (the `--report` lines name it, as the import's report does). */
-export type VerifyObjectKind = 'connection' | 'scanProfile';
+/** What kind of object a verdict is about (the `--report` lines name it with the words of the import's report). */
+export type VerifyObjectKind = 'connection' | 'scan profile';
 
 /**
  * Where an object stands: `present` (on both sides, equal on every compared field), `different` (on

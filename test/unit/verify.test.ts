@@ -246,10 +246,10 @@ describe('verifyProfiles (snapshot format 2)', () => {
     ].map((p) => side(p, nameDataSources(p, connections)));
     const items = verifyProfiles(snapshot, live, compare);
     expect(items.map((i) => [i.object, i.name, i.state])).toEqual([
-      ['scanProfile', 'Gone', 'missing'],
-      ['scanProfile', 'Nightly', 'present'],
-      ['scanProfile', 'Stray', 'extra'],
-      ['scanProfile', 'Weekly', 'different'],
+      ['scan profile', 'Gone', 'missing'],
+      ['scan profile', 'Nightly', 'present'],
+      ['scan profile', 'Stray', 'extra'],
+      ['scan profile', 'Weekly', 'different'],
     ]);
     expect(items[0]?.note).toMatch(/one-time profile/);
     expect(items[3]?.fields).toEqual([
