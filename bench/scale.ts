@@ -92,7 +92,8 @@ function runChild(args: readonly string[], cwd: string): Promise<ScaleChildResul
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [CHILD, ...args],
+      // SCALE_NODE_ARGS: extra node flags for the measured child, e.g. `--cpu-prof --cpu-prof-dir=DIR`.
+      [...(process.env.SCALE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), CHILD, ...args],
       {
         cwd,
         env: { ...process.env, DDS_TOKEN: TOKEN, DDS_SOURCE_TOKEN: TOKEN, DDS_TARGET_TOKEN: TOKEN },

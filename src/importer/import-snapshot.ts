@@ -140,22 +140,31 @@ export type ImportResult =
       readonly stoppedBy: DdsError | undefined;
     };
 
-/** Snapshot entries ready to send: server-managed fields dropped, then overrides applied. */
-function prepareEntries(
+/** Entries prepared between two turns of the event loop (the listing's pages are read in between). */
+const PREPARE_SLICE = 1000;
+
+/**
+ * Snapshot entries ready to send: server-managed fields dropped, then overrides applied. Yields to the
+ * event loop every {@link PREPARE_SLICE} entries, so a listing running meanwhile keeps its requests going.
+ */
+async function prepareEntries(
   entries: readonly Connection[],
   overrides: Overrides,
   catalog: TemplateCatalog,
-): PreparedEntry[] {
-  return entries.map((entry) => {
+): Promise<PreparedEntry[]> {
+  const prepared: PreparedEntry[] = [];
+  for (const entry of entries) {
+    if (prepared.length % PREPARE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
     const body = applyOverrides(stripServerManaged(entry) as Connection, overrides);
     registerSecretsOf(body, catalog.secretFields(entry.type));
-    return {
+    prepared.push({
       name: entry.name,
       type: entry.type,
       sourceId: typeof entry._id === 'string' ? entry._id : undefined,
       body,
-    };
-  });
+    });
+  }
+  return prepared;
 }
 
 async function listTarget(
@@ -242,7 +251,6 @@ export async function importSnapshot(
     const catalog = options.templatesFromTarget
       ? await loadCatalogFromEnvironment(client, [...new Set(snapshot.entries.map((e) => e.type))])
       : await loadShippedCatalog(options.schemas);
-    const prepared = prepareEntries(snapshot.entries, overrides, catalog);
 
     let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
     if (options.dryRun) {
@@ -251,7 +259,11 @@ export async function importSnapshot(
       journal = await openJournal(journalPath, binding, { tool: `${TOOL_NAME} ${TOOL_VERSION}` });
       journalState = journal.replay.entries;
     }
-    const target = await listTarget(client, ports.signal);
+    // The listing (mostly waiting on the service) runs while the entries are prepared (local work).
+    const listing = listTarget(client, ports.signal);
+    listing.catch(() => undefined);
+    const prepared = await prepareEntries(snapshot.entries, overrides, catalog);
+    const target = await listing;
 
     const warnings = new Set<string>();
     const templates: EntryTemplates = {

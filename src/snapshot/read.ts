@@ -129,16 +129,20 @@ export async function* readSnapshotEntries(
   return verified;
 }
 
-/** A whole snapshot in memory: for small snapshots and tests. Verifies first, then reads. */
+/**
+ * A whole snapshot in memory: for small snapshots and tests. One pass: the entries are collected as
+ * they are checked and handed back only once the trailer is (a damaged file returns nothing).
+ */
 export async function loadSnapshot(
   path: string,
   options: ReadSnapshotOptions = {},
 ): Promise<{ readonly header: SnapshotHeader; readonly entries: Connection[]; readonly sha256: string }> {
-  const verified = await verifySnapshot(path, options);
   const entries: Connection[] = [];
-  for await (const entry of readSnapshotEntries(path, { ...options, expected: verified }))
-    entries.push(entry);
-  return { header: verified.header, entries, sha256: verified.sha256 };
+  const reading = readSnapshotEntries(path, options);
+  for (let next = await reading.next(); ; next = await reading.next()) {
+    if (next.done === true) return { header: next.value.header, entries, sha256: next.value.sha256 };
+    entries.push(next.value);
+  }
 }
 
 /** Where an entry's line is in the file, to read it again later; a few numbers instead of the entry. */
