@@ -58,7 +58,7 @@ type Waiting =
  * Up to this many connections of a side wait as objects (no stringify/parse for sides read in about
  * the same order); past it, newcomers wait as text (a third of the memory).
  */
-export const WAITING_AS_OBJECTS = 2000;
+export const WAITING_AS_OBJECTS = 10_000;
 
 function unwrap(waiting: Waiting): Connection {
   if ('entry' in waiting) return waiting.entry;
