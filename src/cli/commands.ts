@@ -10,6 +10,7 @@ import { diffCommand } from './diff.js';
 import { emulatorCommand } from './emulator.js';
 import { exportCommand } from './export.js';
 import { importCommand } from './import.js';
+import { overridesInitCommand } from './overrides-init.js';
 import { profilesCloneCommand } from './profiles-clone.js';
 import { profilesCreateCommand } from './profiles-create.js';
 import { profilesGetCommand } from './profiles-get.js';
@@ -22,6 +23,7 @@ export const commandEntries: readonly CommandEntry[] = [
   validateCommand,
   diffCommand,
   importCommand,
+  { command: 'overrides', describe: 'Overrides files for import', subcommands: [overridesInitCommand] },
   {
     command: 'profiles',
     describe: 'Scan profiles',

@@ -126,6 +126,7 @@ const WORKFLOW_FOLDERS = [
   'src/profiles/',
   'src/cases/',
   'src/verify/',
+  'src/overrides/',
 ];
 /**
  * Within the core, which sibling each folder may import: schema/ reads snapshots (validate); no core
