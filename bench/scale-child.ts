@@ -8,6 +8,8 @@
  * - `cli-discard ARGV...`: the same, its stdout thrown away (a listing's records; stderr kept);
  * - `read-snapshot PATH`: the verifying snapshot reader alone (what `diff` reads a snapshot side with);
  * - `read-environment URL`: the streamed export alone (what `diff` reads an environment side with);
+ * - `bare-posts URL SNAPSHOT CONCURRENCY`: every entry of the snapshot POSTed with a bare node:http loop,
+ *   CONCURRENCY at once (no journal, no checks, no throttle): what the machine and the emulator allow;
  * - `bare-cases URL PAGE`: paging through every case with a bare node:http loop (keep-alive, JSON.parse
  *   of each page, nothing else): the floor under `cases list`.
  * Tokens come from `DDS_TOKEN`.
@@ -109,6 +111,52 @@ async function pageCasesBare(base: string, pageSize: number): Promise<number> {
   }
 }
 
+function postJson(agent: Agent, url: URL, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        agent,
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token()}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function postAllBare(base: string, snapshot: string, concurrency: number): Promise<number> {
+  const bodies: string[] = [];
+  for await (const entry of readSnapshotEntries(snapshot)) bodies.push(JSON.stringify(entry));
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const url = new URL(`${base}/api/v1/ds_connections`);
+  let next = 0;
+  let created = 0;
+  const worker = async () => {
+    while (next < bodies.length) {
+      const body = bodies[next++] as string;
+      const status = await postJson(agent, url, body);
+      if (status >= 200 && status < 300) created++;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    agent.destroy();
+  }
+  return created;
+}
+
 async function measure(task: () => Promise<number>): Promise<ScaleChildResult> {
   const started = performance.now();
   const count = await task();
@@ -156,6 +204,8 @@ export async function runScaleChild(args: readonly string[]): Promise<ScaleChild
       return measure(() => readSnapshotAlone(String(a)));
     case 'read-environment':
       return measure(() => readEnvironmentAlone(String(a)));
+    case 'bare-posts':
+      return measure(() => postAllBare(String(a), String(b), Number(args[3] ?? 8)));
     case 'bare-cases':
       return measure(() => pageCasesBare(String(a), Number(b ?? 1000)));
     default:

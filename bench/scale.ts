@@ -289,16 +289,26 @@ async function benchEndToEnd(dir: string): Promise<void> {
   const snapshot = join(dir, 'e2e.snapshot.jsonl');
   const entries = generateConnections(count, { seed: 42 }).map(({ _id, ...rest }) => rest as Connection);
   await writeSnapshot({ path: snapshot }, header('e2e'), entries);
-  const { url, child } = await startEmulatorProcess([
-    '--data',
-    'empty',
-    '--latency',
-    String(latencyMs),
-    '--jitter',
-    '0',
-  ]);
+  const emulatorArgs = ['--data', 'empty', '--latency', String(latencyMs), '--jitter', '0'];
+  const bound = concurrency / (latencyMs / 1000);
+  const ideal = count / bound;
+  say(
+    `import end to end: ${count} entries, --concurrency ${concurrency}, ${latencyMs} ms latency (no jitter)`,
+  );
+  // Baseline: the same POSTs from a bare loop (no journal, no checks), against an emulator of its own.
+  const bareEmulator = await startEmulatorProcess(emulatorArgs);
+  let bare: ScaleChildResult;
   try {
-    say(`import end to end: ${count} entries, --concurrency ${concurrency}, ${latencyMs} ms latency`);
+    bare = await runChild(['bare-posts', bareEmulator.url, snapshot, String(concurrency)], dir);
+  } finally {
+    await stopEmulatorProcess(bareEmulator.child);
+  }
+  say(
+    `  baseline: bare node:http POST loop ${fmt(bare)}, ${bare.count} created; ` +
+      `${(count / bare.seconds / bound).toFixed(3)} of the bound (what the machine allows now)`,
+  );
+  const { url, child } = await startEmulatorProcess(emulatorArgs);
+  try {
     const run = await runChild(
       [
         'cli',
@@ -315,17 +325,15 @@ async function benchEndToEnd(dir: string): Promise<void> {
       ],
       dir,
     );
-    const bound = concurrency / (latencyMs / 1000);
-    const ideal = count / bound;
     const ratio = count / run.seconds / bound;
     say(
       `  whole command ${fmt(run)}, exit ${run.exitCode}; bound ${bound}/s = ${ideal.toFixed(2)} s; ` +
-        `${(count / run.seconds).toFixed(1)} creates/s`,
+        `${(count / run.seconds).toFixed(1)} creates/s; ${(bare.seconds / run.seconds).toFixed(3)} of the bare loop`,
     );
     if (run.exitCode !== 0) say(run.stderr.slice(0, 2000));
     judge(
       'import end to end at c = 8, 50 ms: >= 0.93 of the bound',
-      `${ratio.toFixed(3)} (${run.seconds.toFixed(2)} s vs ${ideal.toFixed(2)} s)`,
+      `${ratio.toFixed(3)} (${run.seconds.toFixed(2)} s vs ${ideal.toFixed(2)} s; the bare loop: ${(count / bare.seconds / bound).toFixed(3)})`,
       run.exitCode === 0 && ratio >= 0.93,
     );
   } finally {
