@@ -137,7 +137,8 @@ function postJson(agent: Agent, url: URL, body: string): Promise<number> {
 
 async function postAllBare(base: string, snapshot: string, concurrency: number): Promise<number> {
   const bodies: string[] = [];
-  for await (const entry of readSnapshotEntries(snapshot)) bodies.push(JSON.stringify({ ds_connection: entry }));
+  for await (const entry of readSnapshotEntries(snapshot))
+    bodies.push(JSON.stringify({ ds_connection: entry }));
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const url = new URL(`${base}/api/v1/ds_connections`);
   let next = 0;
