@@ -9,13 +9,17 @@ import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { ClientFactory } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
+import type { HttpClient } from '../api/http.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
+import { type ComparableProfile, diffScanProfiles, toComparableProfile } from '../diff/scan-profiles.js';
 import { createStreamingDiff, type StreamingDiff } from '../diff/stream.js';
 import type { DiffResult } from '../diff/types.js';
-import { ConfigError, InputFileError, UsageError } from '../errors.js';
+import { ApiError, ConfigError, InputFileError, UsageError } from '../errors.js';
+import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { openPlacedSnapshot } from '../snapshot/read.js';
+import { openPlacedSnapshot, readSnapshotProfiles } from '../snapshot/read.js';
 
 /** What one side of a diff names. */
 export type DiffSide =
@@ -112,6 +116,11 @@ export interface DiffPorts {
 export interface SideContent {
   /** Connections read. */
   readonly count: number;
+  /**
+   * Scan profiles ready to compare (`dataSourceList` as connection names); empty for a snapshot that
+   * holds none (version 1, or exported without them).
+   */
+  readonly profiles: ComparableProfile[];
   /** For messages: `<file> (snapshot)` or `<environment> (environment)`. */
   readonly label: string;
 }
@@ -148,12 +157,24 @@ export async function diffSources(
     ignoreFields: options.ignoreFields,
     secretFields: (type) => catalog.secretFields(type),
   });
-  const [fromLabel, toLabel] = await readBothSides(options, ports, differ);
+  const [fromRead, toRead] = await readBothSides(options, ports, differ);
   const found = differ.finish();
-  const from = { label: fromLabel, count: found.counts.from };
-  const to = { label: toLabel, count: found.counts.to };
-  onEvent({ kind: 'sides-read', from, to });
-  return { diff: found.result, from, to, typeOfAdded: found.typeOfAdded };
+  const from: SideContent = { ...fromRead, count: found.counts.from };
+  const to: SideContent = { ...toRead, count: found.counts.to };
+  onEvent({
+    kind: 'sides-read',
+    from: { label: from.label, count: from.count },
+    to: { label: to.label, count: to.count },
+  });
+  const diff = found.result;
+  if (from.profiles.length === 0 && to.profiles.length === 0)
+    return { diff, from, to, typeOfAdded: found.typeOfAdded };
+  return {
+    diff: { ...diff, scanProfiles: diffScanProfiles(from.profiles, to.profiles) },
+    from,
+    to,
+    typeOfAdded: found.typeOfAdded,
+  };
 }
 
 /** Read one side into the differ; resolves to its label. `signal` stops it when the other side failed or on Ctrl-C. */
@@ -164,7 +185,7 @@ async function readSide(
   signal: AbortSignal,
   differ: StreamingDiff,
   closers: (() => void)[],
-): Promise<string> {
+): Promise<{ readonly label: string; readonly profiles: ComparableProfile[] }> {
   if (side.kind === 'snapshot') {
     // The reader checks the trailer (entry count, sha256) after the last entry: the differ's result is
     // taken only once both sides are read, so nothing is reported from a damaged file.
@@ -173,18 +194,66 @@ async function readSide(
     // The other side may still need to reread it: the file is closed once both sides are read.
     const snapshot = openPlacedSnapshot(side.path, { signal, label: side.ref });
     closers.push(() => snapshot.close());
-    for await (const { entry, place } of snapshot.entries)
+    let next = await snapshot.entries.next();
+    for (; next.done !== true; next = await snapshot.entries.next()) {
+      const { entry, place } = next.value;
       differ.add(flag, entry, () => snapshot.reread(place));
-    return `${basename(side.path)} (snapshot)`;
+    }
+    const { profiles } = await readSnapshotProfiles(side.path, {
+      signal,
+      label: side.ref,
+      expected: next.value,
+    });
+    return {
+      profiles: profiles.map((p) =>
+        toComparableProfile(p.scanProfile, p.dataSourceNames, isProfileServerField),
+      ),
+      label: `${basename(side.path)} (snapshot)`,
+    };
   }
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
   try {
-    for await (const entry of exportConnections(client, { signal })) differ.add(flag, entry);
-    return `${environment.label} (environment)`;
+    // Only id -> name is kept of each connection (the profiles name their data sources by id).
+    const nameById = new Map<string, string>();
+    for await (const entry of exportConnections(client, { signal })) {
+      if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
+      differ.add(flag, entry);
+    }
+    const profiles = await readEnvironmentProfiles(client, nameById, signal);
+    return { profiles, label: `${environment.label} (environment)` };
   } finally {
     client.close();
   }
+}
+
+/**
+ * An environment's scan profiles, `dataSourceList` named through its connections' ids (an element that is
+ * no connection's `_id` stays as it is: real profiles often list names). A service without the
+ * profiles endpoint (404) has none.
+ */
+async function readEnvironmentProfiles(
+  client: HttpClient,
+  nameById: ReadonlyMap<string, string>,
+  signal: AbortSignal,
+): Promise<ComparableProfile[]> {
+  let listed: Awaited<ReturnType<typeof listScanProfiles>>;
+  try {
+    listed = await listScanProfiles(client, { signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return [];
+    throw error;
+  }
+  return listed
+    .filter((p) => typeof p.name === 'string')
+    .map((p) => {
+      const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
+      return toComparableProfile(
+        p,
+        list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null)),
+        isProfileServerField,
+      );
+    });
 }
 
 /** Read both sides at once; the first failure stops the other side. */
@@ -192,7 +261,12 @@ async function readBothSides(
   sides: { readonly from: DiffSide; readonly to: DiffSide },
   ports: DiffPorts,
   differ: StreamingDiff,
-): Promise<[string, string]> {
+): Promise<
+  [
+    { readonly label: string; readonly profiles: ComparableProfile[] },
+    { readonly label: string; readonly profiles: ComparableProfile[] },
+  ]
+> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(ports.signal.reason);
   ports.signal.addEventListener('abort', onAbort, { once: true });
