@@ -14,8 +14,10 @@ import { overridesInitCommand } from './overrides-init.js';
 import { profilesCloneCommand } from './profiles-clone.js';
 import { profilesCreateCommand } from './profiles-create.js';
 import { profilesGetCommand } from './profiles-get.js';
+import { profilesListCommand } from './profiles-list.js';
 import { undoCommand } from './undo.js';
 import { validateCommand } from './validate.js';
+import { verifyCommand } from './verify.js';
 
 /** Every top-level command and group, in the order `--help` shows them. */
 export const commandEntries: readonly CommandEntry[] = [
@@ -25,11 +27,12 @@ export const commandEntries: readonly CommandEntry[] = [
   diffCommand,
   importCommand,
   undoCommand,
+  verifyCommand,
   { command: 'overrides', describe: 'Overrides files for import', subcommands: [overridesInitCommand] },
   {
     command: 'profiles',
     describe: 'Scan profiles',
-    subcommands: [profilesGetCommand, profilesCreateCommand, profilesCloneCommand],
+    subcommands: [profilesListCommand, profilesGetCommand, profilesCreateCommand, profilesCloneCommand],
   },
   {
     command: 'cases',

@@ -12,7 +12,6 @@ import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
 import { classifySide, collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Connection } from '../model/connection.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
@@ -35,7 +34,7 @@ function chooseFormat(args: ParsedArgs, ctx: CliContext): DiffFormat {
 function printResult(
   result: DiffResult,
   format: DiffFormat,
-  from: readonly Connection[],
+  typeOfAdded: (name: string) => string | undefined,
   ctx: CliContext,
   labels: { readonly from: string; readonly to: string },
 ): void {
@@ -43,14 +42,11 @@ function printResult(
     ctx.out.json(result);
     return;
   }
-  const added = new Set(result.added);
-  const types = new Map<string, string>();
-  if (added.size > 0) for (const c of from) if (added.has(c.name)) types.set(c.name, c.type);
   const color = ctx.out.stdoutIsTTY && !ctx.io.env.NO_COLOR;
   // Both sides named first: `+` is what `import` would create in --to, `-` what `--prune` would delete,
   // `~` what `--on-conflict update` would update.
   const header = `from ${labels.from} to ${labels.to} (+ only in from, - only in to, ~ changed)`;
-  const lines = renderDiffText(result, { color, typeOf: (name) => types.get(name) });
+  const lines = renderDiffText(result, { color, typeOf: typeOfAdded });
   ctx.out.result([header, ...lines].join('\n'));
 }
 
@@ -107,6 +103,7 @@ export const diffCommand: CommandSpec = {
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
     const {
       diff: result,
+      typeOfAdded,
       from: fromSide,
       to: toSide,
     } = await diffSources(
@@ -126,7 +123,7 @@ export const diffCommand: CommandSpec = {
           `from ${event.from.label}: ${event.from.count} connections; to ${event.to.label}: ${event.to.count} connections`,
         ),
     );
-    printResult(result, format, fromSide.entries, ctx, { from: fromSide.label, to: toSide.label });
+    printResult(result, format, typeOfAdded, ctx, { from: fromSide.label, to: toSide.label });
     ctx.log.info(
       {
         added: result.added.length,

@@ -11,6 +11,12 @@ import { fixturesDir } from '../paths.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { readNumberOption } from './options.js';
 
+/**
+ * `--latency` and `--jitter`: at most 10 minutes (in ms), longer than any timeout of the client; a
+ * larger value would overflow Node's timer (2^31 - 1 ms) and fire at once.
+ */
+const LATENCY_RANGE = { min: 0, max: 600_000, integer: false, unit: 'a number of milliseconds' } as const;
+
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 function optionalString(args: ParsedArgs, flag: string, key: string): string | undefined {
@@ -86,8 +92,8 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
     sessionTtlMs: readNumberOption(args, 'sessionTtl', 'session-ttl', { min: 1, integer: true }),
     data: dataPath,
     statePath: state === undefined ? undefined : resolve(cwd, state),
-    latencyMs: readNumberOption(args, 'latency', 'latency', { min: 0, integer: false }),
-    latencyJitterMs: readNumberOption(args, 'jitter', 'jitter', { min: 0, integer: false }),
+    latencyMs: readNumberOption(args, 'latency', 'latency', LATENCY_RANGE),
+    latencyJitterMs: readNumberOption(args, 'jitter', 'jitter', LATENCY_RANGE),
     rateLimit: readNumberOption(args, 'rateLimit', 'rate-limit', { min: 0.001, integer: false }),
     faults,
     seed: readNumberOption(args, 'seed', 'seed', { min: 0, integer: true }),
@@ -95,6 +101,7 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
     htmlContentType: args.htmlContentType === true,
     exportClearSecrets: args.exportClearSecrets === true,
     generate: readNumberOption(args, 'generate', 'generate', { min: 0, integer: true }),
+    generateCases: readNumberOption(args, 'generateCases', 'generate-cases', { min: 0, integer: true }),
     testFailures: readNameList(args, 'test-fail', 'testFail'),
     testAnswerShape: testAnswer === 'success' ? 'success' : 'operationStatus',
     referencesApi: args.referencesApi !== false,
@@ -118,6 +125,10 @@ export const emulatorCommand: CommandSpec = {
       .option('generate', {
         type: 'number',
         describe: 'Add N generated valid connections (gen-<type>-<dept>-<i>) to the data',
+      })
+      .option('generate-cases', {
+        type: 'number',
+        describe: 'Add N generated security cases (ids ca5e...) to the data',
       })
       .option('state', { type: 'string', describe: 'Persist changes to this file and reload it on start' })
       .option('token', { type: 'string', describe: 'API token to accept (default emulator-token)' })

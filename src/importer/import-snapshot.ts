@@ -3,9 +3,11 @@
  * retrying only where it is safe, journaled so that re-running resumes and no connection is ever
  * created twice. The steps, in this order of side effects: snapshot verified -> overrides read ->
  * target resolved -> throttle and client created -> templates loaded -> journal locked (a dry run only
- * peeks at it) -> target listed -> plan -> pre-flight -> (dry run: return the plan) -> (refused: report
- * written, fresh journal deleted under the lock, PreflightError) -> run (creates; then, with
- * `--on-conflict update` / `--prune`, updates and deletes: converge-run.ts) -> report, id map.
+ * peeks at it) -> target listed (connections, and scan profiles when the snapshot includes them) ->
+ * plan (connections, then profiles: `profiles-phase.ts`) -> pre-flight -> (dry run: return the plans) ->
+ * (refused: report written, fresh journal deleted under the lock, PreflightError) -> run (creates; then,
+ * with `--on-conflict update` / `--prune`, updates and deletes: converge-run.ts) -> profile phase
+ * (target's connections listed again for their ids) -> report, id map.
  *
  * It prints nothing: progress and warnings are {@link ImportEvent}s, the outcome an {@link ImportResult};
  * `cli/import.ts` renders both. Its ports (resolving the target, the client factory, the clock) are
@@ -21,7 +23,17 @@ import {
   updateConnection,
 } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
 import { makeSafeImage } from '../connections/images.js';
+import {
+  checkEntryReferences,
+  REFERENCE_POINTERS,
+  REMAP_NOTHING,
+  type RemapSourceId,
+  resolveSourceIds,
+  type SourceIdChange,
+  type TargetReferences,
+} from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import { type DdsError, PreflightError, type Problem, UsageError } from '../errors.js';
 import { checkWritableOutputs } from '../files.js';
@@ -32,6 +44,7 @@ import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { registerSecretsOf } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
+import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { createConvergeHelpers } from './converge.js';
 import { type ChangeOutcome, runChanges } from './converge-run.js';
@@ -62,6 +75,7 @@ import {
   resolveOverrides,
 } from './overrides.js';
 import {
+  type ConvergeHelpers,
   type ImportPlan,
   isChangeStep,
   isSendStep,
@@ -71,6 +85,19 @@ import {
   type TargetConnection,
 } from './plan.js';
 import { checkEntryForSend, checkPreflight, type EntryTemplates, formatProblem } from './preflight.js';
+import {
+  buildProfileReport,
+  countProfileOutcomes,
+  countProfileSends,
+  type ProfileJournalState,
+  type ProfileOnConflict,
+  type ProfilePlan,
+  type ProfileReportLine,
+  planProfiles,
+  replayProfileRecords,
+  runProfilePhase,
+} from './profiles-phase.js';
+import { describeImportReferenceWarnings } from './references.js';
 import { type EntryOutcome, runImport } from './run.js';
 import { type Clock, createRateLimiter } from './throttle.js';
 
@@ -83,7 +110,7 @@ export interface ImportOptions {
   readonly concurrency: number | undefined;
   readonly rate: number | undefined;
   readonly onConflict: OnConflict;
-  /** Delete target connections the snapshot does not hold (within `only`). */
+  /** Delete target connections (and, when the snapshot includes them, scan profiles) the snapshot does not hold (within `only`). */
   readonly prune?: boolean;
   readonly overrides: string | undefined;
   readonly only: ReadonlySet<string> | undefined;
@@ -96,6 +123,10 @@ export interface ImportOptions {
   readonly allowSameSource: boolean;
   readonly schemas: string | undefined;
   readonly templatesFromTarget: boolean;
+  /** `--allow-run`: one-time scan profiles are created (each starts a scan); default skipped. */
+  readonly allowRun?: boolean;
+  /** How an existing scan profile is handled; default `onConflict` (`update` compares and PUTs). */
+  readonly profileOnConflict?: ProfileOnConflict;
 }
 
 /** The outside world of {@link importSnapshot}. */
@@ -110,6 +141,11 @@ export interface ImportPorts {
   readonly signal: AbortSignal;
   /** The throttle's and the runner's clock; default the system clock. */
   readonly clock?: Clock;
+  /**
+   * Target ids of objects restored in the same run, by source id (`defaultScanProfileId`, ...); default:
+   * none, so every source-environment id is dropped with a warning.
+   */
+  readonly remapSourceId?: RemapSourceId;
 }
 
 /** Progress and warnings of an import, in the order they happen. */
@@ -127,6 +163,8 @@ export type ImportEvent =
       readonly messages: readonly string[];
       readonly warnings: readonly Problem[];
     }
+  /** References not checkable in the target, source-environment ids dropped: one line per kind. */
+  | { readonly kind: 'reference-warnings'; readonly messages: readonly string[] }
   /** The pre-flight refused a real run; the report (if asked for) is written, the journal not yet deleted. */
   | { readonly kind: 'refused'; readonly problems: readonly Problem[] }
   /**
@@ -150,6 +188,8 @@ export type ImportEvent =
   | { readonly kind: 'change-settled'; readonly outcome: ChangeOutcome }
   /** The sends ended, also when the run throws. */
   | { readonly kind: 'run-ended' }
+  /** The scan profile phase begins (after the connections). */
+  | { readonly kind: 'profiles-started'; readonly target: string; readonly sends: number }
   /** An output file was written. */
   | { readonly kind: 'file-written'; readonly file: 'report' | 'id-map'; readonly path: string };
 
@@ -160,6 +200,8 @@ export type ImportResult =
       readonly target: string;
       readonly entryCount: number;
       readonly plan: ImportPlan;
+      /** The scan profile phase's plan (empty when the snapshot holds no profiles). */
+      readonly profilePlan: ProfilePlan;
       /** The pre-flight's problems; non-empty means a real run would be refused. */
       readonly problems: readonly Problem[];
       /**
@@ -173,6 +215,11 @@ export type ImportResult =
       readonly target: string;
       readonly report: readonly ReportLine[];
       readonly counts: ReturnType<typeof countOutcomes>;
+      /** One line per scan profile (the snapshot's, and the target's pruned ones). */
+      readonly profileReport: readonly ProfileReportLine[];
+      readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
+      /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
+      readonly profilesIncluded: boolean;
       readonly rateLimited: number;
       readonly journal: string;
       readonly reportPath: string | undefined;
@@ -181,23 +228,46 @@ export type ImportResult =
       readonly stoppedBy: DdsError | undefined;
     };
 
-/** Snapshot entries ready to send: server-managed fields dropped, then overrides applied. */
-function prepareEntries(
+/** Entries prepared between two turns of the event loop (the listing's pages are read in between). */
+const PREPARE_SLICE = 1000;
+
+/**
+ * Snapshot entries ready to send: server-managed fields dropped, source-environment ids remapped or
+ * dropped (`remap`; what each entry lost goes to `sourceIdChanges`), then overrides applied (so an
+ * override may set such an id to one of the target). Yields to the event loop every
+ * {@link PREPARE_SLICE} entries, so a listing running meanwhile keeps its requests going.
+ */
+async function prepareEntries(
   entries: readonly Connection[],
   overrides: Overrides,
   catalog: TemplateCatalog,
-): PreparedEntry[] {
-  return entries.map((entry) => {
-    const body = applyOverrides(stripServerManaged(entry) as Connection, overrides);
+  remap: RemapSourceId,
+  sourceIdChanges: Map<string, readonly SourceIdChange[]>,
+): Promise<PreparedEntry[]> {
+  const prepared: PreparedEntry[] = [];
+  for (const entry of entries) {
+    if (prepared.length % PREPARE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    const resolved = resolveSourceIds(stripServerManaged(entry) as Connection, remap);
+    if (resolved.changes.length > 0) sourceIdChanges.set(entry.name, resolved.changes);
+    const body = applyOverrides(resolved.body, overrides);
     registerSecretsOf(body, catalog.secretFields(entry.type));
-    return {
+    prepared.push({
       name: entry.name,
       type: entry.type,
       sourceId: typeof entry._id === 'string' ? entry._id : undefined,
       body,
       image: makeSafeImage(body, catalog.secretFields(entry.type)),
-    };
-  });
+    });
+  }
+  return prepared;
+}
+
+/** An update's body names references too: the pre-flight checks them as it does for creates. */
+function withReferenceChecks(helpers: ConvergeHelpers, target: TargetReferences): ConvergeHelpers {
+  return {
+    ...helpers,
+    checkUpdate: (entry) => [...helpers.checkUpdate(entry), ...checkEntryReferences(entry, target)],
+  };
 }
 
 /** The target's connections; whole objects only when updates or deletes need them (`whole`). */
@@ -223,6 +293,9 @@ async function listTarget(
  * such as a protected target or --max-changes.
  */
 function preflightHint(problems: readonly Problem[]): string {
+  if (problems.some((p) => p.path !== undefined && REFERENCE_POINTERS.has(p.path))) {
+    return 'Create the missing scanner groups or stored credentials in the target, or set others with --overrides (e.g. {"all": {"scanner_group": "..."}}), and re-run (--dry-run shows the plan)';
+  }
   const fieldProblems = problems.some((p) => p.path !== undefined);
   return fieldProblems
     ? // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:VAR}" is a literal overrides placeholder
@@ -230,19 +303,53 @@ function preflightHint(problems: readonly Problem[]): string {
     : 'Fix the problems listed above and re-run (--dry-run shows the plan)';
 }
 
-/** Check `--only` against the snapshot's names (and with `--prune`, the target's). */
+/** Check `--only` against the snapshot's names (connections and scan profiles; with `--prune`, the target's too). */
 function checkOnly(
   only: ReadonlySet<string> | undefined,
   entries: readonly { readonly name: string }[],
+  profileNames: readonly string[] = [],
 ): void {
   if (!only) return;
-  const names = new Set(entries.map((e) => e.name));
+  const names = new Set([...entries.map((e) => e.name), ...profileNames]);
   const unknown = [...only].filter((n) => !names.has(n));
   if (unknown.length > 0) {
     throw new UsageError(`--only names connections that are not in the snapshot: ${unknown.join(', ')}`, {
       hint: 'Check the names (they are case-sensitive)',
     });
   }
+}
+
+/** `--report` lines of the scan profiles. */
+function serializeProfileReport(report: readonly ProfileReportLine[]): string {
+  return report.map((l) => `${JSON.stringify(l)}\n`).join('');
+}
+
+/**
+ * The profile phase's share of the pre-flight: its own problems, `--max-changes` over connections and
+ * profiles together, and the protected-target rule when only profiles would be written.
+ */
+function checkProfilePreflight(
+  profilePlan: ProfilePlan,
+  connectionSends: number,
+  options: ImportOptions,
+  environment: { label: string; name: string | undefined; url: string; protected: boolean },
+): Problem[] {
+  const problems: Problem[] = [...profilePlan.problems];
+  const profileSends = countProfileSends(profilePlan);
+  if (
+    options.maxChanges !== undefined &&
+    connectionSends <= options.maxChanges &&
+    connectionSends + profileSends > options.maxChanges
+  ) {
+    problems.push({
+      message: `${connectionSends} connection and ${profileSends} scan profile changes, more than --max-changes ${options.maxChanges}; raise --max-changes or narrow with --only`,
+    });
+  }
+  if (!options.dryRun && connectionSends === 0 && profileSends > 0) {
+    const refusal = checkWriteConfirmed(environment, options.confirm, '--to');
+    if (refusal) problems.push({ message: `${refusal.reason}; ${refusal.hint}` });
+  }
+  return problems;
 }
 
 /**
@@ -263,8 +370,10 @@ export async function importSnapshot(
     const paths = findOverrideRemovals(stripServerManaged(entry) as Connection, overrides);
     if (paths.length > 0) onEvent({ kind: 'override-removes', entry: entry.name, paths });
   }
+  const profilesIncluded = snapshot.header.include.includes('scanProfiles');
+  const profileNames = snapshot.profiles.map((p) => p.scanProfile.name);
   // With --prune, --only may also name connections only the target holds: checked once it is listed.
-  if (!options.prune) checkOnly(options.only, snapshot.entries);
+  if (!options.prune) checkOnly(options.only, snapshot.entries, profileNames);
 
   // One budget and one throttle for every request of the run; the budget is sized once the plan is known.
   const environment = await ports.resolveTarget();
@@ -294,22 +403,38 @@ export async function importSnapshot(
     const catalog = options.templatesFromTarget
       ? await loadCatalogFromEnvironment(client, [...new Set(snapshot.entries.map((e) => e.type))])
       : await loadShippedCatalog(options.schemas);
-    const prepared = prepareEntries(snapshot.entries, overrides, catalog);
 
     let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
     let journalChanges: ReadonlyMap<string, JournalChangeState> = new Map();
+    let profileJournal: ReadonlyMap<string, ProfileJournalState> = new Map();
     if (options.dryRun) {
       const peeked = await peekJournal(journalPath, binding);
       journalState = peeked?.entries ?? new Map();
       journalChanges = peeked?.changes ?? new Map();
+      profileJournal = replayProfileRecords(peeked?.records ?? []);
     } else {
       journal = await openJournal(journalPath, binding, { tool: `${TOOL_NAME} ${TOOL_VERSION}` });
       journalState = journal.replay.entries;
       journalChanges = journal.replay.changes;
+      profileJournal = replayProfileRecords(journal.replay.records);
     }
     const converging = options.onConflict === 'update' || options.prune === true;
-    const target = await listTarget(client, ports.signal, converging);
-    if (options.prune) checkOnly(options.only, [...snapshot.entries, ...target]);
+    // The listing (mostly waiting on the service) runs while the entries are prepared (local work).
+    const listing = listTarget(client, ports.signal, converging);
+    listing.catch(() => undefined);
+    const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
+    const prepared = await prepareEntries(
+      snapshot.entries,
+      overrides,
+      catalog,
+      ports.remapSourceId ?? REMAP_NOTHING,
+      sourceIdChanges,
+    );
+    const target = await listing;
+    if (options.prune) checkOnly(options.only, [...snapshot.entries, ...target], profileNames);
+    const targetProfiles = profilesIncluded ? await listScanProfiles(client, { signal: ports.signal }) : [];
+    // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
+    const targetReferences = await fetchTargetReferences(client, ports.signal);
 
     const warnings = new Map<string, Problem>();
     const templates: EntryTemplates = {
@@ -325,7 +450,12 @@ export async function importSnapshot(
       prune: options.prune === true,
       changes: journalChanges,
       ...(converging
-        ? { converge: createConvergeHelpers({ ...templates, secretFields: (t) => catalog.secretFields(t) }) }
+        ? {
+            converge: withReferenceChecks(
+              createConvergeHelpers({ ...templates, secretFields: (t) => catalog.secretFields(t) }),
+              targetReferences,
+            ),
+          }
         : {}),
       check: (entry) => {
         const checked = checkEntryForSend(entry, templates);
@@ -333,7 +463,7 @@ export async function importSnapshot(
           const line = w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
           if (!warnings.has(line)) warnings.set(line, w);
         }
-        return checked.problems;
+        return [...checked.problems, ...checkEntryReferences(entry, targetReferences)];
       },
     });
     if (warnings.size > 0)
@@ -342,6 +472,38 @@ export async function importSnapshot(
         messages: [...warnings.keys()],
         warnings: [...warnings.values()],
       });
+    const planned = new Set(
+      plan.steps.filter((s) => isSendStep(s) || s.kind === 'invalid').map((s) => s.name),
+    );
+    const referenceWarnings = describeImportReferenceWarnings(
+      prepared.filter((e) => planned.has(e.name)),
+      targetReferences,
+      sourceIdChanges,
+    );
+    if (referenceWarnings.length > 0) onEvent({ kind: 'reference-warnings', messages: referenceWarnings });
+
+    const createdConnections = new Map<string, string>();
+    for (const step of plan.steps) {
+      if (
+        step.kind === 'create' ||
+        step.kind === 'rename' ||
+        step.kind === 'reconcile' ||
+        step.kind === 'done'
+      )
+        createdConnections.set(step.name, step.targetName);
+    }
+    const profilePlan = planProfiles({
+      profiles: snapshot.profiles,
+      included: profilesIncluded,
+      targetProfiles,
+      targetConnections: target,
+      createdConnections,
+      journal: profileJournal,
+      onConflict: options.profileOnConflict ?? options.onConflict,
+      prune: options.prune === true,
+      allowRun: options.allowRun === true,
+      only: options.only,
+    });
 
     const problems = checkPreflight(plan, {
       maxChanges: options.maxChanges,
@@ -356,6 +518,7 @@ export async function importSnapshot(
       allowSameSource: options.allowSameSource,
       dryRun: options.dryRun,
     });
+    problems.push(...checkProfilePreflight(profilePlan, plan.sends, options, environment));
 
     if (options.dryRun) {
       const protectedTarget = {
@@ -372,13 +535,20 @@ export async function importSnapshot(
         target: environment.label,
         entryCount: snapshot.entries.length,
         plan,
+        profilePlan,
         problems,
         confirmRequired: needsConfirm ? (environment.name ?? environment.label) : undefined,
       };
     }
 
     if (problems.length > 0) {
-      if (options.report) await writeScrubbedFile(options.report, serializeReport(buildReport(plan, [])));
+      if (options.report) {
+        await writeScrubbedFile(
+          options.report,
+          serializeReport(buildReport(plan, [])) +
+            serializeProfileReport(buildProfileReport(profilePlan, new Map())),
+        );
+      }
       onEvent({ kind: 'refused', problems });
       if (journal?.fresh) {
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
@@ -457,11 +627,36 @@ export async function importSnapshot(
     } finally {
       onEvent({ kind: 'run-ended' });
     }
+
+    // Scan profiles, once every connection is settled (they name connections by id).
+    let profileOutcomes: Awaited<ReturnType<typeof runProfilePhase>>['outcomes'] = new Map();
+    let stoppedBy = result.stoppedBy ?? changeResult.stoppedBy;
+    const profileSends = countProfileSends(profilePlan);
+    const profileFinishes = profilePlan.steps.some((s) => s.kind === 'done' && s.via === 'lookup');
+    if (stoppedBy === undefined && (profileSends > 0 || profileFinishes)) {
+      budget.extend(Math.max(10, Math.ceil(profileSends / 10)));
+      onEvent({ kind: 'profiles-started', target: environment.label, sends: profileSends });
+      const connectionIds = new Map<string, string | undefined>();
+      for (const c of await listTarget(client, ports.signal, false)) connectionIds.set(c.name, c._id);
+      const phase = await runProfilePhase(profilePlan, {
+        client,
+        journal: activeJournal,
+        connectionIds,
+        limiter,
+        signal: ports.signal,
+      });
+      profileOutcomes = phase.outcomes;
+      stoppedBy = phase.stoppedBy;
+    }
     await activeJournal.close();
 
     const report = buildReport(plan, result.outcomes, changeResult.outcomes);
+    const profileReport = buildProfileReport(profilePlan, profileOutcomes);
     if (options.report) {
-      await writeScrubbedFile(options.report, serializeReport(report));
+      await writeScrubbedFile(
+        options.report,
+        serializeReport(report) + serializeProfileReport(profileReport),
+      );
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
     if (options.idMap) {
@@ -473,11 +668,14 @@ export async function importSnapshot(
       target: environment.label,
       report,
       counts: countOutcomes(report),
+      profileReport,
+      profileCounts: countProfileOutcomes(profileReport),
+      profilesIncluded,
       rateLimited: limiter.rateLimitedCount,
       journal: journalPath,
       reportPath: options.report,
       idMapPath: options.idMap,
-      stoppedBy: result.stoppedBy ?? changeResult.stoppedBy,
+      stoppedBy,
     };
   } finally {
     await journal?.close();

@@ -5,7 +5,10 @@
  * than this build or one no migration reaches, a line that is not JSON, an entry that is not an object
  * with a string `name` and `type`, entries out of name order or with a duplicate name, a missing trailer
  * (truncated), a last line without its newline (truncated), a wrong `entryCount` or `sha256`, and
- * anything after the trailer.
+ * anything after the trailer. Version 2: a scan profile line (`{"scanProfile":{...},"dataSourceNames":
+ * [...]}`, no top-level `name`) that is malformed, out of name order or a duplicate, a connection line
+ * after a profile line, profiles in a snapshot whose header does not include them, and trailer counts
+ * (`connectionCount`, `scanProfileCount`) that do not match.
  *
  * Because entries must be in strict code-unit order of name, a duplicate name is always next to its
  * twin: the reader keeps only the previous name, never a set of all names.
@@ -13,17 +16,21 @@
  * The checksum covers the entry lines as stored (bytes, each with its `\n`). Header and trailer are not
  * covered (contract); the header is checked for its shape instead.
  */
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { compareNames } from '../connections/match.js';
 import { InputFileError, InterruptedError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { describeJsonError } from '../secrets.js';
 import { createEntryHasher, type EntryHasher } from './checksum.js';
 import {
   CURRENT_FORMAT_VERSION,
   SNAPSHOT_END_KIND,
   SNAPSHOT_KIND,
+  SNAPSHOT_PARTS,
   type SnapshotHeader,
+  type SnapshotPart,
   type SnapshotSelection,
 } from './format.js';
 import { composeMigrations, type MigrationRegistry, type Migrator, shippedMigrations } from './migrate.js';
@@ -35,7 +42,10 @@ export interface VerifiedSnapshot {
   readonly header: SnapshotHeader;
   /** The version the file was written in (before migration). */
   readonly storedFormatVersion: number;
+  /** Connection entries (the trailer's `entryCount` also counts the scan profile lines). */
   readonly entryCount: number;
+  /** Scan profile lines (0 in a version 1 snapshot). */
+  readonly scanProfileCount: number;
   /** sha256 of the entry lines as stored, as in the trailer. */
   readonly sha256: string;
   /** How many entries of each type, in first-seen order. */
@@ -75,6 +85,20 @@ export function verifySnapshot(path: string, options: ReadSnapshotOptions = {}):
 }
 
 /**
+ * Read and check the whole file, keeping only its scan profiles (they come after every connection
+ * line; an environment has few of them). With `expected`, throws when the file is not the one verified.
+ */
+export async function readSnapshotProfiles(
+  path: string,
+  options: ReadEntriesOptions = {},
+): Promise<{ readonly verified: VerifiedSnapshot; readonly profiles: SnapshotScanProfile[] }> {
+  const profiles: SnapshotScanProfile[] = [];
+  const verified = await scanLines(path, undefined, (p) => profiles.push(p), options);
+  checkExpected(path, verified, options);
+  return { verified, profiles };
+}
+
+/**
  * Read and check the whole file, calling `onEntry` for each entry (migrated) as it goes. Entries are
  * handed out before the trailer is checked: a caller that acts on them must wait for the promise to
  * resolve before trusting what it saw (`validate` collects problems and reports them only then).
@@ -84,14 +108,39 @@ export async function scanSnapshot(
   onEntry: ((entry: Connection, line: number) => void) | undefined,
   options: ReadSnapshotOptions = {},
 ): Promise<VerifiedSnapshot> {
+  return scanLines(path, onEntry, undefined, options);
+}
+
+async function scanLines(
+  path: string,
+  onEntry: ((entry: Connection, line: number) => void) | undefined,
+  onProfile: ((profile: SnapshotScanProfile, line: number) => void) | undefined,
+  options: ReadSnapshotOptions,
+): Promise<VerifiedSnapshot> {
   const parser = new SnapshotParser(path, options.label ?? path, options.migrations ?? shippedMigrations);
   for await (const batch of readLineBatches(path, options)) {
     for (const raw of batch) {
-      const entry = parser.push(raw);
-      if (entry !== undefined && onEntry !== undefined) onEntry(entry, raw.number);
+      const parsed = parser.push(raw);
+      if (parsed === undefined) continue;
+      if (parsed.kind === 'connection') onEntry?.(parsed.entry, raw.number);
+      else onProfile?.(parsed.profile, raw.number);
     }
   }
   return parser.finish();
+}
+
+function checkExpected(path: string, verified: VerifiedSnapshot, options: ReadEntriesOptions): void {
+  const expected = options.expected;
+  if (expected && (expected.sha256 !== verified.sha256 || expected.entryCount !== verified.entryCount)) {
+    throw new InputFileError(
+      options.label ?? path,
+      undefined,
+      'the snapshot changed while it was being read',
+      {
+        hint: 'Do not write to a snapshot while a command reads it; re-run the command',
+      },
+    );
+  }
 }
 
 /**
@@ -108,37 +157,122 @@ export async function* readSnapshotEntries(
   for await (const batch of readLineBatches(path, options)) {
     const entries: Connection[] = [];
     for (const raw of batch) {
-      const entry = parser.push(raw);
-      if (entry !== undefined) entries.push(entry);
+      const parsed = parser.push(raw);
+      if (parsed?.kind === 'connection') entries.push(parsed.entry);
     }
     yield* entries;
   }
   const verified = parser.finish();
-  const expected = options.expected;
-  if (expected && (expected.sha256 !== verified.sha256 || expected.entryCount !== verified.entryCount)) {
-    throw new InputFileError(
-      options.label ?? path,
-      undefined,
-      'the snapshot changed while it was being read',
-      {
-        hint: 'Do not write to a snapshot while a command reads it; re-run the command',
-      },
-    );
-  }
+  checkExpected(path, verified, options);
   return verified;
 }
 
-/** A whole snapshot in memory: for small snapshots and tests. Verifies first, then reads. */
+/**
+ * A whole snapshot in memory: for small snapshots and tests. One pass: the entries are collected as
+ * they are checked and handed back only once the trailer is (a damaged file returns nothing).
+ */
 export async function loadSnapshot(
   path: string,
   options: ReadSnapshotOptions = {},
-): Promise<{ readonly header: SnapshotHeader; readonly entries: Connection[]; readonly sha256: string }> {
-  const verified = await verifySnapshot(path, options);
+): Promise<{
+  readonly header: SnapshotHeader;
+  readonly entries: Connection[];
+  readonly sha256: string;
+  /** The scan profiles (version 2; empty for a version 1 snapshot). */
+  readonly profiles: SnapshotScanProfile[];
+}> {
+  // One pass: what is collected is handed back only once the trailer is checked.
   const entries: Connection[] = [];
-  for await (const entry of readSnapshotEntries(path, { ...options, expected: verified }))
-    entries.push(entry);
-  return { header: verified.header, entries, sha256: verified.sha256 };
+  const profiles: SnapshotScanProfile[] = [];
+  const verified = await scanLines(
+    path,
+    (entry) => entries.push(entry),
+    (profile) => profiles.push(profile),
+    options,
+  );
+  return { header: verified.header, entries, sha256: verified.sha256, profiles };
 }
+
+/** Where an entry's line is in the file, to read it again later; a few numbers instead of the entry. */
+export interface EntryPlace {
+  readonly offset: number;
+  /** Bytes of the line, without its newline. */
+  readonly length: number;
+  /** 1-based line number (messages). */
+  readonly line: number;
+  /** CRC-32 of the line: a line read again must be the one read first. */
+  readonly crc: number;
+}
+
+/** An entry with its place in the file. */
+export interface PlacedEntry {
+  readonly entry: Connection;
+  readonly place: EntryPlace;
+}
+
+/** A snapshot read once in order (checked as {@link readSnapshotEntries} checks it), whose entries can be read again by place. */
+export interface PlacedSnapshot {
+  /** Every entry with its place; the trailer is checked after the last one. */
+  readonly entries: AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined>;
+  /**
+   * The entry at `place` (a place `entries` has handed out), read from the file again, parsed and
+   * migrated. Throws InputFileError when the line changed since it was read.
+   */
+  reread(place: EntryPlace): Connection;
+  /** Release the file handle that {@link PlacedSnapshot.reread} opened, if any. Idempotent. */
+  close(): void;
+}
+
+/**
+ * Read a snapshot in order, keeping nothing: a caller that needs an entry again later (`diff` waiting
+ * for its twin on the other side) keeps its {@link EntryPlace} and rereads it.
+ */
+export function openPlacedSnapshot(path: string, options: ReadEntriesOptions = {}): PlacedSnapshot {
+  const label = options.label ?? path;
+  const parser = new SnapshotParser(path, label, options.migrations ?? shippedMigrations);
+  let fd: number | undefined;
+  let closed = false;
+  async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
+    for await (const batch of readLineBatches(path, options)) {
+      const placed: PlacedEntry[] = [];
+      for (const raw of batch) {
+        const parsed = parser.push(raw);
+        if (parsed?.kind !== 'connection') continue;
+        placed.push({
+          entry: parsed.entry,
+          place: { offset: raw.offset, length: raw.bytes.length, line: raw.number, crc: crc32(raw.bytes) },
+        });
+      }
+      yield* placed;
+    }
+    return parser.finish();
+  }
+  return {
+    entries: entries(),
+    reread(place) {
+      if (closed) throw new Error('reread after close');
+      fd ??= openSync(path, 'r');
+      const bytes = Buffer.allocUnsafe(place.length);
+      const read = readSync(fd, bytes, 0, place.length, place.offset);
+      if (read !== place.length || crc32(bytes) !== place.crc) {
+        throw new InputFileError(label, place.line, 'the snapshot changed while it was being read', {
+          hint: 'Do not write to a snapshot while a command reads it; re-run the command',
+        });
+      }
+      return parser.reparse(bytes, place.line);
+    },
+    close() {
+      closed = true;
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+  };
+}
+
+/** What one line held. */
+type ParsedLine =
+  | { readonly kind: 'connection'; readonly entry: Connection }
+  | { readonly kind: 'scan-profile'; readonly profile: SnapshotScanProfile };
 
 // ---- lines -------------------------------------------------------------------------------------
 
@@ -147,6 +281,8 @@ interface RawLine {
   readonly bytes: Buffer;
   /** 1-based. */
   readonly number: number;
+  /** Byte offset of the line's start in the file. */
+  readonly offset: number;
   /** False only for a last line that has no `\n`. */
   readonly terminated: boolean;
 }
@@ -158,6 +294,8 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
   const stream = createReadStream(path, { highWaterMark: options.chunkSize ?? 64 * 1024 });
   let pending: Buffer[] = [];
   let pendingLength = 0;
+  let pendingStart = 0;
+  let chunkStart = 0;
   let lineNumber = 0;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -168,6 +306,7 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
         const end = chunk.indexOf(NEWLINE, start);
         if (end < 0) break;
         let bytes = chunk.subarray(start, end);
+        const offset = pendingLength > 0 ? pendingStart : chunkStart + start;
         if (pendingLength > 0) {
           pending.push(bytes);
           bytes = Buffer.concat(pending, pendingLength + bytes.length);
@@ -175,12 +314,13 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
           pendingLength = 0;
         }
         lineNumber += 1;
-        batch.push({ bytes, number: lineNumber, terminated: true });
+        batch.push({ bytes, number: lineNumber, offset, terminated: true });
         start = end + 1;
       }
       if (start < chunk.length) {
         // Copy: the stream may reuse nothing, but keeping a slice would pin the whole chunk.
         const rest = Buffer.from(chunk.subarray(start));
+        if (pendingLength === 0) pendingStart = chunkStart + start;
         pending.push(rest);
         pendingLength += rest.length;
         if (pendingLength > MAX_LINE_BYTES) {
@@ -194,6 +334,7 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
           );
         }
       }
+      chunkStart += chunk.length;
       if (batch.length > 0) yield batch;
     }
   } catch (error) {
@@ -202,7 +343,14 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
     stream.destroy();
   }
   if (pendingLength > 0) {
-    yield [{ bytes: Buffer.concat(pending, pendingLength), number: lineNumber + 1, terminated: false }];
+    yield [
+      {
+        bytes: Buffer.concat(pending, pendingLength),
+        number: lineNumber + 1,
+        offset: pendingStart,
+        terminated: false,
+      },
+    ];
   }
 }
 
@@ -238,6 +386,8 @@ class SnapshotParser {
   private trailer: { entryCount: number; sha256: string; line: number } | undefined;
   private lastLine = 0;
   private readonly typeCounts = new Map<string, number>();
+  private profileCount = 0;
+  private previousProfile: { name: string; line: number } | undefined;
 
   constructor(
     private readonly path: string,
@@ -246,8 +396,8 @@ class SnapshotParser {
     private readonly migrations: MigrationRegistry,
   ) {}
 
-  /** Take one line; returns the entry it holds, if any. */
-  push(raw: RawLine): Connection | undefined {
+  /** Take one line; returns the entry or scan profile it holds, if any. */
+  push(raw: RawLine): ParsedLine | undefined {
     this.lastLine = raw.number;
     if (this.trailer !== undefined) {
       throw this.fail(raw.number, `unexpected content after the trailer (line ${this.trailer.line})`);
@@ -264,7 +414,24 @@ class SnapshotParser {
       this.readTrailer(value, raw.number);
       return undefined;
     }
-    return this.readEntry(value, raw);
+    if (this.storedFormatVersion >= 2 && isProfileLine(value)) {
+      return { kind: 'scan-profile', profile: this.readProfile(value, raw) };
+    }
+    if (this.previousProfile !== undefined) {
+      throw this.fail(
+        raw.number,
+        `a connection line after the scan profiles (line ${this.previousProfile.line}): connections come first`,
+      );
+    }
+    return { kind: 'connection', entry: this.readEntry(value, raw) };
+  }
+
+  /** An entry line read again (see {@link openPlacedSnapshot}): parsed and migrated, not re-checked. */
+  reparse(bytes: Buffer, line: number): Connection {
+    const value = this.parseJson({ bytes, number: line, offset: 0, terminated: true });
+    return this.migrator?.identity === false
+      ? this.migrator.migrateEntry(value as Record<string, unknown>)
+      : (value as Connection);
   }
 
   /** Check the end of the file and return the facts. */
@@ -282,6 +449,7 @@ class SnapshotParser {
       header: this.header,
       storedFormatVersion: this.storedFormatVersion,
       entryCount: this.count,
+      scanProfileCount: this.profileCount,
       sha256: this.trailer.sha256,
       typeCounts: this.typeCounts,
     };
@@ -349,12 +517,27 @@ class SnapshotParser {
       throw this.fail(line, `trailer entryCount must be an integer >= 0, got ${JSON.stringify(entryCount)}`);
     }
     if (typeof sha256 !== 'string') throw this.fail(line, 'trailer has no sha256');
-    if (entryCount !== this.count) {
-      throw this.fail(line, `trailer says ${entryCount} entries but the snapshot holds ${this.count}`);
+    const total = this.count + this.profileCount;
+    if (entryCount !== total) {
+      throw this.fail(line, `trailer says ${entryCount} entries but the snapshot holds ${total}`);
     }
     const actual = this.hasher.digest();
     if (sha256 !== actual) {
       throw this.fail(line, 'sha256 in the trailer does not match the entries (the snapshot was changed)');
+    }
+    if (this.storedFormatVersion >= 2) {
+      const counts: [string, unknown, number][] = [
+        ['connectionCount', value.connectionCount, this.count],
+        ['scanProfileCount', value.scanProfileCount, this.profileCount],
+      ];
+      for (const [field, stated, actual] of counts) {
+        if (stated !== actual) {
+          throw this.fail(
+            line,
+            `trailer ${field} is ${JSON.stringify(stated ?? null)} but the snapshot holds ${actual}`,
+          );
+        }
+      }
     }
     this.trailer = { entryCount, sha256, line };
   }
@@ -389,6 +572,37 @@ class SnapshotParser {
     return entry;
   }
 
+  private readProfile(value: Record<string, unknown>, raw: RawLine): SnapshotScanProfile {
+    const line = raw.number;
+    if (this.header?.include.includes('scanProfiles') !== true) {
+      throw this.fail(line, 'a scan profile line, but the header does not include "scanProfiles"');
+    }
+    this.hasher.addLine(raw.bytes);
+    this.profileCount += 1;
+    const problem = describeProfileProblem(value);
+    if (problem !== undefined) throw this.fail(line, `scan profile ${problem}`);
+    const profile = value.scanProfile as ScanProfile;
+    const name = profile.name;
+    const previous = this.previousProfile;
+    if (previous !== undefined) {
+      const order = compareNames(previous.name, name);
+      if (order === 0) {
+        throw this.fail(
+          line,
+          `duplicate scan profile name ${JSON.stringify(name)} (also on line ${previous.line})`,
+        );
+      }
+      if (order > 0) {
+        throw this.fail(
+          line,
+          `scan profiles are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(previous.name)}`,
+        );
+      }
+    }
+    this.previousProfile = { name, line };
+    return { scanProfile: profile, dataSourceNames: value.dataSourceNames as (string | null)[] };
+  }
+
   private parseJson(raw: RawLine): unknown {
     try {
       return JSON.parse(raw.bytes.toString('utf8'));
@@ -413,7 +627,33 @@ function normalizeHeader(h: Record<string, unknown>): SnapshotHeader {
     tool: h.tool as string,
     source: { url: source.url, environment: source.environment },
     selection: { ids: selection.ids ?? null, types: selection.types ?? null, name: selection.name ?? null },
+    include: SNAPSHOT_PARTS.filter((p) => (h.include as readonly SnapshotPart[]).includes(p)),
   };
+}
+
+/** A scan profile line: no top-level `name` (every connection has one) and a `scanProfile` key. */
+function isProfileLine(value: unknown): value is Record<string, unknown> {
+  return isPlainObject(value) && !Object.hasOwn(value, 'name') && Object.hasOwn(value, 'scanProfile');
+}
+
+/** Why a profile line does not have its shape, or undefined. */
+function describeProfileProblem(value: Record<string, unknown>): string | undefined {
+  const profile = value.scanProfile;
+  if (!isPlainObject(profile)) return '"scanProfile" is not an object';
+  if (typeof profile.name !== 'string' || profile.name === '') return 'has no string "name"';
+  const label = JSON.stringify(profile.name);
+  const list = profile.dataSourceList;
+  if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) {
+    return `${label}: "dataSourceList" is not a list of strings`;
+  }
+  const names = value.dataSourceNames;
+  if (!Array.isArray(names) || !names.every((x) => x === null || typeof x === 'string')) {
+    return `${label}: "dataSourceNames" is not a list of strings or nulls`;
+  }
+  if (names.length !== list.length) {
+    return `${label}: "dataSourceNames" has ${names.length} elements, "dataSourceList" ${list.length}`;
+  }
+  return undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -441,5 +681,13 @@ function describeHeaderProblem(h: Record<string, unknown>): string | undefined {
     return 'selection.types must be a list of strings or null';
   const name = selection.name ?? null;
   if (name !== null && typeof name !== 'string') return 'selection.name must be a string or null';
+  const include = h.include;
+  if (
+    !Array.isArray(include) ||
+    include.length === 0 ||
+    !include.every((p) => SNAPSHOT_PARTS.includes(p as SnapshotPart))
+  ) {
+    return `include must be a non-empty list of ${SNAPSHOT_PARTS.map((p) => JSON.stringify(p)).join(', ')}`;
+  }
   return undefined;
 }
