@@ -83,16 +83,21 @@ export const diffCommand: CommandSpec = {
         requiresArg: true,
         describe:
           'Template schemas folder whose x-secret fields are masked (default: the shipped schemas/templates)',
-      })
-      .example('$0 diff --from prod --to dr', 'What differs between two environments')
-      .example(
-        '$0 diff --from prod-2026-11-22.snapshot.jsonl --to dr --format json',
-        'A snapshot against an environment, as JSON (exit 1 when something differs)',
-      )
-      .example(
-        '$0 diff --from prod --to dr --ignore-field description --ignore-field /owners_v2/*/origin',
-        'Ignore a field and the origin of every owner',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 diff --from prod --to dr',
+      describe: 'What differs between two environments (exit 1 when something differs)',
+    },
+    {
+      command: '$0 diff --from prod.snapshot.jsonl --to dr --format json',
+      describe: 'A snapshot against an environment, as JSON',
+    },
+    {
+      command: "$0 diff --from prod --to dr --ignore-field description --ignore-field '/owners_v2/*/origin'",
+      describe: 'Ignore a field and the origin of every owner',
+    },
+  ],
   async run(args, ctx) {
     const format = chooseFormat(args, ctx);
     const config = await getConfig(ctx);

@@ -156,13 +156,22 @@ export const emulatorCommand: CommandSpec = {
         type: 'boolean',
         default: true,
         describe: 'Serve scanner-status and credentials (--no-references-api: both answer 404)',
-      })
-      .example('$0 emulator --port 8484 --data prod', 'A production-like environment (shipped)')
-      .example('$0 emulator --data empty --generate 100000', '100k generated connections')
-      .example(
-        '$0 emulator --data fixtures/environments/dr-partial.json --state dr.state.json --faults commit-then-drop:0.1@POST:/ds_connections --seed 7',
-        'A flaky DR target that remembers what was imported',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 emulator --data prod',
+      describe: 'A production-like environment (shipped) on a free port; --port 8484 to choose',
+    },
+    {
+      command: '$0 emulator --data empty --generate 1000',
+      describe: 'An empty environment plus 1000 generated connections',
+    },
+    {
+      command:
+        '$0 emulator --data dr-partial --state dr.state.json --faults commit-then-drop:0.1@POST:/ds_connections --seed 7',
+      describe: 'A flaky DR target that remembers what was imported',
+    },
+  ],
   async run(args, ctx) {
     const options = buildEmulatorOptions(args, ctx.io.cwd);
     if (options.host !== undefined && !LOOPBACK.has(options.host)) {

@@ -175,15 +175,16 @@ export const importCommand: CommandSpec = {
       .option('templates-from-target', {
         type: 'boolean',
         describe: "Check entries against the target's own connector templates",
-      })
-      .example(
-        '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json',
-        'Import into dr, supplying masked secrets',
-      )
-      .example('$0 import prod.snapshot.jsonl --to dr --dry-run', 'Show what would be created')
-      .example(
-        '$0 import prod.snapshot.jsonl --to staging --confirm staging --rate 10',
-        'Into a protected environment, at 10 req/s',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json --dry-run',
+      describe: 'Show what would be created, with overrides applied',
+    },
+    {
+      command: '$0 import prod.snapshot.jsonl --to dr --id-map prod.dr.idmap.json --rate 10',
+      describe: 'Create what dr lacks, at 10 req/s, recording old and new ids',
+    },
+  ],
   run: runImportCommand,
 };
