@@ -4,7 +4,7 @@
  * ({@link importSnapshot} in src/importer/import-snapshot.ts) and the rendering of its events and result.
  */
 import { resolve } from 'node:path';
-import { type ExitCode, UsageError } from '../errors.js';
+import { type ExitCode, UsageError, withResumeHint } from '../errors.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,
   type ImportOptions,
@@ -85,7 +85,9 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
       signal: ctx.signal,
     },
     createEventRenderer(ctx),
-  );
+  ).catch((error: unknown) => {
+    throw withResumeHint(error, 'an import');
+  });
   switch (result.kind) {
     case 'dry-run':
       return renderDryRun(ctx, result);
