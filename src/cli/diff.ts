@@ -10,7 +10,7 @@
 import { resolve } from 'node:path';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
-import { classifySide, collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
+import { collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
@@ -102,13 +102,13 @@ export const diffCommand: CommandSpec = {
     const format = chooseFormat(args, ctx);
     const config = await getConfig(ctx);
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
-    const from = classifySide(String(args.from ?? ''), 'from', config, ctx.io.cwd);
-    const to = classifySide(String(args.to ?? ''), 'to', config, ctx.io.cwd);
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
     const { diff: result, from: fromSide } = await diffSources(
       {
-        from,
-        to,
+        from: String(args.from ?? ''),
+        to: String(args.to ?? ''),
+        config,
+        cwd: ctx.io.cwd,
         ignoreFields,
         schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
       },

@@ -3,11 +3,10 @@
  * URL and token on stdout, serves until Ctrl-C (SIGINT) or SIGTERM, then closes every socket and
  * flushes the state file.
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/index.js';
+import { resolveDataOption } from '../environments/shipped-environments.js';
 import { ExitCode, InputFileError, UsageError } from '../errors.js';
-import { fixturesDir } from '../paths.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { readNumberOption } from './options.js';
 
@@ -19,35 +18,6 @@ function optionalString(args: ParsedArgs, flag: string, key: string): string | u
   if (typeof value !== 'string' || value.trim() === '')
     throw new UsageError(`Expected --${flag} to be a non-empty value`);
   return value;
-}
-
-/** Names of the environments shipped in the package's `fixtures/environments/` (`prod`, `dr-partial`, `empty`). */
-export function listShippedEnvironments(): string[] {
-  try {
-    return readdirSync(join(fixturesDir(), 'environments'))
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => f.slice(0, -'.json'.length))
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-/**
- * `--data`: a seed file (relative to `cwd`), or else the name of a shipped environment, read from the
- * package folder so that `--data prod` works outside the clone. An existing file wins over a name.
- */
-export function resolveDataOption(data: string, cwd: string): string {
-  const direct = resolve(cwd, data);
-  if (existsSync(direct)) return direct;
-  const shipped = listShippedEnvironments();
-  if (shipped.includes(data)) return join(fixturesDir(), 'environments', `${data}.json`);
-  throw new UsageError(
-    `Expected --data to name a seed file or a shipped environment, but ${direct} does not exist`,
-    {
-      hint: `Shipped environments: ${shipped.join(', ') || 'none found'}`,
-    },
-  );
 }
 
 function readNameList(args: ParsedArgs, flag: string, key: string): string[] | undefined {

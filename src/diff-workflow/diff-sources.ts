@@ -89,10 +89,19 @@ export function collectIgnoreFields(flagValue: unknown, config: Config): string[
   return [...fromConfig, ...fromFlags];
 }
 
-/** What {@link diffSources} compares, checked; `schemas` is absolute. */
+/**
+ * What {@link diffSources} compares; `schemas` is absolute. `from` and `to` are the references as
+ * typed (an environment name or URL, or a snapshot path relative to `cwd`): the workflow decides which
+ * ({@link classifySide}, which looks at the file system), `--from` first, so of two bad sides the
+ * error names `--from`.
+ */
 export interface DiffOptions {
-  readonly from: DiffSide;
-  readonly to: DiffSide;
+  readonly from: string;
+  readonly to: string;
+  /** The run's config file: its environment names decide what a side is. */
+  readonly config: Config;
+  /** The folder snapshot paths are relative to. */
+  readonly cwd: string;
   /** Rules from {@link collectIgnoreFields}. */
   readonly ignoreFields: readonly string[];
   /** Template schemas folder whose x-secret fields are masked; default the shipped one. */
@@ -135,8 +144,12 @@ export async function diffSources(
   ports: DiffPorts,
   onEvent: (event: DiffEvent) => void,
 ): Promise<DiffSourcesResult> {
+  const sides = {
+    from: classifySide(options.from, 'from', options.config, options.cwd),
+    to: classifySide(options.to, 'to', options.config, options.cwd),
+  };
   const catalog = await loadShippedCatalog(options.schemas);
-  const [from, to] = await readBothSides(options, ports);
+  const [from, to] = await readBothSides(sides, ports);
   onEvent({
     kind: 'sides-read',
     from: { label: from.label, count: from.entries.length },
