@@ -3,14 +3,15 @@
  * level, then each command and group listed under "Commands:"), so a new command or example is
  * covered without touching this test. Each example line runs through `sh -c` with `dds-migrate` on
  * the PATH (the built CLI), in one folder holding README "Try the examples"'s config and overrides
- * file (the ports are the test's emulators', serving the shipped `prod` and `dr-partial`), in page
+ * file (read from the README; the ports are the test's emulators', serving the shipped `prod` with
+ * `--export-clear-secrets` and `dr-partial`), with the tokens the README exports, in page
  * order: files an example names are made by an earlier one (`export -o prod.snapshot.jsonl` before
  * `validate prod.snapshot.jsonl`). An example exits 0, or 1 where 1 means "differences found"
  * (diff, validate, verify); never 2 (a usage error: the example is wrong) or 70 (a bug).
  * `emulator` examples serve until interrupted: each must print its banner, then exit 0 on Ctrl-C.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
@@ -27,14 +28,23 @@ let dr: RunningEmulator;
 let dir: string;
 let env: NodeJS.ProcessEnv;
 
-/** README "Try the examples": the config, with the emulators' ports of this run. */
-function tryConfig(prodUrl: string, drUrl: string): string {
-  return JSON.stringify({
-    environments: {
-      prod: { url: prodUrl, tokenEnv: 'DDS_PROD_TOKEN' },
-      dr: { url: drUrl, tokenEnv: 'DDS_DR_TOKEN' },
-    },
-  });
+/**
+ * README "Try the examples": its config file and overrides file, as the README prints them, with the
+ * emulators' ports of this run in place of 8484 (prod) and 8485 (dr).
+ */
+async function readTryTheExamples(
+  prodUrl: string,
+  drUrl: string,
+): Promise<{ config: string; overrides: string }> {
+  const readme = await readFile(join(process.cwd(), 'README.md'), 'utf8');
+  const block = /\*\*Try the examples\.\*\*[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+  const config = block && /cat > dds-migrate\.config\.json <<'JSON'\n([\s\S]*?)\nJSON\n/.exec(block)?.[1];
+  const overrides = block && /echo '([^']*)' > dr-overrides\.json/.exec(block)?.[1];
+  if (!config || !overrides) throw new Error('README "Try the examples" lost its config or overrides file');
+  const ports = config
+    .replaceAll('http://127.0.0.1:8484', prodUrl)
+    .replaceAll('http://127.0.0.1:8485', drUrl);
+  return { config: ports, overrides };
 }
 
 beforeAll(async () => {
@@ -47,8 +57,10 @@ beforeAll(async () => {
   await mkdir(bin);
   await writeFile(join(bin, 'dds-migrate'), `#!/bin/sh\nexec "${process.execPath}" "${BUILT_CLI}" "$@"\n`);
   await chmod(join(bin, 'dds-migrate'), 0o755);
-  await writeFile(join(dir, 'dds-migrate.config.json'), tryConfig(prod.url, dr.url));
-  await writeFile(join(dir, 'dr-overrides.json'), '{ "all": { "scanner_group": "dr-scanners" } }\n');
+  const files = await readTryTheExamples(prod.url, dr.url);
+  expect(JSON.parse(files.config).environments.prod.url).toBe(prod.url);
+  await writeFile(join(dir, 'dds-migrate.config.json'), files.config);
+  await writeFile(join(dir, 'dr-overrides.json'), `${files.overrides}\n`);
   env = {
     PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     HOME: dir,
