@@ -10,6 +10,7 @@ import { diffCommand } from './diff.js';
 import { emulatorCommand } from './emulator.js';
 import { exportCommand } from './export.js';
 import { importCommand } from './import.js';
+import { overridesInitCommand } from './overrides-init.js';
 import { profilesCloneCommand } from './profiles-clone.js';
 import { profilesCreateCommand } from './profiles-create.js';
 import { profilesGetCommand } from './profiles-get.js';
@@ -27,6 +28,17 @@ export const commandEntries: readonly CommandEntry[] = [
   validateCommand,
   diffCommand,
   importCommand,
+  {
+    command: 'overrides',
+    describe: 'Overrides files for import',
+    subcommands: [overridesInitCommand],
+    examples: [
+      {
+        command: '$0 overrides init prod.snapshot.jsonl -o prod.overrides.json',
+        describe: 'An overrides file with a variable for each secret the import of the snapshot needs',
+      },
+    ],
+  },
   {
     command: 'profiles',
     describe: 'Scan profiles',

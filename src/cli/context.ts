@@ -28,8 +28,13 @@ export interface GlobalOptions {
   readonly logFile: string | undefined;
   /** One machine-readable result on stdout. */
   readonly json: boolean;
-  /** No informational lines on stderr (warnings and errors still appear). */
+  /**
+   * Only errors on stderr: no informational lines, no warnings, no progress bar (the exit code says how it
+   * went; `--json` results still carry every warning).
+   */
   readonly quiet: boolean;
+  /** Every warning on its own line (repeated warnings are otherwise collapsed into counts). */
+  readonly verbose: boolean;
   /** Progress bars allowed (still only on a TTY). */
   readonly progress: boolean;
 }
@@ -44,7 +49,7 @@ export interface Output {
   write(text: string): void;
   /** An informational line on stderr, hidden by `--quiet`. */
   info(text: string): void;
-  /** A warning on stderr, always shown. */
+  /** A warning on stderr, hidden by `--quiet`. */
   warn(text: string): void;
   readonly stdoutIsTTY: boolean;
   readonly stderrIsTTY: boolean;
@@ -80,7 +85,7 @@ export function createOutput(io: CliIo, globals: GlobalOptions): Output {
       if (!globals.quiet) io.stderr.write(`${scrub(text)}\n`);
     },
     warn(text) {
-      io.stderr.write(`warning: ${scrub(text)}\n`);
+      if (!globals.quiet) io.stderr.write(`warning: ${scrub(text)}\n`);
     },
     stdoutIsTTY,
     stderrIsTTY,

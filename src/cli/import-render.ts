@@ -11,43 +11,61 @@ import { formatProblem } from '../importer/preflight.js';
 import type { EntryOutcome } from '../importer/run.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
+import { type GroupedWarning, printWarnings } from './warnings.js';
 
-/** The pre-flight's problems on stderr, scrubbed, under a heading given `N problem(s)`. */
+/**
+ * The pre-flight's problems on stderr, scrubbed, under a heading given `N problem(s)`: the one list of
+ * them. Not with `--json`, whose document on stdout holds the same list (the error line still follows).
+ */
 function printProblems(
   ctx: CliContext,
   problems: readonly Problem[],
   heading: (count: string) => string,
 ): void {
+  if (ctx.globals.json) return;
   ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
   for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
 }
 
-/** A progress bar on stderr, on a TTY only. */
+/**
+ * A progress bar on stderr, on a TTY only. Its line is cleared when it stops (the summary or the error
+ * line follows on a clean line), and it stops at once on Ctrl-C, before anything else is printed: a bar
+ * still redrawing would overwrite the lines below it.
+ */
 function createProgress(ctx: CliContext, total: number) {
-  if (!ctx.out.showProgress || total === 0) return undefined;
+  if (!ctx.out.showProgress || total === 0 || ctx.signal.aborted) return undefined;
   const bar = new cliProgress.SingleBar(
     {
       stream: ctx.io.stderr as NodeJS.WritableStream as never,
       format: 'import |{bar}| {value}/{total} | {speed} req/s | ETA {eta_formatted} | failed {failed}',
       hideCursor: true,
-      clearOnComplete: false,
+      clearOnComplete: true,
       etaBuffer: 50,
     },
     cliProgress.Presets.shades_classic,
   );
+  let stopped = false;
+  const stop = (): void => {
+    if (stopped) return;
+    stopped = true;
+    ctx.signal.removeEventListener('abort', stop);
+    bar.stop();
+  };
   const started = Date.now();
   let failed = 0;
   bar.start(total, 0, { speed: '0.0', failed: 0 });
+  // After start: a stop before the bar's first frame is done would be a no-op and leave it drawing.
+  // An abort that came while it started is handled by the run's own end ('run-ended').
+  ctx.signal.addEventListener('abort', stop);
   return {
     tick(outcome: EntryOutcome) {
       if (outcome.kind === 'failed') failed += 1;
+      if (stopped) return;
       const done = bar.getProgress() * total + 1;
       const speed = (done / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
       bar.increment(1, { speed, failed });
     },
-    stop() {
-      bar.stop();
-    },
+    stop,
   };
 }
 
@@ -62,26 +80,61 @@ function planJson(plan: ImportPlan) {
   }));
 }
 
-/** An event renderer for one run: warnings and progress on stderr. */
-export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => void {
+/** The renderer of one run's events; `flush` prints warnings still held back (call it when the run ends). */
+export type ImportEventRenderer = ((event: ImportEvent) => void) & { flush(): void };
+
+/**
+ * An event renderer for one run: warnings and progress on stderr. The `override-removes` warnings are
+ * held until the next other event (or `flush`), so that one override that removes the same field from
+ * many entries is one collapsed line.
+ */
+export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
   let progress: ReturnType<typeof createProgress>;
-  return (event) => {
+  let removals: GroupedWarning[] = [];
+  const flush = (): void => {
+    if (removals.length === 0) return;
+    const held = removals;
+    removals = [];
+    printWarnings(ctx, held);
+  };
+  const render = (event: ImportEvent): void => {
+    if (event.kind === 'override-removes') {
+      removals.push({
+        group: `overrides remove ${event.paths.join(', ')}`,
+        where: event.entry,
+        text: `overrides remove ${event.paths.join(', ')} of '${event.entry}'`,
+      });
+      return;
+    }
+    flush();
     switch (event.kind) {
       case 'unused-override':
         ctx.out.warn(`overrides ${event.rule} matches no entry of the snapshot`);
         return;
-      case 'override-removes':
-        ctx.out.warn(`overrides remove ${event.paths.join(', ')} of '${event.entry}'`);
-        return;
       case 'template-warnings':
-        for (const w of event.messages.slice(0, 20)) ctx.out.warn(w);
-        if (event.messages.length > 20) ctx.out.warn(`... and ${event.messages.length - 20} more warnings`);
+        printWarnings(
+          ctx,
+          event.warnings.map((w, i) => ({
+            group: w.type && !w.path ? `${w.type}: ${w.message}` : w.message,
+            where: [w.entry, w.path].filter((x) => x !== undefined && x !== '').join(' ') || (w.type ?? ''),
+            text: event.messages[i] ?? w.message,
+          })),
+        );
         return;
       case 'refused':
         if (ctx.globals.json) {
           ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: event.problems });
         }
         printProblems(ctx, event.problems, (count) => `Pre-flight found ${count}:`);
+        return;
+      case 'resuming':
+        ctx.out.info(
+          `resuming: ${event.done} of ${event.total} already done${
+            event.inDoubt > 0
+              ? `, ${event.inDoubt} in doubt (looked up by name before anything is sent again)`
+              : ''
+          }`,
+        );
         return;
       case 'run-started':
         ctx.out.info(
@@ -107,6 +160,7 @@ export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => vo
       }
     }
   };
+  return Object.assign(render, { flush });
 }
 
 /** Print a dry run's plan and verdict. */
@@ -119,17 +173,27 @@ export function renderDryRun(ctx: CliContext, result: Extract<ImportResult, { ki
       counts: plan.counts,
       steps: planJson(plan),
       problems,
+      confirmRequired: result.confirmRequired ?? null,
     });
   } else {
     ctx.out.result(
       `Plan for importing ${result.entryCount} entries into ${result.target} (dry run, nothing sent):`,
     );
-    for (const step of plan.steps) ctx.out.result(`  ${describeStep(step)}`);
+    // An invalid step's problems are in the one list on stderr below, not repeated here.
+    for (const step of plan.steps)
+      ctx.out.result(
+        `  ${step.kind === 'invalid' ? `invalid    ${step.name} (${step.type}): ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'} (listed on stderr)` : describeStep(step)}`,
+      );
     const counts = Object.entries(plan.counts)
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
     ctx.out.result(`Total: ${counts || 'nothing to do'}`);
+    if (result.confirmRequired !== undefined) {
+      ctx.out.result(
+        `${result.target} is a protected environment: the real run needs --confirm ${result.confirmRequired}`,
+      );
+    }
   }
   if (problems.length > 0) {
     printProblems(ctx, problems, (count) => `Pre-flight would refuse this import (${count}):`);

@@ -75,19 +75,27 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
 /** Run the import: read the options, call {@link importSnapshot}, render its events and result. */
 export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const options = readImportOptions(args, ctx.io.cwd);
-  const result = await importSnapshot(
-    options,
-    {
-      resolveTarget: async () => (await resolveSide(ctx, args, 'to')).environment,
-      createClient: (environment, clientOptions) => createEnvironmentClient(ctx, environment, clientOptions),
-      env: ctx.io.env,
-      log: ctx.log,
-      signal: ctx.signal,
-    },
-    createEventRenderer(ctx),
-  ).catch((error: unknown) => {
+  const renderer = createEventRenderer(ctx);
+  let result: Awaited<ReturnType<typeof importSnapshot>>;
+  try {
+    result = await importSnapshot(
+      options,
+      {
+        resolveTarget: async () => (await resolveSide(ctx, args, 'to')).environment,
+        createClient: (environment, clientOptions) =>
+          createEnvironmentClient(ctx, environment, clientOptions),
+        env: ctx.io.env,
+        log: ctx.log,
+        signal: ctx.signal,
+      },
+      renderer,
+    );
+  } catch (error) {
     throw withResumeHint(error, 'an import');
-  });
+  } finally {
+    // Warnings held back for collapsing are printed also when the import throws.
+    renderer.flush();
+  }
   switch (result.kind) {
     case 'dry-run':
       return renderDryRun(ctx, result);

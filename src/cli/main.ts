@@ -12,8 +12,9 @@ let interrupts = 0;
 const onSignal = (): void => {
   interrupts += 1;
   if (interrupts === 1) {
-    process.stderr.write('\nInterrupted: letting in-flight requests settle (Ctrl-C again to exit now)\n');
+    // Abort first: a progress bar stops and clears its line on the abort, so this line is not drawn over.
     controller.abort();
+    process.stderr.write('\nInterrupted: letting in-flight requests settle (Ctrl-C again to exit now)\n');
   } else {
     process.exit(ExitCode.interrupted);
   }

@@ -58,11 +58,13 @@ function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: st
       );
       for (const m of step.dataSources) ctx.out.result(`           ${describeMapping(m)}`);
     } else {
-      ctx.out.result(`blocked  ${step.sourceId}  '${step.name}'`);
-      for (const p of step.problems) ctx.out.result(`           ${p.path ?? ''} ${p.message}`.trimEnd());
+      // Its problems are in the one list of the error line on stderr, not repeated here.
+      const n = step.problems.length;
+      ctx.out.result(
+        `blocked  ${step.sourceId}  '${step.name}': ${n} problem${n === 1 ? '' : 's'} (listed on stderr)`,
+      );
     }
   }
-  for (const p of plan.problems.filter((x) => x.path === undefined)) ctx.out.result(`problem  ${p.message}`);
 }
 
 function resultRow(r: CloneResult): Record<string, unknown> {

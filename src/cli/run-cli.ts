@@ -32,7 +32,11 @@ interface RunState {
 
 function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
   const envLevel = io.env.DDS_MIGRATE_LOG_LEVEL;
-  const level = (args.logLevel as LogLevel | undefined) ?? (envLevel as LogLevel | undefined) ?? 'warn';
+  // --quiet shows errors only: its default log level is error (an explicit --log-level still wins).
+  const level =
+    (args.logLevel as LogLevel | undefined) ??
+    (envLevel as LogLevel | undefined) ??
+    (args.quiet === true ? 'error' : 'warn');
   return {
     // `$DDS_MIGRATE_CONFIG` is loadConfig's fallback, not repeated here.
     config: args.config as string | undefined,
@@ -41,6 +45,7 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
     logFile: typeof args.logFile === 'string' ? resolve(io.cwd, args.logFile) : undefined,
     json: args.json === true,
     quiet: args.quiet === true,
+    verbose: args.verbose === true,
     progress: args.progress !== false,
   };
 }
@@ -238,7 +243,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     .option('log-level', {
       type: 'string',
       choices: LOG_LEVELS,
-      describe: 'Log level on stderr (default warn)',
+      describe: 'Log level on stderr (default warn; error with --quiet)',
       global: true,
     })
     .option('log-file', {
@@ -247,7 +252,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       global: true,
     })
     .option('json', { type: 'boolean', describe: 'One machine-readable result on stdout', global: true })
-    .option('quiet', { type: 'boolean', describe: 'No informational lines on stderr', global: true })
+    .option('quiet', {
+      type: 'boolean',
+      describe: 'Only errors on stderr (no information, no warnings, no progress bar)',
+      global: true,
+    })
+    .option('verbose', {
+      type: 'boolean',
+      describe: 'Every warning on its own line (repeated ones are otherwise collapsed)',
+      global: true,
+    })
+    .conflicts('quiet', 'verbose')
     .option('progress', {
       type: 'boolean',
       default: true,

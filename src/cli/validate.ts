@@ -10,12 +10,10 @@ import type { ValidationProblem } from '../schema/catalog.js';
 import type { ValidationReport } from '../schema/validate-snapshot.js';
 import { validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
-import type { CliContext, Output } from './context.js';
+import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide } from './environment.js';
 import { readStringOption } from './options.js';
-
-/** Warnings printed one per line on stderr before they are summarised (all of them are in `--json`). */
-export const MAX_WARNING_LINES = 20;
+import { printWarnings } from './warnings.js';
 
 /** `validate <snapshot>`. */
 export const validateCommand: CommandSpec = {
@@ -121,7 +119,7 @@ function printReport(report: ValidationReport, ctx: CliContext): void {
     return;
   }
   for (const warning of report.catalogWarnings) out.warn(warning);
-  printWarnings(report.warnings, out);
+  printValidationWarnings(report.warnings, ctx);
   for (const error of report.errors) out.result(formatProblem(error));
   const n = report.entryCount;
   if (report.valid) {
@@ -135,26 +133,25 @@ function printReport(report: ValidationReport, ctx: CliContext): void {
   }
 }
 
-/** Warnings on stderr: the first ones in full, then a count by kind and field. */
-function printWarnings(warnings: readonly ValidationProblem[], out: Output): void {
-  for (const w of warnings.slice(0, MAX_WARNING_LINES)) out.warn(formatProblem(w));
-  if (warnings.length > MAX_WARNING_LINES) {
-    out.warn(`... and ${warnings.length - MAX_WARNING_LINES} more warnings (--json lists them all)`);
-  }
+/**
+ * Warnings on stderr, collapsed by message (src/cli/warnings.ts): a message that recurs is one line with
+ * its count and first examples; the masked-secrets line also counts the fields and names the command
+ * that writes the overrides for them.
+ */
+function printValidationWarnings(warnings: readonly ValidationProblem[], ctx: CliContext): void {
   const masked = warnings.filter((w) => w.kind === 'masked-secret');
+  const hints: Record<string, string> = {};
   if (masked.length > 0) {
     const entries = new Set(masked.map((w) => w.entry)).size;
-    out.warn(
-      `${entries} ${entries === 1 ? 'entry carries' : 'entries carry'} masked secrets that must be supplied at import (${summarizeFields(masked)})`,
-    );
+    const group = masked[0]?.message ?? '';
+    hints[group] =
+      `${entries} ${entries === 1 ? 'entry' : 'entries'} (${summarizeFields(masked)}); 'dds-migrate overrides init' writes an overrides file for them`;
   }
-  const unknown = warnings.filter((w) => w.kind === 'unknown-type');
-  if (unknown.length > 0) {
-    const types = [...new Set(unknown.map((w) => w.type))].sort();
-    out.warn(
-      `${unknown.length} ${unknown.length === 1 ? 'entry has a type' : 'entries have types'} without a template schema (${types.join(', ')}): checked against connection.schema.json only`,
-    );
-  }
+  printWarnings(
+    ctx,
+    warnings.map((w) => ({ group: w.message, where: `${w.entry} ${w.path || '/'}`, text: formatProblem(w) })),
+    hints,
+  );
 }
 
 /** `password: 12, aws_secret_key: 3`, most frequent first. */

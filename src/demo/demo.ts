@@ -1,14 +1,15 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
  * `npm run demo`: a disaster-recovery rehearsal in under a minute, with nothing to set up.
  *
  * Two emulators start in-process: "prod" (the production-like fixture) and an empty "recovery" target.
  * The real CLI (in-process, real stdout/stderr) then exports prod, validates the snapshot, diffs it
- * against recovery, and imports it with an overrides file that supplies the secrets the export masked
- * from environment variables (the demo plays the part of the vault that would set them), re-runs the
+ * against recovery, writes the overrides skeleton (`overrides init`: one variable per secret the export
+ * masked), sets the variables (the demo plays the part of the vault that would set them), imports, re-runs the
  * import to show it resumes with zero POSTs, and checks that recovery holds every connection once.
  * The demo's secrets are registered for scrubbing and never printed.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,7 +17,10 @@ import type { CliIo, TextStream } from '../cli/context.js';
 import { runCli } from '../cli/run-cli.js';
 import { type RunningEmulator, startEmulator } from '../emulator/index.js';
 import { fixturesDir } from '../paths.js';
-import { MASK, registerSecret, scrub } from '../secrets.js';
+import { registerSecret, scrub } from '../secrets.js';
+
+/** `${env:NAME}` as `overrides init` writes it. */
+const PLACEHOLDER = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 /** Where the demo writes. */
 export interface DemoIo {
@@ -91,51 +95,43 @@ export async function runDemo(io: DemoIo): Promise<number> {
     section('4. Diff the snapshot against the recovery target (everything is missing there)');
     expectCode('diff', await cli(['diff', '--from', snapshot, '--to', recovery.url]), [1]);
 
-    section('5. Overrides: the masked secrets come from environment variables');
+    section('5. Overrides: one variable per masked secret (overrides init)');
+    const overridesPath = join(dir, 'recovery-overrides.json');
+    expectCode('overrides init', await cli(['overrides', 'init', snapshot, '-o', overridesPath]), [0]);
     const entries = (await readFile(snapshot, 'utf8'))
       .split('\n')
       .slice(1, -2)
       .map((line) => JSON.parse(line) as SnapshotEntry);
-    const byName: Record<string, Record<string, unknown>> = {};
+    const overrides = JSON.parse(await readFile(overridesPath, 'utf8')) as {
+      byName: Record<string, Record<string, unknown>>;
+    };
+    // In a real recovery a vault or CI secret store sets the variables; here the demo reads prod's store.
     let variables = 0;
-    for (const entry of entries) {
-      const real = prod.store.getConnection(entry.name) as Record<string, unknown> | undefined;
-      for (const [field, value] of Object.entries(entry)) {
+    const setVariable = (placeholder: unknown, value: unknown): void => {
+      const name = typeof placeholder === 'string' ? PLACEHOLDER.exec(placeholder)?.[1] : undefined;
+      if (name === undefined) return;
+      env[name] = String(value ?? '');
+      registerSecret(env[name]);
+      variables += 1;
+    };
+    for (const [name, block] of Object.entries(overrides.byName)) {
+      const real = (prod.store.getConnection(name) ?? {}) as Record<string, unknown>;
+      for (const [field, value] of Object.entries(block)) {
         if (field === 'custom_fields' && Array.isArray(value)) {
-          const realFields = (real?.custom_fields ?? []) as { field_value?: unknown }[];
-          if (!value.some((f) => (f as { field_value?: unknown }).field_value === MASK)) continue;
-          slot(byName, entry.name).custom_fields = value.map((f, i) => {
-            const cf = f as Record<string, unknown>;
-            if (cf.field_value !== MASK) return cf;
-            const variable = `DEMO_SECRET_${++variables}`;
-            env[variable] = String(realFields[i]?.field_value ?? '');
-            registerSecret(env[variable]);
-            return { ...cf, field_value: `\${env:${variable}}` };
-          });
-        } else if (value === MASK) {
-          // In a real recovery a vault or CI secret store sets these; here the demo reads prod's store.
-          const variable = `DEMO_SECRET_${++variables}`;
-          env[variable] = String(real?.[field] ?? '');
-          registerSecret(env[variable]);
-          slot(byName, entry.name)[field] = `\${env:${variable}}`;
+          const realFields = (real.custom_fields ?? []) as { field_name?: unknown; field_value?: unknown }[];
+          for (const f of value as { field_name?: unknown; field_value?: unknown }[])
+            setVariable(f.field_value, realFields.find((r) => r.field_name === f.field_name)?.field_value);
+        } else {
+          setVariable(value, real[field]);
         }
       }
     }
-    const overrides = { all: { scanner_group: 'dr-scanners' }, byName };
-    const overridesPath = join(dir, 'recovery-overrides.json');
-    await writeFile(overridesPath, `${JSON.stringify(overrides, null, 2)}\n`, { mode: 0o600 });
-    const firstName = Object.keys(byName)[0];
+    const firstName = Object.keys(overrides.byName)[0];
     say(
-      `${Object.keys(byName).length} connections have masked secrets; ${variables} environment variables set.`,
+      `${Object.keys(overrides.byName).length} connections have masked secrets; ${variables} environment variables set.`,
     );
     say('Excerpt of the overrides file (placeholders only, no secret values):');
-    say(
-      JSON.stringify(
-        { all: overrides.all, byName: firstName ? { [firstName]: byName[firstName] } : {} },
-        null,
-        2,
-      ),
-    );
+    say(JSON.stringify({ byName: firstName ? { [firstName]: overrides.byName[firstName] } : {} }, null, 2));
 
     section('6. Dry run: what the import would do');
     expectCode(
@@ -204,14 +200,4 @@ if (invokedDirectly) {
   process.on('SIGINT', () => controller.abort());
   const code = await runDemo({ stdout: process.stdout, stderr: process.stderr, signal: controller.signal });
   process.exitCode = code;
-}
-
-/** The override block of `name`, created when missing. */
-function slot(byName: Record<string, Record<string, unknown>>, name: string): Record<string, unknown> {
-  let block = byName[name];
-  if (block === undefined) {
-    block = {};
-    byName[name] = block;
-  }
-  return block;
 }

@@ -19,6 +19,7 @@ import { type DdsError, PreflightError, type Problem, UsageError } from '../erro
 import { checkWritableOutputs } from '../files.js';
 import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
+import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { registerSecretsOf } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
@@ -96,10 +97,22 @@ export type ImportEvent =
   | { readonly kind: 'unused-override'; readonly rule: string }
   /** The overrides would remove these parts of an entry (JSON pointers): never silently. */
   | { readonly kind: 'override-removes'; readonly entry: string; readonly paths: readonly string[] }
-  /** Template warnings found while planning, deduplicated, each formatted for one line. */
-  | { readonly kind: 'template-warnings'; readonly messages: readonly string[] }
+  /**
+   * Template warnings found while planning, deduplicated: each formatted for one line (`messages`) and
+   * as the problem it came from (`warnings`, same order), so a renderer can group them by message.
+   */
+  | {
+      readonly kind: 'template-warnings';
+      readonly messages: readonly string[];
+      readonly warnings: readonly Problem[];
+    }
   /** The pre-flight refused a real run; the report (if asked for) is written, the journal not yet deleted. */
   | { readonly kind: 'refused'; readonly problems: readonly Problem[] }
+  /**
+   * The journal holds an earlier run of this import: `done` entries were created by it, `inDoubt` were
+   * sent with no recorded outcome (they are looked up by name before anything is sent again).
+   */
+  | { readonly kind: 'resuming'; readonly done: number; readonly inDoubt: number; readonly total: number }
   /** The sends begin. */
   | {
       readonly kind: 'run-started';
@@ -126,6 +139,11 @@ export type ImportResult =
       readonly plan: ImportPlan;
       /** The pre-flight's problems; non-empty means a real run would be refused. */
       readonly problems: readonly Problem[];
+      /**
+       * The target is protected and the real run will need `--confirm <this name>` (undefined when it
+       * needs none, or was given the right one). The dry run itself writes nothing, so it is not refused.
+       */
+      readonly confirmRequired: string | undefined;
     }
   | {
       readonly kind: 'ran';
@@ -253,7 +271,7 @@ export async function importSnapshot(
     }
     const target = await listTarget(client, ports.signal);
 
-    const warnings = new Set<string>();
+    const warnings = new Map<string, Problem>();
     const templates: EntryTemplates = {
       checkEntry: (entry) => catalog.checkEntry(entry as Connection),
       requiredSecretFields: (type) => catalog.requiredSecretFields(type),
@@ -266,12 +284,19 @@ export async function importSnapshot(
       only: options.only,
       check: (entry) => {
         const checked = checkEntryForSend(entry, templates);
-        for (const w of checked.warnings)
-          warnings.add(w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w));
+        for (const w of checked.warnings) {
+          const line = w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
+          if (!warnings.has(line)) warnings.set(line, w);
+        }
         return checked.problems;
       },
     });
-    if (warnings.size > 0) onEvent({ kind: 'template-warnings', messages: [...warnings] });
+    if (warnings.size > 0)
+      onEvent({
+        kind: 'template-warnings',
+        messages: [...warnings.keys()],
+        warnings: [...warnings.values()],
+      });
 
     const problems = checkPreflight(plan, {
       maxChanges: options.maxChanges,
@@ -288,12 +313,22 @@ export async function importSnapshot(
     });
 
     if (options.dryRun) {
+      const protectedTarget = {
+        name: environment.name,
+        label: environment.label,
+        protected: environment.protected,
+      };
+      const needsConfirm =
+        plan.sends > 0 &&
+        environment.protected &&
+        checkWriteConfirmed(protectedTarget, options.confirm, '--to') !== undefined;
       return {
         kind: 'dry-run',
         target: environment.label,
         entryCount: snapshot.entries.length,
         plan,
         problems,
+        confirmRequired: needsConfirm ? (environment.name ?? environment.label) : undefined,
       };
     }
 
@@ -313,6 +348,14 @@ export async function importSnapshot(
       );
     }
 
+    if (journal !== undefined && !journal.fresh && plan.counts.done + plan.counts.reconcile > 0) {
+      onEvent({
+        kind: 'resuming',
+        done: plan.counts.done,
+        inDoubt: plan.counts.reconcile,
+        total: plan.steps.length,
+      });
+    }
     const sends = plan.steps.filter(isSendStep);
     // A sick service ends the run: about one retry per ten creates, at least 30.
     budget.extend(Math.max(30, Math.ceil(sends.length / 10)));

@@ -21,6 +21,8 @@ export interface CliRunOptions {
   /** Pretend stdout/stderr are terminals. */
   readonly tty?: boolean;
   readonly signal?: AbortSignal;
+  /** Called with each chunk the CLI writes to stderr, as it is written (e.g. to press Ctrl-C at a point). */
+  readonly onStderr?: (text: string) => void;
 }
 
 function capture(tty: boolean): {
@@ -39,6 +41,8 @@ function capture(tty: boolean): {
 export async function runCli(argv: readonly string[], options: CliRunOptions = {}): Promise<CliRun> {
   const out = capture(options.tty ?? false);
   const err = capture(options.tty ?? false);
+  const onStderr = options.onStderr;
+  if (onStderr) err.stream.on('data', (c: Buffer) => onStderr(c.toString('utf8')));
   const stdin = new PassThrough() as PassThrough & { isTTY?: boolean };
   stdin.isTTY = options.stdinIsTTY ?? false;
   stdin.end(options.stdin ?? '');

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_WARNING_LINES } from '../../src/cli/validate.js';
+import { MAX_WARNING_EXAMPLES } from '../../src/cli/warnings.js';
 import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
@@ -44,25 +44,42 @@ describe('validate (text output)', () => {
     const run = await runCli(['validate', await snapshotOf('003-masked-secret')]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toBe('2 entries checked: all valid\n');
-    expect(run.stderr).toContain('warning: eng-mysql (rdb-mysql) /password: must be supplied at import');
-    expect(run.stderr).toContain(
-      'warning: 2 entries carry masked secrets that must be supplied at import (aws_access_key: 1, aws_secret_key: 1, custom_fields/*/field_value: 1, password: 1)',
+    expect(run.stderr).toMatch(
+      /^warning: must be supplied at import: 4 times \(e\.g\. .*; --verbose lists all\); 2 entries \(aws_access_key: 1, aws_secret_key: 1, custom_fields\/\*\/field_value: 1, password: 1\); 'dds-migrate overrides init' writes an overrides file for them\n$/,
     );
   });
 
-  it('summarises beyond the first warnings (all of them are in --json)', async () => {
+  it('collapses a repeated warning into one line with a count and examples (--verbose: all; --json: all)', async () => {
     const entries: Connection[] = [];
-    for (let i = 0; i < MAX_WARNING_LINES + 5; i++) entries.push({ name: `k-${i}`, type: 'kafka' });
+    for (let i = 0; i < 25; i++) entries.push({ name: `k-${String(i).padStart(2, '0')}`, type: 'kafka' });
     const path = join(dir, 'many.snapshot.jsonl');
     await writeSnapshot({ path }, header, entries);
     const run = await runCli(['validate', path]);
     expect(run.exitCode).toBe(0);
-    const lines = run.stderr.trim().split('\n');
-    expect(lines).toHaveLength(MAX_WARNING_LINES + 2);
-    expect(lines[MAX_WARNING_LINES]).toBe('warning: ... and 5 more warnings (--json lists them all)');
-    expect(lines.at(-1)).toMatch(/25 entries have types without a template schema \(kafka\)/);
+    expect(run.stderr).toBe(
+      'warning: no template schema for type "kafka": checked against connection.schema.json only: 25 times (e.g. k-00 /type; k-01 /type; k-02 /type; --verbose lists all)\n',
+    );
+    const verbose = await runCli(['validate', path, '--verbose']);
+    expect(verbose.stderr.trim().split('\n')).toHaveLength(25);
+    const quiet = await runCli(['validate', path, '--quiet']);
+    expect(quiet.stderr).toBe('');
+    expect(quiet.stdout).toBe('25 entries checked: all valid\n');
     const json = await runCli(['validate', path, '--json']);
-    expect(JSON.parse(json.stdout).warnings).toHaveLength(MAX_WARNING_LINES + 5);
+    expect(JSON.parse(json.stdout).warnings).toHaveLength(25);
+    expect(json.stderr).toBe('');
+  });
+
+  it(`prints a group of up to ${MAX_WARNING_EXAMPLES} warnings in full`, async () => {
+    const path = join(dir, 'few.snapshot.jsonl');
+    await writeSnapshot({ path }, header, [
+      { name: 'k-1', type: 'kafka' },
+      { name: 'k-2', type: 'kafka' },
+    ]);
+    const run = await runCli(['validate', path]);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      'warning: k-1 (kafka) /type: no template schema for type "kafka": checked against connection.schema.json only',
+      'warning: k-2 (kafka) /type: no template schema for type "kafka": checked against connection.schema.json only',
+    ]);
   });
 
   it('refuses --schemas with --templates-from, and a missing file (exit 2)', async () => {

@@ -1,0 +1,82 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
+/**
+ * `dds-migrate overrides init SNAPSHOT -o FILE [--prefix P] [--force]`: writes an overrides skeleton with
+ * one `${env:NAME}` per secret the import of SNAPSHOT will need ({@link initOverrides}) and prints the
+ * variable names on stdout, one per line (`--json`: one object), so a script can check they are set.
+ */
+import { resolve } from 'node:path';
+import { ExitCode, UsageError } from '../errors.js';
+import { DEFAULT_VARIABLE_PREFIX, initOverrides } from '../overrides/init-overrides.js';
+import type { CommandSpec } from './command.js';
+import { readStringOption } from './options.js';
+
+/** `overrides init <snapshot>`. */
+export const overridesInitCommand: CommandSpec = {
+  command: 'init <snapshot>',
+  describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',
+  builder: (yargs) =>
+    yargs
+      .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
+      .option('output', {
+        alias: 'o',
+        type: 'string',
+        requiresArg: true,
+        demandOption: true,
+        describe: 'The overrides file to write (mode 0600; never overwritten without --force)',
+      })
+      .option('prefix', {
+        type: 'string',
+        requiresArg: true,
+        describe: `Prefix of the variable names (default ${DEFAULT_VARIABLE_PREFIX}: ${DEFAULT_VARIABLE_PREFIX}_<ENTRY>_<FIELD>)`,
+      })
+      .option('schemas', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Folder of <type>.schema.json files (default: the shipped schemas/templates)',
+      })
+      .option('force', { type: 'boolean', describe: 'Replace an existing output file' }),
+  examples: [
+    {
+      command: '$0 overrides init prod.snapshot.jsonl -o secrets.overrides.json',
+      describe: 'Write the skeleton, list the variables to set',
+    },
+    {
+      command: '$0 overrides init prod.snapshot.jsonl -o secrets.overrides.json --prefix DR --force',
+      describe: 'Again, with variables named DR_<ENTRY>_<FIELD>, replacing the file',
+    },
+  ],
+  async run(args, ctx) {
+    const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
+    if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
+    const output = readStringOption(args, 'output', 'output', 'a path');
+    if (output === undefined) throw new UsageError('Missing -o FILE', { hint: 'See --help' });
+    const schemas = readStringOption(args, 'schemas', 'schemas', 'a path');
+    const prefix = readStringOption(args, 'prefix', 'prefix');
+    const result = await initOverrides({
+      snapshot: resolve(ctx.io.cwd, snapshot),
+      output: resolve(ctx.io.cwd, output),
+      outputLabel: output,
+      force: args.force === true,
+      signal: ctx.signal,
+      ...(prefix === undefined ? {} : { prefix }),
+      ...(schemas === undefined ? {} : { schemasDir: resolve(ctx.io.cwd, schemas) }),
+    });
+    if (ctx.globals.json) {
+      ctx.out.json({
+        file: result.file,
+        entryCount: result.entryCount,
+        entriesWithSecrets: result.entriesWithSecrets,
+        variables: result.variables,
+      });
+    } else {
+      for (const v of result.variables) ctx.out.result(v.variable);
+      const n = result.variables.length;
+      ctx.out.info(
+        n === 0
+          ? `${result.file}: no secret to supply (${result.entryCount} entries checked)`
+          : `${result.file}: ${n} variable${n === 1 ? '' : 's'} for ${result.entriesWithSecrets} of ${result.entryCount} entries; set them, then: dds-migrate import SNAPSHOT --to E --overrides ${result.file}`,
+      );
+    }
+    return ExitCode.ok;
+  },
+};

@@ -1,0 +1,225 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
+/**
+ * The `overrides init` workflow: an overrides skeleton for a snapshot, with one `${env:NAME}`
+ * placeholder for every secret an import of it will need, so that filling the variables and passing
+ * the file to `import --overrides` passes the secrets pre-flight.
+ *
+ * A secret is needed where the snapshot holds the service's mask (`"******"`: a top-level field, an
+ * element of `custom_fields`, or a value nested in an object) or where the template requires a secret
+ * that the entry does not have (absent, null or empty). Masked `custom_fields` elements are written by
+ * `field_name` (the import merges them by that name and keeps the clear ones); a nested masked value is
+ * written as its whole top-level field with each mask replaced (an override replaces such a field whole).
+ *
+ * Variable names: `<PREFIX>_<ENTRY>_<FIELD>` (prefix `DDS`), upper case, every character other than
+ * A-Z, 0-9 and `_` written as `_`, made unique with `_2`, `_3`, ... in snapshot order (entries by name,
+ * fields in entry order), so the same snapshot always gives the same names.
+ */
+import { lstat } from 'node:fs/promises';
+import { UsageError } from '../errors.js';
+import { writeFileAtomic } from '../files.js';
+import type { Connection } from '../model/connection.js';
+import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
+import { isMasked } from '../secrets.js';
+import { loadSnapshot } from '../snapshot/read.js';
+
+/** The default variable prefix. */
+export const DEFAULT_VARIABLE_PREFIX = 'DDS';
+
+/** A prefix must itself start a valid variable name. */
+const PREFIX_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** What {@link initOverrides} writes. */
+export interface InitOverridesOptions {
+  /** The snapshot (absolute). */
+  readonly snapshot: string;
+  /** The overrides file to write (absolute). */
+  readonly output: string;
+  /** The output as the user typed it, for messages. */
+  readonly outputLabel: string;
+  /** Variable prefix (default {@link DEFAULT_VARIABLE_PREFIX}). */
+  readonly prefix?: string;
+  /** Folder of template schemas (absolute); default the shipped ones. */
+  readonly schemasDir?: string;
+  /** Replace an existing output file. */
+  readonly force: boolean;
+  readonly signal?: AbortSignal;
+}
+
+/** One variable of the skeleton. */
+export interface OverrideVariable {
+  /** The environment variable to set. */
+  readonly variable: string;
+  /** The connection (snapshot entry) it belongs to. */
+  readonly entry: string;
+  /** The field: a top-level key, `custom_fields[<field_name>]`, or a JSON pointer below a top-level key. */
+  readonly field: string;
+  /** Why it is needed. */
+  readonly reason: 'masked' | 'required';
+}
+
+/** The outcome of {@link initOverrides}. */
+export interface InitOverridesResult {
+  /** The file written (as typed). */
+  readonly file: string;
+  readonly entryCount: number;
+  /** Entries that need at least one variable. */
+  readonly entriesWithSecrets: number;
+  /** In the order of the file. */
+  readonly variables: readonly OverrideVariable[];
+  /** The document written. */
+  readonly overrides: { readonly byName: Readonly<Record<string, Readonly<Record<string, unknown>>>> };
+}
+
+/** Check a `--prefix` (exit 2 when it cannot start an environment variable name). */
+export function checkVariablePrefix(prefix: string): string {
+  if (!PREFIX_PATTERN.test(prefix)) {
+    throw new UsageError(`Expected --prefix to start a variable name (letters, digits, _), got '${prefix}'`, {
+      hint: 'Use letters, digits and _, not starting with a digit, e.g. --prefix DR',
+    });
+  }
+  return prefix;
+}
+
+/** `finance-s3` -> `FINANCE_S3`: upper case, every other character `_`. */
+export function toVariablePart(text: string): string {
+  return text.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** True when `value` holds the mask anywhere inside. */
+function holdsMask(value: unknown): boolean {
+  if (isMasked(value)) return true;
+  if (Array.isArray(value)) return value.some(holdsMask);
+  if (isObject(value)) return Object.values(value).some(holdsMask);
+  return false;
+}
+
+/** Allocates unique variable names. */
+function createNamer(prefix: string): (entry: string, field: string) => string {
+  const used = new Set<string>();
+  return (entry, field) => {
+    const base = `${prefix}_${toVariablePart(entry)}_${toVariablePart(field)}`;
+    let name = base;
+    for (let n = 2; used.has(name); n++) name = `${base}_${n}`;
+    used.add(name);
+    return name;
+  };
+}
+
+/** The override block of one entry and its variables (the block is empty when nothing is needed). */
+function skeletonOf(
+  entry: Connection,
+  catalog: TemplateCatalog,
+  nameVariable: (entry: string, field: string) => string,
+): { block: Record<string, unknown>; variables: OverrideVariable[] } {
+  const block: Record<string, unknown> = {};
+  const variables: OverrideVariable[] = [];
+  const placeholder = (field: string, reason: OverrideVariable['reason'], label = field): string => {
+    const variable = nameVariable(entry.name, field);
+    variables.push({ variable, entry: entry.name, field: label, reason });
+    return `\${env:${variable}}`;
+  };
+  for (const [key, value] of Object.entries(entry)) {
+    if (key === 'name' || key === 'type' || key === '_id' || key === 'id') continue;
+    if (isMasked(value)) {
+      block[key] = placeholder(key, 'masked');
+    } else if (key === 'custom_fields' && Array.isArray(value)) {
+      const masked = value.filter(
+        (f) => isObject(f) && isMasked(f.field_value) && typeof f.field_name === 'string',
+      );
+      if (masked.length > 0) {
+        block.custom_fields = masked.map((f) => {
+          const field = f as Record<string, unknown>;
+          const name = field.field_name as string;
+          return { ...field, field_value: placeholder(name, 'masked', `custom_fields[${name}]`) };
+        });
+      }
+    } else if (holdsMask(value)) {
+      // An object or array with a mask inside: the override replaces the field whole.
+      const replace = (v: unknown, pointer: string): unknown => {
+        if (isMasked(v))
+          return placeholder(`${key}${pointer.replace(/\//g, '_')}`, 'masked', `${key}${pointer}`);
+        if (Array.isArray(v)) return v.map((item, i) => replace(item, `${pointer}/${i}`));
+        if (isObject(v)) {
+          const out: Record<string, unknown> = {};
+          for (const [k, item] of Object.entries(v)) out[k] = replace(item, `${pointer}/${k}`);
+          return out;
+        }
+        return v;
+      };
+      block[key] = replace(value, '');
+    }
+  }
+  for (const field of catalog.requiredSecretFields(entry.type)) {
+    const value = entry[field];
+    if ((value === undefined || value === null || value === '') && !(field in block)) {
+      block[field] = placeholder(field, 'required');
+    }
+  }
+  return { block, variables };
+}
+
+/** Build the skeleton of a snapshot's entries (pure). */
+export function buildOverridesSkeleton(
+  entries: readonly Connection[],
+  catalog: TemplateCatalog,
+  prefix: string = DEFAULT_VARIABLE_PREFIX,
+): { byName: Record<string, Record<string, unknown>>; variables: OverrideVariable[] } {
+  const nameVariable = createNamer(prefix);
+  const byName: Record<string, Record<string, unknown>> = {};
+  const variables: OverrideVariable[] = [];
+  for (const entry of entries) {
+    const skeleton = skeletonOf(entry, catalog, nameVariable);
+    if (Object.keys(skeleton.block).length === 0) continue;
+    Object.defineProperty(byName, entry.name, {
+      value: skeleton.block,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+    variables.push(...skeleton.variables);
+  }
+  return { byName, variables };
+}
+
+/** Refuse to replace an existing file unless forced (exit 2). */
+async function checkOutputFree(path: string, label: string, force: boolean): Promise<void> {
+  if (force) return;
+  const exists = await lstat(path).then(
+    () => true,
+    () => false,
+  );
+  if (exists) {
+    throw new UsageError(`${label} already exists; not overwritten`, {
+      hint: 'Choose another -o file, or pass --force to replace it',
+    });
+  }
+}
+
+/**
+ * Write the overrides skeleton of `options.snapshot` to `options.output` (atomically, mode 0600; an
+ * existing file only with `force`). Throws the snapshot reader's errors (exit 2) and UsageError.
+ */
+export async function initOverrides(options: InitOverridesOptions): Promise<InitOverridesResult> {
+  const prefix = checkVariablePrefix(options.prefix ?? DEFAULT_VARIABLE_PREFIX);
+  await checkOutputFree(options.output, options.outputLabel, options.force);
+  const snapshot = await loadSnapshot(options.snapshot, options.signal ? { signal: options.signal } : {});
+  const catalog = await loadShippedCatalog(options.schemasDir);
+  const { byName, variables } = buildOverridesSkeleton(snapshot.entries, catalog, prefix);
+  const overrides = { byName };
+  await checkOutputFree(options.output, options.outputLabel, options.force);
+  await writeFileAtomic(options.output, `${JSON.stringify(overrides, null, 2)}\n`, {
+    hint: 'Check the -o path and that its folder exists',
+    what: 'overrides file',
+  });
+  return {
+    file: options.outputLabel,
+    entryCount: snapshot.entries.length,
+    entriesWithSecrets: Object.keys(byName).length,
+    variables,
+    overrides,
+  };
+}
