@@ -55,6 +55,13 @@ export function listConnections(client: HttpClient, options: ListOptions = {}): 
   });
 }
 
+/**
+ * An export body that broke off or stopped being a JSON array after the answer began (a torn body, a
+ * reset mid-stream): a 502. The client cannot retry it (the answer was already being consumed); the
+ * caller may start the whole download over (a GET), within its run's retry budget.
+ */
+export class BrokenExportError extends ApiError {}
+
 /** The file-download export, parsed as a stream (memory stays flat). `ids` restricts it. */
 export async function* exportConnections(
   client: HttpClient,
@@ -84,7 +91,7 @@ export async function* exportConnections(
     if (isDdsError(error)) throw error;
     // stream-json's messages say what went wrong in the text; a torn or non-array body is a bad gateway.
     const detail = error instanceof Error ? error.message : String(error);
-    throw new ApiError(
+    throw new BrokenExportError(
       {
         method: 'GET',
         path: `/api/v1${EXPORT_PATH}`,

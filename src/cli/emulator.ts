@@ -10,6 +10,12 @@ import { ExitCode, InputFileError, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { readNumberOption } from './options.js';
 
+/**
+ * `--latency` and `--jitter`: at most 10 minutes (in ms), longer than any timeout of the client; a
+ * larger value would overflow Node's timer (2^31 - 1 ms) and fire at once.
+ */
+const LATENCY_RANGE = { min: 0, max: 600_000, integer: false, unit: 'a number of milliseconds' } as const;
+
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 function optionalString(args: ParsedArgs, flag: string, key: string): string | undefined {
@@ -56,8 +62,8 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
     sessionTtlMs: readNumberOption(args, 'sessionTtl', 'session-ttl', { min: 1, integer: true }),
     data: dataPath,
     statePath: state === undefined ? undefined : resolve(cwd, state),
-    latencyMs: readNumberOption(args, 'latency', 'latency', { min: 0, integer: false }),
-    latencyJitterMs: readNumberOption(args, 'jitter', 'jitter', { min: 0, integer: false }),
+    latencyMs: readNumberOption(args, 'latency', 'latency', LATENCY_RANGE),
+    latencyJitterMs: readNumberOption(args, 'jitter', 'jitter', LATENCY_RANGE),
     rateLimit: readNumberOption(args, 'rateLimit', 'rate-limit', { min: 0.001, integer: false }),
     faults,
     seed: readNumberOption(args, 'seed', 'seed', { min: 0, integer: true }),

@@ -16,7 +16,12 @@ import {
 } from '../export/export-snapshot.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import {
+  createEnvironmentClient,
+  getRunRetryBudget,
+  resolveSide,
+  withEnvironmentOptions,
+} from './environment.js';
 import { parseListOption, readStringOption } from './options.js';
 
 /** What the command was asked for, checked. */
@@ -114,6 +119,7 @@ export const exportCommand: CommandSpec = {
         resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
         createClient: (environment, clientOptions) =>
           createEnvironmentClient(ctx, environment, clientOptions),
+        retryBudget: getRunRetryBudget(ctx),
         signal: ctx.signal,
       },
       (event) => renderExportEvent(event, ctx),

@@ -121,6 +121,9 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
           })),
         );
         return;
+      case 'reference-warnings':
+        for (const w of event.messages) ctx.out.warn(w);
+        return;
       case 'refused':
         if (ctx.globals.json) {
           ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: event.problems });

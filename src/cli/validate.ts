@@ -5,10 +5,11 @@
  * Masked secrets ("must be supplied at import") and types without a schema are warnings.
  */
 import { resolve } from 'node:path';
+import { formatReferenceNeeds, type ReferenceNeeds } from '../connections/references.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { ValidationProblem } from '../schema/catalog.js';
 import type { ValidationReport } from '../schema/validate-snapshot.js';
-import { validateSnapshotFile } from '../validate/validate-snapshot-file.js';
+import { type ValidateResult, validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide } from './environment.js';
@@ -92,8 +93,17 @@ export function formatProblem(problem: ValidationProblem): string {
   return `${problem.entry} (${problem.type}) ${problem.path || '/'}: ${problem.message}`;
 }
 
-/** The report as `--json` prints it. */
-export function toJsonReport(report: ValidationReport): Record<string, unknown> {
+/** `{name: [entries]}` per kind of reference, for `--json`. */
+function referencesJson(needs: ReferenceNeeds): Record<string, Record<string, readonly string[]>> {
+  return {
+    scannerGroups: Object.fromEntries(needs.scannerGroups),
+    credentials: Object.fromEntries(needs.credentials),
+    certificates: Object.fromEntries(needs.certificates),
+  };
+}
+
+/** The report as `--json` prints it (with `references`: what a target must hold, per name its entries). */
+export function toJsonReport(report: ValidationReport | ValidateResult): Record<string, unknown> {
   const strip = ({ kind, entry, type, path, message }: ValidationProblem) => ({
     kind,
     entry,
@@ -109,10 +119,17 @@ export function toJsonReport(report: ValidationReport): Record<string, unknown> 
     errors: report.errors.map(strip),
     warnings: report.warnings.map(strip),
     catalogWarnings: report.catalogWarnings,
+    ...('references' in report ? { references: referencesJson(report.references) } : {}),
+    ...('referenceCheck' in report && report.referenceCheck
+      ? {
+          referenceProblems: report.referenceCheck.problems,
+          referenceWarnings: report.referenceCheck.warnings,
+        }
+      : {}),
   };
 }
 
-function printReport(report: ValidationReport, ctx: CliContext): void {
+function printReport(report: ValidateResult, ctx: CliContext): void {
   const out = ctx.out;
   if (ctx.globals.json) {
     out.json(toJsonReport(report));
@@ -121,14 +138,24 @@ function printReport(report: ValidationReport, ctx: CliContext): void {
   for (const warning of report.catalogWarnings) out.warn(warning);
   printValidationWarnings(report.warnings, ctx);
   for (const error of report.errors) out.result(formatProblem(error));
+  // Offline, references are only listed (an import's pre-flight checks them in its target); with
+  // --templates-from E they are checked against E too.
+  const check = report.referenceCheck;
+  for (const warning of check?.warnings ?? []) out.warn(warning);
+  for (const problem of check?.problems ?? [])
+    out.result(`${problem.entry} ${problem.path}: ${problem.message}`);
+  out.result(
+    `References: ${formatReferenceNeeds(report.references)} (${check ? 'checked against --templates-from' : 'checked by import'})`,
+  );
   const n = report.entryCount;
+  const missing = check?.problems.length ?? 0;
   if (report.valid) {
     out.result(`${n} ${n === 1 ? 'entry' : 'entries'} checked: all valid`);
   } else {
     out.result(
       `${n} ${n === 1 ? 'entry' : 'entries'} checked: ${report.invalidCount} invalid (${report.errors.length} ${
         report.errors.length === 1 ? 'problem' : 'problems'
-      })`,
+      })${missing > 0 ? `, ${missing} missing ${missing === 1 ? 'reference' : 'references'}` : ''}`,
     );
   }
 }

@@ -62,7 +62,16 @@ export async function runDemo(io: DemoIo): Promise<number> {
       data: join(fixturesDir(), 'environments', 'prod.json'),
       token: 'demo-prod-token',
     });
-    recovery = await startEmulator({ data: { connections: [] }, token: 'demo-recovery-token' });
+    // The recovery site has the same scanner groups and stored credentials as prod (set up before a
+    // restore): the import's pre-flight checks both.
+    recovery = await startEmulator({
+      data: {
+        connections: [],
+        scanners: prod.store.scanners.map((s) => ({ ...s })),
+        credentials: prod.store.credentials.map((c) => ({ ...c })),
+      },
+      token: 'demo-recovery-token',
+    });
     registerSecret(prod.token);
     registerSecret(recovery.token);
     say(`prod:     ${prod.url}  (${prod.store.connections.length} connections)`);

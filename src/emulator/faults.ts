@@ -92,6 +92,10 @@ function checkRule(rule: FaultRule, source: string): FaultRule {
   if (rule.value !== undefined && (!Number.isFinite(rule.value) || rule.value < 0)) {
     throw new Error(`Expected a non-negative number after '=' in fault rule '${source}'`);
   }
+  // Node's timer overflows past 2^31 - 1 ms and fires at once: a latency rule waits at most 10 minutes.
+  if (rule.kind === 'latency' && rule.value !== undefined && rule.value > 600_000) {
+    throw new Error(`Expected a latency of at most 600000 ms in fault rule '${source}'`);
+  }
   return {
     kind: rule.kind,
     probability: rule.probability,

@@ -45,12 +45,22 @@ const BAD_GATEWAY_PAGE =
   '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n' +
   '<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
 
-function checkNumber(name: string, value: number | undefined, min: number, integer = false): void {
+function checkNumber(
+  name: string,
+  value: number | undefined,
+  min: number,
+  integer = false,
+  max = Number.POSITIVE_INFINITY,
+): void {
   if (value === undefined) return;
-  if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
-    throw new Error(`Expected ${name} to be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${value}`);
+  if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
+    const range = max === Number.POSITIVE_INFINITY ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new Error(`Expected ${name} to be ${integer ? 'an integer' : 'a number'} ${range}, got ${value}`);
   }
 }
+
+/** Latency and jitter, ms: at most 10 minutes (Node's timer overflows past 2^31 - 1 ms and fires at once). */
+const MAX_LATENCY_MS = 600_000;
 
 /** The initial data, and whether it is ours to keep (parsed from a file) or the caller's (to copy). */
 async function resolveSeed(options: EmulatorOptions): Promise<{ seed: EmulatorSeed; owned: boolean }> {
@@ -107,8 +117,8 @@ function decodeSegments(pathname: string): string[] | null {
 /** Start an emulator; resolves once it listens. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   checkNumber('port', options.port, 0, true);
-  checkNumber('latencyMs', options.latencyMs, 0);
-  checkNumber('latencyJitterMs', options.latencyJitterMs, 0);
+  checkNumber('latencyMs', options.latencyMs, 0, false, MAX_LATENCY_MS);
+  checkNumber('latencyJitterMs', options.latencyJitterMs, 0, false, MAX_LATENCY_MS);
   checkNumber('rateLimit', options.rateLimit, Number.MIN_VALUE);
   checkNumber('rateLimitBurst', options.rateLimitBurst, 1);
   checkNumber('maxPageSize', options.maxPageSize, 1, true);
@@ -513,7 +523,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       store.setTestFailures(names);
     },
     setLatency(ms) {
-      checkNumber('latency', ms, 0);
+      checkNumber('latency', ms, 0, false, MAX_LATENCY_MS);
       latencyMs = ms;
       jitterMs = options.latencyJitterMs ?? ms * 0.1;
     },

@@ -8,13 +8,25 @@
  * those ids, in batches of {@link EXPORT_ID_BATCH} so that no URL grows with the environment. Entries the
  * service sends beyond what was asked for are dropped. A selection that matches nothing writes an
  * empty snapshot, with an event saying so.
+ *
+ * An export body that breaks off or stops being a JSON array mid-stream ({@link BrokenExportError}) is
+ * downloaded again from the start (a GET), up to the retry policy's retries and within the run's retry
+ * budget; the snapshot file starts over with it (the writer spills to a temporary file).
  */
 import picomatch from 'picomatch';
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
-import { exportConnections, listConnections } from '../api/connections.js';
+import { BrokenExportError, exportConnections, listConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
+import {
+  computeRetryDelay,
+  createRetryBudget,
+  DEFAULT_RETRY_BUDGET,
+  DEFAULT_RETRY_POLICY,
+  type RetryBudget,
+} from '../api/retry-policy.js';
 import type { FilterClause } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
+import { UnavailableError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import { findMaskedPaths } from '../schema/catalog.js';
 import { createSnapshotHeader, type SnapshotSelection } from '../snapshot/format.js';
@@ -38,6 +50,28 @@ export interface ExportPorts {
   readonly resolveSource: EnvironmentResolver;
   readonly createClient: ClientFactory;
   readonly signal: AbortSignal;
+  /**
+   * The run's retry budget: the client's retries and the restarts of a broken download draw on it
+   * (default: a budget of {@link DEFAULT_RETRY_BUDGET} for this export).
+   */
+  readonly retryBudget?: RetryBudget;
+  /** The wait before a download is started over (default: a timer that Ctrl-C ends). */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** Wait `ms`, or less when `signal` fires. */
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    timer.unref?.();
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Warnings of an export, in the order they happen. */
@@ -72,7 +106,9 @@ export async function exportSnapshot(
   onEvent: (event: ExportEvent) => void,
 ): Promise<ExportResult> {
   const environment = await ports.resolveSource();
-  const client = ports.createClient(environment);
+  // The run's retry budget: the client's retries and the restarts of a broken download share it.
+  const budget = ports.retryBudget ?? createRetryBudget(DEFAULT_RETRY_BUDGET);
+  const client = ports.createClient(environment, { retryBudget: budget });
   try {
     const envName = environment.name ?? environment.label;
     const target: SnapshotTarget =
@@ -91,8 +127,8 @@ export async function exportSnapshot(
       source: { url: environment.url, environment: envName },
       selection,
     });
-    const types: Record<string, number> = {};
-    const maskedFields: Record<string, number> = {};
+    let types: Record<string, number> = {};
+    let maskedFields: Record<string, number> = {};
     let maskedEntries = 0;
     const onEntry = (entry: Connection) => {
       types[entry.type] = (types[entry.type] ?? 0) + 1;
@@ -103,8 +139,40 @@ export async function exportSnapshot(
         maskedFields[field] = (maskedFields[field] ?? 0) + 1;
       }
     };
-    const entries = selectEntries(client, options, ports.signal, onEvent);
-    const written = await writeSnapshot(target, header, entries, { signal: ports.signal, onEntry });
+    // A body that breaks off mid-stream (a torn answer, a reset) starts the download over: the writer
+    // spills to a temporary file, so the snapshot starts over too. Events of a failed attempt are dropped.
+    let written: Awaited<ReturnType<typeof writeSnapshot>>;
+    let events: ExportEvent[];
+    for (let attempt = 0; ; attempt++) {
+      types = {};
+      maskedFields = {};
+      maskedEntries = 0;
+      events = [];
+      const attemptEvents = events;
+      const entries = selectEntries(client, options, ports.signal, (event) => attemptEvents.push(event));
+      try {
+        written = await writeSnapshot(target, header, entries, { signal: ports.signal, onEntry });
+        break;
+      } catch (error) {
+        if (!(error instanceof BrokenExportError) || ports.signal.aborted) throw error;
+        const exhausted = attempt >= DEFAULT_RETRY_POLICY.retries;
+        if (exhausted || !budget.take()) {
+          // As the client says of a request that kept failing: exit 5, re-run.
+          throw new UnavailableError(
+            `${environment.label} kept failing ${
+              exhausted
+                ? `after ${attempt + 1} downloads of the export`
+                : "and the run's retry budget is spent"
+            }`,
+            error.http,
+            { cause: error, hint: 'Re-run the export; if it persists, check the service' },
+          );
+        }
+        const delay = computeRetryDelay(DEFAULT_RETRY_POLICY, attempt, undefined, Math.random);
+        await (ports.sleep ?? sleepUnlessAborted)(delay, ports.signal);
+      }
+    }
+    for (const event of events) onEvent(event);
     const summary: ExportSummary = {
       path: written.path,
       entryCount: written.entryCount,

@@ -14,6 +14,14 @@ import { unlink } from 'node:fs/promises';
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
 import { createConnection, getConnectionByName, listConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
+import {
+  checkEntryReferences,
+  REFERENCE_POINTERS,
+  REMAP_NOTHING,
+  type RemapSourceId,
+  resolveSourceIds,
+  type SourceIdChange,
+} from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import { type DdsError, PreflightError, type Problem, UsageError } from '../errors.js';
 import { checkWritableOutputs } from '../files.js';
@@ -24,6 +32,7 @@ import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { registerSecretsOf } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
+import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import {
   defaultJournalPath,
@@ -52,6 +61,7 @@ import {
 } from './overrides.js';
 import { type ImportPlan, isSendStep, type OnConflict, type PreparedEntry, planImport } from './plan.js';
 import { checkEntryForSend, checkPreflight, type EntryTemplates, formatProblem } from './preflight.js';
+import { describeImportReferenceWarnings } from './references.js';
 import { type EntryOutcome, runImport } from './run.js';
 import { type Clock, createRateLimiter } from './throttle.js';
 
@@ -89,6 +99,11 @@ export interface ImportPorts {
   readonly signal: AbortSignal;
   /** The throttle's and the runner's clock; default the system clock. */
   readonly clock?: Clock;
+  /**
+   * Target ids of objects restored in the same run, by source id (`defaultScanProfileId`, ...); default:
+   * none, so every source-environment id is dropped with a warning.
+   */
+  readonly remapSourceId?: RemapSourceId;
 }
 
 /** Progress and warnings of an import, in the order they happen. */
@@ -106,6 +121,8 @@ export type ImportEvent =
       readonly messages: readonly string[];
       readonly warnings: readonly Problem[];
     }
+  /** References not checkable in the target, source-environment ids dropped: one line per kind. */
+  | { readonly kind: 'reference-warnings'; readonly messages: readonly string[] }
   /** The pre-flight refused a real run; the report (if asked for) is written, the journal not yet deleted. */
   | { readonly kind: 'refused'; readonly problems: readonly Problem[] }
   /**
@@ -158,14 +175,22 @@ export type ImportResult =
       readonly stoppedBy: DdsError | undefined;
     };
 
-/** Snapshot entries ready to send: server-managed fields dropped, then overrides applied. */
+/**
+ * Snapshot entries ready to send: server-managed fields dropped, source-environment ids remapped or
+ * dropped (`remap`; what each entry lost goes to `sourceIdChanges`), then overrides applied (so an
+ * override may set such an id to one of the target).
+ */
 function prepareEntries(
   entries: readonly Connection[],
   overrides: Overrides,
   catalog: TemplateCatalog,
+  remap: RemapSourceId,
+  sourceIdChanges: Map<string, readonly SourceIdChange[]>,
 ): PreparedEntry[] {
   return entries.map((entry) => {
-    const body = applyOverrides(stripServerManaged(entry) as Connection, overrides);
+    const resolved = resolveSourceIds(stripServerManaged(entry) as Connection, remap);
+    if (resolved.changes.length > 0) sourceIdChanges.set(entry.name, resolved.changes);
+    const body = applyOverrides(resolved.body, overrides);
     registerSecretsOf(body, catalog.secretFields(entry.type));
     return {
       name: entry.name,
@@ -193,6 +218,9 @@ async function listTarget(
  * such as a protected target or --max-changes.
  */
 function preflightHint(problems: readonly Problem[]): string {
+  if (problems.some((p) => p.path !== undefined && REFERENCE_POINTERS.has(p.path))) {
+    return 'Create the missing scanner groups or stored credentials in the target, or set others with --overrides (e.g. {"all": {"scanner_group": "..."}}), and re-run (--dry-run shows the plan)';
+  }
   const fieldProblems = problems.some((p) => p.path !== undefined);
   return fieldProblems
     ? // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:VAR}" is a literal overrides placeholder
@@ -260,7 +288,14 @@ export async function importSnapshot(
     const catalog = options.templatesFromTarget
       ? await loadCatalogFromEnvironment(client, [...new Set(snapshot.entries.map((e) => e.type))])
       : await loadShippedCatalog(options.schemas);
-    const prepared = prepareEntries(snapshot.entries, overrides, catalog);
+    const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
+    const prepared = prepareEntries(
+      snapshot.entries,
+      overrides,
+      catalog,
+      ports.remapSourceId ?? REMAP_NOTHING,
+      sourceIdChanges,
+    );
 
     let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
     if (options.dryRun) {
@@ -270,6 +305,8 @@ export async function importSnapshot(
       journalState = journal.replay.entries;
     }
     const target = await listTarget(client, ports.signal);
+    // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
+    const targetReferences = await fetchTargetReferences(client, ports.signal);
 
     const warnings = new Map<string, Problem>();
     const templates: EntryTemplates = {
@@ -288,7 +325,7 @@ export async function importSnapshot(
           const line = w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
           if (!warnings.has(line)) warnings.set(line, w);
         }
-        return checked.problems;
+        return [...checked.problems, ...checkEntryReferences(entry, targetReferences)];
       },
     });
     if (warnings.size > 0)
@@ -297,6 +334,15 @@ export async function importSnapshot(
         messages: [...warnings.keys()],
         warnings: [...warnings.values()],
       });
+    const planned = new Set(
+      plan.steps.filter((s) => isSendStep(s) || s.kind === 'invalid').map((s) => s.name),
+    );
+    const referenceWarnings = describeImportReferenceWarnings(
+      prepared.filter((e) => planned.has(e.name)),
+      targetReferences,
+      sourceIdChanges,
+    );
+    if (referenceWarnings.length > 0) onEvent({ kind: 'reference-warnings', messages: referenceWarnings });
 
     const problems = checkPreflight(plan, {
       maxChanges: options.maxChanges,

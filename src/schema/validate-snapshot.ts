@@ -43,7 +43,12 @@ export type CatalogSource = TemplateCatalog | ((types: readonly string[]) => Pro
 export async function validateSnapshot(
   path: string,
   source: CatalogSource,
-  options: { readonly signal?: AbortSignal; readonly label?: string } = {},
+  options: {
+    readonly signal?: AbortSignal;
+    readonly label?: string;
+    /** Called with every entry as it is checked (e.g. to collect what entries refer to). */
+    readonly onEntry?: (entry: Connection) => void;
+  } = {},
 ): Promise<ValidationReport> {
   const errors: ValidationProblem[] = [];
   const warnings: ValidationProblem[] = [];
@@ -52,6 +57,7 @@ export async function validateSnapshot(
   let verified: VerifiedSnapshot;
 
   const check = (entry: Connection) => {
+    options.onEntry?.(entry);
     const report = catalog.checkEntry(entry);
     if (report.errors.length > 0) {
       invalidCount += 1;

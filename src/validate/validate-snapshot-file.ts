@@ -5,9 +5,18 @@
  * once the snapshot's types are known.
  */
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
+import type { HttpClient } from '../api/http.js';
+import {
+  checkReferenceNeeds,
+  createReferenceCollector,
+  describeReferenceWarnings,
+  type ReferenceNeeds,
+} from '../connections/references.js';
+import type { Problem } from '../errors.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { type CatalogSource, type ValidationReport, validateSnapshot } from '../schema/validate-snapshot.js';
 import { loadCatalogFromEnvironment } from './target-catalog.js';
+import { fetchTargetReferences } from './target-references.js';
 
 /** Where the template schemas come from. */
 export type CatalogChoice =
@@ -33,26 +42,54 @@ export interface ValidatePorts {
   readonly signal: AbortSignal;
 }
 
-/** Validate a snapshot file; the report says whether it is valid. */
+/** A validation report, with what the entries need in a target (scanner groups, credentials, certificates). */
+export interface ValidateResult extends ValidationReport {
+  readonly references: ReferenceNeeds;
+  /**
+   * With `--templates-from E`: the references E lacks (problems: the snapshot is not valid for E) and
+   * what could not be checked there (warnings). Undefined offline.
+   */
+  readonly referenceCheck:
+    | { readonly problems: readonly Problem[]; readonly warnings: readonly string[] }
+    | undefined;
+}
+
+/** Validate a snapshot file; the report says whether it is valid, and what a target must hold. */
 export async function validateSnapshotFile(
   options: ValidateOptions,
   ports: ValidatePorts,
-): Promise<ValidationReport> {
-  let closeClient: (() => void) | undefined;
+): Promise<ValidateResult> {
+  const references = createReferenceCollector();
+  let client: HttpClient | undefined;
   let source: CatalogSource;
   if (options.catalog.kind === 'environment') {
     source = async (types) => {
       const environment = await ports.resolveTemplatesSource();
-      const client = ports.createClient(environment);
-      closeClient = () => client.close();
+      client = ports.createClient(environment);
       return loadCatalogFromEnvironment(client, types);
     };
   } else {
     source = await loadShippedCatalog(options.catalog.dir);
   }
   try {
-    return await validateSnapshot(options.snapshot, source, { signal: ports.signal, label: options.label });
+    const report = await validateSnapshot(options.snapshot, source, {
+      signal: ports.signal,
+      label: options.label,
+      onEntry: (entry) => references.add({ name: entry.name, type: entry.type, body: entry }),
+    });
+    const needs = references.needs();
+    let referenceCheck: ValidateResult['referenceCheck'];
+    if (client !== undefined) {
+      // The environment whose templates were used is the intended target: its references are checked too.
+      const held = await fetchTargetReferences(client, ports.signal);
+      referenceCheck = {
+        problems: checkReferenceNeeds(needs, held),
+        warnings: describeReferenceWarnings(needs, held),
+      };
+    }
+    const valid = report.valid && (referenceCheck?.problems.length ?? 0) === 0;
+    return { ...report, valid, references: needs, referenceCheck };
   } finally {
-    closeClient?.();
+    client?.close();
   }
 }

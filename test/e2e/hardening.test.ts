@@ -17,7 +17,7 @@ import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
 import { type FullDisk, mountFullDisk, NON_ROOT } from '../helpers/full-disk.js';
 import { type CliRun, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { prepareImportSource, writeSnapshot } from './import.helpers.js';
+import { prepareImportSource, targetReferences, writeSnapshot } from './import.helpers.js';
 
 /** Exactly one `error: ` line on stderr, no stack trace. */
 function expectOneErrorLine(run: CliRun): string {
@@ -126,7 +126,7 @@ describe('import: outputs checked before anything is sent (item 3)', () => {
     await source.source.close();
   });
   beforeEach(async () => {
-    target = await startEmulator({ data: { connections: [] } });
+    target = await startEmulator({ data: { connections: [], ...targetReferences() } });
   });
   afterEach(async () => {
     await target.close();

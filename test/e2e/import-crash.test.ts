@@ -15,7 +15,7 @@ import { replayJournal } from '../../src/importer/journal.js';
 import type { Connection } from '../../src/model/connection.js';
 import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { writeSnapshot } from './import.helpers.js';
+import { targetReferences, writeSnapshot } from './import.helpers.js';
 
 interface Child {
   readonly process: ChildProcess;
@@ -92,7 +92,7 @@ describe('import survives crashes and interrupts (child process)', () => {
 
   it('five SIGKILLs under 5% commit-then-drop, then completion: no duplicate, none missing', async () => {
     emu = await startEmulator({
-      data: { connections: [] },
+      data: { connections: [], ...targetReferences() },
       latencyMs: 15,
       faults: 'commit-then-drop:0.05@POST:/ds_connections',
       seed: 3,
@@ -136,7 +136,7 @@ describe('import survives crashes and interrupts (child process)', () => {
   }, 120_000);
 
   it('SIGINT: exit 130 with the journal consistent, and a re-run completes', async () => {
-    emu = await startEmulator({ data: { connections: [] }, latencyMs: 60, seed: 5 });
+    emu = await startEmulator({ data: { connections: [], ...targetReferences() }, latencyMs: 60, seed: 5 });
     const journal = join(dir, 'int.journal.jsonl');
     const args = [
       'import',

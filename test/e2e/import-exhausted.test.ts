@@ -11,7 +11,7 @@ import { replayJournal } from '../../src/importer/journal.js';
 import type { Connection } from '../../src/model/connection.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
-import { countCreatePosts, prepareImportSource } from './import.helpers.js';
+import { countCreatePosts, prepareImportSource, targetReferences } from './import.helpers.js';
 
 describe('import: retry budget spent (exit 5), then resumed by the same command', () => {
   let source: RunningEmulator;
@@ -50,7 +50,7 @@ describe('import: retry budget spent (exit 5), then resumed by the same command'
   ])(
     '%s: exit 5 with one line saying to re-run; the same command then completes, each once',
     async (_, faults) => {
-      const emu = await startEmulator({ data: { connections: [] }, faults, seed: 11 });
+      const emu = await startEmulator({ data: { connections: [], ...targetReferences() }, faults, seed: 11 });
       target = emu;
       const journal = join(work, 'journal.jsonl');
       const report = join(work, 'report.jsonl');

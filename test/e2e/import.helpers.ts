@@ -3,9 +3,10 @@
  * (so these tests do not depend on the export command), and overrides that supply every masked secret
  * from environment variables.
  */
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { type EmulatorSeed, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { MASK } from '../../src/secrets.js';
@@ -136,4 +137,22 @@ function slot(byName: Record<string, Record<string, unknown>>, name: string): Re
     byName[name] = block;
   }
   return block;
+}
+
+/**
+ * The scanners and stored credentials of an import target that holds every scanner group and stored
+ * credential the fixtures' connections use (prod's and dr-partial's, `dr-scanners` included): the
+ * reference check of the pre-flight finds nothing missing. Spread it into a target's seed:
+ * `startEmulator({ data: { connections: [], ...targetReferences() } })`.
+ */
+export function targetReferences(): Required<Pick<EmulatorSeed, 'scanners' | 'credentials'>> {
+  type Seed = Required<Pick<EmulatorSeed, 'scanners' | 'credentials'>>;
+  const scanners = new Map<string, Seed['scanners'][number]>();
+  const credentials = new Map<string, Seed['credentials'][number]>();
+  for (const name of ['prod.json', 'dr-partial.json']) {
+    const seed = JSON.parse(readFileSync(join(fixturesDir(), 'environments', name), 'utf8')) as Seed;
+    for (const s of seed.scanners) scanners.set(s.name, s);
+    for (const c of seed.credentials) credentials.set(c.credential_id, c);
+  }
+  return { scanners: [...scanners.values()], credentials: [...credentials.values()] };
 }

@@ -7,7 +7,12 @@ import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js
 import type { Connection } from '../../src/model/connection.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
-import { countCreatePosts, prepareImportSource, writeSnapshotFromEmulator } from './import.helpers.js';
+import {
+  countCreatePosts,
+  prepareImportSource,
+  targetReferences,
+  writeSnapshotFromEmulator,
+} from './import.helpers.js';
 
 function comparable(c: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(c).filter(([k]) => !isServerManagedField(k)));
@@ -33,7 +38,7 @@ describe('import (end to end, against the emulator)', () => {
   let target: RunningEmulator;
   let work: string;
   beforeEach(async () => {
-    target = await startEmulator({ data: { connections: [] } });
+    target = await startEmulator({ data: { connections: [], ...targetReferences() } });
     work = await mkdtemp(join(dir, 'run-'));
   });
   afterEach(async () => {
@@ -193,7 +198,10 @@ describe('import (end to end, against the emulator)', () => {
   it('--dry-run prints the plan and sends nothing but reads', async () => {
     await target.close();
     target = await startEmulator({
-      data: { connections: [source.store.getConnection(entries[0]?.name as string) as never] },
+      data: {
+        connections: [source.store.getConnection(entries[0]?.name as string) as never],
+        ...targetReferences(),
+      },
     });
     const run = await runCli(importArgs('--overrides', overridesPath, '--dry-run', '--json'), { env: env() });
     expect(run.exitCode).toBe(0);
@@ -330,7 +338,7 @@ describe('import (end to end, against the emulator)', () => {
     );
     expect(bySnapshot.exitCode).toBe(2);
     expect(bySnapshot.stderr).toMatch(/another snapshot/);
-    const second = await startEmulator({ data: { connections: [] } });
+    const second = await startEmulator({ data: { connections: [], ...targetReferences() } });
     try {
       const byTarget = await runCli(
         [
@@ -386,7 +394,7 @@ describe('import (end to end, against the emulator)', () => {
   it('creates exactly once through 500s, resets, HTML 502s, commit-then-500 and a 429 rate limit', async () => {
     await target.close();
     target = await startEmulator({
-      data: { connections: [] },
+      data: { connections: [], ...targetReferences() },
       faults:
         '500:0.08@POST:/ds_connections,reset:0.08@POST:/ds_connections,html-502:0.08@POST:/ds_connections,commit-then-500:0.1@POST:/ds_connections,commit-then-drop:0.05@POST:/ds_connections,500:0.05@GET:/ds_connections/*',
       rateLimit: 30,

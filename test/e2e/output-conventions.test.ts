@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
-import { countCreatePosts, prepareImportSource } from './import.helpers.js';
+import { countCreatePosts, prepareImportSource, targetReferences } from './import.helpers.js';
 
 /**
  * The screen a terminal shows after `text` (stderr of a TTY): carriage returns, line feeds and the
@@ -96,7 +96,7 @@ describe('output conventions', () => {
   });
 
   it('a refused pre-flight lists its problems once, on stderr; with --json only in the document', async () => {
-    const target = await startEmulator({ data: { connections: [] } });
+    const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
     try {
       const args = ['import', snapshot, '--to', target.url, '--journal', join(dir, 'refused.j')];
       const run = await runCli(args, { env: { DDS_TARGET_TOKEN: target.token } });
@@ -126,7 +126,7 @@ describe('output conventions', () => {
   });
 
   it('an override that removes a field from many entries is one collapsed warning line (--verbose: one each)', async () => {
-    const target = await startEmulator({ data: { connections: [] } });
+    const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
     try {
       const base = JSON.parse(await readFile(overridesPath, 'utf8')) as Record<string, unknown>;
       const removing = join(dir, 'removing.json');
@@ -150,7 +150,7 @@ describe('output conventions', () => {
   });
 
   it('a dry run into a protected environment says the real run needs --confirm NAME (and --json says so)', async () => {
-    const target = await startEmulator({ data: { connections: [] } });
+    const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
     try {
       const config = join(dir, 'protected.config.json');
       await writeFile(
@@ -173,7 +173,7 @@ describe('output conventions', () => {
   });
 
   it('a resumed import says how many entries are already done', async () => {
-    const target = await startEmulator({ data: { connections: [] } });
+    const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
     try {
       const journal = join(dir, 'resume.j');
       const args = [
@@ -207,7 +207,7 @@ describe('output conventions', () => {
   });
 
   it('Ctrl-C during an import on a terminal: the bar is cleared, the last lines stand on their own', async () => {
-    const target = await startEmulator({ data: { connections: [] }, latencyMs: 20 });
+    const target = await startEmulator({ data: { connections: [], ...targetReferences() }, latencyMs: 20 });
     try {
       const controller = new AbortController();
       const args = ['import', snapshot, '--to', target.url, '--overrides', overridesPath];

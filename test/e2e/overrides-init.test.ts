@@ -12,6 +12,7 @@ import { fixturesDir } from '../../src/paths.js';
 import { clearRegisteredSecrets, MASK } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { targetReferences } from './import.helpers.js';
 
 interface Variable {
   readonly variable: string;
@@ -74,7 +75,7 @@ describe('overrides init (end to end, against the emulator)', () => {
       env[v.variable] = value as string;
     }
 
-    const target = await startEmulator({ data: { connections: [] } });
+    const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
     try {
       const run = await runCli(
         ['import', snapshot, '--to', target.url, '--overrides', overrides, '--no-progress'],
@@ -119,7 +120,7 @@ describe('overrides init (end to end, against the emulator)', () => {
     const names = init.stdout.trim().split('\n');
     for (const n of names) expect(n).toMatch(/^DR_/);
     expect(await readFile(overrides, 'utf8')).not.toContain(MASK);
-    const target = await startEmulator({ data: { connections: [] } });
+    const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
     try {
       const run = await runCli(['import', snapshot, '--to', target.url, '--overrides', overrides], {
         env: { DDS_TARGET_TOKEN: target.token },

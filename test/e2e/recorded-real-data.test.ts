@@ -16,7 +16,7 @@ import { fixturesDir } from '../../src/paths.js';
 import { clearRegisteredSecrets, MASK } from '../../src/secrets.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { writeSnapshot } from './import.helpers.js';
+import { targetReferences, writeSnapshot } from './import.helpers.js';
 
 const RECORDED = join(fixturesDir(), 'recorded', 'sandbox-ds-connections', 'ds-connections.json');
 
@@ -124,8 +124,8 @@ describe('recorded sandbox connections', () => {
     }
   });
 
-  it('imports with an overrides file for the masked secrets; every other field arrives verbatim', async () => {
-    const target = await startEmulator({ data: { connections: [] } });
+  it('imports with an overrides file for the masked secrets; every other field arrives verbatim, source ids never', async () => {
+    const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
     try {
       const byName: Record<string, Record<string, string>> = {};
       const secretEnv: Record<string, string> = {};
@@ -152,8 +152,19 @@ describe('recorded sandbox connections', () => {
         for (const [field, value] of Object.entries(expected)) {
           if (value === MASK) expected[field] = secretValue(c.name as string, field);
         }
+        // Ids of the source environment (UsersUS and Share carry a defaultScanProfileId and a
+        // defaultScanId) never reach the target unmapped: dropped, with a warning.
+        delete expected.defaultScanProfileId;
+        delete expected.defaultScanId;
         expect(stripServerManaged(arrived), c.name as string).toEqual(expected);
       }
+      for (const name of ['UsersUS', 'Share']) {
+        const arrived = target.store.getConnection(name) as Record<string, unknown>;
+        expect(arrived).not.toHaveProperty('defaultScanProfileId');
+        expect(arrived).not.toHaveProperty('defaultScanId');
+      }
+      expect(run.stderr).toContain('defaultScanProfileId dropped from 2 entries (Share, UsersUS)');
+      expect(run.stderr).toContain('defaultScanId dropped from 2 entries (Share, UsersUS)');
       const drive = target.store.getConnection('Sales Drive') as Record<string, unknown>;
       expect(drive.scan_scope).toBe('myDrive');
     } finally {

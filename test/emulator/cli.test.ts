@@ -144,6 +144,13 @@ describe('emulator command', () => {
     [['--generate', '-1'], /generate/],
     [['--test-answer', 'maybe'], /test-answer/],
     [['--faults', 'trickle=-5'], /trickle/],
+    // A latency past Node's timer range (2^31 - 1 ms) fired at once: bounded to 10 minutes.
+    [
+      ['--latency', '1e12'],
+      /Expected --latency to be a number of milliseconds from 0 to 600000, got 1000000000000/,
+    ],
+    [['--faults', 'latency=3000000000'], /latency of at most 600000 ms/],
+    [['--jitter', '3000000000'], /Expected --jitter to be a number of milliseconds from 0 to 600000/],
   ])('refuses %j with a usage error (exit 2)', async (argv, message) => {
     const stdout = new PassThrough();
     const stderr = new PassThrough();

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { ClientOptions } from '../../src/api/client-factory.js';
 import type { HttpClient, HttpRequest } from '../../src/api/http.js';
 import type { ResolvedEnvironment } from '../../src/config.js';
+import { ApiError } from '../../src/errors.js';
 import {
   type ImportEvent,
   type ImportOptions,
@@ -67,6 +68,10 @@ function createFakeTarget(journalPath: string, options: { rateLimitFirstCreate?:
               fake.journalExistedAtListing = existsSync(journalPath);
               return { data: { ds_connections: [], totalCount: 0 } } as T;
             }
+            if (req.method === 'GET' && (req.path === '/scanner-status' || req.path === '/credentials')) {
+              // A target that cannot be asked: the references are warned about, never a refusal.
+              throw new ApiError({ method: req.method, path: req.path, status: 404 });
+            }
             if (req.method === 'POST') {
               created += 1;
               // The client calls its onRateLimited on a 429; here it is called as if one had come.
@@ -123,9 +128,16 @@ describe('importSnapshot', () => {
     const result = await importSnapshot(options, fake.ports, (e) => events.push(e));
 
     expect(fake.journalExistedAtListing).toBe(true);
-    expect(fake.requests).toEqual(['GET /ds-connections', 'POST /ds_connections', 'POST /ds_connections']);
+    expect(fake.requests).toEqual([
+      'GET /ds-connections',
+      'GET /scanner-status',
+      'GET /credentials',
+      'POST /ds_connections',
+      'POST /ds_connections',
+    ]);
     expect(events.map((e) => e.kind)).toEqual([
       'template-warnings',
+      'reference-warnings',
       'run-started',
       'entry-settled',
       'entry-settled',
@@ -145,7 +157,7 @@ describe('importSnapshot', () => {
     const fake = createFakeTarget(options.journal as string);
     const result = await importSnapshot({ ...options, dryRun: true }, fake.ports, () => undefined);
 
-    expect(fake.requests).toEqual(['GET /ds-connections']);
+    expect(fake.requests).toEqual(['GET /ds-connections', 'GET /scanner-status', 'GET /credentials']);
     expect(existsSync(options.journal as string)).toBe(false);
     expect(result.kind).toBe('dry-run');
     if (result.kind !== 'dry-run') return;

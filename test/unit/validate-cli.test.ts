@@ -35,6 +35,7 @@ describe('validate (text output)', () => {
     expect(run.stdout.split('\n')).toEqual([
       'sales-mysql (rdb-mysql) /rdb_url: must not be empty',
       'sales-smb (smb) /sharedResource: is required',
+      'References: the target must hold: scanner groups default; stored credentials 1 (checked by import)',
       '4 entries checked: 2 invalid (2 problems)',
       '',
     ]);
@@ -43,10 +44,46 @@ describe('validate (text output)', () => {
   it('puts masked-secret warnings on stderr with a summary by field, exit 0', async () => {
     const run = await runCli(['validate', await snapshotOf('003-masked-secret')]);
     expect(run.exitCode).toBe(0);
-    expect(run.stdout).toBe('2 entries checked: all valid\n');
+    expect(run.stdout.split('\n').at(-2)).toBe('2 entries checked: all valid');
     expect(run.stderr).toMatch(
       /^warning: must be supplied at import: 4 times \(e\.g\. .*; --verbose lists all\); 2 entries \(aws_access_key: 1, aws_secret_key: 1, custom_fields\/\*\/field_value: 1, password: 1\); 'dds-migrate overrides init' writes an overrides file for them\n$/,
     );
+  });
+
+  it('says once what the target must hold (scanner groups, stored credentials, certificates); --json per entry', async () => {
+    const entries: Connection[] = [
+      { name: 'a', type: 'kafka', scanner_group: 'eu-scanners', credential_id: 'svc-x', is_credential: true },
+      {
+        name: 'b',
+        type: 'kafka',
+        scanner_group: 'eu-scanners',
+        credential_id: 'svc-x',
+        is_credential: 'true',
+      },
+      { name: 'c', type: 'kafka', credential_id: 'unused', is_credential: false, certificate_id: 'root-ca' },
+      {
+        name: 'd',
+        type: 'kafka',
+        scanner_group: '',
+        credential_id: '',
+        is_certificate: 'false',
+        certificate_id: 'x',
+      },
+    ];
+    const path = join(dir, 'references.snapshot.jsonl');
+    await writeSnapshot({ path }, header, entries);
+    const run = await runCli(['validate', path]);
+    expect(run.exitCode).toBe(0);
+    const lines = run.stdout.split('\n').filter((l) => l.startsWith('References:'));
+    expect(lines).toEqual([
+      'References: the target must hold: scanner groups default, eu-scanners; stored credentials svc-x; certificates root-ca (checked by import)',
+    ]);
+    const json = JSON.parse((await runCli(['validate', path, '--json'])).stdout);
+    expect(json.references).toEqual({
+      scannerGroups: { default: ['c', 'd'], 'eu-scanners': ['a', 'b'] },
+      credentials: { 'svc-x': ['a', 'b'] },
+      certificates: { 'root-ca': ['c'] },
+    });
   });
 
   it('collapses a repeated warning into one line with a count and examples (--verbose: all; --json: all)', async () => {
@@ -63,7 +100,9 @@ describe('validate (text output)', () => {
     expect(verbose.stderr.trim().split('\n')).toHaveLength(25);
     const quiet = await runCli(['validate', path, '--quiet']);
     expect(quiet.stderr).toBe('');
-    expect(quiet.stdout).toBe('25 entries checked: all valid\n');
+    expect(quiet.stdout).toBe(
+      'References: the target must hold: scanner groups default (checked by import)\n25 entries checked: all valid\n',
+    );
     const json = await runCli(['validate', path, '--json']);
     expect(JSON.parse(json.stdout).warnings).toHaveLength(25);
     expect(json.stderr).toBe('');
