@@ -72,7 +72,7 @@ export const topLevelExamples: readonly HelpExample[] = [
   { command: '$0 connections list --env prod', describe: 'Every connection of prod' },
   { command: '$0 export --from prod -o prod.snapshot.jsonl', describe: 'Clone: a snapshot of prod...' },
   {
-    command: '$0 import prod.snapshot.jsonl --to dr',
+    command: '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json',
     describe: '...created in dr (resumable; run it again: 0 creates)',
   },
   {

@@ -192,7 +192,8 @@ export const importCommand: CommandSpec = {
       describe: 'Show what would be created, with overrides applied',
     },
     {
-      command: '$0 import prod.snapshot.jsonl --to dr --id-map prod.dr.idmap.json --rate 10',
+      command:
+        '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json --id-map prod.dr.idmap.json --rate 10',
       describe: 'Create what dr lacks, at 10 req/s, recording old and new ids',
     },
   ],

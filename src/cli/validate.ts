@@ -51,8 +51,8 @@ export const validateCommand: CommandSpec = {
   examples: [
     { command: '$0 validate prod.snapshot.jsonl', describe: 'Check against the shipped template schemas' },
     {
-      command: '$0 validate prod.snapshot.jsonl --templates-from dr',
-      describe: "Check against dr's own templates",
+      command: '$0 validate prod.snapshot.jsonl --templates-from prod',
+      describe: "Check against prod's own templates (and that prod holds the scanner groups and credentials)",
     },
     { command: '$0 validate prod.snapshot.jsonl --json > report.json', describe: 'The whole report as JSON' },
   ],

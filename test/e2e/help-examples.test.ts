@@ -39,7 +39,7 @@ async function readTryTheExamples(
   const readme = await readFile(join(process.cwd(), 'README.md'), 'utf8');
   const block = /\*\*Try the examples\.\*\*[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1];
   const config = block && /cat > dds-migrate\.config\.json <<'JSON'\n([\s\S]*?)\nJSON\n/.exec(block)?.[1];
-  const overrides = block && /echo '([^']*)' > dr-overrides\.json/.exec(block)?.[1];
+  const overrides = block && /cat > dr-overrides\.json <<'JSON'\n([\s\S]*?)\nJSON\n/.exec(block)?.[1];
   if (!config || !overrides) throw new Error('README "Try the examples" lost its config or overrides file');
   const ports = config
     .replaceAll('http://127.0.0.1:8484', prodUrl)
