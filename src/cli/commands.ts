@@ -14,6 +14,7 @@ import { overridesInitCommand } from './overrides-init.js';
 import { profilesCloneCommand } from './profiles-clone.js';
 import { profilesCreateCommand } from './profiles-create.js';
 import { profilesGetCommand } from './profiles-get.js';
+import { profilesListCommand } from './profiles-list.js';
 import { validateCommand } from './validate.js';
 
 /** Every top-level command and group, in the order `--help` shows them. */
@@ -42,7 +43,7 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'profiles',
     describe: 'Scan profiles',
-    subcommands: [profilesGetCommand, profilesCreateCommand, profilesCloneCommand],
+    subcommands: [profilesListCommand, profilesGetCommand, profilesCreateCommand, profilesCloneCommand],
     examples: [
       {
         command: '$0 profiles get 66b2a0d1c3e4f5a6b7c8d902 --env prod',

@@ -14,6 +14,7 @@ import {
   type ExportSummary,
   exportSnapshot,
 } from '../export/export-snapshot.js';
+import type { SnapshotPart } from '../snapshot/format.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import {
@@ -29,6 +30,7 @@ export interface ExportRequest {
   readonly ids: readonly string[] | undefined;
   readonly types: readonly string[] | undefined;
   readonly nameGlob: string | undefined;
+  readonly include: readonly SnapshotPart[];
   readonly output: { readonly file: string } | { readonly outDir: string };
 }
 
@@ -47,6 +49,7 @@ export function readExportRequest(args: ParsedArgs): ExportRequest {
       throw new UsageError(`Expected ${flag} to be a path, got ${JSON.stringify(value)}`);
     }
   }
+  const include = readInclude(args.include);
   if ((file === undefined) === (outDir === undefined)) {
     throw new UsageError('Expected exactly one of -o FILE or --out-dir DIR', { hint: 'See --help' });
   }
@@ -54,8 +57,27 @@ export function readExportRequest(args: ParsedArgs): ExportRequest {
     ids,
     types,
     nameGlob,
+    include,
     output: typeof file === 'string' ? { file } : { outDir: outDir as string },
   };
+}
+
+/** `--include connections,profiles` (the default: both) as snapshot parts. */
+function readInclude(value: unknown): readonly SnapshotPart[] {
+  const listed = parseListOption(value, '--include') ?? ['connections', 'profiles'];
+  const parts: SnapshotPart[] = [];
+  for (const item of listed) {
+    if (item === 'connections') parts.push('connections');
+    else if (item === 'profiles' || item === 'scanProfiles') parts.push('scanProfiles');
+    else {
+      throw new UsageError(`Unknown --include ${JSON.stringify(item)}`, {
+        hint: 'Use --include connections,profiles (or one of them)',
+      });
+    }
+  }
+  if (parts.length === 0)
+    throw new UsageError('--include names nothing', { hint: 'Use --include connections,profiles' });
+  return parts;
 }
 
 /** `export`. */
@@ -78,6 +100,11 @@ export const exportCommand: CommandSpec = {
         type: 'string',
         requiresArg: true,
         describe: "Only names matching this glob, e.g. 'finance-*'",
+      })
+      .option('include', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'What to export: connections,profiles (default both)',
       })
       .option('o', {
         alias: 'output',
@@ -108,6 +135,7 @@ export const exportCommand: CommandSpec = {
       ids: request.ids,
       types: request.types,
       nameGlob: request.nameGlob,
+      include: request.include,
       output:
         'file' in request.output
           ? { file: resolve(ctx.io.cwd, request.output.file) }
@@ -145,6 +173,19 @@ function renderExportEvent(event: ExportEvent, ctx: CliContext): void {
       );
       return;
     }
+    case 'profiles-unavailable':
+      ctx.out.warn(
+        `scan profiles are not in the snapshot: GET /scanProfiles answered ${event.status} (${event.message}); the header says so, and an import of it leaves the target's profiles alone`,
+      );
+      return;
+    case 'profile-left-out':
+      ctx.out.warn(`scan profile ${event.profile} is left out of the snapshot: ${event.reason}`);
+      return;
+    case 'profile-unknown-sources':
+      ctx.out.warn(
+        `scan profile ${event.profile} names data sources no connection of the source answers to (${event.refs.join(', ')}): an import will need connections of those names in the target`,
+      );
+      return;
     case 'empty':
       ctx.out.warn(
         event.cause === 'selection'
@@ -172,6 +213,10 @@ function printSummary(summary: ExportSummary, label: string, ctx: CliContext): v
   ctx.out.info(
     `Wrote ${n} ${n === 1 ? 'connection' : 'connections'} of ${label} to ${summary.path}${byType ? ` (${byType})` : ''}`,
   );
+  if (summary.include.includes('scanProfiles')) {
+    const p = summary.scanProfileCount;
+    ctx.out.info(`Wrote ${p} scan ${p === 1 ? 'profile' : 'profiles'}`);
+  }
   const masked = summary.maskedSecrets;
   if (masked.entries > 0) {
     const fields = Object.entries(masked.fields)

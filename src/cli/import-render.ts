@@ -8,6 +8,7 @@ import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
 import { formatSummary } from '../importer/outputs.js';
 import { describeStep, type ImportPlan } from '../importer/plan.js';
 import { formatProblem } from '../importer/preflight.js';
+import { describeProfileStep, type ProfileReportLine } from '../importer/profiles-phase.js';
 import type { EntryOutcome } from '../importer/run.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
@@ -154,6 +155,9 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
         // Also when the run throws: the bar must not be left drawing over the error line.
         progress?.stop();
         return;
+      case 'profiles-started':
+        ctx.out.info(`Scan profiles: ${event.sends} to send to ${event.target}`);
+        return;
       case 'file-written':
         ctx.out.info(`${event.file === 'report' ? 'Report' : 'Id map'}: ${event.path}`);
         return;
@@ -175,6 +179,14 @@ export function renderDryRun(ctx: CliContext, result: Extract<ImportResult, { ki
       target: result.target,
       counts: plan.counts,
       steps: planJson(plan),
+      scanProfiles: result.profilePlan.steps.map((s) => ({
+        kind: s.kind,
+        name: s.name,
+        ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
+        ...(s.kind === 'skipped' ? { reason: s.reason } : {}),
+        ...(s.kind === 'blocked' ? { problems: s.problems } : {}),
+        ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path) } : {}),
+      })),
       problems,
       confirmRequired: result.confirmRequired ?? null,
     });
@@ -187,6 +199,7 @@ export function renderDryRun(ctx: CliContext, result: Extract<ImportResult, { ki
       ctx.out.result(
         `  ${step.kind === 'invalid' ? `invalid    ${step.name} (${step.type}): ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'} (listed on stderr)` : describeStep(step)}`,
       );
+    for (const step of result.profilePlan.steps) ctx.out.result(`  ${describeProfileStep(step)}`);
     const counts = Object.entries(plan.counts)
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
@@ -218,17 +231,68 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
       report: result.reportPath ?? null,
       idMap: result.idMapPath ?? null,
       failures: report.filter((l) => l.outcome === 'failed'),
+      ...(result.profilesIncluded
+        ? {
+            scanProfiles: {
+              counts: result.profileCounts,
+              failures: result.profileReport.filter((l) => l.outcome === 'failed'),
+              skipped: result.profileReport.filter((l) => l.outcome === 'skipped'),
+            },
+          }
+        : {}),
       ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
     });
   } else {
     ctx.out.result(formatSummary(report, result.target));
+    if (result.profilesIncluded) ctx.out.result(formatProfileSummary(result.profileReport));
   }
   if (result.stoppedBy) throw result.stoppedBy;
-  if (counts.failed > 0) {
-    ctx.out.warn(
-      `${counts.failed} entr${counts.failed === 1 ? 'y' : 'ies'} failed (see above); fix them and re-run to retry`,
-    );
+  const profileFailures = result.profileCounts.failed;
+  if (counts.failed > 0 || profileFailures > 0) {
+    const parts = [
+      ...(counts.failed > 0 ? [`${counts.failed} entr${counts.failed === 1 ? 'y' : 'ies'}`] : []),
+      ...(profileFailures > 0 ? [`${profileFailures} scan profile${profileFailures === 1 ? '' : 's'}`] : []),
+    ];
+    ctx.out.warn(`${parts.join(' and ')} failed (see above); fix them and re-run to retry`);
     return ExitCode.partial;
   }
   return ExitCode.ok;
+}
+
+/** The scan profile part of the summary: counts, then each failure and each skipped profile with its reason. */
+function formatProfileSummary(report: readonly ProfileReportLine[]): string {
+  const counts = new Map<string, number>();
+  for (const line of report) counts.set(line.outcome, (counts.get(line.outcome) ?? 0) + 1);
+  const earlier = report.filter((l) => 'earlierRun' in l && l.earlierRun).length;
+  const lines = [`Scan profiles: ${report.length}`];
+  for (const outcome of [
+    'created',
+    'renamed',
+    'updated',
+    'deleted',
+    'exists',
+    'unchanged',
+    'skipped',
+    'failed',
+    'invalid',
+    'pending',
+  ]) {
+    const n = counts.get(outcome) ?? 0;
+    if (n === 0) continue;
+    const note =
+      outcome === 'created' && earlier > 0
+        ? `(${earlier} by an earlier run)`
+        : outcome === 'exists'
+          ? '(already in the target, skipped)'
+          : outcome === 'pending'
+            ? '(not settled: re-run to resume)'
+            : '';
+    lines.push(`  ${outcome.padEnd(9)} ${String(n).padStart(5)}  ${note}`.trimEnd());
+  }
+  for (const line of report) {
+    if (line.outcome === 'failed')
+      lines.push(`  ${line.name}: HTTP ${line.httpStatus ?? '-'} ${line.message}`);
+    if (line.outcome === 'skipped') lines.push(`  ${line.name}: skipped: ${line.reason}`);
+  }
+  return scrub(lines.join('\n'));
 }

@@ -69,6 +69,7 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
     allowSameSource: args.allowSameSource === true,
     schemas,
     templatesFromTarget,
+    allowRun: args.allowRun === true,
   };
 }
 
@@ -115,6 +116,10 @@ export const importCommand: CommandSpec = {
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['to'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
+      .option('allow-run', {
+        type: 'boolean',
+        describe: 'Also create one-time scan profiles (each starts a scan at once); default: skipped',
+      })
       .option('concurrency', {
         type: 'number',
         requiresArg: true,

@@ -20,6 +20,9 @@ function describeMapping(m: DataSourceMapping): string {
 }
 
 function stepJson(step: ProfileCloneStep): Record<string, unknown> {
+  if (step.kind === 'exists') {
+    return { sourceId: step.sourceId, name: step.name, action: 'exists', targetId: step.targetId };
+  }
   return step.kind === 'create'
     ? {
         sourceId: step.sourceId,
@@ -57,6 +60,8 @@ function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: st
         `create   ${step.sourceId}  '${step.name}'${step.singleRun ? ' (one-time: starts a scan)' : ''}`,
       );
       for (const m of step.dataSources) ctx.out.result(`           ${describeMapping(m)}`);
+    } else if (step.kind === 'exists') {
+      ctx.out.result(`exists   ${step.sourceId}  '${step.name}' (already in the target: nothing sent)`);
     } else {
       // Its problems are in the one list of the error line on stderr, not repeated here.
       const n = step.problems.length;
@@ -68,9 +73,26 @@ function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: st
 }
 
 function resultRow(r: CloneResult): Record<string, unknown> {
-  return r.kind === 'created'
-    ? { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: 'created' }
-    : { sourceId: r.sourceId, targetId: '', name: r.name, result: `failed: ${r.message}` };
+  switch (r.kind) {
+    case 'created':
+      return { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: 'created' };
+    case 'exists':
+      return { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: 'exists' };
+    case 'failed':
+      return { sourceId: r.sourceId, targetId: '', name: r.name, result: `failed: ${r.message}` };
+    default: {
+      const unknown: never = r;
+      throw new Error(`unknown clone result ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** `N created, N existed, N failed, N not attempted`: what the run really did. */
+function countResults(results: readonly CloneResult[], notAttempted: number): string {
+  const n = (kind: CloneResult['kind']) => results.filter((r) => r.kind === kind).length;
+  const parts = [`${n('created')} created`, `${n('exists')} already in the target`, `${n('failed')} failed`];
+  if (notAttempted > 0) parts.push(`${notAttempted} not attempted`);
+  return parts.join(', ');
 }
 
 /** `profiles clone`. */
@@ -157,13 +179,15 @@ export const profilesCloneCommand: CommandSpec = {
                 targetId: r.targetId,
                 dataSources: r.dataSources,
               }
-            : {
-                sourceId: r.sourceId,
-                name: r.name,
-                result: 'failed',
-                status: r.status,
-                message: r.message,
-              },
+            : r.kind === 'exists'
+              ? { sourceId: r.sourceId, name: r.name, result: 'exists', targetId: r.targetId }
+              : {
+                  sourceId: r.sourceId,
+                  name: r.name,
+                  result: 'failed',
+                  status: r.status,
+                  message: r.message,
+                },
         ),
         notAttempted: outcome.notAttempted.map((s) => ({ sourceId: s.sourceId, name: s.name })),
       });
@@ -176,7 +200,9 @@ export const profilesCloneCommand: CommandSpec = {
       const first = failed[0];
       throw new PartialFailureError(
         `${failed.length} of ${outcome.results.length} profile(s) could not be created${first?.kind === 'failed' ? `; first: '${first.name}': ${first.message}` : ''}`,
-        { hint: 'The others were created; fix the cause and re-run clone for the failed ids only' },
+        {
+          hint: `${countResults(outcome.results, outcome.notAttempted.length)}; fix the cause and re-run clone (profiles already in the target are reported as existing)`,
+        },
       );
     }
     return ExitCode.ok;

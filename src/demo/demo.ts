@@ -110,7 +110,9 @@ export async function runDemo(io: DemoIo): Promise<number> {
     const entries = (await readFile(snapshot, 'utf8'))
       .split('\n')
       .slice(1, -2)
-      .map((line) => JSON.parse(line) as SnapshotEntry);
+      .map((line) => JSON.parse(line) as SnapshotEntry)
+      // Scan profile lines (snapshot format 2) have no top-level name: connections only here.
+      .filter((entry) => typeof entry.name === 'string');
     const overrides = JSON.parse(await readFile(overridesPath, 'utf8')) as {
       byName: Record<string, Record<string, unknown>>;
     };
@@ -181,6 +183,12 @@ export async function runDemo(io: DemoIo): Promise<number> {
     const twice = counts.filter((n) => n > 1).length;
     say(`snapshot entries: ${entries.length}; in recovery: ${recovery.store.connections.length}`);
     say(`created exactly once: ${once}; missing: ${missing}; duplicated: ${twice}`);
+    const profiles = prod.store.profiles.filter((p) => p.isSingleRunScan !== true).map((p) => p.name);
+    const restored = profiles.filter((n) => recovery?.record.createCount(n, 'scanProfile') === 1).length;
+    say(
+      `scheduled scan profiles restored once: ${restored} of ${profiles.length}; scans started: ${recovery.store.scansStarted.length}`,
+    );
+    if (restored !== profiles.length || recovery.store.scansStarted.length !== 0) failures += 1;
     const ids = Object.keys(JSON.parse(await readFile(idMap, 'utf8')) as object).length;
     say(`id map: ${ids} source ids mapped to recovery ids (for profiles clone --id-map)`);
     if (once !== entries.length || recovery.store.connections.length !== entries.length) failures += 1;

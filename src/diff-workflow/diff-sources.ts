@@ -8,14 +8,18 @@ import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { ClientFactory } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
+import type { HttpClient } from '../api/http.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
 import { diffConnections } from '../diff/compare.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
+import { type ComparableProfile, diffScanProfiles, toComparableProfile } from '../diff/scan-profiles.js';
 import type { DiffResult } from '../diff/types.js';
-import { ConfigError, InputFileError, UsageError } from '../errors.js';
+import { ApiError, ConfigError, InputFileError, UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { readSnapshotEntries } from '../snapshot/read.js';
+import { readSnapshotEntries, readSnapshotProfiles } from '../snapshot/read.js';
 
 /** What one side of a diff names. */
 export type DiffSide =
@@ -120,6 +124,11 @@ export interface DiffPorts {
 /** One side, read whole. */
 export interface SideContent {
   readonly entries: Connection[];
+  /**
+   * Scan profiles ready to compare (`dataSourceList` as connection names); empty for a snapshot that
+   * holds none (version 1, or exported without them).
+   */
+  readonly profiles: ComparableProfile[];
   /** For messages: `<file> (snapshot)` or `<environment> (environment)`. */
   readonly label: string;
 }
@@ -159,7 +168,8 @@ export async function diffSources(
     ignoreFields: options.ignoreFields,
     secretFields: (type) => catalog.secretFields(type),
   });
-  return { diff, from, to };
+  if (from.profiles.length === 0 && to.profiles.length === 0) return { diff, from, to };
+  return { diff: { ...diff, scanProfiles: diffScanProfiles(from.profiles, to.profiles) }, from, to };
 }
 
 /** Read one side whole. `signal` stops it when the other side failed or on Ctrl-C. */
@@ -174,18 +184,69 @@ async function readSide(
     // The reader checks the trailer (entry count, sha256) after the last entry: nothing is compared
     // before the whole file is known to be intact.
     // Messages name the file as it was typed.
-    for await (const entry of readSnapshotEntries(side.path, { signal, label: side.ref }))
-      entries.push(entry);
-    return { entries, label: `${basename(side.path)} (snapshot)` };
+    const verified = drainInto(readSnapshotEntries(side.path, { signal, label: side.ref }), entries);
+    const { profiles } = await readSnapshotProfiles(side.path, {
+      signal,
+      label: side.ref,
+      expected: await verified,
+    });
+    return {
+      entries,
+      profiles: profiles.map((p) =>
+        toComparableProfile(p.scanProfile, p.dataSourceNames, isProfileServerField),
+      ),
+      label: `${basename(side.path)} (snapshot)`,
+    };
   }
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
   try {
     for await (const entry of exportConnections(client, { signal })) entries.push(entry);
-    return { entries, label: `${environment.label} (environment)` };
+    const profiles = await readEnvironmentProfiles(client, entries, signal);
+    return { entries, profiles, label: `${environment.label} (environment)` };
   } finally {
     client.close();
   }
+}
+
+/** Drain `entries` into `into`; resolves to the generator's return value (the verified facts). */
+async function drainInto<T, R>(entries: AsyncGenerator<T, R, undefined>, into: T[]): Promise<R> {
+  for (;;) {
+    const next = await entries.next();
+    if (next.done) return next.value;
+    into.push(next.value);
+  }
+}
+
+/**
+ * An environment's scan profiles, `dataSourceList` named through its connections (an element that is
+ * no connection's `_id` stays as it is: real profiles often list names). A service without the
+ * profiles endpoint (404) has none.
+ */
+async function readEnvironmentProfiles(
+  client: HttpClient,
+  connections: readonly Connection[],
+  signal: AbortSignal,
+): Promise<ComparableProfile[]> {
+  let listed: Awaited<ReturnType<typeof listScanProfiles>>;
+  try {
+    listed = await listScanProfiles(client, { signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return [];
+    throw error;
+  }
+  const nameById = new Map<string, string>();
+  for (const c of connections) if (typeof c._id === 'string') nameById.set(c._id, c.name);
+  return listed
+    .filter((p) => typeof p.name === 'string')
+    .map((p) => {
+      const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
+      return toComparableProfile(
+        p,
+        list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null)),
+        isProfileServerField,
+      );
+    });
 }
 
 /** Read both sides at once; the first failure stops the other side. */

@@ -47,9 +47,31 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
   // A name is in exactly one of added, removed, changed: a stable sort by name interleaves them.
   blocks.sort((x, y) => compareNames(x.name, y.name));
   const lines = blocks.flatMap((b) => b.lines);
+  lines.push(...renderProfiles(result, paint));
   lines.push(...renderUncomparable(result).map((line) => paint('dim', line)));
   lines.push(summarize(result));
   return lines;
+}
+
+/** The scan profile part: `+ scan profile NAME`, `- scan profile NAME`, `~ scan profile NAME` with field lines. */
+function renderProfiles(
+  result: DiffResult,
+  paint: (colour: keyof typeof ANSI, text: string) => string,
+): string[] {
+  const p = result.scanProfiles;
+  if (p === undefined) return [];
+  const blocks: { name: string; lines: string[] }[] = [];
+  for (const name of p.added) blocks.push({ name, lines: [paint('green', `+ scan profile ${name}`)] });
+  for (const name of p.removed) blocks.push({ name, lines: [paint('red', `- scan profile ${name}`)] });
+  for (const entry of p.changed) {
+    const lines = [paint('yellow', `~ scan profile ${entry.name}`)];
+    for (const field of entry.fields) {
+      lines.push(`    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`);
+    }
+    blocks.push({ name: entry.name, lines });
+  }
+  blocks.sort((x, y) => compareNames(x.name, y.name));
+  return blocks.flatMap((b) => b.lines);
 }
 
 /** At most this many `?` lines: a whole environment of masked secrets would drown the differences. */
@@ -71,13 +93,18 @@ function renderUncomparable(result: DiffResult): string[] {
 /** The one summary line of a diff. */
 export function summarize(result: DiffResult): string {
   const notComparable = result.uncomparable.length;
+  const p = result.scanProfiles;
+  const profiles =
+    p === undefined
+      ? ''
+      : `; scan profiles: ${p.added.length} added, ${p.removed.length} removed, ${p.changed.length} changed`;
   if (!hasDifferences(result)) {
     const extra = notComparable > 0 ? `, ${notComparable} not comparable` : '';
     return `no differences (${result.unchanged} unchanged${extra})`;
   }
   return (
     `${result.added.length} added, ${result.removed.length} removed, ${result.changed.length} changed, ` +
-    `${result.unchanged} unchanged, ${notComparable} not comparable`
+    `${result.unchanged} unchanged, ${notComparable} not comparable${profiles}`
   );
 }
 

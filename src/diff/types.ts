@@ -1,3 +1,5 @@
+import type { ScanProfilesDiff } from './scan-profiles.js';
+
 /**
  * The shape of a diff, exactly as `diff --format json` prints it (contract section 3, "Diff result").
  * Plain data: no class, no methods, so that `JSON.stringify` of a {@link DiffResult} is the output.
@@ -34,6 +36,8 @@ export interface DiffResult {
   /** Connections on both sides with no known difference (masked fields may still be listed in `uncomparable`). */
   readonly unchanged: number;
   readonly uncomparable: readonly UncomparableField[];
+  /** Scan profiles, by name (present when either side has profiles). */
+  readonly scanProfiles?: ScanProfilesDiff;
 }
 
 /** Options of a diff; every one optional. */
@@ -49,5 +53,7 @@ export interface DiffOptions {
 
 /** True when a diff found something to report with exit 1 (masked-only fields are not differences). */
 export function hasDifferences(result: DiffResult): boolean {
-  return result.added.length > 0 || result.removed.length > 0 || result.changed.length > 0;
+  const p = result.scanProfiles;
+  const profiles = p !== undefined && (p.added.length > 0 || p.removed.length > 0 || p.changed.length > 0);
+  return result.added.length > 0 || result.removed.length > 0 || result.changed.length > 0 || profiles;
 }

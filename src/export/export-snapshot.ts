@@ -9,6 +9,13 @@
  * service sends beyond what was asked for are dropped. A selection that matches nothing writes an
  * empty snapshot, with an event saying so.
  *
+ * Scan profiles (`include` holds `scanProfiles`, the default): every profile of the source
+ * (`GET /scanProfiles`, listed before the connections are pulled), written after the connections
+ * (snapshot format 2). Each `dataSourceList` element is named: by the `_id` or name of a connection the
+ * export saw, else through the connection list (fetched only when something is left unnamed, e.g. a
+ * profile that names connections outside the selection); an element no connection answers to gets
+ * `null` and an event. A profile without a name or a list of strings is left out, with an event.
+ *
  * An export body that breaks off or stops being a JSON array mid-stream ({@link BrokenExportError}) is
  * downloaded again from the start (a GET), up to the retry policy's retries and within the run's retry
  * budget; the snapshot file starts over with it (the writer spills to a temporary file).
@@ -24,12 +31,20 @@ import {
   DEFAULT_RETRY_POLICY,
   type RetryBudget,
 } from '../api/retry-policy.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
 import type { FilterClause } from '../api/types.js';
+
 import { compareNames } from '../connections/match.js';
-import { UnavailableError } from '../errors.js';
+import { ApiError, UnavailableError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { findMaskedPaths } from '../schema/catalog.js';
-import { createSnapshotHeader, type SnapshotSelection } from '../snapshot/format.js';
+import {
+  createSnapshotHeader,
+  orderParts,
+  type SnapshotPart,
+  type SnapshotSelection,
+} from '../snapshot/format.js';
 import { prepareSnapshotTarget, type SnapshotTarget, writeSnapshot } from '../snapshot/write.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 
@@ -41,6 +56,8 @@ export interface ExportOptions {
   readonly ids: readonly string[] | undefined;
   readonly types: readonly string[] | undefined;
   readonly nameGlob: string | undefined;
+  /** What to export (`--include`); default connections and scan profiles. */
+  readonly include?: readonly SnapshotPart[];
   /** A file (replaced atomically), or a folder that gets `<environment>/<UTC timestamp>.snapshot.jsonl`. */
   readonly output: { readonly file: string } | { readonly outDir: string };
 }
@@ -81,12 +98,22 @@ export type ExportEvent =
   /** Selected ids the export did not return (unknown or deleted meanwhile). */
   | { readonly kind: 'ids-missing'; readonly ids: readonly string[] }
   /** The snapshot is empty: the selection matched nothing, or the environment has no connections. */
-  | { readonly kind: 'empty'; readonly cause: 'selection' | 'environment'; readonly source: string };
+  | { readonly kind: 'empty'; readonly cause: 'selection' | 'environment'; readonly source: string }
+  /** A scan profile left out of the snapshot (no name, or no list of data sources). */
+  | { readonly kind: 'profile-left-out'; readonly profile: string; readonly reason: string }
+  /** `GET /scanProfiles` was refused (403) or is not there (404): the snapshot holds connections only. */
+  | { readonly kind: 'profiles-unavailable'; readonly status: number; readonly message: string }
+  /** `dataSourceList` elements of a profile that no connection of the source answers to (named null). */
+  | { readonly kind: 'profile-unknown-sources'; readonly profile: string; readonly refs: readonly string[] };
 
 /** Counts the summary reports, gathered while the snapshot is written. */
 export interface ExportSummary {
   readonly path: string;
   readonly entryCount: number;
+  /** Scan profiles written (0 when not included). */
+  readonly scanProfileCount: number;
+  /** What the snapshot holds (its header's `include`). */
+  readonly include: readonly SnapshotPart[];
   readonly sha256: string;
   readonly types: Record<string, number>;
   /** Entries holding at least one masked secret, and how often each field is masked. */
@@ -122,15 +149,34 @@ export async function exportSnapshot(
       types: options.types ?? null,
       name: options.nameGlob ?? null,
     };
+    let include = orderParts(options.include ?? ['connections', 'scanProfiles']);
+    // Profiles first (few, one request): their references tell which connections to name.
+    let listed: ScanProfile[] | undefined;
+    if (include.includes('scanProfiles')) {
+      try {
+        listed = await listScanProfiles(client, { signal: ports.signal });
+      } catch (error) {
+        // A deployment without the endpoint, or a token without the permission: the connections are
+        // still exported, and the header says the profiles are not in it (so no import prunes them).
+        const status = error instanceof ApiError ? error.status : undefined;
+        if (status !== 403 && status !== 404) throw error;
+        onEvent({ kind: 'profiles-unavailable', status, message: (error as ApiError).message });
+        include = include.filter((p) => p !== 'scanProfiles');
+        if (include.length === 0) throw error;
+      }
+    }
     const header = createSnapshotHeader({
       tool: `${TOOL_NAME} ${TOOL_VERSION}`,
       source: { url: environment.url, environment: envName },
       selection,
+      include,
     });
+    const namer = listed === undefined ? undefined : createProfileNamer(listed, onEvent);
     let types: Record<string, number> = {};
     let maskedFields: Record<string, number> = {};
     let maskedEntries = 0;
     const onEntry = (entry: Connection) => {
+      namer?.see(entry);
       types[entry.type] = (types[entry.type] ?? 0) + 1;
       const masked = findMaskedPaths(entry);
       if (masked.length > 0) maskedEntries += 1;
@@ -149,9 +195,15 @@ export async function exportSnapshot(
       maskedEntries = 0;
       events = [];
       const attemptEvents = events;
-      const entries = selectEntries(client, options, ports.signal, (event) => attemptEvents.push(event));
+      const entries = include.includes('connections')
+        ? selectEntries(client, options, ports.signal, (event) => attemptEvents.push(event))
+        : [];
       try {
-        written = await writeSnapshot(target, header, entries, { signal: ports.signal, onEntry });
+        written = await writeSnapshot(target, header, entries, {
+          signal: ports.signal,
+          onEntry,
+          ...(namer ? { profiles: () => namer.finish(client, ports.signal) } : {}),
+        });
         break;
       } catch (error) {
         if (!(error instanceof BrokenExportError) || ports.signal.aborted) throw error;
@@ -176,11 +228,13 @@ export async function exportSnapshot(
     const summary: ExportSummary = {
       path: written.path,
       entryCount: written.entryCount,
+      scanProfileCount: written.scanProfileCount,
+      include,
       sha256: written.sha256,
       types: sortRecord(types),
       maskedSecrets: { entries: maskedEntries, fields: sortRecord(maskedFields) },
     };
-    if (summary.entryCount === 0) {
+    if (summary.entryCount === 0 && include.includes('connections')) {
       onEvent({
         kind: 'empty',
         cause: options.ids || options.types || options.nameGlob ? 'selection' : 'environment',
@@ -251,4 +305,56 @@ async function* exportByIds(
 
 function sortRecord(record: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(record).sort((a, b) => compareNames(a[0], b[0])));
+}
+
+/**
+ * Names the data sources of the source's profiles: `see` each exported connection, then `finish`
+ * resolves what is left through the connection list (only when something is left) and returns the
+ * snapshot's profile entries.
+ */
+function createProfileNamer(
+  listed: readonly ScanProfile[],
+  onEvent: (event: ExportEvent) => void,
+): {
+  see(entry: Connection): void;
+  finish(client: HttpClient, signal: AbortSignal): Promise<SnapshotScanProfile[]>;
+} {
+  const profiles: ScanProfile[] = [];
+  for (const p of listed) {
+    const label = typeof p.name === 'string' && p.name !== '' ? p.name : String(p._id ?? '(no _id)');
+    if (typeof p.name !== 'string' || p.name === '') {
+      onEvent({ kind: 'profile-left-out', profile: label, reason: 'it has no name' });
+    } else if (!Array.isArray(p.dataSourceList) || !p.dataSourceList.every((x) => typeof x === 'string')) {
+      onEvent({
+        kind: 'profile-left-out',
+        profile: label,
+        reason: 'its dataSourceList is not a list of strings',
+      });
+    } else {
+      profiles.push(p);
+    }
+  }
+  const refs = new Set(profiles.flatMap((p) => p.dataSourceList));
+  const byId = new Map<string, string>();
+  const names = new Set<string>();
+  const see = (c: { readonly _id?: unknown; readonly name?: unknown }) => {
+    if (typeof c.name !== 'string') return;
+    if (typeof c._id === 'string' && refs.has(c._id)) byId.set(c._id, c.name);
+    if (refs.has(c.name)) names.add(c.name);
+  };
+  const nameOf = (ref: string): string | null => byId.get(ref) ?? (names.has(ref) ? ref : null);
+  return {
+    see,
+    async finish(client, signal) {
+      if ([...refs].some((r) => nameOf(r) === null)) {
+        for await (const c of listConnections(client, { signal })) see(c);
+      }
+      return profiles.map((p) => {
+        const dataSourceNames = p.dataSourceList.map(nameOf);
+        const unknown = p.dataSourceList.filter((_, i) => dataSourceNames[i] === null);
+        if (unknown.length > 0) onEvent({ kind: 'profile-unknown-sources', profile: p.name, refs: unknown });
+        return { scanProfile: p, dataSourceNames };
+      });
+    },
+  };
 }

@@ -3,8 +3,10 @@
  * retrying only where it is safe, journaled so that re-running resumes and no connection is ever
  * created twice. The steps, in this order of side effects: snapshot verified -> overrides read ->
  * target resolved -> throttle and client created -> templates loaded -> journal locked (a dry run only
- * peeks at it) -> target listed -> plan -> pre-flight -> (dry run: return the plan) -> (refused: report
- * written, fresh journal deleted under the lock, PreflightError) -> run -> report, id map.
+ * peeks at it) -> target listed (connections, and scan profiles when the snapshot includes them) ->
+ * plan (connections, then profiles: `profiles-phase.ts`) -> pre-flight -> (dry run: return the plans) ->
+ * (refused: report written, fresh journal deleted under the lock, PreflightError) -> run (connections)
+ * -> profile phase (target's connections listed again for their ids) -> report, id map.
  *
  * It prints nothing: progress and warnings are {@link ImportEvent}s, the outcome an {@link ImportResult};
  * `cli/import.ts` renders both. Its ports (resolving the target, the client factory, the clock) are
@@ -14,6 +16,7 @@ import { unlink } from 'node:fs/promises';
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
 import { createConnection, getConnectionByName, listConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
 import {
   checkEntryReferences,
   REFERENCE_POINTERS,
@@ -61,6 +64,18 @@ import {
 } from './overrides.js';
 import { type ImportPlan, isSendStep, type OnConflict, type PreparedEntry, planImport } from './plan.js';
 import { checkEntryForSend, checkPreflight, type EntryTemplates, formatProblem } from './preflight.js';
+import {
+  buildProfileReport,
+  countProfileOutcomes,
+  countProfileSends,
+  type ProfileJournalState,
+  type ProfileOnConflict,
+  type ProfilePlan,
+  type ProfileReportLine,
+  planProfiles,
+  replayProfileRecords,
+  runProfilePhase,
+} from './profiles-phase.js';
 import { describeImportReferenceWarnings } from './references.js';
 import { type EntryOutcome, runImport } from './run.js';
 import { type Clock, createRateLimiter } from './throttle.js';
@@ -85,6 +100,12 @@ export interface ImportOptions {
   readonly allowSameSource: boolean;
   readonly schemas: string | undefined;
   readonly templatesFromTarget: boolean;
+  /** `--allow-run`: one-time scan profiles are created (each starts a scan); default skipped. */
+  readonly allowRun?: boolean;
+  /** `--prune` for scan profiles: the target's profiles the snapshot does not hold are deleted. */
+  readonly prune?: boolean;
+  /** How an existing scan profile is handled; default `onConflict` (`update` compares and PUTs). */
+  readonly profileOnConflict?: ProfileOnConflict;
 }
 
 /** The outside world of {@link importSnapshot}. */
@@ -144,6 +165,8 @@ export type ImportEvent =
   | { readonly kind: 'entry-settled'; readonly outcome: EntryOutcome }
   /** The sends ended, also when the run throws. */
   | { readonly kind: 'run-ended' }
+  /** The scan profile phase begins (after the connections). */
+  | { readonly kind: 'profiles-started'; readonly target: string; readonly sends: number }
   /** An output file was written. */
   | { readonly kind: 'file-written'; readonly file: 'report' | 'id-map'; readonly path: string };
 
@@ -154,6 +177,8 @@ export type ImportResult =
       readonly target: string;
       readonly entryCount: number;
       readonly plan: ImportPlan;
+      /** The scan profile phase's plan (empty when the snapshot holds no profiles). */
+      readonly profilePlan: ProfilePlan;
       /** The pre-flight's problems; non-empty means a real run would be refused. */
       readonly problems: readonly Problem[];
       /**
@@ -167,6 +192,11 @@ export type ImportResult =
       readonly target: string;
       readonly report: readonly ReportLine[];
       readonly counts: ReturnType<typeof countOutcomes>;
+      /** One line per scan profile (the snapshot's, and the target's pruned ones). */
+      readonly profileReport: readonly ProfileReportLine[];
+      readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
+      /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
+      readonly profilesIncluded: boolean;
       readonly rateLimited: number;
       readonly journal: string;
       readonly reportPath: string | undefined;
@@ -228,16 +258,53 @@ function preflightHint(problems: readonly Problem[]): string {
     : 'Fix the problems listed above and re-run (--dry-run shows the plan)';
 }
 
-/** Check `--only` against the snapshot's names. */
-function checkOnly(only: ReadonlySet<string> | undefined, entries: readonly Connection[]): void {
+/** Check `--only` against the snapshot's names (connections and scan profiles). */
+function checkOnly(
+  only: ReadonlySet<string> | undefined,
+  entries: readonly Connection[],
+  profileNames: readonly string[] = [],
+): void {
   if (!only) return;
-  const names = new Set(entries.map((e) => e.name));
+  const names = new Set([...entries.map((e) => e.name), ...profileNames]);
   const unknown = [...only].filter((n) => !names.has(n));
   if (unknown.length > 0) {
     throw new UsageError(`--only names connections that are not in the snapshot: ${unknown.join(', ')}`, {
       hint: 'Check the names (they are case-sensitive)',
     });
   }
+}
+
+/** `--report` lines of the scan profiles. */
+function serializeProfileReport(report: readonly ProfileReportLine[]): string {
+  return report.map((l) => `${JSON.stringify(l)}\n`).join('');
+}
+
+/**
+ * The profile phase's share of the pre-flight: its own problems, `--max-changes` over connections and
+ * profiles together, and the protected-target rule when only profiles would be written.
+ */
+function checkProfilePreflight(
+  profilePlan: ProfilePlan,
+  connectionSends: number,
+  options: ImportOptions,
+  environment: { label: string; name: string | undefined; url: string; protected: boolean },
+): Problem[] {
+  const problems: Problem[] = [...profilePlan.problems];
+  const profileSends = countProfileSends(profilePlan);
+  if (
+    options.maxChanges !== undefined &&
+    connectionSends <= options.maxChanges &&
+    connectionSends + profileSends > options.maxChanges
+  ) {
+    problems.push({
+      message: `${connectionSends} connection and ${profileSends} scan profile changes, more than --max-changes ${options.maxChanges}; raise --max-changes or narrow with --only`,
+    });
+  }
+  if (!options.dryRun && connectionSends === 0 && profileSends > 0) {
+    const refusal = checkWriteConfirmed(environment, options.confirm, '--to');
+    if (refusal) problems.push({ message: `${refusal.reason}; ${refusal.hint}` });
+  }
+  return problems;
 }
 
 /**
@@ -258,7 +325,12 @@ export async function importSnapshot(
     const paths = findOverrideRemovals(stripServerManaged(entry) as Connection, overrides);
     if (paths.length > 0) onEvent({ kind: 'override-removes', entry: entry.name, paths });
   }
-  checkOnly(options.only, snapshot.entries);
+  const profilesIncluded = snapshot.header.include.includes('scanProfiles');
+  checkOnly(
+    options.only,
+    snapshot.entries,
+    snapshot.profiles.map((p) => p.scanProfile.name),
+  );
 
   // One budget and one throttle for every request of the run; the budget is sized once the plan is known.
   const environment = await ports.resolveTarget();
@@ -298,13 +370,18 @@ export async function importSnapshot(
     );
 
     let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
+    let profileJournal: ReadonlyMap<string, ProfileJournalState> = new Map();
     if (options.dryRun) {
-      journalState = (await peekJournal(journalPath, binding))?.entries ?? new Map();
+      const peeked = await peekJournal(journalPath, binding);
+      journalState = peeked?.entries ?? new Map();
+      profileJournal = replayProfileRecords(peeked?.records ?? []);
     } else {
       journal = await openJournal(journalPath, binding, { tool: `${TOOL_NAME} ${TOOL_VERSION}` });
       journalState = journal.replay.entries;
+      profileJournal = replayProfileRecords(journal.replay.records);
     }
     const target = await listTarget(client, ports.signal);
+    const targetProfiles = profilesIncluded ? await listScanProfiles(client, { signal: ports.signal }) : [];
     // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
     const targetReferences = await fetchTargetReferences(client, ports.signal);
 
@@ -344,6 +421,29 @@ export async function importSnapshot(
     );
     if (referenceWarnings.length > 0) onEvent({ kind: 'reference-warnings', messages: referenceWarnings });
 
+    const createdConnections = new Map<string, string>();
+    for (const step of plan.steps) {
+      if (
+        step.kind === 'create' ||
+        step.kind === 'rename' ||
+        step.kind === 'reconcile' ||
+        step.kind === 'done'
+      )
+        createdConnections.set(step.name, step.targetName);
+    }
+    const profilePlan = planProfiles({
+      profiles: snapshot.profiles,
+      included: profilesIncluded,
+      targetProfiles,
+      targetConnections: target,
+      createdConnections,
+      journal: profileJournal,
+      onConflict: options.profileOnConflict ?? options.onConflict,
+      prune: options.prune === true,
+      allowRun: options.allowRun === true,
+      only: options.only,
+    });
+
     const problems = checkPreflight(plan, {
       maxChanges: options.maxChanges,
       target: {
@@ -357,6 +457,7 @@ export async function importSnapshot(
       allowSameSource: options.allowSameSource,
       dryRun: options.dryRun,
     });
+    problems.push(...checkProfilePreflight(profilePlan, plan.sends, options, environment));
 
     if (options.dryRun) {
       const protectedTarget = {
@@ -373,13 +474,20 @@ export async function importSnapshot(
         target: environment.label,
         entryCount: snapshot.entries.length,
         plan,
+        profilePlan,
         problems,
         confirmRequired: needsConfirm ? (environment.name ?? environment.label) : undefined,
       };
     }
 
     if (problems.length > 0) {
-      if (options.report) await writeScrubbedFile(options.report, serializeReport(buildReport(plan, [])));
+      if (options.report) {
+        await writeScrubbedFile(
+          options.report,
+          serializeReport(buildReport(plan, [])) +
+            serializeProfileReport(buildProfileReport(profilePlan, new Map())),
+        );
+      }
       onEvent({ kind: 'refused', problems });
       if (journal?.fresh) {
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
@@ -438,11 +546,36 @@ export async function importSnapshot(
     } finally {
       onEvent({ kind: 'run-ended' });
     }
+
+    // Scan profiles, once every connection is settled (they name connections by id).
+    let profileOutcomes: Awaited<ReturnType<typeof runProfilePhase>>['outcomes'] = new Map();
+    let stoppedBy = result.stoppedBy;
+    const profileSends = countProfileSends(profilePlan);
+    const profileFinishes = profilePlan.steps.some((s) => s.kind === 'done' && s.via === 'lookup');
+    if (stoppedBy === undefined && (profileSends > 0 || profileFinishes)) {
+      budget.extend(Math.max(10, Math.ceil(profileSends / 10)));
+      onEvent({ kind: 'profiles-started', target: environment.label, sends: profileSends });
+      const connectionIds = new Map<string, string | undefined>();
+      for (const c of await listTarget(client, ports.signal)) connectionIds.set(c.name, c._id);
+      const phase = await runProfilePhase(profilePlan, {
+        client,
+        journal: activeJournal,
+        connectionIds,
+        limiter,
+        signal: ports.signal,
+      });
+      profileOutcomes = phase.outcomes;
+      stoppedBy = phase.stoppedBy;
+    }
     await activeJournal.close();
 
     const report = buildReport(plan, result.outcomes);
+    const profileReport = buildProfileReport(profilePlan, profileOutcomes);
     if (options.report) {
-      await writeScrubbedFile(options.report, serializeReport(report));
+      await writeScrubbedFile(
+        options.report,
+        serializeReport(report) + serializeProfileReport(profileReport),
+      );
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
     if (options.idMap) {
@@ -454,11 +587,14 @@ export async function importSnapshot(
       target: environment.label,
       report,
       counts: countOutcomes(report),
+      profileReport,
+      profileCounts: countProfileOutcomes(profileReport),
+      profilesIncluded,
       rateLimited: limiter.rateLimitedCount,
       journal: journalPath,
       reportPath: options.report,
       idMapPath: options.idMap,
-      stoppedBy: result.stoppedBy,
+      stoppedBy,
     };
   } finally {
     await journal?.close();

@@ -81,8 +81,48 @@ export type OutcomeRecord =
       readonly at: string;
     };
 
+/** What the profile phase does to a scan profile of the target. */
+export type ProfileAction = 'create' | 'update' | 'delete';
+
+/**
+ * Written and fsync'd before each scan profile request (POST, PUT or DELETE). `name` is the snapshot's
+ * (or, for a delete, the target's) profile name, `targetName` the name sent. Replayed by the profile
+ * phase (`profiles-phase.ts`), not by {@link replayJournal}'s connection states.
+ */
+export interface ProfileIntentRecord {
+  readonly kind: 'profile-intent';
+  readonly name: string;
+  readonly action: ProfileAction;
+  readonly targetName: string;
+  readonly targetId?: string | undefined;
+  readonly attempt: number;
+  readonly at: string;
+}
+
+/** How a scan profile request ended. */
+export interface ProfileOutcomeRecord {
+  readonly kind: 'profile-outcome';
+  readonly name: string;
+  readonly action: ProfileAction;
+  readonly result: 'done' | 'failed';
+  readonly targetName: string;
+  readonly targetId?: string | undefined;
+  /** `request`: the request answered; `lookup`: an in-doubt request was found applied in the target's list. */
+  readonly via?: 'request' | 'lookup';
+  readonly httpStatus?: number | undefined;
+  /** The service's message (failed), scrubbed of registered secrets. */
+  readonly message?: string;
+  readonly at: string;
+}
+
 /** Every record kind of the journal. */
-export type JournalRecord = BeginRecord | ResumeRecord | IntentRecord | OutcomeRecord;
+export type JournalRecord =
+  | BeginRecord
+  | ResumeRecord
+  | IntentRecord
+  | OutcomeRecord
+  | ProfileIntentRecord
+  | ProfileOutcomeRecord;
 
 /** What the journal says about one snapshot entry (by its snapshot name). */
 export type JournalEntryState =
@@ -171,6 +211,15 @@ function checkRecord(value: unknown): JournalRecord | string {
       if (value.result !== 'created' && value.result !== 'failed')
         return "outcome result must be 'created' or 'failed'";
       return value as unknown as OutcomeRecord;
+    case 'profile-intent':
+    case 'profile-outcome':
+      if (!isString(value.name) || !isString(value.targetName))
+        return `${value.kind} needs name and targetName`;
+      if (value.action !== 'create' && value.action !== 'update' && value.action !== 'delete')
+        return `${value.kind} action must be 'create', 'update' or 'delete'`;
+      if (value.kind === 'profile-outcome' && value.result !== 'done' && value.result !== 'failed')
+        return "profile-outcome result must be 'done' or 'failed'";
+      return value as unknown as ProfileIntentRecord | ProfileOutcomeRecord;
     default:
       return `unknown record kind ${JSON.stringify(value.kind)}`;
   }
@@ -181,6 +230,8 @@ function applyRecord(entries: Map<string, JournalEntryState>, record: JournalRec
   switch (record.kind) {
     case 'begin':
     case 'resume':
+    case 'profile-intent':
+    case 'profile-outcome':
       return;
     case 'intent':
       entries.set(record.name, {
@@ -517,7 +568,9 @@ export async function openJournal(
       const safe =
         record.kind === 'outcome' && record.result === 'failed'
           ? { ...record, message: scrub(record.message) }
-          : record;
+          : record.kind === 'profile-outcome' && record.message !== undefined
+            ? { ...record, message: scrub(record.message) }
+            : record;
       return new Promise<void>((resolve, reject) => {
         queue.push({ line: `${JSON.stringify(safe)}\n`, resolve, reject });
         draining ??= drain();

@@ -190,7 +190,7 @@ export function writeScrubbedFile(path: string, content: string): Promise<void> 
   return writeFileAtomic(path, scrub(content), { what: 'output file' });
 }
 
-/** `--report`: one JSON line per entry. */
+/** `--report`: one JSON line per entry, naming its object kind (`"object":"connection"`). */
 export function serializeReport(report: readonly ReportLine[]): string {
-  return report.map((l) => `${JSON.stringify(l)}\n`).join('');
+  return report.map((l) => `${JSON.stringify({ object: 'connection', ...l })}\n`).join('');
 }

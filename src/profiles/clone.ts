@@ -4,7 +4,7 @@
  * stops after the plan, so it shows exactly what the real run would send.
  */
 import type { HttpClient } from '../api/http.js';
-import { createScanProfile, getScanProfile } from '../api/scan-profiles.js';
+import { createScanProfile, getScanProfile, listScanProfiles } from '../api/scan-profiles.js';
 import { ApiError, DdsError, InterruptedError, PreflightError, type Problem } from '../errors.js';
 import { listConnectionKeys } from './create.js';
 import {
@@ -54,12 +54,17 @@ export async function prepareProfileClone(
     ? await listConnectionKeys(source, options.signal)
     : [];
   const targetConnections = await listConnectionKeys(target, options.signal);
+  const targetProfiles = new Map<string, string | undefined>();
+  for (const p of await listScanProfiles(target, options.signal ? { signal: options.signal } : {})) {
+    if (typeof p.name === 'string') targetProfiles.set(p.name, p._id);
+  }
   const plan = planProfileClone({
     profiles,
     sourceConnections,
     targetConnections,
     idMap: options.idMap,
     allowRun: options.allowRun,
+    targetProfiles,
   });
   if (unreadable.length === 0) return plan;
   return { ...plan, problems: [...unreadable, ...plan.problems] };
@@ -94,6 +99,13 @@ export type CloneResult =
       readonly name: string;
       readonly targetId: string | undefined;
       readonly dataSources: readonly DataSourceMapping[];
+    }
+  | {
+      /** Already in the target by name: nothing was sent. */
+      readonly kind: 'exists';
+      readonly sourceId: string;
+      readonly name: string;
+      readonly targetId: string | undefined;
     }
   | {
       readonly kind: 'failed';
@@ -131,11 +143,22 @@ export async function applyProfileClone(
   const steps = plan.steps;
   for (let i = 0; i < steps.length; i++) {
     const step = steps[i] as ProfileCloneStep;
+    if (step.kind === 'exists') {
+      const existing: CloneResult = {
+        kind: 'exists',
+        sourceId: step.sourceId,
+        name: step.name,
+        targetId: step.targetId,
+      };
+      results.push(existing);
+      options.onResult?.(existing);
+      continue;
+    }
     if (step.kind !== 'create') continue;
     if (options.signal?.aborted) {
       return {
         results,
-        notAttempted: steps.slice(i),
+        notAttempted: steps.slice(i).filter((s) => s.kind === 'create'),
         stopped: new InterruptedError('Interrupted', {
           hint: 'Profiles listed as not attempted were not created',
         }),
@@ -161,7 +184,7 @@ export async function applyProfileClone(
           message: error.message,
         };
       } else if (error instanceof DdsError) {
-        return { results, notAttempted: steps.slice(i), stopped: error };
+        return { results, notAttempted: steps.slice(i).filter((s) => s.kind === 'create'), stopped: error };
       } else {
         throw error;
       }

@@ -56,6 +56,14 @@ export type ProfileCloneStep =
       readonly dataSources: readonly DataSourceMapping[];
     }
   | {
+      /** A profile of this name is already in the target: left alone, reported `exists` (not an error). */
+      readonly kind: 'exists';
+      readonly sourceId: string;
+      readonly name: string;
+      readonly singleRun: boolean;
+      readonly targetId: string | undefined;
+    }
+  | {
       readonly kind: 'blocked';
       readonly sourceId: string;
       readonly name: string;
@@ -81,6 +89,8 @@ export interface ProfileCloneInput {
   readonly idMap?: IdMap | undefined;
   /** `--allow-run`: one-time profiles may be created (each starts a scan). */
   readonly allowRun: boolean;
+  /** The target's profiles by name (-> `_id`): a profile whose name is there is `exists`. */
+  readonly targetProfiles?: ReadonlyMap<string, string | undefined>;
 }
 
 const OBJECT_ID = /^[0-9a-f]{24}$/i;
@@ -178,6 +188,11 @@ export function planProfileClone(input: ProfileCloneInput): ProfileClonePlan {
   for (const { sourceId, profile } of input.profiles) {
     const name = typeof profile.name === 'string' ? profile.name : sourceId;
     const singleRun = profile.isSingleRunScan === true;
+    if (input.targetProfiles?.has(name) === true && !seenNames.has(name)) {
+      seenNames.set(name, sourceId);
+      steps.push({ kind: 'exists', sourceId, name, singleRun, targetId: input.targetProfiles.get(name) });
+      continue;
+    }
     const problems: Problem[] = [];
     const mappings: DataSourceMapping[] = [];
 

@@ -1,6 +1,14 @@
 /**
  * The snapshot format (contract section 3): JSON Lines, a header line, one connection per line sorted
- * by `name` in code-unit order, then a trailer with the entry count and the sha256 of the entry lines.
+ * by `name` in code-unit order, then (version 2) one scan profile per line sorted by the profile's
+ * `name`, then a trailer with the entry counts and the sha256 of the entry lines (connections and
+ * profiles, each with its `\n`).
+ *
+ * A profile line is `{"scanProfile":{...},"dataSourceNames":[...]}`: it has no top-level `name`, which
+ * every connection line has, so the two can never be taken for each other; and every profile line
+ * comes after every connection line. `dataSourceNames[i]` is the name of the connection that
+ * `scanProfile.dataSourceList[i]` refers to in the source (or null when the export could not tell), so
+ * an import can remap the list to the target's ids by name.
  *
  * Key order of an entry line (chosen here, the contract only asks for "a stable order"): `_id`, `name`,
  * `type` first, then every other key in code-unit order; nested objects have their keys in code-unit
@@ -11,6 +19,7 @@
 
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
+import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { assignOwn } from '../own-property.js';
 
 /** `kind` of the header line. */
@@ -18,7 +27,13 @@ export const SNAPSHOT_KIND = 'dds-migrate/snapshot';
 /** `kind` of the trailer line. */
 export const SNAPSHOT_END_KIND = 'dds-migrate/snapshot-end';
 /** The format version this build writes. Older versions are migrated on read (`migrate.ts`). */
-export const CURRENT_FORMAT_VERSION = 1;
+export const CURRENT_FORMAT_VERSION = 2;
+
+/** What a snapshot holds (header `include`, version 2; a version 1 snapshot holds connections only). */
+export type SnapshotPart = 'connections' | 'scanProfiles';
+
+/** Every part, in the order the header lists them. */
+export const SNAPSHOT_PARTS: readonly SnapshotPart[] = ['connections', 'scanProfiles'];
 
 /** What was asked for when the snapshot was taken (`null`: no restriction of that kind). */
 export interface SnapshotSelection {
@@ -44,12 +59,22 @@ export interface SnapshotHeader {
   readonly tool: string;
   readonly source: SnapshotSource;
   readonly selection: SnapshotSelection;
+  /**
+   * What was exported (version 2). `scanProfiles` absent means the snapshot says nothing about profiles:
+   * an import then neither creates nor prunes any.
+   */
+  readonly include: readonly SnapshotPart[];
 }
 
 /** The last line of a snapshot. */
 export interface SnapshotTrailer {
   readonly kind: typeof SNAPSHOT_END_KIND;
+  /** Entry lines: connections + scan profiles. */
   readonly entryCount: number;
+  /** Version 2: connection lines. */
+  readonly connectionCount?: number;
+  /** Version 2: scan profile lines. */
+  readonly scanProfileCount?: number;
   /** Lower-case hex sha256 of the entry lines, each with its `\n` (header and trailer excluded). */
   readonly sha256: string;
 }
@@ -59,6 +84,8 @@ export interface SnapshotHeaderInput {
   readonly tool: string;
   readonly source: SnapshotSource;
   readonly selection?: Partial<SnapshotSelection>;
+  /** Default: connections only. */
+  readonly include?: readonly SnapshotPart[];
   /** Default: now. */
   readonly createdAt?: Date;
 }
@@ -76,7 +103,13 @@ export function createSnapshotHeader(input: SnapshotHeaderInput): SnapshotHeader
       types: input.selection?.types ?? null,
       name: input.selection?.name ?? null,
     },
+    include: orderParts(input.include ?? ['connections']),
   };
+}
+
+/** `parts` without repeats, in {@link SNAPSHOT_PARTS} order. */
+export function orderParts(parts: readonly SnapshotPart[]): SnapshotPart[] {
+  return SNAPSHOT_PARTS.filter((p) => parts.includes(p));
 }
 
 /** The header as its line (without the newline), keys in the contract's order. */
@@ -92,6 +125,7 @@ function orderHeaderKeys(h: SnapshotHeader): SnapshotHeader {
     tool: h.tool,
     source: { url: h.source.url, environment: h.source.environment },
     selection: { ids: h.selection.ids, types: h.selection.types, name: h.selection.name },
+    include: [...h.include],
   };
 }
 
@@ -100,6 +134,8 @@ export function serializeTrailerLine(trailer: Omit<SnapshotTrailer, 'kind'>): st
   const t: SnapshotTrailer = {
     kind: SNAPSHOT_END_KIND,
     entryCount: trailer.entryCount,
+    ...(trailer.connectionCount === undefined ? {} : { connectionCount: trailer.connectionCount }),
+    ...(trailer.scanProfileCount === undefined ? {} : { scanProfileCount: trailer.scanProfileCount }),
     sha256: trailer.sha256,
   };
   return JSON.stringify(t);
@@ -138,6 +174,17 @@ function canonicalizeValue(value: unknown): unknown {
 /** One entry as its line (without the newline): canonical key order, compact JSON. */
 export function serializeEntryLine(entry: Connection): string {
   return JSON.stringify(canonicalizeEntry(entry as Record<string, unknown>));
+}
+
+/**
+ * One scan profile as its line (without the newline): `{"scanProfile":{...},"dataSourceNames":[...]}`,
+ * the profile's keys in the entry order (`_id`, `name` first, then code-unit order).
+ */
+export function serializeProfileLine(entry: SnapshotScanProfile): string {
+  return JSON.stringify({
+    scanProfile: canonicalizeEntry(entry.scanProfile as Record<string, unknown>),
+    dataSourceNames: [...entry.dataSourceNames],
+  });
 }
 
 /** A filesystem-safe UTC timestamp for `--out-dir` file names: `2026-11-22T10-00-00.000Z`. */

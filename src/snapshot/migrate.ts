@@ -4,8 +4,9 @@
  * rewritten: migrations apply to parsed values after the checksum was verified on the bytes as stored.
  * The trailer (`kind`, `entryCount`, `sha256` of the stored entry lines) is the same in every version.
  *
- * Only version 1 exists so far, so the shipped registry is empty; tests register a version 0 to keep
- * the mechanism honest.
+ * Shipped: version 1 -> 2 (version 2 added scan profile lines and the header's `include`; a version 1
+ * snapshot holds connections only, so its header gets `include: ["connections"]` and its entries stay
+ * as they are). Tests register a version 0 to keep the mechanism honest.
  */
 import type { Connection } from '../model/connection.js';
 import { CURRENT_FORMAT_VERSION } from './format.js';
@@ -52,8 +53,19 @@ export function createMigrationRegistry(migrations: readonly SnapshotMigration[]
   return registry;
 }
 
-/** The migrations this build ships (none yet: version 1 is the first released format). */
-export const shippedMigrations: MigrationRegistry = createMigrationRegistry();
+/** Version 1 -> 2: the header states that it holds connections only; entries are unchanged. */
+export const migrateV1ToV2: SnapshotMigration = {
+  from: 1,
+  migrateHeader(header) {
+    return { ...header, formatVersion: 2, include: ['connections'] };
+  },
+  migrateEntry(entry) {
+    return entry;
+  },
+};
+
+/** The migrations this build ships. */
+export const shippedMigrations: MigrationRegistry = createMigrationRegistry([migrateV1ToV2]);
 
 /** A compiled chain: apply every step to a header or an entry. */
 export interface Migrator {

@@ -5,7 +5,10 @@
  * than this build or one no migration reaches, a line that is not JSON, an entry that is not an object
  * with a string `name` and `type`, entries out of name order or with a duplicate name, a missing trailer
  * (truncated), a last line without its newline (truncated), a wrong `entryCount` or `sha256`, and
- * anything after the trailer.
+ * anything after the trailer. Version 2: a scan profile line (`{"scanProfile":{...},"dataSourceNames":
+ * [...]}`, no top-level `name`) that is malformed, out of name order or a duplicate, a connection line
+ * after a profile line, profiles in a snapshot whose header does not include them, and trailer counts
+ * (`connectionCount`, `scanProfileCount`) that do not match.
  *
  * Because entries must be in strict code-unit order of name, a duplicate name is always next to its
  * twin: the reader keeps only the previous name, never a set of all names.
@@ -17,13 +20,16 @@ import { createReadStream } from 'node:fs';
 import { compareNames } from '../connections/match.js';
 import { InputFileError, InterruptedError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { describeJsonError } from '../secrets.js';
 import { createEntryHasher, type EntryHasher } from './checksum.js';
 import {
   CURRENT_FORMAT_VERSION,
   SNAPSHOT_END_KIND,
   SNAPSHOT_KIND,
+  SNAPSHOT_PARTS,
   type SnapshotHeader,
+  type SnapshotPart,
   type SnapshotSelection,
 } from './format.js';
 import { composeMigrations, type MigrationRegistry, type Migrator, shippedMigrations } from './migrate.js';
@@ -35,7 +41,10 @@ export interface VerifiedSnapshot {
   readonly header: SnapshotHeader;
   /** The version the file was written in (before migration). */
   readonly storedFormatVersion: number;
+  /** Connection entries (the trailer's `entryCount` also counts the scan profile lines). */
   readonly entryCount: number;
+  /** Scan profile lines (0 in a version 1 snapshot). */
+  readonly scanProfileCount: number;
   /** sha256 of the entry lines as stored, as in the trailer. */
   readonly sha256: string;
   /** How many entries of each type, in first-seen order. */
@@ -75,6 +84,20 @@ export function verifySnapshot(path: string, options: ReadSnapshotOptions = {}):
 }
 
 /**
+ * Read and check the whole file, keeping only its scan profiles (they come after every connection
+ * line; an environment has few of them). With `expected`, throws when the file is not the one verified.
+ */
+export async function readSnapshotProfiles(
+  path: string,
+  options: ReadEntriesOptions = {},
+): Promise<{ readonly verified: VerifiedSnapshot; readonly profiles: SnapshotScanProfile[] }> {
+  const profiles: SnapshotScanProfile[] = [];
+  const verified = await scanLines(path, undefined, (p) => profiles.push(p), options);
+  checkExpected(path, verified, options);
+  return { verified, profiles };
+}
+
+/**
  * Read and check the whole file, calling `onEntry` for each entry (migrated) as it goes. Entries are
  * handed out before the trailer is checked: a caller that acts on them must wait for the promise to
  * resolve before trusting what it saw (`validate` collects problems and reports them only then).
@@ -84,14 +107,39 @@ export async function scanSnapshot(
   onEntry: ((entry: Connection, line: number) => void) | undefined,
   options: ReadSnapshotOptions = {},
 ): Promise<VerifiedSnapshot> {
+  return scanLines(path, onEntry, undefined, options);
+}
+
+async function scanLines(
+  path: string,
+  onEntry: ((entry: Connection, line: number) => void) | undefined,
+  onProfile: ((profile: SnapshotScanProfile, line: number) => void) | undefined,
+  options: ReadSnapshotOptions,
+): Promise<VerifiedSnapshot> {
   const parser = new SnapshotParser(path, options.label ?? path, options.migrations ?? shippedMigrations);
   for await (const batch of readLineBatches(path, options)) {
     for (const raw of batch) {
-      const entry = parser.push(raw);
-      if (entry !== undefined && onEntry !== undefined) onEntry(entry, raw.number);
+      const parsed = parser.push(raw);
+      if (parsed === undefined) continue;
+      if (parsed.kind === 'connection') onEntry?.(parsed.entry, raw.number);
+      else onProfile?.(parsed.profile, raw.number);
     }
   }
   return parser.finish();
+}
+
+function checkExpected(path: string, verified: VerifiedSnapshot, options: ReadEntriesOptions): void {
+  const expected = options.expected;
+  if (expected && (expected.sha256 !== verified.sha256 || expected.entryCount !== verified.entryCount)) {
+    throw new InputFileError(
+      options.label ?? path,
+      undefined,
+      'the snapshot changed while it was being read',
+      {
+        hint: 'Do not write to a snapshot while a command reads it; re-run the command',
+      },
+    );
+  }
 }
 
 /**
@@ -108,23 +156,13 @@ export async function* readSnapshotEntries(
   for await (const batch of readLineBatches(path, options)) {
     const entries: Connection[] = [];
     for (const raw of batch) {
-      const entry = parser.push(raw);
-      if (entry !== undefined) entries.push(entry);
+      const parsed = parser.push(raw);
+      if (parsed?.kind === 'connection') entries.push(parsed.entry);
     }
     yield* entries;
   }
   const verified = parser.finish();
-  const expected = options.expected;
-  if (expected && (expected.sha256 !== verified.sha256 || expected.entryCount !== verified.entryCount)) {
-    throw new InputFileError(
-      options.label ?? path,
-      undefined,
-      'the snapshot changed while it was being read',
-      {
-        hint: 'Do not write to a snapshot while a command reads it; re-run the command',
-      },
-    );
-  }
+  checkExpected(path, verified, options);
   return verified;
 }
 
@@ -132,13 +170,30 @@ export async function* readSnapshotEntries(
 export async function loadSnapshot(
   path: string,
   options: ReadSnapshotOptions = {},
-): Promise<{ readonly header: SnapshotHeader; readonly entries: Connection[]; readonly sha256: string }> {
+): Promise<{
+  readonly header: SnapshotHeader;
+  readonly entries: Connection[];
+  readonly sha256: string;
+  /** The scan profiles (version 2; empty for a version 1 snapshot). */
+  readonly profiles: SnapshotScanProfile[];
+}> {
   const verified = await verifySnapshot(path, options);
   const entries: Connection[] = [];
-  for await (const entry of readSnapshotEntries(path, { ...options, expected: verified }))
-    entries.push(entry);
-  return { header: verified.header, entries, sha256: verified.sha256 };
+  const profiles: SnapshotScanProfile[] = [];
+  const again = await scanLines(
+    path,
+    (entry) => entries.push(entry),
+    (profile) => profiles.push(profile),
+    options,
+  );
+  checkExpected(path, again, { ...options, expected: verified });
+  return { header: verified.header, entries, sha256: verified.sha256, profiles };
 }
+
+/** What one line held. */
+type ParsedLine =
+  | { readonly kind: 'connection'; readonly entry: Connection }
+  | { readonly kind: 'scan-profile'; readonly profile: SnapshotScanProfile };
 
 // ---- lines -------------------------------------------------------------------------------------
 
@@ -238,6 +293,8 @@ class SnapshotParser {
   private trailer: { entryCount: number; sha256: string; line: number } | undefined;
   private lastLine = 0;
   private readonly typeCounts = new Map<string, number>();
+  private profileCount = 0;
+  private previousProfile: { name: string; line: number } | undefined;
 
   constructor(
     private readonly path: string,
@@ -246,8 +303,8 @@ class SnapshotParser {
     private readonly migrations: MigrationRegistry,
   ) {}
 
-  /** Take one line; returns the entry it holds, if any. */
-  push(raw: RawLine): Connection | undefined {
+  /** Take one line; returns the entry or scan profile it holds, if any. */
+  push(raw: RawLine): ParsedLine | undefined {
     this.lastLine = raw.number;
     if (this.trailer !== undefined) {
       throw this.fail(raw.number, `unexpected content after the trailer (line ${this.trailer.line})`);
@@ -264,7 +321,16 @@ class SnapshotParser {
       this.readTrailer(value, raw.number);
       return undefined;
     }
-    return this.readEntry(value, raw);
+    if (this.storedFormatVersion >= 2 && isProfileLine(value)) {
+      return { kind: 'scan-profile', profile: this.readProfile(value, raw) };
+    }
+    if (this.previousProfile !== undefined) {
+      throw this.fail(
+        raw.number,
+        `a connection line after the scan profiles (line ${this.previousProfile.line}): connections come first`,
+      );
+    }
+    return { kind: 'connection', entry: this.readEntry(value, raw) };
   }
 
   /** Check the end of the file and return the facts. */
@@ -282,6 +348,7 @@ class SnapshotParser {
       header: this.header,
       storedFormatVersion: this.storedFormatVersion,
       entryCount: this.count,
+      scanProfileCount: this.profileCount,
       sha256: this.trailer.sha256,
       typeCounts: this.typeCounts,
     };
@@ -349,12 +416,27 @@ class SnapshotParser {
       throw this.fail(line, `trailer entryCount must be an integer >= 0, got ${JSON.stringify(entryCount)}`);
     }
     if (typeof sha256 !== 'string') throw this.fail(line, 'trailer has no sha256');
-    if (entryCount !== this.count) {
-      throw this.fail(line, `trailer says ${entryCount} entries but the snapshot holds ${this.count}`);
+    const total = this.count + this.profileCount;
+    if (entryCount !== total) {
+      throw this.fail(line, `trailer says ${entryCount} entries but the snapshot holds ${total}`);
     }
     const actual = this.hasher.digest();
     if (sha256 !== actual) {
       throw this.fail(line, 'sha256 in the trailer does not match the entries (the snapshot was changed)');
+    }
+    if (this.storedFormatVersion >= 2) {
+      const counts: [string, unknown, number][] = [
+        ['connectionCount', value.connectionCount, this.count],
+        ['scanProfileCount', value.scanProfileCount, this.profileCount],
+      ];
+      for (const [field, stated, actual] of counts) {
+        if (stated !== actual) {
+          throw this.fail(
+            line,
+            `trailer ${field} is ${JSON.stringify(stated ?? null)} but the snapshot holds ${actual}`,
+          );
+        }
+      }
     }
     this.trailer = { entryCount, sha256, line };
   }
@@ -389,6 +471,37 @@ class SnapshotParser {
     return entry;
   }
 
+  private readProfile(value: Record<string, unknown>, raw: RawLine): SnapshotScanProfile {
+    const line = raw.number;
+    if (this.header?.include.includes('scanProfiles') !== true) {
+      throw this.fail(line, 'a scan profile line, but the header does not include "scanProfiles"');
+    }
+    this.hasher.addLine(raw.bytes);
+    this.profileCount += 1;
+    const problem = describeProfileProblem(value);
+    if (problem !== undefined) throw this.fail(line, `scan profile ${problem}`);
+    const profile = value.scanProfile as ScanProfile;
+    const name = profile.name;
+    const previous = this.previousProfile;
+    if (previous !== undefined) {
+      const order = compareNames(previous.name, name);
+      if (order === 0) {
+        throw this.fail(
+          line,
+          `duplicate scan profile name ${JSON.stringify(name)} (also on line ${previous.line})`,
+        );
+      }
+      if (order > 0) {
+        throw this.fail(
+          line,
+          `scan profiles are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(previous.name)}`,
+        );
+      }
+    }
+    this.previousProfile = { name, line };
+    return { scanProfile: profile, dataSourceNames: value.dataSourceNames as (string | null)[] };
+  }
+
   private parseJson(raw: RawLine): unknown {
     try {
       return JSON.parse(raw.bytes.toString('utf8'));
@@ -413,7 +526,33 @@ function normalizeHeader(h: Record<string, unknown>): SnapshotHeader {
     tool: h.tool as string,
     source: { url: source.url, environment: source.environment },
     selection: { ids: selection.ids ?? null, types: selection.types ?? null, name: selection.name ?? null },
+    include: SNAPSHOT_PARTS.filter((p) => (h.include as readonly SnapshotPart[]).includes(p)),
   };
+}
+
+/** A scan profile line: no top-level `name` (every connection has one) and a `scanProfile` key. */
+function isProfileLine(value: unknown): value is Record<string, unknown> {
+  return isPlainObject(value) && !Object.hasOwn(value, 'name') && Object.hasOwn(value, 'scanProfile');
+}
+
+/** Why a profile line does not have its shape, or undefined. */
+function describeProfileProblem(value: Record<string, unknown>): string | undefined {
+  const profile = value.scanProfile;
+  if (!isPlainObject(profile)) return '"scanProfile" is not an object';
+  if (typeof profile.name !== 'string' || profile.name === '') return 'has no string "name"';
+  const label = JSON.stringify(profile.name);
+  const list = profile.dataSourceList;
+  if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) {
+    return `${label}: "dataSourceList" is not a list of strings`;
+  }
+  const names = value.dataSourceNames;
+  if (!Array.isArray(names) || !names.every((x) => x === null || typeof x === 'string')) {
+    return `${label}: "dataSourceNames" is not a list of strings or nulls`;
+  }
+  if (names.length !== list.length) {
+    return `${label}: "dataSourceNames" has ${names.length} elements, "dataSourceList" ${list.length}`;
+  }
+  return undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -441,5 +580,13 @@ function describeHeaderProblem(h: Record<string, unknown>): string | undefined {
     return 'selection.types must be a list of strings or null';
   const name = selection.name ?? null;
   if (name !== null && typeof name !== 'string') return 'selection.name must be a string or null';
+  const include = h.include;
+  if (
+    !Array.isArray(include) ||
+    include.length === 0 ||
+    !include.every((p) => SNAPSHOT_PARTS.includes(p as SnapshotPart))
+  ) {
+    return `include must be a non-empty list of ${SNAPSHOT_PARTS.map((p) => JSON.stringify(p)).join(', ')}`;
+  }
   return undefined;
 }

@@ -30,12 +30,14 @@ import {
   toFileWriteError,
 } from '../files.js';
 import type { Connection } from '../model/connection.js';
+import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { createEntryHasher } from './checksum.js';
 import {
   formatFileTimestamp,
   type SnapshotHeader,
   serializeEntryLine,
   serializeHeaderLine,
+  serializeProfileLine,
   serializeTrailerLine,
 } from './format.js';
 
@@ -50,12 +52,21 @@ export interface WriteSnapshotOptions {
   readonly signal?: AbortSignal;
   /** Sees every entry as written (canonical key order), e.g. to count types for a summary. */
   readonly onEntry?: (entry: Connection) => void;
+  /**
+   * The scan profiles (version 2), asked for once every connection has been spilled (so that a caller
+   * can name each profile's data sources from the connections it saw). They are held in memory (an
+   * environment has few), written after the connections in name order; a duplicate name stops the
+   * write (PreflightError). Requires a header whose `include` holds `scanProfiles`.
+   */
+  readonly profiles?: () => Promise<readonly SnapshotScanProfile[]> | readonly SnapshotScanProfile[];
 }
 
 /** What was written. */
 export interface WrittenSnapshot {
   readonly path: string;
+  /** Connection entries. */
   readonly entryCount: number;
+  readonly scanProfileCount: number;
   readonly sha256: string;
 }
 
@@ -152,6 +163,9 @@ export async function writeSnapshot(
   options: WriteSnapshotOptions = {},
 ): Promise<WrittenSnapshot> {
   await prepareSnapshotTarget(target);
+  if (options.profiles !== undefined && !header.include.includes('scanProfiles')) {
+    throw new Error('writeSnapshot: profiles given but the header does not include scanProfiles');
+  }
   const dir = 'path' in target ? dirname(target.path) : outDirFolder(target.outDir, target.environment);
   const stem = 'path' in target ? basename(target.path) : 'snapshot';
   // Temporary files of killed runs of this same target (they may hold clear-text credentials).
@@ -166,8 +180,9 @@ export async function writeSnapshot(
   try {
     const index = await spillEntries(spillPath, entries, options);
     const order = sortIndex(index);
+    const profiles = sortProfiles(options.profiles ? await options.profiles() : []);
     tmpCreated = true;
-    const sha256 = await writeSorted(tmpPath, spillPath, header, index, order);
+    const sha256 = await writeSorted(tmpPath, spillPath, header, index, order, profiles);
     const path =
       'path' in target
         ? await replaceInto(tmpPath, target.path)
@@ -175,7 +190,7 @@ export async function writeSnapshot(
     tmpCreated = false;
     written = true;
     await syncFolder(dir);
-    return { path, entryCount: index.names.length, sha256 };
+    return { path, entryCount: index.names.length, scanProfileCount: profiles.length, sha256 };
   } catch (error) {
     // A full disk or a folder that turned read-only: one line (exit 2), no file left behind. An
     // error of the entries' source (the service) is its own.
@@ -302,6 +317,36 @@ function sortIndex(index: SpillIndex): Uint32Array {
   return order;
 }
 
+/** The profiles in name order; a profile without a name, or a duplicate name, is refused. */
+function sortProfiles(profiles: readonly SnapshotScanProfile[]): SnapshotScanProfile[] {
+  const problems: Problem[] = [];
+  for (const p of profiles) {
+    if (typeof p.scanProfile.name !== 'string' || p.scanProfile.name === '') {
+      problems.push({ entry: String(p.scanProfile._id ?? '?'), message: 'scan profile has no name' });
+    }
+  }
+  const sorted =
+    problems.length > 0
+      ? []
+      : [...profiles].sort((a, b) => compareNames(a.scanProfile.name, b.scanProfile.name));
+  for (let i = 1; i < sorted.length; i++) {
+    const name = (sorted[i] as SnapshotScanProfile).scanProfile.name;
+    if (name === (sorted[i - 1] as SnapshotScanProfile).scanProfile.name && problems.at(-1)?.entry !== name) {
+      problems.push({ entry: name, message: 'more than one scan profile has this name' });
+    }
+  }
+  if (problems.length > 0) {
+    throw new PreflightError(
+      `The scan profiles cannot be written (${problems.map((p) => `${JSON.stringify(p.entry)}: ${p.message}`).join('; ')}); nothing was written`,
+      problems,
+      {
+        hint: 'Names are the natural key of a snapshot: rename the profiles in the source environment, or export with --include connections',
+      },
+    );
+  }
+  return sorted;
+}
+
 // ---- sorted copy -------------------------------------------------------------------------------
 
 async function writeSorted(
@@ -310,6 +355,7 @@ async function writeSorted(
   header: SnapshotHeader,
   index: SpillIndex,
   order: Uint32Array,
+  profiles: readonly SnapshotScanProfile[],
 ): Promise<string> {
   const hasher = createEntryHasher();
   const out = await open(tmpPath, 'wx', SNAPSHOT_FILE_MODE);
@@ -346,9 +392,19 @@ async function writeSorted(
     } finally {
       await spill.close();
     }
+    for (const profile of profiles) {
+      const line = serializeProfileLine(profile);
+      hasher.addLine(line);
+      await writer.writeText(`${line}\n`);
+    }
     const sha256 = hasher.digest();
+    const counts =
+      header.formatVersion >= 2 ? { connectionCount: order.length, scanProfileCount: profiles.length } : {};
     await writer.write(
-      Buffer.from(`${serializeTrailerLine({ entryCount: order.length, sha256 })}\n`, 'utf8'),
+      Buffer.from(
+        `${serializeTrailerLine({ entryCount: order.length + profiles.length, ...counts, sha256 })}\n`,
+        'utf8',
+      ),
     );
     await writer.flush();
     await out.sync();

@@ -60,17 +60,21 @@ describe('export', () => {
     const header = JSON.parse(all[0] as string);
     expect(header).toMatchObject({
       kind: 'dds-migrate/snapshot',
-      formatVersion: 1,
+      formatVersion: 2,
       tool: 'dds-migrate 0.1.0',
       source: { url: emu.url, environment: new URL(emu.url).host },
       selection: { ids: null, types: null, name: null },
+      include: ['connections', 'scanProfiles'],
     });
     expect(new Date(header.createdAt).toISOString()).toBe(header.createdAt);
     const entryLines = all.slice(1, -2);
     expect(entryLines).toHaveLength(300);
+    // The emulator of this file has no scan profiles: the trailer says so.
     expect(JSON.parse(all.at(-2) as string)).toEqual({
       kind: 'dds-migrate/snapshot-end',
       entryCount: 300,
+      connectionCount: 300,
+      scanProfileCount: 0,
       sha256: hashEntryLines(entryLines),
     });
     const entries = entryLines.map((l) => JSON.parse(l) as Connection);
@@ -219,7 +223,13 @@ describe('validate', () => {
     const entry = JSON.parse(entryLines[i] as string);
     delete entry.bucket_name;
     entryLines[i] = JSON.stringify(entry);
-    const trailer = { kind: 'dds-migrate/snapshot-end', entryCount: 300, sha256: hashEntryLines(entryLines) };
+    const trailer = {
+      kind: 'dds-migrate/snapshot-end',
+      entryCount: 300,
+      connectionCount: 300,
+      scanProfileCount: 0,
+      sha256: hashEntryLines(entryLines),
+    };
     const bad = join(dir, 'missing.snapshot.jsonl');
     await writeFile(bad, `${[all[0], ...entryLines, JSON.stringify(trailer)].join('\n')}\n`);
     const run = await runCli(['validate', bad], { env });
@@ -286,7 +296,7 @@ describe('validate', () => {
 
     it('formatVersion 99', async () => {
       const run = await damaged('v99', (all) => {
-        all[0] = (all[0] as string).replace('"formatVersion":1', '"formatVersion":99');
+        all[0] = (all[0] as string).replace('"formatVersion":2', '"formatVersion":99');
         return all.join('\n');
       });
       expect(run.exitCode).toBe(2);

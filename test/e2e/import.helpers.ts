@@ -85,7 +85,12 @@ export async function writeSnapshot(
   const text = [
     serializeHeaderLine(header),
     ...lines,
-    serializeTrailerLine({ entryCount: lines.length, sha256: hashEntryLines(lines) }),
+    serializeTrailerLine({
+      entryCount: lines.length,
+      connectionCount: lines.length,
+      scanProfileCount: 0,
+      sha256: hashEntryLines(lines),
+    }),
   ].join('\n');
   await writeFile(path, `${text}\n`, { mode: 0o600 });
 }

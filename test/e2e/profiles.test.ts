@@ -230,16 +230,27 @@ describe('profiles clone', () => {
     expect(run.stderr).toMatch(/ffffffffffffffffffffffff.*404/);
   });
 
-  it('re-running creates no duplicate where the service refuses a taken name: that profile fails (exit 1)', async () => {
+  it('re-running reports a profile already in the target as exists: exit 0, no POST, no duplicate', async () => {
     const src = await emulator(e2e.prod);
     const dst = await emulator(importedSeed());
     const profile = findProfile(scheduledById);
     const argv = ['profiles', 'clone', String(profile._id), '--from', src.url, '--to', dst.url];
     expect((await runCli(argv, { env: env(src, dst) })).exitCode).toBe(0);
+    const posts = () =>
+      dst.record.requests.filter((r) => r.method === 'POST' && r.path === '/api/v1/scanProfiles').length;
+    expect(posts()).toBe(1);
     const again = await runCli(argv, { env: env(src, dst) });
-    expect(again.exitCode).toBe(1);
-    expect(again.stderr).toMatch(/already exists/);
+    expect(again.exitCode).toBe(0);
+    expect(again.stdout).toMatch(new RegExp(`${String(profile.name)}\\s+exists`));
+    expect(again.stderr).not.toMatch(/already exists|created/);
+    expect(posts()).toBe(1);
     expect(dst.store.profiles).toHaveLength(1);
+    // --json names it too.
+    const json = await runCli(['--json', ...argv], { env: env(src, dst) });
+    expect(JSON.parse(json.stdout).profiles).toEqual([
+      { sourceId: profile._id, name: profile.name, result: 'exists', targetId: dst.store.profiles[0]?._id },
+    ]);
+    expect(posts()).toBe(1);
   });
 });
 

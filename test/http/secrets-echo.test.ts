@@ -101,7 +101,8 @@ describe('a service that echoes the token or a credential', () => {
     const page = `<html><head><title>Error for ${TOKEN}: secret_key=${PASSWORD}</title></head></html>`;
     nock(HOST).get(EXPORT).query(true).reply(403, page, { 'Content-Type': 'text/html' });
     const out = join(dir, 'never.snapshot.jsonl');
-    const result = await run(['export', '--from', HOST, '-o', out]);
+    // Connections only: the export endpoint is the one that answers with the page.
+    const result = await run(['export', '--from', HOST, '--include', 'connections', '-o', out]);
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toContain('403');
     expectNoCanary(result);

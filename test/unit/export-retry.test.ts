@@ -32,7 +32,7 @@ async function runExport(budget: RetryBudget) {
   const file = join(dir, 'out.snapshot.jsonl');
   const sleeps: number[] = [];
   const run = exportSnapshot(
-    { ids: undefined, types: undefined, nameGlob: undefined, output: { file } },
+    { ids: undefined, types: undefined, nameGlob: undefined, include: ['connections'], output: { file } },
     {
       resolveSource: async () => makeEnvironment(),
       createClient: (environment, options) =>

@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/errors.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
-import { createMigrationRegistry, type SnapshotMigration } from '../../src/snapshot/migrate.js';
+import {
+  createMigrationRegistry,
+  migrateV1ToV2,
+  type SnapshotMigration,
+} from '../../src/snapshot/migrate.js';
 import { loadSnapshot, verifySnapshot } from '../../src/snapshot/read.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -47,18 +51,20 @@ async function writeV0(): Promise<string> {
 describe('format migrations', () => {
   it('migrates a version 0 snapshot on read: header and every entry reach the current version', async () => {
     const path = await writeV0();
-    const migrations = createMigrationRegistry([v0ToV1]);
+    const migrations = createMigrationRegistry([v0ToV1, migrateV1ToV2]);
     const verified = await verifySnapshot(path, { migrations });
     expect(verified.storedFormatVersion).toBe(0);
     expect(Object.fromEntries(verified.typeCounts)).toEqual({ s3: 1, smb: 1 });
     const loaded = await loadSnapshot(path, { migrations });
+    expect(loaded.profiles).toEqual([]);
     expect(loaded.header).toEqual({
       kind: 'dds-migrate/snapshot',
-      formatVersion: 1,
+      formatVersion: 2,
       createdAt: '2025-01-01T00:00:00.000Z',
       tool: 'dds-migrate 0.0.1',
       source: { url: 'https://old.example.com', environment: 'old' },
       selection: { ids: null, types: null, name: null },
+      include: ['connections'],
     });
     expect(loaded.entries).toEqual([
       { name: 'a-conn', type: 's3', enabled: 'yes' },

@@ -52,6 +52,7 @@ describe('writeSnapshot + readers: round trip', () => {
       'tool',
       'source',
       'selection',
+      'include',
     ]);
     const entryLines = lines.slice(1, -2);
     // 'A' (0x41) < 'a' (0x61) < 'z': plain code-unit order, not locale order.
@@ -63,6 +64,8 @@ describe('writeSnapshot + readers: round trip', () => {
     expect(trailer).toEqual({
       kind: 'dds-migrate/snapshot-end',
       entryCount: 3,
+      connectionCount: 3,
+      scanProfileCount: 0,
       sha256: hashEntryLines(entryLines),
     });
     expect(written.sha256).toBe(trailer.sha256);
@@ -224,6 +227,8 @@ function withTrailer(headerLine: string, entryLines: string[], trailer?: object)
   const t = trailer ?? {
     kind: 'dds-migrate/snapshot-end',
     entryCount: entryLines.length,
+    connectionCount: entryLines.length,
+    scanProfileCount: 0,
     sha256: hashEntryLines(entryLines),
   };
   return `${[headerLine, ...entryLines, JSON.stringify(t)].join('\n')}\n`;

@@ -1,0 +1,54 @@
+/**
+ * `dds-migrate profiles list --env E [--format table|json|ndjson|csv]`: every scan profile of an
+ * environment, like `connections list` (table on a terminal, NDJSON otherwise, JSON with `--json`).
+ */
+import { ExitCode } from '../errors.js';
+import { listEnvironmentProfiles } from '../profiles/list-profiles.js';
+import type { CommandSpec } from './command.js';
+import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';
+
+/** Columns of the table and of the CSV (JSON and NDJSON carry whole profiles). */
+export const PROFILE_COLUMNS: readonly string[] = [
+  'name',
+  '_id',
+  'scanTemplateId',
+  'schedule',
+  'isSingleRunScan',
+  'active',
+  'dataSourceList',
+];
+
+/** `profiles list`. */
+export const profilesListCommand: CommandSpec = {
+  command: 'list',
+  describe: 'List every scan profile of an environment',
+  builder: (yargs) =>
+    withEnvironmentOptions(yargs, ['env']).option('format', {
+      type: 'string',
+      choices: OUTPUT_FORMATS,
+      describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
+    }),
+  examples: [
+    { command: '$0 profiles list --env prod', describe: 'Table of every scan profile of prod' },
+    {
+      command: '$0 profiles list --env dr --format csv > profiles.csv',
+      describe: 'The profiles of dr, as a spreadsheet',
+    },
+  ],
+  async run(args, ctx) {
+    const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
+    const writer = createRecordWriter(format, ctx.out, { columns: PROFILE_COLUMNS });
+    const { environment } = await listEnvironmentProfiles(
+      {
+        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
+        createClient: (env, options) => createEnvironmentClient(ctx, env, options),
+        signal: ctx.signal,
+      },
+      (profile) => writer.write(profile as unknown as Record<string, unknown>),
+    );
+    await writer.end();
+    ctx.log.info({ environment, count: writer.count }, 'listed scan profiles');
+    return ExitCode.ok;
+  },
+};

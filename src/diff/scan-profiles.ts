@@ -1,0 +1,104 @@
+/**
+ * Comparing scan profiles (pure): by name, every field but the server-managed ones, `dataSourceList`
+ * compared by connection names (ids differ between environments). Used by `diff` (the `scanProfiles`
+ * part of the result) and by `import --on-conflict update` (is a profile of the target different?).
+ */
+import { compareNames } from '../connections/match.js';
+import { formatPointer } from './pointer.js';
+import type { FieldChange } from './types.js';
+import { isDeepEqual, isPlainObject, redactDeep } from './values.js';
+
+/** A profile ready to compare: its name and its compared fields (dataSourceList as names). */
+export interface ComparableProfile {
+  readonly name: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/** A profile on both sides whose compared fields differ. */
+export interface ChangedProfile {
+  readonly name: string;
+  readonly fields: readonly FieldChange[];
+}
+
+/** The `scanProfiles` part of a diff result (contract section 3). Names in code-unit order. */
+export interface ScanProfilesDiff {
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+  readonly changed: readonly ChangedProfile[];
+}
+
+/**
+ * The compared form of `profile`: fields for which `isIgnored` is true dropped (the server-managed
+ * ones), `dataSourceList` replaced by the connection names (`names[i]`; an element with no known name
+ * is kept as it is, so it only compares equal to the same reference).
+ */
+export function toComparableProfile(
+  profile: Readonly<Record<string, unknown>>,
+  names: readonly (string | null)[],
+  isIgnored: (field: string) => boolean,
+): ComparableProfile {
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(profile)) {
+    if (isIgnored(key)) continue;
+    if (key === 'dataSourceList' && Array.isArray(value)) {
+      fields[key] = value.map((ref, i) => names[i] ?? ref);
+    } else {
+      fields[key] = value;
+    }
+  }
+  return { name: String(profile.name), fields };
+}
+
+/** The changed fields of two compared profiles, by JSON pointer, top-level keys in code-unit order. */
+export function compareProfileFields(a: ComparableProfile, b: ComparableProfile): FieldChange[] {
+  const keys = [...new Set([...Object.keys(a.fields), ...Object.keys(b.fields)])].sort(compareNames);
+  const out: FieldChange[] = [];
+  for (const key of keys) {
+    const from = a.fields[key];
+    const to = b.fields[key];
+    if (isDeepEqual(from, to)) continue;
+    // Nested objects (schedule) are compared key by key; anything else is one change.
+    if (isPlainObject(from) && isPlainObject(to)) {
+      for (const sub of [...new Set([...Object.keys(from), ...Object.keys(to)])].sort(compareNames)) {
+        if (isDeepEqual(from[sub], to[sub])) continue;
+        out.push(change(formatPointer([key, sub]), from[sub], to[sub]));
+      }
+    } else {
+      out.push(change(formatPointer([key]), from, to));
+    }
+  }
+  return out;
+}
+
+function change(path: string, from: unknown, to: unknown): FieldChange {
+  return {
+    path,
+    ...(from === undefined ? {} : { from: redactDeep(from) }),
+    ...(to === undefined ? {} : { to: redactDeep(to) }),
+  };
+}
+
+/** Compare two sides' profiles by name: added (only in `from`), removed (only in `to`), changed. */
+export function diffScanProfiles(
+  from: readonly ComparableProfile[],
+  to: readonly ComparableProfile[],
+): ScanProfilesDiff {
+  const target = new Map(to.map((p) => [p.name, p]));
+  const source = new Set(from.map((p) => p.name));
+  const added: string[] = [];
+  const changed: ChangedProfile[] = [];
+  for (const p of [...from].sort((x, y) => compareNames(x.name, y.name))) {
+    const other = target.get(p.name);
+    if (other === undefined) {
+      added.push(p.name);
+      continue;
+    }
+    const fields = compareProfileFields(p, other);
+    if (fields.length > 0) changed.push({ name: p.name, fields });
+  }
+  const removed = to
+    .map((p) => p.name)
+    .filter((n) => !source.has(n))
+    .sort(compareNames);
+  return { added: [...new Set(added)], removed: [...new Set(removed)], changed };
+}
