@@ -37,20 +37,31 @@ export function checkPageSize(pageSize: number | undefined): number {
   return size;
 }
 
-/** Every item of a paged list endpoint, page by page. */
+/**
+ * Every item of a paged list endpoint, page by page. The next page is asked for as soon as the current
+ * one is read, before its items are handed out, so the service prepares page k+1 while the caller
+ * processes page k (one request ahead at most; order unchanged; a failure of the next page surfaces
+ * after the current page's items).
+ */
 export async function* pageThrough<T>(client: HttpClient, endpoint: PagedEndpoint<T>): AsyncGenerator<T> {
-  let skip = 0;
-  let largestPage = 0;
-  let previousFirstId: string | undefined;
-  for (;;) {
-    const body = await client.request<unknown>({
+  const fetchPage = (skip: number): Promise<unknown> => {
+    const request = client.request<unknown>({
       method: 'GET',
       path: endpoint.path,
       query: { ...endpoint.query, skip, limit: endpoint.pageSize, requireTotalCount: true },
       retry: 'safe',
       ...(endpoint.signal ? { signal: endpoint.signal } : {}),
     });
-    const page = endpoint.readPage(body);
+    // Observed when awaited; a caller that stops early leaves it unobserved (a read: harmless).
+    request.catch(() => undefined);
+    return request;
+  };
+  let skip = 0;
+  let largestPage = 0;
+  let previousFirstId: string | undefined;
+  let next = fetchPage(skip);
+  for (;;) {
+    const page = endpoint.readPage(await next);
     const count = page.items.length;
     if (count === 0) return;
     const first = page.items[0];
@@ -68,15 +79,14 @@ export async function* pageThrough<T>(client: HttpClient, endpoint: PagedEndpoin
       );
     }
     previousFirstId = firstId;
-    for (const item of page.items) yield item;
     skip += count;
-    if (page.totalCount !== undefined) {
-      if (skip >= page.totalCount) return;
-    } else if (count < largestPage) {
-      // Shorter than a page already seen: this is the clamped limit's last page.
-      return;
-    }
+    // Done after this page: the total is reached, or (no total) it is shorter than one already seen,
+    // which makes it the clamped limit's last page.
+    const last = page.totalCount !== undefined ? skip >= page.totalCount : count < largestPage;
     largestPage = Math.max(largestPage, count);
+    if (!last) next = fetchPage(skip);
+    for (const item of page.items) yield item;
+    if (last) return;
   }
 }
 

@@ -50,8 +50,11 @@ export async function* listCaseRecords(
     ...(query.signal === undefined ? {} : { signal: query.signal }),
   });
   const fields = query.fields;
+  // Each case is a fresh object already (read from its page): handed on as is.
   for await (const c of cases)
-    yield fields === undefined || fields.length === 0 ? { ...c } : projectCase(c, fields);
+    yield fields === undefined || fields.length === 0
+      ? (c as Record<string, unknown>)
+      : projectCase(c, fields);
 }
 
 /** Stream every matching case into `sink`; resolves to the number written. The sink is ended on success only. */

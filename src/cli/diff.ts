@@ -12,7 +12,6 @@ import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
 import { collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { Connection } from '../model/connection.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
@@ -35,18 +34,15 @@ function chooseFormat(args: ParsedArgs, ctx: CliContext): DiffFormat {
 function printResult(
   result: DiffResult,
   format: DiffFormat,
-  from: readonly Connection[],
+  typeOfAdded: (name: string) => string | undefined,
   ctx: CliContext,
 ): void {
   if (format === 'json') {
     ctx.out.json(result);
     return;
   }
-  const added = new Set(result.added);
-  const types = new Map<string, string>();
-  if (added.size > 0) for (const c of from) if (added.has(c.name)) types.set(c.name, c.type);
   const color = ctx.out.stdoutIsTTY && !ctx.io.env.NO_COLOR;
-  ctx.out.result(renderDiffText(result, { color, typeOf: (name) => types.get(name) }).join('\n'));
+  ctx.out.result(renderDiffText(result, { color, typeOf: typeOfAdded }).join('\n'));
 }
 
 /** `diff`. */
@@ -103,7 +99,7 @@ export const diffCommand: CommandSpec = {
     const config = await getConfig(ctx);
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
-    const { diff: result, from: fromSide } = await diffSources(
+    const { diff: result, typeOfAdded } = await diffSources(
       {
         from: String(args.from ?? ''),
         to: String(args.to ?? ''),
@@ -122,7 +118,7 @@ export const diffCommand: CommandSpec = {
           `from ${event.from.label}: ${event.from.count} connections; to ${event.to.label}: ${event.to.count} connections`,
         ),
     );
-    printResult(result, format, fromSide.entries, ctx);
+    printResult(result, format, typeOfAdded, ctx);
     ctx.log.info(
       {
         added: result.added.length,

@@ -71,6 +71,7 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
     htmlContentType: args.htmlContentType === true,
     exportClearSecrets: args.exportClearSecrets === true,
     generate: readNumberOption(args, 'generate', 'generate', { min: 0, integer: true }),
+    generateCases: readNumberOption(args, 'generateCases', 'generate-cases', { min: 0, integer: true }),
     testFailures: readNameList(args, 'test-fail', 'testFail'),
     testAnswerShape: testAnswer === 'success' ? 'success' : 'operationStatus',
     referencesApi: args.referencesApi !== false,
@@ -94,6 +95,10 @@ export const emulatorCommand: CommandSpec = {
       .option('generate', {
         type: 'number',
         describe: 'Add N generated valid connections (gen-<type>-<dept>-<i>) to the data',
+      })
+      .option('generate-cases', {
+        type: 'number',
+        describe: 'Add N generated security cases (ids ca5e...) to the data',
       })
       .option('state', { type: 'string', describe: 'Persist changes to this file and reload it on start' })
       .option('token', { type: 'string', describe: 'API token to accept (default emulator-token)' })

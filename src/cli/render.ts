@@ -83,8 +83,15 @@ function pick(record: Record<string, unknown>, columns: readonly string[]): Reco
 
 /** One line of CSV (RFC 4180 quoting: fields with a comma, quote, CR or LF are quoted, quotes doubled). */
 export function renderCsvRow(cells: readonly string[]): string {
-  return stringify([cells as string[]], { record_delimiter: '\n' });
+  // A row with nothing to quote is its cells joined (exactly what csv-stringify writes for it); only a
+  // row with a quote, comma or line break goes through csv-stringify: a million rows stay cheap.
+  for (const cell of cells)
+    if (CSV_NEEDS_QUOTING.test(cell)) return stringify([cells as string[]], { record_delimiter: '\n' });
+  return `${cells.join(',')}\n`;
 }
+
+/** What csv-stringify (default options) quotes a cell for. */
+const CSV_NEEDS_QUOTING = /[",\r\n]/;
 
 function tableCell(value: unknown, width: number): string {
   const text = renderCell(value).replace(/\r?\n/g, '\\n').replace(/\t/g, ' ');

@@ -1,8 +1,9 @@
 /**
  * The diff workflow: what differs between two environments or snapshots, before anything is written.
- * Each side is read whole (a live environment through the streamed export, a snapshot through the
- * verifying reader), then the pure core in `src/diff/` compares them. Nothing is returned until both
- * sides are read and checked, so a damaged snapshot or an unreachable service never leaves half a plan.
+ * Both sides are read at once (a live environment through the streamed export, a snapshot through the
+ * verifying reader) into the pure streaming differ of `src/diff/stream.ts`, which compares each pair as
+ * soon as both halves are read. Nothing is returned until both sides are read and checked, so a damaged
+ * snapshot or an unreachable service never leaves half a plan.
  */
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -11,15 +12,14 @@ import { exportConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
-import { diffConnections } from '../diff/compare.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
 import { type ComparableProfile, diffScanProfiles, toComparableProfile } from '../diff/scan-profiles.js';
+import { createStreamingDiff, type StreamingDiff } from '../diff/stream.js';
 import type { DiffResult } from '../diff/types.js';
 import { ApiError, ConfigError, InputFileError, UsageError } from '../errors.js';
-import type { Connection } from '../model/connection.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { readSnapshotEntries, readSnapshotProfiles } from '../snapshot/read.js';
+import { openPlacedSnapshot, readSnapshotProfiles } from '../snapshot/read.js';
 
 /** What one side of a diff names. */
 export type DiffSide =
@@ -121,9 +121,10 @@ export interface DiffPorts {
   readonly signal: AbortSignal;
 }
 
-/** One side, read whole. */
+/** One side, as read. */
 export interface SideContent {
-  readonly entries: Connection[];
+  /** Connections read. */
+  readonly count: number;
   /**
    * Scan profiles ready to compare (`dataSourceList` as connection names); empty for a snapshot that
    * holds none (version 1, or exported without them).
@@ -145,9 +146,16 @@ export interface DiffSourcesResult {
   readonly diff: DiffResult;
   readonly from: SideContent;
   readonly to: SideContent;
+  /** The type of a connection only in `from` (text output shows it). */
+  readonly typeOfAdded: (name: string) => string | undefined;
 }
 
-/** Read both sides and compare them. */
+/**
+ * Read both sides at once and compare them as they come: a connection is compared as soon as its twin
+ * has been read on the other side, then dropped, so memory holds only the connections still unpaired
+ * (as text), never both sides whole. The result is known, and returned, only once both sides are read
+ * and checked (a snapshot's trailer, the export's end).
+ */
 export async function diffSources(
   options: DiffOptions,
   ports: DiffPorts,
@@ -158,40 +166,58 @@ export async function diffSources(
     to: classifySide(options.to, 'to', options.config, options.cwd),
   };
   const catalog = await loadShippedCatalog(options.schemas);
-  const [from, to] = await readBothSides(sides, ports);
-  onEvent({
-    kind: 'sides-read',
-    from: { label: from.label, count: from.entries.length },
-    to: { label: to.label, count: to.entries.length },
-  });
-  const diff = diffConnections(from.entries, to.entries, {
+  const differ = createStreamingDiff({
     ignoreFields: options.ignoreFields,
     secretFields: (type) => catalog.secretFields(type),
   });
-  if (from.profiles.length === 0 && to.profiles.length === 0) return { diff, from, to };
-  return { diff: { ...diff, scanProfiles: diffScanProfiles(from.profiles, to.profiles) }, from, to };
+  const [fromRead, toRead] = await readBothSides(sides, ports, differ);
+  const found = differ.finish();
+  const from: SideContent = { ...fromRead, count: found.counts.from };
+  const to: SideContent = { ...toRead, count: found.counts.to };
+  onEvent({
+    kind: 'sides-read',
+    from: { label: from.label, count: from.count },
+    to: { label: to.label, count: to.count },
+  });
+  const diff = found.result;
+  if (from.profiles.length === 0 && to.profiles.length === 0)
+    return { diff, from, to, typeOfAdded: found.typeOfAdded };
+  return {
+    diff: { ...diff, scanProfiles: diffScanProfiles(from.profiles, to.profiles) },
+    from,
+    to,
+    typeOfAdded: found.typeOfAdded,
+  };
 }
 
-/** Read one side whole. `signal` stops it when the other side failed or on Ctrl-C. */
+/** Read one side into the differ; resolves to its label. `signal` stops it when the other side failed or on Ctrl-C. */
 async function readSide(
   side: DiffSide,
   flag: 'from' | 'to',
   ports: DiffPorts,
   signal: AbortSignal,
-): Promise<SideContent> {
-  const entries: Connection[] = [];
+  differ: StreamingDiff,
+  closers: (() => void)[],
+): Promise<{ readonly label: string; readonly profiles: ComparableProfile[] }> {
   if (side.kind === 'snapshot') {
-    // The reader checks the trailer (entry count, sha256) after the last entry: nothing is compared
-    // before the whole file is known to be intact.
+    // The reader checks the trailer (entry count, sha256) after the last entry: the differ's result is
+    // taken only once both sides are read, so nothing is reported from a damaged file.
     // Messages name the file as it was typed.
-    const verified = drainInto(readSnapshotEntries(side.path, { signal, label: side.ref }), entries);
+    // An entry left waiting for its twin is kept as its place in the file and read again when needed.
+    // The other side may still need to reread it: the file is closed once both sides are read.
+    const snapshot = openPlacedSnapshot(side.path, { signal, label: side.ref });
+    closers.push(() => snapshot.close());
+    let next = await snapshot.entries.next();
+    for (; next.done !== true; next = await snapshot.entries.next()) {
+      const { entry, place } = next.value;
+      differ.add(flag, entry, () => snapshot.reread(place));
+    }
     const { profiles } = await readSnapshotProfiles(side.path, {
       signal,
       label: side.ref,
-      expected: await verified,
+      expected: next.value,
     });
     return {
-      entries,
       profiles: profiles.map((p) =>
         toComparableProfile(p.scanProfile, p.dataSourceNames, isProfileServerField),
       ),
@@ -201,31 +227,27 @@ async function readSide(
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
   try {
-    for await (const entry of exportConnections(client, { signal })) entries.push(entry);
-    const profiles = await readEnvironmentProfiles(client, entries, signal);
-    return { entries, profiles, label: `${environment.label} (environment)` };
+    // Only id -> name is kept of each connection (the profiles name their data sources by id).
+    const nameById = new Map<string, string>();
+    for await (const entry of exportConnections(client, { signal })) {
+      if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
+      differ.add(flag, entry);
+    }
+    const profiles = await readEnvironmentProfiles(client, nameById, signal);
+    return { profiles, label: `${environment.label} (environment)` };
   } finally {
     client.close();
   }
 }
 
-/** Drain `entries` into `into`; resolves to the generator's return value (the verified facts). */
-async function drainInto<T, R>(entries: AsyncGenerator<T, R, undefined>, into: T[]): Promise<R> {
-  for (;;) {
-    const next = await entries.next();
-    if (next.done) return next.value;
-    into.push(next.value);
-  }
-}
-
 /**
- * An environment's scan profiles, `dataSourceList` named through its connections (an element that is
+ * An environment's scan profiles, `dataSourceList` named through its connections' ids (an element that is
  * no connection's `_id` stays as it is: real profiles often list names). A service without the
  * profiles endpoint (404) has none.
  */
 async function readEnvironmentProfiles(
   client: HttpClient,
-  connections: readonly Connection[],
+  nameById: ReadonlyMap<string, string>,
   signal: AbortSignal,
 ): Promise<ComparableProfile[]> {
   let listed: Awaited<ReturnType<typeof listScanProfiles>>;
@@ -235,8 +257,6 @@ async function readEnvironmentProfiles(
     if (error instanceof ApiError && error.status === 404) return [];
     throw error;
   }
-  const nameById = new Map<string, string>();
-  for (const c of connections) if (typeof c._id === 'string') nameById.set(c._id, c.name);
   return listed
     .filter((p) => typeof p.name === 'string')
     .map((p) => {
@@ -253,7 +273,13 @@ async function readEnvironmentProfiles(
 async function readBothSides(
   sides: { readonly from: DiffSide; readonly to: DiffSide },
   ports: DiffPorts,
-): Promise<[SideContent, SideContent]> {
+  differ: StreamingDiff,
+): Promise<
+  [
+    { readonly label: string; readonly profiles: ComparableProfile[] },
+    { readonly label: string; readonly profiles: ComparableProfile[] },
+  ]
+> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(ports.signal.reason);
   ports.signal.addEventListener('abort', onAbort, { once: true });
@@ -262,12 +288,17 @@ async function readBothSides(
       controller.abort(error);
       throw error;
     });
+  const closers: (() => void)[] = [];
+  const reading = [
+    guard(readSide(sides.from, 'from', ports, controller.signal, differ, closers)),
+    guard(readSide(sides.to, 'to', ports, controller.signal, differ, closers)),
+  ] as const;
   try {
-    return await Promise.all([
-      guard(readSide(sides.from, 'from', ports, controller.signal)),
-      guard(readSide(sides.to, 'to', ports, controller.signal)),
-    ]);
+    return await Promise.all(reading);
   } finally {
+    // Both sides settled (a failure aborted the other) before the files close: no reread comes after.
+    await Promise.allSettled(reading);
+    for (const close of closers) close();
     ports.signal.removeEventListener('abort', onAbort);
   }
 }

@@ -58,7 +58,7 @@ export function diffConnections(
  * A side holding two connections of one name cannot be compared by name (export refuses such an
  * environment too): a usage error naming the side and the names, rather than one of them kept silently.
  */
-function refuseDuplicateNames(side: string, names: readonly string[]): void {
+export function refuseDuplicateNames(side: string, names: readonly string[]): void {
   if (names.length === 0) return;
   const shown = names
     .slice(0, 5)
@@ -69,6 +69,18 @@ function refuseDuplicateNames(side: string, names: readonly string[]): void {
     `The ${side} side holds more than one connection named ${shown}${more}: connections are compared by name`,
     { hint: 'Rename the duplicates in that environment, then re-run the diff' },
   );
+}
+
+/**
+ * The compiled form of {@link DiffOptions} that {@link compareConnections} takes.
+ *
+ * @throws UsageError naming a bad ignore rule.
+ */
+export function compileCompareOptions(options: DiffOptions = {}): CompareOptions {
+  return {
+    ignore: compileIgnoreRules(parseIgnoreRules(options.ignoreFields ?? [])),
+    secretFields: options.secretFields ?? (() => NO_SECRETS),
+  };
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 export { parseFaults } from './faults.js';
 export { type GenerateOptions, generateConnections } from './generate.js';
+export { type GenerateCasesOptions, generateCases } from './generate-cases.js';
 export { loadSeed } from './seed.js';
 export { startEmulator } from './server.js';
 export { DEFAULT_SCAN_TEMPLATES } from './store.js';

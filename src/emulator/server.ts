@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import { createGzip, constants as zlibConstants } from 'node:zlib';
 import { decideFaults, type FaultDecision, parseFaults } from './faults.js';
 import { generateConnections } from './generate.js';
+import { generateCases } from './generate-cases.js';
 import {
   type HandlerDeps,
   handle,
@@ -77,6 +78,13 @@ async function resolveSeed(options: EmulatorOptions): Promise<{ seed: EmulatorSe
     // The caller's seed is not ours to change: a new outer object (the store copies the rest).
     resolved = { seed: { ...resolved.seed, connections }, owned: resolved.owned };
   }
+  const m = options.generateCases ?? 0;
+  if (m > 0) {
+    const generated = generateCases(m, { seed: 1 });
+    const existing = resolved.seed.cases ?? [];
+    const cases = existing.length === 0 ? generated : [...existing, ...generated];
+    resolved = { seed: { ...resolved.seed, cases }, owned: resolved.owned };
+  }
   return resolved;
 }
 
@@ -125,6 +133,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   checkNumber('defaultPageSize', options.defaultPageSize, 1, true);
   checkNumber('sessionTtlMs', options.sessionTtlMs, 1);
   checkNumber('generate', options.generate, 0, true);
+  checkNumber('generateCases', options.generateCases, 0, true);
   checkNumber('maxRecordedRequests', options.maxRecordedRequests, 1, true);
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? 'emulator-token';

@@ -189,6 +189,8 @@ export interface EmulatorOptions {
   omitEmptyCases?: boolean;
   /** Append this many generated connections (`generateConnections(n, { seed: 1 })`) to the data; default 0. */
   generate?: number;
+  /** Append this many generated security cases (`generateCases(n, { seed: 1 })`) to the data; default 0. */
+  generateCases?: number;
   /**
    * Names of connections whose `POST /api/v1/ds-connection-test` fails; added to the seed's
    * `connectionTestFailures`. Change at run time with `setTestFailures`.

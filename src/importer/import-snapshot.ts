@@ -205,30 +205,37 @@ export type ImportResult =
       readonly stoppedBy: DdsError | undefined;
     };
 
+/** Entries prepared between two turns of the event loop (the listing's pages are read in between). */
+const PREPARE_SLICE = 1000;
+
 /**
  * Snapshot entries ready to send: server-managed fields dropped, source-environment ids remapped or
  * dropped (`remap`; what each entry lost goes to `sourceIdChanges`), then overrides applied (so an
- * override may set such an id to one of the target).
+ * override may set such an id to one of the target). Yields to the event loop every
+ * {@link PREPARE_SLICE} entries, so a listing running meanwhile keeps its requests going.
  */
-function prepareEntries(
+async function prepareEntries(
   entries: readonly Connection[],
   overrides: Overrides,
   catalog: TemplateCatalog,
   remap: RemapSourceId,
   sourceIdChanges: Map<string, readonly SourceIdChange[]>,
-): PreparedEntry[] {
-  return entries.map((entry) => {
+): Promise<PreparedEntry[]> {
+  const prepared: PreparedEntry[] = [];
+  for (const entry of entries) {
+    if (prepared.length % PREPARE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
     const resolved = resolveSourceIds(stripServerManaged(entry) as Connection, remap);
     if (resolved.changes.length > 0) sourceIdChanges.set(entry.name, resolved.changes);
     const body = applyOverrides(resolved.body, overrides);
     registerSecretsOf(body, catalog.secretFields(entry.type));
-    return {
+    prepared.push({
       name: entry.name,
       type: entry.type,
       sourceId: typeof entry._id === 'string' ? entry._id : undefined,
       body,
-    };
-  });
+    });
+  }
+  return prepared;
 }
 
 async function listTarget(
@@ -360,14 +367,6 @@ export async function importSnapshot(
     const catalog = options.templatesFromTarget
       ? await loadCatalogFromEnvironment(client, [...new Set(snapshot.entries.map((e) => e.type))])
       : await loadShippedCatalog(options.schemas);
-    const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
-    const prepared = prepareEntries(
-      snapshot.entries,
-      overrides,
-      catalog,
-      ports.remapSourceId ?? REMAP_NOTHING,
-      sourceIdChanges,
-    );
 
     let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
     let profileJournal: ReadonlyMap<string, ProfileJournalState> = new Map();
@@ -380,7 +379,18 @@ export async function importSnapshot(
       journalState = journal.replay.entries;
       profileJournal = replayProfileRecords(journal.replay.records);
     }
-    const target = await listTarget(client, ports.signal);
+    // The listing (mostly waiting on the service) runs while the entries are prepared (local work).
+    const listing = listTarget(client, ports.signal);
+    listing.catch(() => undefined);
+    const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
+    const prepared = await prepareEntries(
+      snapshot.entries,
+      overrides,
+      catalog,
+      ports.remapSourceId ?? REMAP_NOTHING,
+      sourceIdChanges,
+    );
+    const target = await listing;
     const targetProfiles = profilesIncluded ? await listScanProfiles(client, { signal: ports.signal }) : [];
     // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
     const targetReferences = await fetchTargetReferences(client, ports.signal);

@@ -28,7 +28,7 @@ import { ApiError, AuthError, type DdsError, InterruptedError, UnavailableError 
 import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
 import { scrub } from '../secrets.js';
-import type { Journal } from './journal.js';
+import type { Journal, JournalRecord } from './journal.js';
 import type { SendStep } from './plan.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
@@ -194,40 +194,59 @@ export async function runImport(
     }
   };
 
-  const recordCreated = async (
+  // Outcome records are written without holding a slot: the next entry's POST does not wait for this
+  // entry's fsync. Safe: an outcome lost in a crash leaves its intent open, and the next run looks the
+  // name up before sending anything (reconcile). A failed write stops the run like any other fault.
+  const outcomeWrites = new Set<Promise<void>>();
+  const recordOutcome = (outcome: EntryOutcome, record: JournalRecord): EntryOutcome => {
+    const written: Promise<void> = journal.append(record).then(
+      () => {
+        outcomeWrites.delete(written);
+        deps.onOutcome?.(outcome);
+      },
+      (error: unknown) => {
+        outcomeWrites.delete(written);
+        fatal ??= { error };
+        halt.abort();
+      },
+    );
+    outcomeWrites.add(written);
+    return outcome;
+  };
+
+  const recordCreated = (
     step: SendStep,
     targetId: string | undefined,
     via: 'post' | 'lookup',
     attempts: number,
-  ): Promise<EntryOutcome> => {
-    await journal.append({
-      kind: 'outcome',
-      result: 'created',
-      name: step.name,
-      targetName: step.targetName,
-      targetId,
-      via,
-      at: now(),
-    });
-    const outcome: EntryOutcome = { kind: 'created', step, targetId, via, attempts };
-    deps.onOutcome?.(outcome);
-    return outcome;
-  };
+  ): EntryOutcome =>
+    recordOutcome(
+      { kind: 'created', step, targetId, via, attempts },
+      {
+        kind: 'outcome',
+        result: 'created',
+        name: step.name,
+        targetName: step.targetName,
+        targetId,
+        via,
+        at: now(),
+      },
+    );
 
-  const recordFailed = async (step: SendStep, error: ApiError): Promise<EntryOutcome> => {
+  const recordFailed = (step: SendStep, error: ApiError): EntryOutcome => {
     const message = scrub(error.http.serviceMessage ?? error.message);
-    await journal.append({
-      kind: 'outcome',
-      result: 'failed',
-      name: step.name,
-      targetName: step.targetName,
-      httpStatus: error.status,
-      message,
-      at: now(),
-    });
-    const outcome: EntryOutcome = { kind: 'failed', step, httpStatus: error.status, message };
-    deps.onOutcome?.(outcome);
-    return outcome;
+    return recordOutcome(
+      { kind: 'failed', step, httpStatus: error.status, message },
+      {
+        kind: 'outcome',
+        result: 'failed',
+        name: step.name,
+        targetName: step.targetName,
+        httpStatus: error.status,
+        message,
+        at: now(),
+      },
+    );
   };
 
   /** Per-step state that outlives a stop (for the pending outcome). */
@@ -348,6 +367,8 @@ export async function runImport(
 
   // processStep never rejects, so every step has settled when this resolves.
   const outcomes = await Promise.all(steps.map((step) => limit(() => processStep(step))));
+  // Every outcome record on disk (or its failure known) before the run reports.
+  while (outcomeWrites.size > 0) await Promise.all([...outcomeWrites]);
   if (fatal) throw fatal.error;
   let stoppedBy: DdsError | undefined;
   if (authStop) stoppedBy = authStop;

@@ -16,7 +16,8 @@
  * The checksum covers the entry lines as stored (bytes, each with its `\n`). Header and trailer are not
  * covered (contract); the header is checked for its shape instead.
  */
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { compareNames } from '../connections/match.js';
 import { InputFileError, InterruptedError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
@@ -166,7 +167,10 @@ export async function* readSnapshotEntries(
   return verified;
 }
 
-/** A whole snapshot in memory: for small snapshots and tests. Verifies first, then reads. */
+/**
+ * A whole snapshot in memory: for small snapshots and tests. One pass: the entries are collected as
+ * they are checked and handed back only once the trailer is (a damaged file returns nothing).
+ */
 export async function loadSnapshot(
   path: string,
   options: ReadSnapshotOptions = {},
@@ -177,17 +181,92 @@ export async function loadSnapshot(
   /** The scan profiles (version 2; empty for a version 1 snapshot). */
   readonly profiles: SnapshotScanProfile[];
 }> {
-  const verified = await verifySnapshot(path, options);
+  // One pass: what is collected is handed back only once the trailer is checked.
   const entries: Connection[] = [];
   const profiles: SnapshotScanProfile[] = [];
-  const again = await scanLines(
+  const verified = await scanLines(
     path,
     (entry) => entries.push(entry),
     (profile) => profiles.push(profile),
     options,
   );
-  checkExpected(path, again, { ...options, expected: verified });
   return { header: verified.header, entries, sha256: verified.sha256, profiles };
+}
+
+/** Where an entry's line is in the file, to read it again later; a few numbers instead of the entry. */
+export interface EntryPlace {
+  readonly offset: number;
+  /** Bytes of the line, without its newline. */
+  readonly length: number;
+  /** 1-based line number (messages). */
+  readonly line: number;
+  /** CRC-32 of the line: a line read again must be the one read first. */
+  readonly crc: number;
+}
+
+/** An entry with its place in the file. */
+export interface PlacedEntry {
+  readonly entry: Connection;
+  readonly place: EntryPlace;
+}
+
+/** A snapshot read once in order (checked as {@link readSnapshotEntries} checks it), whose entries can be read again by place. */
+export interface PlacedSnapshot {
+  /** Every entry with its place; the trailer is checked after the last one. */
+  readonly entries: AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined>;
+  /**
+   * The entry at `place` (a place `entries` has handed out), read from the file again, parsed and
+   * migrated. Throws InputFileError when the line changed since it was read.
+   */
+  reread(place: EntryPlace): Connection;
+  /** Release the file handle that {@link PlacedSnapshot.reread} opened, if any. Idempotent. */
+  close(): void;
+}
+
+/**
+ * Read a snapshot in order, keeping nothing: a caller that needs an entry again later (`diff` waiting
+ * for its twin on the other side) keeps its {@link EntryPlace} and rereads it.
+ */
+export function openPlacedSnapshot(path: string, options: ReadEntriesOptions = {}): PlacedSnapshot {
+  const label = options.label ?? path;
+  const parser = new SnapshotParser(path, label, options.migrations ?? shippedMigrations);
+  let fd: number | undefined;
+  let closed = false;
+  async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
+    for await (const batch of readLineBatches(path, options)) {
+      const placed: PlacedEntry[] = [];
+      for (const raw of batch) {
+        const parsed = parser.push(raw);
+        if (parsed?.kind !== 'connection') continue;
+        placed.push({
+          entry: parsed.entry,
+          place: { offset: raw.offset, length: raw.bytes.length, line: raw.number, crc: crc32(raw.bytes) },
+        });
+      }
+      yield* placed;
+    }
+    return parser.finish();
+  }
+  return {
+    entries: entries(),
+    reread(place) {
+      if (closed) throw new Error('reread after close');
+      fd ??= openSync(path, 'r');
+      const bytes = Buffer.allocUnsafe(place.length);
+      const read = readSync(fd, bytes, 0, place.length, place.offset);
+      if (read !== place.length || crc32(bytes) !== place.crc) {
+        throw new InputFileError(label, place.line, 'the snapshot changed while it was being read', {
+          hint: 'Do not write to a snapshot while a command reads it; re-run the command',
+        });
+      }
+      return parser.reparse(bytes, place.line);
+    },
+    close() {
+      closed = true;
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+  };
 }
 
 /** What one line held. */
@@ -202,6 +281,8 @@ interface RawLine {
   readonly bytes: Buffer;
   /** 1-based. */
   readonly number: number;
+  /** Byte offset of the line's start in the file. */
+  readonly offset: number;
   /** False only for a last line that has no `\n`. */
   readonly terminated: boolean;
 }
@@ -213,6 +294,8 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
   const stream = createReadStream(path, { highWaterMark: options.chunkSize ?? 64 * 1024 });
   let pending: Buffer[] = [];
   let pendingLength = 0;
+  let pendingStart = 0;
+  let chunkStart = 0;
   let lineNumber = 0;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -223,6 +306,7 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
         const end = chunk.indexOf(NEWLINE, start);
         if (end < 0) break;
         let bytes = chunk.subarray(start, end);
+        const offset = pendingLength > 0 ? pendingStart : chunkStart + start;
         if (pendingLength > 0) {
           pending.push(bytes);
           bytes = Buffer.concat(pending, pendingLength + bytes.length);
@@ -230,12 +314,13 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
           pendingLength = 0;
         }
         lineNumber += 1;
-        batch.push({ bytes, number: lineNumber, terminated: true });
+        batch.push({ bytes, number: lineNumber, offset, terminated: true });
         start = end + 1;
       }
       if (start < chunk.length) {
         // Copy: the stream may reuse nothing, but keeping a slice would pin the whole chunk.
         const rest = Buffer.from(chunk.subarray(start));
+        if (pendingLength === 0) pendingStart = chunkStart + start;
         pending.push(rest);
         pendingLength += rest.length;
         if (pendingLength > MAX_LINE_BYTES) {
@@ -249,6 +334,7 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
           );
         }
       }
+      chunkStart += chunk.length;
       if (batch.length > 0) yield batch;
     }
   } catch (error) {
@@ -257,7 +343,14 @@ async function* readLineBatches(path: string, options: ReadSnapshotOptions): Asy
     stream.destroy();
   }
   if (pendingLength > 0) {
-    yield [{ bytes: Buffer.concat(pending, pendingLength), number: lineNumber + 1, terminated: false }];
+    yield [
+      {
+        bytes: Buffer.concat(pending, pendingLength),
+        number: lineNumber + 1,
+        offset: pendingStart,
+        terminated: false,
+      },
+    ];
   }
 }
 
@@ -331,6 +424,14 @@ class SnapshotParser {
       );
     }
     return { kind: 'connection', entry: this.readEntry(value, raw) };
+  }
+
+  /** An entry line read again (see {@link openPlacedSnapshot}): parsed and migrated, not re-checked. */
+  reparse(bytes: Buffer, line: number): Connection {
+    const value = this.parseJson({ bytes, number: line, offset: 0, terminated: true });
+    return this.migrator?.identity === false
+      ? this.migrator.migrateEntry(value as Record<string, unknown>)
+      : (value as Connection);
   }
 
   /** Check the end of the file and return the facts. */

@@ -2,9 +2,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { listCases } from '../../src/api/cases.js';
 import { fixturesDir } from '../../src/paths.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
+import { makeClient } from './client-fixture.js';
 
 const BASE = 'https://dds-cases.test';
 const PATH = '/api/v1/actionable-insights/all-cases';
@@ -162,5 +164,42 @@ describe('cases list CSV quoting (golden: fixtures/cases/001-csv-quoting)', () =
     const run = await runCli(['cases', 'list', '--env', BASE, '-o', out], { env });
     expect(run.exitCode).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(await readFile(join(folder, 'expected.csv'), 'utf8'));
+  });
+});
+
+describe('paging asks for the next page before the current one is consumed', () => {
+  it('page 2 is requested while page 1 is handed out, and nothing past the total', async () => {
+    const all = makeCases(5);
+    const skips: string[] = [];
+    let page2Asked: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => {
+      page2Asked = resolve;
+    });
+    nock(BASE)
+      .get(PATH)
+      .query(true)
+      .reply((uri) => {
+        const q = new URL(uri, BASE).searchParams;
+        const skip = Number(q.get('skip') ?? 0);
+        skips.push(String(skip));
+        if (skip === 2) page2Asked();
+        return [200, envelope(all.slice(skip, skip + 2), all.length)];
+      })
+      .persist();
+    const { client } = makeClient({ url: BASE });
+    try {
+      const items = listCases(client, { pageSize: 2 })[Symbol.asyncIterator]();
+      const first = await items.next();
+      expect(first.value?.caseId).toBe('case-0000');
+      // Only the first item of page 1 has been taken: page 2 is asked for all the same (on the old
+      // code this waits forever and the test times out).
+      await asked;
+      const rest: string[] = [];
+      for (let r = await items.next(); !r.done; r = await items.next()) rest.push(r.value.caseId);
+      expect(rest).toEqual(['case-0001', 'case-0002', 'case-0003', 'case-0004']);
+      expect(skips).toEqual(['0', '2', '4']);
+    } finally {
+      client.close();
+    }
   });
 });

@@ -654,6 +654,77 @@ describe('runImport: stopping', () => {
   });
 });
 
+describe('runImport: outcome records do not hold a slot', () => {
+  it("the next POST leaves while the previous entry's outcome is still being written (concurrency 1)", async () => {
+    const release = deferred();
+    const service = createFakeService({ journalPath: () => journalPath });
+    const held: string[] = [];
+    const slowOutcomes: Journal = {
+      ...journal,
+      append: async (record) => {
+        if (record.kind === 'outcome') {
+          held.push(record.name);
+          await release.promise;
+        }
+        return journal.append(record);
+      },
+    };
+    const { clock } = createFakeClock();
+    const settled: string[] = [];
+    const running = runImport(
+      [step('a'), step('b')],
+      {
+        target: {
+          create: async (body) => {
+            // b is POSTed while a's outcome write is held: release it then.
+            if (body.name === 'b') setImmediate(() => release.resolve());
+            return service.target.create(body);
+          },
+          lookup: service.target.lookup,
+        },
+        ...baseDeps(clock, 5),
+        journal: slowOutcomes,
+        onOutcome: (o) => settled.push(o.step.name),
+      },
+      { concurrency: 1 },
+    );
+    const result = await running;
+    expect(service.posts()).toEqual(['a', 'b']);
+    expect(held).toEqual(['a', 'b']);
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'created']);
+    // Reported once on disk, and the run resolves only after every outcome is written.
+    expect(settled.sort()).toEqual(['a', 'b']);
+    expectConsistentJournal();
+    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('b')).toMatchObject({
+      state: 'done',
+    });
+  });
+
+  it('an outcome that cannot be written stops the run and rethrows the error; nothing new is sent', async () => {
+    const service = createFakeService({ journalPath: () => journalPath });
+    const failing: Journal = {
+      ...journal,
+      append: async (record) => {
+        if (record.kind === 'outcome') throw new Error('disk full');
+        return journal.append(record);
+      },
+    };
+    const { clock } = createFakeClock();
+    await expect(
+      runImport(
+        [step('a'), step('b'), step('c')],
+        { target: service.target, ...baseDeps(clock, 5), journal: failing },
+        { concurrency: 1 },
+      ),
+    ).rejects.toThrow('disk full');
+    // a's outcome failed after its POST; at most the entry already past its intent was sent.
+    expect(service.posts().length).toBeLessThan(3);
+    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('a')).toMatchObject({
+      state: 'in-doubt',
+    });
+  });
+});
+
 describe('runImport: 429', () => {
   it('waits for Retry-After, resends without a look-up, and takes nothing from the budget', async () => {
     const h = harness({

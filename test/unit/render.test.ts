@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Output } from '../../src/cli/context.js';
 import {
@@ -7,6 +9,7 @@ import {
   createRecordWriter,
   type OutputFormat,
   renderCell,
+  renderCsvRow,
   renderTable,
 } from '../../src/cli/render.js';
 import { fixturesDir } from '../../src/paths.js';
@@ -139,5 +142,19 @@ describe('defaults', () => {
     expect(renderCell('yes')).toBe('yes');
     expect(renderCell(0)).toBe('0');
     expect(renderCell({ a: 1 })).toBe('{"a":1}');
+  });
+});
+
+describe('renderCsvRow', () => {
+  it('writes exactly what csv-stringify writes, for any cells (plain rows take the fast path)', () => {
+    const cell = fc.oneof(
+      fc.string({ maxLength: 6 }),
+      fc.constantFrom('', 'a,b', 'say "hi"', 'two\nlines', 'cr\r', ' spaced ', '=1+2', 'ünï'),
+    );
+    fc.assert(
+      fc.property(fc.array(cell, { minLength: 1, maxLength: 6 }), (cells) => {
+        expect(renderCsvRow(cells)).toBe(stringify([cells], { record_delimiter: '\n' }));
+      }),
+    );
   });
 });

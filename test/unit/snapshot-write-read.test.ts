@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { link, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -7,7 +8,14 @@ import { schemasDir } from '../../src/paths.js';
 import { compileSchemaFile } from '../../src/schema/ajv.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { canonicalizeEntry, createSnapshotHeader, serializeEntryLine } from '../../src/snapshot/format.js';
-import { loadSnapshot, readSnapshotEntries, scanSnapshot, verifySnapshot } from '../../src/snapshot/read.js';
+import {
+  type EntryPlace,
+  loadSnapshot,
+  openPlacedSnapshot,
+  readSnapshotEntries,
+  scanSnapshot,
+  verifySnapshot,
+} from '../../src/snapshot/read.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -386,5 +394,36 @@ describe('verifySnapshot refuses, naming the line', () => {
     })().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputFileError);
     expect((error as InputFileError).message).toMatch(/changed/);
+  });
+});
+
+describe('openPlacedSnapshot', () => {
+  it('hands out each entry with its place, reads it again by place, and refuses a line changed since', async () => {
+    const dir = await makeTempDir('placed-');
+    const path = join(dir, 'placed.snapshot.jsonl');
+    const entries: Connection[] = Array.from({ length: 300 }, (_, i) => ({
+      name: `n${String(i).padStart(4, '0')}`,
+      type: 's3',
+      description: 'x'.repeat(i * 7),
+    }));
+    await writeSnapshot(
+      { path },
+      createSnapshotHeader({ tool: 't', source: { url: 'https://a.invalid', environment: 'a' } }),
+      entries,
+    );
+    // Small chunks: lines span chunk boundaries.
+    const snapshot = openPlacedSnapshot(path, { chunkSize: 64 });
+    const places: EntryPlace[] = [];
+    for await (const { entry, place } of snapshot.entries) {
+      places.push(place);
+      expect(snapshot.reread(place)).toEqual(entry);
+    }
+    expect(places).toHaveLength(300);
+    expect(snapshot.reread(places[123] as EntryPlace)).toEqual(entries[123]);
+    const text = readFileSync(path, 'utf8');
+    writeFileSync(path, text.replace('"n0123"', '"m0123"'));
+    expect(() => snapshot.reread(places[123] as EntryPlace)).toThrow(/changed while it was being read/);
+    snapshot.close();
+    expect(() => snapshot.reread(places[0] as EntryPlace)).toThrow();
   });
 });

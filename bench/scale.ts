@@ -1,0 +1,365 @@
+/**
+ * Benchmark of issue 16 ("memory flat in the size of the environment, and no time lost outside the
+ * requests"). Every figure is printed beside its baseline, measured in the same run on the same machine
+ * (ratios hold better than absolute times on a shared machine), and each goal says PASS or FAIL.
+ *
+ * Processes: the emulator runs in a child process of its own (`dds-migrate emulator --generate N` or
+ * `--generate-cases M`); every measured task runs in another child (`bench/scale-child.ts`), so a peak
+ * RSS is that task's alone; this parent only generates and writes data.
+ *
+ * Goals (N = 100 000 connections, M = 1 000 000 cases by default):
+ * - diff N vs N (snapshot/snapshot and environment/snapshot): peak RSS <= 400 MB, wall <= 1.5 x reading
+ *   the slower side alone (the snapshot reader, or the streamed export, alone in a child);
+ * - a finished import's re-run (journal says every entry is done): sends nothing, wall <= 1.5 x
+ *   `connections list` of the same target; peak RSS <= 300 MB;
+ * - `cases list` of M cases, ndjson and csv to a file: peak RSS <= 150 MB, wall <= 1.2 x a bare
+ *   node:http loop paging through the same cases;
+ * - import end to end, 2 000 entries, `--concurrency 8`, 50 ms latency (no jitter): >= 0.93 of the bound
+ *   concurrency / latency, the command's whole wall time (start-up and wind-down included).
+ *
+ * Run: `npm run build && node dist/bench/scale.js [--connections N] [--cases M] [--only diff,rerun,cases,e2e]`.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { generateConnections } from '../src/emulator/generate.js';
+import { normaliseTargetUrl } from '../src/importer/journal.js';
+import type { Connection } from '../src/model/connection.js';
+import { createSnapshotHeader } from '../src/snapshot/format.js';
+import { readSnapshotEntries, verifySnapshot } from '../src/snapshot/read.js';
+import { writeSnapshot } from '../src/snapshot/write.js';
+import type { ScaleChildResult } from './scale-child.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const MAIN = join(here, '..', 'src', 'cli', 'main.js');
+const CHILD = join(here, 'scale-child.js');
+const TOKEN = 'bench-scale-token';
+
+/** One goal's verdict. */
+export interface ScaleGoal {
+  readonly goal: string;
+  readonly value: string;
+  readonly pass: boolean;
+}
+
+const goals: ScaleGoal[] = [];
+function judge(goal: string, value: string, pass: boolean): void {
+  goals.push({ goal, value, pass });
+  process.stdout.write(`  ${pass ? 'PASS' : 'FAIL'}  ${goal}: ${value}\n`);
+}
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Start `dds-migrate emulator` in a child process; resolves with its URL once it listens. */
+function startEmulatorProcess(args: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ['--max-old-space-size=4096', MAIN, 'emulator', '--port', '0', '--token', TOKEN, '--json', ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+      stdout += text;
+      try {
+        resolve({ url: (JSON.parse(stdout) as { url: string }).url, child });
+      } catch {
+        // not complete yet
+      }
+    });
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`emulator exited (${code}) before listening: ${stderr}`)));
+  });
+}
+
+function stopEmulatorProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Run one measured task in its own process. */
+function runChild(args: readonly string[], cwd: string): Promise<ScaleChildResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      // SCALE_NODE_ARGS: extra node flags for the measured child, e.g. `--cpu-prof --cpu-prof-dir=DIR`.
+      [...(process.env.SCALE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), CHILD, ...args],
+      {
+        cwd,
+        env: { ...process.env, DDS_TOKEN: TOKEN, DDS_SOURCE_TOKEN: TOKEN, DDS_TARGET_TOKEN: TOKEN },
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        if (error)
+          reject(new Error(`child ${args.slice(0, 2).join(' ')} failed: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout) as ScaleChildResult);
+      },
+    );
+  });
+}
+
+function fmt(r: ScaleChildResult): string {
+  return `${r.seconds.toFixed(2)} s, ${r.peakRssMb.toFixed(0)} MB`;
+}
+
+function header(environment: string) {
+  return createSnapshotHeader({
+    tool: 'dds-migrate bench',
+    source: { url: 'https://bench.invalid', environment },
+  });
+}
+
+/** `to`: the exported snapshot with every 100th description edited. */
+async function* editEveryHundredth(path: string): AsyncGenerator<Connection> {
+  let i = 0;
+  for await (const c of readSnapshotEntries(path)) {
+    yield i++ % 100 === 0 ? ({ ...c, description: `${String(c.description)} (edited)` } as Connection) : c;
+  }
+}
+
+/** diff and the import re-run, against one emulator serving `count` generated connections. */
+async function benchConnections(count: number, dir: string, parts: ReadonlySet<string>): Promise<void> {
+  const { url, child } = await startEmulatorProcess(['--data', 'empty', '--generate', String(count)]);
+  try {
+    const exported = join(dir, 'env.snapshot.jsonl');
+    const exp = await runChild(['cli', 'export', '--from', url, '-o', exported, '--json'], dir);
+    if (exp.exitCode !== 0) throw new Error(`export failed: ${exp.stderr}`);
+    const edited = join(dir, 'edited.snapshot.jsonl');
+    await writeSnapshot({ path: edited }, header('edited'), editEveryHundredth(exported));
+    const expectedChanged = Math.ceil(count / 100);
+
+    if (parts.has('diff')) {
+      say(`diff: ${count} vs ${count} connections, 1 % changed (export of the emulator vs an edited copy)`);
+      const readExported = await runChild(['read-snapshot', exported], dir);
+      const readEdited = await runChild(['read-snapshot', edited], dir);
+      const readEnv = await runChild(['read-environment', url], dir);
+      say(`  baseline: snapshot reader alone ${fmt(readExported)} (export) / ${fmt(readEdited)} (edited)`);
+      say(`  baseline: streamed export of the environment alone ${fmt(readEnv)}`);
+      for (const [label, from, slower] of [
+        ['snapshot vs snapshot', exported, Math.max(readExported.seconds, readEdited.seconds)],
+        ['environment vs snapshot', url, Math.max(readEnv.seconds, readEdited.seconds)],
+      ] as const) {
+        const run = await runChild(['cli', 'diff', '--from', from, '--to', edited, '--json'], dir);
+        let changed = -1;
+        try {
+          changed = (JSON.parse(run.stdout) as { changed: unknown[] }).changed.length;
+        } catch {
+          // reported below
+        }
+        const correct = run.exitCode === 1 && changed === expectedChanged;
+        say(
+          `  diff ${label}: ${fmt(run)}, ${(run.seconds / slower).toFixed(2)} x the slower side alone; ` +
+            `${changed} changed (expected ${expectedChanged}), exit ${run.exitCode}`,
+        );
+        if (!correct) say(run.stderr.slice(0, 2000));
+        judge(
+          `diff ${label}: peak RSS <= 400 MB`,
+          `${run.peakRssMb.toFixed(0)} MB`,
+          correct && run.peakRssMb <= 400,
+        );
+        judge(
+          `diff ${label}: wall <= 1.5 x the slower side alone`,
+          `${(run.seconds / slower).toFixed(2)} x (${run.seconds.toFixed(2)} s vs ${slower.toFixed(2)} s)`,
+          correct && run.seconds <= 1.5 * slower,
+        );
+      }
+    }
+
+    if (parts.has('rerun')) {
+      say(`import re-run: ${count} entries, the journal says every one is done`);
+      const verified = await verifySnapshot(exported);
+      const journal = join(dir, 'rerun.journal.jsonl');
+      const at = new Date().toISOString();
+      const lines: string[] = [
+        JSON.stringify({
+          kind: 'begin',
+          formatVersion: 1,
+          tool: 'dds-migrate bench',
+          at,
+          snapshotSha256: verified.sha256,
+          targetUrl: normaliseTargetUrl(url),
+        }),
+      ];
+      for await (const c of readSnapshotEntries(exported)) {
+        const base = { name: c.name, targetName: c.name };
+        lines.push(JSON.stringify({ kind: 'intent', ...base, attempt: 1, at }));
+        lines.push(
+          JSON.stringify({ kind: 'outcome', result: 'created', ...base, targetId: c._id, via: 'post', at }),
+        );
+      }
+      writeFileSync(journal, `${lines.join('\n')}\n`, { mode: 0o600 });
+      lines.length = 0;
+      const list = await runChild(
+        ['cli-discard', 'connections', 'list', '--env', url, '--format', 'ndjson'],
+        dir,
+      );
+      say(`  baseline: connections list of the target ${fmt(list)} (exit ${list.exitCode})`);
+      const rerun = await runChild(
+        [
+          'cli',
+          'import',
+          exported,
+          '--to',
+          url,
+          '--journal',
+          journal,
+          '--allow-same-source',
+          '--no-progress',
+          '--json',
+        ],
+        dir,
+      );
+      let sent = Number.NaN;
+      try {
+        const summary = JSON.parse(rerun.stdout) as { counts?: Record<string, number> };
+        const counts = summary.counts ?? {};
+        sent =
+          (counts.created ?? 0) +
+          (counts.renamed ?? 0) -
+          (counts.earlierRun ?? 0) +
+          (counts.failed ?? 0) +
+          (counts.pending ?? 0);
+      } catch {
+        // reported below
+      }
+      say(`  re-run: ${fmt(rerun)}, exit ${rerun.exitCode}, entries sent ${sent}`);
+      if (rerun.exitCode !== 0) say(rerun.stderr.slice(0, 2000));
+      const ok = rerun.exitCode === 0 && sent === 0 && list.exitCode === 0;
+      judge(
+        're-run of a finished import: sends nothing, wall <= 1.5 x connections list',
+        `${(rerun.seconds / list.seconds).toFixed(2)} x (${rerun.seconds.toFixed(2)} s vs ${list.seconds.toFixed(2)} s)`,
+        ok && rerun.seconds <= 1.5 * list.seconds,
+      );
+      judge(
+        `import (re-run) of ${count} entries: peak RSS <= 300 MB`,
+        `${rerun.peakRssMb.toFixed(0)} MB`,
+        ok && rerun.peakRssMb <= 300,
+      );
+    }
+  } finally {
+    await stopEmulatorProcess(child);
+  }
+}
+
+/** `cases list` of `count` cases, ndjson and csv, against a bare paging loop. */
+async function benchCases(count: number, dir: string): Promise<void> {
+  const { url, child } = await startEmulatorProcess(['--data', 'empty', '--generate-cases', String(count)]);
+  try {
+    say(`cases list: ${count} cases, pages of 1000`);
+    const bare = await runChild(['bare-cases', url, '1000'], dir);
+    say(`  baseline: bare node:http paging loop ${fmt(bare)}, ${bare.count} cases`);
+    for (const format of ['ndjson', 'csv'] as const) {
+      const out = join(dir, `cases.${format}`);
+      const run = await runChild(['cli', 'cases', 'list', '--env', url, '--format', format, '-o', out], dir);
+      say(`  cases list --format ${format} -o FILE: ${fmt(run)}, exit ${run.exitCode}`);
+      if (run.exitCode !== 0) say(run.stderr.slice(0, 2000));
+      const ok = run.exitCode === 0 && bare.count === count;
+      judge(
+        `cases list ${format}: peak RSS <= 150 MB`,
+        `${run.peakRssMb.toFixed(0)} MB`,
+        ok && run.peakRssMb <= 150,
+      );
+      judge(
+        `cases list ${format}: wall <= 1.2 x the bare loop`,
+        `${(run.seconds / bare.seconds).toFixed(2)} x (${run.seconds.toFixed(2)} s vs ${bare.seconds.toFixed(2)} s)`,
+        ok && run.seconds <= 1.2 * bare.seconds,
+      );
+      rmSync(out, { force: true });
+    }
+  } finally {
+    await stopEmulatorProcess(child);
+  }
+}
+
+/** Import end to end: 2 000 entries, concurrency 8, 50 ms latency without jitter. */
+async function benchEndToEnd(dir: string): Promise<void> {
+  const count = 2000;
+  const concurrency = 8;
+  const latencyMs = 50;
+  const snapshot = join(dir, 'e2e.snapshot.jsonl');
+  const entries = generateConnections(count, { seed: 42 }).map(({ _id, ...rest }) => rest as Connection);
+  await writeSnapshot({ path: snapshot }, header('e2e'), entries);
+  const emulatorArgs = ['--data', 'empty', '--latency', String(latencyMs), '--jitter', '0'];
+  const bound = concurrency / (latencyMs / 1000);
+  const ideal = count / bound;
+  say(
+    `import end to end: ${count} entries, --concurrency ${concurrency}, ${latencyMs} ms latency (no jitter)`,
+  );
+  // Baseline: the same POSTs from a bare loop (no journal, no checks), against an emulator of its own.
+  const bareEmulator = await startEmulatorProcess(emulatorArgs);
+  let bare: ScaleChildResult;
+  try {
+    bare = await runChild(['bare-posts', bareEmulator.url, snapshot, String(concurrency)], dir);
+  } finally {
+    await stopEmulatorProcess(bareEmulator.child);
+  }
+  say(
+    `  baseline: bare node:http POST loop ${fmt(bare)}, ${bare.count} created; ` +
+      `${(count / bare.seconds / bound).toFixed(3)} of the bound (what the machine allows now)`,
+  );
+  const { url, child } = await startEmulatorProcess(emulatorArgs);
+  try {
+    const run = await runChild(
+      [
+        'cli',
+        'import',
+        snapshot,
+        '--to',
+        url,
+        '--concurrency',
+        String(concurrency),
+        '--journal',
+        join(dir, 'e2e.journal.jsonl'),
+        '--no-progress',
+        '--quiet',
+      ],
+      dir,
+    );
+    const ratio = count / run.seconds / bound;
+    say(
+      `  whole command ${fmt(run)}, exit ${run.exitCode}; bound ${bound}/s = ${ideal.toFixed(2)} s; ` +
+        `${(count / run.seconds).toFixed(1)} creates/s; ${(bare.seconds / run.seconds).toFixed(3)} of the bare loop`,
+    );
+    if (run.exitCode !== 0) say(run.stderr.slice(0, 2000));
+    judge(
+      'import end to end at c = 8, 50 ms: >= 0.93 of the bound',
+      `${ratio.toFixed(3)} (${run.seconds.toFixed(2)} s vs ${ideal.toFixed(2)} s; the bare loop: ${(count / bare.seconds / bound).toFixed(3)})`,
+      run.exitCode === 0 && ratio >= 0.93,
+    );
+  } finally {
+    await stopEmulatorProcess(child);
+  }
+}
+
+function readFlag(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const connections = Number(readFlag('--connections') ?? 100_000);
+  const cases = Number(readFlag('--cases') ?? 1_000_000);
+  const parts = new Set((readFlag('--only') ?? 'diff,rerun,cases,e2e').split(','));
+  const dir = mkdtempSync(join(tmpdir(), 'dds-bench-scale-'));
+  try {
+    say(`scale benchmark (shared 2-core machine: compare ratios, not absolute times)`);
+    if (parts.has('diff') || parts.has('rerun')) await benchConnections(connections, dir, parts);
+    if (parts.has('cases')) await benchCases(cases, dir);
+    if (parts.has('e2e')) await benchEndToEnd(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const passed = goals.filter((g) => g.pass).length;
+  say(`\n${passed} of ${goals.length} scale goals met`);
+  process.exitCode = passed === goals.length ? 0 : 1;
+}

@@ -1,0 +1,156 @@
+/**
+ * The diff fed one connection at a time, from both sides in any interleaving (pure: no fs, no HTTP).
+ * Memory holds only what is still unpaired: a connection whose name has been seen on the other side
+ * is compared at once and dropped; one still waiting for its twin is kept as is while few wait, else as
+ * a way to read it again (a snapshot line's place: a few numbers) or as its JSON text (a third of the
+ * size of the parsed object), with its type. Plus every name seen, to refuse a side holding a name
+ * twice. Two sides read in about the same order (two snapshots, which are sorted by name; an
+ * environment and its own export) therefore hold almost nothing; two sides in opposite orders hold at
+ * most one side's text.
+ *
+ * The result equals {@link diffConnections} of the same two sides: names in code-unit order, the same
+ * refusal of duplicate names, the same comparison of each pair.
+ */
+import { compareNames } from '../connections/match.js';
+import type { Connection } from '../model/connection.js';
+import {
+  type CompareOptions,
+  compareConnections,
+  compileCompareOptions,
+  refuseDuplicateNames,
+} from './compare.js';
+import type { ChangedConnection, DiffOptions, DiffResult, UncomparableField } from './types.js';
+
+/** A side of a diff. */
+export type DiffSideName = 'from' | 'to';
+
+/** What a finished streaming diff found. */
+export interface StreamingDiffResult {
+  readonly result: DiffResult;
+  /** Connections read per side. */
+  readonly counts: { readonly from: number; readonly to: number };
+  /** The type of a connection only in `from` (text output shows it beside an added name). */
+  readonly typeOfAdded: (name: string) => string | undefined;
+}
+
+/** A diff fed connection by connection. */
+export interface StreamingDiff {
+  /**
+   * One connection of `side`, in any order. `again`, when given, reads the same connection again
+   * later (a snapshot line by its place): kept instead of the connection's text while it waits.
+   */
+  add(side: DiffSideName, entry: Connection, again?: () => Connection): void;
+  /**
+   * Once both sides are read whole: the result.
+   *
+   * @throws UsageError when a side held two connections of one name.
+   */
+  finish(): StreamingDiffResult;
+}
+
+/** A connection waiting for its twin: the object itself while few wait, else a way to read it again or its JSON text. */
+type Waiting =
+  | { readonly entry: Connection }
+  | { readonly again: () => Connection; readonly type: string }
+  | { readonly text: string; readonly type: string };
+
+/**
+ * Up to this many connections of a side wait as objects (no stringify/parse for sides read in about
+ * the same order); past it, newcomers wait as text (a third of the memory).
+ */
+export const WAITING_AS_OBJECTS = 10_000;
+
+function unwrap(waiting: Waiting): Connection {
+  if ('entry' in waiting) return waiting.entry;
+  return 'again' in waiting ? waiting.again() : (JSON.parse(waiting.text) as Connection);
+}
+
+function typeOf(waiting: Waiting): string {
+  return 'entry' in waiting ? waiting.entry.type : waiting.type;
+}
+
+interface SideState {
+  readonly waiting: Map<string, Waiting>;
+  readonly seen: Set<string>;
+  readonly duplicates: Set<string>;
+  count: number;
+}
+
+function createSide(): SideState {
+  return { waiting: new Map(), seen: new Set(), duplicates: new Set(), count: 0 };
+}
+
+/**
+ * Start a streaming diff.
+ *
+ * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer.
+ */
+export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
+  const compare: CompareOptions = compileCompareOptions(options);
+  const sides: Record<DiffSideName, SideState> = { from: createSide(), to: createSide() };
+  const changed: ChangedConnection[] = [];
+  const uncomparable: UncomparableField[] = [];
+  let unchanged = 0;
+
+  const comparePair = (from: Connection, to: Connection): void => {
+    const outcome = compareConnections(from, to, compare);
+    for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
+    if (outcome.fields.length === 0) unchanged++;
+    else changed.push({ name: from.name, fields: outcome.fields });
+  };
+
+  return {
+    add(side, entry, again) {
+      const own = sides[side];
+      const other = sides[side === 'from' ? 'to' : 'from'];
+      own.count++;
+      const name = entry.name;
+      if (own.seen.has(name)) {
+        // The first one of a name is the one compared (as pairByName keeps it); finish() refuses anyway.
+        own.duplicates.add(name);
+        return;
+      }
+      own.seen.add(name);
+      const twin = other.waiting.get(name);
+      if (twin === undefined) {
+        own.waiting.set(
+          name,
+          own.waiting.size < WAITING_AS_OBJECTS
+            ? { entry }
+            : again !== undefined
+              ? { again, type: entry.type }
+              : { text: JSON.stringify(entry), type: entry.type },
+        );
+        return;
+      }
+      other.waiting.delete(name);
+      const parsed = unwrap(twin);
+      if (side === 'from') comparePair(entry, parsed);
+      else comparePair(parsed, entry);
+    },
+    finish() {
+      refuseDuplicateNames('--from', [...sides.from.duplicates].sort(compareNames));
+      refuseDuplicateNames('--to', [...sides.to.duplicates].sort(compareNames));
+      const byName = (x: { readonly name: string }, y: { readonly name: string }) =>
+        compareNames(x.name, y.name);
+      changed.sort(byName);
+      // Stable: the fields of one connection keep their document order.
+      uncomparable.sort(byName);
+      const added = sides.from.waiting;
+      return {
+        result: {
+          added: [...added.keys()].sort(compareNames),
+          removed: [...sides.to.waiting.keys()].sort(compareNames),
+          changed,
+          unchanged,
+          uncomparable,
+        },
+        counts: { from: sides.from.count, to: sides.to.count },
+        typeOfAdded: (name) => {
+          const waiting = added.get(name);
+          return waiting === undefined ? undefined : typeOf(waiting);
+        },
+      };
+    },
+  };
+}
