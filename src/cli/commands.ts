@@ -16,6 +16,7 @@ import { profilesCreateCommand } from './profiles-create.js';
 import { profilesGetCommand } from './profiles-get.js';
 import { profilesListCommand } from './profiles-list.js';
 import { validateCommand } from './validate.js';
+import { verifyCommand } from './verify.js';
 
 /** Every top-level command and group, in the order `--help` shows them. */
 export const commandEntries: readonly CommandEntry[] = [
@@ -29,6 +30,7 @@ export const commandEntries: readonly CommandEntry[] = [
   validateCommand,
   diffCommand,
   importCommand,
+  verifyCommand,
   {
     command: 'overrides',
     describe: 'Overrides files for import',

@@ -6,7 +6,9 @@
  * The real CLI (in-process, real stdout/stderr) then exports prod, validates the snapshot, diffs it
  * against recovery, writes the overrides skeleton (`overrides init`: one variable per secret the export
  * masked), sets the variables (the demo plays the part of the vault that would set them), imports, re-runs the
- * import to show it resumes with zero POSTs, and checks that recovery holds every connection once.
+ * import to show it resumes with zero POSTs, checks that recovery holds every connection once, and ends
+ * with `verify --test-connections` (the sources already failing in prod fail again: known-bad; the
+ * one-time profile the import skipped is reported missing: exit 1, as expected).
  * The demo's secrets are registered for scrubbing and never printed.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -192,6 +194,32 @@ export async function runDemo(io: DemoIo): Promise<number> {
     const ids = Object.keys(JSON.parse(await readFile(idMap, 'utf8')) as object).length;
     say(`id map: ${ids} source ids mapped to recovery ids (for profiles clone --id-map)`);
     if (once !== entries.length || recovery.store.connections.length !== entries.length) failures += 1;
+
+    section('10. Verify the restore: complete, equal, and working');
+    // The sources whose last test had failed in prod fail in recovery too: known-bad, not regressions.
+    // The one-time profiles the import skipped (no --allow-run) are missing: verify says so, exit 1.
+    const oneTime = prod.store.profiles.filter((p) => p.isSingleRunScan === true).map((p) => p.name);
+    const failingInProd = entries
+      .filter((e) => (e.connectionStatusTest as { is_success?: unknown } | undefined)?.is_success === false)
+      .map((e) => e.name);
+    recovery.setTestFailures(failingInProd);
+    const changesBefore = recovery.record.changes.length;
+    const verifyArgs = ['verify', snapshot, '--env', recovery.url];
+    expectCode(
+      'verify --test-connections',
+      await cli([...verifyArgs, '--test-connections', '--rate', '100', '--no-progress']),
+      [oneTime.length > 0 ? 1 : 0],
+    );
+    if (oneTime.length > 0) {
+      say(
+        `(exit 1: the import skipped the one-time profile${oneTime.length === 1 ? '' : 's'} ${oneTime.join(', ')} on purpose, so the restore is not complete)`,
+      );
+    }
+    const changes = recovery.record.changes.slice(changesBefore);
+    const tests = changes.filter((c) => c.op === 'test').length;
+    const otherWrites = changes.length - tests;
+    say(`connection tests sent: ${tests} (one per connection); known-bad in prod: ${failingInProd.length}`);
+    if (tests !== entries.length || otherWrites !== 0) failures += 1;
 
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     section(

@@ -27,13 +27,21 @@ describe('npm run demo', () => {
     clearRegisteredSecrets();
   });
 
-  it('exports, validates, diffs, imports with overrides, and ends with every connection once, leaking no secret', async () => {
+  it('exports, validates, diffs, imports with overrides, ends with every connection once and a verified restore, leaking no secret', async () => {
     const out = capture();
     const err = capture();
     const code = await runDemo({ stdout: out.stream, stderr: err.stream });
     const text = out.text() + err.text();
     expect(text).toMatch(/created exactly once: 69; missing: 0; duplicated: 0/);
     expect(text).toMatch(/POSTs sent by the re-run: 0/);
+    // It ends with a verify of the restore: complete, one test per connection, prod's failing sources known-bad.
+    expect(text).toMatch(/: NOT COMPLETE\n {2}connections: {3}69 present, 0 different, 0 missing, 0 extra\n/);
+    expect(text).toMatch(/ {2}scan profiles: 3 present, 0 different, 1 missing, 0 extra\n/);
+    expect(text).toMatch(
+      /- scan profile .+: one-time profile \(isSingleRunScan\): import skips it without --allow-run/,
+    );
+    expect(text).toMatch(/tests: +62 passed, 0 regression, 7 known-bad/);
+    expect(text).toMatch(/connection tests sent: 69 \(one per connection\)/);
     expect(text).not.toMatch(/UNEXPECTED|this is a bug/);
     expect(code).toBe(0);
     expect(text).toContain('$DEMO');

@@ -298,6 +298,45 @@ describe('no canary credential or token reaches any output', { shuffle: false },
     }
   });
 
+  it('verify with connection tests, text and json, with a report', async () => {
+    // Against its own source: every connection present, the clear secrets equal; tests run (one fails).
+    a.setTestFailures(['canary-s3']);
+    try {
+      for (const format of ['text', 'json']) {
+        const report = join(dir, `verify-${format}.jsonl`);
+        const run = await traced(
+          [
+            'verify',
+            snapshot,
+            '--env',
+            a.url,
+            '--test-connections',
+            '--rate',
+            '100',
+            '--format',
+            format,
+            '--report',
+            report,
+          ],
+          envA(),
+        );
+        expect([0, 1]).toContain(run.exitCode);
+        expectClean(run);
+        const written = await readFile(report, 'utf8');
+        expect(written).toContain('"state":"present"');
+        expect(written, 'the report holds a canary').not.toContain(MARK);
+      }
+    } finally {
+      a.setTestFailures([]);
+    }
+    // Against the other side: the canaries differ, so the verdict names the fields, masked.
+    const other = await traced(['verify', snapshot, '--env', b.url, '--format', 'json'], envA());
+    expect(other.exitCode).toBe(1);
+    expectClean(other);
+    expect(other.stdout).toContain(MASK);
+    expect(other.stdout).toContain('/password');
+  });
+
   it('profiles get, create and clone', async () => {
     const get = await traced(['profiles', 'get', '66b2a0d1c3e4f5a6b7c8d901', '--env', a.url], envA());
     expect(get.exitCode).toBe(0);
@@ -375,6 +414,7 @@ describe('no canary credential or token reaches any output', { shuffle: false },
       ['validate', snapshot, '--templates-from', a.url],
       ['profiles', 'get', '66b2a0d1c3e4f5a6b7c8d901', '--env', a.url],
       ['cases', 'list', '--env', a.url, '--format', 'json'],
+      ['verify', snapshot, '--env', a.url, '--test-connections'],
     ]) {
       const run = await traced(argv, bad);
       expect(run.exitCode, argv.join(' ')).toBe(4);
@@ -392,6 +432,7 @@ describe('no canary credential or token reaches any output', { shuffle: false },
       ['connections', 'list', '--env', deadUrl],
       ['export', '--from', deadUrl, '-o', join(dir, 'never.snapshot.jsonl')],
       ['diff', '--from', snapshot, '--to', deadUrl, '--format', 'json'],
+      ['verify', snapshot, '--env', deadUrl, '--test-connections'],
       ['cases', 'resolve', '67c3b1e20000000000000002', '--env', deadUrl, '--reason', 'x'],
     ]) {
       const run = await traced(argv, envA());

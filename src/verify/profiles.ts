@@ -1,0 +1,83 @@
+/**
+ * The scan profiles of a verify (snapshot format 2): each profile of the snapshot paired by name with
+ * the environment's, `dataSourceList` compared by connection names (ids differ between environments).
+ * Pure: the field comparison is handed in (the one `diff` uses for profiles), so verify and diff agree.
+ */
+import { compareNames } from '../connections/match.js';
+import type { FieldChange } from '../diff/types.js';
+import type { VerifyItem } from './verdict.js';
+
+/** A profile on one side: its fields, and for each `dataSourceList` element its connection name. */
+export interface ProfileSide {
+  readonly profile: Readonly<Record<string, unknown>>;
+  /** Same length and order as `profile.dataSourceList`; null where the name is unknown. */
+  readonly dataSourceNames: readonly (string | null)[];
+}
+
+/** Compares two profiles of one name, `dataSourceList` given as names; returns the differing fields. */
+export type ProfileComparer = (snapshot: ProfileSide, environment: ProfileSide) => readonly FieldChange[];
+
+/**
+ * The names the environment's `dataSourceList` refers to: an element that is the `_id` of one of its
+ * connections is that connection's name; one that is already a connection's name (real bodies often
+ * list sources by name, api-notes) stays; anything else is unknown (null, compared as it is).
+ */
+export function nameDataSources(
+  profile: Readonly<Record<string, unknown>>,
+  connections: readonly { readonly _id?: unknown; readonly name: string }[],
+): (string | null)[] {
+  const list = Array.isArray(profile.dataSourceList) ? (profile.dataSourceList as unknown[]) : [];
+  const byId = new Map<string, string>();
+  const names = new Set<string>();
+  for (const c of connections) {
+    if (typeof c._id === 'string') byId.set(c._id, c.name);
+    names.add(c.name);
+  }
+  return list.map((ref) =>
+    typeof ref !== 'string' ? null : (byId.get(ref) ?? (names.has(ref) ? ref : null)),
+  );
+}
+
+/** Why a one-time profile is often missing after a restore (contract: import skips it without --allow-run). */
+export const ONE_TIME_NOTE = 'one-time profile (isSingleRunScan): import skips it without --allow-run';
+
+function nameOf(side: ProfileSide): string {
+  return String(side.profile.name);
+}
+
+/**
+ * Verdicts of the profiles, in name order: `present`, `different` (fields named), `missing`, `extra`.
+ * A name held twice on a side is compared once (the first), as connections are paired.
+ */
+export function verifyProfiles(
+  snapshot: readonly ProfileSide[],
+  environment: readonly ProfileSide[],
+  compare: ProfileComparer,
+): VerifyItem[] {
+  const live = new Map<string, ProfileSide>();
+  for (const p of environment) if (!live.has(nameOf(p))) live.set(nameOf(p), p);
+  const expected = new Map<string, ProfileSide>();
+  for (const p of snapshot) if (!expected.has(nameOf(p))) expected.set(nameOf(p), p);
+  const items: VerifyItem[] = [];
+  for (const [name, p] of expected) {
+    const other = live.get(name);
+    if (other === undefined) {
+      items.push({
+        object: 'scan profile',
+        name,
+        state: 'missing',
+        ...(p.profile.isSingleRunScan === true ? { note: ONE_TIME_NOTE } : {}),
+      });
+      continue;
+    }
+    const fields = compare(p, other);
+    items.push(
+      fields.length === 0
+        ? { object: 'scan profile', name, state: 'present' }
+        : { object: 'scan profile', name, state: 'different', fields },
+    );
+  }
+  for (const name of live.keys())
+    if (!expected.has(name)) items.push({ object: 'scan profile', name, state: 'extra' });
+  return items.sort((a, b) => compareNames(a.name, b.name));
+}

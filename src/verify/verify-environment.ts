@@ -1,0 +1,321 @@
+/**
+ * The verify workflow: is the environment a complete, working restore of the snapshot? Steps, in this
+ * order of side effects: snapshot read and verified (a damaged file stops here, nothing sent) ->
+ * `--report` checked writable -> environment resolved -> its connections read (the streamed export, as
+ * `diff` reads an environment) -> every object paired by name and compared with the comparison of `diff`
+ * (`src/diff/compare.ts`: server-managed fields ignored, secrets masked) -> with `--test-connections`,
+ * one test per present connection on a throttle of its own -> report written.
+ *
+ * Read-only apart from the tests. It prints nothing: progress is a {@link VerifyEvent}, the outcome a
+ * {@link VerifyResult}; `cli/verify.ts` renders both.
+ */
+import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
+import { exportConnections } from '../api/connections.js';
+import { createRetryBudget, type HttpClient } from '../api/http.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
+import { pairByName } from '../connections/match.js';
+import { type CompareOptions, compareConnections } from '../diff/compare.js';
+import { compileIgnoreRules, parseIgnoreRule } from '../diff/ignore.js';
+import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
+import type { FieldChange } from '../diff/types.js';
+import { ApiError, UsageError } from '../errors.js';
+import { checkWritableOutput, writeFileAtomic } from '../files.js';
+import { type Clock, createRateLimiter } from '../importer/throttle.js';
+import type { Connection } from '../model/connection.js';
+import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
+import { isProfileServerField } from '../profiles/server-fields.js';
+import { loadShippedCatalog } from '../schema/catalog.js';
+import { registerSecretsOf, scrub } from '../secrets.js';
+import type { SnapshotHeader } from '../snapshot/format.js';
+import { loadSnapshot } from '../snapshot/read.js';
+import { nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
+import {
+  DEFAULT_TEST_CONCURRENCY,
+  DEFAULT_TEST_RATE,
+  runConnectionTests,
+  type TestTarget,
+} from './test-connections.js';
+import {
+  countStates,
+  countTests,
+  isComplete,
+  isVerified,
+  readRecordedTest,
+  serializeVerifyReport,
+  type TestCounts,
+  type TestVerdict,
+  type VerifyCounts,
+  type VerifyItem,
+} from './verdict.js';
+
+/** A connection test may take long (the service reaches the data source): its idle timeout. */
+export const TEST_TIMEOUT_MS = 120_000;
+
+/** The options of a verify, checked (by `cli/verify.ts`); paths absolute. */
+export interface VerifyOptions {
+  readonly snapshot: string;
+  /** How messages name the snapshot (as typed). */
+  readonly snapshotLabel: string;
+  readonly testConnections: boolean;
+  /** Tests per second (`--rate`); default the lower of the environment's rate and {@link DEFAULT_TEST_RATE}. */
+  readonly rate: number | undefined;
+  readonly report: string | undefined;
+  /** Ignore rules, as `diff` takes them (the config file's `diff.ignoreFields`, `--ignore-field`). */
+  readonly ignoreFields: readonly string[];
+  /** Template schemas folder whose x-secret fields are masked; default the shipped one. */
+  readonly schemas: string | undefined;
+}
+
+/** The outside world of {@link verifyEnvironment}. */
+export interface VerifyPorts {
+  readonly resolveEnvironment: EnvironmentResolver;
+  readonly createClient: ClientFactory;
+  /** Ctrl-C. */
+  readonly signal: AbortSignal;
+  /** The tests' throttle clock; default the system clock. */
+  readonly clock?: Clock;
+}
+
+/** Progress of a verify, in the order it happens. */
+export type VerifyEvent =
+  /** Both sides are read. */
+  | {
+      readonly kind: 'sides-read';
+      readonly snapshot: { readonly label: string; readonly connections: number };
+      readonly environment: { readonly label: string; readonly connections: number };
+    }
+  /** The connection tests begin. */
+  | {
+      readonly kind: 'tests-started';
+      readonly total: number;
+      readonly concurrency: number;
+      readonly rate: number | undefined;
+    }
+  /** One test settled. */
+  | { readonly kind: 'test-settled'; readonly name: string; readonly verdict: TestVerdict }
+  /** The tests ended, also when the run throws. */
+  | { readonly kind: 'tests-ended' }
+  | { readonly kind: 'file-written'; readonly file: 'report'; readonly path: string };
+
+/** What a verify found. */
+export interface VerifyResult {
+  readonly snapshot: string;
+  readonly environment: string;
+  /** Connections in name order, then scan profiles in name order. */
+  readonly items: readonly VerifyItem[];
+  readonly connections: VerifyCounts;
+  /** Undefined when the snapshot holds no scan profiles (format version 1): none were compared. */
+  readonly scanProfiles: VerifyCounts | undefined;
+  /** Undefined without `--test-connections`. */
+  readonly tests: TestCounts | undefined;
+  /** Every object of the snapshot is present and equal. */
+  readonly complete: boolean;
+  /** Complete and no regression: exit 0. */
+  readonly verified: boolean;
+  readonly reportPath: string | undefined;
+}
+
+/** Verify the environment against the snapshot (see the module comment for the order of side effects). */
+export async function verifyEnvironment(
+  options: VerifyOptions,
+  ports: VerifyPorts,
+  onEvent: (event: VerifyEvent) => void,
+): Promise<VerifyResult> {
+  const compare = compileCompareOptions(options.ignoreFields, await loadShippedCatalog(options.schemas));
+  const snapshot = await loadSnapshot(options.snapshot, {
+    signal: ports.signal,
+    label: options.snapshotLabel,
+  });
+  if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
+
+  const expectedProfiles = snapshotProfilesOf(snapshot);
+
+  const environment = await ports.resolveEnvironment();
+  const client = ports.createClient(environment);
+  let live: Connection[];
+  let liveProfiles: ScanProfile[] = [];
+  try {
+    live = await readConnections(client, ports.signal);
+    // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
+    if (expectedProfiles !== undefined) liveProfiles = await readProfiles(client, ports.signal);
+  } finally {
+    client.close();
+  }
+  // Whatever the export gave in the clear is known to the scrubber before anything is printed.
+  for (const entry of [...snapshot.entries, ...live])
+    registerSecretsOf(entry, compare.secretFields(entry.type));
+  onEvent({
+    kind: 'sides-read',
+    snapshot: { label: options.snapshotLabel, connections: snapshot.entries.length },
+    environment: { label: environment.label, connections: live.length },
+  });
+
+  const { items: connectionItems, present } = verifyConnections(snapshot.entries, live, compare);
+
+  let verdicts: Map<string, TestVerdict> | undefined;
+  if (options.testConnections) {
+    const rate = options.rate ?? Math.min(DEFAULT_TEST_RATE, environment.rate ?? DEFAULT_TEST_RATE);
+    const concurrency = Math.min(
+      DEFAULT_TEST_CONCURRENCY,
+      environment.concurrency ?? DEFAULT_TEST_CONCURRENCY,
+    );
+    const limiter = createRateLimiter({ rate, ...(ports.clock ? { clock: ports.clock } : {}) });
+    // Their own retry budget: a sick test endpoint ends the tests, not the reads of another run.
+    const budget = createRetryBudget(Math.max(10, Math.ceil(present.length / 10)));
+    const testClient = ports.createClient(environment, {
+      retryBudget: budget,
+      onRateLimited: (ms) => limiter.onRateLimited(ms),
+      timeoutMs: TEST_TIMEOUT_MS,
+    });
+    onEvent({ kind: 'tests-started', total: present.length, concurrency, rate: limiter.currentRate() });
+    try {
+      verdicts = await runConnectionTests(present, {
+        client: testClient,
+        limiter,
+        concurrency,
+        signal: ports.signal,
+        onSettled: (name, verdict) => onEvent({ kind: 'test-settled', name, verdict }),
+      });
+    } finally {
+      onEvent({ kind: 'tests-ended' });
+      testClient.close();
+    }
+  }
+
+  const tested = verdicts;
+  const profileItems =
+    expectedProfiles === undefined
+      ? undefined
+      : verifyProfiles(
+          expectedProfiles,
+          liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, live) })),
+          compareProfileSides,
+        );
+  const items: VerifyItem[] = [
+    ...connectionItems.map((item) => {
+      const test = tested?.get(item.name);
+      return test === undefined ? item : { ...item, test };
+    }),
+    ...(profileItems ?? []),
+  ];
+  if (options.report !== undefined) {
+    await writeFileAtomic(options.report, scrub(serializeVerifyReport(items)), { what: 'report' });
+    onEvent({ kind: 'file-written', file: 'report', path: options.report });
+  }
+  return {
+    snapshot: options.snapshotLabel,
+    environment: environment.label,
+    items,
+    connections: countStates(items.filter((i) => i.object === 'connection')),
+    scanProfiles: profileItems === undefined ? undefined : countStates(profileItems),
+    tests: tested === undefined ? undefined : countTests(items),
+    complete: isComplete(items),
+    verified: isVerified(items),
+    reportPath: options.report,
+  };
+}
+
+/**
+ * The snapshot's scan profiles, or undefined when it holds none: a snapshot of format version 1 (its
+ * header migrated to `include: ["connections"]`), or one whose export could not read the profiles.
+ */
+function snapshotProfilesOf(snapshot: {
+  readonly header: SnapshotHeader;
+  readonly profiles: readonly SnapshotScanProfile[];
+}): ProfileSide[] | undefined {
+  if (!snapshot.header.include.includes('scanProfiles')) return undefined;
+  return snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }));
+}
+
+/** `diff`'s profile comparison (`src/diff/scan-profiles.ts`): the service's fields ignored, sources by name. */
+export function compareProfileSides(snapshot: ProfileSide, environment: ProfileSide): readonly FieldChange[] {
+  return compareProfileFields(
+    toComparableProfile(snapshot.profile, snapshot.dataSourceNames, isProfileServerField),
+    toComparableProfile(environment.profile, environment.dataSourceNames, isProfileServerField),
+  );
+}
+
+/** The comparison of `diff`, compiled once: the ignore rules and the templates' secret fields. */
+function compileCompareOptions(
+  ignoreFields: readonly string[],
+  catalog: { secretFields(type: string): ReadonlySet<string> },
+): CompareOptions {
+  const rules = ignoreFields.map((text) => {
+    const parsed = parseIgnoreRule(text);
+    if (!parsed.ok) throw new UsageError(`Expected --ignore-field to be ${parsed.problem}`);
+    return parsed.rule;
+  });
+  return { ignore: compileIgnoreRules(rules), secretFields: (type) => catalog.secretFields(type) };
+}
+
+/** The environment's scan profiles; a service without the profiles endpoint (404) has none. */
+async function readProfiles(client: HttpClient, signal: AbortSignal): Promise<ScanProfile[]> {
+  try {
+    return await listScanProfiles(client, { signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return [];
+    throw error;
+  }
+}
+
+async function readConnections(client: HttpClient, signal: AbortSignal): Promise<Connection[]> {
+  const out: Connection[] = [];
+  for await (const entry of exportConnections(client, { signal })) out.push(entry);
+  return out;
+}
+
+/**
+ * Pair the snapshot's connections with the environment's by name and compare each pair. Returns the
+ * verdicts in name order and the present connections to test (the environment's object, which holds
+ * the stored secret's reference, with what the snapshot recorded of the source's last test).
+ *
+ * @throws UsageError when the environment holds two connections of one name (the snapshot reader
+ * already refuses a snapshot that does).
+ */
+export function verifyConnections(
+  snapshot: readonly Connection[],
+  environment: readonly Connection[],
+  compare: CompareOptions,
+): { readonly items: VerifyItem[]; readonly present: TestTarget[] } {
+  const pairing = pairByName(snapshot, environment);
+  if (pairing.duplicateTarget.length > 0) {
+    throw new UsageError(
+      `The environment holds more than one connection named ${pairing.duplicateTarget
+        .slice(0, 5)
+        .map((n) => JSON.stringify(n))
+        .join(', ')}: connections are verified by name`,
+      { hint: 'Rename the duplicates in that environment, then re-run the verify' },
+    );
+  }
+  const items: VerifyItem[] = [];
+  const present: TestTarget[] = [];
+  for (const entry of pairing.onlySource)
+    items.push({ object: 'connection', name: entry.name, type: entry.type, state: 'missing' });
+  for (const entry of pairing.onlyTarget)
+    items.push({ object: 'connection', name: entry.name, type: entry.type, state: 'extra' });
+  for (const [expected, actual] of pairing.both) {
+    const outcome = compareConnections(expected, actual, compare);
+    const notComparable = outcome.uncomparable.length > 0 ? { notComparable: outcome.uncomparable } : {};
+    if (outcome.fields.length > 0) {
+      items.push({
+        object: 'connection',
+        name: expected.name,
+        type: actual.type,
+        state: 'different',
+        fields: outcome.fields,
+        ...notComparable,
+      });
+    } else {
+      items.push({
+        object: 'connection',
+        name: expected.name,
+        type: actual.type,
+        state: 'present',
+        ...notComparable,
+      });
+      present.push({ connection: actual, recorded: readRecordedTest(expected) });
+    }
+  }
+  items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { items, present };
+}
