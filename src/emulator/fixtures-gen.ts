@@ -471,7 +471,15 @@ export function buildFixtures(): Record<string, EnvironmentFixture> {
       credentials: buildCredentials().filter((c) => c.credential_id !== 'svc-fileshare-scan'),
       scanners: buildScanners([...SCANNER_GROUPS.filter((g) => g !== 'eu-scanners'), 'dr-scanners']),
     },
-    'empty.json': { connections: [], scanProfiles: [], cases: [], credentials: [], scanners: [] },
+    // A new recovery environment: no connections, profiles or cases yet, but its infrastructure is set
+    // up (scanners registered, stored credentials in its vault), so a restore's references are there.
+    'empty.json': {
+      connections: [],
+      scanProfiles: [],
+      cases: [],
+      credentials: buildCredentials(),
+      scanners: buildScanners([...SCANNER_GROUPS, 'dr-scanners']),
+    },
   };
 }
 
