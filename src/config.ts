@@ -71,6 +71,12 @@ export interface ResolvedEnvironment {
   readonly caFile: string | undefined;
   /** True when plain http to a non-loopback host was allowed by `--insecure-http` (warn the user). */
   readonly insecureHttp: boolean;
+  /**
+   * Where the token was read, for the hint of a 401 ("Check the token in DDS_TARGET_TOKEN ..."): the
+   * variable actually used (`DDS_PROD_TOKEN (tokenEnv of prod)`, `DDS_TARGET_TOKEN`, `DDS_TOKEN`) or the
+   * token file option. Never the token. Absent when not known (an environment built by a test).
+   */
+  readonly tokenSource?: string;
 }
 
 /** Options given on the command line that affect resolution. */
@@ -239,10 +245,10 @@ function readRoleToken(
   io: Pick<ProcessIo, 'env'>,
   envLabel: string,
   flag: string,
-): string {
+): { token: string; variable: string } {
   const names = TOKEN_VARIABLES[role];
   for (const name of names) {
-    if (io.env[name] !== undefined) return readTokenVariable(name, io, envLabel);
+    if (io.env[name] !== undefined) return { token: readTokenVariable(name, io, envLabel), variable: name };
   }
   throw new ConfigError(`No token for ${envLabel}: set ${names.join(' or ')}, or pass ${flag}`, {
     hint: 'A token is never taken as a command-line value',
@@ -305,13 +311,23 @@ export async function resolveEnvironment(
 
   let token: string | undefined;
   let refreshToken: string | undefined;
+  let tokenSource: string | undefined;
   if (options.tokenFile) {
     token = await readTokenFile(options.tokenFile, io);
+    tokenSource = `the file of ${flag}`;
   } else if (entry?.tokenEnv) {
     token = readTokenVariable(entry.tokenEnv, io, label);
+    tokenSource = `${entry.tokenEnv} (tokenEnv of ${label})`;
   }
-  if (entry?.refreshTokenEnv) refreshToken = readTokenVariable(entry.refreshTokenEnv, io, label);
-  if (token === undefined && refreshToken === undefined) token = readRoleToken(options.role, io, label, flag);
+  if (entry?.refreshTokenEnv) {
+    refreshToken = readTokenVariable(entry.refreshTokenEnv, io, label);
+    tokenSource ??= `${entry.refreshTokenEnv} (refreshTokenEnv of ${label})`;
+  }
+  if (token === undefined && refreshToken === undefined) {
+    const role = readRoleToken(options.role, io, label, flag);
+    token = role.token;
+    tokenSource = role.variable;
+  }
 
   const caFile = options.caFile ? resolve(io.cwd, options.caFile) : entry?.caFile;
   if (caFile) await checkReadable(caFile, options.caFile ? '--ca-file' : `caFile of ${label}`);
@@ -328,5 +344,6 @@ export async function resolveEnvironment(
     protected: entry?.protected ?? false,
     caFile,
     insecureHttp,
+    ...(tokenSource === undefined ? {} : { tokenSource }),
   };
 }

@@ -170,6 +170,12 @@ export class ApiError extends DdsError {
   }
 }
 
+/** The default hint of {@link UnavailableError}: what any command can do. */
+export const UNREACHABLE_HINT = 'Check that the service is reachable, then re-run the command';
+
+/** The default hint of {@link InterruptedError}. */
+export const INTERRUPTED_HINT = 'Re-run the command';
+
 /**
  * No answer: connection refused, reset, timeout, DNS; or the service kept failing until the retry
  * budget ran out (exit 5). `inDoubt` is true when the request may have reached the service.
@@ -193,9 +199,7 @@ export class UnavailableError extends DdsError {
     options: DdsErrorOptions & { readonly networkCode?: string; readonly inDoubt?: boolean } = {},
   ) {
     super(http ? `${message} (${describeHttp(http)})` : message, {
-      hint:
-        options.hint ??
-        'Check that the service is reachable, then re-run the command (an import resumes where it stopped)',
+      hint: options.hint ?? UNREACHABLE_HINT,
       cause: options.cause,
     });
     this.http = http;
@@ -211,7 +215,7 @@ export class InterruptedError extends DdsError {
 
   constructor(message = 'Interrupted', options: DdsErrorOptions = {}) {
     super(message, {
-      hint: options.hint ?? 'Re-run the command (an import resumes where it stopped)',
+      hint: options.hint ?? INTERRUPTED_HINT,
       cause: options.cause,
     });
   }
@@ -221,6 +225,23 @@ export class InterruptedError extends DdsError {
 export class PartialFailureError extends DdsError {
   readonly code = 'E_PARTIAL';
   readonly exitCode = ExitCode.partial;
+}
+
+/**
+ * `error` as a command that resumes (import) reports it: an {@link UnavailableError} or
+ * {@link InterruptedError} that carries its default hint gets "(an import resumes where it stopped)"
+ * added, `command` naming the command. Any other error (or a specific hint, such as the TLS one) is
+ * returned as it is. Only such a command may say it: a diff or a list starts again from the beginning.
+ */
+export function withResumeHint(error: unknown, command: string): unknown {
+  const resumable =
+    (error instanceof UnavailableError && error.hint === UNREACHABLE_HINT) ||
+    (error instanceof InterruptedError && error.hint === INTERRUPTED_HINT);
+  if (!resumable) return error;
+  // A copy of the same class with every own property (message, stack, cause, http, ...), the hint extended.
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(error) as object) as DdsError, error);
+  Object.defineProperty(copy, 'hint', { value: `${error.hint} (${command} resumes where it stopped)` });
+  return copy;
 }
 
 /** Type guard for errors meant for the user. */

@@ -42,6 +42,8 @@ export function isFailure<T>(outcome: Outcome<T>): outcome is { readonly failure
 /** What classification needs to know about the client. */
 export interface ClassifyContext {
   readonly label: string;
+  /** Where the token was read (`ResolvedEnvironment.tokenSource`), named by the hint of a 401. */
+  readonly tokenSource?: string;
   readonly apiPrefix: string;
   readonly policy: RetryPolicy;
 }
@@ -78,7 +80,12 @@ export function classifyResponse<T>(
         error: new AuthError(
           `The service rejected the token of ${ctx.label}`,
           contextOf(ctx, method, path, 401, said),
-          { cause: { status: 401, method, path: `${ctx.apiPrefix}${path}` } },
+          {
+            cause: { status: 401, method, path: `${ctx.apiPrefix}${path}` },
+            ...(ctx.tokenSource === undefined
+              ? {}
+              : { hint: `Check the token in ${ctx.tokenSource} and that it is valid for ${ctx.label}` }),
+          },
         ),
         transient: false,
         status: 401,

@@ -193,7 +193,12 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
   const streamDeadlineMs = options.streamDeadlineMs ?? DEFAULT_STREAM_DEADLINE_MS;
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const apiPrefix = '/api/v1';
-  const ctx: ClassifyContext = { label: environment.label, apiPrefix, policy };
+  const ctx: ClassifyContext = {
+    label: environment.label,
+    apiPrefix,
+    policy,
+    ...(environment.tokenSource === undefined ? {} : { tokenSource: environment.tokenSource }),
+  };
 
   const httpAgent = new HttpAgent({ keepAlive: true });
   // Verification pinned on: NODE_TLS_REJECT_UNAUTHORIZED=0 does not switch it off for this client.

@@ -113,19 +113,22 @@ export const casesListCommand: CommandSpec = {
         type: 'number',
         requiresArg: true,
         describe: 'Cases asked for per page (default 1000; the service may clamp it)',
-      })
-      .example(
-        '$0 cases list --env prod --status open --format ndjson',
-        'Every open case, one JSON object per line',
-      )
-      .example(
-        '$0 cases list --env prod --policy PII-exposure --severity critical,high -o cases.csv',
-        'A CSV file for a ticketing system',
-      )
-      .example(
-        '$0 cases list --env prod --fields caseId,caseStatus,assignee --sort caseId:desc',
-        'Chosen columns, sorted',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 cases list --env prod --status open --format ndjson',
+      describe: 'Every open case, one JSON object per line',
+    },
+    {
+      command:
+        "$0 cases list --env prod --policy 'PCI - Credit Card Exposure' --severity critical,high -o cases.csv",
+      describe: 'A CSV file for a ticketing system',
+    },
+    {
+      command: '$0 cases list --env prod --fields caseId,caseStatus,assignee --sort caseId:desc',
+      describe: 'Chosen columns, sorted',
+    },
+  ],
   async run(args, ctx) {
     const fields = parseFieldsOption(args.fields);
     const selection = {

@@ -30,11 +30,14 @@ export const casesResolveCommand: CommandSpec = {
         type: 'string',
         requiresArg: true,
         describe: 'Name of a protected environment, to allow writing to it',
-      })
-      .example(
-        '$0 cases resolve 6612a0c1,6612a0c2 --env prod --reason "false positive: synthetic test data"',
-        'Resolve two cases',
-      ),
+      }),
+  examples: [
+    {
+      command:
+        "$0 cases resolve 67c3b1e20000000000000001,67c3b1e20000000000000004 --env prod --reason 'false positive: synthetic test data'",
+      describe: 'Resolve two cases',
+    },
+  ],
   async run(args, ctx) {
     const ids = parseListOption(args.ids, 'the case ids') ?? [];
     if (ids.length === 0)

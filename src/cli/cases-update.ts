@@ -156,19 +156,24 @@ export const casesUpdateCommand: CommandSpec = {
         requiresArg: true,
         describe: 'Name of a protected environment, to allow writing to it',
       })
-      .demandOption(['set'])
-      .example(
-        '$0 cases update --env prod --where policyName=PII-exposure --where caseStatus=open --set caseStatus=resolved --dry-run',
-        'How many open PII-exposure cases would be resolved',
-      )
-      .example(
-        '$0 cases update --env prod --where policyName=PII-exposure --where caseStatus=open --set caseStatus=resolved --yes --reason "policy retired" --audit audit.jsonl',
-        'Resolve them, keeping an audit trail',
-      )
-      .example(
-        '$0 cases update --env prod --where dataSourceName=hr-db --set assignee=alice',
-        'Assign (asks first)',
-      ),
+      .demandOption(['set']),
+  examples: [
+    {
+      command:
+        "$0 cases update --env prod --where 'policyName=SSN in Unstructured Data' --where caseStatus=open --set caseStatus=resolved --dry-run",
+      describe: 'How many open cases of a policy would be resolved',
+    },
+    {
+      command:
+        "$0 cases update --env prod --where 'policyName=SSN in Unstructured Data' --where caseStatus=open --set caseStatus=resolved --yes --reason 'policy retired' --audit audit.jsonl",
+      describe: 'Resolve them, keeping an audit trail',
+    },
+    {
+      command:
+        '$0 cases update --env prod --where dataSourceName=hr-documents-s3 --set assignee=alice@example.com --yes',
+      describe: 'Assign the cases of one data source',
+    },
+  ],
   async run(args, ctx) {
     const where = readWhereValues(args.where);
     const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };

@@ -10,13 +10,25 @@ import type { CliContext } from './context.js';
 /** Arguments after yargs parsing: the command's own options plus positionals. */
 export type ParsedArgs = Record<string, unknown> & { readonly _: readonly (string | number)[] };
 
+/**
+ * One `--help` example: a command line that runs as printed against the environments of README "Try
+ * the examples" (`$0` stands for the tool's name), and what it does. `run-cli.ts` prints examples
+ * itself, one line each and never wrapped, so they can be copied; a test runs every one of them.
+ */
+export interface HelpExample {
+  readonly command: string;
+  readonly describe: string;
+}
+
 /** One command of the CLI. */
 export interface CommandSpec {
   /** yargs command string, e.g. `'list'` under the `connections` group, or `'import <snapshot>'`. */
   readonly command: string;
   readonly describe: string;
-  /** Declares options and at least one `.example(...)`. */
+  /** Declares the options (examples go in {@link CommandSpec.examples}, not `.example()`). */
   builder(yargs: Argv): Argv;
+  /** At least one; shown under "Examples:" in `--help`. */
+  readonly examples: readonly HelpExample[];
   /** Runs the command; options are already parsed and checked by `builder`. */
   run(args: ParsedArgs, ctx: CliContext): Promise<ExitCode>;
 }
@@ -26,6 +38,8 @@ export interface CommandGroup {
   readonly command: string;
   readonly describe: string;
   readonly subcommands: readonly CommandSpec[];
+  /** At least one; shown under "Examples:" in the group's `--help`. */
+  readonly examples: readonly HelpExample[];
 }
 
 /** A top-level entry of the CLI. */

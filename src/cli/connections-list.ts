@@ -80,13 +80,15 @@ export const connectionsListCommand: CommandSpec = {
         type: 'string',
         choices: OUTPUT_FORMATS,
         describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
-      })
-      .example('$0 connections list --env prod', 'Table of every connection of prod')
-      .example(
-        '$0 connections list --env https://dds.example.com --type s3 --format ndjson',
-        'Only s3 ones, one JSON per line (token from $DDS_TOKEN)',
-      )
-      .example('$0 connections list --env prod --format csv > connections.csv', 'A spreadsheet'),
+      }),
+  examples: [
+    { command: '$0 connections list --env prod', describe: 'Table of every connection of prod' },
+    {
+      command: '$0 connections list --env dr --type s3,snowflake --format ndjson',
+      describe: 'Only s3 and snowflake ones of dr, one JSON object per line',
+    },
+    { command: '$0 connections list --env prod --format csv > connections.csv', describe: 'A spreadsheet' },
+  ],
   async run(args, ctx) {
     const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
     const listOptions = buildConnectionListOptions(args, ctx.signal);

@@ -10,7 +10,7 @@
 import { resolve } from 'node:path';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
-import { classifySide, collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
+import { collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
@@ -84,22 +84,25 @@ export const diffCommand: CommandSpec = {
         requiresArg: true,
         describe:
           'Template schemas folder whose x-secret fields are masked (default: the shipped schemas/templates)',
-      })
-      .example('$0 diff --from prod --to dr', 'What differs between two environments')
-      .example(
-        '$0 diff --from prod-2026-11-22.snapshot.jsonl --to dr --format json',
-        'A snapshot against an environment, as JSON (exit 1 when something differs)',
-      )
-      .example(
-        '$0 diff --from prod --to dr --ignore-field description --ignore-field /owners_v2/*/origin',
-        'Ignore a field and the origin of every owner',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 diff --from prod --to dr',
+      describe: 'What differs between two environments (exit 1 when something differs)',
+    },
+    {
+      command: '$0 diff --from prod.snapshot.jsonl --to dr --format json',
+      describe: 'A snapshot against an environment, as JSON',
+    },
+    {
+      command: "$0 diff --from prod --to dr --ignore-field description --ignore-field '/owners_v2/*/origin'",
+      describe: 'Ignore a field and the origin of every owner',
+    },
+  ],
   async run(args, ctx) {
     const format = chooseFormat(args, ctx);
     const config = await getConfig(ctx);
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
-    const from = classifySide(String(args.from ?? ''), 'from', config, ctx.io.cwd);
-    const to = classifySide(String(args.to ?? ''), 'to', config, ctx.io.cwd);
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
     const {
       diff: result,
@@ -108,8 +111,10 @@ export const diffCommand: CommandSpec = {
       to: toSide,
     } = await diffSources(
       {
-        from,
-        to,
+        from: String(args.from ?? ''),
+        to: String(args.to ?? ''),
+        config,
+        cwd: ctx.io.cwd,
         ignoreFields,
         schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
       },

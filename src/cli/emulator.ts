@@ -3,11 +3,10 @@
  * URL and token on stdout, serves until Ctrl-C (SIGINT) or SIGTERM, then closes every socket and
  * flushes the state file.
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/index.js';
+import { resolveDataOption } from '../environments/shipped-environments.js';
 import { ExitCode, InputFileError, UsageError } from '../errors.js';
-import { fixturesDir } from '../paths.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { readNumberOption } from './options.js';
 
@@ -25,35 +24,6 @@ function optionalString(args: ParsedArgs, flag: string, key: string): string | u
   if (typeof value !== 'string' || value.trim() === '')
     throw new UsageError(`Expected --${flag} to be a non-empty value`);
   return value;
-}
-
-/** Names of the environments shipped in the package's `fixtures/environments/` (`prod`, `dr-partial`, `empty`). */
-export function listShippedEnvironments(): string[] {
-  try {
-    return readdirSync(join(fixturesDir(), 'environments'))
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => f.slice(0, -'.json'.length))
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-/**
- * `--data`: a seed file (relative to `cwd`), or else the name of a shipped environment, read from the
- * package folder so that `--data prod` works outside the clone. An existing file wins over a name.
- */
-export function resolveDataOption(data: string, cwd: string): string {
-  const direct = resolve(cwd, data);
-  if (existsSync(direct)) return direct;
-  const shipped = listShippedEnvironments();
-  if (shipped.includes(data)) return join(fixturesDir(), 'environments', `${data}.json`);
-  throw new UsageError(
-    `Expected --data to name a seed file or a shipped environment, but ${direct} does not exist`,
-    {
-      hint: `Shipped environments: ${shipped.join(', ') || 'none found'}`,
-    },
-  );
 }
 
 function readNameList(args: ParsedArgs, flag: string, key: string): string[] | undefined {
@@ -167,13 +137,22 @@ export const emulatorCommand: CommandSpec = {
         type: 'boolean',
         default: true,
         describe: 'Serve scanner-status and credentials (--no-references-api: both answer 404)',
-      })
-      .example('$0 emulator --port 8484 --data prod', 'A production-like environment (shipped)')
-      .example('$0 emulator --data empty --generate 100000', '100k generated connections')
-      .example(
-        '$0 emulator --data fixtures/environments/dr-partial.json --state dr.state.json --faults commit-then-drop:0.1@POST:/ds_connections --seed 7',
-        'A flaky DR target that remembers what was imported',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 emulator --data prod',
+      describe: 'A production-like environment (shipped) on a free port; --port 8484 to choose',
+    },
+    {
+      command: '$0 emulator --data empty --generate 1000',
+      describe: 'An empty environment plus 1000 generated connections',
+    },
+    {
+      command:
+        '$0 emulator --data dr-partial --state dr.state.json --faults commit-then-drop:0.1@POST:/ds_connections --seed 7',
+      describe: 'A flaky DR target that remembers what was imported',
+    },
+  ],
   async run(args, ctx) {
     const options = buildEmulatorOptions(args, ctx.io.cwd);
     if (options.host !== undefined && !LOOPBACK.has(options.host)) {

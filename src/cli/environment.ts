@@ -1,25 +1,17 @@
 /**
  * The environment options every command that talks to a service shares (`--env`, `--from`, `--to`
- * and their token files, `--insecure-http`, `--ca-file`), and the one way a command opens an
- * environment: config loaded once per run, environment resolved, HTTP client created with the run's
- * logger and Ctrl-C signal.
+ * and their token files, `--insecure-http`, `--ca-file`), read into requests for the run's
+ * environments ({@link openRunEnvironments} in src/environments/, where the config file and tokens are
+ * read and the HTTP clients created, with the run's logger and Ctrl-C signal).
  */
 import type { Argv } from 'yargs';
+import type { HttpClient, RetryBudget } from '../api/http.js';
+import { type Config, type EnvironmentRole, type ResolvedEnvironment, TOKEN_VARIABLES } from '../config.js';
 import {
-  createHttpClient,
-  createRetryBudget,
-  DEFAULT_RETRY_BUDGET,
-  type HttpClient,
-  type RetryBudget,
-} from '../api/http.js';
-import {
-  type Config,
-  type EnvironmentRole,
-  loadConfig,
-  type ResolvedEnvironment,
-  resolveEnvironment,
-  TOKEN_VARIABLES,
-} from '../config.js';
+  openRunEnvironments,
+  type RunClientOptions,
+  type RunEnvironments,
+} from '../environments/run-environments.js';
 import { UsageError } from '../errors.js';
 import type { ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
@@ -79,27 +71,31 @@ export function withEnvironmentOptions(
     .option('ca-file', { type: 'string', requiresArg: true, describe: 'Extra trusted CA certificate (PEM)' });
 }
 
-const configCache = new WeakMap<CliContext, Promise<Config>>();
-const budgetCache = new WeakMap<CliContext, RetryBudget>();
+const runs = new WeakMap<CliContext, RunEnvironments>();
+
+/** The environments of the run of `ctx` (one per run: config read once, one retry budget). */
+function environmentsOf(ctx: CliContext): RunEnvironments {
+  let environments = runs.get(ctx);
+  if (!environments) {
+    environments = openRunEnvironments({
+      configPath: ctx.globals.config,
+      io: ctx.io,
+      log: ctx.log,
+      signal: ctx.signal,
+    });
+    runs.set(ctx, environments);
+  }
+  return environments;
+}
 
 /** The run's retry budget, shared by every environment the run opens (unless a command passes its own). */
 export function getRunRetryBudget(ctx: CliContext): RetryBudget {
-  let budget = budgetCache.get(ctx);
-  if (!budget) {
-    budget = createRetryBudget(DEFAULT_RETRY_BUDGET);
-    budgetCache.set(ctx, budget);
-  }
-  return budget;
+  return environmentsOf(ctx).retryBudget;
 }
 
 /** The run's config file, read once per run. */
 export function getConfig(ctx: CliContext): Promise<Config> {
-  let config = configCache.get(ctx);
-  if (!config) {
-    config = loadConfig(ctx.globals.config, ctx.io);
-    configCache.set(ctx, config);
-  }
-  return config;
+  return environmentsOf(ctx).config();
 }
 
 /** Resolve the environment of one side without opening a client (e.g. to print where a diff goes). */
@@ -112,13 +108,15 @@ export async function resolveSide(
   if (ref === undefined) throw new UsageError(`Missing --${side}`, { hint: 'See --help' });
   const tokenFile = readStringOption(args, TOKEN_FILE_OPTION[side].key, TOKEN_FILE_OPTION[side].flag);
   const caFile = readStringOption(args, 'caFile', 'ca-file');
-  const config = await getConfig(ctx);
-  const environment = await resolveEnvironment(ref, config, ctx.io, {
+  const environments = environmentsOf(ctx);
+  const environment = await environments.resolve({
+    ref,
     role: ROLE_OF[side],
     ...(tokenFile === undefined ? {} : { tokenFile }),
     ...(caFile === undefined ? {} : { caFile }),
     insecureHttp: args.insecureHttp === true,
   });
+  const config = await environments.config();
   if (environment.insecureHttp) {
     ctx.out.warn(
       `--insecure-http: talking to ${environment.label} over plain http; the token travels unencrypted`,
@@ -132,11 +130,7 @@ export async function openEnvironment(
   ctx: CliContext,
   args: ParsedArgs,
   side: EnvironmentSide,
-  options: {
-    readonly retryBudget?: RetryBudget;
-    readonly onRateLimited?: (ms?: number) => void;
-    readonly timeoutMs?: number;
-  } = {},
+  options: RunClientOptions = {},
 ): Promise<{ environment: ResolvedEnvironment; client: HttpClient; config: Config }> {
   const { environment, config } = await resolveSide(ctx, args, side);
   const client = createEnvironmentClient(ctx, environment, options);
@@ -147,17 +141,7 @@ export async function openEnvironment(
 export function createEnvironmentClient(
   ctx: CliContext,
   environment: ResolvedEnvironment,
-  options: {
-    readonly retryBudget?: RetryBudget;
-    readonly onRateLimited?: (ms?: number) => void;
-    readonly timeoutMs?: number;
-  } = {},
+  options: RunClientOptions = {},
 ): HttpClient {
-  return createHttpClient(environment, {
-    log: ctx.log,
-    signal: ctx.signal,
-    retryBudget: options.retryBudget ?? getRunRetryBudget(ctx),
-    ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-  });
+  return environmentsOf(ctx).createClient(environment, options);
 }

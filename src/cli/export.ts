@@ -117,16 +117,18 @@ export const exportCommand: CommandSpec = {
         requiresArg: true,
         describe: 'Write DIR/<environment>/<UTC timestamp>.snapshot.jsonl (never overwrites)',
       })
-      .conflicts('o', 'out-dir')
-      .example('$0 export --from prod -o prod.snapshot.jsonl', 'Every connection of prod')
-      .example(
-        '$0 export --from prod --type s3,snowflake --out-dir backups',
-        'Only s3 and snowflake, timestamped',
-      )
-      .example(
-        "$0 export --from prod --name 'finance-*' -o finance.snapshot.jsonl",
-        'Only names matching a glob',
-      ),
+      .conflicts('o', 'out-dir'),
+  examples: [
+    { command: '$0 export --from prod -o prod.snapshot.jsonl', describe: 'Every connection of prod' },
+    {
+      command: '$0 export --from prod --type s3,snowflake --out-dir backups',
+      describe: 'Only s3 and snowflake, timestamped, in backups/',
+    },
+    {
+      command: "$0 export --from prod --name 'finance-*' -o finance.snapshot.jsonl",
+      describe: 'Only names matching a glob',
+    },
+  ],
   async run(args, ctx) {
     const request = readExportRequest(args);
     const options: ExportOptions = {

@@ -4,7 +4,7 @@
  * ({@link importSnapshot} in src/importer/import-snapshot.ts) and the rendering of its events and result.
  */
 import { resolve } from 'node:path';
-import { type ExitCode, UsageError } from '../errors.js';
+import { type ExitCode, UsageError, withResumeHint } from '../errors.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,
   type ImportOptions,
@@ -92,6 +92,8 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
       },
       renderer,
     );
+  } catch (error) {
+    throw withResumeHint(error, 'an import');
   } finally {
     // Warnings held back for collapsing are printed also when the import throws.
     renderer.flush();
@@ -193,19 +195,22 @@ export const importCommand: CommandSpec = {
       .option('templates-from-target', {
         type: 'boolean',
         describe: "Check entries against the target's own connector templates",
-      })
-      .example(
-        '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json',
-        'Import into dr, supplying masked secrets',
-      )
-      .example('$0 import prod.snapshot.jsonl --to dr --dry-run', 'Show what would be created')
-      .example(
-        '$0 import prod.snapshot.jsonl --to staging --on-conflict update --prune --dry-run',
-        'Show what making staging equal to the snapshot would change',
-      )
-      .example(
-        '$0 import prod.snapshot.jsonl --to staging --confirm staging --rate 10',
-        'Into a protected environment, at 10 req/s',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json --dry-run',
+      describe: 'Show what would be created, with overrides applied',
+    },
+    {
+      command:
+        '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json --id-map prod.dr.idmap.json --journal dr.journal.jsonl --rate 10',
+      describe: 'Create what dr lacks, at 10 req/s, recording old and new ids (undo takes it back)',
+    },
+    {
+      command:
+        '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json --on-conflict update --prune --dry-run',
+      describe: 'Show what making dr equal to the snapshot would change (creates, updates, deletes)',
+    },
+  ],
   run: runImportCommand,
 };

@@ -34,15 +34,17 @@ export const overridesInitCommand: CommandSpec = {
         requiresArg: true,
         describe: 'Folder of <type>.schema.json files (default: the shipped schemas/templates)',
       })
-      .option('force', { type: 'boolean', describe: 'Replace an existing output file' })
-      .example(
-        '$0 overrides init prod.snapshot.jsonl -o dr-overrides.json',
-        'Write the skeleton, list the variables',
-      )
-      .example(
-        '$0 overrides init prod.snapshot.jsonl -o dr-overrides.json --prefix DR',
-        'Variables named DR_<ENTRY>_<FIELD>',
-      ),
+      .option('force', { type: 'boolean', describe: 'Replace an existing output file' }),
+  examples: [
+    {
+      command: '$0 overrides init prod.snapshot.jsonl -o secrets.overrides.json',
+      describe: 'Write the skeleton, list the variables to set',
+    },
+    {
+      command: '$0 overrides init prod.snapshot.jsonl -o secrets.overrides.json --prefix DR --force',
+      describe: 'Again, with variables named DR_<ENTRY>_<FIELD>, replacing the file',
+    },
+  ],
   async run(args, ctx) {
     const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
     if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });

@@ -123,15 +123,18 @@ export const profilesCloneCommand: CommandSpec = {
         type: 'string',
         requiresArg: true,
         describe: 'Name of a protected target environment, to allow writing to it',
-      })
-      .example(
-        '$0 profiles clone 65a1f0c2a1d3e4f5a6b7c8d9 --from prod --to dr --dry-run',
-        'Show how the data sources would be mapped',
-      )
-      .example(
-        '$0 profiles clone ID1,ID2 --from prod --to dr --id-map prod.dr.idmap.json',
-        'Clone two profiles after an import',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 profiles clone 66b2a0d1c3e4f5a6b7c8d902 --from prod --to dr --dry-run',
+      describe: 'Show how the data sources would be mapped',
+    },
+    {
+      command:
+        '$0 profiles clone 66b2a0d1c3e4f5a6b7c8d901,66b2a0d1c3e4f5a6b7c8d904 --from prod --to dr --id-map prod.dr.idmap.json',
+      describe: 'Clone two profiles after an import',
+    },
+  ],
   async run(args, ctx) {
     const ids = parseListOption(args.ids, 'the profile ids') ?? [];
     if (ids.length === 0)

@@ -29,15 +29,13 @@ export const profilesCreateCommand: CommandSpec = {
         type: 'string',
         requiresArg: true,
         describe: 'Name of a protected environment, to allow writing to it',
-      })
-      .example(
-        '$0 profiles create --env staging --file weekly-pii.json',
-        'Create a scheduled profile; prints its _id',
-      )
-      .example(
-        '$0 profiles create --env staging --file one-off.json --allow-run',
-        'Create a one-time profile (starts a scan now)',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 profiles create --env prod --file nightly-pii-copy.json',
+      describe: 'Create the renamed copy (a scheduled profile); prints its _id',
+    },
+  ],
   async run(args, ctx) {
     const { created, oneTime } = await createProfileFromFile(
       {

@@ -9,12 +9,20 @@ export const profilesGetCommand: CommandSpec = {
   command: 'get <id>',
   describe: 'Print one scan profile as JSON',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env'])
-      .positional('id', { type: 'string', describe: 'The profile _id (as printed by profiles create)' })
-      .example(
-        '$0 profiles get 65a1f0c2a1d3e4f5a6b7c8d9 --env prod > weekly-pii.json',
-        'Save a profile (edit it, then profiles create --file)',
-      ),
+    withEnvironmentOptions(yargs, ['env']).positional('id', {
+      type: 'string',
+      describe: 'The profile _id (as printed by profiles create)',
+    }),
+  examples: [
+    {
+      command: '$0 profiles get 66b2a0d1c3e4f5a6b7c8d901 --env prod > nightly-pii.json',
+      describe: 'Save a profile as JSON',
+    },
+    {
+      command: `$0 profiles get 66b2a0d1c3e4f5a6b7c8d901 --env prod | sed 's/"Nightly PII - Finance"/"Nightly PII - Finance (copy)"/' > nightly-pii-copy.json`,
+      describe: 'Save it under a new name, for profiles create --file',
+    },
+  ],
   async run(args, ctx) {
     const id = typeof args.id === 'string' ? args.id.trim() : '';
     if (id === '') throw new UsageError('Expected a scan profile id, got an empty one');

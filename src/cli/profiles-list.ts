@@ -24,14 +24,18 @@ export const profilesListCommand: CommandSpec = {
   command: 'list',
   describe: 'List every scan profile of an environment',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env'])
-      .option('format', {
-        type: 'string',
-        choices: OUTPUT_FORMATS,
-        describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
-      })
-      .example('$0 profiles list --env prod', 'Table of every scan profile of prod')
-      .example('$0 profiles list --env prod --format csv > profiles.csv', 'A spreadsheet'),
+    withEnvironmentOptions(yargs, ['env']).option('format', {
+      type: 'string',
+      choices: OUTPUT_FORMATS,
+      describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
+    }),
+  examples: [
+    { command: '$0 profiles list --env prod', describe: 'Table of every scan profile of prod' },
+    {
+      command: '$0 profiles list --env dr --format csv > profiles.csv',
+      describe: 'The profiles of dr, as a spreadsheet',
+    },
+  ],
   async run(args, ctx) {
     const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
     const writer = createRecordWriter(format, ctx.out, { columns: PROFILE_COLUMNS });

@@ -10,8 +10,14 @@ import { toFileWriteError } from '../files.js';
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from '../log.js';
 import { scrub } from '../secrets.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { type CommandEntry, type CommandSpec, isCommandGroup, type ParsedArgs } from './command.js';
-import { commandEntries } from './commands.js';
+import {
+  type CommandEntry,
+  type CommandSpec,
+  type HelpExample,
+  isCommandGroup,
+  type ParsedArgs,
+} from './command.js';
+import { commandEntries, topLevelExamples } from './commands.js';
 import { type CliContext, type CliIo, createOutput, type GlobalOptions } from './context.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
 
@@ -44,11 +50,76 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
   };
 }
 
-function attach(y: Argv, spec: CommandSpec, io: CliIo, state: RunState, signal: AbortSignal): Argv {
+/** The options every command takes, shown once, under "Global options:" of the top-level `--help`. */
+const GLOBAL_OPTIONS = ['config', 'log-level', 'log-file', 'json', 'quiet', 'progress'] as const;
+
+/**
+ * yargs wraps `.example()` at the `.wrap()` width, in two columns: a long command line comes out in
+ * pieces that cannot be copied. So a page's epilog holds only this short marker (never wrapped), and
+ * {@link expandExamples} replaces it with the page's examples, one line each.
+ */
+const EXAMPLES_MARKER = '@@examples@@';
+
+/** The key of a page's examples: '' (top level), 'cases', 'cases update'. */
+function pageKey(group: string | undefined, command: string): string {
+  const name = command.split(' ')[0] ?? command;
+  return group === undefined ? name : `${group} ${name}`;
+}
+
+/** Every page's examples, by {@link pageKey}. */
+function collectExamples(entries: readonly CommandEntry[]): Map<string, readonly HelpExample[]> {
+  const pages = new Map<string, readonly HelpExample[]>([['', topLevelExamples]]);
+  for (const entry of entries) {
+    pages.set(pageKey(undefined, entry.command), entry.examples);
+    if (isCommandGroup(entry))
+      for (const sub of entry.subcommands) pages.set(pageKey(entry.command, sub.command), sub.examples);
+  }
+  return pages;
+}
+
+const examplesByPage = collectExamples(commandEntries);
+
+/** A command or group page: its examples, as a marker (see {@link EXAMPLES_MARKER}). */
+function finishPage(y: Argv, key: string): Argv {
+  return y.hide('version').epilog(`${EXAMPLES_MARKER}${key}`);
+}
+
+/**
+ * The help text with its examples marker replaced by the examples: each command line whole on its
+ * own line (copyable), its description indented below. On a command or group page, the "Global
+ * options:" section (yargs repeats it on every page) becomes one line pointing at the top-level page;
+ * the options stay declared there, so they are still parsed and completed.
+ */
+function expandExamples(help: string): string {
+  const marker = new RegExp(`^${EXAMPLES_MARKER}(.*)$`, 'm');
+  const page = marker.exec(help)?.[1];
+  const text = page ? help.replace(/^Global options:\n(?:.*\S.*\n)+\n/m, '') : help;
+  return text.replace(marker, (_all, key: string) => {
+    const examples = examplesByPage.get(key) ?? [];
+    const lines = ['Examples:'];
+    for (const example of examples)
+      lines.push(`  ${example.command.replaceAll('$0', TOOL_NAME)}`, `      ${example.describe}`);
+    if (key !== '')
+      lines.push(
+        '',
+        `Global options (${GLOBAL_OPTIONS.map((o) => `--${o}`).join(', ')}): see '${TOOL_NAME} --help'`,
+      );
+    return lines.join('\n');
+  });
+}
+
+function attach(
+  y: Argv,
+  spec: CommandSpec,
+  io: CliIo,
+  state: RunState,
+  signal: AbortSignal,
+  group?: string,
+): Argv {
   return y.command(
     spec.command,
     spec.describe,
-    (sub) => spec.builder(sub),
+    (sub) => finishPage(spec.builder(sub), pageKey(group, spec.command)),
     async (args) => {
       state.ran = true;
       const parsed = args as unknown as ParsedArgs;
@@ -70,8 +141,11 @@ function register(y: Argv, entry: CommandEntry, io: CliIo, state: RunState, sign
   if (!isCommandGroup(entry)) return attach(y, entry, io, state, signal);
   return y.command(entry.command, entry.describe, (group) => {
     let g = group;
-    for (const sub of entry.subcommands) g = attach(g, sub, io, state, signal);
-    return g.demandCommand(1, `${NO_SUBCOMMAND_PREFIX} '${entry.command}'`);
+    for (const sub of entry.subcommands) g = attach(g, sub, io, state, signal, entry.command);
+    return finishPage(g, pageKey(undefined, entry.command)).demandCommand(
+      1,
+      `${NO_SUBCOMMAND_PREFIX} '${entry.command}'`,
+    );
   });
 }
 
@@ -135,7 +209,7 @@ export function finishStdout(failure: unknown, code: ExitCode, stderr: NodeJS.Wr
 
 /** Usage, description and commands of a help text, without the options (they are one --help away). */
 function shortenHelp(help: string): string {
-  return help.split(/\n\s*\n(?=Options:|Positionals:)/)[0]?.trimEnd() ?? help;
+  return help.split(/\n\s*\n(?=Global options:|Options:|Positionals:)/)[0]?.trimEnd() ?? help;
 }
 
 /** A stack trace is shown only at `--log-level debug` (or trace). */
@@ -195,6 +269,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       describe: 'Progress bars on a TTY (--no-progress to hide)',
       global: true,
     })
+    .group([...GLOBAL_OPTIONS], 'Global options:')
+    .epilog(EXAMPLES_MARKER)
     .strict()
     .demandCommand(1, NO_COMMAND_MESSAGE)
     .recommendCommands()
@@ -232,7 +308,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   } catch (error) {
     state.error = error;
   }
-  if (output && state.error === undefined) io.stdout.write(`${output}\n`);
+  if (output && state.error === undefined) io.stdout.write(`${expandExamples(output)}\n`);
 
   let code: ExitCode;
   if (state.error !== undefined) {

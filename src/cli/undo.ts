@@ -5,7 +5,7 @@
  * events and result.
  */
 import { resolve } from 'node:path';
-import { ExitCode, type Problem, UsageError } from '../errors.js';
+import { ExitCode, type Problem, UsageError, withResumeHint } from '../errors.js';
 import { formatProblem } from '../importer/preflight.js';
 import { scrub } from '../secrets.js';
 import {
@@ -87,25 +87,31 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
       }
     }
   };
-  const result = await undoImport(
-    {
-      journal: resolve(ctx.io.cwd, journalArg),
-      overrides: overrides === undefined ? undefined : resolve(ctx.io.cwd, overrides),
-      dryRun: args.dryRun === true,
-      confirm: readStringOption(args, 'confirm', 'confirm'),
-      schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
-    },
-    {
-      resolveTarget: async (boundUrl) =>
-        (await resolveSide(ctx, { ...args, to: readStringOption(args, 'to', 'to') ?? boundUrl }, 'to'))
-          .environment,
-      createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
-      env: ctx.io.env,
-      log: ctx.log,
-      signal: ctx.signal,
-    },
-    onEvent,
-  );
+  let result: Awaited<ReturnType<typeof undoImport>>;
+  try {
+    result = await undoImport(
+      {
+        journal: resolve(ctx.io.cwd, journalArg),
+        overrides: overrides === undefined ? undefined : resolve(ctx.io.cwd, overrides),
+        dryRun: args.dryRun === true,
+        confirm: readStringOption(args, 'confirm', 'confirm'),
+        schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
+      },
+      {
+        resolveTarget: async (boundUrl) =>
+          (await resolveSide(ctx, { ...args, to: readStringOption(args, 'to', 'to') ?? boundUrl }, 'to'))
+            .environment,
+        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        env: ctx.io.env,
+        log: ctx.log,
+        signal: ctx.signal,
+      },
+      onEvent,
+    );
+  } catch (error) {
+    // An undo is journaled: re-running it resumes.
+    throw withResumeHint(error, 'an undo');
+  }
   if (result.kind === 'dry-run') {
     if (ctx.globals.json) {
       ctx.out.json({
@@ -187,14 +193,16 @@ export const undoCommand: CommandSpec = {
         type: 'string',
         requiresArg: true,
         describe: 'Folder of <type>.schema.json files for the pre-flight (default: shipped)',
-      })
-      .example(
-        '$0 undo prod.snapshot.jsonl.staging.example.com.journal.jsonl --dry-run',
-        'Show what undo would do',
-      )
-      .example(
-        '$0 undo prod.snapshot.jsonl.staging.example.com.journal.jsonl --overrides staging-secrets.json',
-        'Take the import back, with the secrets of re-created connections',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 undo dr.journal.jsonl --to dr --dry-run',
+      describe: 'Show what undo of that import would do',
+    },
+    {
+      command: '$0 undo dr.journal.jsonl --to dr --overrides dr-overrides.json --dry-run',
+      describe: 'The same, with the secrets that re-created connections would need',
+    },
+  ],
   run: runUndoCommand,
 };

@@ -47,13 +47,15 @@ export const validateCommand: CommandSpec = {
         requiresArg: true,
         describe: 'Extra trusted CA certificate (PEM)',
       })
-      .conflicts('schemas', 'templates-from')
-      .example('$0 validate prod.snapshot.jsonl', 'Check against the shipped template schemas')
-      .example(
-        '$0 validate prod.snapshot.jsonl --templates-from staging',
-        "Check against staging's own templates",
-      )
-      .example('$0 validate prod.snapshot.jsonl --json > report.json', 'The whole report as JSON'),
+      .conflicts('schemas', 'templates-from'),
+  examples: [
+    { command: '$0 validate prod.snapshot.jsonl', describe: 'Check against the shipped template schemas' },
+    {
+      command: '$0 validate prod.snapshot.jsonl --templates-from prod',
+      describe: "Check against prod's own templates (and that prod holds the scanner groups and credentials)",
+    },
+    { command: '$0 validate prod.snapshot.jsonl --json > report.json', describe: 'The whole report as JSON' },
+  ],
   async run(args, ctx) {
     const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
     if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });

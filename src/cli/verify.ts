@@ -297,14 +297,16 @@ export const verifyCommand: CommandSpec = {
         type: 'string',
         requiresArg: true,
         describe: 'Template schemas folder whose x-secret fields are masked (default: the shipped ones)',
-      })
-      .example(
-        '$0 verify prod.snapshot.jsonl --env dr',
-        'Is every connection of the snapshot in dr, unchanged?',
-      )
-      .example(
-        '$0 verify prod.snapshot.jsonl --env dr --test-connections --report verify.jsonl',
-        'Also test each restored connection; one JSON line per object in verify.jsonl',
-      ),
+      }),
+  examples: [
+    {
+      command: '$0 verify prod.snapshot.jsonl --env dr',
+      describe: 'Is every connection of the snapshot in dr, unchanged?',
+    },
+    {
+      command: '$0 verify prod.snapshot.jsonl --env dr --test-connections --report verify.jsonl',
+      describe: 'Also test each restored connection; one JSON line per object in verify.jsonl',
+    },
+  ],
   run: runVerifyCommand,
 };

@@ -93,10 +93,19 @@ export function collectIgnoreFields(flagValue: unknown, config: Config): string[
   return [...fromConfig, ...fromFlags];
 }
 
-/** What {@link diffSources} compares, checked; `schemas` is absolute. */
+/**
+ * What {@link diffSources} compares; `schemas` is absolute. `from` and `to` are the references as
+ * typed (an environment name or URL, or a snapshot path relative to `cwd`): the workflow decides which
+ * ({@link classifySide}, which looks at the file system), `--from` first, so of two bad sides the
+ * error names `--from`.
+ */
 export interface DiffOptions {
-  readonly from: DiffSide;
-  readonly to: DiffSide;
+  readonly from: string;
+  readonly to: string;
+  /** The run's config file: its environment names decide what a side is. */
+  readonly config: Config;
+  /** The folder snapshot paths are relative to. */
+  readonly cwd: string;
   /** Rules from {@link collectIgnoreFields}. */
   readonly ignoreFields: readonly string[];
   /** Template schemas folder whose x-secret fields are masked; default the shipped one. */
@@ -152,12 +161,16 @@ export async function diffSources(
   ports: DiffPorts,
   onEvent: (event: DiffEvent) => void,
 ): Promise<DiffSourcesResult> {
+  const sides = {
+    from: classifySide(options.from, 'from', options.config, options.cwd),
+    to: classifySide(options.to, 'to', options.config, options.cwd),
+  };
   const catalog = await loadShippedCatalog(options.schemas);
   const differ = createStreamingDiff({
     ignoreFields: options.ignoreFields,
     secretFields: (type) => catalog.secretFields(type),
   });
-  const [fromRead, toRead] = await readBothSides(options, ports, differ);
+  const [fromRead, toRead] = await readBothSides(sides, ports, differ);
   const found = differ.finish();
   const from: SideContent = { ...fromRead, count: found.counts.from };
   const to: SideContent = { ...toRead, count: found.counts.to };

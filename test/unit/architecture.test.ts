@@ -63,6 +63,24 @@ describe('a pure core', () => {
   });
 });
 
+describe('the CLI prints and reads its options; the I/O happens below it', () => {
+  const cliFiles = files.filter((f) => f.startsWith('src/cli/'));
+  it('no file under src/cli/ imports fs, HTTP, sockets or child processes', () => {
+    const io = /^(node:)?(fs|fs\/promises|http|https|net|tls|child_process)$|^axios/;
+    expect(offenders(io, (f) => !f.startsWith('src/cli/'))).toEqual([]);
+  });
+  it('nor calls the config loader, the token readers or the HTTP client factory (src/environments/ does)', () => {
+    const calls = cliFiles.flatMap((file) =>
+      [
+        ...readFileSync(join(root, file), 'utf8').matchAll(
+          /\b(loadConfig|resolveEnvironment|createHttpClient|classifySide)\(/g,
+        ),
+      ].map((m) => `${file}: ${m[1]}(`),
+    );
+    expect(calls).toEqual([]);
+  });
+});
+
 describe('the emulator is an independent reading of the spec', () => {
   it('imports nothing of the client or the rest of the tool', () => {
     const outside = files
@@ -128,6 +146,8 @@ const WORKFLOW_FOLDERS = [
   'src/verify/',
   'src/undo/',
   'src/overrides/',
+  // The run's environments (config, tokens, HTTP clients): the ports the CLI hands to the workflows.
+  'src/environments/',
 ];
 /**
  * Within the core, which sibling each folder may import: schema/ reads snapshots (validate); no core

@@ -1,0 +1,97 @@
+/**
+ * The environments of one run, as the commands open them: the config file read once, `--env`/`--from`/
+ * `--to` resolved (token variables or files read, `caFile` checked), and HTTP clients created with the
+ * run's logger, Ctrl-C signal and one retry budget shared by every client of the run. The CLI builds
+ * one per run ({@link openRunEnvironments}) and hands its functions to the workflows as their ports
+ * (`EnvironmentResolver`, `ClientFactory`); the I/O happens here, below `cli/`.
+ */
+import {
+  createHttpClient,
+  createRetryBudget,
+  DEFAULT_RETRY_BUDGET,
+  type HttpClient,
+  type RetryBudget,
+} from '../api/http.js';
+import {
+  type Config,
+  type EnvironmentRole,
+  loadConfig,
+  type ProcessIo,
+  type ResolvedEnvironment,
+  resolveEnvironment,
+} from '../config.js';
+import type { Logger } from '../log.js';
+
+/** One side a command names, as read from its options. */
+export interface EnvironmentRequest {
+  /** A config name or a base URL. */
+  readonly ref: string;
+  readonly role: EnvironmentRole;
+  /** `--token-file`, `--from-token-file`, `--to-token-file`, relative to the run's folder. */
+  readonly tokenFile?: string;
+  /** `--ca-file`, relative to the run's folder. */
+  readonly caFile?: string;
+  readonly insecureHttp: boolean;
+}
+
+/** Per-client options of {@link RunEnvironments.createClient}. */
+export interface RunClientOptions {
+  /** Default: the run's budget ({@link RunEnvironments.retryBudget}). */
+  readonly retryBudget?: RetryBudget;
+  readonly onRateLimited?: (ms?: number) => void;
+  readonly timeoutMs?: number;
+}
+
+/** What {@link openRunEnvironments} needs from the run. */
+export interface RunEnvironmentsOptions {
+  /** `--config` as given (`$DDS_MIGRATE_CONFIG`, then the default file, otherwise). */
+  readonly configPath: string | undefined;
+  readonly io: ProcessIo;
+  readonly log: Logger;
+  /** Ctrl-C. */
+  readonly signal: AbortSignal;
+}
+
+/** The environments of one run. */
+export interface RunEnvironments {
+  /** The retry budget every client of the run shares unless given its own. */
+  readonly retryBudget: RetryBudget;
+  /** The config file, read on the first call only. */
+  config(): Promise<Config>;
+  /** Resolve one side (reads its token; checks its CA file). */
+  resolve(request: EnvironmentRequest): Promise<ResolvedEnvironment>;
+  /** The HTTP client of a resolved environment (the caller closes it). */
+  createClient(environment: ResolvedEnvironment, options?: RunClientOptions): HttpClient;
+}
+
+/** The environments of a run; nothing is read until a function is called. */
+export function openRunEnvironments(options: RunEnvironmentsOptions): RunEnvironments {
+  const retryBudget = createRetryBudget(DEFAULT_RETRY_BUDGET);
+  let config: Promise<Config> | undefined;
+  const readConfig = (): Promise<Config> => {
+    config ??= loadConfig(options.configPath, options.io);
+    return config;
+  };
+  return {
+    retryBudget,
+    config: readConfig,
+    async resolve(request) {
+      const loaded = await readConfig();
+      return resolveEnvironment(request.ref, loaded, options.io, {
+        role: request.role,
+        ...(request.tokenFile === undefined ? {} : { tokenFile: request.tokenFile }),
+        ...(request.caFile === undefined ? {} : { caFile: request.caFile }),
+        insecureHttp: request.insecureHttp,
+      });
+    },
+    createClient(environment, clientOptions = {}) {
+      return createHttpClient(environment, {
+        log: options.log,
+        signal: options.signal,
+        retryBudget: clientOptions.retryBudget ?? retryBudget,
+        ...(clientOptions.onRateLimited ? { onRateLimited: clientOptions.onRateLimited } : {}),
+        ...(clientOptions.timeoutMs === undefined ? {} : { timeoutMs: clientOptions.timeoutMs }),
+      });
+    },
+  };
+}
