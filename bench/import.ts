@@ -22,6 +22,7 @@ import { runCli } from '../src/cli/run-cli.js';
 import { generateConnections } from '../src/emulator/generate.js';
 import { type RunningEmulator, startEmulator } from '../src/emulator/index.js';
 import type { Connection } from '../src/model/connection.js';
+import { fixturesDir } from '../src/paths.js';
 import { createSnapshotHeader } from '../src/snapshot/format.js';
 import { writeSnapshot } from '../src/snapshot/write.js';
 
@@ -76,7 +77,9 @@ async function measure(
   extra: readonly string[] = [],
 ): Promise<ImportRun> {
   const emu: RunningEmulator = await startEmulator({
-    data: { connections: [] },
+    // A new recovery site: no connections, but the scanners and stored credentials the generated
+    // sources name (the import's references pre-flight checks them).
+    data: join(fixturesDir(), 'environments', 'empty.json'),
     latencyMs: emulator.latencyMs,
     // The figures below read every request and create: keep them all, however large the run.
     maxRecordedRequests: Number.MAX_SAFE_INTEGER,

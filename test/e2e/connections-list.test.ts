@@ -168,6 +168,32 @@ describe('connections list against the emulator', () => {
     }
   });
 
+  it.each([
+    ['oversize=80', 'a plain body'],
+    ['oversize-gzip=200', 'a gzip body that inflates past the cap'],
+  ])(
+    'refuses an answer larger than the size cap (emulator fault %s: %s): one line, nothing printed',
+    async (fault) => {
+      const big = await startEmulator({
+        port: 0,
+        data: { connections: seedConnections },
+        faults: `${fault}@GET:/ds-connections`,
+      });
+      try {
+        const run = await runCli(['connections', 'list', '--env', big.url, '--format', 'ndjson'], {
+          env: { DDS_TOKEN: big.token },
+        });
+        expect(run.exitCode).toBe(1);
+        expect(run.stdout).toBe('');
+        const lines = run.stderr.split('\n').filter((l) => l !== '');
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatch(/^error: .*GET \/api\/v1\/ds-connections/);
+      } finally {
+        await big.close();
+      }
+    },
+  );
+
   it('exchanges a user token from the config file and lists with the session token (raw scheme)', async () => {
     const dir = await makeTempDir('dds-list-');
     await writeFile(
