@@ -10,15 +10,10 @@ import { toFileWriteError } from '../files.js';
 import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from '../log.js';
 import { scrub } from '../secrets.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import {
-  type CommandEntry,
-  type CommandSpec,
-  type HelpExample,
-  isCommandGroup,
-  type ParsedArgs,
-} from './command.js';
-import { commandEntries, topLevelExamples } from './commands.js';
+import { type CommandEntry, type CommandSpec, isCommandGroup, type ParsedArgs } from './command.js';
+import { commandEntries } from './commands.js';
 import { type CliContext, type CliIo, createOutput, type GlobalOptions } from './context.js';
+import { EXAMPLES_MARKER, expandExamples, finishPage, GLOBAL_OPTIONS, pageKey } from './help-pages.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
 
 interface RunState {
@@ -48,64 +43,6 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
     verbose: args.verbose === true,
     progress: args.progress !== false,
   };
-}
-
-/** The options every command takes, shown once, under "Global options:" of the top-level `--help`. */
-const GLOBAL_OPTIONS = ['config', 'log-level', 'log-file', 'json', 'quiet', 'progress'] as const;
-
-/**
- * yargs wraps `.example()` at the `.wrap()` width, in two columns: a long command line comes out in
- * pieces that cannot be copied. So a page's epilog holds only this short marker (never wrapped), and
- * {@link expandExamples} replaces it with the page's examples, one line each.
- */
-const EXAMPLES_MARKER = '@@examples@@';
-
-/** The key of a page's examples: '' (top level), 'cases', 'cases update'. */
-function pageKey(group: string | undefined, command: string): string {
-  const name = command.split(' ')[0] ?? command;
-  return group === undefined ? name : `${group} ${name}`;
-}
-
-/** Every page's examples, by {@link pageKey}. */
-function collectExamples(entries: readonly CommandEntry[]): Map<string, readonly HelpExample[]> {
-  const pages = new Map<string, readonly HelpExample[]>([['', topLevelExamples]]);
-  for (const entry of entries) {
-    pages.set(pageKey(undefined, entry.command), entry.examples);
-    if (isCommandGroup(entry))
-      for (const sub of entry.subcommands) pages.set(pageKey(entry.command, sub.command), sub.examples);
-  }
-  return pages;
-}
-
-const examplesByPage = collectExamples(commandEntries);
-
-/** A command or group page: its examples, as a marker (see {@link EXAMPLES_MARKER}). */
-function finishPage(y: Argv, key: string): Argv {
-  return y.hide('version').epilog(`${EXAMPLES_MARKER}${key}`);
-}
-
-/**
- * The help text with its examples marker replaced by the examples: each command line whole on its
- * own line (copyable), its description indented below. On a command or group page, the "Global
- * options:" section (yargs repeats it on every page) becomes one line pointing at the top-level page;
- * the options stay declared there, so they are still parsed and completed.
- */
-function expandExamples(help: string): string {
-  const marker = new RegExp(`^${EXAMPLES_MARKER}(.*)$`, 'm');
-  const page = marker.exec(help)?.[1];
-  const text = page ? help.replace(/^Global options:\n(?:.*\S.*\n)+\n/m, '') : help;
-  return text.replace(marker, (_all, key: string) => {
-    const examples = examplesByPage.get(key) ?? [];
-    const lines = ['Examples:'];
-    for (const example of examples)
-      lines.push(`  ${example.command.replaceAll('$0', TOOL_NAME)}`, `      ${example.describe}`);
-    if (key !== '')
-      lines.push(
-        '',
-        `Global options (${GLOBAL_OPTIONS.map((o) => `--${o}`).join(', ')}): see '${TOOL_NAME} --help'`,
-      );
-    return lines.join('\n');
-  });
 }
 
 function attach(

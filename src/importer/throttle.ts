@@ -99,7 +99,6 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   /** Theoretical arrival time of the next slot (GCRA). */
   let nextSlot = Number.NEGATIVE_INFINITY;
   let pausedUntil = Number.NEGATIVE_INFINITY;
-  let lastDecreaseAt = Number.NEGATIVE_INFINITY;
   let epochEnd = Number.NEGATIVE_INFINITY;
   let limited = 0;
   /** Send times within the observation window, oldest first. */
@@ -142,9 +141,10 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       const t = clock.now();
       const pause = Math.min(maxPause, Math.max(0, retryAfterMs ?? defaultPause));
       pausedUntil = Math.max(pausedUntil, t + pause);
-      // Sent before the last decrease: it reflects the old rate, already acted upon. Without a send
-      // time, fall back to "within the pause that followed the last decrease".
-      const stale = sentAt === undefined ? t < epochEnd : sentAt < lastDecreaseAt;
+      // One decrease per congestion epoch: a request sent before the epoch ended (the last decrease,
+      // its pause and a short grace while the server's bucket refills) reflects a rate already acted
+      // upon. Without a send time, fall back to "answered within that epoch".
+      const stale = (sentAt ?? t) < epochEnd;
       if (stale) return;
       const current = rateAt(t) ?? Number.POSITIVE_INFINITY;
       const observed = observedRate(t);
@@ -152,7 +152,6 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       baseRate = Math.max(minRate, Math.min(cap, basis * factor));
       // The increase starts once the pause is over: the pause is the server's, not a quiet period.
       rateSince = pausedUntil;
-      lastDecreaseAt = t;
       epochEnd = pausedUntil + 250;
       nextSlot = Math.max(nextSlot, pausedUntil);
     },
