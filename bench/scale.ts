@@ -20,15 +20,14 @@
  * Run: `npm run build && node dist/bench/scale.js [--connections N] [--cases M] [--only diff,rerun,cases,e2e]`.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateConnections } from '../src/emulator/generate.js';
-import { normaliseTargetUrl } from '../src/importer/journal.js';
 import type { Connection } from '../src/model/connection.js';
 import { createSnapshotHeader } from '../src/snapshot/format.js';
-import { readSnapshotEntries, verifySnapshot } from '../src/snapshot/read.js';
+import { readSnapshotEntries } from '../src/snapshot/read.js';
 import { writeSnapshot } from '../src/snapshot/write.js';
 import type { ScaleChildResult } from './scale-child.js';
 
@@ -174,78 +173,101 @@ async function benchConnections(count: number, dir: string, parts: ReadonlySet<s
         );
       }
     }
+  } finally {
+    await stopEmulatorProcess(child);
+  }
+}
 
-    if (parts.has('rerun')) {
-      say(`import re-run: ${count} entries, the journal says every one is done`);
-      const verified = await verifySnapshot(exported);
-      const journal = join(dir, 'rerun.journal.jsonl');
-      const at = new Date().toISOString();
-      const lines: string[] = [
-        JSON.stringify({
-          kind: 'begin',
-          formatVersion: 1,
-          tool: 'dds-migrate bench',
-          at,
-          snapshotSha256: verified.sha256,
-          targetUrl: normaliseTargetUrl(url),
-        }),
-      ];
-      for await (const c of readSnapshotEntries(exported)) {
-        const base = { name: c.name, targetName: c.name };
-        lines.push(JSON.stringify({ kind: 'intent', ...base, attempt: 1, at }));
-        lines.push(
-          JSON.stringify({ kind: 'outcome', result: 'created', ...base, targetId: c._id, via: 'post', at }),
-        );
-      }
-      writeFileSync(journal, `${lines.join('\n')}\n`, { mode: 0o600 });
-      lines.length = 0;
-      const list = await runChild(
-        ['cli-discard', 'connections', 'list', '--env', url, '--format', 'ndjson'],
-        dir,
-      );
-      say(`  baseline: connections list of the target ${fmt(list)} (exit ${list.exitCode})`);
-      const rerun = await runChild(
-        [
-          'cli',
-          'import',
-          exported,
-          '--to',
-          url,
-          '--journal',
-          journal,
-          '--allow-same-source',
-          '--no-progress',
-          '--json',
-        ],
-        dir,
-      );
-      let sent = Number.NaN;
-      try {
-        const summary = JSON.parse(rerun.stdout) as { counts?: Record<string, number> };
-        const counts = summary.counts ?? {};
-        sent =
-          (counts.created ?? 0) +
-          (counts.renamed ?? 0) -
-          (counts.earlierRun ?? 0) +
-          (counts.failed ?? 0) +
-          (counts.pending ?? 0);
-      } catch {
-        // reported below
-      }
-      say(`  re-run: ${fmt(rerun)}, exit ${rerun.exitCode}, entries sent ${sent}`);
-      if (rerun.exitCode !== 0) say(rerun.stderr.slice(0, 2000));
-      const ok = rerun.exitCode === 0 && sent === 0 && list.exitCode === 0;
-      judge(
-        're-run of a finished import: sends nothing, wall <= 1.5 x connections list',
-        `${(rerun.seconds / list.seconds).toFixed(2)} x (${rerun.seconds.toFixed(2)} s vs ${list.seconds.toFixed(2)} s)`,
-        ok && rerun.seconds <= 1.5 * list.seconds,
-      );
-      judge(
-        `import (re-run) of ${count} entries: peak RSS <= 300 MB`,
-        `${rerun.peakRssMb.toFixed(0)} MB`,
-        ok && rerun.peakRssMb <= 300,
-      );
+/** The sum of the import summary's counts that mean a request was sent for an entry. */
+function sentOf(stdout: string): number {
+  try {
+    const counts = (JSON.parse(stdout) as { counts?: Record<string, number> }).counts ?? {};
+    return (
+      (counts.created ?? 0) +
+      (counts.renamed ?? 0) -
+      (counts.earlierRun ?? 0) +
+      (counts.failed ?? 0) +
+      (counts.pending ?? 0)
+    );
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * `import` of `count` generated connections into an empty recovery site (a second emulator), then its
+ * re-run against the journal that import wrote: the re-run sends nothing and is measured against
+ * `connections list` of the same target.
+ */
+async function benchImport(count: number, dir: string): Promise<void> {
+  const snapshot = join(dir, 'import.snapshot.jsonl');
+  await writeSnapshot({ path: snapshot }, header('import'), generateConnections(count, { seed: 7 }));
+  const { url, child } = await startEmulatorProcess(['--data', 'empty']);
+  try {
+    const journal = join(dir, 'import.journal.jsonl');
+    const args = [
+      'cli',
+      'import',
+      snapshot,
+      '--to',
+      url,
+      '--journal',
+      journal,
+      '--concurrency',
+      '8',
+      '--no-progress',
+      '--json',
+    ];
+    say(`import: ${count} entries into an empty recovery site (emulator, no latency), --concurrency 8`);
+    const first = await runChild(args, dir);
+    const created = sentOf(first.stdout);
+    say(
+      `  import: ${fmt(first)}, exit ${first.exitCode}, ${created} sent, ${(created / first.seconds).toFixed(0)} creates/s`,
+    );
+    if (first.exitCode !== 0) say(first.stderr.slice(0, 2000));
+    judge(
+      `import of ${count} entries: peak RSS <= 300 MB`,
+      `${first.peakRssMb.toFixed(0)} MB`,
+      first.exitCode === 0 && created === count && first.peakRssMb <= 300,
+    );
+
+    say(`import re-run: the same ${count} entries, the journal says every one is done`);
+    const list = await runChild(
+      ['cli-discard', 'connections', 'list', '--env', url, '--format', 'ndjson'],
+      dir,
+    );
+    say(`  baseline: connections list of the target ${fmt(list)} (exit ${list.exitCode})`);
+    const rerun = await runChild(args, dir);
+    const sent = sentOf(rerun.stdout);
+    say(`  re-run: ${fmt(rerun)}, exit ${rerun.exitCode}, entries sent ${sent}`);
+    if (rerun.exitCode !== 0) say(rerun.stderr.slice(0, 2000));
+    const ok = rerun.exitCode === 0 && sent === 0 && list.exitCode === 0;
+    judge(
+      're-run of a finished import: sends nothing, wall <= 1.5 x connections list',
+      `${(rerun.seconds / list.seconds).toFixed(2)} x (${rerun.seconds.toFixed(2)} s vs ${list.seconds.toFixed(2)} s)`,
+      ok && rerun.seconds <= 1.5 * list.seconds,
+    );
+    judge(
+      `import (re-run) of ${count} entries: peak RSS <= 300 MB`,
+      `${rerun.peakRssMb.toFixed(0)} MB`,
+      ok && rerun.peakRssMb <= 300,
+    );
+
+    say(`verify: the ${count} restored entries against their snapshot`);
+    const verify = await runChild(['cli', 'verify', snapshot, '--env', url, '--json'], dir);
+    let present = -1;
+    try {
+      present = (JSON.parse(verify.stdout) as { connections: { present: number } }).connections.present;
+    } catch {
+      // reported below
     }
+    say(`  verify: ${fmt(verify)}, exit ${verify.exitCode}, ${present} present`);
+    if (verify.exitCode !== 0) say(verify.stderr.slice(0, 2000));
+    judge(
+      `verify of ${count} entries: peak RSS <= 300 MB`,
+      `${verify.peakRssMb.toFixed(0)} MB`,
+      verify.exitCode === 0 && present === count && verify.peakRssMb <= 300,
+    );
   } finally {
     await stopEmulatorProcess(child);
   }
@@ -353,7 +375,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const dir = mkdtempSync(join(tmpdir(), 'dds-bench-scale-'));
   try {
     say(`scale benchmark (shared 2-core machine: compare ratios, not absolute times)`);
-    if (parts.has('diff') || parts.has('rerun')) await benchConnections(connections, dir, parts);
+    if (parts.has('diff')) await benchConnections(connections, dir, parts);
+    if (parts.has('rerun')) await benchImport(connections, dir);
     if (parts.has('cases')) await benchCases(cases, dir);
     if (parts.has('e2e')) await benchEndToEnd(dir);
   } finally {

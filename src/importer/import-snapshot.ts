@@ -1,13 +1,18 @@
 /**
  * The import workflow: creates a snapshot's connections in a target, one POST at a time, throttled,
  * retrying only where it is safe, journaled so that re-running resumes and no connection is ever
- * created twice. The steps, in this order of side effects: snapshot verified -> overrides read ->
- * target resolved -> throttle and client created -> templates loaded -> journal locked (a dry run only
- * peeks at it) -> target listed (connections, and scan profiles when the snapshot includes them) ->
+ * created twice. The steps, in this order of side effects: overrides read -> snapshot verified (one
+ * pass, keeping per entry only its name, type, source id and place in the file) -> target resolved ->
+ * throttle and client created -> templates loaded -> journal locked (a dry run only peeks at it) ->
+ * target listed (connections, and scan profiles when the snapshot includes them) ->
  * plan (connections, then profiles: `profiles-phase.ts`) -> pre-flight -> (dry run: return the plans) ->
  * (refused: report written, fresh journal deleted under the lock, PreflightError) -> run (creates; then,
  * with `--on-conflict update` / `--prune`, updates and deletes: converge-run.ts) -> profile phase
  * (target's connections listed again for their ids) -> report, id map.
+ *
+ * Memory: an entry's body is prepared (read again from the snapshot, checked by CRC-32) when the plan
+ * checks it and when it is sent, and dropped after; the journal is replayed line by line, keeping only
+ * its scan profile records. What grows with the snapshot is a few hundred bytes per entry.
  *
  * It prints nothing: progress and warnings are {@link ImportEvent}s, the outcome an {@link ImportResult};
  * `cli/import.ts` renders both. Its ports (resolving the target, the client factory, the clock) are
@@ -27,6 +32,7 @@ import { listScanProfiles } from '../api/scan-profiles.js';
 import { makeSafeImage } from '../connections/images.js';
 import {
   checkEntryReferences,
+  createReferenceCollector,
   REFERENCE_POINTERS,
   REMAP_NOTHING,
   type RemapSourceId,
@@ -39,10 +45,12 @@ import { type DdsError, PreflightError, type Problem, UsageError } from '../erro
 import { checkWritableOutputs } from '../files.js';
 import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
+import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { registerSecretsOf } from '../secrets.js';
-import { loadSnapshot } from '../snapshot/read.js';
+import type { VerifiedSnapshot } from '../snapshot/read.js';
+import { type EntryPlace, openPlacedSnapshot, type PlacedSnapshot } from '../snapshot/read.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
@@ -53,6 +61,7 @@ import {
   type Journal,
   type JournalChangeState,
   type JournalEntryState,
+  type JournalRecord,
   normaliseTargetUrl,
   openJournal,
   peekJournal,
@@ -80,6 +89,7 @@ import {
   isChangeStep,
   isSendStep,
   type OnConflict,
+  type PlanEntry,
   type PreparedEntry,
   planImport,
   type TargetConnection,
@@ -228,45 +238,97 @@ export type ImportResult =
       readonly stoppedBy: DdsError | undefined;
     };
 
-/** Entries prepared between two turns of the event loop (the listing's pages are read in between). */
-const PREPARE_SLICE = 1000;
+/** A snapshot entry as the import holds it: what it is and where its line is (about 200 bytes). */
+interface PlacedEntry extends PlanEntry {
+  readonly place: EntryPlace;
+}
+
+/** The snapshot as the import holds it: verified, its entries lean, its scan profiles whole (few). */
+interface LeanSnapshot {
+  readonly verified: VerifiedSnapshot;
+  readonly entries: PlacedEntry[];
+  readonly profiles: SnapshotScanProfile[];
+  /** Reads an entry's line again (checked against its CRC-32). */
+  readonly file: PlacedSnapshot;
+}
 
 /**
- * Snapshot entries ready to send: server-managed fields dropped, source-environment ids remapped or
- * dropped (`remap`; what each entry lost goes to `sourceIdChanges`), then overrides applied (so an
- * override may set such an id to one of the target). Yields to the event loop every
- * {@link PREPARE_SLICE} entries, so a listing running meanwhile keeps its requests going.
+ * Read and verify the snapshot in one pass, keeping per entry only its name, type, source id and
+ * place; `onEntry` sees each whole entry as it passes (the overrides' removal check). Nothing seen is
+ * acted on before the trailer is checked: the caller gets the result only then.
  */
-async function prepareEntries(
-  entries: readonly Connection[],
+async function readLeanSnapshot(
+  path: string,
+  signal: AbortSignal,
+  onEntry: (entry: Connection) => void,
+): Promise<LeanSnapshot> {
+  const profiles: SnapshotScanProfile[] = [];
+  const file = openPlacedSnapshot(path, { signal, onProfile: (p) => profiles.push(p) });
+  try {
+    const entries: PlacedEntry[] = [];
+    const it = file.entries;
+    for (let next = await it.next(); ; next = await it.next()) {
+      if (next.done === true) return { verified: next.value, entries, profiles, file };
+      const { entry, place } = next.value;
+      onEntry(entry);
+      entries.push({
+        name: entry.name,
+        type: entry.type,
+        sourceId: typeof entry._id === 'string' ? entry._id : undefined,
+        place,
+      });
+    }
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+}
+
+/**
+ * An entry ready to send, read again from the snapshot: server-managed fields dropped,
+ * source-environment ids remapped or dropped (`remap`; what it lost goes to `sourceIdChanges`), then
+ * overrides applied (so an override may set such an id to one of the target). Called when the plan
+ * checks an entry and again when it is sent: the import never holds every body at once.
+ */
+function createPreparer(
+  file: PlacedSnapshot,
   overrides: Overrides,
   catalog: TemplateCatalog,
   remap: RemapSourceId,
   sourceIdChanges: Map<string, readonly SourceIdChange[]>,
-): Promise<PreparedEntry[]> {
-  const prepared: PreparedEntry[] = [];
-  for (const entry of entries) {
-    if (prepared.length % PREPARE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-    const resolved = resolveSourceIds(stripServerManaged(entry) as Connection, remap);
+): (entry: PlanEntry) => PreparedEntry {
+  return (entry) => {
+    const raw = file.reread((entry as PlacedEntry).place);
+    const resolved = resolveSourceIds(stripServerManaged(raw) as Connection, remap);
     if (resolved.changes.length > 0) sourceIdChanges.set(entry.name, resolved.changes);
     const body = applyOverrides(resolved.body, overrides);
     registerSecretsOf(body, catalog.secretFields(entry.type));
-    prepared.push({
+    return {
       name: entry.name,
       type: entry.type,
-      sourceId: typeof entry._id === 'string' ? entry._id : undefined,
+      sourceId: entry.sourceId,
       body,
       image: makeSafeImage(body, catalog.secretFields(entry.type)),
-    });
-  }
-  return prepared;
+    };
+  };
 }
 
-/** An update's body names references too: the pre-flight checks them as it does for creates. */
-function withReferenceChecks(helpers: ConvergeHelpers, target: TargetReferences): ConvergeHelpers {
+/**
+ * An update's body names references too: the pre-flight checks them as it does for creates. A refused
+ * update's references count among the run's (`onRefused`), as a refused create's do.
+ */
+function withReferenceChecks(
+  helpers: ConvergeHelpers,
+  target: TargetReferences,
+  onRefused: (entry: PreparedEntry) => void,
+): ConvergeHelpers {
   return {
     ...helpers,
-    checkUpdate: (entry) => [...helpers.checkUpdate(entry), ...checkEntryReferences(entry, target)],
+    checkUpdate: (entry) => {
+      const problems = [...helpers.checkUpdate(entry), ...checkEntryReferences(entry, target)];
+      if (problems.length > 0) onRefused(entry);
+      return problems;
+    },
   };
 }
 
@@ -319,6 +381,11 @@ function checkOnly(
   }
 }
 
+/** The journal records the import keeps in memory: the profile phase's (connection states are folded). */
+function isProfileRecord(record: JournalRecord): boolean {
+  return record.kind === 'profile-intent' || record.kind === 'profile-outcome';
+}
+
 /** `--report` lines of the scan profiles. */
 function serializeProfileReport(report: readonly ProfileReportLine[]): string {
   return report.map((l) => `${JSON.stringify(l)}\n`).join('');
@@ -361,15 +428,45 @@ export async function importSnapshot(
   ports: ImportPorts,
   onEvent: (event: ImportEvent) => void,
 ): Promise<ImportResult> {
-  const snapshot = await loadSnapshot(options.snapshot, { signal: ports.signal });
+  // The overrides first: the one pass over the snapshot checks what they would remove from each entry.
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
   const { overrides } = resolveOverrides(rawOverrides, ports.env);
+  const removals: { entry: string; paths: string[] }[] = [];
+  const lean = await readLeanSnapshot(options.snapshot, ports.signal, (entry) => {
+    const paths = findOverrideRemovals(stripServerManaged(entry) as Connection, overrides);
+    if (paths.length > 0) removals.push({ entry: entry.name, paths });
+  });
+  const snapshot = {
+    header: lean.verified.header,
+    sha256: lean.verified.sha256,
+    entries: lean.entries,
+    profiles: lean.profiles,
+  };
+  try {
+    return await importLeanSnapshot(options, ports, onEvent, snapshot, lean.file, overrides, removals);
+  } finally {
+    lean.file.close();
+  }
+}
+
+/** {@link importSnapshot} once the snapshot is read and verified (its file stays open for rereads). */
+async function importLeanSnapshot(
+  options: ImportOptions,
+  ports: ImportPorts,
+  onEvent: (event: ImportEvent) => void,
+  snapshot: {
+    readonly header: VerifiedSnapshot['header'];
+    readonly sha256: string;
+    readonly entries: readonly PlacedEntry[];
+    readonly profiles: readonly SnapshotScanProfile[];
+  },
+  file: PlacedSnapshot,
+  overrides: Overrides,
+  removals: readonly { entry: string; paths: string[] }[],
+): Promise<ImportResult> {
   for (const rule of findUnusedOverrides(overrides, snapshot.entries))
     onEvent({ kind: 'unused-override', rule });
-  for (const entry of snapshot.entries) {
-    const paths = findOverrideRemovals(stripServerManaged(entry) as Connection, overrides);
-    if (paths.length > 0) onEvent({ kind: 'override-removes', entry: entry.name, paths });
-  }
+  for (const { entry, paths } of removals) onEvent({ kind: 'override-removes', entry, paths });
   const profilesIncluded = snapshot.header.include.includes('scanProfiles');
   const profileNames = snapshot.profiles.map((p) => p.scanProfile.name);
   // With --prune, --only may also name connections only the target holds: checked once it is listed.
@@ -408,41 +505,50 @@ export async function importSnapshot(
     let journalChanges: ReadonlyMap<string, JournalChangeState> = new Map();
     let profileJournal: ReadonlyMap<string, ProfileJournalState> = new Map();
     if (options.dryRun) {
-      const peeked = await peekJournal(journalPath, binding);
+      const peeked = await peekJournal(journalPath, binding, { keepRecord: isProfileRecord });
       journalState = peeked?.entries ?? new Map();
       journalChanges = peeked?.changes ?? new Map();
       profileJournal = replayProfileRecords(peeked?.records ?? []);
     } else {
-      journal = await openJournal(journalPath, binding, { tool: `${TOOL_NAME} ${TOOL_VERSION}` });
+      journal = await openJournal(journalPath, binding, {
+        tool: `${TOOL_NAME} ${TOOL_VERSION}`,
+        keepRecord: isProfileRecord,
+      });
       journalState = journal.replay.entries;
       journalChanges = journal.replay.changes;
       profileJournal = replayProfileRecords(journal.replay.records);
     }
+    // Listed once the journal is locked: a run that held it before has ended, and its creates show.
     const converging = options.onConflict === 'update' || options.prune === true;
-    // The listing (mostly waiting on the service) runs while the entries are prepared (local work).
-    const listing = listTarget(client, ports.signal, converging);
-    listing.catch(() => undefined);
+    const target = await listTarget(client, ports.signal, converging);
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
-    const prepared = await prepareEntries(
-      snapshot.entries,
+    const prepare = createPreparer(
+      file,
       overrides,
       catalog,
       ports.remapSourceId ?? REMAP_NOTHING,
       sourceIdChanges,
     );
-    const target = await listing;
     if (options.prune) checkOnly(options.only, [...snapshot.entries, ...target], profileNames);
     const targetProfiles = profilesIncluded ? await listScanProfiles(client, { signal: ports.signal }) : [];
     // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
     const targetReferences = await fetchTargetReferences(client, ports.signal);
 
     const warnings = new Map<string, Problem>();
+    // The references of the entries the run would send (or refuses), collected as they are checked.
+    const references = createReferenceCollector();
+    const referencing = new Set<string>();
+    const noteReferences = (entry: PreparedEntry): void => {
+      references.add(entry);
+      referencing.add(entry.name);
+    };
     const templates: EntryTemplates = {
       checkEntry: (entry) => catalog.checkEntry(entry as Connection),
       requiredSecretFields: (type) => catalog.requiredSecretFields(type),
     };
     const plan = planImport({
-      entries: prepared,
+      entries: snapshot.entries,
+      prepare,
       target,
       journal: journalState,
       onConflict: options.onConflict,
@@ -454,10 +560,12 @@ export async function importSnapshot(
             converge: withReferenceChecks(
               createConvergeHelpers({ ...templates, secretFields: (t) => catalog.secretFields(t) }),
               targetReferences,
+              noteReferences,
             ),
           }
         : {}),
       check: (entry) => {
+        noteReferences(entry);
         const checked = checkEntryForSend(entry, templates);
         for (const w of checked.warnings) {
           const line = w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
@@ -472,11 +580,9 @@ export async function importSnapshot(
         messages: [...warnings.keys()],
         warnings: [...warnings.values()],
       });
-    const planned = new Set(
-      plan.steps.filter((s) => isSendStep(s) || s.kind === 'invalid').map((s) => s.name),
-    );
     const referenceWarnings = describeImportReferenceWarnings(
-      prepared.filter((e) => planned.has(e.name)),
+      references.needs(),
+      referencing,
       targetReferences,
       sourceIdChanges,
     );

@@ -367,18 +367,75 @@ function applyRecord(
   }
 }
 
+/** Options of {@link replayJournal} and the journal readers. */
+export interface ReplayOptions {
+  /**
+   * Which records {@link JournalReplay.records} keeps (default: every one). The connection states are
+   * built from every record either way; an import keeps only its scan profile records, so that a
+   * journal of 100 000 creates (each intent with its masked image) is not held in memory.
+   */
+  readonly keepRecord?: (record: JournalRecord) => boolean;
+}
+
+/** Replays records one line at a time (shared by the text and the file readers). */
+class Replayer {
+  readonly records: JournalRecord[] = [];
+  readonly entries = new Map<string, JournalEntryState>();
+  readonly changes = new Map<string, JournalChangeState>();
+  begin: BeginRecord | undefined;
+  validBytes = 0;
+  private lineNo = 0;
+  private seen = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly keep: ((record: JournalRecord) => boolean) | undefined,
+  ) {}
+
+  /** One complete line (without its newline) of `lineBytes` bytes, newline included. */
+  line(line: string, lineBytes: number): void {
+    this.lineNo += 1;
+    if (line.trim() === '') {
+      this.validBytes += lineBytes;
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw new InputFileError(this.file, this.lineNo, 'not a JSON journal record', {
+        hint: 'The journal is damaged; move it aside to start over (entries already created are then found as existing)',
+      });
+    }
+    const record = checkRecord(parsed);
+    if (typeof record === 'string') throw new InputFileError(this.file, this.lineNo, record);
+    if (this.seen === 0 && record.kind !== 'begin') {
+      throw new InputFileError(this.file, this.lineNo, "the first record of a journal must be 'begin'");
+    }
+    if (record.kind === 'begin') {
+      if (this.begin !== undefined)
+        throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
+      this.begin = record;
+    }
+    this.seen += 1;
+    if (this.keep === undefined || record.kind === 'begin' || this.keep(record)) this.records.push(record);
+    applyRecord(this.entries, this.changes, record);
+    this.validBytes += lineBytes;
+  }
+
+  result(tornTail: boolean): JournalReplay {
+    const { begin, records, entries, changes, validBytes } = this;
+    return { begin, records, entries, changes, validBytes, tornTail };
+  }
+}
+
 /**
  * Replay a journal's text (pure). A final line without a newline is torn and ignored; any complete
  * line that is not a valid record throws an {@link InputFileError} naming it.
  */
-export function replayJournal(text: string, file = 'journal'): JournalReplay {
-  const records: JournalRecord[] = [];
-  const entries = new Map<string, JournalEntryState>();
-  const changes = new Map<string, JournalChangeState>();
-  let begin: BeginRecord | undefined;
+export function replayJournal(text: string, file = 'journal', options: ReplayOptions = {}): JournalReplay {
+  const replayer = new Replayer(file, options.keepRecord);
   let offset = 0;
-  let validBytes = 0;
-  let lineNo = 0;
   let tornTail = false;
   while (offset < text.length) {
     const nl = text.indexOf('\n', offset);
@@ -386,36 +443,51 @@ export function replayJournal(text: string, file = 'journal'): JournalReplay {
       tornTail = true;
       break;
     }
-    lineNo += 1;
     const line = text.slice(offset, nl);
     offset = nl + 1;
-    const lineBytes = Buffer.byteLength(line, 'utf8') + 1;
-    if (line.trim() === '') {
-      validBytes += lineBytes;
-      continue;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      throw new InputFileError(file, lineNo, 'not a JSON journal record', {
-        hint: 'The journal is damaged; move it aside to start over (entries already created are then found as existing)',
-      });
-    }
-    const record = checkRecord(parsed);
-    if (typeof record === 'string') throw new InputFileError(file, lineNo, record);
-    if (records.length === 0 && record.kind !== 'begin') {
-      throw new InputFileError(file, lineNo, "the first record of a journal must be 'begin'");
-    }
-    if (record.kind === 'begin') {
-      if (begin !== undefined) throw new InputFileError(file, lineNo, "a second 'begin' record");
-      begin = record;
-    }
-    records.push(record);
-    applyRecord(entries, changes, record);
-    validBytes += lineBytes;
+    replayer.line(line, Buffer.byteLength(line, 'utf8') + 1);
   }
-  return { begin, records, entries, changes, validBytes, tornTail };
+  return replayer.result(tornTail);
+}
+
+/**
+ * Replay the journal file at `path` as {@link replayJournal} replays text, reading it in chunks (a
+ * journal of a large import is hundreds of MB: never one string). Undefined when there is no file;
+ * `size` is the file's length in bytes, so a caller can tell whether the valid prefix is all of it.
+ */
+export async function replayJournalFile(
+  path: string,
+  options: ReplayOptions = {},
+): Promise<{ readonly replay: JournalReplay; readonly size: number } | undefined> {
+  const replayer = new Replayer(path, options.keepRecord);
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  let size = 0;
+  let pending: Buffer[] = [];
+  try {
+    for await (const chunk of handle.createReadStream({ highWaterMark: 256 * 1024, autoClose: false })) {
+      const buf = chunk as Buffer;
+      size += buf.length;
+      let start = 0;
+      for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
+        const piece = buf.subarray(start, nl);
+        const bytes = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
+        pending = [];
+        replayer.line(bytes.toString('utf8'), bytes.length + 1);
+        start = nl + 1;
+      }
+      if (start < buf.length) pending.push(Buffer.from(buf.subarray(start)));
+    }
+  } finally {
+    await handle.close();
+  }
+  // A last piece without its newline is torn, as in the text replay (even if it is only blanks).
+  return { replay: replayer.result(pending.length > 0), size };
 }
 
 /** The lock's content. */
@@ -556,7 +628,7 @@ export interface Journal {
 }
 
 /** Options of {@link openJournal}. */
-export interface OpenJournalOptions {
+export interface OpenJournalOptions extends ReplayOptions {
   readonly tool: string;
   /** Clock for record timestamps (tests). */
   readonly now?: () => Date;
@@ -597,16 +669,21 @@ function checkBinding(path: string, begin: BeginRecord | undefined, binding: Jou
  * Read the journal at `path` without locking or writing (a dry run): undefined when it cannot be read
  * (none yet); refused like {@link openJournal} when bound to another snapshot or target.
  */
-export async function peekJournal(path: string, binding: JournalBinding): Promise<JournalReplay | undefined> {
-  let text: string;
+export async function peekJournal(
+  path: string,
+  binding: JournalBinding,
+  options: ReplayOptions = {},
+): Promise<JournalReplay | undefined> {
+  let read: Awaited<ReturnType<typeof replayJournalFile>>;
   try {
-    text = await readFile(path, 'utf8');
-  } catch {
+    read = await replayJournalFile(path, options);
+  } catch (error) {
+    if (error instanceof InputFileError) throw error;
     return undefined;
   }
-  const replay = replayJournal(text, path);
-  checkBinding(path, replay.begin, binding);
-  return replay;
+  if (read === undefined) return undefined;
+  checkBinding(path, read.replay.begin, binding);
+  return read.replay;
 }
 
 /**
@@ -622,14 +699,9 @@ export async function openJournal(
   const release = await guardFileWrite(path, 'journal', () => acquireLock(`${path}.lock`));
   let handle: FileHandle | undefined;
   try {
-    let text = '';
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    const replay = replayJournal(text, path);
-    if (replay.tornTail || replay.validBytes !== Buffer.byteLength(text, 'utf8')) {
+    const read = await replayJournalFile(path, options);
+    const replay = read?.replay ?? new Replayer(path, undefined).result(false);
+    if (read !== undefined && (replay.tornTail || replay.validBytes !== read.size)) {
       await truncate(path, replay.validBytes);
     }
     const begin = replay.begin;

@@ -107,10 +107,10 @@ function reportChange(
   step: Extract<PlanStep, { kind: 'update' | 'delete' }>,
   outcome: ChangeOutcome | undefined,
 ): ReportLine {
-  const base = { name: step.name, type: step.type };
   if (outcome === undefined || outcome.kind === 'pending') {
     return {
-      ...base,
+      name: step.name,
+      type: step.type,
       outcome: 'pending',
       targetName: step.targetName,
       inDoubt: outcome?.kind === 'pending' && outcome.inDoubt,
@@ -119,7 +119,8 @@ function reportChange(
   switch (outcome.kind) {
     case 'updated':
       return {
-        ...base,
+        name: step.name,
+        type: step.type,
         outcome: 'updated',
         sourceId: step.sourceId,
         targetId: step.targetId,
@@ -127,10 +128,17 @@ function reportChange(
         earlierRun: false,
       };
     case 'deleted':
-      return { ...base, outcome: 'deleted', targetId: step.targetId, earlierRun: false };
+      return {
+        name: step.name,
+        type: step.type,
+        outcome: 'deleted',
+        targetId: step.targetId,
+        earlierRun: false,
+      };
     case 'failed':
       return {
-        ...base,
+        name: step.name,
+        type: step.type,
         outcome: 'failed',
         targetName: step.targetName,
         httpStatus: outcome.httpStatus,
@@ -144,17 +152,23 @@ function reportChange(
 }
 
 function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLine {
-  const base = { name: step.name, type: step.type };
   switch (step.kind) {
     case 'update':
     case 'delete':
       return reportChange(step, undefined);
     case 'unchanged':
-      return { ...base, outcome: 'unchanged', sourceId: step.sourceId, targetId: step.targetId };
+      return {
+        name: step.name,
+        type: step.type,
+        outcome: 'unchanged',
+        sourceId: step.sourceId,
+        targetId: step.targetId,
+      };
     case 'done':
       if (step.op === 'update') {
         return {
-          ...base,
+          name: step.name,
+          type: step.type,
           outcome: 'updated',
           sourceId: step.sourceId,
           targetId: step.targetId,
@@ -163,9 +177,16 @@ function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLi
         };
       }
       if (step.op === 'delete')
-        return { ...base, outcome: 'deleted', targetId: step.targetId, earlierRun: true };
+        return {
+          name: step.name,
+          type: step.type,
+          outcome: 'deleted',
+          targetId: step.targetId,
+          earlierRun: true,
+        };
       return {
-        ...base,
+        name: step.name,
+        type: step.type,
         outcome: step.targetName === step.name ? 'created' : 'renamed',
         targetName: step.targetName,
         sourceId: step.sourceId,
@@ -175,15 +196,22 @@ function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLi
       };
     case 'exists':
     case 'conflict':
-      return { ...base, outcome: 'exists', sourceId: step.sourceId, targetId: step.targetId };
+      return {
+        name: step.name,
+        type: step.type,
+        outcome: 'exists',
+        sourceId: step.sourceId,
+        targetId: step.targetId,
+      };
     case 'invalid':
-      return { ...base, outcome: 'invalid', problems: step.problems };
+      return { name: step.name, type: step.type, outcome: 'invalid', problems: step.problems };
     case 'create':
     case 'rename':
     case 'reconcile': {
       if (outcome === undefined)
         return {
-          ...base,
+          name: step.name,
+          type: step.type,
           outcome: 'pending',
           targetName: step.targetName,
           inDoubt: step.kind === 'reconcile',
@@ -191,7 +219,8 @@ function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLi
       switch (outcome.kind) {
         case 'created':
           return {
-            ...base,
+            name: step.name,
+            type: step.type,
             outcome: step.targetName === step.name ? 'created' : 'renamed',
             targetName: step.targetName,
             sourceId: step.sourceId,
@@ -201,14 +230,21 @@ function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLi
           };
         case 'failed':
           return {
-            ...base,
+            name: step.name,
+            type: step.type,
             outcome: 'failed',
             targetName: step.targetName,
             httpStatus: outcome.httpStatus,
             message: scrub(outcome.message),
           };
         case 'pending':
-          return { ...base, outcome: 'pending', targetName: step.targetName, inDoubt: outcome.inDoubt };
+          return {
+            name: step.name,
+            type: step.type,
+            outcome: 'pending',
+            targetName: step.targetName,
+            inDoubt: outcome.inDoubt,
+          };
         default: {
           const unreachable: never = outcome;
           return unreachable;

@@ -30,15 +30,30 @@ export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
 /** The choices of {@link OnConflict}, for option checking. */
 export const ON_CONFLICT_CHOICES: readonly OnConflict[] = ['skip', 'fail', 'rename', 'update'];
 
-/** A snapshot entry ready to send: overrides applied, server-managed fields stripped. */
-export interface PreparedEntry {
+/**
+ * A snapshot entry as the plan holds it: what it is, not its body. An import of 100 000 entries keeps
+ * only these; a body is prepared again (read from the snapshot by place) when it is checked and when
+ * it is sent, through {@link PlanInput.prepare}.
+ */
+export interface PlanEntry {
   readonly name: string;
   readonly type: string;
   /** `_id` in the source environment (for the id map), when the snapshot had one. */
   readonly sourceId: string | undefined;
+}
+
+/** A snapshot entry ready to send: overrides applied, server-managed fields stripped. */
+export interface PreparedEntry extends PlanEntry {
   /** The `ds_connection` body (its `name` is replaced by the target name when renamed). */
   readonly body: Readonly<Record<string, unknown>>;
   /** The body with every secret masked, for the journal (undo compares with it). */
+  readonly image?: SafeImage;
+}
+
+/** What a send step POSTs, under its target name. */
+export interface SendBody {
+  readonly body: Readonly<Record<string, unknown>>;
+  /** The body with every secret masked (journaled with the intent). */
   readonly image?: SafeImage;
 }
 
@@ -61,9 +76,46 @@ export interface SendStep extends StepBase {
   readonly kind: 'create' | 'rename' | 'reconcile';
   /** The name POSTed (differs from `name` for `rename`; the journal's intent name for `reconcile`). */
   readonly targetName: string;
-  readonly body: Readonly<Record<string, unknown>>;
-  /** The body with every secret masked (journaled with the intent). */
-  readonly image?: SafeImage;
+  /**
+   * Where the body to POST (its `name` the target name) and its masked image come from, prepared when
+   * loaded: the step does not hold them, so a plan of many creates stays small. Loaded when sent.
+   */
+  readonly source: SendSource;
+}
+
+/** Hands out a send step's body when it is sent. */
+export interface SendSource {
+  load(): SendBody;
+}
+
+/**
+ * A body prepared from its snapshot entry when loaded. A class, not a closure in the step: V8 gives an
+ * object holding a distinct function value a shape of its own, and 100 000 shapes cost more memory
+ * than the steps themselves.
+ */
+class PreparedSource implements SendSource {
+  constructor(
+    private readonly prepare: (entry: PlanEntry) => PreparedEntry,
+    private readonly entry: PlanEntry,
+    private readonly targetName: string,
+  ) {}
+
+  load(): SendBody {
+    return sendBodyOf(this.prepare(this.entry), this.targetName);
+  }
+}
+
+/** A source that hands out a body already in memory (undo, tests). */
+export function heldSource(body: SendBody): SendSource {
+  return new HeldSource(body);
+}
+
+class HeldSource implements SendSource {
+  constructor(private readonly body: SendBody) {}
+
+  load(): SendBody {
+    return this.body;
+  }
 }
 
 /** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
@@ -136,7 +188,14 @@ export const PLAN_STEP_KINDS: readonly PlanStepKind[] = [
 
 /** Input of {@link planImport}. */
 export interface PlanInput {
-  readonly entries: readonly PreparedEntry[];
+  /** The snapshot's entries: whole ({@link PreparedEntry}), or lean with a {@link PlanInput.prepare}. */
+  readonly entries: readonly PlanEntry[];
+  /**
+   * The entry ready to send, prepared again each time it is needed (checks, an update's comparison,
+   * a send step's {@link SendStep.load}); default: the entry itself, which must then be a
+   * {@link PreparedEntry}.
+   */
+  readonly prepare?: (entry: PlanEntry) => PreparedEntry;
   readonly target: readonly TargetConnection[];
   readonly journal: ReadonlyMap<string, JournalEntryState>;
   readonly onConflict: OnConflict;
@@ -213,11 +272,14 @@ export function planImport(input: PlanInput): ImportPlan {
   const pairing = pairByName(ordered, input.target);
   const inTarget = new Set(pairing.both.map(([s]) => s.name));
 
+  const prepare = input.prepare ?? asPrepared;
   for (const entry of ordered) {
     const base: StepBase = { name: entry.name, type: entry.type, sourceId: entry.sourceId };
     if (seen.has(entry.name)) {
       steps.push({
-        ...base,
+        name: base.name,
+        type: base.type,
+        sourceId: base.sourceId,
         kind: 'invalid',
         wouldBe: 'create',
         targetName: entry.name,
@@ -231,50 +293,73 @@ export function planImport(input: PlanInput): ImportPlan {
     const journaled = input.journal.get(entry.name);
     let send: SendStep | undefined;
     if (journaled?.state === 'done') {
-      steps.push({ ...base, kind: 'done', targetName: journaled.targetName, targetId: journaled.targetId });
+      steps.push({
+        name: base.name,
+        type: base.type,
+        sourceId: base.sourceId,
+        kind: 'done',
+        targetName: journaled.targetName,
+        targetId: journaled.targetId,
+      });
       continue;
     }
     if (journaled?.state === 'in-doubt') {
-      const targetName = journaled.targetName;
       // A renamed entry is re-sent under the name its intent used, never under a new one.
-      const body = targetName === entry.name ? entry.body : { ...entry.body, name: targetName };
-      send = { ...base, kind: 'reconcile', targetName, body, ...imageFor(entry, targetName) };
+      const targetName = journaled.targetName;
+      send = {
+        name: base.name,
+        type: base.type,
+        sourceId: base.sourceId,
+        kind: 'reconcile',
+        targetName,
+        source: new PreparedSource(prepare, entry, targetName),
+      };
     } else if (inTarget.has(entry.name)) {
       const targetId = targetById.get(entry.name)?._id;
       const current = targetById.get(entry.name)?.connection;
       if (input.onConflict === 'update' && current !== undefined && input.converge !== undefined) {
-        steps.push(planUpdate(entry, base, current, targetId, input.converge, input.changes));
+        steps.push(planUpdate(prepare(entry), base, current, targetId, input.converge, input.changes));
         continue;
       }
       if (input.onConflict === 'skip') {
-        steps.push({ ...base, kind: 'exists', targetId });
+        steps.push({ name: base.name, type: base.type, sourceId: base.sourceId, kind: 'exists', targetId });
         continue;
       }
       if (input.onConflict === 'fail') {
-        steps.push({ ...base, kind: 'conflict', targetId });
+        steps.push({ name: base.name, type: base.type, sourceId: base.sourceId, kind: 'conflict', targetId });
         continue;
       }
       const targetName = chooseRenamedName(entry.name, taken);
       taken.add(targetName);
       send = {
-        ...base,
+        name: base.name,
+        type: base.type,
+        sourceId: base.sourceId,
         kind: 'rename',
         targetName,
-        body: { ...entry.body, name: targetName },
-        ...imageFor(entry, targetName),
+        source: new PreparedSource(prepare, entry, targetName),
       };
     } else {
       send = {
-        ...base,
+        name: base.name,
+        type: base.type,
+        sourceId: base.sourceId,
         kind: 'create',
         targetName: entry.name,
-        body: entry.body,
-        ...imageFor(entry, entry.name),
+        source: new PreparedSource(prepare, entry, entry.name),
       };
     }
-    const problems = input.check(entry);
+    const problems = input.check(prepare(entry));
     if (problems.length > 0) {
-      steps.push({ ...base, kind: 'invalid', wouldBe: send.kind, targetName: send.targetName, problems });
+      steps.push({
+        name: base.name,
+        type: base.type,
+        sourceId: base.sourceId,
+        kind: 'invalid',
+        wouldBe: send.kind,
+        targetName: send.targetName,
+        problems,
+      });
     } else {
       steps.push(send);
     }
@@ -304,10 +389,21 @@ export function planImport(input: PlanInput): ImportPlan {
   return { steps, counts, sends, changes: sends + counts.update + counts.delete };
 }
 
-/** The masked image of what a send step POSTs (under its target name), when the entry has one. */
-function imageFor(entry: PreparedEntry, targetName: string): { image?: SafeImage } {
-  if (entry.image === undefined) return {};
-  return { image: targetName === entry.name ? entry.image : { ...entry.image, name: targetName } };
+/** The default {@link PlanInput.prepare}: entries given whole. */
+function asPrepared(entry: PlanEntry): PreparedEntry {
+  if (!('body' in entry))
+    throw new Error(`planImport: entry ${entry.name} has no body and no prepare was given`);
+  return entry as PreparedEntry;
+}
+
+/** What a send step POSTs: the body and its masked image under the target name. */
+export function sendBodyOf(entry: PreparedEntry, targetName: string): SendBody {
+  if (targetName === entry.name)
+    return entry.image === undefined ? { body: entry.body } : { body: entry.body, image: entry.image };
+  return {
+    body: { ...entry.body, name: targetName },
+    ...(entry.image === undefined ? {} : { image: { ...entry.image, name: targetName } }),
+  };
 }
 
 /** An entry present in the target under `--on-conflict update`: `update`, `unchanged`, `done` or `invalid`. */
@@ -323,17 +419,35 @@ function planUpdate(
   if (fields.length === 0) {
     const journaled = changes?.get(entry.name);
     if (journaled?.op === 'update' && journaled.state !== 'failed') {
-      return { ...base, kind: 'done', op: 'update', targetName: entry.name, targetId };
+      return {
+        name: base.name,
+        type: base.type,
+        sourceId: base.sourceId,
+        kind: 'done',
+        op: 'update',
+        targetName: entry.name,
+        targetId,
+      };
     }
-    return { ...base, kind: 'unchanged', targetId };
+    return { name: base.name, type: base.type, sourceId: base.sourceId, kind: 'unchanged', targetId };
   }
   const problems = converge.checkUpdate(entry);
   if (problems.length > 0) {
-    return { ...base, kind: 'invalid', wouldBe: 'update', targetName: entry.name, problems };
+    return {
+      name: base.name,
+      type: base.type,
+      sourceId: base.sourceId,
+      kind: 'invalid',
+      wouldBe: 'update',
+      targetName: entry.name,
+      problems,
+    };
   }
   const { body, secretsSent } = converge.updateBody(entry);
   return {
-    ...base,
+    name: base.name,
+    type: base.type,
+    sourceId: base.sourceId,
     kind: 'update',
     targetName: entry.name,
     targetId,

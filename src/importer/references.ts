@@ -6,22 +6,22 @@
 import {
   describeReferenceWarnings,
   describeSourceIdDrops,
-  type ReferencingEntry,
+  type ReferenceNeeds,
   type SourceIdChange,
-  summarizeReferences,
   type TargetReferences,
 } from '../connections/references.js';
 
 /**
- * The warnings of the entries a run sends: kinds the target could not list, certificates (never
- * checkable), and source-environment ids dropped.
+ * The warnings of the entries a run sends (`needs`: their references, collected as they were checked;
+ * `names`: theirs): kinds the target could not list, certificates (never checkable), and
+ * source-environment ids dropped.
  */
 export function describeImportReferenceWarnings(
-  sent: readonly ReferencingEntry[],
+  needs: ReferenceNeeds,
+  names: ReadonlySet<string>,
   target: TargetReferences,
   sourceIdChanges: ReadonlyMap<string, readonly SourceIdChange[]>,
 ): string[] {
-  const names = new Set(sent.map((e) => e.name));
   const drops = new Map([...sourceIdChanges].filter(([name]) => names.has(name)));
-  return [...describeReferenceWarnings(summarizeReferences(sent), target), ...describeSourceIdDrops(drops)];
+  return [...describeReferenceWarnings(needs, target), ...describeSourceIdDrops(drops)];
 }

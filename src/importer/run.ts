@@ -267,6 +267,8 @@ export async function runImport(
       if (found) return recordCreated(step, found._id, 'lookup', state.attempts);
     }
     let rateLimited = 0;
+    // Prepared now (read from the snapshot again), held only while this entry is in flight.
+    const { body, image } = step.source.load();
     for (;;) {
       checkGoing();
       // The send time goes with a 429 answer to the throttle: its once-per-epoch rule needs it.
@@ -286,7 +288,7 @@ export async function runImport(
         name: step.name,
         targetName: step.targetName,
         ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
-        ...(step.image === undefined ? {} : { image: step.image }),
+        ...(image === undefined ? {} : { image }),
         attempt: state.attempts,
         at: now(),
       });
@@ -294,7 +296,7 @@ export async function runImport(
       checkGoing();
       let created: CreatedConnection;
       try {
-        created = await target.create(step.body);
+        created = await target.create(body);
       } catch (error) {
         const verdict = classifyCreateFailure(error);
         switch (verdict) {
@@ -372,8 +374,20 @@ export async function runImport(
     }
   };
 
-  // processStep never rejects, so every step has settled when this resolves.
-  const outcomes = await Promise.all(steps.map((step) => limit(() => processStep(step))));
+  // processStep never rejects. Steps are handed to the limiter a window at a time, not all at once:
+  // 100 000 queued tasks (a promise and a closure each) would be most of what a large import holds.
+  const outcomes = new Array<EntryOutcome>(steps.length);
+  const window = new Set<Promise<void>>();
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i] as SendStep;
+    const task: Promise<void> = limit(() => processStep(step)).then((outcome) => {
+      outcomes[i] = outcome;
+      window.delete(task);
+    });
+    window.add(task);
+    if (window.size >= 2 * concurrency) await Promise.race(window);
+  }
+  await Promise.all(window);
   // Every outcome record on disk (or its failure known) before the run reports.
   while (outcomeWrites.size > 0) await Promise.all([...outcomeWrites]);
   if (fatal) throw fatal.error;

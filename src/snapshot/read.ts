@@ -227,7 +227,13 @@ export interface PlacedSnapshot {
  * Read a snapshot in order, keeping nothing: a caller that needs an entry again later (`diff` waiting
  * for its twin on the other side) keeps its {@link EntryPlace} and rereads it.
  */
-export function openPlacedSnapshot(path: string, options: ReadEntriesOptions = {}): PlacedSnapshot {
+export function openPlacedSnapshot(
+  path: string,
+  options: ReadEntriesOptions & {
+    /** Called with each scan profile line (they follow the connections); default: skipped. */
+    readonly onProfile?: (profile: SnapshotScanProfile) => void;
+  } = {},
+): PlacedSnapshot {
   const label = options.label ?? path;
   const parser = new SnapshotParser(path, label, options.migrations ?? shippedMigrations);
   let fd: number | undefined;
@@ -237,6 +243,7 @@ export function openPlacedSnapshot(path: string, options: ReadEntriesOptions = {
       const placed: PlacedEntry[] = [];
       for (const raw of batch) {
         const parsed = parser.push(raw);
+        if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
         if (parsed?.kind !== 'connection') continue;
         placed.push({
           entry: parsed.entry,

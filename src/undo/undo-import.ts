@@ -55,7 +55,7 @@ import {
   type Overrides,
   resolveOverrides,
 } from '../importer/overrides.js';
-import type { ChangeStep, SendStep } from '../importer/plan.js';
+import { type ChangeStep, heldSource, type SendStep } from '../importer/plan.js';
 import { checkEntryForSend } from '../importer/preflight.js';
 import { runImport } from '../importer/run.js';
 import { createRateLimiter } from '../importer/throttle.js';
@@ -450,8 +450,7 @@ async function runUndoStep(
       type: step.type,
       sourceId: undefined,
       targetName: step.name,
-      body: step.body,
-      image: step.image,
+      source: heldSource({ body: step.body, image: step.image }),
     };
     const result = await runImport(
       [send],

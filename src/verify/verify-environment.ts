@@ -13,8 +13,7 @@ import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.j
 import { exportConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
-import { pairByName } from '../connections/match.js';
-import { type CompareOptions, compareConnections } from '../diff/compare.js';
+import type { CompareOptions } from '../diff/compare.js';
 import { compileIgnoreRules, parseIgnoreRule } from '../diff/ignore.js';
 import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
 import type { FieldChange } from '../diff/types.js';
@@ -27,7 +26,8 @@ import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
 import type { SnapshotHeader } from '../snapshot/format.js';
-import { loadSnapshot } from '../snapshot/read.js';
+import { type EntryPlace, openPlacedSnapshot, type PlacedSnapshot } from '../snapshot/read.js';
+import { createConnectionVerifier, type ExpectedConnection } from './connections.js';
 import { nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
 import {
   DEFAULT_TEST_CONCURRENCY,
@@ -40,7 +40,6 @@ import {
   countTests,
   isComplete,
   isVerified,
-  readRecordedTest,
   serializeVerifyReport,
   type TestCounts,
   type TestVerdict,
@@ -122,35 +121,85 @@ export async function verifyEnvironment(
   onEvent: (event: VerifyEvent) => void,
 ): Promise<VerifyResult> {
   const compare = compileCompareOptions(options.ignoreFields, await loadShippedCatalog(options.schemas));
-  const snapshot = await loadSnapshot(options.snapshot, {
-    signal: ports.signal,
-    label: options.snapshotLabel,
-  });
+  const file = await readExpected(options.snapshot, options.snapshotLabel, ports.signal);
+  try {
+    return await verifyAgainst(file, compare, options, ports, onEvent);
+  } finally {
+    file.file.close();
+  }
+}
+
+/** The snapshot read and verified, held lean: per connection its type and place, the profiles whole. */
+async function readExpected(
+  path: string,
+  label: string,
+  signal: AbortSignal,
+): Promise<{
+  readonly header: SnapshotHeader;
+  readonly entries: Map<string, { readonly type: string; readonly place: EntryPlace }>;
+  readonly profiles: SnapshotScanProfile[];
+  readonly file: PlacedSnapshot;
+}> {
+  const profiles: SnapshotScanProfile[] = [];
+  const file = openPlacedSnapshot(path, { signal, label, onProfile: (p) => profiles.push(p) });
+  try {
+    const entries = new Map<string, { readonly type: string; readonly place: EntryPlace }>();
+    const it = file.entries;
+    for (let next = await it.next(); ; next = await it.next()) {
+      if (next.done === true) return { header: next.value.header, entries, profiles, file };
+      entries.set(next.value.entry.name, { type: next.value.entry.type, place: next.value.place });
+    }
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+}
+
+async function verifyAgainst(
+  snapshot: Awaited<ReturnType<typeof readExpected>>,
+  compare: CompareOptions,
+  options: VerifyOptions,
+  ports: VerifyPorts,
+  onEvent: (event: VerifyEvent) => void,
+): Promise<VerifyResult> {
   if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
 
   const expectedProfiles = snapshotProfilesOf(snapshot);
+  // Each entry is read again when its twin arrives; what it holds in the clear is known to the
+  // scrubber before anything is printed (as is what the export gives, below).
+  const expected = new Map<string, ExpectedConnection>();
+  for (const [name, { type, place }] of snapshot.entries) {
+    expected.set(name, {
+      type,
+      read: () => {
+        const entry = snapshot.file.reread(place);
+        registerSecretsOf(entry, compare.secretFields(entry.type));
+        return entry;
+      },
+    });
+  }
+  const verifier = createConnectionVerifier(expected, compare, options.testConnections);
 
   const environment = await ports.resolveEnvironment();
   const client = ports.createClient(environment);
-  let live: Connection[];
   let liveProfiles: ScanProfile[] = [];
   try {
-    live = await readConnections(client, ports.signal);
+    // Compared as the streamed export (as `diff` reads an environment) arrives, and dropped.
+    for await (const actual of exportConnections(client, { signal: ports.signal })) {
+      registerSecretsOf(actual, compare.secretFields(actual.type));
+      verifier.add(actual);
+    }
     // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
     if (expectedProfiles !== undefined) liveProfiles = await readProfiles(client, ports.signal);
   } finally {
     client.close();
   }
-  // Whatever the export gave in the clear is known to the scrubber before anything is printed.
-  for (const entry of [...snapshot.entries, ...live])
-    registerSecretsOf(entry, compare.secretFields(entry.type));
+  const { items: connectionItems, present, live, liveCount } = verifier.finish();
   onEvent({
     kind: 'sides-read',
-    snapshot: { label: options.snapshotLabel, connections: snapshot.entries.length },
-    environment: { label: environment.label, connections: live.length },
+    snapshot: { label: options.snapshotLabel, connections: snapshot.entries.size },
+    environment: { label: environment.label, connections: liveCount },
   });
-
-  const { items: connectionItems, present } = verifyConnections(snapshot.entries, live, compare);
 
   let verdicts: Map<string, TestVerdict> | undefined;
   if (options.testConnections) {
@@ -258,64 +307,23 @@ async function readProfiles(client: HttpClient, signal: AbortSignal): Promise<Sc
   }
 }
 
-async function readConnections(client: HttpClient, signal: AbortSignal): Promise<Connection[]> {
-  const out: Connection[] = [];
-  for await (const entry of exportConnections(client, { signal })) out.push(entry);
-  return out;
-}
-
 /**
- * Pair the snapshot's connections with the environment's by name and compare each pair. Returns the
- * verdicts in name order and the present connections to test (the environment's object, which holds
- * the stored secret's reference, with what the snapshot recorded of the source's last test).
+ * Pair the snapshot's connections with the environment's by name and compare each pair (both sides
+ * whole; the workflow streams the environment through {@link createConnectionVerifier}). Returns the
+ * verdicts in name order and the present connections to test.
  *
- * @throws UsageError when the environment holds two connections of one name (the snapshot reader
- * already refuses a snapshot that does).
+ * @throws UsageError when the environment holds two connections of one name.
  */
 export function verifyConnections(
   snapshot: readonly Connection[],
   environment: readonly Connection[],
   compare: CompareOptions,
 ): { readonly items: VerifyItem[]; readonly present: TestTarget[] } {
-  const pairing = pairByName(snapshot, environment);
-  if (pairing.duplicateTarget.length > 0) {
-    throw new UsageError(
-      `The environment holds more than one connection named ${pairing.duplicateTarget
-        .slice(0, 5)
-        .map((n) => JSON.stringify(n))
-        .join(', ')}: connections are verified by name`,
-      { hint: 'Rename the duplicates in that environment, then re-run the verify' },
-    );
-  }
-  const items: VerifyItem[] = [];
-  const present: TestTarget[] = [];
-  for (const entry of pairing.onlySource)
-    items.push({ object: 'connection', name: entry.name, type: entry.type, state: 'missing' });
-  for (const entry of pairing.onlyTarget)
-    items.push({ object: 'connection', name: entry.name, type: entry.type, state: 'extra' });
-  for (const [expected, actual] of pairing.both) {
-    const outcome = compareConnections(expected, actual, compare);
-    const notComparable = outcome.uncomparable.length > 0 ? { notComparable: outcome.uncomparable } : {};
-    if (outcome.fields.length > 0) {
-      items.push({
-        object: 'connection',
-        name: expected.name,
-        type: actual.type,
-        state: 'different',
-        fields: outcome.fields,
-        ...notComparable,
-      });
-    } else {
-      items.push({
-        object: 'connection',
-        name: expected.name,
-        type: actual.type,
-        state: 'present',
-        ...notComparable,
-      });
-      present.push({ connection: actual, recorded: readRecordedTest(expected) });
-    }
-  }
-  items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const expected = new Map<string, ExpectedConnection>();
+  for (const entry of snapshot)
+    if (!expected.has(entry.name)) expected.set(entry.name, { type: entry.type, read: () => entry });
+  const verifier = createConnectionVerifier(expected, compare, true);
+  for (const actual of environment) verifier.add(actual);
+  const { items, present } = verifier.finish();
   return { items, present };
 }

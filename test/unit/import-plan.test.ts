@@ -74,7 +74,8 @@ describe('planImport', () => {
       check: noProblems,
     });
     const step = plan.steps.find((s) => s.name === 'taken');
-    expect(step).toMatchObject({ kind: 'rename', targetName: 'taken (4)', body: { name: 'taken (4)' } });
+    expect(step).toMatchObject({ kind: 'rename', targetName: 'taken (4)' });
+    expect(step?.kind === 'rename' && step.source.load().body).toMatchObject({ name: 'taken (4)' });
     expect(step && /^[\w\-\s():]+$/.test((step as { targetName: string }).targetName)).toBe(true);
     expect(chooseRenamedName('x', new Set(['x (2)']))).toBe('x (3)');
   });
@@ -87,11 +88,37 @@ describe('planImport', () => {
       onConflict: 'rename',
       check: noProblems,
     });
-    expect(plan.steps[0]).toMatchObject({
-      kind: 'reconcile',
-      targetName: 'taken (2)',
-      body: { name: 'taken (2)' },
+    const step = plan.steps[0];
+    expect(step).toMatchObject({ kind: 'reconcile', targetName: 'taken (2)' });
+    expect(step?.kind === 'reconcile' && step.source.load().body).toMatchObject({ name: 'taken (2)' });
+  });
+
+  it('holds no body: prepares an entry only to check it and when a send step is loaded, never for done or existing ones', () => {
+    const prepared: string[] = [];
+    const lean = (name: string) => ({ name, type: 's3', sourceId: undefined });
+    const plan = planImport({
+      entries: [lean('new'), lean('done'), lean('there')],
+      prepare: (e) => {
+        prepared.push(e.name);
+        return { ...e, body: { name: e.name, type: e.type, bucket: `b-${e.name}` } };
+      },
+      target: [{ name: 'there' }],
+      journal: new Map([
+        ['done', { state: 'done', targetName: 'done', targetId: 'id-1' } as JournalEntryState],
+      ]),
+      onConflict: 'skip',
+      check: noProblems,
     });
+    expect(plan.steps.map((s) => `${s.name}:${s.kind}`)).toEqual(['done:done', 'new:create', 'there:exists']);
+    expect(prepared).toEqual(['new']);
+    expect(JSON.stringify(plan.steps)).not.toContain('b-new');
+    const send = plan.steps.find((s) => s.kind === 'create');
+    expect(send?.kind === 'create' && send.source.load().body).toEqual({
+      name: 'new',
+      type: 's3',
+      bucket: 'b-new',
+    });
+    expect(prepared).toEqual(['new', 'new']);
   });
 
   it('narrows to --only, treats a failed journal entry as new, and flags a duplicated name', () => {

@@ -20,7 +20,7 @@ import {
   openJournal,
   replayJournal,
 } from '../../src/importer/journal.js';
-import type { SendStep } from '../../src/importer/plan.js';
+import { heldSource, type SendStep } from '../../src/importer/plan.js';
 import {
   type EntryOutcome,
   type ImportTarget,
@@ -191,7 +191,14 @@ function createFakeService(options: FakeServiceOptions) {
 }
 
 function step(name: string, kind: SendStep['kind'] = 'create'): SendStep {
-  return { kind, name, type: 's3', sourceId: `src-${name}`, targetName: name, body: { name, type: 's3' } };
+  return {
+    kind,
+    name,
+    type: 's3',
+    sourceId: `src-${name}`,
+    targetName: name,
+    source: heldSource({ body: { name, type: 's3' } }),
+  };
 }
 
 /** A budget that reports when a take is refused (the moment the run decides to stop). */

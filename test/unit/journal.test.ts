@@ -11,6 +11,7 @@ import {
   normaliseTargetUrl,
   openJournal,
   replayJournal,
+  replayJournalFile,
 } from '../../src/importer/journal.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -188,6 +189,72 @@ describe('replayJournal', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('replayJournalFile', () => {
+  it('replays a file as replayJournal replays its text: across 256 KiB chunks, multi-byte names, a torn tail', async () => {
+    const dir = await makeTempDir('dds-journal-file-');
+    const records: JournalRecord[] = [begin];
+    // About 1 MB: lines cross the reader's chunk boundaries, some of them inside a multi-byte character.
+    for (let i = 0; i < 6000; i++) {
+      const name = `conn-é-🦊-${i}`;
+      records.push({
+        kind: 'intent',
+        object: 'connection',
+        op: 'create',
+        name,
+        targetName: name,
+        attempt: 1,
+        at,
+      });
+      if (i % 3 !== 0)
+        records.push({
+          kind: 'outcome',
+          object: 'connection',
+          op: 'create',
+          result: 'created',
+          name,
+          targetName: name,
+          targetId: `id-${i}`,
+          via: 'post',
+          at,
+        });
+    }
+    for (const tail of ['', '{"kind":"outcome","na', '   ']) {
+      const text = lines(records) + tail;
+      const path = join(dir, `j${tail.length}.jsonl`);
+      await writeFile(path, text);
+      const read = await replayJournalFile(path);
+      const expected = replayJournal(text, path);
+      expect(read?.size).toBe(Buffer.byteLength(text));
+      expect(read?.replay.validBytes).toBe(expected.validBytes);
+      expect(read?.replay.tornTail).toBe(expected.tornTail);
+      expect([...(read?.replay.entries ?? [])]).toEqual([...expected.entries]);
+      expect(read?.replay.records).toEqual(expected.records);
+    }
+    expect(await replayJournalFile(join(dir, 'absent.jsonl'))).toBeUndefined();
+  });
+
+  it('keeps only the records asked for, and still folds every one into the states', async () => {
+    const text = lines([
+      begin,
+      { kind: 'intent', object: 'connection', op: 'create', name: 'a', targetName: 'a', attempt: 1, at },
+      {
+        kind: 'outcome',
+        object: 'connection',
+        op: 'create',
+        result: 'created',
+        name: 'a',
+        targetName: 'a',
+        targetId: 'id-a',
+        via: 'post',
+        at,
+      },
+    ]);
+    const replay = replayJournal(text, 'j', { keepRecord: () => false });
+    expect(replay.records.map((r) => r.kind)).toEqual(['begin']);
+    expect(replay.entries.get('a')).toMatchObject({ state: 'done', targetId: 'id-a' });
   });
 });
 
