@@ -1,9 +1,13 @@
 /**
  * The diff workflow: what differs between two environments or snapshots, before anything is written.
- * Both sides are read at once (a live environment through the streamed export, a snapshot through the
- * verifying reader) into the pure streaming differ of `src/diff/stream.ts`, which compares each pair as
- * soon as both halves are read. Nothing is returned until both sides are read and checked, so a damaged
- * snapshot or an unreachable service never leaves half a plan.
+ * Two snapshots, or two environments, are read at once (a live environment through the streamed
+ * export, a snapshot through the verifying reader) into the pure streaming differ of
+ * `src/diff/stream.ts`, which compares each pair as soon as both halves are read. A snapshot against an
+ * environment is read in two steps: the snapshot first, keeping per connection only its place in the
+ * file (and checked whole, trailer included, before the environment is contacted), then the export,
+ * each of whose connections is compared with its twin read again from the file: the export's order is
+ * not the snapshot's (name) order, and nothing waits. Nothing is returned until both sides are read and
+ * checked, so a damaged snapshot or an unreachable service never leaves half a plan.
  */
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -17,9 +21,11 @@ import { type ComparableProfile, diffScanProfiles, toComparableProfile } from '.
 import { createStreamingDiff, type StreamingDiff } from '../diff/stream.js';
 import type { DiffResult } from '../diff/types.js';
 import { ApiError, ConfigError, InputFileError, UsageError } from '../errors.js';
+import type { Connection } from '../model/connection.js';
+import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { openPlacedSnapshot, readSnapshotProfiles } from '../snapshot/read.js';
+import { type EntryPlace, openPlacedSnapshot, readSnapshotProfiles } from '../snapshot/read.js';
 
 /** What one side of a diff names. */
 export type DiffSide =
@@ -224,6 +230,16 @@ async function readSide(
       label: `${basename(side.path)} (snapshot)`,
     };
   }
+  return readEnvironmentSide(flag, ports, signal, (entry) => differ.add(flag, entry));
+}
+
+/** Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles. */
+async function readEnvironmentSide(
+  flag: 'from' | 'to',
+  ports: DiffPorts,
+  signal: AbortSignal,
+  onEntry: (entry: Connection) => void,
+): Promise<{ readonly label: string; readonly profiles: ComparableProfile[] }> {
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
   try {
@@ -231,7 +247,7 @@ async function readSide(
     const nameById = new Map<string, string>();
     for await (const entry of exportConnections(client, { signal })) {
       if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
-      differ.add(flag, entry);
+      onEntry(entry);
     }
     const profiles = await readEnvironmentProfiles(client, nameById, signal);
     return { profiles, label: `${environment.label} (environment)` };
@@ -269,7 +285,59 @@ async function readEnvironmentProfiles(
     });
 }
 
-/** Read both sides at once; the first failure stops the other side. */
+/**
+ * A snapshot against an environment: the snapshot read whole first (checked, trailer included), keeping
+ * per connection its place; then the export, each connection handed to the differ right after its twin
+ * read again from the file, so that both halves of a pair meet at once. The snapshot's connections the
+ * environment lacks are read again at the end.
+ */
+async function readSnapshotThenEnvironment(
+  snapshotSide: Extract<DiffSide, { kind: 'snapshot' }>,
+  snapshotFlag: 'from' | 'to',
+  ports: DiffPorts,
+  signal: AbortSignal,
+  differ: StreamingDiff,
+): Promise<{
+  readonly snapshot: { readonly label: string; readonly profiles: ComparableProfile[] };
+  readonly environment: { readonly label: string; readonly profiles: ComparableProfile[] };
+}> {
+  const profiles: SnapshotScanProfile[] = [];
+  const file = openPlacedSnapshot(snapshotSide.path, {
+    signal,
+    label: snapshotSide.ref,
+    onProfile: (p) => profiles.push(p),
+  });
+  try {
+    const places = new Map<string, EntryPlace>();
+    for (let next = await file.entries.next(); next.done !== true; next = await file.entries.next()) {
+      places.set(next.value.entry.name, next.value.place);
+    }
+    const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
+    const environment = await readEnvironmentSide(environmentFlag, ports, signal, (entry) => {
+      const place = places.get(entry.name);
+      if (place !== undefined) {
+        places.delete(entry.name);
+        differ.add(snapshotFlag, file.reread(place));
+      }
+      differ.add(environmentFlag, entry);
+    });
+    for (const place of places.values())
+      differ.add(snapshotFlag, file.reread(place), () => file.reread(place));
+    return {
+      snapshot: {
+        profiles: profiles.map((p) =>
+          toComparableProfile(p.scanProfile, p.dataSourceNames, isProfileServerField),
+        ),
+        label: `${basename(snapshotSide.path)} (snapshot)`,
+      },
+      environment,
+    };
+  } finally {
+    file.close();
+  }
+}
+
+/** Read both sides (at once, or a snapshot before an environment); the first failure stops the other side. */
 async function readBothSides(
   sides: { readonly from: DiffSide; readonly to: DiffSide },
   ports: DiffPorts,
@@ -288,6 +356,20 @@ async function readBothSides(
       controller.abort(error);
       throw error;
     });
+  if (sides.from.kind !== sides.to.kind) {
+    try {
+      if (sides.from.kind === 'snapshot') {
+        const read = await readSnapshotThenEnvironment(sides.from, 'from', ports, controller.signal, differ);
+        return [read.snapshot, read.environment];
+      }
+      if (sides.to.kind === 'snapshot') {
+        const read = await readSnapshotThenEnvironment(sides.to, 'to', ports, controller.signal, differ);
+        return [read.environment, read.snapshot];
+      }
+    } finally {
+      ports.signal.removeEventListener('abort', onAbort);
+    }
+  }
   const closers: (() => void)[] = [];
   const reading = [
     guard(readSide(sides.from, 'from', ports, controller.signal, differ, closers)),

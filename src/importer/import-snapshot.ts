@@ -520,7 +520,16 @@ async function importLeanSnapshot(
     }
     // Listed once the journal is locked: a run that held it before has ended, and its creates show.
     const converging = options.onConflict === 'update' || options.prune === true;
-    const target = await listTarget(client, ports.signal, converging);
+    // The three reads go out together (each waits on the service, not on this process); a failure of
+    // one ends the run, and the others' ends are ignored.
+    const listing = listTarget(client, ports.signal, converging);
+    const profileListing = profilesIncluded
+      ? listScanProfiles(client, { signal: ports.signal })
+      : Promise.resolve([]);
+    // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
+    const referencesRead = fetchTargetReferences(client, ports.signal);
+    for (const read of [listing, profileListing, referencesRead]) read.catch(() => undefined);
+    const target = await listing;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
     const prepare = createPreparer(
       file,
@@ -530,9 +539,8 @@ async function importLeanSnapshot(
       sourceIdChanges,
     );
     if (options.prune) checkOnly(options.only, [...snapshot.entries, ...target], profileNames);
-    const targetProfiles = profilesIncluded ? await listScanProfiles(client, { signal: ports.signal }) : [];
-    // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
-    const targetReferences = await fetchTargetReferences(client, ports.signal);
+    const targetProfiles = await profileListing;
+    const targetReferences = await referencesRead;
 
     const warnings = new Map<string, Problem>();
     // The references of the entries the run would send (or refuses), collected as they are checked.

@@ -275,6 +275,42 @@ describe('diff against two emulators', () => {
     expect(self.stdout).toContain('no differences');
   });
 
+  it('a snapshot against an environment, either way round, finds what the two environments give', async () => {
+    // The snapshot is read first and each exported connection compared with its twin read again from
+    // the file; the export's order is not the snapshot's (name) order.
+    const fromSnapshot = join(dir, 'from-either.snapshot.jsonl');
+    await writeFromSnapshot(fromSnapshot);
+    const toSnapshot = join(dir, 'to-either.snapshot.jsonl');
+    await writeSnapshot(
+      { path: toSnapshot },
+      createSnapshotHeader({ tool: 'dds-migrate test', source: { url: to.url, environment: 'to' } }),
+      [...to.store.connections].reverse(),
+    );
+    const pick = (stdout: string) => {
+      const r = JSON.parse(stdout);
+      return {
+        added: r.added,
+        removed: r.removed,
+        changed: r.changed,
+        unchanged: r.unchanged,
+        uncomparable: r.uncomparable,
+      };
+    };
+    const both = await runCli(['diff', '--from', from.url, '--to', to.url, '--json'], { env: env() });
+    const snapshotFirst = await runCli(['diff', '--from', fromSnapshot, '--to', to.url, '--json'], {
+      env: env(),
+    });
+    const snapshotSecond = await runCli(['diff', '--from', from.url, '--to', toSnapshot, '--json'], {
+      env: env(),
+    });
+    expect(both.exitCode).toBe(1);
+    expect(snapshotFirst.exitCode).toBe(1);
+    expect(snapshotSecond.exitCode).toBe(1);
+    expect(pick(snapshotFirst.stdout)).toEqual(pick(both.stdout));
+    expect(pick(snapshotSecond.stdout)).toEqual(pick(both.stdout));
+    expectNoSecret(snapshotFirst.stdout + snapshotSecond.stdout);
+  });
+
   it('a damaged snapshot exits 2 before anything is printed', async () => {
     const snapshot = join(dir, 'damaged.snapshot.jsonl');
     await writeFromSnapshot(snapshot);
