@@ -268,6 +268,23 @@ async function benchImport(count: number, dir: string): Promise<void> {
       `${verify.peakRssMb.toFixed(0)} MB`,
       verify.exitCode === 0 && present === count && verify.peakRssMb <= 300,
     );
+
+    say(`undo: the import of ${count} entries (one DELETE each, newest first, one at a time)`);
+    const undo = await runChild(['cli', 'undo', journal, '--to', url, '--no-progress', '--json'], dir);
+    let deleted = -1;
+    try {
+      const steps = (JSON.parse(undo.stdout) as { steps: { outcome?: string }[] }).steps;
+      deleted = steps.filter((step) => step.outcome === 'deleted').length;
+    } catch {
+      // reported below
+    }
+    say(`  undo: ${fmt(undo)}, exit ${undo.exitCode}, ${deleted} deleted`);
+    if (undo.exitCode !== 0) say(undo.stderr.slice(0, 2000));
+    judge(
+      `undo of an import of ${count} entries: peak RSS <= 300 MB`,
+      `${undo.peakRssMb.toFixed(0)} MB`,
+      undo.exitCode === 0 && deleted === count && undo.peakRssMb <= 300,
+    );
   } finally {
     await stopEmulatorProcess(child);
   }

@@ -19,7 +19,7 @@
  * sent (`image`), updates and deletes the masked before-image (`before`) that undo puts back. Records
  * of older journals have no `object`/`op` and are read as connection creates.
  */
-import { constants as fsConstants } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
 import { type FileHandle, link, open, readFile, truncate, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
@@ -367,6 +367,44 @@ function applyRecord(
   }
 }
 
+/** Reads records again by place (see {@link ReplayOptions.onRecord}). */
+export interface JournalRecordReader {
+  /** The record at `at`; throws InputFileError when the line there is no longer that record's. */
+  read(at: RecordPlace): JournalRecord;
+  /** Idempotent. */
+  close(): void;
+}
+
+/** Open `path` to read records again by place (the file is opened on the first read). */
+export function openJournalRecordReader(path: string): JournalRecordReader {
+  let fd: number | undefined;
+  return {
+    read(at) {
+      fd ??= openSync(path, 'r');
+      const bytes = Buffer.allocUnsafe(at.length);
+      const read = readSync(fd, bytes, 0, at.length, at.offset);
+      let record: JournalRecord | string = 'the journal changed while it was being read';
+      if (read === at.length) {
+        try {
+          record = checkRecord(JSON.parse(bytes.toString('utf8')));
+        } catch {
+          // reported below
+        }
+      }
+      if (typeof record === 'string') {
+        throw new InputFileError(path, undefined, 'the journal changed while it was being read', {
+          hint: 'Do not run an import or undo with this journal while undoing; re-run the undo',
+        });
+      }
+      return record;
+    },
+    close() {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+  };
+}
+
 /** Options of {@link replayJournal} and the journal readers. */
 export interface ReplayOptions {
   /**
@@ -375,6 +413,18 @@ export interface ReplayOptions {
    * journal of 100 000 creates (each intent with its masked image) is not held in memory.
    */
   readonly keepRecord?: (record: JournalRecord) => boolean;
+  /**
+   * Called with every valid record, in file order, with where its line is (to read it again with
+   * {@link openJournalRecordReader} instead of keeping it).
+   */
+  readonly onRecord?: (record: JournalRecord, at: RecordPlace) => void;
+}
+
+/** Where a record's line is in the journal file. */
+export interface RecordPlace {
+  readonly offset: number;
+  /** Bytes of the line, without its newline. */
+  readonly length: number;
 }
 
 /** Replays records one line at a time (shared by the text and the file readers). */
@@ -390,6 +440,7 @@ class Replayer {
   constructor(
     private readonly file: string,
     private readonly keep: ((record: JournalRecord) => boolean) | undefined,
+    private readonly onRecord?: (record: JournalRecord, at: RecordPlace) => void,
   ) {}
 
   /** One complete line (without its newline) of `lineBytes` bytes, newline included. */
@@ -420,6 +471,7 @@ class Replayer {
     this.seen += 1;
     if (this.keep === undefined || record.kind === 'begin' || this.keep(record)) this.records.push(record);
     applyRecord(this.entries, this.changes, record);
+    this.onRecord?.(record, { offset: this.validBytes, length: lineBytes - 1 });
     this.validBytes += lineBytes;
   }
 
@@ -434,7 +486,7 @@ class Replayer {
  * line that is not a valid record throws an {@link InputFileError} naming it.
  */
 export function replayJournal(text: string, file = 'journal', options: ReplayOptions = {}): JournalReplay {
-  const replayer = new Replayer(file, options.keepRecord);
+  const replayer = new Replayer(file, options.keepRecord, options.onRecord);
   let offset = 0;
   let tornTail = false;
   while (offset < text.length) {
@@ -459,7 +511,7 @@ export async function replayJournalFile(
   path: string,
   options: ReplayOptions = {},
 ): Promise<{ readonly replay: JournalReplay; readonly size: number } | undefined> {
-  const replayer = new Replayer(path, options.keepRecord);
+  const replayer = new Replayer(path, options.keepRecord, options.onRecord);
   let handle: FileHandle;
   try {
     handle = await open(path, 'r');

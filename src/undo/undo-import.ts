@@ -17,7 +17,7 @@
  * kinds and runners (intent before each write, outcome after; a create in doubt is looked up by name),
  * so it is resumable; since every step is decided from the target's state, a second undo sends nothing.
  */
-import { readFile, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import type { ClientFactory } from '../api/client-factory.js';
 import {
   createConnection,
@@ -42,10 +42,13 @@ import { runChanges } from '../importer/converge-run.js';
 import {
   type Journal,
   type JournalRecord,
+  type JournalRecordReader,
   normaliseTargetUrl,
   openJournal,
+  openJournalRecordReader,
   peekJournal,
-  replayJournal,
+  type RecordPlace,
+  replayJournalFile,
   type SafeImage,
 } from '../importer/journal.js';
 import {
@@ -93,8 +96,11 @@ interface StepBase {
 
 /** One step of an undo. */
 export type UndoStep =
-  /** The run created it and it still matches: DELETE. */
-  | (StepBase & { readonly kind: 'delete-created'; readonly current: SafeImage })
+  /**
+   * The run created it and it still matches: DELETE. Its before-image (journaled with the delete) is
+   * the image the import journaled when it created it, read again when the delete is sent.
+   */
+  | (StepBase & { readonly kind: 'delete-created'; readonly before: ImageSource })
   /** The run updated (or deleted, and someone re-created) it: PUT of the before-image. */
   | (StepBase & {
       readonly kind: 'put-back';
@@ -167,6 +173,32 @@ export function isWritingStep(step: UndoStep): boolean {
   return step.kind === 'delete-created' || step.kind === 'put-back' || step.kind === 're-create';
 }
 
+/** A masked image, held or read again from the import journal when it is needed. */
+export interface ImageSource {
+  load(): SafeImage | undefined;
+}
+
+class HeldImage implements ImageSource {
+  constructor(private readonly image: SafeImage | undefined) {}
+
+  load(): SafeImage | undefined {
+    return this.image;
+  }
+}
+
+/** The image of the intent record at `at` (a class, not a closure: see `PreparedSource` in plan.ts). */
+class JournaledImage implements ImageSource {
+  constructor(
+    private readonly reader: JournalRecordReader,
+    private readonly at: RecordPlace,
+  ) {}
+
+  load(): SafeImage | undefined {
+    const record = this.reader.read(this.at);
+    return record.kind === 'intent' && record.op !== 'delete' ? record.image : undefined;
+  }
+}
+
 /** What the import journal says one connection went through. */
 interface History {
   readonly name: string;
@@ -174,8 +206,9 @@ interface History {
   readonly firstOp: 'create' | 'update' | 'delete';
   readonly firstBefore: SafeImage | undefined;
   /** The last image the run wrote (create or update); undefined after a delete or in an old journal. */
-  lastImage: SafeImage | undefined;
-  readonly secretsSent: Set<string>;
+  lastImage: ImageSource | undefined;
+  /** Secrets the run's updates sent in clear (JSON pointers); undefined when none. */
+  secretsSent: Set<string> | undefined;
   lastIndex: number;
   applied: boolean;
   pending: boolean;
@@ -186,9 +219,25 @@ export function readRunHistory(records: readonly JournalRecord[]): {
   histories: History[];
   skipped: Map<string, number>;
 } {
+  const builder = createRunHistory();
+  records.forEach((record, index) => {
+    builder.add(record, index);
+  });
+  return builder.finish();
+}
+
+/**
+ * {@link readRunHistory} fed one record at a time. With `at` (where the record is in the journal, and
+ * `reader` to read it there), a create's or update's image is not kept but read again when needed: an
+ * undo of 100 000 creates holds a few numbers per connection.
+ */
+export function createRunHistory(reader?: JournalRecordReader): {
+  add(record: JournalRecord, index: number, at?: RecordPlace): void;
+  finish(): { histories: History[]; skipped: Map<string, number> };
+} {
   const byName = new Map<string, History>();
   const skipped = new Map<string, number>();
-  records.forEach((record, index) => {
+  const add = (record: JournalRecord, index: number, at?: RecordPlace): void => {
     if (record.kind !== 'intent' && record.kind !== 'outcome') return;
     if (record.object !== 'connection') {
       if (record.kind === 'intent') skipped.set(record.object, (skipped.get(record.object) ?? 0) + 1);
@@ -206,7 +255,7 @@ export function readRunHistory(records: readonly JournalRecord[]): {
           firstOp: record.op,
           firstBefore,
           lastImage: undefined,
-          secretsSent: new Set(),
+          secretsSent: undefined,
           lastIndex: index,
           applied: false,
           pending: false,
@@ -215,12 +264,18 @@ export function readRunHistory(records: readonly JournalRecord[]): {
       }
       h.lastIndex = index;
       h.pending = true;
-      if (record.op === 'create') h.lastImage = record.image;
-      else if (record.op === 'update') {
-        h.lastImage = record.image;
-        for (const p of record.secretsSent) h.secretsSent.add(p);
-      } else h.lastImage = undefined;
-      const imageType = h.lastImage?.type;
+      if (record.op === 'delete') h.lastImage = undefined;
+      else {
+        h.lastImage =
+          at !== undefined && reader !== undefined && record.image !== undefined
+            ? new JournaledImage(reader, at)
+            : new HeldImage(record.image);
+        if (record.op === 'update' && record.secretsSent.length > 0) {
+          h.secretsSent ??= new Set();
+          for (const p of record.secretsSent) h.secretsSent.add(p);
+        }
+      }
+      const imageType = record.op === 'delete' ? undefined : record.image?.type;
       if (h.type === '' && typeof imageType === 'string') h.type = imageType;
       return;
     }
@@ -229,11 +284,16 @@ export function readRunHistory(records: readonly JournalRecord[]): {
     h.pending = false;
     if (record.result !== 'failed') h.applied = true;
     h.lastIndex = index;
-  });
-  const histories = [...byName.values()]
-    .filter((h) => h.applied || h.pending)
-    .sort((a, b) => b.lastIndex - a.lastIndex);
-  return { histories, skipped };
+  };
+  return {
+    add,
+    finish: () => ({
+      histories: [...byName.values()]
+        .filter((h) => h.applied || h.pending)
+        .sort((a, b) => b.lastIndex - a.lastIndex),
+      skipped,
+    }),
+  };
 }
 
 /** Decide the step of one connection against the target's current object (pure). */
@@ -251,23 +311,31 @@ export function planUndoStep(
   const secretFields = (type: string) => catalog.secretFields(type);
   const base = { name: h.name, type: h.type };
   if (h.firstOp === 'create') {
-    if (current === undefined) return { ...base, kind: 'reverted' };
-    if (h.lastImage === undefined) {
+    if (current === undefined) return { name: base.name, type: base.type, kind: 'reverted' };
+    const created = h.lastImage?.load();
+    if (created === undefined) {
       return {
-        ...base,
+        name: base.name,
+        type: base.type,
         kind: 'left',
         reason: 'the journal holds no image of what was created (older journal)',
       };
     }
-    const fields = findChangedFields(h.lastImage as Connection, current, secretFields);
+    const fields = findChangedFields(created as Connection, current, secretFields);
     if (fields.length > 0) {
       return {
-        ...base,
+        name: base.name,
+        type: base.type,
         kind: 'left',
         reason: `changed since the import created it (${fields.map((f) => f.path).join(', ')})`,
       };
     }
-    return { ...base, kind: 'delete-created', current: makeSafeImage(current, secretFields(h.type)) };
+    return {
+      name: base.name,
+      type: base.type,
+      kind: 'delete-created',
+      before: h.lastImage ?? new HeldImage(created),
+    };
   }
   const before = h.firstBefore ?? {};
   const restored = applyOverrides(
@@ -278,17 +346,19 @@ export function planUndoStep(
   const entry = { name: h.name, type: h.type, sourceId: undefined, body: restored };
   if (current === undefined) {
     const problems = checkEntryForSend(entry, catalog).problems;
-    if (problems.length > 0) return { ...base, kind: 'invalid', problems };
+    if (problems.length > 0) return { name: base.name, type: base.type, kind: 'invalid', problems };
     return {
-      ...base,
+      name: base.name,
+      type: base.type,
       kind: 're-create',
       body: restored,
       image: makeSafeImage(restored, secretFields(h.type)),
     };
   }
   const fields = findChangedFields(before as Connection, current, secretFields);
-  const secretsToPutBack = context.putBackDone ? [] : [...h.secretsSent];
-  if (fields.length === 0 && secretsToPutBack.length === 0) return { ...base, kind: 'reverted' };
+  const secretsToPutBack = context.putBackDone ? [] : [...(h.secretsSent ?? [])];
+  if (fields.length === 0 && secretsToPutBack.length === 0)
+    return { name: base.name, type: base.type, kind: 'reverted' };
   const problems: Problem[] = [];
   for (const pointer of secretsToPutBack) {
     const value = readPointer(restored, pointer);
@@ -302,10 +372,11 @@ export function planUndoStep(
     }
   }
   problems.push(...checkEntryForSend({ ...entry, body: fillMaskedForCheck(restored) }, catalog).problems);
-  if (problems.length > 0) return { ...base, kind: 'invalid', problems };
+  if (problems.length > 0) return { name: base.name, type: base.type, kind: 'invalid', problems };
   const body = dropMaskedValues(restored).body;
   return {
-    ...base,
+    name: base.name,
+    type: base.type,
     kind: 'put-back',
     body,
     fields: fields.map((f) => f.path),
@@ -325,25 +396,39 @@ export async function undoImport(
   ports: UndoPorts,
   onEvent: (event: UndoEvent) => void,
 ): Promise<UndoResult> {
-  let text: string;
+  // Read line by line; each create's image stays in the file, read again when its step is planned.
+  const reader = openJournalRecordReader(options.journal);
   try {
-    text = await readFile(options.journal, 'utf8');
-  } catch (error) {
-    throw new InputFileError(
-      options.journal,
-      undefined,
-      `cannot read the journal (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        hint: 'Pass the journal the import wrote (default <snapshot>.<target host>.journal.jsonl)',
-      },
-    );
+    return await undoFromJournal(options, ports, onEvent, reader);
+  } finally {
+    reader.close();
   }
-  const replay = replayJournal(text, options.journal);
-  const begin = replay.begin;
+}
+
+async function undoFromJournal(
+  options: UndoOptions,
+  ports: UndoPorts,
+  onEvent: (event: UndoEvent) => void,
+  reader: JournalRecordReader,
+): Promise<UndoResult> {
+  const history = createRunHistory(reader);
+  let index = 0;
+  let read: Awaited<ReturnType<typeof replayJournalFile>>;
+  try {
+    read = await replayJournalFile(options.journal, {
+      keepRecord: () => false,
+      onRecord: (record, at) => history.add(record, index++, at),
+    });
+  } catch (error) {
+    if (error instanceof InputFileError) throw error;
+    throw cannotRead(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
+  }
+  if (read === undefined) throw cannotRead(options.journal, 'ENOENT');
+  const begin = read.replay.begin;
   if (begin === undefined) {
     throw new InputFileError(options.journal, 1, 'the journal is empty: the import wrote nothing to undo');
   }
-  const { histories, skipped } = readRunHistory(replay.records);
+  const { histories, skipped } = history.finish();
   for (const [object, count] of skipped) onEvent({ kind: 'skipped-records', object, count });
 
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
@@ -373,16 +458,22 @@ export async function undoImport(
     const undoReplay = journal ? journal.replay : await peekJournal(journalPath, binding);
     const undoChanges = undoReplay?.changes ?? new Map();
 
-    const current = new Map<string, Connection>();
-    for await (const c of listConnections(client, { signal: ports.signal })) current.set(c.name, c);
-
-    const steps = histories.map((h) =>
-      planUndoStep(h, current.get(h.name), {
-        catalog,
-        overrides,
-        putBackDone: undoChanges.get(h.name)?.op === 'update' && undoChanges.get(h.name)?.state === 'done',
-      }),
-    );
+    // Each connection the run touched is planned as the listing hands it out (the listing is not kept);
+    // those it does not hand out are gone. Steps run newest first, as the histories are ordered.
+    const context = (h: History) => ({
+      catalog,
+      overrides,
+      putBackDone: undoChanges.get(h.name)?.op === 'update' && undoChanges.get(h.name)?.state === 'done',
+    });
+    const order = new Map(histories.map((h, i) => [h.name, i]));
+    const planned = new Array<UndoStep | undefined>(histories.length);
+    for await (const c of listConnections(client, { signal: ports.signal })) {
+      const i = order.get(c.name);
+      if (i === undefined || planned[i] !== undefined) continue;
+      const h = histories[i] as History;
+      planned[i] = planUndoStep(h, c, context(h));
+    }
+    const steps = histories.map((h, i) => planned[i] ?? planUndoStep(h, undefined, context(h)));
     const problems = steps.flatMap((s) => (s.kind === 'invalid' ? s.problems : []));
     const writes = steps.filter(isWritingStep);
     if (!options.dryRun && writes.length > 0) {
@@ -428,6 +519,12 @@ export async function undoImport(
     await journal?.close();
     client.close();
   }
+}
+
+function cannotRead(journal: string, code: string): InputFileError {
+  return new InputFileError(journal, undefined, `cannot read the journal (${code})`, {
+    hint: 'Pass the journal the import wrote (default <snapshot>.<target host>.journal.jsonl)',
+  });
 }
 
 /** Run one writing step through the import's runners (journaled: intent, request, outcome). */
@@ -497,7 +594,7 @@ async function runUndoStep(
       type: step.type,
       ...none,
       targetName: step.name,
-      before: step.current,
+      before: step.before.load() ?? { name: step.name },
     };
   } else {
     throw new Error(`not a writing step: ${step.kind}`);

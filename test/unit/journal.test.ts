@@ -10,6 +10,8 @@ import {
   type JournalRecord,
   normaliseTargetUrl,
   openJournal,
+  openJournalRecordReader,
+  type RecordPlace,
   replayJournal,
   replayJournalFile,
 } from '../../src/importer/journal.js';
@@ -234,6 +236,36 @@ describe('replayJournalFile', () => {
       expect(read?.replay.records).toEqual(expected.records);
     }
     expect(await replayJournalFile(join(dir, 'absent.jsonl'))).toBeUndefined();
+  });
+
+  it('hands out where each record is, and reads it back there; a changed line is refused', async () => {
+    const dir = await makeTempDir('dds-journal-places-');
+    const path = join(dir, 'j.jsonl');
+    const records: JournalRecord[] = [begin];
+    for (const name of ['a', 'é-🦊', 'c']) {
+      records.push({
+        kind: 'intent',
+        object: 'connection',
+        op: 'create',
+        name,
+        targetName: name,
+        image: { name, type: 's3', password: '******' },
+        attempt: 1,
+        at,
+      });
+    }
+    await writeFile(path, `${lines(records)}\n`);
+    const seen: [JournalRecord, RecordPlace][] = [];
+    await replayJournalFile(path, { keepRecord: () => false, onRecord: (r, place) => seen.push([r, place]) });
+    expect(seen.map(([r]) => r)).toEqual(records);
+    const reader = openJournalRecordReader(path);
+    try {
+      for (const [record, place] of seen) expect(reader.read(place)).toEqual(record);
+      const last = seen[3]?.[1] as RecordPlace;
+      expect(() => reader.read({ offset: last.offset + 1, length: last.length })).toThrow(InputFileError);
+    } finally {
+      reader.close();
+    }
   });
 
   it('keeps only the records asked for, and still folds every one into the states', async () => {
