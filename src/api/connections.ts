@@ -1,6 +1,8 @@
 /** Data source connections (spec 4.1, 4.7, 4.8). */
+
 import type { Readable } from 'node:stream';
 import StreamArray from 'stream-json/streamers/StreamArray.js';
+import { detachString } from '../detach-string.js';
 import { ApiError, isDdsError, UnaddressableNameError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import { scrubServiceText } from '../secrets.js';
@@ -62,7 +64,11 @@ export function listConnections(client: HttpClient, options: ListOptions = {}): 
  */
 export class BrokenExportError extends ApiError {}
 
+/** The fields of an exported connection that callers keep beyond the connection itself. */
+const IDENTITY_KEYS = ['name', 'type', '_id'] as const;
+
 /** The file-download export, parsed as a stream (memory stays flat). `ids` restricts it. */
+
 export async function* exportConnections(
   client: HttpClient,
   options: { readonly ids?: readonly string[]; readonly signal?: AbortSignal } = {},
@@ -85,7 +91,14 @@ export async function* exportConnections(
       if (!isRecord(item.value)) {
         throw unexpectedShape(EXPORT_PATH, `element ${item.key} of the export is not an object`);
       }
-      yield item.value as unknown as Connection;
+      // The strings a caller keeps (a name, an id, a type) are detached from the parser's chunk:
+      // kept as they are, 100 000 names kept every chunk of the body alive.
+      const entry = item.value as Record<string, unknown>;
+      for (const key of IDENTITY_KEYS) {
+        const value = entry[key];
+        if (typeof value === 'string') entry[key] = detachString(value);
+      }
+      yield entry as unknown as Connection;
     }
   } catch (error) {
     if (isDdsError(error)) throw error;

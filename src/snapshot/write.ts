@@ -16,10 +16,12 @@
  *   It never overwrites: the file is linked into place (exclusive), and if that name is taken, `-2`,
  *   `-3`, ... is added before `.snapshot.jsonl`.
  */
+
 import { readSync } from 'node:fs';
 import { type FileHandle, link, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { compareNames } from '../connections/match.js';
+import { detachString } from '../detach-string.js';
 import { InterruptedError, PreflightError, type Problem, UsageError } from '../errors.js';
 import {
   holdTempFile,
@@ -260,16 +262,6 @@ async function* markSourceErrors(
     if (error !== null && typeof error === 'object') sourceErrors.add(error);
     throw error;
   }
-}
-
-/**
- * A copy of `text` that shares no memory with the string it came from. A name cut out of a parser's
- * chunk (stream-json, JSON.parse) is a V8 "sliced string" that keeps the whole chunk alive: holding
- * 100k such names in the index kept the entire export body in memory (~70 MB for 100k connections,
- * measured by bench/export.ts). Decoding fresh bytes always makes a new, flat string.
- */
-function detachString(text: string): string {
-  return Buffer.from(text, 'utf8').toString('utf8');
 }
 
 function checkEntryShape(entry: Connection, arrival: number): void {

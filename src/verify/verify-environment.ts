@@ -121,11 +121,33 @@ export async function verifyEnvironment(
   onEvent: (event: VerifyEvent) => void,
 ): Promise<VerifyResult> {
   const compare = compileCompareOptions(options.ignoreFields, await loadShippedCatalog(options.schemas));
-  const file = await readExpected(options.snapshot, options.snapshotLabel, ports.signal);
+  const file = await readExpected(options.snapshot, options.snapshotLabel, ports.signal, (type) =>
+    compare.secretFields(type),
+  );
   try {
     return await verifyAgainst(file, compare, options, ports, onEvent);
   } finally {
     file.file.close();
+  }
+}
+
+/**
+ * A snapshot connection as a verify holds it: its type and place, read again when its twin arrives;
+ * what the entry holds in the clear is known to the scrubber before anything is printed. A class, not
+ * an object holding a closure: V8 gives each such object a shape of its own (100 000 of them).
+ */
+class SnapshotTwin implements ExpectedConnection {
+  constructor(
+    readonly type: string,
+    private readonly place: EntryPlace,
+    private readonly file: PlacedSnapshot,
+    private readonly secretFields: (type: string) => ReadonlySet<string>,
+  ) {}
+
+  read(): Connection {
+    const entry = this.file.reread(this.place);
+    registerSecretsOf(entry, this.secretFields(entry.type));
+    return entry;
   }
 }
 
@@ -134,20 +156,22 @@ async function readExpected(
   path: string,
   label: string,
   signal: AbortSignal,
+  secretFields: (type: string) => ReadonlySet<string>,
 ): Promise<{
   readonly header: SnapshotHeader;
-  readonly entries: Map<string, { readonly type: string; readonly place: EntryPlace }>;
+  readonly entries: Map<string, ExpectedConnection>;
   readonly profiles: SnapshotScanProfile[];
   readonly file: PlacedSnapshot;
 }> {
   const profiles: SnapshotScanProfile[] = [];
   const file = openPlacedSnapshot(path, { signal, label, onProfile: (p) => profiles.push(p) });
   try {
-    const entries = new Map<string, { readonly type: string; readonly place: EntryPlace }>();
+    const entries = new Map<string, ExpectedConnection>();
     const it = file.entries;
     for (let next = await it.next(); ; next = await it.next()) {
       if (next.done === true) return { header: next.value.header, entries, profiles, file };
-      entries.set(next.value.entry.name, { type: next.value.entry.type, place: next.value.place });
+      const { entry, place } = next.value;
+      entries.set(entry.name, new SnapshotTwin(entry.type, place, file, secretFields));
     }
   } catch (error) {
     file.close();
@@ -167,18 +191,7 @@ async function verifyAgainst(
   const expectedProfiles = snapshotProfilesOf(snapshot);
   // Each entry is read again when its twin arrives; what it holds in the clear is known to the
   // scrubber before anything is printed (as is what the export gives, below).
-  const expected = new Map<string, ExpectedConnection>();
-  for (const [name, { type, place }] of snapshot.entries) {
-    expected.set(name, {
-      type,
-      read: () => {
-        const entry = snapshot.file.reread(place);
-        registerSecretsOf(entry, compare.secretFields(entry.type));
-        return entry;
-      },
-    });
-  }
-  const verifier = createConnectionVerifier(expected, compare, options.testConnections);
+  const verifier = createConnectionVerifier(snapshot.entries, compare, options.testConnections);
 
   const environment = await ports.resolveEnvironment();
   const client = ports.createClient(environment);
@@ -307,6 +320,17 @@ async function readProfiles(client: HttpClient, signal: AbortSignal): Promise<Sc
   }
 }
 
+class HeldTwin implements ExpectedConnection {
+  readonly type: string;
+  constructor(private readonly entry: Connection) {
+    this.type = entry.type;
+  }
+
+  read(): Connection {
+    return this.entry;
+  }
+}
+
 /**
  * Pair the snapshot's connections with the environment's by name and compare each pair (both sides
  * whole; the workflow streams the environment through {@link createConnectionVerifier}). Returns the
@@ -320,8 +344,7 @@ export function verifyConnections(
   compare: CompareOptions,
 ): { readonly items: VerifyItem[]; readonly present: TestTarget[] } {
   const expected = new Map<string, ExpectedConnection>();
-  for (const entry of snapshot)
-    if (!expected.has(entry.name)) expected.set(entry.name, { type: entry.type, read: () => entry });
+  for (const entry of snapshot) if (!expected.has(entry.name)) expected.set(entry.name, new HeldTwin(entry));
   const verifier = createConnectionVerifier(expected, compare, true);
   for (const actual of environment) verifier.add(actual);
   const { items, present } = verifier.finish();

@@ -121,6 +121,7 @@ const BASE_FILES = new Set([
   'src/secrets.ts',
   'src/list-values.ts',
   'src/closest.ts',
+  'src/detach-string.ts',
   'src/paths.ts',
   'src/protected.ts',
   'src/own-property.ts',
