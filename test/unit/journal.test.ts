@@ -194,6 +194,29 @@ describe('replayJournal', () => {
   });
 });
 
+/** A connection create's intent and outcome records (the replay tests' data). */
+const createIntent = (name: string, image?: Record<string, unknown>): JournalRecord => ({
+  kind: 'intent',
+  object: 'connection',
+  op: 'create',
+  name,
+  targetName: name,
+  ...(image === undefined ? {} : { image }),
+  attempt: 1,
+  at,
+});
+const createdOutcome = (name: string, targetId: string): JournalRecord => ({
+  kind: 'outcome',
+  object: 'connection',
+  op: 'create',
+  result: 'created',
+  name,
+  targetName: name,
+  targetId,
+  via: 'post',
+  at,
+});
+
 describe('replayJournalFile', () => {
   it('replays a file as replayJournal replays its text: across 256 KiB chunks, multi-byte names, a torn tail', async () => {
     const dir = await makeTempDir('dds-journal-file-');
@@ -201,27 +224,8 @@ describe('replayJournalFile', () => {
     // About 1 MB: lines cross the reader's chunk boundaries, some of them inside a multi-byte character.
     for (let i = 0; i < 6000; i++) {
       const name = `conn-é-🦊-${i}`;
-      records.push({
-        kind: 'intent',
-        object: 'connection',
-        op: 'create',
-        name,
-        targetName: name,
-        attempt: 1,
-        at,
-      });
-      if (i % 3 !== 0)
-        records.push({
-          kind: 'outcome',
-          object: 'connection',
-          op: 'create',
-          result: 'created',
-          name,
-          targetName: name,
-          targetId: `id-${i}`,
-          via: 'post',
-          at,
-        });
+      records.push(createIntent(name));
+      if (i % 3 !== 0) records.push(createdOutcome(name, `id-${i}`));
     }
     for (const tail of ['', '{"kind":"outcome","na', '   ']) {
       const text = lines(records) + tail;
@@ -243,16 +247,7 @@ describe('replayJournalFile', () => {
     const path = join(dir, 'j.jsonl');
     const records: JournalRecord[] = [begin];
     for (const name of ['a', 'é-🦊', 'c']) {
-      records.push({
-        kind: 'intent',
-        object: 'connection',
-        op: 'create',
-        name,
-        targetName: name,
-        image: { name, type: 's3', password: '******' },
-        attempt: 1,
-        at,
-      });
+      records.push(createIntent(name, { name, type: 's3', password: '******' }));
     }
     await writeFile(path, `${lines(records)}\n`);
     const seen: [JournalRecord, RecordPlace][] = [];
@@ -269,21 +264,7 @@ describe('replayJournalFile', () => {
   });
 
   it('keeps only the records asked for, and still folds every one into the states', async () => {
-    const text = lines([
-      begin,
-      { kind: 'intent', object: 'connection', op: 'create', name: 'a', targetName: 'a', attempt: 1, at },
-      {
-        kind: 'outcome',
-        object: 'connection',
-        op: 'create',
-        result: 'created',
-        name: 'a',
-        targetName: 'a',
-        targetId: 'id-a',
-        via: 'post',
-        at,
-      },
-    ]);
+    const text = lines([begin, createIntent('a'), createdOutcome('a', 'id-a')]);
     const replay = replayJournal(text, 'j', { keepRecord: () => false });
     expect(replay.records.map((r) => r.kind)).toEqual(['begin']);
     expect(replay.entries.get('a')).toMatchObject({ state: 'done', targetId: 'id-a' });
