@@ -17,7 +17,7 @@
  * kinds and runners (intent before each write, outcome after; a create in doubt is looked up by name),
  * so it is resumable; since every step is decided from the target's state, a second undo sends nothing.
  */
-import { unlink } from 'node:fs/promises';
+import { stat, unlink } from 'node:fs/promises';
 import type { ClientFactory } from '../api/client-factory.js';
 import {
   createConnection,
@@ -43,6 +43,7 @@ import {
   type Journal,
   type JournalRecord,
   type JournalRecordReader,
+  lockJournal,
   normaliseTargetUrl,
   openJournal,
   openJournalRecordReader,
@@ -396,12 +397,21 @@ export async function undoImport(
   ports: UndoPorts,
   onEvent: (event: UndoEvent) => void,
 ): Promise<UndoResult> {
+  // The import's journal is locked for the whole undo (not for a dry run, which only reads): no import
+  // of it runs meanwhile, and it does not change under the images read again from it.
+  try {
+    await stat(options.journal);
+  } catch (error) {
+    throw cannotRead(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
+  }
+  const release = options.dryRun ? undefined : await lockJournal(options.journal);
   // Read line by line; each create's image stays in the file, read again when its step is planned.
   const reader = openJournalRecordReader(options.journal);
   try {
     return await undoFromJournal(options, ports, onEvent, reader);
   } finally {
     reader.close();
+    await release?.();
   }
 }
 

@@ -6,6 +6,7 @@
  * again, or with --dry-run, sends nothing.
  */
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isServerManagedField } from '../../src/connections/server-managed.js';
@@ -210,6 +211,26 @@ describe('converge and undo (end to end, against the emulator)', () => {
     });
     expect(undoAgain.exitCode).toBe(0);
     expect(changes()).toBe(before + MISSING.length + STALE.length + EXTRA.length);
+  });
+
+  it("undo holds the import's journal lock: refused while a live run holds it (exit 2, nothing sent); a dry run only reads", async () => {
+    await startTarget();
+    const run = await runCli(importArgs('--on-conflict', 'update', '--prune'), { env: env() });
+    expect(run.exitCode).toBe(0);
+    const before = changes();
+    // PID 1 on this host is alive: the lock is a live run's, never taken over.
+    await writeFile(
+      `${journal()}.lock`,
+      `${JSON.stringify({ pid: 1, hostname: hostname(), startedAt: new Date().toISOString() })}\n`,
+    );
+    const locked = await runCli(['undo', journal()], { env: env() });
+    expect(locked.exitCode).toBe(2);
+    expect(locked.stderr).toMatch(/Another import is using this journal/);
+    expect(changes()).toBe(before);
+    const dry = await runCli(['undo', journal(), '--dry-run'], { env: env() });
+    expect(dry.stdout).toMatch(/delete\s+eng-app-mysql/);
+    expect(changes()).toBe(before);
+    expect(JSON.parse(await readFile(`${journal()}.lock`, 'utf8')).pid).toBe(1);
   });
 
   it('without --on-conflict update stale ones stay, without --prune extras stay', async () => {
