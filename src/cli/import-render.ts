@@ -2,17 +2,15 @@
  * The rendering of `import`: the workflow's events (warnings, progress bar, pre-flight problems) on
  * stderr, its result (the plan of a dry run, the summary of a run) on stdout or as one `--json` document.
  */
-import cliProgress from 'cli-progress';
 import { ExitCode, type Problem } from '../errors.js';
-import type { ChangeOutcome } from '../importer/converge-run.js';
 import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
 import { formatSummary } from '../importer/outputs.js';
 import { describeStep, type ImportPlan } from '../importer/plan.js';
 import { formatProblem } from '../importer/preflight.js';
 import { describeProfileStep, type ProfileReportLine } from '../importer/profiles-phase.js';
-import type { EntryOutcome } from '../importer/run.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
+import { createProgress } from './import-progress.js';
 import { type GroupedWarning, printWarnings } from './warnings.js';
 
 /**
@@ -27,48 +25,6 @@ function printProblems(
   if (ctx.globals.json) return;
   ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
   for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
-}
-
-/**
- * A progress bar on stderr, on a TTY only. Its line is cleared when it stops (the summary or the error
- * line follows on a clean line), and it stops at once on Ctrl-C, before anything else is printed: a bar
- * still redrawing would overwrite the lines below it.
- */
-function createProgress(ctx: CliContext, total: number) {
-  if (!ctx.out.showProgress || total === 0 || ctx.signal.aborted) return undefined;
-  const bar = new cliProgress.SingleBar(
-    {
-      stream: ctx.io.stderr as NodeJS.WritableStream as never,
-      format: 'import |{bar}| {value}/{total} | {speed} req/s | ETA {eta_formatted} | failed {failed}',
-      hideCursor: true,
-      clearOnComplete: true,
-      etaBuffer: 50,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  let stopped = false;
-  const stop = (): void => {
-    if (stopped) return;
-    stopped = true;
-    ctx.signal.removeEventListener('abort', stop);
-    bar.stop();
-  };
-  const started = Date.now();
-  let failed = 0;
-  bar.start(total, 0, { speed: '0.0', failed: 0 });
-  // After start: a stop before the bar's first frame is done would be a no-op and leave it drawing.
-  // An abort that came while it started is handled by the run's own end ('run-ended').
-  ctx.signal.addEventListener('abort', stop);
-  return {
-    tick(outcome: EntryOutcome | ChangeOutcome) {
-      if (outcome.kind === 'failed') failed += 1;
-      if (stopped) return;
-      const done = bar.getProgress() * total + 1;
-      const speed = (done / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
-      bar.increment(1, { speed, failed });
-    },
-    stop,
-  };
 }
 
 function planJson(plan: ImportPlan) {

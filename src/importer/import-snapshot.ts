@@ -29,14 +29,12 @@ import {
 } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
-import { makeSafeImage } from '../connections/images.js';
 import {
   checkEntryReferences,
   createReferenceCollector,
   REFERENCE_POINTERS,
   REMAP_NOTHING,
   type RemapSourceId,
-  resolveSourceIds,
   type SourceIdChange,
   type TargetReferences,
 } from '../connections/references.js';
@@ -47,10 +45,8 @@ import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { checkWriteConfirmed } from '../protected.js';
-import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
-import { registerSecretsOf } from '../secrets.js';
-import type { VerifiedSnapshot } from '../snapshot/read.js';
-import { type EntryPlace, openPlacedSnapshot, type PlacedSnapshot } from '../snapshot/read.js';
+import { loadShippedCatalog } from '../schema/catalog.js';
+import type { PlacedSnapshot, VerifiedSnapshot } from '../snapshot/read.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
@@ -66,6 +62,7 @@ import {
   openJournal,
   peekJournal,
 } from './journal.js';
+import { createPreparer, type PlacedEntry, readLeanSnapshot } from './lean-snapshot.js';
 import {
   buildIdMap,
   buildReport,
@@ -75,7 +72,6 @@ import {
   writeScrubbedFile,
 } from './outputs.js';
 import {
-  applyOverrides,
   EMPTY_OVERRIDES,
   findOverrideRemovals,
   findUnusedOverrides,
@@ -89,7 +85,6 @@ import {
   isChangeStep,
   isSendStep,
   type OnConflict,
-  type PlanEntry,
   type PreparedEntry,
   planImport,
   type TargetConnection,
@@ -237,81 +232,6 @@ export type ImportResult =
       /** Why the run stopped early (auth, Ctrl-C, a sick service); the caller throws it after rendering. */
       readonly stoppedBy: DdsError | undefined;
     };
-
-/** A snapshot entry as the import holds it: what it is and where its line is (about 200 bytes). */
-interface PlacedEntry extends PlanEntry {
-  readonly place: EntryPlace;
-}
-
-/** The snapshot as the import holds it: verified, its entries lean, its scan profiles whole (few). */
-interface LeanSnapshot {
-  readonly verified: VerifiedSnapshot;
-  readonly entries: PlacedEntry[];
-  readonly profiles: SnapshotScanProfile[];
-  /** Reads an entry's line again (checked against its CRC-32). */
-  readonly file: PlacedSnapshot;
-}
-
-/**
- * Read and verify the snapshot in one pass, keeping per entry only its name, type, source id and
- * place; `onEntry` sees each whole entry as it passes (the overrides' removal check). Nothing seen is
- * acted on before the trailer is checked: the caller gets the result only then.
- */
-async function readLeanSnapshot(
-  path: string,
-  signal: AbortSignal,
-  onEntry: (entry: Connection) => void,
-): Promise<LeanSnapshot> {
-  const profiles: SnapshotScanProfile[] = [];
-  const file = openPlacedSnapshot(path, { signal, onProfile: (p) => profiles.push(p) });
-  try {
-    const entries: PlacedEntry[] = [];
-    const it = file.entries;
-    for (let next = await it.next(); ; next = await it.next()) {
-      if (next.done === true) return { verified: next.value, entries, profiles, file };
-      const { entry, place } = next.value;
-      onEntry(entry);
-      entries.push({
-        name: entry.name,
-        type: entry.type,
-        sourceId: typeof entry._id === 'string' ? entry._id : undefined,
-        place,
-      });
-    }
-  } catch (error) {
-    file.close();
-    throw error;
-  }
-}
-
-/**
- * An entry ready to send, read again from the snapshot: server-managed fields dropped,
- * source-environment ids remapped or dropped (`remap`; what it lost goes to `sourceIdChanges`), then
- * overrides applied (so an override may set such an id to one of the target). Called when the plan
- * checks an entry and again when it is sent: the import never holds every body at once.
- */
-function createPreparer(
-  file: PlacedSnapshot,
-  overrides: Overrides,
-  catalog: TemplateCatalog,
-  remap: RemapSourceId,
-  sourceIdChanges: Map<string, readonly SourceIdChange[]>,
-): (entry: PlanEntry) => PreparedEntry {
-  return (entry) => {
-    const raw = file.reread((entry as PlacedEntry).place);
-    const resolved = resolveSourceIds(stripServerManaged(raw) as Connection, remap);
-    if (resolved.changes.length > 0) sourceIdChanges.set(entry.name, resolved.changes);
-    const body = applyOverrides(resolved.body, overrides);
-    registerSecretsOf(body, catalog.secretFields(entry.type));
-    return {
-      name: entry.name,
-      type: entry.type,
-      sourceId: entry.sourceId,
-      body,
-      image: makeSafeImage(body, catalog.secretFields(entry.type)),
-    };
-  };
-}
 
 /**
  * An update's body names references too: the pre-flight checks them as it does for creates. A refused

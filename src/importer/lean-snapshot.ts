@@ -1,0 +1,95 @@
+/**
+ * The snapshot as an import holds it: read and verified in one pass keeping per entry only its name,
+ * type, source id and place in the file; an entry's body prepared again from its line (checked by
+ * CRC-32) each time the plan checks it or the run sends it.
+ */
+import { makeSafeImage } from '../connections/images.js';
+import { type RemapSourceId, resolveSourceIds, type SourceIdChange } from '../connections/references.js';
+import { stripServerManaged } from '../connections/server-managed.js';
+import type { Connection } from '../model/connection.js';
+import type { SnapshotScanProfile } from '../model/scan-profile.js';
+import type { TemplateCatalog } from '../schema/catalog.js';
+import { registerSecretsOf } from '../secrets.js';
+import {
+  type EntryPlace,
+  openPlacedSnapshot,
+  type PlacedSnapshot,
+  type VerifiedSnapshot,
+} from '../snapshot/read.js';
+import { applyOverrides, type Overrides } from './overrides.js';
+import type { PlanEntry, PreparedEntry } from './plan.js';
+
+/** A snapshot entry as the import holds it: what it is and where its line is (about 200 bytes). */
+export interface PlacedEntry extends PlanEntry {
+  readonly place: EntryPlace;
+}
+
+/** The snapshot as the import holds it: verified, its entries lean, its scan profiles whole (few). */
+export interface LeanSnapshot {
+  readonly verified: VerifiedSnapshot;
+  readonly entries: PlacedEntry[];
+  readonly profiles: SnapshotScanProfile[];
+  /** Reads an entry's line again (checked against its CRC-32). */
+  readonly file: PlacedSnapshot;
+}
+
+/**
+ * Read and verify the snapshot in one pass, keeping per entry only its name, type, source id and
+ * place; `onEntry` sees each whole entry as it passes (the overrides' removal check). Nothing seen is
+ * acted on before the trailer is checked: the caller gets the result only then.
+ */
+export async function readLeanSnapshot(
+  path: string,
+  signal: AbortSignal,
+  onEntry: (entry: Connection) => void,
+): Promise<LeanSnapshot> {
+  const profiles: SnapshotScanProfile[] = [];
+  const file = openPlacedSnapshot(path, { signal, onProfile: (p) => profiles.push(p) });
+  try {
+    const entries: PlacedEntry[] = [];
+    const it = file.entries;
+    for (let next = await it.next(); ; next = await it.next()) {
+      if (next.done === true) return { verified: next.value, entries, profiles, file };
+      const { entry, place } = next.value;
+      onEntry(entry);
+      entries.push({
+        name: entry.name,
+        type: entry.type,
+        sourceId: typeof entry._id === 'string' ? entry._id : undefined,
+        place,
+      });
+    }
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+}
+
+/**
+ * An entry ready to send, read again from the snapshot: server-managed fields dropped,
+ * source-environment ids remapped or dropped (`remap`; what it lost goes to `sourceIdChanges`), then
+ * overrides applied (so an override may set such an id to one of the target). Called when the plan
+ * checks an entry and again when it is sent: the import never holds every body at once.
+ */
+export function createPreparer(
+  file: PlacedSnapshot,
+  overrides: Overrides,
+  catalog: TemplateCatalog,
+  remap: RemapSourceId,
+  sourceIdChanges: Map<string, readonly SourceIdChange[]>,
+): (entry: PlanEntry) => PreparedEntry {
+  return (entry) => {
+    const raw = file.reread((entry as PlacedEntry).place);
+    const resolved = resolveSourceIds(stripServerManaged(raw) as Connection, remap);
+    if (resolved.changes.length > 0) sourceIdChanges.set(entry.name, resolved.changes);
+    const body = applyOverrides(resolved.body, overrides);
+    registerSecretsOf(body, catalog.secretFields(entry.type));
+    return {
+      name: entry.name,
+      type: entry.type,
+      sourceId: entry.sourceId,
+      body,
+      image: makeSafeImage(body, catalog.secretFields(entry.type)),
+    };
+  };
+}
