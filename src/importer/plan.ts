@@ -192,7 +192,7 @@ export interface PlanInput {
   readonly entries: readonly PlanEntry[];
   /**
    * The entry ready to send, prepared again each time it is needed (checks, an update's comparison,
-   * a send step's {@link SendStep.load}); default: the entry itself, which must then be a
+   * a send step's {@link SendStep.source}); default: the entry itself, which must then be a
    * {@link PreparedEntry}.
    */
   readonly prepare?: (entry: PlanEntry) => PreparedEntry;
