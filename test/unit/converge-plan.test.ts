@@ -131,6 +131,24 @@ describe('planImport with --on-conflict update and --prune', () => {
       check: noProblems,
     });
 
+  it('a masked secret the target lacks is no reason to update (the PUT leaves it out): unchanged, so a re-run plans nothing; a clear one is', () => {
+    const planOne = (body: Record<string, unknown>, held: Record<string, unknown> = {}) =>
+      planImport({
+        entries: [entry('lacks', body)],
+        target: [{ name: 'lacks', _id: 'id-lacks', connection: conn('lacks', { password: '', ...held }) }],
+        journal: new Map(),
+        onConflict: 'update',
+        converge: helpers,
+        check: noProblems,
+      }).steps[0];
+    expect(planOne({})?.kind).toBe('unchanged');
+    const field = (value: string) => [{ field_name: 'token', field_value: value, field_type: 'encrypted' }];
+    expect(planOne({ custom_fields: field(MASK) }, { custom_fields: field('') })?.kind).toBe('unchanged');
+    const withValue = planOne({ password: 'from-overrides-secret' });
+    expect(withValue?.kind).toBe('update');
+    expect(withValue?.kind === 'update' && withValue.fields.map((f) => f.path)).toEqual(['/password']);
+  });
+
   it('updates what differs, leaves what is equal, deletes what the snapshot does not hold, counts every change', () => {
     const p = plan();
     expect(p.steps.map((s) => [s.name, s.kind])).toEqual([
