@@ -269,7 +269,7 @@ async function benchImport(count: number, dir: string): Promise<void> {
       verify.exitCode === 0 && present === count && verify.peakRssMb <= 300,
     );
 
-    say(`undo: the import of ${count} entries (one DELETE each, newest first, one at a time)`);
+    say(`undo: the import of ${count} entries (one DELETE each, started newest first, 4 at a time)`);
     const undo = await runChild(['cli', 'undo', journal, '--to', url, '--no-progress', '--json'], dir);
     let deleted = -1;
     try {

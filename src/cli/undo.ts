@@ -77,7 +77,9 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
         printProblems(ctx, event.problems, `Pre-flight found ${event.problems.length} problem(s):`);
         return;
       case 'run-started':
-        ctx.out.info(`Undoing ${event.writes} change(s) in ${event.target}; journal ${event.journal}`);
+        ctx.out.info(
+          `Undoing ${event.writes} change(s) in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
+        );
         return;
       case 'step-settled':
         return;

@@ -18,6 +18,7 @@
  * so it is resumable; since every step is decided from the target's state, a second undo sends nothing.
  */
 import { stat, unlink } from 'node:fs/promises';
+import pLimit from 'p-limit';
 import type { ClientFactory } from '../api/client-factory.js';
 import {
   createConnection,
@@ -39,6 +40,7 @@ import { stripServerManaged } from '../connections/server-managed.js';
 import { findChangedFields } from '../diff/compare.js';
 import { type DdsError, InputFileError, PreflightError, type Problem, UsageError } from '../errors.js';
 import { runChanges } from '../importer/converge-run.js';
+import { DEFAULT_IMPORT_CONCURRENCY } from '../importer/import-snapshot.js';
 import {
   type Journal,
   type JournalRecord,
@@ -145,6 +147,8 @@ export type UndoEvent =
       readonly target: string;
       readonly writes: number;
       readonly journal: string;
+      /** Steps in flight at once (the environment's `concurrency`, default 4). */
+      readonly concurrency: number;
     }
   | { readonly kind: 'step-settled'; readonly line: UndoLine };
 
@@ -288,12 +292,14 @@ export function createRunHistory(reader?: JournalRecordReader): {
   };
   return {
     add,
-    finish: () => ({
-      histories: [...byName.values()]
+    finish: () => {
+      const histories = [...byName.values()]
         .filter((h) => h.applied || h.pending)
-        .sort((a, b) => b.lastIndex - a.lastIndex),
-      skipped,
-    }),
+        .sort((a, b) => b.lastIndex - a.lastIndex);
+      // Single use: the index by name is not held for the rest of the run.
+      byName.clear();
+      return { histories, skipped };
+    },
   };
 }
 
@@ -475,15 +481,12 @@ async function undoFromJournal(
       overrides,
       putBackDone: undoChanges.get(h.name)?.op === 'update' && undoChanges.get(h.name)?.state === 'done',
     });
-    const order = new Map(histories.map((h, i) => [h.name, i]));
-    const planned = new Array<UndoStep | undefined>(histories.length);
-    for await (const c of listConnections(client, { signal: ports.signal })) {
-      const i = order.get(c.name);
-      if (i === undefined || planned[i] !== undefined) continue;
-      const h = histories[i] as History;
-      planned[i] = planUndoStep(h, c, context(h));
-    }
-    const steps = histories.map((h, i) => planned[i] ?? planUndoStep(h, undefined, context(h)));
+    const steps = await planAgainstListing(
+      // Handed over (the array emptied): once planned, the histories are not held for the run.
+      histories.splice(0),
+      listConnections(client, { signal: ports.signal }),
+      (h, current) => planUndoStep(h, current, context(h)),
+    );
     const problems = steps.flatMap((s) => (s.kind === 'invalid' ? s.problems : []));
     const writes = steps.filter(isWritingStep);
     if (!options.dryRun && writes.length > 0) {
@@ -508,27 +511,89 @@ async function undoFromJournal(
       );
     }
 
-    onEvent({ kind: 'run-started', target: environment.label, writes: writes.length, journal: journalPath });
+    const concurrency = environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
+    onEvent({
+      kind: 'run-started',
+      target: environment.label,
+      writes: writes.length,
+      journal: journalPath,
+      concurrency,
+    });
     budget.extend(Math.max(30, Math.ceil(writes.length / 10)));
-    const lines: UndoLine[] = [];
-    let stoppedBy: DdsError | undefined;
-    for (const step of steps) {
-      if (stoppedBy !== undefined || !isWritingStep(step)) {
-        const line: UndoLine = { step, outcome: isWritingStep(step) ? 'pending' : undefined };
-        lines.push(line);
-        continue;
-      }
-      const line = await runUndoStep(step, { client, journal: active, limiter, budget, ports });
-      stoppedBy = line.stoppedBy;
-      lines.push(line.line);
-      onEvent({ kind: 'step-settled', line: line.line });
-    }
+    const { lines, stoppedBy } = await runUndoSteps(
+      steps,
+      concurrency,
+      (step) => runUndoStep(step, { client, journal: active, limiter, budget, ports }),
+      (line) => onEvent({ kind: 'step-settled', line }),
+    );
     await active.close();
     return { kind: 'ran', target: environment.label, lines, journal: journalPath, stoppedBy };
   } finally {
     await journal?.close();
     client.close();
   }
+}
+
+/**
+ * Run the writing steps, started newest first, up to `concurrency` at a time (each connection has one
+ * step, and no step depends on another's). The first stop (auth, Ctrl-C, a sick service) ends the
+ * starting of new ones; steps in flight settle; the rest stay `pending` (re-run to resume). An
+ * unexpected failure (a journal write) stops it the same way, then is thrown.
+ */
+async function runUndoSteps(
+  steps: readonly UndoStep[],
+  concurrency: number,
+  run: (step: UndoStep) => Promise<{ line: UndoLine; stoppedBy: DdsError | undefined }>,
+  onSettled: (line: UndoLine) => void = () => undefined,
+): Promise<{ lines: UndoLine[]; stoppedBy: DdsError | undefined }> {
+  const limit = pLimit(concurrency);
+  const lines = steps.map(
+    (step): UndoLine => ({ step, outcome: isWritingStep(step) ? 'pending' : undefined }),
+  );
+  let stoppedBy: DdsError | undefined;
+  let fatal: { readonly error: unknown } | undefined;
+  const window = new Set<Promise<void>>();
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i] as UndoStep;
+    if (!isWritingStep(step)) continue;
+    const task: Promise<void> = limit(async () => {
+      if (stoppedBy !== undefined || fatal !== undefined) return;
+      try {
+        const ran = await run(step);
+        stoppedBy ??= ran.stoppedBy;
+        lines[i] = ran.line;
+        onSettled(ran.line);
+      } catch (error) {
+        fatal ??= { error };
+      }
+    }).then(() => {
+      window.delete(task);
+    });
+    window.add(task);
+    if (window.size >= 2 * concurrency) await Promise.race(window);
+  }
+  await Promise.all(window);
+  if (fatal !== undefined) throw fatal.error;
+  return { lines, stoppedBy };
+}
+
+/**
+ * One step per history, in the histories' order, each planned as the listing hands out its connection
+ * (the listing is not kept); a history whose connection is not listed is planned as gone.
+ */
+async function planAgainstListing(
+  histories: readonly History[],
+  listing: AsyncIterable<Connection>,
+  plan: (h: History, current: Connection | undefined) => UndoStep,
+): Promise<UndoStep[]> {
+  const order = new Map(histories.map((h, i) => [h.name, i]));
+  const planned = new Array<UndoStep | undefined>(histories.length);
+  for await (const c of listing) {
+    const i = order.get(c.name);
+    if (i === undefined || planned[i] !== undefined) continue;
+    planned[i] = plan(histories[i] as History, c);
+  }
+  return histories.map((h, i) => planned[i] ?? plan(h, undefined));
 }
 
 function cannotRead(journal: string, code: string): InputFileError {
