@@ -7,7 +7,6 @@
  * Exit 0: complete and no regression; 1: something missing, different or regressed; 2, 4, 5 as usual.
  */
 import { resolve } from 'node:path';
-import cliProgress from 'cli-progress';
 import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE } from '../verify/test-connections.js';
@@ -17,6 +16,7 @@ import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
 import { checkNumberOption, RATE_RANGE, readStringOption } from './options.js';
+import { startStderrBar } from './progress-bar.js';
 import { assertFormatFitsJson } from './render.js';
 import { buildVerifyJson, renderVerifyText } from './verify-render.js';
 
@@ -60,30 +60,25 @@ export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Prom
   };
 }
 
-/** A progress bar of the connection tests on stderr, on a TTY only. */
+/** The bar of the connection tests (see {@link startStderrBar}): tests settled, those failing. */
 function createProgress(ctx: CliContext, total: number) {
-  if (!ctx.out.showProgress || total === 0) return undefined;
-  const bar = new cliProgress.SingleBar(
-    {
-      stream: ctx.io.stderr as NodeJS.WritableStream as never,
-      format: 'tests |{bar}| {value}/{total} | ETA {eta_formatted} | failing {failing}',
-      hideCursor: true,
-      // Cleared when done: the summary follows on stdout, the bar must not stay between.
-      clearOnComplete: true,
-      etaBuffer: 20,
-    },
-    cliProgress.Presets.shades_classic,
+  const bar = startStderrBar(
+    ctx,
+    total,
+    'tests |{bar}| {value}/{total} | ETA {eta_formatted} | failing {failing}',
+    { failing: 0 },
+    20,
   );
+  if (bar === undefined) return undefined;
+  let done = 0;
   let failing = 0;
-  bar.start(total, 0, { failing });
   return {
     tick(verdict: TestVerdict) {
       if (verdict.kind !== 'passed') failing += 1;
-      bar.increment(1, { failing });
+      done += 1;
+      bar.update(done, { failing });
     },
-    stop() {
-      bar.stop();
-    },
+    stop: () => bar.stop(),
   };
 }
 
