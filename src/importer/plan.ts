@@ -274,92 +274,79 @@ export function planImport(input: PlanInput): ImportPlan {
 
   const prepare = input.prepare ?? asPrepared;
   for (const entry of ordered) {
-    const base: StepBase = { name: entry.name, type: entry.type, sourceId: entry.sourceId };
     if (seen.has(entry.name)) {
-      steps.push({
-        name: base.name,
-        type: base.type,
-        sourceId: base.sourceId,
-        kind: 'invalid',
-        wouldBe: 'create',
-        targetName: entry.name,
-        problems: [
-          { entry: entry.name, type: entry.type, message: 'the snapshot holds this name more than once' },
-        ],
-      });
+      steps.push(
+        stepOf(entry, {
+          kind: 'invalid',
+          wouldBe: 'create',
+          targetName: entry.name,
+          problems: [
+            { entry: entry.name, type: entry.type, message: 'the snapshot holds this name more than once' },
+          ],
+        }),
+      );
       continue;
     }
     seen.add(entry.name);
     const journaled = input.journal.get(entry.name);
     let send: SendStep | undefined;
     if (journaled?.state === 'done') {
-      steps.push({
-        name: base.name,
-        type: base.type,
-        sourceId: base.sourceId,
-        kind: 'done',
-        targetName: journaled.targetName,
-        targetId: journaled.targetId,
-      });
+      steps.push(
+        stepOf(entry, {
+          kind: 'done',
+          targetName: journaled.targetName,
+          targetId: journaled.targetId,
+        }),
+      );
       continue;
     }
     if (journaled?.state === 'in-doubt') {
       // A renamed entry is re-sent under the name its intent used, never under a new one.
       const targetName = journaled.targetName;
-      send = {
-        name: base.name,
-        type: base.type,
-        sourceId: base.sourceId,
+      send = stepOf(entry, {
         kind: 'reconcile',
         targetName,
         source: new PreparedSource(prepare, entry, targetName),
-      };
+      });
     } else if (inTarget.has(entry.name)) {
       const targetId = targetById.get(entry.name)?._id;
       const current = targetById.get(entry.name)?.connection;
       if (input.onConflict === 'update' && current !== undefined && input.converge !== undefined) {
-        steps.push(planUpdate(prepare(entry), base, current, targetId, input.converge, input.changes));
+        steps.push(planUpdate(prepare(entry), current, targetId, input.converge, input.changes));
         continue;
       }
       if (input.onConflict === 'skip') {
-        steps.push({ name: base.name, type: base.type, sourceId: base.sourceId, kind: 'exists', targetId });
+        steps.push(stepOf(entry, { kind: 'exists', targetId }));
         continue;
       }
       if (input.onConflict === 'fail') {
-        steps.push({ name: base.name, type: base.type, sourceId: base.sourceId, kind: 'conflict', targetId });
+        steps.push(stepOf(entry, { kind: 'conflict', targetId }));
         continue;
       }
       const targetName = chooseRenamedName(entry.name, taken);
       taken.add(targetName);
-      send = {
-        name: base.name,
-        type: base.type,
-        sourceId: base.sourceId,
+      send = stepOf(entry, {
         kind: 'rename',
         targetName,
         source: new PreparedSource(prepare, entry, targetName),
-      };
+      });
     } else {
-      send = {
-        name: base.name,
-        type: base.type,
-        sourceId: base.sourceId,
+      send = stepOf(entry, {
         kind: 'create',
         targetName: entry.name,
         source: new PreparedSource(prepare, entry, entry.name),
-      };
+      });
     }
     const problems = input.check(prepare(entry));
     if (problems.length > 0) {
-      steps.push({
-        name: base.name,
-        type: base.type,
-        sourceId: base.sourceId,
-        kind: 'invalid',
-        wouldBe: send.kind,
-        targetName: send.targetName,
-        problems,
-      });
+      steps.push(
+        stepOf(entry, {
+          kind: 'invalid',
+          wouldBe: send.kind,
+          targetName: send.targetName,
+          problems,
+        }),
+      );
     } else {
       steps.push(send);
     }
@@ -389,6 +376,15 @@ export function planImport(input: PlanInput): ImportPlan {
   return { steps, counts, sends, changes: sends + counts.update + counts.delete };
 }
 
+/**
+ * A step: the entry's fields (only those: a placed entry's `place` stays out), then the step's own. Built on a literal with `Object.assign`, not with
+ * `{...base, ...}`: V8 gives each object a spread builds here a shape of its own (100 000 shapes, more
+ * memory than the steps, for an import of 100 000 entries).
+ */
+function stepOf<const T extends object>(entry: StepBase, own: T): StepBase & T {
+  return Object.assign({ name: entry.name, type: entry.type, sourceId: entry.sourceId }, own);
+}
+
 /** The default {@link PlanInput.prepare}: entries given whole. */
 function asPrepared(entry: PlanEntry): PreparedEntry {
   if (!('body' in entry))
@@ -409,7 +405,6 @@ export function sendBodyOf(entry: PreparedEntry, targetName: string): SendBody {
 /** An entry present in the target under `--on-conflict update`: `update`, `unchanged`, `done` or `invalid`. */
 function planUpdate(
   entry: PreparedEntry,
-  base: StepBase,
   current: Connection,
   targetId: string | undefined,
   converge: ConvergeHelpers,
@@ -419,35 +414,26 @@ function planUpdate(
   if (fields.length === 0) {
     const journaled = changes?.get(entry.name);
     if (journaled?.op === 'update' && journaled.state !== 'failed') {
-      return {
-        name: base.name,
-        type: base.type,
-        sourceId: base.sourceId,
+      return stepOf(entry, {
         kind: 'done',
         op: 'update',
         targetName: entry.name,
         targetId,
-      };
+      });
     }
-    return { name: base.name, type: base.type, sourceId: base.sourceId, kind: 'unchanged', targetId };
+    return stepOf(entry, { kind: 'unchanged', targetId });
   }
   const problems = converge.checkUpdate(entry);
   if (problems.length > 0) {
-    return {
-      name: base.name,
-      type: base.type,
-      sourceId: base.sourceId,
+    return stepOf(entry, {
       kind: 'invalid',
       wouldBe: 'update',
       targetName: entry.name,
       problems,
-    };
+    });
   }
   const { body, secretsSent } = converge.updateBody(entry);
-  return {
-    name: base.name,
-    type: base.type,
-    sourceId: base.sourceId,
+  return stepOf(entry, {
     kind: 'update',
     targetName: entry.name,
     targetId,
@@ -456,7 +442,7 @@ function planUpdate(
     before: converge.imageOf(current),
     image: converge.imageOf(body),
     secretsSent,
-  };
+  });
 }
 
 /** Target connections the snapshot does not hold, within `only`: one `delete` each, in name order. */

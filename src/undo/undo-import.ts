@@ -316,33 +316,26 @@ export function planUndoStep(
 ): UndoStep {
   const { catalog, overrides } = context;
   const secretFields = (type: string) => catalog.secretFields(type);
-  const base = { name: h.name, type: h.type };
+  // Built on a literal, not spread from a base: see `stepOf` in src/importer/plan.ts.
+  const step = <const T extends object>(own: T) => Object.assign({ name: h.name, type: h.type }, own);
   if (h.firstOp === 'create') {
-    if (current === undefined) return { name: base.name, type: base.type, kind: 'reverted' };
-    const created = h.lastImage?.load();
-    if (created === undefined) {
-      return {
-        name: base.name,
-        type: base.type,
+    if (current === undefined) return step({ kind: 'reverted' });
+    const image = h.lastImage;
+    const created = image?.load();
+    if (image === undefined || created === undefined) {
+      return step({
         kind: 'left',
         reason: 'the journal holds no image of what was created (older journal)',
-      };
+      });
     }
     const fields = findChangedFields(created as Connection, current, secretFields);
     if (fields.length > 0) {
-      return {
-        name: base.name,
-        type: base.type,
+      return step({
         kind: 'left',
         reason: `changed since the import created it (${fields.map((f) => f.path).join(', ')})`,
-      };
+      });
     }
-    return {
-      name: base.name,
-      type: base.type,
-      kind: 'delete-created',
-      before: h.lastImage ?? new HeldImage(created),
-    };
+    return step({ kind: 'delete-created', before: image });
   }
   const before = h.firstBefore ?? {};
   const restored = applyOverrides(
@@ -353,19 +346,16 @@ export function planUndoStep(
   const entry = { name: h.name, type: h.type, sourceId: undefined, body: restored };
   if (current === undefined) {
     const problems = checkEntryForSend(entry, catalog).problems;
-    if (problems.length > 0) return { name: base.name, type: base.type, kind: 'invalid', problems };
-    return {
-      name: base.name,
-      type: base.type,
+    if (problems.length > 0) return step({ kind: 'invalid', problems });
+    return step({
       kind: 're-create',
       body: restored,
       image: makeSafeImage(restored, secretFields(h.type)),
-    };
+    });
   }
   const fields = findChangedFields(before as Connection, current, secretFields);
   const secretsToPutBack = context.putBackDone ? [] : [...(h.secretsSent ?? [])];
-  if (fields.length === 0 && secretsToPutBack.length === 0)
-    return { name: base.name, type: base.type, kind: 'reverted' };
+  if (fields.length === 0 && secretsToPutBack.length === 0) return step({ kind: 'reverted' });
   const problems: Problem[] = [];
   for (const pointer of secretsToPutBack) {
     const value = readPointer(restored, pointer);
@@ -379,18 +369,16 @@ export function planUndoStep(
     }
   }
   problems.push(...checkEntryForSend({ ...entry, body: fillMaskedForCheck(restored) }, catalog).problems);
-  if (problems.length > 0) return { name: base.name, type: base.type, kind: 'invalid', problems };
+  if (problems.length > 0) return step({ kind: 'invalid', problems });
   const body = dropMaskedValues(restored).body;
-  return {
-    name: base.name,
-    type: base.type,
+  return step({
     kind: 'put-back',
     body,
     fields: fields.map((f) => f.path),
     current: makeSafeImage(current, secretFields(h.type)),
     image: makeSafeImage(body, secretFields(h.type)),
     secretsSent: findClearSecrets(body, secretFields(h.type)),
-  };
+  });
 }
 
 /**
