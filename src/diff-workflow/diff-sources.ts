@@ -25,7 +25,7 @@ import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { type EntryPlace, openPlacedSnapshot, readSnapshotProfiles } from '../snapshot/read.js';
+import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
 
 /** What one side of a diff names. */
 export type DiffSide =
@@ -211,26 +211,29 @@ async function readSide(
     // Messages name the file as it was typed.
     // An entry left waiting for its twin is kept as its place in the file and read again when needed.
     // The other side may still need to reread it: the file is closed once both sides are read.
-    const snapshot = openPlacedSnapshot(side.path, { signal, label: side.ref });
-    closers.push(() => snapshot.close());
-    let next = await snapshot.entries.next();
-    for (; next.done !== true; next = await snapshot.entries.next()) {
-      const { entry, place } = next.value;
-      differ.add(flag, entry, () => snapshot.reread(place));
-    }
-    const { profiles } = await readSnapshotProfiles(side.path, {
-      signal,
-      label: side.ref,
-      expected: next.value,
-    });
-    return {
-      profiles: profiles.map((p) =>
-        toComparableProfile(p.scanProfile, p.dataSourceNames, isProfileServerField),
-      ),
-      label: `${basename(side.path)} (snapshot)`,
-    };
+    // Its scan profiles are kept as the same pass reads them (they follow the connections).
+    const { profiles, file } = await indexSnapshot(
+      side.path,
+      ({ entry, place }, placed) => differ.add(flag, entry, () => placed.reread(place)),
+      { signal, label: side.ref },
+    );
+    closers.push(() => file.close());
+    return snapshotSideOf(side, profiles);
   }
   return readEnvironmentSide(flag, ports, signal, (entry) => differ.add(flag, entry));
+}
+
+/** A snapshot side as read: its label and its scan profiles ready to compare. */
+function snapshotSideOf(
+  side: Extract<DiffSide, { kind: 'snapshot' }>,
+  profiles: readonly SnapshotScanProfile[],
+): { readonly label: string; readonly profiles: ComparableProfile[] } {
+  return {
+    profiles: profiles.map((p) =>
+      toComparableProfile(p.scanProfile, p.dataSourceNames, isProfileServerField),
+    ),
+    label: `${basename(side.path)} (snapshot)`,
+  };
 }
 
 /** Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles. */
@@ -301,17 +304,13 @@ async function readSnapshotThenEnvironment(
   readonly snapshot: { readonly label: string; readonly profiles: ComparableProfile[] };
   readonly environment: { readonly label: string; readonly profiles: ComparableProfile[] };
 }> {
-  const profiles: SnapshotScanProfile[] = [];
-  const file = openPlacedSnapshot(snapshotSide.path, {
-    signal,
-    label: snapshotSide.ref,
-    onProfile: (p) => profiles.push(p),
-  });
+  const places = new Map<string, EntryPlace>();
+  const { profiles, file } = await indexSnapshot(
+    snapshotSide.path,
+    ({ entry, place }) => places.set(entry.name, place),
+    { signal, label: snapshotSide.ref },
+  );
   try {
-    const places = new Map<string, EntryPlace>();
-    for (let next = await file.entries.next(); next.done !== true; next = await file.entries.next()) {
-      places.set(next.value.entry.name, next.value.place);
-    }
     const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
     const environment = await readEnvironmentSide(environmentFlag, ports, signal, (entry) => {
       const place = places.get(entry.name);
@@ -323,15 +322,7 @@ async function readSnapshotThenEnvironment(
     });
     for (const place of places.values())
       differ.add(snapshotFlag, file.reread(place), () => file.reread(place));
-    return {
-      snapshot: {
-        profiles: profiles.map((p) =>
-          toComparableProfile(p.scanProfile, p.dataSourceNames, isProfileServerField),
-        ),
-        label: `${basename(snapshotSide.path)} (snapshot)`,
-      },
-      environment,
-    };
+    return { snapshot: snapshotSideOf(snapshotSide, profiles), environment };
   } finally {
     file.close();
   }

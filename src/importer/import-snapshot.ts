@@ -43,10 +43,8 @@ import { type DdsError, PreflightError, type Problem, UsageError } from '../erro
 import { checkWritableOutputs } from '../files.js';
 import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
-import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import type { PlacedSnapshot, VerifiedSnapshot } from '../snapshot/read.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
@@ -62,7 +60,7 @@ import {
   openJournal,
   peekJournal,
 } from './journal.js';
-import { createPreparer, type PlacedEntry, readLeanSnapshot } from './lean-snapshot.js';
+import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
 import {
   buildIdMap,
   buildReport,
@@ -356,14 +354,8 @@ export async function importSnapshot(
     const paths = findOverrideRemovals(stripServerManaged(entry) as Connection, overrides);
     if (paths.length > 0) removals.push({ entry: entry.name, paths });
   });
-  const snapshot = {
-    header: lean.verified.header,
-    sha256: lean.verified.sha256,
-    entries: lean.entries,
-    profiles: lean.profiles,
-  };
   try {
-    return await importLeanSnapshot(options, ports, onEvent, snapshot, lean.file, overrides, removals);
+    return await importLeanSnapshot(options, ports, onEvent, lean, overrides, removals);
   } finally {
     lean.file.close();
   }
@@ -374,23 +366,16 @@ async function importLeanSnapshot(
   options: ImportOptions,
   ports: ImportPorts,
   onEvent: (event: ImportEvent) => void,
-  snapshot: {
-    readonly header: VerifiedSnapshot['header'];
-    readonly sha256: string;
-    readonly entries: readonly PlacedEntry[];
-    readonly profiles: readonly SnapshotScanProfile[];
-  },
-  file: PlacedSnapshot,
+  lean: LeanSnapshot,
   overrides: Overrides,
   removals: readonly { entry: string; paths: string[] }[],
 ): Promise<ImportResult> {
-  for (const rule of findUnusedOverrides(overrides, snapshot.entries))
-    onEvent({ kind: 'unused-override', rule });
+  for (const rule of findUnusedOverrides(overrides, lean.entries)) onEvent({ kind: 'unused-override', rule });
   for (const { entry, paths } of removals) onEvent({ kind: 'override-removes', entry, paths });
-  const profilesIncluded = snapshot.header.include.includes('scanProfiles');
-  const profileNames = snapshot.profiles.map((p) => p.scanProfile.name);
+  const profilesIncluded = lean.verified.header.include.includes('scanProfiles');
+  const profileNames = lean.profiles.map((p) => p.scanProfile.name);
   // With --prune, --only may also name connections only the target holds: checked once it is listed.
-  if (!options.prune) checkOnly(options.only, snapshot.entries, profileNames);
+  if (!options.prune) checkOnly(options.only, lean.entries, profileNames);
 
   // One budget and one throttle for every request of the run; the budget is sized once the plan is known.
   const environment = await ports.resolveTarget();
@@ -406,7 +391,7 @@ async function importLeanSnapshot(
   let journal: Journal | undefined;
   try {
     const concurrency = options.concurrency ?? environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
-    const binding = { snapshotSha256: snapshot.sha256, targetUrl: normaliseTargetUrl(environment.url) };
+    const binding = { snapshotSha256: lean.verified.sha256, targetUrl: normaliseTargetUrl(environment.url) };
     const journalPath = options.journal ?? defaultJournalPath(options.snapshot, environment.url);
     // An output that cannot be written is found now, not after the last POST.
     await checkWritableOutputs([
@@ -418,7 +403,7 @@ async function importLeanSnapshot(
     // Listing and template look-ups are reads; the budget covers their retries too.
     budget.extend(20);
     const catalog = options.templatesFromTarget
-      ? await loadCatalogFromEnvironment(client, [...new Set(snapshot.entries.map((e) => e.type))])
+      ? await loadCatalogFromEnvironment(client, [...new Set(lean.entries.map((e) => e.type))])
       : await loadShippedCatalog(options.schemas);
 
     let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
@@ -452,13 +437,13 @@ async function importLeanSnapshot(
     const target = await listing;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
     const prepare = createPreparer(
-      file,
+      lean.file,
       overrides,
       catalog,
       ports.remapSourceId ?? REMAP_NOTHING,
       sourceIdChanges,
     );
-    if (options.prune) checkOnly(options.only, [...snapshot.entries, ...target], profileNames);
+    if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
     const targetProfiles = await profileListing;
     const targetReferences = await referencesRead;
 
@@ -475,7 +460,7 @@ async function importLeanSnapshot(
       requiredSecretFields: (type) => catalog.requiredSecretFields(type),
     };
     const plan = planImport({
-      entries: snapshot.entries,
+      entries: lean.entries,
       prepare,
       target,
       journal: journalState,
@@ -527,7 +512,7 @@ async function importLeanSnapshot(
         createdConnections.set(step.name, step.targetName);
     }
     const profilePlan = planProfiles({
-      profiles: snapshot.profiles,
+      profiles: lean.profiles,
       included: profilesIncluded,
       targetProfiles,
       targetConnections: target,
@@ -548,7 +533,7 @@ async function importLeanSnapshot(
         protected: environment.protected,
       },
       confirm: options.confirm,
-      snapshotSourceUrl: snapshot.header.source?.url,
+      snapshotSourceUrl: lean.verified.header.source?.url,
       allowSameSource: options.allowSameSource,
       dryRun: options.dryRun,
     });
@@ -567,7 +552,7 @@ async function importLeanSnapshot(
       return {
         kind: 'dry-run',
         target: environment.label,
-        entryCount: snapshot.entries.length,
+        entryCount: lean.entries.length,
         plan,
         profilePlan,
         problems,

@@ -7,30 +7,25 @@ import { makeSafeImage } from '../connections/images.js';
 import { type RemapSourceId, resolveSourceIds, type SourceIdChange } from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
-import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import type { TemplateCatalog } from '../schema/catalog.js';
 import { registerSecretsOf } from '../secrets.js';
 import {
   type EntryPlace,
-  openPlacedSnapshot,
+  type IndexedSnapshot,
+  indexSnapshot,
   type PlacedSnapshot,
-  type VerifiedSnapshot,
 } from '../snapshot/read.js';
 import { applyOverrides, type Overrides } from './overrides.js';
 import type { PlanEntry, PreparedEntry } from './plan.js';
 
 /** A snapshot entry as the import holds it: what it is and where its line is (about 200 bytes). */
-export interface PlacedEntry extends PlanEntry {
+export interface LeanEntry extends PlanEntry {
   readonly place: EntryPlace;
 }
 
 /** The snapshot as the import holds it: verified, its entries lean, its scan profiles whole (few). */
-export interface LeanSnapshot {
-  readonly verified: VerifiedSnapshot;
-  readonly entries: PlacedEntry[];
-  readonly profiles: SnapshotScanProfile[];
-  /** Reads an entry's line again (checked against its CRC-32). */
-  readonly file: PlacedSnapshot;
+export interface LeanSnapshot extends IndexedSnapshot {
+  readonly entries: LeanEntry[];
 }
 
 /**
@@ -43,14 +38,10 @@ export async function readLeanSnapshot(
   signal: AbortSignal,
   onEntry: (entry: Connection) => void,
 ): Promise<LeanSnapshot> {
-  const profiles: SnapshotScanProfile[] = [];
-  const file = openPlacedSnapshot(path, { signal, onProfile: (p) => profiles.push(p) });
-  try {
-    const entries: PlacedEntry[] = [];
-    const it = file.entries;
-    for (let next = await it.next(); ; next = await it.next()) {
-      if (next.done === true) return { verified: next.value, entries, profiles, file };
-      const { entry, place } = next.value;
+  const entries: LeanEntry[] = [];
+  const indexed = await indexSnapshot(
+    path,
+    ({ entry, place }) => {
       onEntry(entry);
       entries.push({
         name: entry.name,
@@ -58,11 +49,10 @@ export async function readLeanSnapshot(
         sourceId: typeof entry._id === 'string' ? entry._id : undefined,
         place,
       });
-    }
-  } catch (error) {
-    file.close();
-    throw error;
-  }
+    },
+    { signal },
+  );
+  return { ...indexed, entries };
 }
 
 /**
@@ -79,7 +69,7 @@ export function createPreparer(
   sourceIdChanges: Map<string, readonly SourceIdChange[]>,
 ): (entry: PlanEntry) => PreparedEntry {
   return (entry) => {
-    const raw = file.reread((entry as PlacedEntry).place);
+    const raw = file.reread((entry as LeanEntry).place);
     const resolved = resolveSourceIds(stripServerManaged(raw) as Connection, remap);
     if (resolved.changes.length > 0) sourceIdChanges.set(entry.name, resolved.changes);
     const body = applyOverrides(resolved.body, overrides);

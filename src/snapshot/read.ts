@@ -85,20 +85,6 @@ export function verifySnapshot(path: string, options: ReadSnapshotOptions = {}):
 }
 
 /**
- * Read and check the whole file, keeping only its scan profiles (they come after every connection
- * line; an environment has few of them). With `expected`, throws when the file is not the one verified.
- */
-export async function readSnapshotProfiles(
-  path: string,
-  options: ReadEntriesOptions = {},
-): Promise<{ readonly verified: VerifiedSnapshot; readonly profiles: SnapshotScanProfile[] }> {
-  const profiles: SnapshotScanProfile[] = [];
-  const verified = await scanLines(path, undefined, (p) => profiles.push(p), options);
-  checkExpected(path, verified, options);
-  return { verified, profiles };
-}
-
-/**
  * Read and check the whole file, calling `onEntry` for each entry (migrated) as it goes. Entries are
  * handed out before the trailer is checked: a caller that acts on them must wait for the promise to
  * resolve before trusting what it saw (`validate` collects problems and reports them only then).
@@ -274,6 +260,39 @@ export function openPlacedSnapshot(
       fd = undefined;
     },
   };
+}
+
+/** A snapshot read whole and verified by {@link indexSnapshot}, its file still open for rereads. */
+export interface IndexedSnapshot {
+  readonly verified: VerifiedSnapshot;
+  /** The scan profiles (they follow the connections; few). */
+  readonly profiles: SnapshotScanProfile[];
+  /** Reads an entry again by the place `onEntry` was given; the caller closes it. */
+  readonly file: PlacedSnapshot;
+}
+
+/**
+ * Read and verify a snapshot in one pass, handing each connection with its place to `onEntry` (which
+ * keeps what it needs of it: a name and a place, say) and keeping the scan profiles. The file stays
+ * open to read entries again by place; it is closed here only when reading fails. Nothing `onEntry`
+ * saw may be acted upon unless this resolves (the trailer is checked last).
+ */
+export async function indexSnapshot(
+  path: string,
+  onEntry: (placed: PlacedEntry, file: PlacedSnapshot) => void,
+  options: ReadSnapshotOptions = {},
+): Promise<IndexedSnapshot> {
+  const profiles: SnapshotScanProfile[] = [];
+  const file = openPlacedSnapshot(path, { ...options, onProfile: (p) => profiles.push(p) });
+  try {
+    for (let next = await file.entries.next(); ; next = await file.entries.next()) {
+      if (next.done === true) return { verified: next.value, profiles, file };
+      onEntry(next.value, file);
+    }
+  } catch (error) {
+    file.close();
+    throw error;
+  }
 }
 
 /** What one line held. */

@@ -26,7 +26,12 @@ import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
 import type { SnapshotHeader } from '../snapshot/format.js';
-import { type EntryPlace, openPlacedSnapshot, type PlacedSnapshot } from '../snapshot/read.js';
+import {
+  type EntryPlace,
+  type IndexedSnapshot,
+  indexSnapshot,
+  type PlacedSnapshot,
+} from '../snapshot/read.js';
 import { createConnectionVerifier, type ExpectedConnection } from './connections.js';
 import { nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
 import {
@@ -157,26 +162,15 @@ async function readExpected(
   label: string,
   signal: AbortSignal,
   secretFields: (type: string) => ReadonlySet<string>,
-): Promise<{
-  readonly header: SnapshotHeader;
-  readonly entries: Map<string, ExpectedConnection>;
-  readonly profiles: SnapshotScanProfile[];
-  readonly file: PlacedSnapshot;
-}> {
-  const profiles: SnapshotScanProfile[] = [];
-  const file = openPlacedSnapshot(path, { signal, label, onProfile: (p) => profiles.push(p) });
-  try {
-    const entries = new Map<string, ExpectedConnection>();
-    const it = file.entries;
-    for (let next = await it.next(); ; next = await it.next()) {
-      if (next.done === true) return { header: next.value.header, entries, profiles, file };
-      const { entry, place } = next.value;
-      entries.set(entry.name, new SnapshotTwin(entry.type, place, file, secretFields));
-    }
-  } catch (error) {
-    file.close();
-    throw error;
-  }
+): Promise<IndexedSnapshot & { readonly entries: Map<string, ExpectedConnection> }> {
+  const entries = new Map<string, ExpectedConnection>();
+  const indexed = await indexSnapshot(
+    path,
+    ({ entry, place }, file) =>
+      entries.set(entry.name, new SnapshotTwin(entry.type, place, file, secretFields)),
+    { signal, label },
+  );
+  return { ...indexed, entries };
 }
 
 async function verifyAgainst(
@@ -188,7 +182,10 @@ async function verifyAgainst(
 ): Promise<VerifyResult> {
   if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
 
-  const expectedProfiles = snapshotProfilesOf(snapshot);
+  const expectedProfiles = snapshotProfilesOf({
+    header: snapshot.verified.header,
+    profiles: snapshot.profiles,
+  });
   // Each entry is read again when its twin arrives; what it holds in the clear is known to the
   // scrubber before anything is printed (as is what the export gives, below).
   const verifier = createConnectionVerifier(snapshot.entries, compare, options.testConnections);

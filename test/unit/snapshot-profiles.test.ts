@@ -10,12 +10,7 @@ import type { Connection } from '../../src/model/connection.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
-import {
-  loadSnapshot,
-  readSnapshotEntries,
-  readSnapshotProfiles,
-  verifySnapshot,
-} from '../../src/snapshot/read.js';
+import { indexSnapshot, loadSnapshot, readSnapshotEntries, verifySnapshot } from '../../src/snapshot/read.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -122,7 +117,9 @@ describe('snapshot format 2: scan profiles', () => {
     const streamed: string[] = [];
     for await (const e of readSnapshotEntries(path)) streamed.push(e.name);
     expect(streamed).toEqual(['alpha', 'zeta']);
-    expect((await readSnapshotProfiles(path)).profiles).toHaveLength(2);
+    const indexed = await indexSnapshot(path, () => undefined);
+    indexed.file.close();
+    expect(indexed.profiles).toHaveLength(2);
   });
 
   it('refuses duplicate profile names at export and leaves no file', async () => {
