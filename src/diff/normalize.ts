@@ -7,6 +7,7 @@ import { isServerManagedField } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
 import { assignOwn } from '../own-property.js';
 import type { IgnoreMatcher } from './ignore.js';
+import { parsePointer } from './pointer.js';
 import { isPlainObject, toCanonicalJson } from './values.js';
 
 /**
@@ -65,6 +66,25 @@ export function keyCustomFields(fields: readonly unknown[]): Record<string, unkn
     keyed[field.field_name] = field;
   }
   return keyed;
+}
+
+/**
+ * The value a field change's `path` points at in `connection`, read as diff reads it: `custom_fields`
+ * keyed by `field_name` ({@link keyCustomFields}), anything else by key or index. Undefined when absent
+ * or when `path` is not a pointer.
+ */
+export function valueAtComparedPath(connection: Readonly<Record<string, unknown>>, path: string): unknown {
+  const segments = parsePointer(path);
+  if (segments === undefined) return undefined;
+  let current: unknown = connection;
+  let parent: string | undefined;
+  for (const key of segments) {
+    if (parent === 'custom_fields' && Array.isArray(current)) current = keyCustomFields(current) ?? current;
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
+    current = (current as Record<string, unknown>)[key];
+    parent = key;
+  }
+  return current;
 }
 
 /** Elements in the order of their canonical JSON: the canonical form of a multiset. */

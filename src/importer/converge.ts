@@ -8,9 +8,9 @@ import {
   fillMaskedForCheck,
   findClearSecrets,
   makeSafeImage,
-  readPointer,
 } from '../connections/images.js';
 import { findChangedFields } from '../diff/compare.js';
+import { valueAtComparedPath } from '../diff/normalize.js';
 import type { Connection } from '../model/connection.js';
 import { isMasked } from '../secrets.js';
 import type { ConvergeHelpers } from './plan.js';
@@ -19,27 +19,6 @@ import { checkEntryForSend, type EntryTemplates } from './preflight.js';
 /** What {@link createConvergeHelpers} needs of the template catalog. */
 export interface ConvergeCatalog extends EntryTemplates {
   secretFields(type: string): ReadonlySet<string>;
-}
-
-/**
- * The value at a JSON pointer of the diff's comparison: plain keys and indexes, and `custom_fields`
- * elements by their `field_name` (the diff keys that set-like array by it). Undefined when absent.
- */
-export function readComparedValue(body: Readonly<Record<string, unknown>>, pointer: string): unknown {
-  let current: unknown = body;
-  for (const raw of pointer === '' ? [] : pointer.slice(1).split('/')) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (Array.isArray(current) && !/^\d+$/.test(key)) {
-      current = current.find(
-        (item) =>
-          item !== null && typeof item === 'object' && (item as Record<string, unknown>).field_name === key,
-      );
-      continue;
-    }
-    current = readPointer(current, `/${raw}`);
-    if (current === undefined) return undefined;
-  }
-  return current;
 }
 
 /** The converge helpers of a plan, bound to a catalog. */
@@ -51,7 +30,7 @@ export function createConvergeHelpers(catalog: ConvergeCatalog): ConvergeHelpers
     // so it cannot justify an update: counted as one, the same update was planned on every run.
     compare: (entry, target) =>
       findChangedFields(entry.body as Connection, target, secretFields).filter(
-        (field) => !isMasked(readComparedValue(entry.body, field.path)),
+        (field) => !isMasked(valueAtComparedPath(entry.body, field.path)),
       ),
     updateBody: (entry) => {
       const { body } = dropMaskedValues(entry.body);
