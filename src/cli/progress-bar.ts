@@ -9,7 +9,6 @@ import type { CliContext } from './context.js';
 /** A started bar: `update` moves it (a no-op once stopped); `stop` is idempotent. */
 export interface StderrBar {
   update(value: number, payload: Record<string, unknown>): void;
-  readonly stopped: boolean;
   stop(): void;
 }
 
@@ -49,9 +48,6 @@ export function startStderrBar(
   return {
     update(value, next) {
       if (!stopped) bar.update(value, next);
-    },
-    get stopped() {
-      return stopped;
     },
     stop,
   };
