@@ -10,8 +10,10 @@
  * Goals (N = 100 000 connections, M = 1 000 000 cases by default):
  * - diff N vs N (snapshot/snapshot and environment/snapshot): peak RSS <= 400 MB, wall <= 1.5 x reading
  *   the slower side alone (the snapshot reader, or the streamed export, alone in a child);
- * - a finished import's re-run (journal says every entry is done): sends nothing, wall <= 1.5 x
- *   `connections list` of the same target; peak RSS <= 300 MB;
+ * - `rerun`, the restore cycle against an empty recovery site (a second emulator): `import` of N
+ *   generated connections, peak RSS <= 300 MB; its re-run (the journal says every entry is done):
+ *   sends nothing, wall <= 1.5 x `connections list` of the same target, peak RSS <= 300 MB; `verify`
+ *   and `undo` of it, peak RSS <= 300 MB each;
  * - `cases list` of M cases, ndjson and csv to a file: peak RSS <= 150 MB, wall <= 1.2 x a bare
  *   node:http loop paging through the same cases;
  * - import end to end, 2 000 entries, `--concurrency 8`, 50 ms latency (no jitter): >= 0.93 of the bound
@@ -126,8 +128,8 @@ async function* editEveryHundredth(path: string): AsyncGenerator<Connection> {
   }
 }
 
-/** diff and the import re-run, against one emulator serving `count` generated connections. */
-async function benchConnections(count: number, dir: string, parts: ReadonlySet<string>): Promise<void> {
+/** diff, snapshot and environment sides, against one emulator serving `count` generated connections. */
+async function benchDiff(count: number, dir: string): Promise<void> {
   const { url, child } = await startEmulatorProcess(['--data', 'empty', '--generate', String(count)]);
   try {
     const exported = join(dir, 'env.snapshot.jsonl');
@@ -137,41 +139,39 @@ async function benchConnections(count: number, dir: string, parts: ReadonlySet<s
     await writeSnapshot({ path: edited }, header('edited'), editEveryHundredth(exported));
     const expectedChanged = Math.ceil(count / 100);
 
-    if (parts.has('diff')) {
-      say(`diff: ${count} vs ${count} connections, 1 % changed (export of the emulator vs an edited copy)`);
-      const readExported = await runChild(['read-snapshot', exported], dir);
-      const readEdited = await runChild(['read-snapshot', edited], dir);
-      const readEnv = await runChild(['read-environment', url], dir);
-      say(`  baseline: snapshot reader alone ${fmt(readExported)} (export) / ${fmt(readEdited)} (edited)`);
-      say(`  baseline: streamed export of the environment alone ${fmt(readEnv)}`);
-      for (const [label, from, slower] of [
-        ['snapshot vs snapshot', exported, Math.max(readExported.seconds, readEdited.seconds)],
-        ['environment vs snapshot', url, Math.max(readEnv.seconds, readEdited.seconds)],
-      ] as const) {
-        const run = await runChild(['cli', 'diff', '--from', from, '--to', edited, '--json'], dir);
-        let changed = -1;
-        try {
-          changed = (JSON.parse(run.stdout) as { changed: unknown[] }).changed.length;
-        } catch {
-          // reported below
-        }
-        const correct = run.exitCode === 1 && changed === expectedChanged;
-        say(
-          `  diff ${label}: ${fmt(run)}, ${(run.seconds / slower).toFixed(2)} x the slower side alone; ` +
-            `${changed} changed (expected ${expectedChanged}), exit ${run.exitCode}`,
-        );
-        if (!correct) say(run.stderr.slice(0, 2000));
-        judge(
-          `diff ${label}: peak RSS <= 400 MB`,
-          `${run.peakRssMb.toFixed(0)} MB`,
-          correct && run.peakRssMb <= 400,
-        );
-        judge(
-          `diff ${label}: wall <= 1.5 x the slower side alone`,
-          `${(run.seconds / slower).toFixed(2)} x (${run.seconds.toFixed(2)} s vs ${slower.toFixed(2)} s)`,
-          correct && run.seconds <= 1.5 * slower,
-        );
+    say(`diff: ${count} vs ${count} connections, 1 % changed (export of the emulator vs an edited copy)`);
+    const readExported = await runChild(['read-snapshot', exported], dir);
+    const readEdited = await runChild(['read-snapshot', edited], dir);
+    const readEnv = await runChild(['read-environment', url], dir);
+    say(`  baseline: snapshot reader alone ${fmt(readExported)} (export) / ${fmt(readEdited)} (edited)`);
+    say(`  baseline: streamed export of the environment alone ${fmt(readEnv)}`);
+    for (const [label, from, slower] of [
+      ['snapshot vs snapshot', exported, Math.max(readExported.seconds, readEdited.seconds)],
+      ['environment vs snapshot', url, Math.max(readEnv.seconds, readEdited.seconds)],
+    ] as const) {
+      const run = await runChild(['cli', 'diff', '--from', from, '--to', edited, '--json'], dir);
+      let changed = -1;
+      try {
+        changed = (JSON.parse(run.stdout) as { changed: unknown[] }).changed.length;
+      } catch {
+        // reported below
       }
+      const correct = run.exitCode === 1 && changed === expectedChanged;
+      say(
+        `  diff ${label}: ${fmt(run)}, ${(run.seconds / slower).toFixed(2)} x the slower side alone; ` +
+          `${changed} changed (expected ${expectedChanged}), exit ${run.exitCode}`,
+      );
+      if (!correct) say(run.stderr.slice(0, 2000));
+      judge(
+        `diff ${label}: peak RSS <= 400 MB`,
+        `${run.peakRssMb.toFixed(0)} MB`,
+        correct && run.peakRssMb <= 400,
+      );
+      judge(
+        `diff ${label}: wall <= 1.5 x the slower side alone`,
+        `${(run.seconds / slower).toFixed(2)} x (${run.seconds.toFixed(2)} s vs ${slower.toFixed(2)} s)`,
+        correct && run.seconds <= 1.5 * slower,
+      );
     }
   } finally {
     await stopEmulatorProcess(child);
@@ -392,7 +392,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const dir = mkdtempSync(join(tmpdir(), 'dds-bench-scale-'));
   try {
     say(`scale benchmark (shared 2-core machine: compare ratios, not absolute times)`);
-    if (parts.has('diff')) await benchConnections(connections, dir, parts);
+    if (parts.has('diff')) await benchDiff(connections, dir);
     if (parts.has('rerun')) await benchImport(connections, dir);
     if (parts.has('cases')) await benchCases(cases, dir);
     if (parts.has('e2e')) await benchEndToEnd(dir);
