@@ -1,5 +1,4 @@
 /** Data source connections (spec 4.1, 4.7, 4.8). */
-
 import type { Readable } from 'node:stream';
 import StreamArray from 'stream-json/streamers/StreamArray.js';
 import { detachString } from '../detach-string.js';
@@ -68,7 +67,6 @@ export class BrokenExportError extends ApiError {}
 const IDENTITY_KEYS = ['name', 'type', '_id'] as const;
 
 /** The file-download export, parsed as a stream (memory stays flat). `ids` restricts it. */
-
 export async function* exportConnections(
   client: HttpClient,
   options: { readonly ids?: readonly string[]; readonly signal?: AbortSignal } = {},

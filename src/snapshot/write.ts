@@ -16,7 +16,6 @@
  *   It never overwrites: the file is linked into place (exclusive), and if that name is taken, `-2`,
  *   `-3`, ... is added before `.snapshot.jsonl`.
  */
-
 import { readSync } from 'node:fs';
 import { type FileHandle, link, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
