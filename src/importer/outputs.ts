@@ -88,6 +88,14 @@ export type ReportOutcome = ReportLine['outcome'];
 /** The id map: source `_id` -> target name and `_id`. */
 export type IdMap = Record<string, { readonly name: string; readonly targetId: string }>;
 
+/**
+ * A report line: the step's name and type, then its own fields. Built on a literal with
+ * `Object.assign`, not spread from a base: see `stepOf` in plan.ts (one shape per line otherwise).
+ */
+function lineOf<const T extends object>(step: { readonly name: string; readonly type: string }, own: T) {
+  return Object.assign({ name: step.name, type: step.type }, own);
+}
+
 /** Combine the plan and the run's outcomes into one report line per entry, in name order. */
 export function buildReport(
   plan: ImportPlan,
@@ -108,42 +116,34 @@ function reportChange(
   outcome: ChangeOutcome | undefined,
 ): ReportLine {
   if (outcome === undefined || outcome.kind === 'pending') {
-    return {
-      name: step.name,
-      type: step.type,
+    return lineOf(step, {
       outcome: 'pending',
       targetName: step.targetName,
       inDoubt: outcome?.kind === 'pending' && outcome.inDoubt,
-    };
+    });
   }
   switch (outcome.kind) {
     case 'updated':
-      return {
-        name: step.name,
-        type: step.type,
+      return lineOf(step, {
         outcome: 'updated',
         sourceId: step.sourceId,
         targetId: step.targetId,
         fields: step.kind === 'update' ? step.fields.map((f) => f.path) : [],
         earlierRun: false,
-      };
+      });
     case 'deleted':
-      return {
-        name: step.name,
-        type: step.type,
+      return lineOf(step, {
         outcome: 'deleted',
         targetId: step.targetId,
         earlierRun: false,
-      };
+      });
     case 'failed':
-      return {
-        name: step.name,
-        type: step.type,
+      return lineOf(step, {
         outcome: 'failed',
         targetName: step.targetName,
         httpStatus: outcome.httpStatus,
         message: scrub(outcome.message),
-      };
+      });
     default: {
       const unreachable: never = outcome;
       return unreachable;
@@ -157,94 +157,76 @@ function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLi
     case 'delete':
       return reportChange(step, undefined);
     case 'unchanged':
-      return {
-        name: step.name,
-        type: step.type,
+      return lineOf(step, {
         outcome: 'unchanged',
         sourceId: step.sourceId,
         targetId: step.targetId,
-      };
+      });
     case 'done':
       if (step.op === 'update') {
-        return {
-          name: step.name,
-          type: step.type,
+        return lineOf(step, {
           outcome: 'updated',
           sourceId: step.sourceId,
           targetId: step.targetId,
           fields: [],
           earlierRun: true,
-        };
+        });
       }
       if (step.op === 'delete')
-        return {
-          name: step.name,
-          type: step.type,
+        return lineOf(step, {
           outcome: 'deleted',
           targetId: step.targetId,
           earlierRun: true,
-        };
-      return {
-        name: step.name,
-        type: step.type,
+        });
+      return lineOf(step, {
         outcome: step.targetName === step.name ? 'created' : 'renamed',
         targetName: step.targetName,
         sourceId: step.sourceId,
         targetId: step.targetId,
         earlierRun: true,
         reconciled: false,
-      };
+      });
     case 'exists':
     case 'conflict':
-      return {
-        name: step.name,
-        type: step.type,
+      return lineOf(step, {
         outcome: 'exists',
         sourceId: step.sourceId,
         targetId: step.targetId,
-      };
+      });
     case 'invalid':
-      return { name: step.name, type: step.type, outcome: 'invalid', problems: step.problems };
+      return lineOf(step, { outcome: 'invalid', problems: step.problems });
     case 'create':
     case 'rename':
     case 'reconcile': {
       if (outcome === undefined)
-        return {
-          name: step.name,
-          type: step.type,
+        return lineOf(step, {
           outcome: 'pending',
           targetName: step.targetName,
           inDoubt: step.kind === 'reconcile',
-        };
+        });
       switch (outcome.kind) {
         case 'created':
-          return {
-            name: step.name,
-            type: step.type,
+          return lineOf(step, {
             outcome: step.targetName === step.name ? 'created' : 'renamed',
             targetName: step.targetName,
             sourceId: step.sourceId,
             targetId: outcome.targetId,
             earlierRun: false,
             reconciled: outcome.via === 'lookup',
-          };
+          });
         case 'failed':
-          return {
-            name: step.name,
-            type: step.type,
+          return lineOf(step, {
             outcome: 'failed',
             targetName: step.targetName,
             httpStatus: outcome.httpStatus,
             message: scrub(outcome.message),
-          };
+          });
         case 'pending':
-          return {
-            name: step.name,
-            type: step.type,
+          return lineOf(step, {
             outcome: 'pending',
             targetName: step.targetName,
             inDoubt: outcome.inDoubt,
-          };
+          });
         default: {
           const unreachable: never = outcome;
           return unreachable;
