@@ -435,7 +435,6 @@ class Replayer {
   begin: BeginRecord | undefined;
   validBytes = 0;
   private lineNo = 0;
-  private seen = 0;
 
   constructor(
     private readonly file: string,
@@ -460,7 +459,8 @@ class Replayer {
     }
     const record = checkRecord(parsed);
     if (typeof record === 'string') throw new InputFileError(this.file, this.lineNo, record);
-    if (this.seen === 0 && record.kind !== 'begin') {
+    // Any record before `begin` is refused here, so no `begin` yet means this is the first record.
+    if (this.begin === undefined && record.kind !== 'begin') {
       throw new InputFileError(this.file, this.lineNo, "the first record of a journal must be 'begin'");
     }
     if (record.kind === 'begin') {
@@ -468,7 +468,6 @@ class Replayer {
         throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
       this.begin = record;
     }
-    this.seen += 1;
     if (this.keep === undefined || record.kind === 'begin' || this.keep(record)) this.records.push(record);
     applyRecord(this.entries, this.changes, record);
     this.onRecord?.(record, { offset: this.validBytes, length: lineBytes - 1 });
@@ -760,7 +759,7 @@ export async function openJournal(
   let handle: FileHandle | undefined;
   try {
     const read = await replayJournalFile(path, options);
-    const replay = read?.replay ?? new Replayer(path, undefined).result(false);
+    const replay = read?.replay ?? replayJournal('', path);
     if (read !== undefined && (replay.tornTail || replay.validBytes !== read.size)) {
       await truncate(path, replay.validBytes);
     }
