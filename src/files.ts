@@ -345,20 +345,29 @@ export async function openAtomicTextFile(
   options: AtomicWriteOptions = {},
 ): Promise<AtomicTextFile> {
   const { tmp, handle } = await openTemp(path, options);
-  // Text is gathered in memory and written in chunks of about 64 KiB by `drain` (the caller awaits it
-  // after each record), so memory stays bounded without a stream in between.
+  // Text is gathered in memory; every 64 KiB of it becomes a Buffer (outside the JS heap: a page of
+  // text joined into one large string would be allocated in the old generation and cost full GCs), and
+  // `drain` writes the buffers out (the caller awaits it after a record or a page), so memory stays
+  // bounded without a stream in between.
   const chunks: string[] = [];
   let buffered = 0;
+  const ready: Buffer[] = [];
   let done = false;
 
   const what = options.what ?? 'output file';
-  const flush = async () => {
+  const seal = () => {
     if (chunks.length === 0) return;
-    const text = chunks.join('');
+    ready.push(Buffer.from(chunks.join(''), 'utf8'));
     chunks.length = 0;
     buffered = 0;
+  };
+  const flush = async () => {
+    seal();
+    if (ready.length === 0) return;
+    const buffers = ready.splice(0);
     try {
-      await handle.writeFile(text, 'utf8');
+      // writeFile writes a buffer whole (writev may stop short, e.g. as a disk fills).
+      for (const buffer of buffers) await handle.writeFile(buffer);
     } catch (error) {
       // The temporary file is removed: a half-written output never appears under its name.
       await abort();
@@ -370,6 +379,7 @@ export async function openAtomicTextFile(
     if (done) return;
     done = true;
     chunks.length = 0;
+    ready.length = 0;
     await discardTemp(handle, tmp);
   };
 
@@ -378,9 +388,10 @@ export async function openAtomicTextFile(
     write(text) {
       chunks.push(text);
       buffered += text.length;
+      if (buffered >= CHUNK_SIZE) seal();
     },
     get needsDrain() {
-      return buffered >= CHUNK_SIZE;
+      return ready.length > 0;
     },
     drain: flush,
     async commit() {

@@ -7,7 +7,7 @@ import {
   encodeFilter,
   isRecord,
   type Page,
-  pageThrough,
+  pagesThrough,
   readCount,
   unexpectedShape,
 } from './paging.js';
@@ -30,10 +30,17 @@ export function readCasesPage(body: unknown): Page<SecurityCase> {
   const totalCount =
     readCount(isRecord(data) ? data.totalCount : undefined) ??
     readCount(isRecord(body) ? body.totalCount : undefined);
-  const cases = items.filter(isRecord).map((c) => {
+  const cases: SecurityCase[] = [];
+  for (const c of items) {
+    if (!isRecord(c)) continue;
+    // Most services say `caseId` already: the parsed object is handed on as is (no copy per case).
+    if (typeof c.caseId === 'string') {
+      cases.push(c as SecurityCase);
+      continue;
+    }
     const id = c.caseId ?? c.id;
-    return { ...c, caseId: typeof id === 'number' ? String(id) : (id as string) } as SecurityCase;
-  });
+    cases.push({ ...c, caseId: typeof id === 'number' ? String(id) : (id as string) } as SecurityCase);
+  }
   return { items: cases, totalCount };
 }
 
@@ -47,9 +54,20 @@ export function encodeCaseSort(sort: string | undefined): string | undefined {
   return match ? `${match[1]} ${match[2]!.toUpperCase()}` : sort;
 }
 
-/** Every matching case, page by page, `caseId` filled from `caseId ?? id`. */
-export function listCases(client: HttpClient, options: ListOptions = {}): AsyncIterable<SecurityCase> {
-  return pageThrough(client, {
+/** Every matching case, `caseId` filled from `caseId ?? id`. */
+export async function* listCases(
+  client: HttpClient,
+  options: ListOptions = {},
+): AsyncGenerator<SecurityCase> {
+  for await (const page of listCasePages(client, options)) yield* page;
+}
+
+/** Every page of matching cases (see {@link listCases}): for a caller whose work per case is synchronous. */
+export function listCasePages(
+  client: HttpClient,
+  options: ListOptions = {},
+): AsyncGenerator<readonly SecurityCase[]> {
+  return pagesThrough(client, {
     path: LIST_PATH,
     query: {
       sort: encodeCaseSort(options.sort),

@@ -11,7 +11,7 @@ import {
   encodeFilter,
   isRecord,
   type Page,
-  pageThrough,
+  pagesThrough,
   readCount,
   unexpectedShape,
 } from './paging.js';
@@ -45,8 +45,19 @@ export function readConnectionsPage(body: unknown): Page<Connection> {
 }
 
 /** Every connection, all pages: pages with `skip` until `totalCount` or a short page, whatever `limit` the service clamps to. */
-export function listConnections(client: HttpClient, options: ListOptions = {}): AsyncIterable<Connection> {
-  return pageThrough(client, {
+export async function* listConnections(
+  client: HttpClient,
+  options: ListOptions = {},
+): AsyncGenerator<Connection> {
+  for await (const page of listConnectionPages(client, options)) yield* page;
+}
+
+/** Every page of {@link listConnections}: for a caller whose work per connection is synchronous. */
+export function listConnectionPages(
+  client: HttpClient,
+  options: ListOptions = {},
+): AsyncGenerator<readonly Connection[]> {
+  return pagesThrough(client, {
     path: LIST_PATH,
     query: { sort: options.sort, filter: encodeFilter(options.filter) },
     pageSize: checkPageSize(options.pageSize),

@@ -50,8 +50,9 @@ export async function listEnvironmentCases(
       opened === undefined
         ? sink
         : {
-            async write(record) {
-              await sink.write(record);
+            write: (record) => sink.write(record),
+            async flush() {
+              await sink.flush();
               // A slow disk bounds memory.
               if (opened.needsDrain) await opened.drain();
             },

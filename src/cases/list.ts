@@ -2,14 +2,19 @@
  * `cases list`: every matching case, page by page, into a record sink. One page is in memory at a time
  * (the client pages lazily and the sink streams), so memory does not grow with the number of cases.
  */
-import { listCases } from '../api/cases.js';
+import { listCasePages } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';
 import type { FilterClause } from '../api/types.js';
 import type { SecurityCase } from '../model/security-case.js';
 
-/** Where records go: the CLI's record writer (table, json, ndjson, csv). */
+/**
+ * Where records go: the CLI's record writer (table, json, ndjson, csv). `write` is synchronous (it
+ * renders into a buffer); `flush` is awaited after each page, so a slow reader or disk bounds memory to
+ * about a page.
+ */
 export interface RecordSink {
-  write(record: Record<string, unknown>): Promise<void>;
+  write(record: Record<string, unknown>): void;
+  flush(): Promise<void>;
   end(): Promise<void>;
 }
 
@@ -37,12 +42,15 @@ export function projectCase(
   return out;
 }
 
-/** The case listing as an async iterable of output records (projected when `fields` is given). */
-export async function* listCaseRecords(
+/**
+ * The case listing, a page of output records at a time (projected when `fields` is given). Pages, not
+ * records: the work per record is synchronous, and a promise per record would cost more than it.
+ */
+export async function* listCaseRecordPages(
   client: HttpClient,
   query: CaseListQuery,
-): AsyncGenerator<Record<string, unknown>> {
-  const cases: AsyncIterable<SecurityCase> = listCases(client, {
+): AsyncGenerator<readonly Record<string, unknown>[]> {
+  const pages: AsyncIterable<readonly SecurityCase[]> = listCasePages(client, {
     ...(query.filter === undefined ? {} : { filter: query.filter }),
     ...(query.sort === undefined ? {} : { sort: query.sort }),
     ...(query.fields === undefined || query.fields.length === 0 ? {} : { fields: query.fields.join(',') }),
@@ -51,10 +59,10 @@ export async function* listCaseRecords(
   });
   const fields = query.fields;
   // Each case is a fresh object already (read from its page): handed on as is.
-  for await (const c of cases)
+  for await (const page of pages)
     yield fields === undefined || fields.length === 0
-      ? (c as Record<string, unknown>)
-      : projectCase(c, fields);
+      ? (page as readonly Record<string, unknown>[])
+      : page.map((c) => projectCase(c, fields));
 }
 
 /** Stream every matching case into `sink`; resolves to the number written. The sink is ended on success only. */
@@ -64,9 +72,10 @@ export async function writeCases(
   sink: RecordSink,
 ): Promise<number> {
   let count = 0;
-  for await (const record of listCaseRecords(client, query)) {
-    await sink.write(record);
-    count++;
+  for await (const page of listCaseRecordPages(client, query)) {
+    for (const record of page) sink.write(record);
+    count += page.length;
+    await sink.flush();
   }
   await sink.end();
   return count;

@@ -17,6 +17,7 @@ import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext, Output } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { restoreHeapGrowth } from './heap.js';
 import { parseListOption, parseSortOption, readNumberOption, SORT_OPTION } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
 
@@ -130,6 +131,8 @@ export const casesListCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
+    // One page at a time in memory: the cap on the heap's growth would only cost full collections.
+    restoreHeapGrowth();
     const fields = parseFieldsOption(args.fields);
     const selection = {
       status: parseListOption(args.status, '--status'),
@@ -165,11 +168,9 @@ export const casesListCommand: CommandSpec = {
           },
         );
         return {
-          async write(record) {
-            await writer.write(record);
-            // A slow reader (a pipe) bounds memory.
-            if (file === undefined) await waitForDrain(ctx.io.stdout);
-          },
+          write: (record) => writer.write(record),
+          // A slow reader (a pipe) bounds memory.
+          flush: () => (file === undefined ? waitForDrain(ctx.io.stdout) : Promise.resolve()),
           end: () => writer.end(),
         };
       },

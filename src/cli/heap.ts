@@ -16,3 +16,13 @@ export const HEAP_GROWING_PERCENT = 50;
 export function limitHeapGrowth(): void {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
+
+/**
+ * Give the heap V8's own growth back, for a command whose live heap stays small whatever the size of
+ * the environment (`cases list` streams page by page). Capped at 1.5 times, a heap of 16 MB live grows
+ * by V8's minimum step and is fully collected every few pages: 36 full collections instead of 1 for
+ * 300 000 cases. (V8 reads a percent of 0 as "not set".)
+ */
+export function restoreHeapGrowth(): void {
+  setFlagsFromString('--heap-growing-percent=0');
+}

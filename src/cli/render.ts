@@ -29,7 +29,8 @@ export interface RecordWriterOptions {
 
 /** Writes records in one format; `end` must be called once, after the last record. */
 export interface RecordWriter {
-  write(record: Record<string, unknown>): Promise<void>;
+  /** Render one record (synchronous: into the output's buffer). */
+  write(record: Record<string, unknown>): void;
   end(): Promise<void>;
   /** Records written so far. */
   readonly count: number;
@@ -127,7 +128,7 @@ export function createRecordWriter(
   switch (format) {
     case 'ndjson':
       return {
-        async write(record) {
+        write(record) {
           out.write(`${JSON.stringify(project(record))}\n`);
           count += 1;
         },
@@ -138,7 +139,7 @@ export function createRecordWriter(
       };
     case 'json':
       return {
-        async write(record) {
+        write(record) {
           out.write(`${count === 0 ? '[\n' : ',\n'}${JSON.stringify(project(record))}`);
           count += 1;
         },
@@ -158,7 +159,7 @@ export function createRecordWriter(
         headerWritten = true;
       };
       return {
-        async write(record) {
+        write(record) {
           writeHeader();
           out.write(renderCsvRow(columns.map((c) => renderCell(record[c]))));
           count += 1;
@@ -174,7 +175,7 @@ export function createRecordWriter(
     case 'table': {
       const rows: Record<string, unknown>[] = [];
       return {
-        async write(record) {
+        write(record) {
           rows.push(pick(record, columns));
           count += 1;
         },

@@ -24,7 +24,7 @@ import {
   createConnection,
   deleteConnection,
   getConnectionByName,
-  listConnections,
+  listConnectionPages,
   updateConnection,
 } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
@@ -257,13 +257,13 @@ async function listTarget(
   whole: boolean,
 ): Promise<TargetConnection[]> {
   const out: TargetConnection[] = [];
-  for await (const c of listConnections(client, { signal })) {
-    out.push({
-      name: c.name,
-      _id: typeof c._id === 'string' ? c._id : undefined,
-      ...(whole ? { connection: c } : {}),
-    });
-  }
+  for await (const page of listConnectionPages(client, { signal }))
+    for (const c of page)
+      out.push({
+        name: c.name,
+        _id: typeof c._id === 'string' ? c._id : undefined,
+        ...(whole ? { connection: c } : {}),
+      });
   return out;
 }
 

@@ -25,12 +25,12 @@ export interface ListConnectionsResult {
 export async function listEnvironmentConnections(
   options: ListOptions,
   ports: ListConnectionsPorts,
-  sink: (connection: Connection) => Promise<void>,
+  sink: (connection: Connection) => void,
 ): Promise<ListConnectionsResult> {
   const environment = await ports.resolveEnvironment();
   const client = ports.createClient(environment);
   try {
-    for await (const connection of listConnections(client, options)) await sink(maskSecrets(connection));
+    for await (const connection of listConnections(client, options)) sink(maskSecrets(connection));
     return { environment: environment.label };
   } finally {
     client.close();

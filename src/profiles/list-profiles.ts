@@ -16,12 +16,12 @@ export interface ListProfilesPorts {
 /** List the environment's scan profiles into `sink`, in the service's order; resolves to the environment's label. */
 export async function listEnvironmentProfiles(
   ports: ListProfilesPorts,
-  sink: (profile: ScanProfile) => Promise<void>,
+  sink: (profile: ScanProfile) => void,
 ): Promise<{ readonly environment: string }> {
   const environment = await ports.resolveEnvironment();
   const client = ports.createClient(environment);
   try {
-    for (const profile of await listScanProfiles(client, { signal: ports.signal })) await sink(profile);
+    for (const profile of await listScanProfiles(client, { signal: ports.signal })) sink(profile);
     return { environment: environment.label };
   } finally {
     client.close();

@@ -202,4 +202,35 @@ describe('paging asks for the next page before the current one is consumed', () 
       client.close();
     }
   });
+
+  it('asks two pages ahead while pages come full, and asks again when a guessed skip was wrong', async () => {
+    // Pages of 100 up to case 100, then the service clamps to 60: the page guessed at skip 200 is
+    // dropped, and the one at skip 160 is asked for.
+    const all = makeCases(400);
+    const skips: number[] = [];
+    nock(BASE)
+      .get(PATH)
+      .query(true)
+      .reply((uri) => {
+        const q = new URL(uri, BASE).searchParams;
+        const skip = Number(q.get('skip') ?? 0);
+        skips.push(skip);
+        const size = Math.min(Number(q.get('limit')), skip < 100 ? 100 : 60);
+        return [200, envelope(all.slice(skip, skip + size), all.length)];
+      })
+      .persist();
+    const { client } = makeClient({ url: BASE });
+    try {
+      const ids: string[] = [];
+      for await (const c of listCases(client, { pageSize: 100 })) ids.push(c.caseId);
+      expect(ids).toEqual(all.map((c) => c.id));
+      expect(skips.slice(0, 2)).toEqual([0, 100]);
+      expect(skips).toContain(200);
+      expect(skips).toContain(160);
+      // Every case read once: the pages used are 0, 100, 160, 220, ... 340 (and nothing past the total).
+      expect(skips.every((skip) => skip < all.length)).toBe(true);
+    } finally {
+      client.close();
+    }
+  });
 });
