@@ -434,6 +434,10 @@ async function importLeanSnapshot(
     // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
     const referencesRead = fetchTargetReferences(client, ports.signal);
     for (const read of [listing, profileListing, referencesRead]) read.catch(() => undefined);
+    // The template schemas are compiled while the reads are out (tens of ms that would come after),
+    // once the requests are on the wire (callbacks queued behind this one send them).
+    await new Promise((resolve) => setImmediate(resolve));
+    catalog.compile(new Set(lean.entries.map((e) => e.type)));
     const target = await listing;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
     const prepare = createPreparer(

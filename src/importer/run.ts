@@ -4,6 +4,9 @@
  *
  * Per entry:
  *   intent (fsync'd) -> POST -> outcome.
+ * The intent of the entry that will take a slot next is written while the slot's POST is in flight
+ * (its fsync is then off the path between an answer and the next POST); a run that stops before that
+ * entry is sent leaves its intent open, which costs the next run one look-up.
  * - 2xx: created.
  * - A definite rejection (4xx other than 401/408/429): the entry failed; the service's message is kept
  *   (scrubbed). If an earlier attempt of the same entry was in doubt, the rejection may be our own
@@ -29,7 +32,7 @@ import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
 import { scrub } from '../secrets.js';
 import type { Journal, JournalRecord } from './journal.js';
-import type { SendStep } from './plan.js';
+import type { SendBody, SendStep } from './plan.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
 /** How the runner talks to the target (bound to one HTTP client). */
@@ -253,6 +256,56 @@ export async function runImport(
     );
   };
 
+  /** The intent record of a create attempt. */
+  const intentOf = (step: SendStep, image: SendBody['image'], attempt: number): JournalRecord => ({
+    kind: 'intent',
+    object: 'connection',
+    op: 'create',
+    name: step.name,
+    targetName: step.targetName,
+    ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
+    ...(image === undefined ? {} : { image }),
+    attempt,
+    at: now(),
+  });
+
+  // Intents written ahead (see the module comment): for at most `concurrency` steps not started yet,
+  // each with the body it was written from. Steps start in their order (the limiter is first in, first
+  // out), so the next ones to start are those from `started`. A failed write stops the run as an
+  // outcome's does, also when its step never starts.
+  const early = new Map<SendStep, { readonly body: SendBody; readonly written: Promise<void> }>();
+  const earlyWrites = new Set<Promise<void>>();
+  let started = 0;
+  let nextEarly = 0;
+  const writeNextIntentEarly = (): void => {
+    const index = Math.max(nextEarly, started);
+    if (index >= steps.length || index - started >= concurrency || stopping()) return;
+    nextEarly = index + 1;
+    const step = steps[index] as SendStep;
+    // An entry in doubt is looked up before anything is written for it.
+    if (step.kind === 'reconcile') return;
+    let body: SendBody;
+    try {
+      body = step.source.load();
+    } catch {
+      // Called beside another entry's POST: the step meets the same failure itself, as its own.
+      return;
+    }
+    const written: Promise<void> = journal.append(intentOf(step, body.image, 1));
+    const watched = written.then(
+      () => {
+        earlyWrites.delete(watched);
+      },
+      (error: unknown) => {
+        earlyWrites.delete(watched);
+        fatal ??= { error };
+        halt.abort();
+      },
+    );
+    earlyWrites.add(watched);
+    early.set(step, { body, written });
+  };
+
   /** Per-step state that outlives a stop (for the pending outcome). */
   interface StepState {
     /** A POST of this entry (in this run or an earlier one) may have been applied. */
@@ -267,8 +320,11 @@ export async function runImport(
       if (found) return recordCreated(step, found._id, 'lookup', state.attempts);
     }
     let rateLimited = 0;
-    // Prepared now (read from the snapshot again), held only while this entry is in flight.
-    const { body, image } = step.source.load();
+    // Prepared now (read from the snapshot again), or when its intent was written early; held only
+    // while this entry is in flight.
+    const ahead = early.get(step);
+    early.delete(step);
+    const { body, image } = ahead?.body ?? step.source.load();
     for (;;) {
       checkGoing();
       // The send time goes with a 429 answer to the throttle: its once-per-epoch rule needs it.
@@ -281,22 +337,16 @@ export async function runImport(
       checkGoing();
       state.attempts += 1;
       // The intent must be durable before the POST leaves: a crash after it is reconciled by name.
-      await journal.append({
-        kind: 'intent',
-        object: 'connection',
-        op: 'create',
-        name: step.name,
-        targetName: step.targetName,
-        ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
-        ...(image === undefined ? {} : { image }),
-        attempt: state.attempts,
-        at: now(),
-      });
+      // The first attempt's may have been written early (then only its fsync is waited for).
+      if (state.attempts === 1 && ahead !== undefined) await ahead.written;
+      else await journal.append(intentOf(step, image, state.attempts));
       // A stop that came during the fsync still prevents the POST; the open intent costs one look-up.
       checkGoing();
       let created: CreatedConnection;
       try {
-        created = await target.create(body);
+        const answer = target.create(body);
+        writeNextIntentEarly();
+        created = await answer;
       } catch (error) {
         const verdict = classifyCreateFailure(error);
         switch (verdict) {
@@ -361,6 +411,7 @@ export async function runImport(
   };
 
   const processStep = async (step: SendStep): Promise<EntryOutcome> => {
+    started += 1;
     const state: StepState = { inDoubt: step.kind === 'reconcile', attempts: 0 };
     try {
       return await sendStep(step, state);
@@ -388,8 +439,10 @@ export async function runImport(
     if (window.size >= 2 * concurrency) await Promise.race(window);
   }
   await Promise.all(window);
-  // Every outcome record on disk (or its failure known) before the run reports.
-  while (outcomeWrites.size > 0) await Promise.all([...outcomeWrites]);
+  // Every outcome record, and every intent written early, on disk (or its failure known) before the
+  // run reports.
+  while (outcomeWrites.size > 0 || earlyWrites.size > 0)
+    await Promise.all([...outcomeWrites, ...earlyWrites]);
   if (fatal) throw fatal.error;
   let stoppedBy: DdsError | undefined;
   if (authStop) stoppedBy = authStop;

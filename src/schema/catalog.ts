@@ -58,6 +58,11 @@ export interface TemplateCatalog {
   requiredSecretFields(type: string): readonly string[];
   /** Check one entry. */
   checkEntry(entry: Connection): EntryReport;
+  /**
+   * Compile now the schemas that entries of `types` are checked against (else each is compiled at its
+   * first check): for a caller with time to spare, e.g. while it waits on the network.
+   */
+  compile(types: Iterable<string>): void;
   /** Problems found while building the catalog (e.g. a template regex that does not compile). */
   readonly warnings: readonly string[];
 }
@@ -111,6 +116,9 @@ export function createCatalog(
     requiredFields: (type) => (byType.get(type) ?? genericType).required,
     requiredSecretFields: (type) => byType.get(type)?.requiredSecrets ?? [],
     warnings,
+    compile(types) {
+      for (const type of types) compiled(byType.get(type) ?? genericType);
+    },
     checkEntry(entry) {
       const type = typeof entry.type === 'string' ? entry.type : '';
       const name = typeof entry.name === 'string' ? entry.name : '';

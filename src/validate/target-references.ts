@@ -22,8 +22,12 @@ export async function fetchTargetReferences(
   client: HttpClient,
   signal: AbortSignal,
 ): Promise<TargetReferences> {
-  const scanners = await listScanners(client, { signal });
-  const credentials = await listCredentials(client, { signal });
+  // Both asked at once (each waits on the service); a failure of one ends the read, the other's end is ignored.
+  const scannersRead = listScanners(client, { signal });
+  const credentialsRead = listCredentials(client, { signal });
+  credentialsRead.catch(() => undefined);
+  const scanners = await scannersRead;
+  const credentials = await credentialsRead;
   return {
     scannerGroups: namesOf(scanners, (s) => s.scanner_group),
     credentials: namesOf(credentials, (c) => c.credential_id),

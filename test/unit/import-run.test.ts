@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createConnection, getConnectionByName } from '../../src/api/connections.js';
 import { createRetryBudget, type RetryBudget } from '../../src/api/http.js';
 import type { CreatedConnection } from '../../src/api/types.js';
@@ -449,7 +449,10 @@ describe('runImport: stopping', () => {
     // b's intent stays open: the next run looks it up before sending (a 401 applied nothing, but the
     // runner does not rely on that).
     expect(entries.get('b')).toMatchObject({ state: 'in-doubt' });
-    expect(entries.has('c')).toBe(false);
+    // c's intent was written ahead, while a POST was in flight, and c was never sent: the next run
+    // looks it up once before sending it.
+    expect(h.service.sequence('c')).toEqual([]);
+    expect(entries.get('c')).toMatchObject({ state: 'in-doubt' });
     expectConsistentJournal();
   });
 
@@ -480,7 +483,8 @@ describe('runImport: stopping', () => {
     const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
     expect(entries.get('a')).toMatchObject({ state: 'in-doubt', targetName: 'a' });
     expect(entries.get('b')).toMatchObject({ state: 'done' });
-    expect(entries.has('c')).toBe(false);
+    // c's intent was written ahead while a POST was in flight (c itself was never sent, above).
+    expect(entries.get('c')).toMatchObject({ state: 'in-doubt' });
     expectConsistentJournal();
   });
 
@@ -629,11 +633,12 @@ describe('runImport: stopping', () => {
     );
     expect(result.stoppedBy).toBeInstanceOf(InterruptedError);
     expect(result.outcomes.map((o) => o.kind)).toEqual(['pending', 'pending']);
-    // The intent of a stays open (reconciled by name next time); b never got one.
-    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('a')).toMatchObject({
-      state: 'in-doubt',
-    });
-    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.has('b')).toBe(false);
+    // The intents of a and of b (written ahead beside a's attempt) stay open: each is looked up by
+    // name next time; neither was sent.
+    const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
+    expect(entries.get('a')).toMatchObject({ state: 'in-doubt' });
+    expect(entries.get('b')).toMatchObject({ state: 'in-doubt' });
+    expect(service.posts()).toEqual([]);
   });
 
   it('an unexpected error stops the run like any stop, lets the POST in flight settle, then is rethrown', async () => {
@@ -729,6 +734,47 @@ describe('runImport: outcome records do not hold a slot', () => {
     expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('a')).toMatchObject({
       state: 'in-doubt',
     });
+  });
+});
+
+describe('runImport: the next intent is written while a POST is in flight', () => {
+  it("b's intent is on disk before a's answer comes, and is the only one b gets (concurrency 1)", async () => {
+    const gateA = deferred();
+    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
+    const running = h.run([step('a'), step('b')], { concurrency: 1 });
+    await h.service.whenPosts(1);
+    // a's POST is held: b's intent, written beside it, reaches the disk meanwhile.
+    await vi.waitFor(() => {
+      expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('b')).toMatchObject({
+        state: 'in-doubt',
+      });
+    });
+    expect(h.service.posts()).toEqual(['a']);
+    gateA.resolve();
+    const result = await running;
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'created']);
+    const intents = readFileSync(journalPath, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"kind":"intent"'))
+      .map((line) => JSON.parse(line) as { name: string; attempt: number });
+    expect(intents.map((i) => [i.name, i.attempt])).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]);
+    expectConsistentJournal();
+  });
+
+  it('an entry in doubt from an earlier run gets no intent ahead: it is looked up first', async () => {
+    const gateA = deferred();
+    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
+    const running = h.run([step('a'), step('b', 'reconcile')], { concurrency: 1 });
+    await h.service.whenPosts(1);
+    gateA.resolve();
+    const result = await running;
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'created']);
+    // b: looked up (absent), then its intent, then its POST.
+    expect(h.service.sequence('b')).toEqual(['GET', 'POST']);
+    expectConsistentJournal();
   });
 });
 
