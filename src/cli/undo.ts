@@ -18,6 +18,7 @@ import {
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { writeJsonDocument } from './json-document.js';
 import { readStringOption } from './options.js';
 
 /** One line describing an undo step (exhaustive over kinds). */
@@ -116,12 +117,12 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
   }
   if (result.kind === 'dry-run') {
     if (ctx.globals.json) {
-      ctx.out.json({
-        dryRun: true,
-        target: result.target,
-        steps: result.steps.map((step) => lineJson({ step, outcome: undefined })),
-        problems: result.problems,
-      });
+      writeJsonDocument(
+        ctx.out,
+        { dryRun: true, target: result.target, steps: [], problems: result.problems },
+        'steps',
+        mapLazily(result.steps, (step) => lineJson({ step, outcome: undefined })),
+      );
     } else {
       ctx.out.result(`Plan for undoing the import in ${result.target} (dry run, nothing sent):`);
       for (const step of result.steps) ctx.out.result(`  ${describeUndoStep(step)}`);
@@ -142,13 +143,19 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
   const left = result.lines.filter((l) => l.step.kind === 'left');
   const failed = result.lines.filter((l) => l.outcome === 'failed');
   if (ctx.globals.json) {
-    ctx.out.json({
-      ok: result.stoppedBy === undefined && failed.length === 0 && left.length === 0,
-      target: result.target,
-      journal: result.journal,
-      steps: result.lines.map(lineJson),
-      ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
-    });
+    // Written a step at a time: 100 000 steps are tens of MB of text.
+    writeJsonDocument(
+      ctx.out,
+      {
+        ok: result.stoppedBy === undefined && failed.length === 0 && left.length === 0,
+        target: result.target,
+        journal: result.journal,
+        steps: [],
+        ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
+      },
+      'steps',
+      mapLazily(result.lines, lineJson),
+    );
   } else {
     const lines = [
       `Undo in ${result.target}: ${result.lines.length} connection(s)`,
@@ -208,3 +215,8 @@ export const undoCommand: CommandSpec = {
   ],
   run: runUndoCommand,
 };
+
+/** `items` mapped one at a time, as they are read (nothing gathered). */
+function* mapLazily<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U> {
+  for (const item of items) yield map(item);
+}

@@ -75,6 +75,7 @@ import {
   findUnusedOverrides,
   loadOverrides,
   type Overrides,
+  overridesApplyTo,
   resolveOverrides,
 } from './overrides.js';
 import {
@@ -351,6 +352,8 @@ export async function importSnapshot(
   const { overrides } = resolveOverrides(rawOverrides, ports.env);
   const removals: { entry: string; paths: string[] }[] = [];
   const lean = await readLeanSnapshot(options.snapshot, ports.signal, (entry) => {
+    // Most entries have no override at all (none without --overrides): nothing to look for.
+    if (!overridesApplyTo(entry, overrides)) return;
     const paths = findOverrideRemovals(stripServerManaged(entry) as Connection, overrides);
     if (paths.length > 0) removals.push({ entry: entry.name, paths });
   });
@@ -406,6 +409,26 @@ async function importLeanSnapshot(
       ? await loadCatalogFromEnvironment(client, [...new Set(lean.entries.map((e) => e.type))])
       : await loadShippedCatalog(options.schemas);
 
+    // Listed once the journal is locked: a run that held it before has ended, and its creates show.
+    // The three reads go out together (each waits on the service, not on this process), while the
+    // journal is replayed; a failure of one ends the run, and the others' ends are ignored.
+    const converging = options.onConflict === 'update' || options.prune === true;
+    // Ended when the journal cannot be opened (another run holds it, it is bound elsewhere): the run
+    // ends at once, its reads with it.
+    const readsStop = new AbortController();
+    const readSignal = AbortSignal.any([ports.signal, readsStop.signal]);
+    const startReads = () => {
+      const listing = listTarget(client, readSignal, converging);
+      const profileListing: ReturnType<typeof listScanProfiles> = profilesIncluded
+        ? listScanProfiles(client, { signal: readSignal })
+        : Promise.resolve([]);
+      // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
+      const referencesRead = fetchTargetReferences(client, readSignal);
+      for (const read of [listing, profileListing, referencesRead]) read.catch(() => undefined);
+      return { listing, profileListing, referencesRead };
+    };
+    const started: { reads?: ReturnType<typeof startReads> } = {};
+
     let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
     let journalChanges: ReadonlyMap<string, JournalChangeState> = new Map();
     let profileJournal: ReadonlyMap<string, ProfileJournalState> = new Map();
@@ -418,26 +441,26 @@ async function importLeanSnapshot(
       journal = await openJournal(journalPath, binding, {
         tool: `${TOOL_NAME} ${TOOL_VERSION}`,
         keepRecord: isProfileRecord,
+        onLocked: () => {
+          started.reads = startReads();
+        },
+      }).catch((error: unknown) => {
+        readsStop.abort();
+        throw error;
       });
       journalState = journal.replay.entries;
       journalChanges = journal.replay.changes;
       profileJournal = replayProfileRecords(journal.replay.records);
     }
-    // Listed once the journal is locked: a run that held it before has ended, and its creates show.
-    const converging = options.onConflict === 'update' || options.prune === true;
-    // The three reads go out together (each waits on the service, not on this process); a failure of
-    // one ends the run, and the others' ends are ignored.
-    const listing = listTarget(client, ports.signal, converging);
-    const profileListing = profilesIncluded
-      ? listScanProfiles(client, { signal: ports.signal })
-      : Promise.resolve([]);
-    // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
-    const referencesRead = fetchTargetReferences(client, ports.signal);
-    for (const read of [listing, profileListing, referencesRead]) read.catch(() => undefined);
-    // The template schemas are compiled while the reads are out (tens of ms that would come after),
-    // once the requests are on the wire (callbacks queued behind this one send them).
+    const { listing, profileListing, referencesRead } = started.reads ?? startReads();
+    // The template schemas of the entries still to create are compiled while the reads are out (tens
+    // of ms that would come after), once the requests are on the wire (callbacks queued behind this
+    // one send them). A finished run's re-run compiles none.
     await new Promise((resolve) => setImmediate(resolve));
-    catalog.compile(new Set(lean.entries.map((e) => e.type)));
+    const typesToCheck = new Set<string>();
+    for (const entry of lean.entries)
+      if (journalState.get(entry.name)?.state !== 'done') typesToCheck.add(entry.type);
+    catalog.compile(typesToCheck);
     const target = await listing;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
     const prepare = createPreparer(

@@ -689,6 +689,12 @@ export interface Journal {
 /** Options of {@link openJournal}. */
 export interface OpenJournalOptions extends ReplayOptions {
   readonly tool: string;
+  /**
+   * Called once the lock is held, before the journal is read: a caller may start what must follow the
+   * lock (the import lists the target: a run that held the lock has ended, its creates show) while the
+   * journal, which can be 100 MB, is replayed.
+   */
+  readonly onLocked?: () => void;
   /** Clock for record timestamps (tests). */
   readonly now?: () => Date;
 }
@@ -758,6 +764,7 @@ export async function openJournal(
   const release = await guardFileWrite(path, 'journal', () => acquireLock(`${path}.lock`));
   let handle: FileHandle | undefined;
   try {
+    options.onLocked?.();
     const read = await replayJournalFile(path, options);
     const replay = read?.replay ?? replayJournal('', path);
     if (read !== undefined && (replay.tornTail || replay.validBytes !== read.size)) {

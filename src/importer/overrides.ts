@@ -271,6 +271,14 @@ function blocksFor(entry: { readonly name: string; readonly type: string }, over
   return [overrides.all, overrides.byType[entry.type] ?? {}, overrides.byName[entry.name] ?? {}];
 }
 
+/** Whether any override block (all, its type's, its name's) sets a field of `entry`. */
+export function overridesApplyTo(
+  entry: { readonly name: string; readonly type: string },
+  overrides: Overrides,
+): boolean {
+  return blocksFor(entry, overrides).some((block) => Object.keys(block).length > 0);
+}
+
 /** The `field_name` of a `custom_fields` element, when it has one. */
 function customFieldName(element: unknown): string | undefined {
   return isObject(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
@@ -322,6 +330,7 @@ export function findOverrideRemovals(
   entry: { readonly name: string; readonly type: string } & Readonly<Record<string, unknown>>,
   overrides: Overrides,
 ): string[] {
+  if (!overridesApplyTo(entry, overrides)) return [];
   const applied = applyOverrides(entry, overrides) as Readonly<Record<string, unknown>>;
   const removed: string[] = [];
   for (const [key, before] of Object.entries(entry)) {

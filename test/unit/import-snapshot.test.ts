@@ -65,7 +65,8 @@ function createFakeTarget(journalPath: string, options: { rateLimitFirstCreate?:
           async request<T>(req: HttpRequest): Promise<T> {
             fake.requests.push(`${req.method} ${req.path}`);
             if (req.method === 'GET' && req.path === '/ds-connections') {
-              fake.journalExistedAtListing = existsSync(journalPath);
+              // The journal's lock is held (its file may not be written yet: it is replayed meanwhile).
+              fake.journalExistedAtListing = existsSync(`${journalPath}.lock`);
               return { data: { ds_connections: [], totalCount: 0 } } as T;
             }
             if (req.method === 'GET' && (req.path === '/scanner-status' || req.path === '/credentials')) {
@@ -121,7 +122,7 @@ async function setUp(): Promise<{ dir: string; options: ImportOptions }> {
 }
 
 describe('importSnapshot', () => {
-  it('opens the journal before listing the target, reports typed events in order, returns the counts', async () => {
+  it('locks the journal before listing the target, reports typed events in order, returns the counts', async () => {
     const { options } = await setUp();
     const fake = createFakeTarget(options.journal as string);
     const events: ImportEvent[] = [];

@@ -1,0 +1,40 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { writeJsonDocument } from '../../src/cli/json-document.js';
+
+function written(document: Record<string, unknown>, key: string, items: unknown[]): string {
+  let text = '';
+  writeJsonDocument({ write: (piece) => (text += piece) }, document, key, items);
+  return text;
+}
+
+describe('writeJsonDocument', () => {
+  it('writes what JSON.stringify(document, null, 2) writes, the array given apart', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }),
+        fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 6 }),
+        fc.string({ maxLength: 5 }),
+        (rest, items, key) => {
+          const document = { ...rest, [key]: [] as unknown[] };
+          const expected = `${JSON.stringify({ ...document, [key]: items }, null, 2)}\n`;
+          expect(written(document, key, items)).toBe(expected);
+        },
+      ),
+    );
+  });
+
+  it('leaves out undefined members as JSON.stringify does, and writes in pieces of bounded size', () => {
+    const items = Array.from({ length: 3000 }, (_, i) => ({ name: `entry-${i}`, outcome: 'deleted' }));
+    const pieces: string[] = [];
+    writeJsonDocument(
+      { write: (piece) => pieces.push(piece) },
+      { ok: true, steps: [], stoppedBy: undefined },
+      'steps',
+      items,
+    );
+    expect(pieces.join('')).toBe(`${JSON.stringify({ ok: true, steps: items }, null, 2)}\n`);
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(Math.max(...pieces.map((p) => p.length))).toBeLessThan(70 * 1024);
+  });
+});
