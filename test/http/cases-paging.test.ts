@@ -36,10 +36,13 @@ function envelope(
   return { status: 'success', statusCode: 200, data, message: null };
 }
 
-/** A service that clamps every page to `clamp` items out of `all`, with or without `totalCount`. */
+/**
+ * A service that clamps every page to `clamp` items (or to what `clamp` says for the page's `skip`) out
+ * of `all`, with or without `totalCount`.
+ */
 function serveClamped(
   all: Record<string, unknown>[],
-  clamp: number,
+  clamp: number | ((skip: number) => number),
   withTotal: boolean,
   seen: URLSearchParams[],
 ): nock.Scope {
@@ -50,7 +53,7 @@ function serveClamped(
       const q = new URL(uri, BASE).searchParams;
       seen.push(q);
       const skip = Number(q.get('skip') ?? 0);
-      const limit = Math.min(Number(q.get('limit') ?? 100), clamp);
+      const limit = Math.min(Number(q.get('limit') ?? 100), typeof clamp === 'number' ? clamp : clamp(skip));
       const page = all.slice(skip, skip + limit);
       return [200, envelope(page.length > 0 ? page : undefined, withTotal ? all.length : undefined)];
     })
@@ -207,22 +210,13 @@ describe('paging asks for the next page before the current one is consumed', () 
     // Pages of 100 up to case 100, then the service clamps to 60: the page guessed at skip 200 is
     // dropped, and the one at skip 160 is asked for.
     const all = makeCases(400);
-    const skips: number[] = [];
-    nock(BASE)
-      .get(PATH)
-      .query(true)
-      .reply((uri) => {
-        const q = new URL(uri, BASE).searchParams;
-        const skip = Number(q.get('skip') ?? 0);
-        skips.push(skip);
-        const size = Math.min(Number(q.get('limit')), skip < 100 ? 100 : 60);
-        return [200, envelope(all.slice(skip, skip + size), all.length)];
-      })
-      .persist();
+    const seen: URLSearchParams[] = [];
+    serveClamped(all, (skip) => (skip < 100 ? 100 : 60), true, seen);
     const { client } = makeClient({ url: BASE });
     try {
       const ids: string[] = [];
       for await (const c of listCases(client, { pageSize: 100 })) ids.push(c.caseId);
+      const skips = seen.map((q) => Number(q.get('skip')));
       expect(ids).toEqual(all.map((c) => c.id));
       expect(skips.slice(0, 2)).toEqual([0, 100]);
       expect(skips).toContain(200);
