@@ -76,17 +76,50 @@ function indexSecret(secret: string): void {
   bucket.lengths.sort((a, b) => b - a);
 }
 
-/** The longest known secret that starts at `at` in `text`, if any. */
+/** A secret of digits only (a PIN): see {@link standsAlone}. */
+const DIGITS_ONLY = /^[0-9]+$/;
+
+function isDigit(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return c >= 0x30 && c <= 0x39;
+}
+
+/**
+ * Whether the occurrence of `secret` at `at` in `text` is to be removed. A secret of digits only is
+ * removed where it stands alone, not inside a longer run of digits: a PIN `453831` is no part of the
+ * timestamp `1795447453831` of a log line or of an id, and masking it there made JSON output invalid
+ * (a number with `******` in it). Any other secret is removed wherever it occurs.
+ */
+function standsAlone(text: string, at: number, secret: string): boolean {
+  if (!DIGITS_ONLY.test(secret)) return true;
+  return !isDigit(text, at - 1) && !isDigit(text, at + secret.length);
+}
+
+/** Every occurrence of `secret` in `text` that {@link standsAlone}, replaced by {@link MASK}. */
+function replaceSecret(text: string, secret: string): string {
+  if (!DIGITS_ONLY.test(secret)) return text.split(secret).join(MASK);
+  let out = '';
+  let last = 0;
+  for (let at = text.indexOf(secret); at >= 0; at = text.indexOf(secret, at + 1)) {
+    if (at < last || !standsAlone(text, at, secret)) continue;
+    out += `${text.slice(last, at)}${MASK}`;
+    last = at + secret.length;
+  }
+  return last === 0 ? text : out + text.slice(last);
+}
+
+/** The longest known secret that starts at `at` in `text` and is to be removed there, if any. */
 function secretAt(text: string, at: number): string | undefined {
   const key = prefixKey(text, at);
   if (prefixFilter[key & 0xffff] !== 1) return undefined;
   const bucket = byPrefix.get(key);
   if (bucket === undefined) return undefined;
-  if (typeof bucket === 'string') return text.startsWith(bucket, at) ? bucket : undefined;
+  if (typeof bucket === 'string')
+    return text.startsWith(bucket, at) && standsAlone(text, at, bucket) ? bucket : undefined;
   for (const length of bucket.lengths) {
     if (at + length > text.length) continue;
     const candidate = text.slice(at, at + length);
-    if (bucket.byLength.get(length)?.has(candidate)) return candidate;
+    if (bucket.byLength.get(length)?.has(candidate) && standsAlone(text, at, candidate)) return candidate;
   }
   return undefined;
 }
@@ -157,7 +190,7 @@ export function scrub(text: string): string {
   if (knownSecrets.size === 0) return out;
   if (knownSecrets.size > SEARCH_EACH_UP_TO) return scrubByScan(out);
   for (const secret of orderedSecrets()) {
-    if (out.includes(secret)) out = out.split(secret).join(MASK);
+    if (out.includes(secret)) out = replaceSecret(out, secret);
   }
   return out;
 }

@@ -57,3 +57,21 @@ describe('scrub with many known secrets', () => {
     for (const secret of secrets.slice(0, 50)) expect(scrubbed).not.toContain(secret);
   });
 });
+
+describe('a secret of digits only (a PIN)', () => {
+  const texts = (pin: string) => ({
+    alone: [`"pin":"${pin}"`, `pin ${pin}.`, `a${pin}b`, `${pin}`, `x-${pin}-y`],
+    inside: [`"time":17954${pin}042`, `"id":${pin}7`, `9${pin}`],
+  });
+  for (const many of [false, true]) {
+    it(`is masked where it stands alone, not inside a longer number (${many ? 'many secrets' : 'few secrets'})`, () => {
+      if (many) for (let i = 0; i < 40; i++) registerSecret(`other-secret-${i}`);
+      registerSecret('453831');
+      const { alone, inside } = texts('453831');
+      for (const text of alone) expect(scrub(text)).toBe(text.replace('453831', MASK));
+      // A log line's timestamp, an id: other numbers, left whole (masking them made JSON invalid).
+      for (const text of inside) expect(scrub(text)).toBe(text);
+      expect(scrub('{"time":1795447453831,"pin":"453831"}')).toBe(`{"time":1795447453831,"pin":"${MASK}"}`);
+    });
+  }
+});
