@@ -12,12 +12,12 @@
  * journal stays the one undo restores. 401 stops the run (exit 4); Ctrl-C stops it (130) once the
  * requests in flight settle.
  */
-import pLimit from 'p-limit';
 import type { ByNameResult } from '../api/connections.js';
 import { ApiError, AuthError, type DdsError, InterruptedError, UnavailableError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import { scrub } from '../secrets.js';
 import type { Journal } from './journal.js';
+import { forEachLimited } from './limited.js';
 import type { ChangeStep } from './plan.js';
 import type { RateLimiter } from './throttle.js';
 
@@ -68,7 +68,6 @@ export async function runChanges(
   deps: RunChangesDeps,
 ): Promise<RunChangesResult> {
   const { journal, limiter, target, signal } = deps;
-  const limit = pLimit(deps.concurrency);
   let stoppedBy: DdsError | undefined;
   let fatal: { readonly error: unknown } | undefined;
   const halt = new AbortController();
@@ -201,7 +200,11 @@ export async function runChanges(
     }
   };
 
-  const outcomes = await Promise.all(steps.map((step) => limit(() => processStep(step))));
+  // processStep never rejects.
+  const outcomes = new Array<ChangeOutcome>(steps.length);
+  await forEachLimited(steps, deps.concurrency, async (step, i) => {
+    outcomes[i] = await processStep(step);
+  });
   if (fatal) throw fatal.error;
   if (stoppedBy === undefined && outcomes.some((o) => o.kind === 'pending'))
     stoppedBy = new UnavailableError('The run stopped before every change was settled');

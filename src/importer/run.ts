@@ -23,7 +23,6 @@
  * outcome is reconciled next time. A run never ends with an unsettled entry and no `stoppedBy`.
  */
 import { setMaxListeners } from 'node:events';
-import pLimit from 'p-limit';
 import type { RetryBudget } from '../api/http.js';
 import { computeFullJitter } from '../api/retry-policy.js';
 import type { CreatedConnection } from '../api/types.js';
@@ -32,6 +31,7 @@ import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
 import { scrub } from '../secrets.js';
 import type { Journal, JournalRecord } from './journal.js';
+import { forEachLimited } from './limited.js';
 import type { SendBody, SendStep } from './plan.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
@@ -134,7 +134,6 @@ export async function runImport(
   const maxMs = options.backoffMaxMs ?? 8000;
   const max429 = options.maxRateLimitedPerEntry ?? 50;
   const concurrency = options.concurrency ?? 4;
-  const limit = pLimit(concurrency);
   const { journal, limiter, budget, target, log, signal } = deps;
 
   // Why the run stops early; the first reason of each kind is kept.
@@ -425,20 +424,11 @@ export async function runImport(
     }
   };
 
-  // processStep never rejects. Steps are handed to the limiter a window at a time, not all at once:
-  // 100 000 queued tasks (a promise and a closure each) would be most of what a large import holds.
+  // processStep never rejects.
   const outcomes = new Array<EntryOutcome>(steps.length);
-  const window = new Set<Promise<void>>();
-  for (let i = 0; i < steps.length; i++) {
-    const step = steps[i] as SendStep;
-    const task: Promise<void> = limit(() => processStep(step)).then((outcome) => {
-      outcomes[i] = outcome;
-      window.delete(task);
-    });
-    window.add(task);
-    if (window.size >= 2 * concurrency) await Promise.race(window);
-  }
-  await Promise.all(window);
+  await forEachLimited(steps, concurrency, async (step, i) => {
+    outcomes[i] = await processStep(step);
+  });
   // Every outcome record, and every intent written early, on disk (or its failure known) before the
   // run reports.
   while (outcomeWrites.size > 0 || earlyWrites.size > 0)

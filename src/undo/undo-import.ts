@@ -18,7 +18,6 @@
  * so it is resumable; since every step is decided from the target's state, a second undo sends nothing.
  */
 import { stat, unlink } from 'node:fs/promises';
-import pLimit from 'p-limit';
 import type { ClientFactory } from '../api/client-factory.js';
 import {
   createConnection,
@@ -54,6 +53,7 @@ import {
   replayJournalFile,
   type SafeImage,
 } from '../importer/journal.js';
+import { forEachLimited } from '../importer/limited.js';
 import {
   applyOverrides,
   EMPTY_OVERRIDES,
@@ -534,33 +534,22 @@ async function runUndoSteps(
   run: (step: UndoStep) => Promise<{ line: UndoLine; stoppedBy: DdsError | undefined }>,
   onSettled: (line: UndoLine) => void = () => undefined,
 ): Promise<{ lines: UndoLine[]; stoppedBy: DdsError | undefined }> {
-  const limit = pLimit(concurrency);
   const lines = steps.map(
     (step): UndoLine => ({ step, outcome: isWritingStep(step) ? 'pending' : undefined }),
   );
   let stoppedBy: DdsError | undefined;
   let fatal: { readonly error: unknown } | undefined;
-  const window = new Set<Promise<void>>();
-  for (let i = 0; i < steps.length; i++) {
-    const step = steps[i] as UndoStep;
-    if (!isWritingStep(step)) continue;
-    const task: Promise<void> = limit(async () => {
-      if (stoppedBy !== undefined || fatal !== undefined) return;
-      try {
-        const ran = await run(step);
-        stoppedBy ??= ran.stoppedBy;
-        lines[i] = ran.line;
-        onSettled(ran.line);
-      } catch (error) {
-        fatal ??= { error };
-      }
-    }).then(() => {
-      window.delete(task);
-    });
-    window.add(task);
-    if (window.size >= 2 * concurrency) await Promise.race(window);
-  }
-  await Promise.all(window);
+  await forEachLimited(steps, concurrency, async (step, i) => {
+    if (!isWritingStep(step) || stoppedBy !== undefined || fatal !== undefined) return;
+    try {
+      const ran = await run(step);
+      stoppedBy ??= ran.stoppedBy;
+      lines[i] = ran.line;
+      onSettled(ran.line);
+    } catch (error) {
+      fatal ??= { error };
+    }
+  });
   if (fatal !== undefined) throw fatal.error;
   return { lines, stoppedBy };
 }
