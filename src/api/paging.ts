@@ -101,13 +101,11 @@ export async function* pagesThrough<T>(
       if (ahead[0]?.skip !== skip) ahead = [];
       if (ahead.length === 0) ahead.push(fetchPage(skip));
       const total = page.totalCount;
-      if (total !== undefined && full) {
-        for (
-          let next = skip + count * ahead.length;
-          ahead.length < PAGES_AHEAD && next < total;
-          next += count
-        )
-          ahead.push(fetchPage(next));
+      // Each guess one page of this page's size after the last page asked for.
+      while (total !== undefined && full && ahead.length < PAGES_AHEAD) {
+        const next = (ahead.at(-1)?.skip ?? skip) + count;
+        if (next >= total) break;
+        ahead.push(fetchPage(next));
       }
       // The request is put on the wire by callbacks queued behind this one (the socket is handed over
       // on the next tick): let them run before the caller gets the page, or a caller that works on it

@@ -1,6 +1,7 @@
 /**
- * `cases list`: every matching case, page by page, into a record sink. One page is in memory at a time
- * (the client pages lazily and the sink streams), so memory does not grow with the number of cases.
+ * `cases list`: every matching case, page by page, into a record sink. A few pages are in memory at a
+ * time (the one written and those asked for ahead, see `pagesThrough`), so memory does not grow with
+ * the number of cases.
  */
 import { listCasePages } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';

@@ -3,8 +3,10 @@
  * retrying only where it is safe, journaled so that re-running resumes and no connection is ever
  * created twice. The steps, in this order of side effects: overrides read -> snapshot verified (one
  * pass, keeping per entry only its name, type, source id and place in the file) -> target resolved ->
- * throttle and client created -> templates loaded -> journal locked (a dry run only peeks at it) ->
- * target listed (connections, and scan profiles when the snapshot includes them) ->
+ * throttle and client created -> templates loaded -> journal locked, then the target listed
+ * (connections, scan profiles when the snapshot includes them, scanner groups and credentials) while
+ * the journal is replayed (a dry run only peeks at the journal, then lists) -> the template schemas of
+ * the entries still to create compiled while those reads are out ->
  * plan (connections, then profiles: `profiles-phase.ts`) -> pre-flight -> (dry run: return the plans) ->
  * (refused: report written, fresh journal deleted under the lock, PreflightError) -> run (creates; then,
  * with `--on-conflict update` / `--prune`, updates and deletes: converge-run.ts) -> profile phase
@@ -417,7 +419,13 @@ async function importLeanSnapshot(
     // ends at once, its reads with it.
     const readsStop = new AbortController();
     const readSignal = AbortSignal.any([ports.signal, readsStop.signal]);
+    let reads: ReturnType<typeof sendReads> | undefined;
+    // Once: when the lock is held (below), or after a dry run's peek.
     const startReads = () => {
+      reads ??= sendReads();
+      return reads;
+    };
+    const sendReads = () => {
       const listing = listTarget(client, readSignal, converging);
       const profileListing: ReturnType<typeof listScanProfiles> = profilesIncluded
         ? listScanProfiles(client, { signal: readSignal })
@@ -427,7 +435,6 @@ async function importLeanSnapshot(
       for (const read of [listing, profileListing, referencesRead]) read.catch(() => undefined);
       return { listing, profileListing, referencesRead };
     };
-    const started: { reads?: ReturnType<typeof startReads> } = {};
 
     let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
     let journalChanges: ReadonlyMap<string, JournalChangeState> = new Map();
@@ -441,9 +448,7 @@ async function importLeanSnapshot(
       journal = await openJournal(journalPath, binding, {
         tool: `${TOOL_NAME} ${TOOL_VERSION}`,
         keepRecord: isProfileRecord,
-        onLocked: () => {
-          started.reads = startReads();
-        },
+        onLocked: startReads,
       }).catch((error: unknown) => {
         readsStop.abort();
         throw error;
@@ -452,7 +457,7 @@ async function importLeanSnapshot(
       journalChanges = journal.replay.changes;
       profileJournal = replayProfileRecords(journal.replay.records);
     }
-    const { listing, profileListing, referencesRead } = started.reads ?? startReads();
+    const { listing, profileListing, referencesRead } = startReads();
     // The template schemas of the entries still to create are compiled while the reads are out (tens
     // of ms that would come after), once the requests are on the wire (callbacks queued behind this
     // one send them). A finished run's re-run compiles none.

@@ -383,7 +383,7 @@ export function openJournalRecordReader(path: string): JournalRecordReader {
       fd ??= openSync(path, 'r');
       const bytes = Buffer.allocUnsafe(at.length);
       const read = readSync(fd, bytes, 0, at.length, at.offset);
-      let record: JournalRecord | string = 'the journal changed while it was being read';
+      let record: JournalRecord | string | undefined;
       if (read === at.length) {
         try {
           record = checkRecord(JSON.parse(bytes.toString('utf8')));
@@ -391,7 +391,8 @@ export function openJournalRecordReader(path: string): JournalRecordReader {
           // reported below
         }
       }
-      if (typeof record === 'string') {
+      // A short read, a line that no longer parses or is no longer a record: not the line replayed.
+      if (record === undefined || typeof record === 'string') {
         throw new InputFileError(path, undefined, 'the journal changed while it was being read', {
           hint: 'Do not run an import or undo with this journal while undoing; re-run the undo',
         });
@@ -761,7 +762,7 @@ export async function openJournal(
   options: OpenJournalOptions,
 ): Promise<Journal> {
   // A folder that cannot be written, a full disk, a path naming a folder: one FileWriteError (exit 2).
-  const release = await guardFileWrite(path, 'journal', () => acquireLock(`${path}.lock`));
+  const release = await lockJournal(path);
   let handle: FileHandle | undefined;
   try {
     options.onLocked?.();

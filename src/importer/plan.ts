@@ -377,9 +377,10 @@ export function planImport(input: PlanInput): ImportPlan {
 }
 
 /**
- * A step: the entry's fields (only those: a placed entry's `place` stays out), then the step's own. Built on a literal with `Object.assign`, not with
- * `{...base, ...}`: V8 gives each object a spread builds here a shape of its own (100 000 shapes, more
- * memory than the steps, for an import of 100 000 entries).
+ * A step: the entry's fields (only those: a placed entry's `place` stays out), then the step's own.
+ * Built on a literal with `Object.assign`, not with `{...base, ...}`: V8 gives each object a spread
+ * builds here a shape of its own (100 000 shapes, more memory than the steps, for an import of 100 000
+ * entries).
  */
 function stepOf<const T extends object>(entry: StepBase, own: T): StepBase & T {
   return Object.assign({ name: entry.name, type: entry.type, sourceId: entry.sourceId }, own);

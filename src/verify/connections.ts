@@ -100,10 +100,8 @@ export function createConnectionVerifier(
       for (const [name, twin] of expected) {
         if (!seen.has(name)) items.push({ object: 'connection', name, type: twin.type, state: 'missing' });
       }
-      items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      present.sort((a, b) =>
-        a.connection.name < b.connection.name ? -1 : a.connection.name > b.connection.name ? 1 : 0,
-      );
+      items.sort((a, b) => compareNames(a.name, b.name));
+      present.sort((a, b) => compareNames(a.connection.name, b.connection.name));
       return { items, present, live, liveCount: live.length };
     },
   };
