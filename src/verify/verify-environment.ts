@@ -38,7 +38,6 @@ import {
   DEFAULT_TEST_CONCURRENCY,
   DEFAULT_TEST_RATE,
   runConnectionTests,
-  type TestTarget,
 } from './test-connections.js';
 import {
   countStates,
@@ -315,35 +314,4 @@ async function readProfiles(client: HttpClient, signal: AbortSignal): Promise<Sc
     if (error instanceof ApiError && error.status === 404) return [];
     throw error;
   }
-}
-
-class HeldTwin implements ExpectedConnection {
-  readonly type: string;
-  constructor(private readonly entry: Connection) {
-    this.type = entry.type;
-  }
-
-  read(): Connection {
-    return this.entry;
-  }
-}
-
-/**
- * Pair the snapshot's connections with the environment's by name and compare each pair (both sides
- * whole; the workflow streams the environment through {@link createConnectionVerifier}). Returns the
- * verdicts in name order and the present connections to test.
- *
- * @throws UsageError when the environment holds two connections of one name.
- */
-export function verifyConnections(
-  snapshot: readonly Connection[],
-  environment: readonly Connection[],
-  compare: CompareOptions,
-): { readonly items: VerifyItem[]; readonly present: TestTarget[] } {
-  const expected = new Map<string, ExpectedConnection>();
-  for (const entry of snapshot) if (!expected.has(entry.name)) expected.set(entry.name, new HeldTwin(entry));
-  const verifier = createConnectionVerifier(expected, compare, true);
-  for (const actual of environment) verifier.add(actual);
-  const { items, present } = verifier.finish();
-  return { items, present };
 }

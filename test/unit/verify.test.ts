@@ -5,9 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { HttpClient, HttpRequest } from '../../src/api/http.js';
+import type { CompareOptions } from '../../src/diff/compare.js';
 import { compileIgnoreRules } from '../../src/diff/ignore.js';
 import { ApiError, AuthError } from '../../src/errors.js';
 import { createRateLimiter } from '../../src/importer/throttle.js';
+import type { Connection } from '../../src/model/connection.js';
+import { createConnectionVerifier } from '../../src/verify/connections.js';
 import { nameDataSources, verifyProfiles } from '../../src/verify/profiles.js';
 import { runConnectionTests, type TestTarget } from '../../src/verify/test-connections.js';
 import {
@@ -18,7 +21,7 @@ import {
   readRecordedTest,
   type VerifyItem,
 } from '../../src/verify/verdict.js';
-import { compareProfileSides, verifyConnections } from '../../src/verify/verify-environment.js';
+import { compareProfileSides } from '../../src/verify/verify-environment.js';
 
 describe('readRecordedTest', () => {
   it('reads connectionStatusTest.is_success as a boolean or its text, else none', () => {
@@ -80,7 +83,19 @@ describe('exit decision', () => {
   });
 });
 
-describe('verifyConnections', () => {
+/** Both sides whole through the verifier the workflow streams the environment into. */
+function verifyConnections(
+  snapshot: readonly Connection[],
+  environment: readonly Connection[],
+  compare: CompareOptions,
+) {
+  const expected = new Map(snapshot.map((entry) => [entry.name, { type: entry.type, read: () => entry }]));
+  const verifier = createConnectionVerifier(expected, compare, true);
+  for (const actual of environment) verifier.add(actual);
+  return verifier.finish();
+}
+
+describe('createConnectionVerifier', () => {
   const compare = { ignore: compileIgnoreRules([]), secretFields: () => new Set<string>() };
   it('uses the comparison of diff: server-managed fields ignored, a changed secret masked', () => {
     const snapshot = [
