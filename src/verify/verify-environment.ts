@@ -34,11 +34,7 @@ import {
 } from '../snapshot/read.js';
 import { createConnectionVerifier, type ExpectedConnection } from './connections.js';
 import { nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
-import {
-  DEFAULT_TEST_CONCURRENCY,
-  DEFAULT_TEST_RATE,
-  runConnectionTests,
-} from './test-connections.js';
+import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE, runConnectionTests } from './test-connections.js';
 import {
   countStates,
   countTests,
