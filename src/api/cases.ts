@@ -6,6 +6,7 @@ import {
   checkPageSize,
   encodeFilter,
   isRecord,
+  itemsOf,
   type Page,
   pagesThrough,
   readCount,
@@ -55,11 +56,8 @@ export function encodeCaseSort(sort: string | undefined): string | undefined {
 }
 
 /** Every matching case, `caseId` filled from `caseId ?? id`. */
-export async function* listCases(
-  client: HttpClient,
-  options: ListOptions = {},
-): AsyncGenerator<SecurityCase> {
-  for await (const page of listCasePages(client, options)) yield* page;
+export function listCases(client: HttpClient, options: ListOptions = {}): AsyncGenerator<SecurityCase> {
+  return itemsOf(listCasePages(client, options));
 }
 
 /** Every page of matching cases (see {@link listCases}): for a caller whose work per case is synchronous. */

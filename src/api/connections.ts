@@ -10,6 +10,7 @@ import {
   checkPageSize,
   encodeFilter,
   isRecord,
+  itemsOf,
   type Page,
   pagesThrough,
   readCount,
@@ -45,11 +46,8 @@ export function readConnectionsPage(body: unknown): Page<Connection> {
 }
 
 /** Every connection, all pages: pages with `skip` until `totalCount` or a short page, whatever `limit` the service clamps to. */
-export async function* listConnections(
-  client: HttpClient,
-  options: ListOptions = {},
-): AsyncGenerator<Connection> {
-  for await (const page of listConnectionPages(client, options)) yield* page;
+export function listConnections(client: HttpClient, options: ListOptions = {}): AsyncGenerator<Connection> {
+  return itemsOf(listConnectionPages(client, options));
 }
 
 /** Every page of {@link listConnections}: for a caller whose work per connection is synchronous. */

@@ -117,6 +117,11 @@ export async function* pagesThrough<T>(
   }
 }
 
+/** The items of `pages`, one at a time (for a caller whose work per item is not synchronous). */
+export async function* itemsOf<T>(pages: AsyncIterable<readonly T[]>): AsyncGenerator<T> {
+  for await (const page of pages) yield* page;
+}
+
 /** A JSON object (not an array, not null): what every reader of an answer looks into. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
