@@ -6,7 +6,8 @@
  * Modes:
  * - `cli ARGV...`: `dds-migrate ARGV...` in-process through `runCli` (the command's very code path);
  * - `cli-discard ARGV...`: the same, its stdout thrown away (a listing's records; stderr kept);
- * - `read-snapshot PATH`: the verifying snapshot reader alone (what `diff` reads a snapshot side with);
+ * - `read-snapshot PATH [CHUNK]`: the verifying snapshot reader alone (what `diff` reads a snapshot side
+ *   with), reading CHUNK bytes at a time (default: the reader's own);
  * - `read-environment URL`: the streamed export alone (what `diff` reads an environment side with);
  * - `bare-posts URL SNAPSHOT CONCURRENCY`: every entry of the snapshot POSTed with a bare node:http loop,
  *   CONCURRENCY at once (no journal, no checks, no throttle): what the machine and the emulator allow;
@@ -41,9 +42,9 @@ function token(): string {
   return process.env.DDS_TOKEN ?? '';
 }
 
-async function readSnapshotAlone(path: string): Promise<number> {
+async function readSnapshotAlone(path: string, chunkSize: number | undefined): Promise<number> {
   let count = 0;
-  for await (const _ of readSnapshotEntries(path, { label: path })) count++;
+  for await (const _ of readSnapshotEntries(path, { label: path, chunkSize })) count++;
   return count;
 }
 
@@ -203,7 +204,7 @@ export async function runScaleChild(args: readonly string[]): Promise<ScaleChild
     case 'cli-discard':
       return measureCliDiscarding(args.slice(1));
     case 'read-snapshot':
-      return measure(() => readSnapshotAlone(String(a)));
+      return measure(() => readSnapshotAlone(String(a), b === undefined ? undefined : Number(b)));
     case 'read-environment':
       return measure(() => readEnvironmentAlone(String(a)));
     case 'bare-posts':

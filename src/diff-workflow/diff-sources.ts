@@ -1,13 +1,15 @@
 /**
  * The diff workflow: what differs between two environments or snapshots, before anything is written.
- * Two snapshots, or two environments, are read at once (a live environment through the streamed
- * export, a snapshot through the verifying reader) into the pure streaming differ of
- * `src/diff/stream.ts`, which compares each pair as soon as both halves are read. A snapshot against an
- * environment is read in two steps: the snapshot first, keeping per connection only its place in the
- * file (and checked whole, trailer included, before the environment is contacted), then the export,
- * each of whose connections is compared with its twin read again from the file: the export's order is
- * not the snapshot's (name) order, and nothing waits. Nothing is returned until both sides are read and
- * checked, so a damaged snapshot or an unreachable service never leaves half a plan.
+ * Two snapshots are read side by side in name order (`src/snapshot/merge.ts`: both are sorted by name),
+ * into the diff of `src/diff/merged.ts`: each name is compared as it comes up, and a line byte for byte
+ * the same on both sides is parsed once and not compared field by field. Two environments are read at
+ * once (each through the streamed export) into the streaming differ of `src/diff/stream.ts`, which
+ * compares each pair as soon as both halves are read. A snapshot against an environment is read in
+ * two steps: the snapshot first, keeping per connection only its place in the file (and checked whole,
+ * trailer included, before the environment is contacted), then the export, each of whose connections
+ * is compared with its twin read again from the file: the export's order is not the snapshot's (name)
+ * order, and nothing waits. Nothing is returned until both sides are read and checked, so a damaged
+ * snapshot or an unreachable service never leaves half a plan.
  */
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -17,14 +19,16 @@ import type { HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
+import { createMergedDiff } from '../diff/merged.js';
 import { type ComparableProfile, diffScanProfiles, toComparableProfile } from '../diff/scan-profiles.js';
-import { createStreamingDiff, type StreamingDiff } from '../diff/stream.js';
-import type { DiffResult } from '../diff/types.js';
+import { createStreamingDiff, type StreamingDiff, type StreamingDiffResult } from '../diff/stream.js';
+import type { DiffOptions as DiffOptionsOfCompare, DiffResult } from '../diff/types.js';
 import { ApiError, ConfigError, InputFileError, UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
+import { mergeSnapshots } from '../snapshot/merge.js';
 import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
 
 /** What one side of a diff names. */
@@ -172,12 +176,11 @@ export async function diffSources(
     to: classifySide(options.to, 'to', options.config, options.cwd),
   };
   const catalog = await loadShippedCatalog(options.schemas);
-  const differ = createStreamingDiff({
+  const diffOptions = {
     ignoreFields: options.ignoreFields,
-    secretFields: (type) => catalog.secretFields(type),
-  });
-  const [fromRead, toRead] = await readBothSides(sides, ports, differ);
-  const found = differ.finish();
+    secretFields: (type: string) => catalog.secretFields(type),
+  };
+  const [fromRead, toRead, found] = await readBothSides(sides, ports, diffOptions);
   const from: SideContent = { ...fromRead, count: found.counts.from };
   const to: SideContent = { ...toRead, count: found.counts.to };
   onEvent({
@@ -194,33 +197,6 @@ export async function diffSources(
     to,
     typeOfAdded: found.typeOfAdded,
   };
-}
-
-/** Read one side into the differ; resolves to its label. `signal` stops it when the other side failed or on Ctrl-C. */
-async function readSide(
-  side: DiffSide,
-  flag: 'from' | 'to',
-  ports: DiffPorts,
-  signal: AbortSignal,
-  differ: StreamingDiff,
-  closers: (() => void)[],
-): Promise<{ readonly label: string; readonly profiles: ComparableProfile[] }> {
-  if (side.kind === 'snapshot') {
-    // The reader checks the trailer (entry count, sha256) after the last entry: the differ's result is
-    // taken only once both sides are read, so nothing is reported from a damaged file.
-    // Messages name the file as it was typed.
-    // An entry left waiting for its twin is kept as its place in the file and read again when needed.
-    // The other side may still need to reread it: the file is closed once both sides are read.
-    // Its scan profiles are kept as the same pass reads them (they follow the connections).
-    const { profiles, file } = await indexSnapshot(
-      side.path,
-      ({ entry, place }, placed) => differ.add(flag, entry, () => placed.reread(place)),
-      { signal, label: side.ref },
-    );
-    closers.push(() => file.close());
-    return snapshotSideOf(side, profiles);
-  }
-  return readEnvironmentSide(flag, ports, signal, (entry) => differ.add(flag, entry));
 }
 
 /** A snapshot side as read: its label and its scan profiles ready to compare. */
@@ -242,7 +218,7 @@ async function readEnvironmentSide(
   ports: DiffPorts,
   signal: AbortSignal,
   onEntry: (entry: Connection) => void,
-): Promise<{ readonly label: string; readonly profiles: ComparableProfile[] }> {
+): Promise<SideRead> {
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
   try {
@@ -300,10 +276,7 @@ async function readSnapshotThenEnvironment(
   ports: DiffPorts,
   signal: AbortSignal,
   differ: StreamingDiff,
-): Promise<{
-  readonly snapshot: { readonly label: string; readonly profiles: ComparableProfile[] };
-  readonly environment: { readonly label: string; readonly profiles: ComparableProfile[] };
-}> {
+): Promise<{ readonly snapshot: SideRead; readonly environment: SideRead }> {
   const places = new Map<string, EntryPlace>();
   const { profiles, file } = await indexSnapshot(
     snapshotSide.path,
@@ -328,17 +301,58 @@ async function readSnapshotThenEnvironment(
   }
 }
 
-/** Read both sides (at once, or a snapshot before an environment); the first failure stops the other side. */
+/** A side as read: its label and its scan profiles ready to compare. */
+interface SideRead {
+  readonly label: string;
+  readonly profiles: ComparableProfile[];
+}
+
+/**
+ * Two snapshots: read side by side in name order (both are sorted by name), a pair compared as soon
+ * as its name comes up on both sides, byte-equal lines parsed once and not compared field by field.
+ */
+async function mergeTwoSnapshots(
+  from: Extract<DiffSide, { kind: 'snapshot' }>,
+  to: Extract<DiffSide, { kind: 'snapshot' }>,
+  signal: AbortSignal,
+  diffOptions: DiffOptionsOfCompare,
+): Promise<[SideRead, SideRead, StreamingDiffResult]> {
+  const differ = createMergedDiff(diffOptions);
+  const read = await mergeSnapshots(
+    { path: from.path, label: from.ref },
+    { path: to.path, label: to.ref },
+    (step) => {
+      if (step.kind === 'same') differ.same(step.entry, step.bytes);
+      else if (step.kind === 'both') differ.both(step.from, step.to);
+      else differ.only(step.kind, step.entry);
+    },
+    { signal },
+  );
+  return [snapshotSideOf(from, read.from.profiles), snapshotSideOf(to, read.to.profiles), differ.finish()];
+}
+
+/**
+ * Read both sides (side by side for two snapshots, at once for two environments, a snapshot before an
+ * environment) and compare them; the first failure stops the other side.
+ */
 async function readBothSides(
   sides: { readonly from: DiffSide; readonly to: DiffSide },
   ports: DiffPorts,
+  diffOptions: DiffOptionsOfCompare,
+): Promise<[SideRead, SideRead, StreamingDiffResult]> {
+  if (sides.from.kind === 'snapshot' && sides.to.kind === 'snapshot')
+    return mergeTwoSnapshots(sides.from, sides.to, ports.signal, diffOptions);
+  const differ = createStreamingDiff(diffOptions);
+  const [from, to] = await readSidesInto(sides, ports, differ);
+  return [from, to, differ.finish()];
+}
+
+/** Read both sides into `differ` (at once, or a snapshot before an environment); the first failure stops the other side. */
+async function readSidesInto(
+  sides: { readonly from: DiffSide; readonly to: DiffSide },
+  ports: DiffPorts,
   differ: StreamingDiff,
-): Promise<
-  [
-    { readonly label: string; readonly profiles: ComparableProfile[] },
-    { readonly label: string; readonly profiles: ComparableProfile[] },
-  ]
-> {
+): Promise<[SideRead, SideRead]> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(ports.signal.reason);
   ports.signal.addEventListener('abort', onAbort, { once: true });
@@ -361,17 +375,15 @@ async function readBothSides(
       ports.signal.removeEventListener('abort', onAbort);
     }
   }
-  const closers: (() => void)[] = [];
+  // Two environments, read at once.
   const reading = [
-    guard(readSide(sides.from, 'from', ports, controller.signal, differ, closers)),
-    guard(readSide(sides.to, 'to', ports, controller.signal, differ, closers)),
+    guard(readEnvironmentSide('from', ports, controller.signal, (entry) => differ.add('from', entry))),
+    guard(readEnvironmentSide('to', ports, controller.signal, (entry) => differ.add('to', entry))),
   ] as const;
   try {
     return await Promise.all(reading);
   } finally {
-    // Both sides settled (a failure aborted the other) before the files close: no reread comes after.
     await Promise.allSettled(reading);
-    for (const close of closers) close();
     ports.signal.removeEventListener('abort', onAbort);
   }
 }

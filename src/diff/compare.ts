@@ -153,6 +153,104 @@ export function compareConnections(
   return { fields: walk.fields, uncomparable: walk.uncomparable };
 }
 
+/**
+ * What {@link compareConnections} finds for `entry` against an equal copy of itself (two byte-equal
+ * snapshot lines), without making the copy: no changed field, and the pointers of the masked values
+ * it would list as uncomparable, in the same order (depth first, keys in code-unit order). One walk
+ * in the entry's own key order; the few masks found are sorted at the end.
+ */
+export function maskedPointers(entry: Connection, options: CompareOptions): string[] {
+  const a = options.ignore.removeFromEntry(entry);
+  const secrets = options.secretFields(entry.type);
+  const finder = new MaskFinder(options.ignore);
+  for (const key of Object.keys(a)) {
+    let value = a[key];
+    // A leaf other than the mask holds no mask: the common case, decided before any other test.
+    if (value !== MASK && (typeof value !== 'object' || value === null)) continue;
+    if (isServerManagedField(key) || options.ignore.ignoresTopLevel(key)) continue;
+    if (key === 'custom_fields') value = (Array.isArray(value) ? keyCustomFields(value) : undefined) ?? value;
+    if (key === 'custom_fields' && isPlainObject(value)) finder.inCustomFields(value);
+    else if (SET_LIKE_FIELDS.has(key) && Array.isArray(value)) {
+      // compareSets: two equal sets are equal, masks and all.
+    } else finder.at(key, value, () => secrets.has(key) || isSecretFieldName(key));
+  }
+  return finder.pointers();
+}
+
+/** The walk of {@link Walk.compare} over a value and an equal copy of it: only masks are found. */
+class MaskFinder {
+  private readonly path: (string | number)[] = [];
+  private readonly found: (string | number)[][] = [];
+
+  constructor(private readonly ignore: IgnoreMatcher) {}
+
+  /** The masks found, as pointers in the order {@link Walk} lists them. */
+  pointers(): string[] {
+    if (this.found.length > 1) this.found.sort(compareSegments);
+    return this.found.map(formatPointer);
+  }
+
+  /**
+   * {@link Walk.compare} at `segment` below the current path. Whether the place holds a secret matters
+   * only for an object or array (an equal secret leaf is no mask): asked only then.
+   */
+  at(segment: string | number, value: unknown, secret: (() => boolean) | boolean): void {
+    if (value !== MASK && (typeof value !== 'object' || value === null)) return;
+    this.path.push(segment);
+    this.walk(value, secret);
+    this.path.pop();
+  }
+
+  /** {@link Walk.compareCustomFields} of `fields` against an equal copy of them. */
+  inCustomFields(fields: Record<string, unknown>): void {
+    this.path.push('custom_fields');
+    for (const name of Object.keys(fields)) {
+      const field = fields[name];
+      if (!isPlainObject(field)) {
+        this.at(name, field, false);
+        continue;
+      }
+      this.path.push(name);
+      if (!this.ignore.ignoresPath(this.path)) {
+        const encrypted = field.field_type === 'encrypted';
+        for (const key of Object.keys(field))
+          this.at(key, field[key], () => (encrypted && key === 'field_value') || isSecretFieldName(key));
+      }
+      this.path.pop();
+    }
+    this.path.pop();
+  }
+
+  /** `value` is the mask, an object or an array (keys from `Object.keys` are own: read directly). */
+  private walk(value: unknown, secret: (() => boolean) | boolean): void {
+    if (value === MASK) {
+      if (!this.ignore.ignoresPath(this.path)) this.found.push([...this.path]);
+      return;
+    }
+    // An equal secret is equal; otherwise the object is walked (a copy is another object).
+    if ((typeof secret === 'boolean' ? secret : secret()) || this.ignore.ignoresPath(this.path)) return;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) this.at(i, value[i], false);
+      return;
+    }
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) this.at(key, record[key], () => isSecretFieldName(key));
+  }
+}
+
+/** Paths in the order of a depth-first walk with keys in code-unit order (neither is a prefix of the other). */
+function compareSegments(x: readonly (string | number)[], y: readonly (string | number)[]): number {
+  const length = Math.min(x.length, y.length);
+  for (let i = 0; i < length; i++) {
+    const a = x[i] as string | number;
+    const b = y[i] as string | number;
+    if (a === b) continue;
+    if (typeof a === 'number' && typeof b === 'number') return a - b;
+    return compareNames(String(a), String(b));
+  }
+  return x.length - y.length;
+}
+
 type Segments = readonly (string | number)[];
 
 class Walk {

@@ -2,6 +2,7 @@
 
 /** Escape one reference token: `~` as `~0`, `/` as `~1`. */
 export function escapeSegment(segment: string): string {
+  if (!segment.includes('~') && !segment.includes('/')) return segment;
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

@@ -303,7 +303,7 @@ type ParsedLine =
 // ---- lines -------------------------------------------------------------------------------------
 
 /** One line of the file, without its newline. */
-interface RawLine {
+export interface RawLine {
   readonly bytes: Buffer;
   /** 1-based. */
   readonly number: number;
@@ -315,8 +315,11 @@ interface RawLine {
 
 const NEWLINE = 0x0a;
 
-/** Split the file into lines, one batch per chunk read (so a caller does not await per line). */
-async function* readLineBatches(path: string, options: ReadSnapshotOptions): AsyncGenerator<RawLine[]> {
+/** Split the file into lines, one batch per chunk read (so a caller does not await per line). Shared with `merge.ts`. */
+export async function* readLineBatches(
+  path: string,
+  options: ReadSnapshotOptions,
+): AsyncGenerator<RawLine[]> {
   const stream = createReadStream(path, { highWaterMark: options.chunkSize ?? 64 * 1024 });
   let pending: Buffer[] = [];
   let pendingLength = 0;
@@ -400,8 +403,8 @@ function toReadError(path: string, error: unknown): unknown {
 
 // ---- parsing -----------------------------------------------------------------------------------
 
-/** The state of one pass over a snapshot. Push lines in order, then `finish`. */
-class SnapshotParser {
+/** The state of one pass over a snapshot. Push lines in order, then `finish`. Shared with `merge.ts`. */
+export class SnapshotParser {
   private header: SnapshotHeader | undefined;
   private storedFormatVersion = 0;
   private migrator: Migrator | undefined;
@@ -422,8 +425,25 @@ class SnapshotParser {
     private readonly migrations: MigrationRegistry,
   ) {}
 
-  /** Take one line; returns the entry or scan profile it holds, if any. */
-  push(raw: RawLine): ParsedLine | undefined {
+  /** True once the header line is read. */
+  get headerRead(): boolean {
+    return this.header !== undefined;
+  }
+
+  /**
+   * True once the header is read and entries need no migration: a line's JSON value is then its
+   * entry, so a value parsed from byte-equal text may be handed to {@link SnapshotParser.push}.
+   */
+  get takesEntriesAsParsed(): boolean {
+    return this.migrator?.identity === true;
+  }
+
+  /**
+   * Take one line; returns the entry or scan profile it holds, if any. `parsed`, when given, is the
+   * line's JSON value, already parsed from byte-equal text (see {@link SnapshotParser.takesEntriesAsParsed}):
+   * everything is checked as usual but the parse itself.
+   */
+  push(raw: RawLine, parsed?: unknown): ParsedLine | undefined {
     this.lastLine = raw.number;
     if (this.trailer !== undefined) {
       throw this.fail(raw.number, `unexpected content after the trailer (line ${this.trailer.line})`);
@@ -435,7 +455,7 @@ class SnapshotParser {
       this.readHeader(raw);
       return undefined;
     }
-    const value = this.parseJson(raw);
+    const value = parsed === undefined ? this.parseJson(raw) : parsed;
     if (isPlainObject(value) && value.kind === SNAPSHOT_END_KIND && !Object.hasOwn(value, 'name')) {
       this.readTrailer(value, raw.number);
       return undefined;

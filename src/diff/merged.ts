@@ -1,0 +1,98 @@
+/**
+ * The diff fed by a merge join (`src/snapshot/merge.ts`): every name arrives once, in name order,
+ * with its connection on one side or both, so nothing waits and nothing needs sorting (pure: no fs,
+ * no HTTP). A pair whose snapshot lines were byte-equal arrives as one connection: it is unchanged,
+ * and only its masked values are looked for, and only when its line holds a mask at all.
+ *
+ * The result equals {@link diffConnections} of the same two sides (a snapshot holds no duplicate
+ * name: its reader refuses one).
+ */
+import { compareNames } from '../connections/match.js';
+import type { Connection } from '../model/connection.js';
+import { MASK } from '../secrets.js';
+import { type CompareOptions, compareConnections, compileCompareOptions, maskedPointers } from './compare.js';
+import type { StreamingDiffResult } from './stream.js';
+import type { ChangedConnection, DiffOptions, UncomparableField } from './types.js';
+
+/** A diff fed in name order. */
+export interface MergedDiff {
+  /** A connection whose lines are byte for byte the same on both sides (`line`: that text). */
+  same(entry: Connection, line: Buffer): void;
+  /** A name on both sides. */
+  both(from: Connection, to: Connection): void;
+  /** A name on one side only. */
+  only(side: 'from' | 'to', entry: Connection): void;
+  /** The result, once both sides are read whole. */
+  finish(): StreamingDiffResult;
+}
+
+const MASK_TEXT = Buffer.from(JSON.stringify(MASK));
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether a JSON line can hold a masked value: it holds the mask's text, or an escape (a mask could be
+ * written with `\u` escapes). False means no value of it is the mask.
+ */
+export function mayHoldMask(line: Buffer): boolean {
+  return line.indexOf(MASK_TEXT) >= 0 || line.indexOf(BACKSLASH) >= 0;
+}
+
+/**
+ * Start a diff fed in name order.
+ *
+ * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer.
+ */
+export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
+  const compare: CompareOptions = compileCompareOptions(options);
+  const added: string[] = [];
+  const typeOfAdded = new Map<string, string>();
+  const removed: string[] = [];
+  const changed: ChangedConnection[] = [];
+  const uncomparable: UncomparableField[] = [];
+  const counts = { from: 0, to: 0 };
+  let unchanged = 0;
+  let last: string | undefined;
+
+  const next = (name: string) => {
+    // The join hands names out in order; anything else is a bug of the caller, not of the data.
+    if (last !== undefined && compareNames(last, name) >= 0)
+      throw new Error(`merged diff fed out of order: ${JSON.stringify(name)} after ${JSON.stringify(last)}`);
+    last = name;
+  };
+
+  return {
+    same(entry, line) {
+      next(entry.name);
+      counts.from++;
+      counts.to++;
+      unchanged++;
+      if (!mayHoldMask(line)) return;
+      for (const path of maskedPointers(entry, compare)) uncomparable.push({ name: entry.name, path });
+    },
+    both(from, to) {
+      next(from.name);
+      counts.from++;
+      counts.to++;
+      const outcome = compareConnections(from, to, compare);
+      for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
+      if (outcome.fields.length === 0) unchanged++;
+      else changed.push({ name: from.name, fields: outcome.fields });
+    },
+    only(side, entry) {
+      next(entry.name);
+      counts[side]++;
+      if (side === 'to') removed.push(entry.name);
+      else {
+        added.push(entry.name);
+        typeOfAdded.set(entry.name, entry.type);
+      }
+    },
+    finish() {
+      return {
+        result: { added, removed, changed, unchanged, uncomparable },
+        counts: { ...counts },
+        typeOfAdded: (name) => typeOfAdded.get(name),
+      };
+    },
+  };
+}

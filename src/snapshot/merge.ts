@@ -1,0 +1,199 @@
+/**
+ * Two snapshots read side by side in name order: a merge join. The reader already requires a
+ * snapshot's connections in strict name order, so walking both files at once pairs every name
+ * without holding anything but the current line of each: each name is handed out once, with its
+ * entry on one side or on both.
+ *
+ * Two exports of one environment share most of their lines byte for byte (a connection that did
+ * not change is written the same way). Such a pair of lines is parsed once, and handed out as one
+ * `same` step: both files are still checked whole, line by line, as {@link readSnapshotEntries}
+ * checks one (JSON, name, type, order, checksum, trailer): a line equal to a checked line is checked.
+ * Only when both files' entries need no migration: a migrated entry is not its line's JSON value.
+ *
+ * Steps are handed out before the trailers are checked: trust what they said only once this resolves.
+ */
+import { compareNames } from '../connections/match.js';
+import type { Connection } from '../model/connection.js';
+import type { SnapshotScanProfile } from '../model/scan-profile.js';
+import { shippedMigrations } from './migrate.js';
+import {
+  type RawLine,
+  type ReadSnapshotOptions,
+  readLineBatches,
+  SnapshotParser,
+  type VerifiedSnapshot,
+} from './read.js';
+
+/** One name of a merge join. */
+export type MergedStep =
+  /** Byte-equal lines on both sides, parsed once: `bytes` is the line. */
+  | { readonly kind: 'same'; readonly entry: Connection; readonly bytes: Buffer }
+  /** The name on both sides, in lines that differ. */
+  | { readonly kind: 'both'; readonly from: Connection; readonly to: Connection }
+  /** The name on one side only. */
+  | { readonly kind: 'from' | 'to'; readonly entry: Connection };
+
+/** One file of a merge join. */
+export interface MergedFile {
+  readonly path: string;
+  /** How messages name the file (default: `path`). */
+  readonly label?: string;
+}
+
+/** One file as read whole by {@link mergeSnapshots}. */
+export interface MergedSide {
+  readonly verified: VerifiedSnapshot;
+  /** Its scan profiles (they follow the connections; few). */
+  readonly profiles: SnapshotScanProfile[];
+}
+
+/** Options of {@link mergeSnapshots}: those of every reading function but the label (one per file). */
+export type MergeOptions = Omit<ReadSnapshotOptions, 'label'>;
+
+/**
+ * Bytes read per chunk of each file unless told otherwise: 256 KiB. Two 76 MB files (100 000
+ * connections each) merged in 0.88 s instead of 0.97 s with the reader's 64 KiB; two chunks in memory.
+ */
+export const MERGE_CHUNK_SIZE = 256 * 1024;
+
+/** One file's place in the join: the batch of lines read, and the connection waiting for its twin. */
+class Cursor {
+  readonly parser: SnapshotParser;
+  readonly profiles: SnapshotScanProfile[] = [];
+  /** A connection read (its line pushed) and not handed out yet. */
+  waiting: Connection | undefined;
+  private readonly batches: AsyncGenerator<RawLine[]>;
+  private batch: RawLine[] = [];
+  private index = 0;
+  private ended = false;
+
+  constructor(file: MergedFile, options: MergeOptions) {
+    const label = file.label ?? file.path;
+    this.parser = new SnapshotParser(file.path, label, options.migrations ?? shippedMigrations);
+    this.batches = readLineBatches(file.path, {
+      ...options,
+      chunkSize: options.chunkSize ?? MERGE_CHUNK_SIZE,
+      label,
+    });
+  }
+
+  /** True when the next line must be awaited before anything else can be decided. */
+  get mustRead(): boolean {
+    return this.waiting === undefined && !this.ended && this.index >= this.batch.length;
+  }
+
+  async read(): Promise<void> {
+    const next = await this.batches.next();
+    if (next.done === true) this.ended = true;
+    else {
+      this.batch = next.value;
+      this.index = 0;
+    }
+  }
+
+  /** The next line not pushed yet, when one has been read. */
+  peek(): RawLine | undefined {
+    return this.index < this.batch.length ? this.batch[this.index] : undefined;
+  }
+
+  /** Push the next line (`parsed`: its value, parsed from byte-equal text); a connection it holds is returned. */
+  take(parsed?: unknown): Connection | undefined {
+    const raw = this.batch[this.index++] as RawLine;
+    const line = this.parser.push(raw, parsed);
+    if (line?.kind === 'scan-profile') this.profiles.push(line.profile);
+    return line?.kind === 'connection' ? line.entry : undefined;
+  }
+
+  /** Take the header line (none: `finish` says the file is empty or not a snapshot). */
+  async takeHeader(): Promise<void> {
+    while (!this.parser.headerRead) {
+      if (this.mustRead) await this.read();
+      if (this.peek() === undefined) return;
+      this.take();
+    }
+  }
+
+  /** The file is read whole and checked (trailer included). */
+  finish(): MergedSide {
+    return { verified: this.parser.finish(), profiles: this.profiles };
+  }
+
+  /** Stop reading (the file handle is released). */
+  async close(): Promise<void> {
+    await this.batches.return(undefined);
+  }
+}
+
+/**
+ * Read `from` and `to` at once in name order, handing each name to `onStep`; resolves once both files
+ * are read and checked whole. Rejects with the reader's InputFileError (naming the file and line) for
+ * a damaged file, and InterruptedError when `signal` aborts.
+ */
+export async function mergeSnapshots(
+  from: MergedFile,
+  to: MergedFile,
+  onStep: (step: MergedStep) => void,
+  options: MergeOptions = {},
+): Promise<{ readonly from: MergedSide; readonly to: MergedSide }> {
+  const a = new Cursor(from, options);
+  const b = new Cursor(to, options);
+  try {
+    // Both headers first: the join starts on both sides' first lines after them.
+    await a.takeHeader();
+    await b.takeHeader();
+    for (;;) {
+      if (a.mustRead) await a.read();
+      if (b.mustRead) await b.read();
+      if (a.waiting === undefined && b.waiting === undefined) {
+        const rawA = a.peek();
+        const rawB = b.peek();
+        if (
+          rawA !== undefined &&
+          rawB !== undefined &&
+          a.parser.takesEntriesAsParsed &&
+          b.parser.takesEntriesAsParsed &&
+          rawA.bytes.equals(rawB.bytes)
+        ) {
+          const entry = a.take();
+          if (entry === undefined) continue; // a profile line or the trailer: B's twin line is taken on its own
+          const twin = b.take(entry);
+          if (twin === entry) onStep({ kind: 'same', entry, bytes: rawA.bytes });
+          else {
+            // B's parser placed the line otherwise (it holds no connection there): a plain join.
+            a.waiting = entry;
+            b.waiting = twin;
+          }
+          continue;
+        }
+      }
+      if (a.waiting === undefined && a.peek() !== undefined) {
+        a.waiting = a.take();
+        continue;
+      }
+      if (b.waiting === undefined && b.peek() !== undefined) {
+        b.waiting = b.take();
+        continue;
+      }
+      if (a.mustRead || b.mustRead) continue;
+      // Each side has a connection waiting, or is read to its end.
+      const x = a.waiting;
+      const y = b.waiting;
+      if (x === undefined && y === undefined) break;
+      const order = x === undefined ? 1 : y === undefined ? -1 : compareNames(x.name, y.name);
+      if (order < 0) {
+        onStep({ kind: 'from', entry: x as Connection });
+        a.waiting = undefined;
+      } else if (order > 0) {
+        onStep({ kind: 'to', entry: y as Connection });
+        b.waiting = undefined;
+      } else {
+        onStep({ kind: 'both', from: x as Connection, to: y as Connection });
+        a.waiting = undefined;
+        b.waiting = undefined;
+      }
+    }
+    return { from: a.finish(), to: b.finish() };
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * Two snapshots diffed by a merge join (src/snapshot/merge.ts into src/diff/merged.ts) against the
+ * whole-sides diff (diffConnections): the same result for any two sides, byte-equal lines parsed once
+ * and never compared field by field; and `maskedPointers` against `compareConnections` of an entry
+ * with a copy of itself.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  compareConnections,
+  compileCompareOptions,
+  diffConnections,
+  maskedPointers,
+} from '../../src/diff/compare.js';
+import { createMergedDiff, mayHoldMask } from '../../src/diff/merged.js';
+import { InputFileError, InterruptedError } from '../../src/errors.js';
+import type { Connection } from '../../src/model/connection.js';
+import { MASK } from '../../src/secrets.js';
+import { hashEntryLines } from '../../src/snapshot/checksum.js';
+import { type MergedStep, mergeSnapshots } from '../../src/snapshot/merge.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await makeTempDir('dds-migrate-merge-');
+});
+
+const options = {
+  ignoreFields: ['/owners_v2/*/origin', '/custom_fields/k2/field_value', '/cfg/list/0'],
+  secretFields: (type: string) => new Set(type === 'rdb-mysql' ? ['password', 'cfg'] : []),
+};
+
+/** A snapshot file of `entries` (sorted by name here), written line by line as the writer does. */
+async function writeSnapshotFile(
+  name: string,
+  entries: readonly Connection[],
+  formatVersion: 1 | 2 = 2,
+): Promise<string> {
+  const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const lines = sorted.map((e) => JSON.stringify(e));
+  const header =
+    formatVersion === 2
+      ? {
+          kind: 'dds-migrate/snapshot',
+          formatVersion: 2,
+          createdAt: '2026-01-01T00:00:00.000Z',
+          tool: 'test',
+          source: { url: 'https://a.invalid', environment: 'a' },
+          selection: { ids: null, types: null, name: null },
+          include: ['connections'],
+        }
+      : {
+          kind: 'dds-migrate/snapshot',
+          formatVersion: 1,
+          createdAt: '2026-01-01T00:00:00.000Z',
+          tool: 'test',
+          source: { url: 'https://a.invalid', environment: 'a' },
+          selection: { ids: null, types: null, name: null },
+        };
+  const trailer =
+    formatVersion === 2
+      ? {
+          kind: 'dds-migrate/snapshot-end',
+          entryCount: lines.length,
+          connectionCount: lines.length,
+          scanProfileCount: 0,
+          sha256: hashEntryLines(lines),
+        }
+      : { kind: 'dds-migrate/snapshot-end', entryCount: lines.length, sha256: hashEntryLines(lines) };
+  const path = join(dir, name);
+  await writeFile(path, `${[JSON.stringify(header), ...lines, JSON.stringify(trailer)].join('\n')}\n`);
+  return path;
+}
+
+/** Merge two files into a merged diff; the steps are kept to look at. */
+async function mergeDiff(fromPath: string, toPath: string) {
+  const differ = createMergedDiff(options);
+  const steps: MergedStep['kind'][] = [];
+  const read = await mergeSnapshots(
+    { path: fromPath, label: 'from.jsonl' },
+    { path: toPath, label: 'to.jsonl' },
+    (step) => {
+      steps.push(step.kind);
+      if (step.kind === 'same') differ.same(step.entry, step.bytes);
+      else if (step.kind === 'both') differ.both(step.from, step.to);
+      else differ.only(step.kind, step.entry);
+    },
+    { chunkSize: 256 },
+  );
+  return { found: differ.finish(), steps, read };
+}
+
+// A JSON value with masks in it, nested a little.
+const leaf = fc.oneof(
+  fc.string({ maxLength: 3 }),
+  fc.integer({ min: -5, max: 5 }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(MASK),
+);
+const { value } = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    leaf,
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom('a', 'b', 'token', 'list', 'x/y', 'p~q'), tie('value'), { maxKeys: 3 }),
+  ),
+}));
+const customField = fc.record({
+  field_name: fc.constantFrom('k1', 'k2', 'k3'),
+  field_type: fc.constantFrom('encrypted', 'clear'),
+  field_value: leaf,
+});
+const entryFields = fc.record(
+  {
+    type: fc.constantFrom('s3', 'rdb-mysql'),
+    _id: leaf,
+    description: leaf,
+    password: value,
+    secret_key: value,
+    cfg: value,
+    other: value,
+    custom_fields: fc.oneof(fc.array(customField, { maxLength: 3 }), value),
+    owners_v2: fc.array(fc.record({ email: fc.constantFrom('x', MASK), origin: leaf }), { maxLength: 2 }),
+    tags: fc.array(leaf, { maxLength: 2 }),
+  },
+  { requiredKeys: ['type'] },
+);
+
+describe('maskedPointers', () => {
+  it('equals the uncomparable fields of compareConnections of an entry against a copy of itself', () => {
+    const compiled = compileCompareOptions(options);
+    fc.assert(
+      fc.property(entryFields, (fields) => {
+        const entry = { name: 'n', ...fields } as Connection;
+        const outcome = compareConnections(entry, structuredClone(entry), compiled);
+        expect(outcome.fields).toEqual([]);
+        expect(maskedPointers(entry, compiled)).toEqual(outcome.uncomparable);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('mayHoldMask is true for every line that holds a mask, written plainly or escaped', () => {
+    fc.assert(
+      fc.property(entryFields, (fields) => {
+        const line = Buffer.from(JSON.stringify({ name: 'n', ...fields }));
+        if (!mayHoldMask(line)) expect(line.includes(JSON.stringify(MASK))).toBe(false);
+      }),
+    );
+    expect(mayHoldMask(Buffer.from('{"password":"\\u002a*****"}'))).toBe(true);
+    expect(mayHoldMask(Buffer.from('{"password":"*****"}'))).toBe(false);
+  });
+});
+
+describe('mergeSnapshots into createMergedDiff', () => {
+  // `to` is built from `from`: each connection kept as is (a byte-equal line), edited, or dropped,
+  // plus connections of its own.
+  const sides = fc
+    .uniqueArray(fc.record({ name: fc.stringMatching(/^[a-f]{1,3}$/), fields: entryFields }), {
+      selector: (e) => e.name,
+      maxLength: 12,
+    })
+    .chain((from) =>
+      fc.record({
+        from: fc.constant(from.map((e) => ({ name: e.name, ...e.fields }) as Connection)),
+        fates: fc.array(fc.constantFrom('same', 'same', 'edit', 'drop'), {
+          minLength: from.length,
+          maxLength: from.length,
+        }),
+        extra: fc.uniqueArray(fc.record({ name: fc.stringMatching(/^[a-f]{1,3}$/), fields: entryFields }), {
+          selector: (e) => e.name,
+          maxLength: 4,
+        }),
+        edit: entryFields,
+      }),
+    );
+
+  it('equals diffConnections of the same two sides, byte-equal lines handed out as one step', async () => {
+    await fc.assert(
+      fc.asyncProperty(sides, async ({ from, fates, extra, edit }) => {
+        const to: Connection[] = [];
+        from.forEach((c, i) => {
+          if (fates[i] === 'same') to.push(structuredClone(c));
+          else if (fates[i] === 'edit') to.push({ ...c, ...edit, name: c.name } as Connection);
+        });
+        const names = new Set(from.map((c) => c.name));
+        for (const e of extra) if (!names.has(e.name)) to.push({ name: e.name, ...e.fields } as Connection);
+        const fromPath = await writeSnapshotFile('from.jsonl', from);
+        const toPath = await writeSnapshotFile('to.jsonl', to);
+
+        const { found, steps, read } = await mergeDiff(fromPath, toPath);
+        // Against the sides as read from their files: an edit made here by spreading shares its
+        // values with the original, which compareConnections never walks (parsed sides share nothing).
+        const parsed = (list: Connection[]) => JSON.parse(JSON.stringify(list)) as Connection[];
+        expect(found.result).toEqual(diffConnections(parsed(from), parsed(to), options));
+        expect(found.counts).toEqual({ from: from.length, to: to.length });
+        for (const name of found.result.added)
+          expect(found.typeOfAdded(name)).toBe(from.find((c) => c.name === name)?.type);
+        expect(read.from.verified.entryCount).toBe(from.length);
+        expect(read.to.verified.entryCount).toBe(to.length);
+        // A connection kept as is was written the same way: one step, parsed once. Only the pair
+        // right after a name on one side only is met out of step (and compared field by field).
+        const kept = fates.filter((f) => f === 'same').length;
+        const outOfStep = fates.filter((f) => f === 'drop').length + extra.length;
+        expect(steps.filter((s) => s === 'same').length).toBeGreaterThanOrEqual(kept - outOfStep);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('hands out every line of two equal files as one step each', async () => {
+    const entries = Array.from({ length: 50 }, (_, i) => ({
+      name: `c${String(i).padStart(2, '0')}`,
+      type: 'rdb-mysql',
+      password: MASK,
+    }));
+    const a = await writeSnapshotFile('a.jsonl', entries);
+    const b = await writeSnapshotFile('b.jsonl', entries);
+    const { found, steps } = await mergeDiff(a, b);
+    expect(steps).toEqual(entries.map(() => 'same'));
+    expect(found.result.unchanged).toBe(50);
+    expect(found.result.uncomparable).toEqual(entries.map((e) => ({ name: e.name, path: '/password' })));
+  });
+
+  it('compares every pair field by field when a side needs migrating (its lines are not its entries)', async () => {
+    const a: Connection = { name: 'a', type: 's3', description: 'x' };
+    const b: Connection = { name: 'b', type: 's3', password: MASK };
+    const c: Connection = { ...b, name: 'c' };
+    const old = await writeSnapshotFile('old.jsonl', [a, b], 1);
+    const now = await writeSnapshotFile('now.jsonl', [a, c]);
+    const { found, steps } = await mergeDiff(old, now);
+    expect(steps).toEqual(['both', 'from', 'to']);
+    expect(found.result).toEqual(diffConnections([a, b], [a, c], options));
+  });
+
+  it('refuses a damaged side, naming it and the line, whichever side it is', async () => {
+    const entries = [
+      { name: 'a', type: 's3' },
+      { name: 'b', type: 's3' },
+      { name: 'c', type: 's3' },
+    ];
+    const good = await writeSnapshotFile('good.jsonl', entries);
+    const unsorted = join(dir, 'unsorted.jsonl');
+    const lines = ['{"name":"a","type":"s3"}', '{"name":"c","type":"s3"}', '{"name":"b","type":"s3"}'];
+    await writeFile(
+      unsorted,
+      `${[
+        '{"kind":"dds-migrate/snapshot","formatVersion":2,"createdAt":"2026-01-01T00:00:00.000Z","tool":"t","source":{"url":"https://a.invalid","environment":"a"},"selection":{"ids":null,"types":null,"name":null},"include":["connections"]}',
+        ...lines,
+        JSON.stringify({
+          kind: 'dds-migrate/snapshot-end',
+          entryCount: 3,
+          connectionCount: 3,
+          scanProfileCount: 0,
+          sha256: hashEntryLines(lines),
+        }),
+      ].join('\n')}\n`,
+    );
+    const error = await mergeDiff(good, unsorted).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputFileError);
+    expect(String((error as Error).message)).toMatch(/to\.jsonl:4: .*not sorted by name/);
+
+    const truncated = join(dir, 'truncated.jsonl');
+    const text = (await import('node:fs')).readFileSync(good, 'utf8').split('\n');
+    await writeFile(truncated, `${text.slice(0, 3).join('\n')}\n`);
+    const cut = await mergeDiff(truncated, good).catch((e: unknown) => e);
+    expect(cut).toBeInstanceOf(InputFileError);
+    expect(String((cut as Error).message)).toMatch(/from\.jsonl:4: no trailer/);
+  });
+
+  it('stops when the signal aborts', async () => {
+    const entries = Array.from({ length: 200 }, (_, i) => ({
+      name: `c${String(i).padStart(3, '0')}`,
+      type: 's3',
+    }));
+    const a = await writeSnapshotFile('a.jsonl', entries);
+    const controller = new AbortController();
+    let seen = 0;
+    const run = mergeSnapshots(
+      { path: a },
+      { path: a },
+      () => {
+        if (++seen === 10) controller.abort();
+      },
+      { signal: controller.signal, chunkSize: 256 },
+    );
+    await expect(run).rejects.toBeInstanceOf(InterruptedError);
+  });
+});
