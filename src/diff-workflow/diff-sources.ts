@@ -29,7 +29,7 @@ import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
-import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
+import { startSnapshotSide } from './snapshot-side.js';
 
 /** What one side of a diff names. */
 export type DiffSide =
@@ -176,11 +176,12 @@ export async function diffSources(
     to: classifySide(options.to, 'to', options.config, options.cwd),
   };
   const catalog = await loadShippedCatalog(options.schemas);
-  const diffOptions = {
+  const compare: CompareSettings = {
     ignoreFields: options.ignoreFields,
     secretFields: (type: string) => catalog.secretFields(type),
+    secretTable: catalog.types().map((type) => [type, [...catalog.secretFields(type)]] as const),
   };
-  const [fromRead, toRead, found] = await readBothSides(sides, ports, diffOptions);
+  const [fromRead, toRead, found] = await readBothSides(sides, ports, compare);
   const from: SideContent = { ...fromRead, count: found.counts.from };
   const to: SideContent = { ...toRead, count: found.counts.to };
   onEvent({
@@ -217,7 +218,7 @@ async function readEnvironmentSide(
   flag: 'from' | 'to',
   ports: DiffPorts,
   signal: AbortSignal,
-  onEntry: (entry: Connection) => void,
+  onEntry: (entry: Connection) => Promise<void> | undefined | void,
 ): Promise<SideRead> {
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
@@ -226,7 +227,8 @@ async function readEnvironmentSide(
     const nameById = new Map<string, string>();
     for await (const entry of exportConnections(client, { signal })) {
       if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
-      onEntry(entry);
+      const wait = onEntry(entry);
+      if (wait !== undefined) await wait;
     }
     const profiles = await readEnvironmentProfiles(client, nameById, signal);
     return { profiles, label: `${environment.label} (environment)` };
@@ -265,39 +267,49 @@ async function readEnvironmentProfiles(
 }
 
 /**
- * A snapshot against an environment: the snapshot read whole first (checked, trailer included), keeping
- * per connection its place; then the export, each connection handed to the differ right after its twin
- * read again from the file, so that both halves of a pair meet at once. The snapshot's connections the
- * environment lacks are read again at the end.
+ * A snapshot against an environment: the snapshot side (`snapshot-side.ts`, in a worker thread when
+ * large) reads and checks the snapshot while this thread reads the export and hands each connection
+ * over; the side compares it with its twin read again from the file. A damaged snapshot stops the
+ * export at once and is the error reported (also when the environment failed too).
  */
-async function readSnapshotThenEnvironment(
+async function readSnapshotAndEnvironment(
   snapshotSide: Extract<DiffSide, { kind: 'snapshot' }>,
   snapshotFlag: 'from' | 'to',
   ports: DiffPorts,
-  signal: AbortSignal,
-  differ: StreamingDiff,
-): Promise<{ readonly snapshot: SideRead; readonly environment: SideRead }> {
-  const places = new Map<string, EntryPlace>();
-  const { profiles, file } = await indexSnapshot(
-    snapshotSide.path,
-    ({ entry, place }) => places.set(entry.name, place),
-    { signal, label: snapshotSide.ref },
-  );
+  compare: CompareSettings,
+): Promise<{
+  readonly snapshot: SideRead;
+  readonly environment: SideRead;
+  readonly found: StreamingDiffResult;
+}> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(ports.signal.reason);
+  ports.signal.addEventListener('abort', onAbort, { once: true });
+  const side = startSnapshotSide({
+    path: snapshotSide.path,
+    label: snapshotSide.ref,
+    flag: snapshotFlag,
+    ignoreFields: compare.ignoreFields,
+    secretFields: compare.secretTable,
+  });
+  side.indexed.catch((error: unknown) => controller.abort(error));
   try {
     const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
-    const environment = await readEnvironmentSide(environmentFlag, ports, signal, (entry) => {
-      const place = places.get(entry.name);
-      if (place !== undefined) {
-        places.delete(entry.name);
-        differ.add(snapshotFlag, file.reread(place));
-      }
-      differ.add(environmentFlag, entry);
-    });
-    for (const place of places.values())
-      differ.add(snapshotFlag, file.reread(place), () => file.reread(place));
-    return { snapshot: snapshotSideOf(snapshotSide, profiles), environment };
+    let environment: SideRead;
+    try {
+      environment = await readEnvironmentSide(environmentFlag, ports, controller.signal, (entry) =>
+        side.add(entry),
+      );
+    } catch (error) {
+      // The snapshot's own fault first, as when it was read before the environment was asked.
+      await side.indexed;
+      throw error;
+    }
+    const { found, profiles } = await side.finish();
+    return { snapshot: snapshotSideOf(snapshotSide, profiles), environment, found };
   } finally {
-    file.close();
+    ports.signal.removeEventListener('abort', onAbort);
+    await side.close();
   }
 }
 
@@ -315,9 +327,9 @@ async function mergeTwoSnapshots(
   from: Extract<DiffSide, { kind: 'snapshot' }>,
   to: Extract<DiffSide, { kind: 'snapshot' }>,
   signal: AbortSignal,
-  diffOptions: DiffOptionsOfCompare,
+  compare: DiffOptionsOfCompare,
 ): Promise<[SideRead, SideRead, StreamingDiffResult]> {
-  const differ = createMergedDiff(diffOptions);
+  const differ = createMergedDiff(compare);
   const read = await mergeSnapshots(
     { path: from.path, label: from.ref },
     { path: to.path, label: to.ref },
@@ -331,28 +343,41 @@ async function mergeTwoSnapshots(
   return [snapshotSideOf(from, read.from.profiles), snapshotSideOf(to, read.to.profiles), differ.finish()];
 }
 
+/** How pairs are compared: the diff options, with the secret fields also as a table for a worker thread. */
+interface CompareSettings extends DiffOptionsOfCompare {
+  readonly ignoreFields: readonly string[];
+  readonly secretTable: readonly (readonly [string, readonly string[]])[];
+}
+
 /**
- * Read both sides (side by side for two snapshots, at once for two environments, a snapshot before an
- * environment) and compare them; the first failure stops the other side.
+ * Read both sides and compare them: side by side for two snapshots, a snapshot beside an environment's
+ * export, two environments at once; the first failure stops the other side.
  */
 async function readBothSides(
   sides: { readonly from: DiffSide; readonly to: DiffSide },
   ports: DiffPorts,
-  diffOptions: DiffOptionsOfCompare,
+  compare: CompareSettings,
 ): Promise<[SideRead, SideRead, StreamingDiffResult]> {
-  if (sides.from.kind === 'snapshot' && sides.to.kind === 'snapshot')
-    return mergeTwoSnapshots(sides.from, sides.to, ports.signal, diffOptions);
-  const differ = createStreamingDiff(diffOptions);
-  const [from, to] = await readSidesInto(sides, ports, differ);
-  return [from, to, differ.finish()];
+  const { from, to } = sides;
+  if (from.kind === 'snapshot' && to.kind === 'snapshot')
+    return mergeTwoSnapshots(from, to, ports.signal, compare);
+  if (from.kind === 'snapshot') {
+    const read = await readSnapshotAndEnvironment(from, 'from', ports, compare);
+    return [read.snapshot, read.environment, read.found];
+  }
+  if (to.kind === 'snapshot') {
+    const read = await readSnapshotAndEnvironment(to, 'to', ports, compare);
+    return [read.environment, read.snapshot, read.found];
+  }
+  return readTwoEnvironments(ports, compare);
 }
 
-/** Read both sides into `differ` (at once, or a snapshot before an environment); the first failure stops the other side. */
-async function readSidesInto(
-  sides: { readonly from: DiffSide; readonly to: DiffSide },
+/** Two environments, read at once into the streaming differ; the first failure stops the other. */
+async function readTwoEnvironments(
   ports: DiffPorts,
-  differ: StreamingDiff,
-): Promise<[SideRead, SideRead]> {
+  compare: CompareSettings,
+): Promise<[SideRead, SideRead, StreamingDiffResult]> {
+  const differ: StreamingDiff = createStreamingDiff(compare);
   const controller = new AbortController();
   const onAbort = () => controller.abort(ports.signal.reason);
   ports.signal.addEventListener('abort', onAbort, { once: true });
@@ -361,27 +386,13 @@ async function readSidesInto(
       controller.abort(error);
       throw error;
     });
-  if (sides.from.kind !== sides.to.kind) {
-    try {
-      if (sides.from.kind === 'snapshot') {
-        const read = await readSnapshotThenEnvironment(sides.from, 'from', ports, controller.signal, differ);
-        return [read.snapshot, read.environment];
-      }
-      if (sides.to.kind === 'snapshot') {
-        const read = await readSnapshotThenEnvironment(sides.to, 'to', ports, controller.signal, differ);
-        return [read.environment, read.snapshot];
-      }
-    } finally {
-      ports.signal.removeEventListener('abort', onAbort);
-    }
-  }
-  // Two environments, read at once.
   const reading = [
     guard(readEnvironmentSide('from', ports, controller.signal, (entry) => differ.add('from', entry))),
     guard(readEnvironmentSide('to', ports, controller.signal, (entry) => differ.add('to', entry))),
   ] as const;
   try {
-    return await Promise.all(reading);
+    const [from, to] = await Promise.all(reading);
+    return [from, to, differ.finish()];
   } finally {
     await Promise.allSettled(reading);
     ports.signal.removeEventListener('abort', onAbort);

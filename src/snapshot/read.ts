@@ -16,7 +16,7 @@
  * The checksum covers the entry lines as stored (bytes, each with its `\n`). Header and trailer are not
  * covered (contract); the header is checked for its shape instead.
  */
-import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { compareNames } from '../connections/match.js';
 import { InputFileError, InterruptedError } from '../errors.js';
@@ -196,6 +196,17 @@ export interface PlacedEntry {
   readonly place: EntryPlace;
 }
 
+/** Options of {@link openPlacedSnapshot} and {@link indexSnapshot}. */
+export interface PlacedSnapshotOptions extends ReadEntriesOptions {
+  /**
+   * Rereads come from the whole file read into memory at the first reread when it holds at most this
+   * many bytes (default 0: each reread reads its line from the file). Each line is still checked
+   * against its CRC-32. For a caller that rereads most entries: a read per entry costs more than
+   * the entry's parse.
+   */
+  readonly holdForRereadsUpTo?: number;
+}
+
 /** A snapshot read once in order (checked as {@link readSnapshotEntries} checks it), whose entries can be read again by place. */
 export interface PlacedSnapshot {
   /** Every entry with its place; the trailer is checked after the last one. */
@@ -215,7 +226,7 @@ export interface PlacedSnapshot {
  */
 export function openPlacedSnapshot(
   path: string,
-  options: ReadEntriesOptions & {
+  options: PlacedSnapshotOptions & {
     /** Called with each scan profile line (they follow the connections); default: skipped. */
     readonly onProfile?: (profile: SnapshotScanProfile) => void;
   } = {},
@@ -223,7 +234,23 @@ export function openPlacedSnapshot(
   const label = options.label ?? path;
   const parser = new SnapshotParser(path, label, options.migrations ?? shippedMigrations);
   let fd: number | undefined;
+  let held: Buffer | undefined;
   let closed = false;
+  /** The line at `place`: from the file held in memory, or read from the file. */
+  const lineAt = (place: EntryPlace): Buffer => {
+    if (held === undefined && fd === undefined) {
+      fd = openSync(path, 'r');
+      const size = fstatSync(fd).size;
+      if (size <= (options.holdForRereadsUpTo ?? 0)) {
+        held = Buffer.allocUnsafeSlow(size);
+        if (readSync(fd, held, 0, size, 0) !== size) held = undefined;
+      }
+    }
+    if (held !== undefined) return held.subarray(place.offset, place.offset + place.length);
+    const bytes = Buffer.allocUnsafe(place.length);
+    const read = readSync(fd as number, bytes, 0, place.length, place.offset);
+    return read === place.length ? bytes : bytes.subarray(0, read);
+  };
   async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
     for await (const batch of readLineBatches(path, options)) {
       const placed: PlacedEntry[] = [];
@@ -244,10 +271,8 @@ export function openPlacedSnapshot(
     entries: entries(),
     reread(place) {
       if (closed) throw new Error('reread after close');
-      fd ??= openSync(path, 'r');
-      const bytes = Buffer.allocUnsafe(place.length);
-      const read = readSync(fd, bytes, 0, place.length, place.offset);
-      if (read !== place.length || crc32(bytes) !== place.crc) {
+      const bytes = lineAt(place);
+      if (bytes.length !== place.length || crc32(bytes) !== place.crc) {
         throw new InputFileError(label, place.line, 'the snapshot changed while it was being read', {
           hint: 'Do not write to a snapshot while a command reads it; re-run the command',
         });
@@ -258,6 +283,7 @@ export function openPlacedSnapshot(
       closed = true;
       if (fd !== undefined) closeSync(fd);
       fd = undefined;
+      held = undefined;
     },
   };
 }
@@ -280,7 +306,7 @@ export interface IndexedSnapshot {
 export async function indexSnapshot(
   path: string,
   onEntry: (placed: PlacedEntry, file: PlacedSnapshot) => void,
-  options: ReadSnapshotOptions = {},
+  options: Omit<PlacedSnapshotOptions, 'expected'> = {},
 ): Promise<IndexedSnapshot> {
   const profiles: SnapshotScanProfile[] = [];
   const file = openPlacedSnapshot(path, { ...options, onProfile: (p) => profiles.push(p) });

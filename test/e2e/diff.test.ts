@@ -323,6 +323,19 @@ describe('diff against two emulators', () => {
     expect(run.stderr).toMatch(/^error: .*damaged\.snapshot\.jsonl:3/m);
   });
 
+  it('a damaged snapshot is the error reported, also when the environment cannot be reached', async () => {
+    const snapshot = join(dir, 'damaged-dead.snapshot.jsonl');
+    await writeFromSnapshot(snapshot);
+    const lines = readFileSync(snapshot, 'utf8').split('\n');
+    lines[2] = lines[2]!.replace('"', "'");
+    writeFileSync(snapshot, lines.join('\n'));
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    const run = await runCli(['diff', '--from', 'http://127.0.0.1:9', '--to', snapshot], { env: env() });
+    expect(run.exitCode).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^error: .*damaged-dead\.snapshot\.jsonl:3/m);
+  });
+
   it('--schemas: a field its template marks x-secret is shown masked', async () => {
     const schemas = join(dir, 'schemas');
     mkdirSync(schemas);

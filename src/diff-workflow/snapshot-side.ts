@@ -1,0 +1,327 @@
+/**
+ * The snapshot side of a diff against an environment, served over a message port. The snapshot is read
+ * whole and checked (keeping per connection its place in the file), then each of the environment's
+ * connections handed over is compared with its twin read again from the file; the snapshot's
+ * connections the environment lacks are read again at the end. For a large snapshot the side runs in
+ * a worker thread: reading, checking and comparing then take the other core while this thread reads
+ * the export (which keeps its core busy parsing); a small one is served on this thread through a
+ * `MessageChannel`, by the same code (a thread costs more to start than such a file takes to read).
+ *
+ * The protocol: the side posts `indexed` once the snapshot is read and checked whole, or `failed`
+ * with the error (a damaged file, a duplicate name, anything else); it takes `entries` (the
+ * environment's connections, in batches, in any order, also before `indexed`) and `end`, and answers
+ * `end` with `done` (the diff's result and the snapshot's scan profiles) or `failed`. Errors cross the
+ * port as plain data and are rebuilt as the same classes here.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { createStreamingDiff, type StreamingDiffResult } from '../diff/stream.js';
+import type { DiffResult } from '../diff/types.js';
+import { InputFileError, InterruptedError, UsageError } from '../errors.js';
+import type { Connection } from '../model/connection.js';
+import type { SnapshotScanProfile } from '../model/scan-profile.js';
+import { packageRoot } from '../paths.js';
+import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
+
+/**
+ * A snapshot up to this size is held in memory for the rereads (a 100 000-connection snapshot is
+ * 76 MB): a read per connection cost 0.55 s of the 100 000 (README, "Benchmark: scale").
+ */
+export const HOLD_FOR_REREADS_BYTES = 256 * 1024 * 1024;
+
+/** What the side needs: plain data (it may cross to a worker thread). */
+export interface SnapshotSideRequest {
+  readonly path: string;
+  /** How messages name the file (as the user typed it). */
+  readonly label: string;
+  /** Which side of the diff the snapshot is. */
+  readonly flag: 'from' | 'to';
+  readonly ignoreFields: readonly string[];
+  /** `x-secret` keys by connection type (the template catalog's, as a table). */
+  readonly secretFields: readonly (readonly [string, readonly string[]])[];
+}
+
+/** An error as it crosses the port. */
+type PortError =
+  | {
+      readonly kind: 'input';
+      readonly file: string;
+      readonly line: number | undefined;
+      readonly message: string;
+      readonly hint: string | undefined;
+    }
+  | { readonly kind: 'usage'; readonly message: string; readonly hint: string | undefined }
+  | { readonly kind: 'interrupted'; readonly message: string }
+  | { readonly kind: 'bug'; readonly message: string; readonly stack: string | undefined };
+
+type ToSide = { readonly kind: 'entries'; readonly entries: Connection[] } | { readonly kind: 'end' };
+
+type FromSide =
+  | { readonly kind: 'indexed' }
+  | { readonly kind: 'failed'; readonly error: PortError }
+  | {
+      readonly kind: 'done';
+      readonly result: DiffResult;
+      readonly counts: { readonly from: number; readonly to: number };
+      /** Type of each connection only in `from`. */
+      readonly addedTypes: [string, string][];
+      readonly profiles: SnapshotScanProfile[];
+    };
+
+function toPortError(error: unknown): PortError {
+  if (error instanceof InputFileError) {
+    const prefix = error.line === undefined ? `${error.file}: ` : `${error.file}:${error.line}: `;
+    const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+    return { kind: 'input', file: error.file, line: error.line, message, hint: error.hint };
+  }
+  if (error instanceof UsageError) return { kind: 'usage', message: error.message, hint: error.hint };
+  if (error instanceof InterruptedError) return { kind: 'interrupted', message: error.message };
+  const e = error instanceof Error ? error : new Error(String(error));
+  return { kind: 'bug', message: e.message, stack: e.stack };
+}
+
+function fromPortError(error: PortError): Error {
+  switch (error.kind) {
+    case 'input':
+      return new InputFileError(error.file, error.line, error.message, optionsOf(error.hint));
+    case 'usage':
+      return new UsageError(error.message, optionsOf(error.hint));
+    case 'interrupted':
+      return new InterruptedError(error.message);
+    default: {
+      const rebuilt = new Error(error.message);
+      if (error.stack !== undefined) rebuilt.stack = error.stack;
+      return rebuilt;
+    }
+  }
+}
+
+function optionsOf(hint: string | undefined): { hint?: string } {
+  return hint === undefined ? {} : { hint };
+}
+
+/**
+ * Serve the snapshot side on `port` (in a worker thread, or on this one): see the module comment.
+ * The port is closed once `done` or `failed` is posted.
+ */
+export function serveSnapshotSide(port: MessagePort, request: SnapshotSideRequest): void {
+  const secrets = new Map(request.secretFields.map(([type, keys]) => [type, new Set(keys)]));
+  const none: ReadonlySet<string> = new Set();
+  const differ = createStreamingDiff({
+    ignoreFields: request.ignoreFields,
+    secretFields: (type) => secrets.get(type) ?? none,
+  });
+  const snapshotFlag = request.flag;
+  const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
+  const places = new Map<string, EntryPlace>();
+  const waiting: Connection[][] = [];
+  let file: Awaited<ReturnType<typeof indexSnapshot>> | undefined;
+  let ended = false;
+  let over = false;
+
+  const post = (message: FromSide) => {
+    if (over) return;
+    over = message.kind !== 'indexed';
+    port.postMessage(message);
+    if (over) {
+      file?.file.close();
+      port.close();
+    }
+  };
+  const fail = (error: unknown) => post({ kind: 'failed', error: toPortError(error) });
+
+  const take = (entries: readonly Connection[]) => {
+    const indexed = file as NonNullable<typeof file>;
+    for (const entry of entries) {
+      const place = places.get(entry.name);
+      if (place !== undefined) {
+        places.delete(entry.name);
+        differ.add(snapshotFlag, indexed.file.reread(place));
+      }
+      differ.add(environmentFlag, entry);
+    }
+  };
+  const finish = () => {
+    const indexed = file as NonNullable<typeof file>;
+    for (const place of places.values())
+      differ.add(snapshotFlag, indexed.file.reread(place), () => indexed.file.reread(place));
+    const found = differ.finish();
+    post({
+      kind: 'done',
+      result: found.result,
+      counts: found.counts,
+      addedTypes: found.result.added.map((name) => [name, found.typeOfAdded(name) ?? '']),
+      profiles: indexed.profiles,
+    });
+  };
+
+  port.on('message', (message: ToSide) => {
+    if (over) return;
+    try {
+      if (message.kind === 'entries') {
+        if (file === undefined) waiting.push(message.entries);
+        else take(message.entries);
+      } else {
+        ended = true;
+        if (file !== undefined) finish();
+      }
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+  // The other end closed (the diff failed or was stopped): stop reading, release the file.
+  const stopped = new AbortController();
+  port.on('close', () => {
+    over = true;
+    stopped.abort();
+    file?.file.close();
+  });
+
+  indexSnapshot(request.path, ({ entry, place }) => places.set(entry.name, place), {
+    label: request.label,
+    signal: stopped.signal,
+    // Every connection the environment also holds is read again: from memory, not a read each.
+    holdForRereadsUpTo: HOLD_FOR_REREADS_BYTES,
+  })
+    .then((indexed) => {
+      if (over) {
+        indexed.file.close();
+        return;
+      }
+      file = indexed;
+      post({ kind: 'indexed' });
+      for (const entries of waiting.splice(0)) take(entries);
+      if (ended) finish();
+    })
+    .catch(fail);
+}
+
+/** The snapshot side as seen from the diff. */
+export interface SnapshotSide {
+  /**
+   * Hand an environment's connection over (sent in batches). Returns a promise, to be awaited, only
+   * while the snapshot is still being read and {@link MAX_SENT_BEFORE_INDEXED} connections already wait
+   * for it: the export is held back rather than piling up in memory.
+   */
+  add(entry: Connection): Promise<void> | undefined;
+  /** Resolves once the snapshot is read and checked whole; rejects with what was wrong with it. */
+  readonly indexed: Promise<void>;
+  /** After the last `add`: the diff of both sides, and the snapshot's scan profiles. */
+  finish(): Promise<{ readonly found: StreamingDiffResult; readonly profiles: SnapshotScanProfile[] }>;
+  /** Stop the side (its thread, if any); safe after `finish` and twice. */
+  close(): Promise<void>;
+}
+
+/** Environment connections per message. */
+const BATCH = 50;
+
+/** Connections sent before the snapshot is read whole, at most (at about 3 KB each, 30 MB). */
+export const MAX_SENT_BEFORE_INDEXED = 10_000;
+
+/**
+ * A snapshot at least this large is served by a worker thread: about 10 000 connections, read in
+ * about 50 ms, where a thread takes a few tens of ms to start.
+ */
+export const WORKER_THRESHOLD_BYTES = 8 * 1024 * 1024;
+
+/** Where the compiled worker is (under vitest the sources are TypeScript: the build's copy serves). */
+function workerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith('.ts')) return join(here, '..', 'snapshot-side-worker.js');
+  const built = join(packageRoot(), 'dist', 'src', 'diff-workflow', 'snapshot-side-worker.js');
+  if (!existsSync(built))
+    throw new Error(`the snapshot side worker is not built (${built}): run npm run build`);
+  return built;
+}
+
+/**
+ * Start the snapshot side: in a worker thread when the file holds at least `thresholdBytes`
+ * (default {@link WORKER_THRESHOLD_BYTES}), else on this thread.
+ */
+export function startSnapshotSide(
+  request: SnapshotSideRequest,
+  thresholdBytes = WORKER_THRESHOLD_BYTES,
+): SnapshotSide {
+  const size = statSync(request.path, { throwIfNoEntry: false })?.size ?? 0;
+  let port: MessagePort | Worker;
+  let stop: () => Promise<void>;
+  if (size >= thresholdBytes) {
+    const worker = new Worker(workerFile(), { workerData: request });
+    port = worker;
+    stop = async () => {
+      await worker.terminate();
+    };
+  } else {
+    const channel = new MessageChannel();
+    serveSnapshotSide(channel.port2, request);
+    port = channel.port1;
+    stop = async () => {
+      channel.port1.close();
+    };
+  }
+
+  let indexedSettle: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  const indexed = new Promise<void>((resolve, reject) => {
+    indexedSettle = { resolve, reject };
+  });
+  indexed.catch(() => undefined);
+  let doneSettle: { resolve: (v: Extract<FromSide, { kind: 'done' }>) => void; reject: (e: Error) => void };
+  const done = new Promise<Extract<FromSide, { kind: 'done' }>>((resolve, reject) => {
+    doneSettle = { resolve, reject };
+  });
+  done.catch(() => undefined);
+  const settleAll = (error: Error) => {
+    indexedSettle?.reject(error);
+    doneSettle.reject(error);
+  };
+
+  let isIndexed = false;
+  port.on('message', (message: FromSide) => {
+    if (message.kind === 'indexed') {
+      isIndexed = true;
+      indexedSettle?.resolve();
+    } else if (message.kind === 'failed') settleAll(fromPortError(message.error));
+    else {
+      isIndexed = true;
+      indexedSettle?.resolve();
+      doneSettle.resolve(message);
+    }
+  });
+  port.on('messageerror', (error: unknown) =>
+    settleAll(error instanceof Error ? error : new Error(String(error))),
+  );
+  port.on('error', (error: unknown) => settleAll(error instanceof Error ? error : new Error(String(error))));
+  if (port instanceof Worker) {
+    port.on('exit', (code) => settleAll(new Error(`the snapshot side worker stopped (exit ${code})`)));
+  }
+
+  let batch: Connection[] = [];
+  let batchesSent = 0;
+  const send = (message: ToSide) => port.postMessage(message);
+  return {
+    add(entry) {
+      batch.push(entry);
+      if (batch.length < BATCH) return undefined;
+      send({ kind: 'entries', entries: batch });
+      batch = [];
+      batchesSent += 1;
+      return !isIndexed && batchesSent * BATCH >= MAX_SENT_BEFORE_INDEXED ? indexed : undefined;
+    },
+    indexed,
+    async finish() {
+      if (batch.length > 0) send({ kind: 'entries', entries: batch });
+      batch = [];
+      send({ kind: 'end' });
+      const answer = await done;
+      const types = new Map(answer.addedTypes);
+      return {
+        found: { result: answer.result, counts: answer.counts, typeOfAdded: (name) => types.get(name) },
+        profiles: answer.profiles,
+      };
+    },
+    close: stop,
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * The snapshot side of a diff against an environment (src/diff-workflow/snapshot-side.ts), on this
+ * thread (a MessageChannel) and in a worker thread (the build's worker: `npm test` builds first):
+ * the same result as diffConnections, errors rebuilt as the same classes with the same text, and
+ * connections handed over before the snapshot is read wait for it.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { diffConnections } from '../../src/diff/compare.js';
+import { startSnapshotSide } from '../../src/diff-workflow/snapshot-side.js';
+import { InputFileError, UsageError } from '../../src/errors.js';
+import type { Connection } from '../../src/model/connection.js';
+import { MASK } from '../../src/secrets.js';
+import { hashEntryLines } from '../../src/snapshot/checksum.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await makeTempDir('dds-migrate-side-');
+});
+
+const secretFields = [['rdb-mysql', ['password']]] as const;
+const options = {
+  ignoreFields: ['/owners_v2/*/origin'],
+  secretFields: (type: string) => new Set(type === 'rdb-mysql' ? ['password'] : []),
+};
+
+async function writeSnapshotFile(entries: readonly Connection[], damage?: (lines: string[]) => void) {
+  const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const lines = sorted.map((e) => JSON.stringify(e));
+  const header = {
+    kind: 'dds-migrate/snapshot',
+    formatVersion: 2,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    tool: 'test',
+    source: { url: 'https://a.invalid', environment: 'a' },
+    selection: { ids: null, types: null, name: null },
+    include: ['connections'],
+  };
+  const trailer = {
+    kind: 'dds-migrate/snapshot-end',
+    entryCount: lines.length,
+    connectionCount: lines.length,
+    scanProfileCount: 0,
+    sha256: hashEntryLines(lines),
+  };
+  const all = [JSON.stringify(header), ...lines, JSON.stringify(trailer)];
+  damage?.(all);
+  const path = join(dir, 'side.snapshot.jsonl');
+  await writeFile(path, `${all.join('\n')}\n`);
+  return path;
+}
+
+function sides(n: number) {
+  const snapshot: Connection[] = [];
+  const environment: Connection[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = `c${String(i).padStart(4, '0')}`;
+    const type = i % 2 ? 'rdb-mysql' : 's3';
+    snapshot.push({ name, type, password: MASK, description: 'd', owners_v2: [{ email: 'x', origin: 'o' }] });
+    if (i % 7 !== 0)
+      environment.push({
+        name,
+        type,
+        password: i % 5 ? MASK : 'clear',
+        description: i % 3 ? 'd' : 'changed',
+        owners_v2: [{ email: 'x', origin: 'other' }],
+      });
+  }
+  environment.push({ name: 'only-env', type: 's3' });
+  // The export's order is not the snapshot's.
+  return { snapshot, environment: environment.reverse() };
+}
+
+describe.each([
+  ['on this thread', Number.POSITIVE_INFINITY],
+  ['in a worker thread', 0],
+])('startSnapshotSide %s', (_label, threshold) => {
+  it('equals diffConnections, whichever side the snapshot is', async () => {
+    const { snapshot, environment } = sides(300);
+    const path = await writeSnapshotFile(snapshot);
+    for (const flag of ['from', 'to'] as const) {
+      const side = startSnapshotSide(
+        { path, label: 'side.jsonl', flag, ignoreFields: options.ignoreFields, secretFields },
+        threshold,
+      );
+      try {
+        for (const entry of environment) await side.add(entry);
+        const { found, profiles } = await side.finish();
+        const expected =
+          flag === 'from'
+            ? diffConnections(snapshot, environment, options)
+            : diffConnections(environment, snapshot, options);
+        expect(found.result).toEqual(expected);
+        expect(found.result.changed.length).toBeGreaterThan(0);
+        expect(found.result.uncomparable.length).toBeGreaterThan(0);
+        const fromCount = flag === 'from' ? snapshot.length : environment.length;
+        expect(found.counts.from).toBe(fromCount);
+        const added = found.result.added[0] as string;
+        expect(found.typeOfAdded(added)).toBe(
+          (flag === 'from' ? snapshot : environment).find((c) => c.name === added)?.type,
+        );
+        expect(profiles).toEqual([]);
+      } finally {
+        await side.close();
+      }
+    }
+  });
+
+  it('rebuilds a damaged snapshot as the InputFileError the reader raised (file, line, hint)', async () => {
+    const { snapshot, environment } = sides(20);
+    const path = await writeSnapshotFile(snapshot, (lines) => {
+      lines[3] = (lines[3] as string).replace('"', "'");
+    });
+    const side = startSnapshotSide(
+      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
+      threshold,
+    );
+    try {
+      const indexed = await side.indexed.catch((e: unknown) => e);
+      expect(indexed).toBeInstanceOf(InputFileError);
+      expect((indexed as InputFileError).message).toMatch(/^side\.jsonl:4: not valid JSON/);
+      expect((indexed as InputFileError).line).toBe(4);
+      expect((indexed as InputFileError).hint).toBe('The snapshot is damaged: export it again');
+      for (const entry of environment) await side.add(entry);
+      await expect(side.finish()).rejects.toBeInstanceOf(InputFileError);
+    } finally {
+      await side.close();
+    }
+  });
+
+  it('refuses an environment holding a name twice (UsageError, as the whole-sides diff)', async () => {
+    const { snapshot } = sides(10);
+    const path = await writeSnapshotFile(snapshot);
+    const side = startSnapshotSide(
+      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
+      threshold,
+    );
+    try {
+      await side.add({ name: 'c0001', type: 's3' });
+      await side.add({ name: 'c0001', type: 's3', description: 'again' });
+      const error = await side.finish().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as UsageError).message).toMatch(
+        /--from side holds more than one connection named "c0001"/,
+      );
+    } finally {
+      await side.close();
+    }
+  });
+});
