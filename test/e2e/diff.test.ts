@@ -311,12 +311,18 @@ describe('diff against two emulators', () => {
     expectNoSecret(snapshotFirst.stdout + snapshotSecond.stdout);
   });
 
-  it('a damaged snapshot exits 2 before anything is printed', async () => {
-    const snapshot = join(dir, 'damaged.snapshot.jsonl');
+  /** The `from` environment's snapshot at `name`, its line 3 no longer JSON. */
+  async function writeDamagedSnapshot(name: string): Promise<string> {
+    const snapshot = join(dir, name);
     await writeFromSnapshot(snapshot);
     const lines = readFileSync(snapshot, 'utf8').split('\n');
     lines[2] = lines[2]!.replace('"', "'");
     writeFileSync(snapshot, lines.join('\n'));
+    return snapshot;
+  }
+
+  it('a damaged snapshot exits 2 before anything is printed', async () => {
+    const snapshot = await writeDamagedSnapshot('damaged.snapshot.jsonl');
     const run = await runCli(['diff', '--from', snapshot, '--to', to.url], { env: env() });
     expect(run.exitCode).toBe(2);
     expect(run.stdout).toBe('');
@@ -324,11 +330,7 @@ describe('diff against two emulators', () => {
   });
 
   it('a damaged snapshot is the error reported, also when the environment cannot be reached', async () => {
-    const snapshot = join(dir, 'damaged-dead.snapshot.jsonl');
-    await writeFromSnapshot(snapshot);
-    const lines = readFileSync(snapshot, 'utf8').split('\n');
-    lines[2] = lines[2]!.replace('"', "'");
-    writeFileSync(snapshot, lines.join('\n'));
+    const snapshot = await writeDamagedSnapshot('damaged-dead.snapshot.jsonl');
     // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
     const run = await runCli(['diff', '--from', 'http://127.0.0.1:9', '--to', snapshot], { env: env() });
     expect(run.exitCode).toBe(2);

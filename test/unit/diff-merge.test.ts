@@ -4,7 +4,6 @@
  * and never compared field by field; and `maskedPointers` against `compareConnections` of an entry
  * with a copy of itself.
  */
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -18,8 +17,8 @@ import { createMergedDiff, mayHoldMask } from '../../src/diff/merged.js';
 import { InputFileError, InterruptedError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
-import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { type MergedStep, mergeSnapshots } from '../../src/snapshot/merge.js';
+import { writeSnapshotFile } from '../helpers/snapshot-file.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 let dir: string;
@@ -32,46 +31,13 @@ const options = {
   secretFields: (type: string) => new Set(type === 'rdb-mysql' ? ['password', 'cfg'] : []),
 };
 
-/** A snapshot file of `entries` (sorted by name here), written line by line as the writer does. */
-async function writeSnapshotFile(
+/** A snapshot file of `entries` in the test's folder. */
+function writeSnapshotAt(
   name: string,
   entries: readonly Connection[],
   formatVersion: 1 | 2 = 2,
 ): Promise<string> {
-  const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const lines = sorted.map((e) => JSON.stringify(e));
-  const header =
-    formatVersion === 2
-      ? {
-          kind: 'dds-migrate/snapshot',
-          formatVersion: 2,
-          createdAt: '2026-01-01T00:00:00.000Z',
-          tool: 'test',
-          source: { url: 'https://a.invalid', environment: 'a' },
-          selection: { ids: null, types: null, name: null },
-          include: ['connections'],
-        }
-      : {
-          kind: 'dds-migrate/snapshot',
-          formatVersion: 1,
-          createdAt: '2026-01-01T00:00:00.000Z',
-          tool: 'test',
-          source: { url: 'https://a.invalid', environment: 'a' },
-          selection: { ids: null, types: null, name: null },
-        };
-  const trailer =
-    formatVersion === 2
-      ? {
-          kind: 'dds-migrate/snapshot-end',
-          entryCount: lines.length,
-          connectionCount: lines.length,
-          scanProfileCount: 0,
-          sha256: hashEntryLines(lines),
-        }
-      : { kind: 'dds-migrate/snapshot-end', entryCount: lines.length, sha256: hashEntryLines(lines) };
-  const path = join(dir, name);
-  await writeFile(path, `${[JSON.stringify(header), ...lines, JSON.stringify(trailer)].join('\n')}\n`);
-  return path;
+  return writeSnapshotFile(join(dir, name), entries, { formatVersion });
 }
 
 /** Merge two files into a merged diff; the steps are kept to look at. */
@@ -188,8 +154,8 @@ describe('mergeSnapshots into createMergedDiff', () => {
         });
         const names = new Set(from.map((c) => c.name));
         for (const e of extra) if (!names.has(e.name)) to.push({ name: e.name, ...e.fields } as Connection);
-        const fromPath = await writeSnapshotFile('from.jsonl', from);
-        const toPath = await writeSnapshotFile('to.jsonl', to);
+        const fromPath = await writeSnapshotAt('from.jsonl', from);
+        const toPath = await writeSnapshotAt('to.jsonl', to);
 
         const { found, steps, read } = await mergeDiff(fromPath, toPath);
         // Against the sides as read from their files: an edit made here by spreading shares its
@@ -217,8 +183,8 @@ describe('mergeSnapshots into createMergedDiff', () => {
       type: 'rdb-mysql',
       password: MASK,
     }));
-    const a = await writeSnapshotFile('a.jsonl', entries);
-    const b = await writeSnapshotFile('b.jsonl', entries);
+    const a = await writeSnapshotAt('a.jsonl', entries);
+    const b = await writeSnapshotAt('b.jsonl', entries);
     const { found, steps } = await mergeDiff(a, b);
     expect(steps).toEqual(entries.map(() => 'same'));
     expect(found.result.unchanged).toBe(50);
@@ -229,8 +195,8 @@ describe('mergeSnapshots into createMergedDiff', () => {
     const a: Connection = { name: 'a', type: 's3', description: 'x' };
     const b: Connection = { name: 'b', type: 's3', password: MASK };
     const c: Connection = { ...b, name: 'c' };
-    const old = await writeSnapshotFile('old.jsonl', [a, b], 1);
-    const now = await writeSnapshotFile('now.jsonl', [a, c]);
+    const old = await writeSnapshotAt('old.jsonl', [a, b], 1);
+    const now = await writeSnapshotAt('now.jsonl', [a, c]);
     const { found, steps } = await mergeDiff(old, now);
     expect(steps).toEqual(['both', 'from', 'to']);
     expect(found.result).toEqual(diffConnections([a, b], [a, c], options));
@@ -242,30 +208,19 @@ describe('mergeSnapshots into createMergedDiff', () => {
       { name: 'b', type: 's3' },
       { name: 'c', type: 's3' },
     ];
-    const good = await writeSnapshotFile('good.jsonl', entries);
-    const unsorted = join(dir, 'unsorted.jsonl');
-    const lines = ['{"name":"a","type":"s3"}', '{"name":"c","type":"s3"}', '{"name":"b","type":"s3"}'];
-    await writeFile(
-      unsorted,
-      `${[
-        '{"kind":"dds-migrate/snapshot","formatVersion":2,"createdAt":"2026-01-01T00:00:00.000Z","tool":"t","source":{"url":"https://a.invalid","environment":"a"},"selection":{"ids":null,"types":null,"name":null},"include":["connections"]}',
-        ...lines,
-        JSON.stringify({
-          kind: 'dds-migrate/snapshot-end',
-          entryCount: 3,
-          connectionCount: 3,
-          scanProfileCount: 0,
-          sha256: hashEntryLines(lines),
-        }),
-      ].join('\n')}\n`,
-    );
+    const good = await writeSnapshotAt('good.jsonl', entries);
+    // Lines 3 and 4 swapped: "c" before "b".
+    const unsorted = await writeSnapshotFile(join(dir, 'unsorted.jsonl'), entries, {
+      damage: (lines) => lines.splice(2, 2, lines[3] as string, lines[2] as string),
+    });
     const error = await mergeDiff(good, unsorted).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputFileError);
     expect(String((error as Error).message)).toMatch(/to\.jsonl:4: .*not sorted by name/);
 
-    const truncated = join(dir, 'truncated.jsonl');
-    const text = (await import('node:fs')).readFileSync(good, 'utf8').split('\n');
-    await writeFile(truncated, `${text.slice(0, 3).join('\n')}\n`);
+    // The trailer cut off.
+    const truncated = await writeSnapshotFile(join(dir, 'truncated.jsonl'), entries, {
+      damage: (lines) => lines.splice(3),
+    });
     const cut = await mergeDiff(truncated, good).catch((e: unknown) => e);
     expect(cut).toBeInstanceOf(InputFileError);
     expect(String((cut as Error).message)).toMatch(/from\.jsonl:4: no trailer/);
@@ -276,7 +231,7 @@ describe('mergeSnapshots into createMergedDiff', () => {
       name: `c${String(i).padStart(3, '0')}`,
       type: 's3',
     }));
-    const a = await writeSnapshotFile('a.jsonl', entries);
+    const a = await writeSnapshotAt('a.jsonl', entries);
     const controller = new AbortController();
     let seen = 0;
     const run = mergeSnapshots(

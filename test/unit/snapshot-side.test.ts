@@ -4,7 +4,6 @@
  * the same result as diffConnections, errors rebuilt as the same classes with the same text, and
  * connections handed over before the snapshot is read wait for it.
  */
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { diffConnections } from '../../src/diff/compare.js';
@@ -12,7 +11,7 @@ import { startSnapshotSide } from '../../src/diff-workflow/snapshot-side.js';
 import { InputFileError, UsageError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
-import { hashEntryLines } from '../../src/snapshot/checksum.js';
+import { writeSnapshotFile } from '../helpers/snapshot-file.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 let dir: string;
@@ -26,30 +25,8 @@ const options = {
   secretFields: (type: string) => new Set(type === 'rdb-mysql' ? ['password'] : []),
 };
 
-async function writeSnapshotFile(entries: readonly Connection[], damage?: (lines: string[]) => void) {
-  const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const lines = sorted.map((e) => JSON.stringify(e));
-  const header = {
-    kind: 'dds-migrate/snapshot',
-    formatVersion: 2,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    tool: 'test',
-    source: { url: 'https://a.invalid', environment: 'a' },
-    selection: { ids: null, types: null, name: null },
-    include: ['connections'],
-  };
-  const trailer = {
-    kind: 'dds-migrate/snapshot-end',
-    entryCount: lines.length,
-    connectionCount: lines.length,
-    scanProfileCount: 0,
-    sha256: hashEntryLines(lines),
-  };
-  const all = [JSON.stringify(header), ...lines, JSON.stringify(trailer)];
-  damage?.(all);
-  const path = join(dir, 'side.snapshot.jsonl');
-  await writeFile(path, `${all.join('\n')}\n`);
-  return path;
+function writeSideSnapshot(entries: readonly Connection[], damage?: (lines: string[]) => void) {
+  return writeSnapshotFile(join(dir, 'side.snapshot.jsonl'), entries, damage === undefined ? {} : { damage });
 }
 
 function sides(n: number) {
@@ -79,7 +56,7 @@ describe.each([
 ])('startSnapshotSide %s', (_label, threshold) => {
   it('equals diffConnections, whichever side the snapshot is', async () => {
     const { snapshot, environment } = sides(300);
-    const path = await writeSnapshotFile(snapshot);
+    const path = await writeSideSnapshot(snapshot);
     for (const flag of ['from', 'to'] as const) {
       const side = startSnapshotSide(
         { path, label: 'side.jsonl', flag, ignoreFields: options.ignoreFields, secretFields },
@@ -110,7 +87,7 @@ describe.each([
 
   it('rebuilds a damaged snapshot as the InputFileError the reader raised (file, line, hint)', async () => {
     const { snapshot, environment } = sides(20);
-    const path = await writeSnapshotFile(snapshot, (lines) => {
+    const path = await writeSideSnapshot(snapshot, (lines) => {
       lines[3] = (lines[3] as string).replace('"', "'");
     });
     const side = startSnapshotSide(
@@ -132,7 +109,7 @@ describe.each([
 
   it('refuses an environment holding a name twice (UsageError, as the whole-sides diff)', async () => {
     const { snapshot } = sides(10);
-    const path = await writeSnapshotFile(snapshot);
+    const path = await writeSideSnapshot(snapshot);
     const side = startSnapshotSide(
       { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
       threshold,
