@@ -324,7 +324,10 @@ export async function writeFileAtomic(
 export interface AtomicTextFile {
   readonly path: string;
   write(text: string): void;
-  /** True when enough text is buffered: await {@link AtomicTextFile.drain} to write it out. */
+  /**
+   * True when enough text is buffered: await {@link AtomicTextFile.drain} to start writing it out (it
+   * resolves once the text of the drain before is written; {@link AtomicTextFile.commit} waits for all).
+   */
   readonly needsDrain: boolean;
   drain(): Promise<void>;
   /** Flush, fsync, rename over `path`. */
@@ -361,18 +364,46 @@ export async function openAtomicTextFile(
     chunks.length = 0;
     buffered = 0;
   };
-  const flush = async () => {
+  /** Write `buffers` whole, in one writev when the system takes them all (it may stop short, e.g. as a disk fills). */
+  const writeAll = async (buffers: Buffer[]) => {
+    let { bytesWritten } = await handle.writev(buffers);
+    for (const buffer of buffers) {
+      if (bytesWritten >= buffer.length) {
+        bytesWritten -= buffer.length;
+        continue;
+      }
+      await handle.writeFile(buffer.subarray(bytesWritten));
+      bytesWritten = 0;
+    }
+  };
+  // One batch of buffers is written while the caller produces the next (a page of cases): `drain`
+  // waits for the batch before, not for the one it starts. Memory stays bounded at about two batches.
+  let writing: Promise<void> = Promise.resolve();
+  const startWrite = () => {
     seal();
     if (ready.length === 0) return;
     const buffers = ready.splice(0);
+    writing = writing.then(() => writeAll(buffers));
+    // Its failure is reported by the next drain or the commit, which await it.
+    writing.catch(() => undefined);
+  };
+  const settle = async (last: Promise<void>) => {
     try {
-      // writeFile writes a buffer whole (writev may stop short, e.g. as a disk fills).
-      for (const buffer of buffers) await handle.writeFile(buffer);
+      await last;
     } catch (error) {
       // The temporary file is removed: a half-written output never appears under its name.
       await abort();
       throw toFileWriteError(error, path, what);
     }
+  };
+  const drain = async () => {
+    const before = writing;
+    startWrite();
+    await settle(before);
+  };
+  const flush = async () => {
+    startWrite();
+    await settle(writing);
   };
 
   const abort = async () => {
@@ -393,7 +424,7 @@ export async function openAtomicTextFile(
     get needsDrain() {
       return ready.length > 0;
     },
-    drain: flush,
+    drain,
     async commit() {
       try {
         await flush();

@@ -6,7 +6,7 @@
  * out-of-range flags and a diff side with a name twice are refused.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendAuditRecords, type CaseAuditRecord } from '../../src/cases/audit.js';
@@ -356,5 +356,42 @@ describe('diff: a side holding two connections of one name (item 12)', () => {
     );
     expect(() => diffConnections([c('a')], [c('z'), c('z')])).toThrow(/The --to side .* named "z"/);
     expect(() => diffConnections([c('a')], [c('z'), c('z')])).toThrow(UsageError);
+  });
+});
+
+describe('openAtomicTextFile writes a batch while the next is produced', () => {
+  it('writes every byte in order when the system writes only part of a writev', async () => {
+    const dir = await makeTempDir('dds-migrate-atomic-');
+    const path = join(dir, 'out.ndjson');
+    const file = await openAtomicTextFile(path);
+    // The handle's class: every writev of this test writes only its first 1000 bytes.
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as {
+      writev: (buffers: Buffer[]) => Promise<{ bytesWritten: number }>;
+    };
+    await probe.close();
+    const writev = proto.writev;
+    let shortWrites = 0;
+    proto.writev = async function (this: unknown, buffers: Buffer[]) {
+      shortWrites += 1;
+      const first = Buffer.concat(buffers).subarray(0, 1000);
+      return writev.call(this, [first]);
+    };
+    const expected: string[] = [];
+    try {
+      for (let page = 0; page < 5; page++) {
+        for (let i = 0; i < 2000; i++) {
+          const line = `{"page":${page},"i":${i}}\n`;
+          expected.push(line);
+          file.write(line);
+        }
+        if (file.needsDrain) await file.drain();
+      }
+      await file.commit();
+    } finally {
+      proto.writev = writev;
+    }
+    expect(shortWrites).toBeGreaterThan(1);
+    expect(await readFile(path, 'utf8')).toBe(expected.join(''));
   });
 });
