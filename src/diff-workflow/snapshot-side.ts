@@ -27,9 +27,10 @@ import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
 
 /**
  * A snapshot up to this size is held in memory for the rereads (a 100 000-connection snapshot is
- * 76 MB): a read per connection cost 0.55 s of the 100 000 (README, "Benchmark: scale").
+ * 76 MB): a read per connection cost 0.55 s of the 100 000, on the core the export shares. A larger
+ * one is read line by line, so what is held stays bounded whatever the size of the environment.
  */
-export const HOLD_FOR_REREADS_BYTES = 256 * 1024 * 1024;
+export const HOLD_FOR_REREADS_BYTES = 128 * 1024 * 1024;
 
 /** What the side needs: plain data (it may cross to a worker thread). */
 export interface SnapshotSideRequest {
