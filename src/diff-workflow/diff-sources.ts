@@ -282,9 +282,6 @@ async function readSnapshotAndEnvironment(
   readonly environment: SideRead;
   readonly found: StreamingDiffResult;
 }> {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(ports.signal.reason);
-  ports.signal.addEventListener('abort', onAbort, { once: true });
   const side = startSnapshotSide({
     path: snapshotSide.path,
     label: snapshotSide.ref,
@@ -292,7 +289,15 @@ async function readSnapshotAndEnvironment(
     ignoreFields: compare.ignoreFields,
     secretFields: compare.secretTable,
   });
-  side.indexed.catch((error: unknown) => controller.abort(error));
+  const controller = new AbortController();
+  // Ctrl-C stops both sides at once (the snapshot side's waits then reject as interrupted).
+  const onAbort = () => {
+    controller.abort(ports.signal.reason);
+    void side.close();
+  };
+  ports.signal.addEventListener('abort', onAbort, { once: true });
+  // A failure of the snapshot side, whenever it comes, stops the export.
+  side.failed.catch((error: unknown) => controller.abort(error));
   try {
     const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
     let environment: SideRead;
@@ -301,8 +306,13 @@ async function readSnapshotAndEnvironment(
         side.add(entry),
       );
     } catch (error) {
-      // The snapshot's own fault first, as when it was read before the environment was asked.
-      await side.indexed;
+      // The snapshot's own fault first, as when it was read before the environment was asked: wait
+      // until it is checked whole (or failed), unless the user stopped the run.
+      if (!ports.signal.aborted) {
+        await side.indexed;
+        const failure = side.failure();
+        if (failure !== undefined) throw failure;
+      }
       throw error;
     }
     const { found, profiles } = await side.finish();

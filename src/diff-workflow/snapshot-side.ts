@@ -122,14 +122,21 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
   let ended = false;
   let over = false;
 
-  const post = (message: FromSide) => {
+  const post = (message: FromSide): void => {
     if (over) return;
-    over = message.kind !== 'indexed';
-    port.postMessage(message);
-    if (over) {
-      file?.file.close();
-      port.close();
+    try {
+      port.postMessage(message);
+    } catch (error) {
+      // A message that cannot cross (it is plain data: a bug): its failure is posted instead.
+      if (message.kind !== 'failed') {
+        post({ kind: 'failed', error: toPortError(error) });
+        return;
+      }
     }
+    if (message.kind === 'indexed') return;
+    over = true;
+    file?.file.close();
+    port.close();
   };
   const fail = (error: unknown) => post({ kind: 'failed', error: toPortError(error) });
 
@@ -210,9 +217,16 @@ export interface SnapshotSide {
   add(entry: Connection): Promise<void> | undefined;
   /** Resolves once the snapshot is read and checked whole; rejects with what was wrong with it. */
   readonly indexed: Promise<void>;
+  /** Rejects when the side fails, before or after `indexed` (a line that changed on a reread, say); never resolves. */
+  readonly failed: Promise<never>;
+  /** The side's failure so far, if any. */
+  failure(): Error | undefined;
   /** After the last `add`: the diff of both sides, and the snapshot's scan profiles. */
   finish(): Promise<{ readonly found: StreamingDiffResult; readonly profiles: SnapshotScanProfile[] }>;
-  /** Stop the side (its thread, if any); safe after `finish` and twice. */
+  /**
+   * Stop the side (its thread, if any); what still waits on it is rejected as interrupted. Safe after
+   * `finish` and twice.
+   */
   close(): Promise<void>;
 }
 
@@ -274,9 +288,20 @@ export function startSnapshotSide(
     doneSettle = { resolve, reject };
   });
   done.catch(() => undefined);
+  let failedReject: ((e: Error) => void) | undefined;
+  const failed = new Promise<never>((_, reject) => {
+    failedReject = reject;
+  });
+  failed.catch(() => undefined);
+  let failure: Error | undefined;
+  let answered = false;
   const settleAll = (error: Error) => {
+    if (answered) return;
+    answered = true;
+    failure = error;
     indexedSettle?.reject(error);
     doneSettle.reject(error);
+    failedReject?.(error);
   };
 
   let isIndexed = false;
@@ -287,6 +312,7 @@ export function startSnapshotSide(
     } else if (message.kind === 'failed') settleAll(fromPortError(message.error));
     else {
       isIndexed = true;
+      answered = true;
       indexedSettle?.resolve();
       doneSettle.resolve(message);
     }
@@ -295,9 +321,10 @@ export function startSnapshotSide(
     settleAll(error instanceof Error ? error : new Error(String(error))),
   );
   port.on('error', (error: unknown) => settleAll(error instanceof Error ? error : new Error(String(error))));
-  if (port instanceof Worker) {
+  // Stopped before its answer (anything it posted before arrives first): a bug of the side.
+  if (port instanceof Worker)
     port.on('exit', (code) => settleAll(new Error(`the snapshot side worker stopped (exit ${code})`)));
-  }
+  else port.on('close', () => settleAll(new Error('the snapshot side stopped before it answered')));
 
   let batch: Connection[] = [];
   let batchesSent = 0;
@@ -312,6 +339,8 @@ export function startSnapshotSide(
       return !isIndexed && batchesSent * BATCH >= MAX_SENT_BEFORE_INDEXED ? indexed : undefined;
     },
     indexed,
+    failed,
+    failure: () => failure,
     async finish() {
       if (batch.length > 0) send({ kind: 'entries', entries: batch });
       batch = [];
@@ -323,6 +352,9 @@ export function startSnapshotSide(
         profiles: answer.profiles,
       };
     },
-    close: stop,
+    async close() {
+      settleAll(new InterruptedError('Interrupted while the snapshot was read'));
+      await stop();
+    },
   };
 }

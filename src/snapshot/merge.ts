@@ -141,6 +141,9 @@ export async function mergeSnapshots(
     // Both headers first: the join starts on both sides' first lines after them.
     await a.takeHeader();
     await b.takeHeader();
+    // An empty file fails now, not after the other is read.
+    if (!a.parser.headerRead) a.finish();
+    if (!b.parser.headerRead) b.finish();
     for (;;) {
       if (a.mustRead) await a.read();
       if (b.mustRead) await b.read();

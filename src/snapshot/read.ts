@@ -244,6 +244,11 @@ export function openPlacedSnapshot(
       if (size <= (options.holdForRereadsUpTo ?? 0)) {
         held = Buffer.allocUnsafeSlow(size);
         if (readSync(fd, held, 0, size, 0) !== size) held = undefined;
+        else {
+          // Held whole: the file is not needed any more.
+          closeSync(fd);
+          fd = undefined;
+        }
       }
     }
     if (held !== undefined) return held.subarray(place.offset, place.offset + place.length);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { diffConnections } from '../../src/diff/compare.js';
 import { startSnapshotSide } from '../../src/diff-workflow/snapshot-side.js';
-import { InputFileError, UsageError } from '../../src/errors.js';
+import { InputFileError, InterruptedError, UsageError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
 import { writeSnapshotFile } from '../helpers/snapshot-file.js';
@@ -105,6 +105,43 @@ describe.each([
     } finally {
       await side.close();
     }
+  });
+
+  it('fails after it was indexed when a line changed on a reread (failed, failure(), finish)', async () => {
+    const { snapshot, environment } = sides(40);
+    const path = await writeSideSnapshot(snapshot);
+    const side = startSnapshotSide(
+      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
+      threshold,
+    );
+    try {
+      await side.indexed;
+      // Rewritten in place after its first pass: the rereads no longer find the lines it checked.
+      await writeSideSnapshot(snapshot.map((c) => ({ ...c, description: 'rewritten' })));
+      for (const entry of environment) await side.add(entry);
+      const finished = await side.finish().catch((e: unknown) => e);
+      expect(finished).toBeInstanceOf(InputFileError);
+      expect((finished as Error).message).toMatch(
+        /^side\.jsonl:\d+: the snapshot changed while it was being read/,
+      );
+      await expect(side.failed).rejects.toBe(side.failure());
+    } finally {
+      await side.close();
+    }
+  });
+
+  it('close() stops it: what waits on it is rejected as interrupted', async () => {
+    const { snapshot } = sides(40);
+    const path = await writeSideSnapshot(snapshot);
+    const side = startSnapshotSide(
+      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
+      threshold,
+    );
+    const finished = expect(side.finish()).rejects.toBeInstanceOf(InterruptedError);
+    await side.close();
+    await finished;
+    await expect(side.indexed).rejects.toBeInstanceOf(InterruptedError);
+    await expect(side.failed).rejects.toBeInstanceOf(InterruptedError);
   });
 
   it('refuses an environment holding a name twice (UsageError, as the whole-sides diff)', async () => {
