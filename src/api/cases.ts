@@ -3,7 +3,6 @@
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import type { HttpClient } from './http.js';
 import {
-  checkPageSize,
   encodeFilter,
   isRecord,
   itemsOf,
@@ -65,18 +64,20 @@ export function listCasePages(
   client: HttpClient,
   options: ListOptions = {},
 ): AsyncGenerator<readonly SecurityCase[]> {
-  return pagesThrough(client, {
-    path: LIST_PATH,
-    query: {
-      sort: encodeCaseSort(options.sort),
-      filter: encodeFilter(options.filter),
-      fields: options.fields,
+  return pagesThrough(
+    client,
+    {
+      path: LIST_PATH,
+      query: {
+        sort: encodeCaseSort(options.sort),
+        filter: encodeFilter(options.filter),
+        fields: options.fields,
+      },
+      readPage: readCasesPage,
+      idOf: (c) => (typeof c.caseId === 'string' ? c.caseId : undefined),
     },
-    pageSize: checkPageSize(options.pageSize),
-    ...(options.signal ? { signal: options.signal } : {}),
-    readPage: readCasesPage,
-    idOf: (c) => (typeof c.caseId === 'string' ? c.caseId : undefined),
-  });
+    options,
+  );
 }
 
 /** PATCH /actionable-insights/cases:update; returns the ids the service reported. Retried when transient: it sets a field to a fixed value, so repeating it is harmless. */

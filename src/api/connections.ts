@@ -7,7 +7,6 @@ import type { Connection } from '../model/connection.js';
 import { scrubServiceText } from '../secrets.js';
 import type { HttpClient } from './http.js';
 import {
-  checkPageSize,
   encodeFilter,
   isRecord,
   itemsOf,
@@ -55,14 +54,16 @@ export function listConnectionPages(
   client: HttpClient,
   options: ListOptions = {},
 ): AsyncGenerator<readonly Connection[]> {
-  return pagesThrough(client, {
-    path: LIST_PATH,
-    query: { sort: options.sort, filter: encodeFilter(options.filter) },
-    pageSize: checkPageSize(options.pageSize),
-    ...(options.signal ? { signal: options.signal } : {}),
-    readPage: readConnectionsPage,
-    idOf: (c) => (typeof c._id === 'string' ? c._id : typeof c.name === 'string' ? c.name : undefined),
-  });
+  return pagesThrough(
+    client,
+    {
+      path: LIST_PATH,
+      query: { sort: options.sort, filter: encodeFilter(options.filter) },
+      readPage: readConnectionsPage,
+      idOf: (c) => (typeof c._id === 'string' ? c._id : typeof c.name === 'string' ? c.name : undefined),
+    },
+    options,
+  );
 }
 
 /**

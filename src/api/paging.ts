@@ -22,8 +22,6 @@ export interface Page<T> {
 export interface PagedEndpoint<T> {
   readonly path: string;
   readonly query: Readonly<Record<string, string | number | boolean | undefined>>;
-  readonly pageSize: number;
-  readonly signal?: AbortSignal;
   /** Read the items and the total out of a body; throws on an unexpected shape. */
   readonly readPage: (body: unknown) => Page<T>;
   /** Identity of an item, to detect a service that ignores `skip`. */
@@ -50,17 +48,28 @@ export const PAGES_AHEAD = 2;
  * an async generator costs a promise per value handed out (about 2 µs: 2 s of a million cases), more
  * than a caller's synchronous work on an item; `yield*` a page where items are wanted.
  */
-export async function* pagesThrough<T>(
+export function pagesThrough<T>(
   client: HttpClient,
   endpoint: PagedEndpoint<T>,
+  options: { readonly pageSize?: number | undefined; readonly signal?: AbortSignal | undefined } = {},
+): AsyncGenerator<readonly T[]> {
+  // The page size is checked now, not at the first page.
+  return pageLoop(client, endpoint, checkPageSize(options.pageSize), options.signal);
+}
+
+async function* pageLoop<T>(
+  client: HttpClient,
+  endpoint: PagedEndpoint<T>,
+  pageSize: number,
+  signal: AbortSignal | undefined,
 ): AsyncGenerator<readonly T[]> {
   const fetchPage = (skip: number): { readonly skip: number; readonly answer: Promise<unknown> } => {
     const answer = client.request<unknown>({
       method: 'GET',
       path: endpoint.path,
-      query: { ...endpoint.query, skip, limit: endpoint.pageSize, requireTotalCount: true },
+      query: { ...endpoint.query, skip, limit: pageSize, requireTotalCount: true },
       retry: 'safe',
-      ...(endpoint.signal ? { signal: endpoint.signal } : {}),
+      ...(signal ? { signal } : {}),
     });
     // Observed when awaited; one dropped (a wrong guess, a caller that stops early) stays unobserved.
     answer.catch(() => undefined);
