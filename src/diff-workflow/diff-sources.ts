@@ -27,7 +27,7 @@ import { ApiError, ConfigError, InputFileError, UsageError } from '../errors.js'
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
-import { loadShippedCatalog } from '../schema/catalog.js';
+import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
 import { startSnapshotSide } from './snapshot-side.js';
 
@@ -161,10 +161,10 @@ export interface DiffSourcesResult {
 }
 
 /**
- * Read both sides at once and compare them as they come: a connection is compared as soon as its twin
- * has been read on the other side, then dropped, so memory holds only the connections still unpaired
- * (as text), never both sides whole. The result is known, and returned, only once both sides are read
- * and checked (a snapshot's trailer, the export's end).
+ * Read both sides and compare them as they come (two snapshots side by side in name order, a snapshot
+ * beside an environment's export, two environments at once: see the module comment), never holding
+ * both sides whole. The result is known, and returned, only once both sides are read and checked (a
+ * snapshot's trailer, the export's end).
  */
 export async function diffSources(
   options: DiffOptions,
@@ -176,12 +176,7 @@ export async function diffSources(
     to: classifySide(options.to, 'to', options.config, options.cwd),
   };
   const catalog = await loadShippedCatalog(options.schemas);
-  const compare: CompareSettings = {
-    ignoreFields: options.ignoreFields,
-    secretFields: (type: string) => catalog.secretFields(type),
-    secretTable: catalog.types().map((type) => [type, [...catalog.secretFields(type)]] as const),
-  };
-  const [fromRead, toRead, found] = await readBothSides(sides, ports, compare);
+  const [fromRead, toRead, found] = await readBothSides(sides, ports, options.ignoreFields, catalog);
   const from: SideContent = { ...fromRead, count: found.counts.from };
   const to: SideContent = { ...toRead, count: found.counts.to };
   onEvent({
@@ -204,7 +199,7 @@ export async function diffSources(
 function snapshotSideOf(
   side: Extract<DiffSide, { kind: 'snapshot' }>,
   profiles: readonly SnapshotScanProfile[],
-): { readonly label: string; readonly profiles: ComparableProfile[] } {
+): SideRead {
   return {
     profiles: profiles.map((p) =>
       toComparableProfile(p.scanProfile, p.dataSourceNames, isProfileServerField),
@@ -276,7 +271,8 @@ async function readSnapshotAndEnvironment(
   snapshotSide: Extract<DiffSide, { kind: 'snapshot' }>,
   snapshotFlag: 'from' | 'to',
   ports: DiffPorts,
-  compare: CompareSettings,
+  ignoreFields: readonly string[],
+  catalog: TemplateCatalog,
 ): Promise<{
   readonly snapshot: SideRead;
   readonly environment: SideRead;
@@ -286,8 +282,9 @@ async function readSnapshotAndEnvironment(
     path: snapshotSide.path,
     label: snapshotSide.ref,
     flag: snapshotFlag,
-    ignoreFields: compare.ignoreFields,
-    secretFields: compare.secretTable,
+    ignoreFields,
+    // As a table: the side may run in another thread.
+    secretFields: catalog.types().map((type) => [type, [...catalog.secretFields(type)]] as const),
   });
   const controller = new AbortController();
   // Ctrl-C stops both sides at once (the snapshot side's waits then reject as interrupted).
@@ -353,12 +350,6 @@ async function mergeTwoSnapshots(
   return [snapshotSideOf(from, read.from.profiles), snapshotSideOf(to, read.to.profiles), differ.finish()];
 }
 
-/** How pairs are compared: the diff options, with the secret fields also as a table for a worker thread. */
-interface CompareSettings extends DiffOptionsOfCompare {
-  readonly ignoreFields: readonly string[];
-  readonly secretTable: readonly (readonly [string, readonly string[]])[];
-}
-
 /**
  * Read both sides and compare them: side by side for two snapshots, a snapshot beside an environment's
  * export, two environments at once; the first failure stops the other side.
@@ -366,17 +357,19 @@ interface CompareSettings extends DiffOptionsOfCompare {
 async function readBothSides(
   sides: { readonly from: DiffSide; readonly to: DiffSide },
   ports: DiffPorts,
-  compare: CompareSettings,
+  ignoreFields: readonly string[],
+  catalog: TemplateCatalog,
 ): Promise<[SideRead, SideRead, StreamingDiffResult]> {
   const { from, to } = sides;
+  const compare = { ignoreFields, secretFields: (type: string) => catalog.secretFields(type) };
   if (from.kind === 'snapshot' && to.kind === 'snapshot')
     return mergeTwoSnapshots(from, to, ports.signal, compare);
   if (from.kind === 'snapshot') {
-    const read = await readSnapshotAndEnvironment(from, 'from', ports, compare);
+    const read = await readSnapshotAndEnvironment(from, 'from', ports, ignoreFields, catalog);
     return [read.snapshot, read.environment, read.found];
   }
   if (to.kind === 'snapshot') {
-    const read = await readSnapshotAndEnvironment(to, 'to', ports, compare);
+    const read = await readSnapshotAndEnvironment(to, 'to', ports, ignoreFields, catalog);
     return [read.environment, read.snapshot, read.found];
   }
   return readTwoEnvironments(ports, compare);
@@ -385,7 +378,7 @@ async function readBothSides(
 /** Two environments, read at once into the streaming differ; the first failure stops the other. */
 async function readTwoEnvironments(
   ports: DiffPorts,
-  compare: CompareSettings,
+  compare: DiffOptionsOfCompare,
 ): Promise<[SideRead, SideRead, StreamingDiffResult]> {
   const differ: StreamingDiff = createStreamingDiff(compare);
   const controller = new AbortController();
