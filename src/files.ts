@@ -350,8 +350,8 @@ export async function openAtomicTextFile(
   const { tmp, handle } = await openTemp(path, options);
   // Text is gathered in memory; every 64 KiB of it becomes a Buffer (outside the JS heap: a page of
   // text joined into one large string would be allocated in the old generation and cost full GCs), and
-  // `drain` writes the buffers out (the caller awaits it after a record or a page), so memory stays
-  // bounded without a stream in between.
+  // `drain` starts writing the buffers out (the caller awaits it after a record or a page; it waits for
+  // the batch before), so memory stays bounded without a stream in between.
   const chunks: string[] = [];
   let buffered = 0;
   const ready: Buffer[] = [];

@@ -54,14 +54,15 @@ describe.each([
   ['on this thread', Number.POSITIVE_INFINITY],
   ['in a worker thread', 0],
 ])('startSnapshotSide %s', (_label, threshold) => {
+  /** The side of the snapshot at `path` (named `side.jsonl` in messages), on this test's thread or not. */
+  const startSide = (path: string, flag: 'from' | 'to' = 'to', ignoreFields: readonly string[] = []) =>
+    startSnapshotSide({ path, label: 'side.jsonl', flag, ignoreFields, secretFields }, threshold);
+
   it('equals diffConnections, whichever side the snapshot is', async () => {
     const { snapshot, environment } = sides(300);
     const path = await writeSideSnapshot(snapshot);
     for (const flag of ['from', 'to'] as const) {
-      const side = startSnapshotSide(
-        { path, label: 'side.jsonl', flag, ignoreFields: options.ignoreFields, secretFields },
-        threshold,
-      );
+      const side = startSide(path, flag, options.ignoreFields);
       try {
         for (const entry of environment) await side.add(entry);
         const { found, profiles } = await side.finish();
@@ -90,10 +91,7 @@ describe.each([
     const path = await writeSideSnapshot(snapshot, (lines) => {
       lines[3] = (lines[3] as string).replace('"', "'");
     });
-    const side = startSnapshotSide(
-      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
-      threshold,
-    );
+    const side = startSide(path);
     try {
       const indexed = await side.indexed.catch((e: unknown) => e);
       expect(indexed).toBeInstanceOf(InputFileError);
@@ -110,10 +108,7 @@ describe.each([
   it('fails after it was indexed when a line changed on a reread (failed, failure(), finish)', async () => {
     const { snapshot, environment } = sides(40);
     const path = await writeSideSnapshot(snapshot);
-    const side = startSnapshotSide(
-      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
-      threshold,
-    );
+    const side = startSide(path);
     try {
       await side.indexed;
       // Rewritten in place after its first pass: the rereads no longer find the lines it checked.
@@ -133,10 +128,7 @@ describe.each([
   it('close() stops it: what waits on it is rejected as interrupted', async () => {
     const { snapshot } = sides(40);
     const path = await writeSideSnapshot(snapshot);
-    const side = startSnapshotSide(
-      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
-      threshold,
-    );
+    const side = startSide(path);
     const finished = expect(side.finish()).rejects.toBeInstanceOf(InterruptedError);
     await side.close();
     await finished;
@@ -147,10 +139,7 @@ describe.each([
   it('refuses an environment holding a name twice (UsageError, as the whole-sides diff)', async () => {
     const { snapshot } = sides(10);
     const path = await writeSideSnapshot(snapshot);
-    const side = startSnapshotSide(
-      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
-      threshold,
-    );
+    const side = startSide(path);
     try {
       await side.add({ name: 'c0001', type: 's3' });
       await side.add({ name: 'c0001', type: 's3', description: 'again' });
