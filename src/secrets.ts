@@ -225,10 +225,25 @@ export function scrubServiceText(text: string): string {
 const SECRET_FIELD_PATTERN =
   /(^|_)(password|passwd|pwd|secret|secret_key|aws_secret_key|aws_access_key|access_key|private_key|api_key|apikey|token|client_secret|credentials?)$/i;
 
+/** `passphrase` (of a key file) is what the service itself always masks besides the patterns above. */
+const SECRET_WORD_IN_NAME = /password|secret|private_?key|token|passphrase/i;
+
+/**
+ * Verdicts of {@link isSecretFieldName} by name: every key of every entry is asked (masking, secret
+ * registration), and entries share their few hundred field names; two regexes per key cost more than
+ * a lookup. Bounded: names past the first 10 000 are tested each time.
+ */
+const secretNameVerdicts = new Map<string, boolean>();
+const MAX_SECRET_NAME_VERDICTS = 10_000;
+
 /** True when a field name looks like a credential field. */
 export function isSecretFieldName(name: string): boolean {
-  // `passphrase` (of a key file) is what the service itself always masks besides the patterns above.
-  return SECRET_FIELD_PATTERN.test(name) || /password|secret|private_?key|token|passphrase/i.test(name);
+  let secret = secretNameVerdicts.get(name);
+  if (secret === undefined) {
+    secret = SECRET_FIELD_PATTERN.test(name) || SECRET_WORD_IN_NAME.test(name);
+    if (secretNameVerdicts.size < MAX_SECRET_NAME_VERDICTS) secretNameVerdicts.set(name, secret);
+  }
+  return secret;
 }
 
 /** True when a value is the service's mask. */

@@ -220,6 +220,9 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     // Every status is handled here, and bodies are parsed here by content, not by content-type.
     validateStatus: () => true,
     transformResponse: [(data: unknown) => data],
+    // Bodies are sent as the JSON text `attempt` writes; axios' default would parse each one again
+    // (to tell JSON text from other strings) and trim it: work on every request for nothing.
+    transformRequest: [(data: unknown) => data],
     transitional: { clarifyTimeoutError: true },
     // Every value fully percent-encoded (axios would leave `[`, `]`, `:` and `,` of a JSON filter bare).
     paramsSerializer: { serialize: serializeQuery },

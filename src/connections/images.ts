@@ -6,14 +6,19 @@
  */
 import { escapePointer } from '../schema/ajv.js';
 import { isMasked, maskSecrets } from '../secrets.js';
-import { stripServerManaged } from './server-managed.js';
+import { hasServerManagedField, stripServerManaged } from './server-managed.js';
 
 /** A connection without server-managed fields and with every secret masked: safe for a journal. */
 export function makeSafeImage(
   connection: Readonly<Record<string, unknown>>,
   secretFields: ReadonlySet<string>,
 ): Record<string, unknown> {
-  return maskSecrets(stripServerManaged(connection), secretFields);
+  // maskSecrets copies: a connection without server-managed fields (a body about to be sent) is not
+  // copied first as well.
+  return maskSecrets(
+    hasServerManagedField(connection) ? stripServerManaged(connection) : connection,
+    secretFields,
+  );
 }
 
 /**

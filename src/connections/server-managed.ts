@@ -38,8 +38,14 @@ export function isServerManagedField(field: string): boolean {
 /** A copy of `entry` without its server-managed top-level fields; key order kept. */
 export function stripServerManaged<T extends Record<string, unknown>>(entry: T): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(entry)) {
-    if (!isServerManagedField(key)) assignOwn(out, key, value);
+  for (const key of Object.keys(entry)) {
+    if (!EXACT.has(key)) assignOwn(out, key, entry[key]);
   }
   return out;
+}
+
+/** True when `entry` has a server-managed top-level field (else {@link stripServerManaged} only copies it). */
+export function hasServerManagedField(entry: Readonly<Record<string, unknown>>): boolean {
+  for (const key of Object.keys(entry)) if (EXACT.has(key)) return true;
+  return false;
 }

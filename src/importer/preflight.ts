@@ -31,15 +31,33 @@ export interface EntryTemplates {
   requiredSecretFields(type: string): Iterable<string>;
 }
 
-/** Walk every string value of an entry with its JSON pointer. */
-function* walkStrings(value: unknown, pointer: string): Generator<[string, string]> {
-  if (typeof value === 'string') {
-    yield [pointer, value];
-  } else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) yield* walkStrings(value[i], `${pointer}/${i}`);
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) yield* walkStrings(v, `${pointer}/${escapePointer(k)}`);
-  }
+/**
+ * Call `visit` with every string value of an entry and a function that builds its JSON pointer (built
+ * only for a value with a problem: most values have none). A plain walk over a path of segments: a
+ * generator per level, and a pointer string per value, cost most of this check.
+ */
+function forEachString(value: unknown, visit: (text: string, pointer: () => string) => void): void {
+  const path: (string | number)[] = [];
+  const pointer = (): string =>
+    path.map((s) => `/${typeof s === 'number' ? String(s) : escapePointer(s)}`).join('');
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') visit(v, pointer);
+    else if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        path.push(i);
+        walk(v[i]);
+        path.pop();
+      }
+    } else if (v !== null && typeof v === 'object') {
+      const record = v as Record<string, unknown>;
+      for (const k of Object.keys(record)) {
+        path.push(k);
+        walk(record[k]);
+        path.pop();
+      }
+    }
+  };
+  walk(value);
 }
 
 /**
@@ -58,18 +76,18 @@ export function checkEntryForSend(
     message,
   });
 
-  for (const [path, value] of walkStrings(entry.body, '')) {
+  forEachString(entry.body, (value, path) => {
     if (isMasked(value)) {
-      found.push(at(path, 'secret is masked ("******")'));
-    } else {
+      found.push(at(path(), 'secret is masked ("******")'));
+    } else if (value.includes('${')) {
       const m = UNRESOLVED_PLACEHOLDER.exec(value);
       if (m) {
         // The placeholder itself is not quoted: a placeholder on a credential field is registered as a
         // secret (the value that will be sent), so the scrubber would print it as "******".
-        found.push(at(path, `unresolved placeholder: ${describeUnresolved(m[0])}`));
+        found.push(at(path(), `unresolved placeholder: ${describeUnresolved(m[0])}`));
       }
     }
-  }
+  });
   for (const field of templates.requiredSecretFields(entry.type)) {
     const value = entry.body[field];
     if (value === undefined || value === null || value === '') {

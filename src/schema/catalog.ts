@@ -6,7 +6,7 @@
  * compiled once, on first use. `validate`, `diff` (masking) and `import` (pre-flight) all ask it.
  */
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { InputFileError, type Problem, UsageError } from '../errors.js';
 import { readJsonFile } from '../files.js';
@@ -77,14 +77,26 @@ interface TypeSchema {
   validate?: ValidateFunction;
 }
 
+/** Options of {@link createCatalog}. */
+export interface CatalogOptions {
+  /**
+   * The schemas are known to be valid JSON Schemas: the shipped ones, each checked against the 2020-12
+   * meta-schema by a test (test/unit/template-schema.test.ts). ajv then does not check them again, which
+   * first costs compiling the meta-schema (about 30 ms of every run that checks an entry). Any other
+   * schema (`--schemas`, an environment's templates) is checked, so a broken one is named as such.
+   */
+  readonly schemasChecked?: boolean;
+}
+
 /** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
 export function createCatalog(
   schemas: ReadonlyMap<string, { readonly schema: Record<string, unknown>; readonly source: string }>,
   generic: { readonly schema: Record<string, unknown>; readonly source: string },
   warnings: readonly string[] = [],
+  options: CatalogOptions = {},
 ): TemplateCatalog {
   // Template regexes are written for JavaScript without the `u` flag (the service's UI): compile alike.
-  const ajv = createAjv({ unicodeRegExp: false });
+  const ajv = createAjv({ unicodeRegExp: false, validateSchema: options.schemasChecked !== true });
   const byType = new Map<string, TypeSchema>();
   for (const [type, { schema, source }] of schemas) byType.set(type, describeSchema(schema, source));
   const genericType = describeSchema(generic.schema, generic.source);
@@ -280,7 +292,9 @@ export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): P
     schemas.set(file.slice(0, -SCHEMA_SUFFIX.length), { schema: await readSchemaFile(path), source: path });
   }
   const genericPath = names.includes(GENERIC_FILE) ? join(dir, GENERIC_FILE) : shippedConnectionSchemaPath();
-  return createCatalog(schemas, { schema: await readSchemaFile(genericPath), source: genericPath });
+  return createCatalog(schemas, { schema: await readSchemaFile(genericPath), source: genericPath }, [], {
+    schemasChecked: resolve(dir) === resolve(shippedTemplatesDir()),
+  });
 }
 
 /** A catalog built from connector templates (the emulator's, or an environment's). */

@@ -112,6 +112,22 @@ describe('checkEntryForSend', () => {
       }),
     ]);
   });
+  it('names a nested problem by its escaped JSON pointer, and only values with a problem', () => {
+    const { problems } = checkEntryForSend(
+      prepared('s3', {
+        bucket_name: 'b',
+        'odd/key~x': {
+          list: ['fine', '******', { deep: '${env:NOPE_TOO}' }],
+          other: 'text ${not a placeholder}',
+        },
+      }),
+      templates,
+    );
+    expect(problems.map((p) => [p.path, p.message.slice(0, 20)])).toEqual([
+      ['/odd~1key~0x/list/1', 'secret is masked ("*'],
+      ['/odd~1key~0x/list/2/deep', 'unresolved placehold'],
+    ]);
+  });
   it('accepts an empty optional secret', () => {
     expect(
       checkEntryForSend(prepared('s3', { bucket_name: 'b', aws_secret_key: '' }), templates).problems,

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { HttpClient, HttpRequest } from '../../src/api/http.js';
@@ -8,10 +8,12 @@ import { ApiError, InputFileError, UsageError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import type { ConnectorTemplate } from '../../src/model/template.js';
 import { fixturesDir } from '../../src/paths.js';
+import { createAjv } from '../../src/schema/ajv.js';
 import {
   buildCatalogFromTemplates,
   isMaskedSecretProblem,
   loadShippedCatalog,
+  shippedConnectionSchemaPath,
   shippedTemplatesDir,
 } from '../../src/schema/catalog.js';
 import { looseEnum, templateToSchema } from '../../src/schema/template-schema.js';
@@ -190,6 +192,23 @@ describe('catalog built from the emulator templates', () => {
 });
 
 describe('shipped schemas/templates', () => {
+  it('are each a valid JSON Schema 2020-12 (the catalog does not check them against the meta-schema at run time)', async () => {
+    const ajv = createAjv();
+    const files = [
+      ...(await readdir(shippedTemplatesDir())).map((f) => join(shippedTemplatesDir(), f)),
+      shippedConnectionSchemaPath(),
+    ];
+    expect(files.length).toBe(SHIPPED_TYPES.length + 1);
+    for (const file of files) {
+      const schema = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      expect({ file, valid: ajv.validateSchema(schema), errors: ajv.errors ?? null }).toEqual({
+        file,
+        valid: true,
+        errors: null,
+      });
+    }
+  });
+
   it('ship the evidenced types; each names its evidence and states no invented enum or pattern', async () => {
     const shipped = await loadShippedCatalog();
     expect(shipped.types()).toEqual([...SHIPPED_TYPES].sort());
@@ -355,6 +374,14 @@ describe('--schemas DIR', () => {
     await writeFile(join(bad, 's3.schema.json'), '{ not json');
     await expect(loadShippedCatalog(bad)).rejects.toBeInstanceOf(InputFileError);
     await expect(loadShippedCatalog(join(dir, 'nope'))).rejects.toBeInstanceOf(UsageError);
+  });
+
+  it('still checks a schema of its own against the meta-schema: one that is not a JSON Schema is named', async () => {
+    const broken = await makeTempDir('dds-schemas-broken-');
+    // Only the meta-schema refuses this one (ajv compiles a negative minProperties without a word).
+    await writeFile(join(broken, 'kafka.schema.json'), JSON.stringify({ type: 'object', minProperties: -1 }));
+    const catalog = await loadShippedCatalog(broken);
+    expect(() => catalog.checkEntry({ name: 'k', type: 'kafka' })).toThrow(/not a valid JSON Schema/);
   });
 });
 
