@@ -15,6 +15,7 @@ import {
   indexSnapshot,
   type PlacedSnapshot,
 } from '../snapshot/read.js';
+import type { SafeImage } from './journal.js';
 import { applyOverrides, type Overrides } from './overrides.js';
 import type { PlanEntry, PreparedEntry } from './plan.js';
 
@@ -29,6 +30,16 @@ export interface LeanSnapshot extends IndexedSnapshot {
 }
 
 /**
+ * A snapshot up to this size (about 40 000 connections) is held in memory for its rereads: every entry
+ * is read again when the plan checks it and when it is sent, and a read from the file per entry cost
+ * more than its parse. A larger one is read line by line, so what is held stays bounded whatever the
+ * size of the snapshot. Either way each line read again is checked against the CRC-32 of its first
+ * read: a file changed before the hold is refused; one changed after it is not read again (what is
+ * sent is what was verified).
+ */
+export const HOLD_FOR_REREADS_BYTES = 32 * 1024 * 1024;
+
+/**
  * Read and verify the snapshot in one pass, keeping per entry only its name, type, source id and
  * place; `onEntry` sees each whole entry as it passes (the overrides' removal check). Nothing seen is
  * acted on before the trailer is checked: the caller gets the result only then.
@@ -37,6 +48,7 @@ export async function readLeanSnapshot(
   path: string,
   signal: AbortSignal,
   onEntry: (entry: Connection) => void,
+  holdForRereadsUpTo = HOLD_FOR_REREADS_BYTES,
 ): Promise<LeanSnapshot> {
   const entries: LeanEntry[] = [];
   const indexed = await indexSnapshot(
@@ -50,7 +62,7 @@ export async function readLeanSnapshot(
         place,
       });
     },
-    { signal },
+    { signal, holdForRereadsUpTo },
   );
   return { ...indexed, entries };
 }
@@ -73,13 +85,19 @@ export function createPreparer(
     const resolved = resolveSourceIds(stripServerManaged(raw) as Connection, remap);
     if (resolved.changes.length > 0) sourceIdChanges.set(entry.name, resolved.changes);
     const body = applyOverrides(resolved.body, overrides);
-    registerSecretsOf(body, catalog.secretFields(entry.type));
+    const secrets = catalog.secretFields(entry.type);
+    registerSecretsOf(body, secrets);
+    // The image is journaled with the entry's intent: made when asked for (the plan's checks do not).
+    let image: SafeImage | undefined;
     return {
       name: entry.name,
       type: entry.type,
       sourceId: entry.sourceId,
       body,
-      image: makeSafeImage(body, catalog.secretFields(entry.type)),
+      get image(): SafeImage {
+        image ??= makeSafeImage(body, secrets);
+        return image;
+      },
     };
   };
 }

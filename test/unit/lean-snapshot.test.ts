@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REMAP_NOTHING, type SourceIdChange } from '../../src/connections/references.js';
 import { InputFileError } from '../../src/errors.js';
-import { createPreparer, readLeanSnapshot } from '../../src/importer/lean-snapshot.js';
+import { createPreparer, type LeanEntry, readLeanSnapshot } from '../../src/importer/lean-snapshot.js';
 import { EMPTY_OVERRIDES } from '../../src/importer/overrides.js';
 import type { Connection } from '../../src/model/connection.js';
 import { loadShippedCatalog } from '../../src/schema/catalog.js';
@@ -31,7 +31,8 @@ describe('the lean snapshot of an import', () => {
     const path = join(dir, 's.snapshot.jsonl');
     await writeSnapshot({ path }, header, entries);
     const seen: string[] = [];
-    const lean = await readLeanSnapshot(path, new AbortController().signal, (e) => seen.push(e.name));
+    // Each reread from the file (nothing held in memory).
+    const lean = await readLeanSnapshot(path, new AbortController().signal, (e) => seen.push(e.name), 0);
     try {
       expect(seen).toEqual(['a-s3', 'b-s3']);
       expect(lean.entries.map(({ name, type, sourceId }) => ({ name, type, sourceId }))).toEqual([
@@ -58,6 +59,35 @@ describe('the lean snapshot of an import', () => {
       expect(() => prepare(lean.entries[1] as (typeof lean.entries)[number])).toThrow(InputFileError);
     } finally {
       lean.file.close();
+    }
+  });
+
+  it('held in memory (a small snapshot): refuses a line changed before the hold, sends the verified one after', async () => {
+    const dir = await makeTempDir('dds-lean-held-');
+    const path = join(dir, 's.snapshot.jsonl');
+    await writeSnapshot({ path }, header, entries);
+    const catalog = await loadShippedCatalog();
+    const text = await readFile(path, 'utf8');
+    const preparerOf = (lean: Awaited<ReturnType<typeof readLeanSnapshot>>) =>
+      createPreparer(lean.file, EMPTY_OVERRIDES, catalog, REMAP_NOTHING, new Map());
+
+    const changedBefore = await readLeanSnapshot(path, new AbortController().signal, () => undefined);
+    try {
+      await writeFile(path, text.replace('bucket-b', 'bucket-x'));
+      expect(() => preparerOf(changedBefore)(changedBefore.entries[1] as LeanEntry)).toThrow(InputFileError);
+    } finally {
+      changedBefore.file.close();
+    }
+
+    await writeFile(path, text);
+    const changedAfter = await readLeanSnapshot(path, new AbortController().signal, () => undefined);
+    try {
+      const prepare = preparerOf(changedAfter);
+      expect(prepare(changedAfter.entries[1] as LeanEntry).body).toMatchObject({ bucket_name: 'bucket-b' });
+      await writeFile(path, text.replace('bucket-b', 'bucket-x'));
+      expect(prepare(changedAfter.entries[1] as LeanEntry).body).toMatchObject({ bucket_name: 'bucket-b' });
+    } finally {
+      changedAfter.file.close();
     }
   });
 });
