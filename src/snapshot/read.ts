@@ -276,7 +276,13 @@ export function openPlacedSnapshot(
     entries: entries(),
     reread(place) {
       if (closed) throw new Error('reread after close');
-      const bytes = lineAt(place);
+      let bytes: Buffer;
+      try {
+        bytes = lineAt(place);
+      } catch (error) {
+        // The file vanished or cannot be read any more (EIO, EACCES...): a file error, not a bug.
+        throw toReadError(label, error);
+      }
       if (bytes.length !== place.length || crc32(bytes) !== place.crc) {
         throw new InputFileError(label, place.line, 'the snapshot changed while it was being read', {
           hint: 'Do not write to a snapshot while a command reads it; re-run the command',

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { link, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -425,5 +425,28 @@ describe('openPlacedSnapshot', () => {
     expect(() => snapshot.reread(places[123] as EntryPlace)).toThrow(/changed while it was being read/);
     snapshot.close();
     expect(() => snapshot.reread(places[0] as EntryPlace)).toThrow();
+  });
+
+  it('a file gone before its first reread is a file error naming it (exit 2), not a bug', async () => {
+    const dir = await makeTempDir('placed-gone-');
+    const path = join(dir, 'gone.snapshot.jsonl');
+    await writeSnapshot(
+      { path },
+      createSnapshotHeader({ tool: 't', source: { url: 'https://a.invalid', environment: 'a' } }),
+      [{ name: 'a', type: 's3' }],
+    );
+    const snapshot = openPlacedSnapshot(path, { label: 'gone.snapshot.jsonl' });
+    const places: EntryPlace[] = [];
+    for await (const { place } of snapshot.entries) places.push(place);
+    rmSync(path);
+    try {
+      snapshot.reread(places[0] as EntryPlace);
+      expect.unreachable('reread of a deleted file');
+    } catch (error) {
+      expect(error).toBeInstanceOf(InputFileError);
+      expect((error as InputFileError).message).toBe('gone.snapshot.jsonl: no such file');
+    } finally {
+      snapshot.close();
+    }
   });
 });
