@@ -9,9 +9,11 @@
  *
  * The protocol: the side posts `indexed` once the snapshot is read and checked whole, or `failed`
  * with the error (a damaged file, a duplicate name, anything else); it takes `entries` (the
- * environment's connections, in batches, in any order, also before `indexed`) and `end`, and answers
- * `end` with `done` (the diff's result and the snapshot's scan profiles) or `failed`. Errors cross the
- * port as plain data and are rebuilt as the same classes here.
+ * environment's connections, in batches, in any order, also before `indexed`), answering each batch
+ * with `took` once its connections are compared, and `end`, which it answers with `done` (the diff's
+ * result and the snapshot's scan profiles) or `failed`. Errors cross the port as plain data and are
+ * rebuilt as the same classes here. The `took` answers bound what is handed over and not compared yet
+ * (see {@link MAX_IN_FLIGHT}), before the snapshot is read whole and after.
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,6 +63,8 @@ type ToSide = { readonly kind: 'entries'; readonly entries: Connection[] } | { r
 
 type FromSide =
   | { readonly kind: 'indexed' }
+  /** A batch of `count` connections compared. */
+  | { readonly kind: 'took'; readonly count: number }
   | { readonly kind: 'failed'; readonly error: PortError }
   | {
       readonly kind: 'done';
@@ -133,7 +137,7 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
         return;
       }
     }
-    if (message.kind === 'indexed') return;
+    if (message.kind === 'indexed' || message.kind === 'took') return;
     over = true;
     file?.file.close();
     port.close();
@@ -150,6 +154,7 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
       }
       differ.add(environmentFlag, entry);
     }
+    post({ kind: 'took', count: entries.length });
   };
   const finish = () => {
     const indexed = file as NonNullable<typeof file>;
@@ -211,10 +216,13 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
 export interface SnapshotSide {
   /**
    * Hand an environment's connection over (sent in batches). Returns a promise, to be awaited, only
-   * while the snapshot is still being read and {@link MAX_SENT_BEFORE_INDEXED} connections already wait
-   * for it: the export is held back rather than piling up in memory.
+   * when {@link MAX_IN_FLIGHT} connections are handed over and not compared yet (the snapshot is still
+   * being read, or its rereads are slower than the export): the export is held back rather than piling
+   * up in memory. The promise resolves once the side has caught up by half, and rejects if it fails.
    */
   add(entry: Connection): Promise<void> | undefined;
+  /** Connections handed over and not compared yet. */
+  inFlight(): number;
   /** Resolves once the snapshot is read and checked whole; rejects with what was wrong with it. */
   readonly indexed: Promise<void>;
   /** Rejects when the side fails, before or after `indexed` (a line that changed on a reread, say); never resolves. */
@@ -233,8 +241,12 @@ export interface SnapshotSide {
 /** Environment connections per message. */
 const BATCH = 50;
 
-/** Connections sent before the snapshot is read whole, at most (at about 3 KB each, 30 MB). */
-export const MAX_SENT_BEFORE_INDEXED = 10_000;
+/**
+ * Connections handed over and not compared yet, at most (at about 3 KB each, 30 MB): the most that
+ * waits for the snapshot's first pass, or queues behind rereads slower than the export (a snapshot
+ * over {@link HOLD_FOR_REREADS_BYTES} is read again line by line).
+ */
+export const MAX_IN_FLIGHT = 10_000;
 
 /**
  * A snapshot at least this large is served by a worker thread: about 10 000 connections, read in
@@ -259,6 +271,7 @@ function workerFile(): string {
 export function startSnapshotSide(
   request: SnapshotSideRequest,
   thresholdBytes = WORKER_THRESHOLD_BYTES,
+  maxInFlight = MAX_IN_FLIGHT,
 ): SnapshotSide {
   const size = statSync(request.path, { throwIfNoEntry: false })?.size ?? 0;
   let port: MessagePort | Worker;
@@ -304,14 +317,20 @@ export function startSnapshotSide(
     failedReject?.(error);
   };
 
-  let isIndexed = false;
+  let sent = 0;
+  let taken = 0;
+  /** The export waits on this while the side catches up. */
+  let caughtUp: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
   port.on('message', (message: FromSide) => {
-    if (message.kind === 'indexed') {
-      isIndexed = true;
-      indexedSettle?.resolve();
+    if (message.kind === 'indexed') indexedSettle?.resolve();
+    else if (message.kind === 'took') {
+      taken += message.count;
+      if (caughtUp !== undefined && sent - taken <= maxInFlight / 2) {
+        caughtUp.resolve();
+        caughtUp = undefined;
+      }
     } else if (message.kind === 'failed') settleAll(fromPortError(message.error));
     else {
-      isIndexed = true;
       answered = true;
       indexedSettle?.resolve();
       doneSettle.resolve(message);
@@ -327,22 +346,32 @@ export function startSnapshotSide(
   else port.on('close', () => settleAll(new Error('the snapshot side stopped before it answered')));
 
   let batch: Connection[] = [];
-  let batchesSent = 0;
   const send = (message: ToSide) => port.postMessage(message);
   return {
     add(entry) {
       batch.push(entry);
       if (batch.length < BATCH) return undefined;
       send({ kind: 'entries', entries: batch });
+      sent += batch.length;
       batch = [];
-      batchesSent += 1;
-      return !isIndexed && batchesSent * BATCH >= MAX_SENT_BEFORE_INDEXED ? indexed : undefined;
+      if (sent - taken < maxInFlight) return undefined;
+      if (caughtUp === undefined) {
+        let resolve = () => {};
+        const promise = new Promise<void>((r) => {
+          resolve = r;
+        });
+        caughtUp = { promise, resolve };
+      }
+      // A failure of the side ends the wait too (and stops the export).
+      return Promise.race([caughtUp.promise, failed]);
     },
+    inFlight: () => sent - taken + batch.length,
     indexed,
     failed,
     failure: () => failure,
     async finish() {
       if (batch.length > 0) send({ kind: 'entries', entries: batch });
+      sent += batch.length;
       batch = [];
       send({ kind: 'end' });
       const answer = await done;

@@ -86,6 +86,47 @@ describe.each([
     }
   });
 
+  it('holds the export back while more than its cap is handed over and not compared, before and after indexing', async () => {
+    const { snapshot, environment } = sides(2000);
+    const path = await writeSideSnapshot(snapshot);
+    const cap = 200;
+    const side = startSnapshotSide(
+      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
+      threshold,
+      cap,
+    );
+    try {
+      let waits = 0;
+      let waitsAfterIndexed = 0;
+      let indexed = false;
+      void side.indexed.then(() => {
+        indexed = true;
+      });
+      let most = 0;
+      // Three passes of the environment (the same names again would be a duplicate: renamed).
+      for (let pass = 0; pass < 3; pass++) {
+        for (const entry of environment) {
+          const wait = side.add({ ...entry, name: `${entry.name}-${pass}` });
+          most = Math.max(most, side.inFlight());
+          if (wait === undefined) continue;
+          waits += 1;
+          if (indexed) waitsAfterIndexed += 1;
+          await wait;
+          expect(side.inFlight()).toBeLessThanOrEqual(cap / 2 + 50);
+        }
+      }
+      // Never more than the cap and the batch that reached it.
+      expect(most).toBeLessThanOrEqual(cap + 50);
+      expect(waits).toBeGreaterThan(0);
+      expect(waitsAfterIndexed).toBeGreaterThan(0);
+      const { found } = await side.finish();
+      expect(found.counts).toEqual({ from: 3 * environment.length, to: snapshot.length });
+      expect(side.inFlight()).toBe(0);
+    } finally {
+      await side.close();
+    }
+  });
+
   it('rebuilds a damaged snapshot as the InputFileError the reader raised (file, line, hint)', async () => {
     const { snapshot, environment } = sides(20);
     const path = await writeSideSnapshot(snapshot, (lines) => {
