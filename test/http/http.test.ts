@@ -1,3 +1,5 @@
+import { getEventListeners } from 'node:events';
+import { PassThrough } from 'node:stream';
 import { inspect } from 'node:util';
 import nock from 'nock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -428,6 +430,59 @@ describe('abort and hygiene', () => {
     });
     controller.abort();
     await expect(pending).rejects.toBeInstanceOf(InterruptedError);
+  });
+
+  it('Ctrl-C (the client signal) ends a safe request in flight that has a signal of its own too', async () => {
+    nock(BASE).get(LIST).delay(2_000).reply(200, {});
+    const ctrlC = new AbortController();
+    const own = new AbortController();
+    const { client } = makeClient({}, { signal: ctrlC.signal });
+    const pending = client.request({
+      method: 'GET',
+      path: '/ds-connections',
+      retry: 'safe',
+      signal: own.signal,
+    });
+    setTimeout(() => ctrlC.abort(), 20);
+    await expect(pending).rejects.toBeInstanceOf(InterruptedError);
+  });
+
+  it('Ctrl-C ends a streamed body being read after its request returned', async () => {
+    nock(BASE)
+      .get(LIST)
+      .reply(200, () => {
+        const body = new PassThrough();
+        body.write('[{"name":"a"},');
+        return body;
+      });
+    const ctrlC = new AbortController();
+    const own = new AbortController();
+    const { client } = makeClient({}, { signal: ctrlC.signal });
+    const stream = await client.requestStream({
+      method: 'GET',
+      path: '/ds-connections',
+      retry: 'safe',
+      signal: own.signal,
+    });
+    const ended = new Promise<unknown>((resolve) => {
+      stream.on('error', resolve);
+      stream.on('close', () => resolve('closed'));
+      stream.resume();
+    });
+    ctrlC.abort();
+    expect(await ended).toBeDefined();
+    expect((stream as PassThrough).destroyed).toBe(true);
+  });
+
+  it('leaves no listener on the client signal or a request signal once requests are answered', async () => {
+    nock(BASE).get(LIST).times(20).reply(200, {});
+    const ctrlC = new AbortController();
+    const own = new AbortController();
+    const { client } = makeClient({}, { signal: ctrlC.signal });
+    for (let i = 0; i < 20; i++)
+      await client.request({ method: 'GET', path: '/ds-connections', retry: 'safe', signal: own.signal });
+    expect(getEventListeners(ctrlC.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(own.signal, 'abort')).toHaveLength(0);
   });
 
   it('the client signal stops retries', async () => {
