@@ -816,7 +816,10 @@ export async function openJournal(
       const line = record.kind === 'intent' && record.op !== 'create' ? scrub(text) : text;
       return new Promise<void>((resolve, reject) => {
         queue.push({ line: `${line}\n`, resolve, reject });
-        draining ??= drain();
+        // Started after what this turn of the event loop appends: one write and one sync for an
+        // answer's outcome and the intent written ahead beside it, or for the first eight intents,
+        // where each record alone cost a write and a sync of its own.
+        draining ??= new Promise<void>((started) => setImmediate(started)).then(drain);
       });
     };
 
