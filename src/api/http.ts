@@ -251,8 +251,10 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     httpsAgent,
     // A redirect could carry the Authorization header elsewhere; the API never redirects.
     maxRedirects: 0,
-    // Bodies are always streamed to this file, which caps buffered ones itself (decoded bytes).
-    maxContentLength: Number.POSITIVE_INFINITY,
+    // Bodies are always streamed to this file, which caps buffered ones itself (decoded bytes). -1,
+    // axios' "no limit": any other value, Infinity too, has axios wrap every streamed answer in an
+    // async generator and a second stream to count its bytes (tens of us an answer, and more ticks).
+    maxContentLength: -1,
     maxBodyLength: Number.POSITIVE_INFINITY,
     // Every status is handled here, and bodies are parsed here by content, not by content-type.
     validateStatus: () => true,
