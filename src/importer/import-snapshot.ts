@@ -36,6 +36,7 @@ import {
   createReferenceCollector,
   REFERENCE_POINTERS,
   REMAP_NOTHING,
+  type ReferencingEntry,
   type RemapSourceId,
   type SourceIdChange,
   type TargetReferences,
@@ -52,6 +53,7 @@ import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { createConvergeHelpers } from './converge.js';
 import { type ChangeOutcome, runChanges } from './converge-run.js';
+import { checkPreparedEntry, checkWhileWaiting } from './early-checks.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -90,7 +92,7 @@ import {
   planImport,
   type TargetConnection,
 } from './plan.js';
-import { checkEntryForSend, checkPreflight, type EntryTemplates, formatProblem } from './preflight.js';
+import { checkPreflight, type EntryTemplates, formatProblem } from './preflight.js';
 import {
   buildProfileReport,
   countProfileOutcomes,
@@ -466,7 +468,6 @@ async function importLeanSnapshot(
     for (const entry of lean.entries)
       if (journalState.get(entry.name)?.state !== 'done') typesToCheck.add(entry.type);
     catalog.compile(typesToCheck);
-    const target = await listing;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
     const prepare = createPreparer(
       lean.file,
@@ -475,6 +476,19 @@ async function importLeanSnapshot(
       ports.remapSourceId ?? REMAP_NOTHING,
       sourceIdChanges,
     );
+    const templates: EntryTemplates = {
+      checkEntry: (entry) => catalog.checkEntry(entry as Connection),
+      requiredSecretFields: (type) => catalog.requiredSecretFields(type),
+    };
+    // The entries still to send are checked while the target is listed, until the listing arrives
+    // (`early-checks.ts`); the plan takes what was found and checks the rest itself.
+    const early = await checkWhileWaiting(
+      lean.entries,
+      (entry) => journalState.get(entry.name)?.state !== 'done' && (options.only?.has(entry.name) ?? true),
+      listing,
+      (entry) => checkPreparedEntry(prepare(entry), templates),
+    );
+    const target = await listing;
     if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
     const targetProfiles = await profileListing;
     const targetReferences = await referencesRead;
@@ -483,13 +497,9 @@ async function importLeanSnapshot(
     // The references of the entries the run would send (or refuses), collected as they are checked.
     const references = createReferenceCollector();
     const referencing = new Set<string>();
-    const noteReferences = (entry: PreparedEntry): void => {
+    const noteReferences = (entry: ReferencingEntry): void => {
       references.add(entry);
       referencing.add(entry.name);
-    };
-    const templates: EntryTemplates = {
-      checkEntry: (entry) => catalog.checkEntry(entry as Connection),
-      requiredSecretFields: (type) => catalog.requiredSecretFields(type),
     };
     const plan = planImport({
       entries: lean.entries,
@@ -509,14 +519,14 @@ async function importLeanSnapshot(
             ),
           }
         : {}),
-      check: (entry) => {
-        noteReferences(entry);
-        const checked = checkEntryForSend(entry, templates);
+      check: (entry, prepared) => {
+        const checked = early.get(entry.name) ?? checkPreparedEntry(prepared(), templates);
+        noteReferences(checked.referencing);
         for (const w of checked.warnings) {
           const line = w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
           if (!warnings.has(line)) warnings.set(line, w);
         }
-        return [...checked.problems, ...checkEntryReferences(entry, targetReferences)];
+        return [...checked.problems, ...checkEntryReferences(checked.referencing, targetReferences)];
       },
     });
     if (warnings.size > 0)

@@ -201,8 +201,11 @@ export interface PlanInput {
   readonly onConflict: OnConflict;
   /** Narrow the plan to these snapshot names (`--only`); undefined = all. */
   readonly only?: ReadonlySet<string> | undefined;
-  /** Problems that would stop this entry being sent (template, masked secrets, placeholders). */
-  readonly check: (entry: PreparedEntry) => readonly Problem[];
+  /**
+   * Problems that would stop this entry being sent (template, masked secrets, placeholders).
+   * `prepared` prepares the entry when called (a caller that checked it earlier need not).
+   */
+  readonly check: (entry: PlanEntry, prepared: () => PreparedEntry) => readonly Problem[];
   /** Delete target connections the snapshot does not hold (`--prune`). */
   readonly prune?: boolean;
   /** The journal's update and delete states, by connection name. */
@@ -337,7 +340,7 @@ export function planImport(input: PlanInput): ImportPlan {
         source: new PreparedSource(prepare, entry, entry.name),
       });
     }
-    const problems = input.check(prepare(entry));
+    const problems = input.check(entry, () => prepare(entry));
     if (problems.length > 0) {
       steps.push(
         stepOf(entry, {

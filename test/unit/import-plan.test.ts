@@ -5,6 +5,7 @@ import {
   chooseRenamedName,
   describeStep,
   PLAN_STEP_KINDS,
+  type PlanEntry,
   type PlanStep,
   type PreparedEntry,
   planImport,
@@ -27,8 +28,8 @@ describe('planImport', () => {
     ['was-done', { state: 'done', targetName: 'was-done', targetId: 't2' }],
     ['in-doubt', { state: 'in-doubt', targetName: 'in-doubt' }],
   ]);
-  const check = (e: PreparedEntry): Problem[] =>
-    e.name === 'bad' ? [{ entry: e.name, path: '/password', message: 'masked' }] : [];
+  const check = (e: PlanEntry, prepared: () => PreparedEntry): Problem[] =>
+    prepared().name === 'bad' ? [{ entry: e.name, path: '/password', message: 'masked' }] : [];
 
   it('decides create, exists, done, reconcile and invalid with --on-conflict skip', () => {
     const plan = planImport({ entries, target, journal, onConflict: 'skip', check });
@@ -107,7 +108,11 @@ describe('planImport', () => {
         ['done', { state: 'done', targetName: 'done', targetId: 'id-1' } as JournalEntryState],
       ]),
       onConflict: 'skip',
-      check: noProblems,
+      // As the import's check does for an entry it did not check while the target was listed.
+      check: (_entry, prepare) => {
+        prepare();
+        return [];
+      },
     });
     expect(plan.steps.map((s) => `${s.name}:${s.kind}`)).toEqual(['done:done', 'new:create', 'there:exists']);
     expect(prepared).toEqual(['new']);
@@ -119,6 +124,21 @@ describe('planImport', () => {
       bucket: 'b-new',
     });
     expect(prepared).toEqual(['new', 'new']);
+
+    // An entry checked before (while the target was listed) is not prepared for its check again.
+    prepared.length = 0;
+    planImport({
+      entries: [lean('new')],
+      prepare: (e) => {
+        prepared.push(e.name);
+        return { ...e, body: { name: e.name, type: e.type } };
+      },
+      target: [],
+      journal: new Map(),
+      onConflict: 'skip',
+      check: noProblems,
+    });
+    expect(prepared).toEqual([]);
   });
 
   it('narrows to --only, treats a failed journal entry as new, and flags a duplicated name', () => {

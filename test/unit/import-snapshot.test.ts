@@ -47,7 +47,10 @@ interface FakeTarget {
   journalExistedAtListing: boolean | undefined;
 }
 
-function createFakeTarget(journalPath: string, options: { rateLimitFirstCreate?: boolean } = {}): FakeTarget {
+function createFakeTarget(
+  journalPath: string,
+  options: { rateLimitFirstCreate?: boolean; listingDelayMs?: number } = {},
+): FakeTarget {
   const environment: ResolvedEnvironment = makeEnvironment({
     name: 'dr',
     label: 'dr',
@@ -67,6 +70,8 @@ function createFakeTarget(journalPath: string, options: { rateLimitFirstCreate?:
             if (req.method === 'GET' && req.path === '/ds-connections') {
               // The journal's lock is held (its file may not be written yet: it is replayed meanwhile).
               fake.journalExistedAtListing = existsSync(`${journalPath}.lock`);
+              if (options.listingDelayMs !== undefined)
+                await new Promise((resolve) => setTimeout(resolve, options.listingDelayMs));
               return { data: { ds_connections: [], totalCount: 0 } } as T;
             }
             if (req.method === 'GET' && (req.path === '/scanner-status' || req.path === '/credentials')) {
@@ -164,6 +169,37 @@ describe('importSnapshot', () => {
     if (result.kind !== 'dry-run') return;
     expect(result.plan.counts.create).toBe(2);
     expect(result.problems).toEqual([]);
+  });
+
+  it('finds the same problems and warnings whether entries are checked while the target is listed or after', async () => {
+    const { dir, options } = await setUp();
+    const entries: Connection[] = Array.from({ length: 300 }, (_, i) => ({
+      name: `c${String(i).padStart(3, '0')}`,
+      type: i % 3 === 0 ? 'custom-type' : 's3',
+      bucket_name: 'b',
+      ...(i % 40 === 7 ? { password: '******' } : {}),
+      ...(i % 90 === 11 ? { scanner_group: 'nowhere' } : {}),
+    }));
+    const snapshot = join(dir, 'many.snapshot.jsonl');
+    await writeSnapshot(snapshot, entries, 'https://prod.test');
+    const runWith = async (listingDelayMs: number | undefined) => {
+      const fake = createFakeTarget(join(dir, `j-${String(listingDelayMs)}.jsonl`), { listingDelayMs });
+      const events: ImportEvent[] = [];
+      const result = await importSnapshot({ ...options, snapshot, dryRun: true }, fake.ports, (e) =>
+        events.push(e),
+      );
+      return { result, events };
+    };
+    // Answered at once: the first few entries are checked before it arrives, the plan checks the rest.
+    const soon = await runWith(undefined);
+    // Answered late: every entry is checked while it is out.
+    const late = await runWith(300);
+    // As data (a send step's body source holds the run's own preparing function).
+    expect(JSON.parse(JSON.stringify(late))).toEqual(JSON.parse(JSON.stringify(soon)));
+    expect(soon.result.kind === 'dry-run' && soon.result.problems.map((p) => p.entry)).toEqual(
+      entries.filter((_, i) => i % 40 === 7).map((e) => e.name),
+    );
+    expect(soon.events.find((e) => e.kind === 'template-warnings')).toBeDefined();
   });
 
   it("the 429 hook handed to the client factory reaches the run's throttle", async () => {
