@@ -144,48 +144,11 @@ function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void
   });
 }
 
-/** A signal that aborts when any of `signals` does, for as long as it lives (a streamed body's). */
 function combineSignals(signals: readonly (AbortSignal | undefined)[]): AbortSignal | undefined {
   const present = signals.filter((s): s is AbortSignal => s !== undefined);
   if (present.length === 0) return undefined;
   if (present.length === 1) return present[0];
   return AbortSignal.any(present);
-}
-
-/** A signal linked to others until `unlink` (see {@link linkSignals}). */
-interface LinkedSignal {
-  readonly signal: AbortSignal | undefined;
-  unlink(): void;
-}
-
-const NOTHING_TO_UNLINK = (): void => undefined;
-
-/**
- * A signal that aborts (with its reason) when the first of `signals` does, until `unlink` is called:
- * for a signal that ends with the call that made it (a request, one attempt). `AbortSignal.any` costs
- * about 14 us a call and weak references the collector tracks; a request made up to three (the token,
- * the retries, the attempt). A listener on each, removed when the call ends, costs about 1 us.
- */
-function linkSignals(signals: readonly (AbortSignal | undefined)[]): LinkedSignal {
-  const present = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (present.length <= 1) return { signal: present[0], unlink: NOTHING_TO_UNLINK };
-  const controller = new AbortController();
-  const aborted = present.find((s) => s.aborted);
-  if (aborted !== undefined) {
-    controller.abort(aborted.reason);
-    return { signal: controller.signal, unlink: NOTHING_TO_UNLINK };
-  }
-  const onAbort = (event: Event): void => {
-    controller.abort((event.target as AbortSignal).reason);
-    for (const s of present) s.removeEventListener('abort', onAbort);
-  };
-  for (const s of present) s.addEventListener('abort', onAbort);
-  return {
-    signal: controller.signal,
-    unlink: () => {
-      for (const s of present) s.removeEventListener('abort', onAbort);
-    },
-  };
 }
 
 function buildQuery(query: HttpRequest['query']): Record<string, string> | undefined {
@@ -299,12 +262,6 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     // The deadline alone never keeps the process alive (a stream left unread must not hold it 30 min).
     timer.unref();
     let handedOver = false;
-    // A streamed body outlives this call: its signal stays combined with the caller's for its life.
-    const linked: LinkedSignal =
-      mode === 'stream'
-        ? { signal: combineSignals([callerSignal, cutter.signal]), unlink: NOTHING_TO_UNLINK }
-        : linkSignals([callerSignal, cutter.signal]);
-    const attemptSignal = linked.signal as AbortSignal;
     const fail = (error: unknown): { failure: Failure } => {
       if (cut) return { failure: classifyCut(ctx, cut, request.method, request.path) };
       const canceled = isAxiosError(error) && error.code === 'ERR_CANCELED';
@@ -334,7 +291,7 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
           },
           responseType: 'stream',
           timeout: request.timeoutMs ?? timeoutMs,
-          signal: attemptSignal,
+          signal: combineSignals([callerSignal, cutter.signal]) as AbortSignal,
         });
       } catch (error) {
         const outcome = fail(error);
@@ -399,7 +356,6 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
       }
     } finally {
       if (!handedOver) clearTimeout(timer);
-      linked.unlink();
     }
   }
 
@@ -452,16 +408,12 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     auth: () => string | undefined,
     mayReexchange: boolean,
   ): Promise<T> {
-    // Ctrl-C cancels safe requests in flight; a create (retry 'never') is left to settle. Linked for
-    // this call only, but combined for a streamed body, which is read after it.
-    const attemptSignals = [request.signal, request.retry === 'safe' ? options.signal : undefined];
-    const attemptLink: LinkedSignal =
-      mode === 'stream'
-        ? { signal: combineSignals(attemptSignals), unlink: NOTHING_TO_UNLINK }
-        : linkSignals(attemptSignals);
-    const attemptSignal = attemptLink.signal;
-    const waitLink = linkSignals([request.signal, options.signal]);
-    const waitSignal = waitLink.signal;
+    // Ctrl-C cancels safe requests in flight; a create (retry 'never') is left to settle.
+    const attemptSignal = combineSignals([
+      request.signal,
+      request.retry === 'safe' ? options.signal : undefined,
+    ]);
+    const waitSignal = combineSignals([request.signal, options.signal]);
     let reexchanged = false;
     let reexchangeNext = false;
     let retriesDone = 0;
@@ -541,9 +493,6 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
       // p-retry rejects with the signal's reason when the signal ends a wait.
       if (waitSignal?.aborted) throw new InterruptedError();
       throw error;
-    } finally {
-      attemptLink.unlink();
-      waitLink.unlink();
     }
   }
 
@@ -574,24 +523,14 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     });
   }
 
-  /** A session token in hand (exchanged first when there is none yet); the request's signal or Ctrl-C stop the wait. */
-  async function ensureToken(request: HttpRequest): Promise<void> {
-    const link = linkSignals([request.signal, options.signal]);
-    try {
-      await tokens.ensureToken(link.signal);
-    } finally {
-      link.unlink();
-    }
-  }
-
   return {
     environment,
     async request<T = unknown>(request: HttpRequest): Promise<T> {
-      await ensureToken(request);
+      await tokens.ensureToken(combineSignals([request.signal, options.signal]));
       return send<T>(request, 'json', tokens.authorization, true);
     },
     async requestStream(request: HttpRequest): Promise<NodeJS.ReadableStream> {
-      await ensureToken(request);
+      await tokens.ensureToken(combineSignals([request.signal, options.signal]));
       return send<NodeJS.ReadableStream>(request, 'stream', tokens.authorization, true);
     },
     close() {

@@ -254,13 +254,20 @@ export const MAX_IN_FLIGHT = 10_000;
  */
 export const WORKER_THRESHOLD_BYTES = 8 * 1024 * 1024;
 
-/** Where the compiled worker is (under vitest the sources are TypeScript: the build's copy serves). */
+/**
+ * Where the compiled worker is (under vitest the sources are TypeScript: the build's copy serves). A
+ * build older than these sources is refused: its side may speak an older protocol (one that never
+ * answers `took` would leave the export waiting).
+ */
 function workerFile(): string {
   const here = fileURLToPath(import.meta.url);
   if (!here.endsWith('.ts')) return join(here, '..', 'snapshot-side-worker.js');
   const built = join(packageRoot(), 'dist', 'src', 'diff-workflow', 'snapshot-side-worker.js');
-  if (!existsSync(built))
+  const builtSide = join(packageRoot(), 'dist', 'src', 'diff-workflow', 'snapshot-side.js');
+  if (!existsSync(built) || !existsSync(builtSide))
     throw new Error(`the snapshot side worker is not built (${built}): run npm run build`);
+  if (statSync(builtSide).mtimeMs < statSync(here).mtimeMs)
+    throw new Error(`the snapshot side worker is older than its source (${builtSide}): run npm run build`);
   return built;
 }
 

@@ -36,8 +36,17 @@ export function createConvergeHelpers(catalog: ConvergeCatalog): ConvergeHelpers
       const { body } = dropMaskedValues(entry.body);
       return { body, secretsSent: findClearSecrets(body, secretFields(entry.type)) };
     },
+    // The entry's own fields, not a spread: a prepared entry makes its safe image when asked.
     checkUpdate: (entry) =>
-      checkEntryForSend({ ...entry, body: fillMaskedForCheck(entry.body) }, catalog).problems,
+      checkEntryForSend(
+        {
+          name: entry.name,
+          type: entry.type,
+          sourceId: entry.sourceId,
+          body: fillMaskedForCheck(entry.body),
+        },
+        catalog,
+      ).problems,
     imageOf: (connection) => makeSafeImage(connection, secretFields(typeOf(connection))),
   };
 }

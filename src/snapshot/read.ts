@@ -281,6 +281,12 @@ export function openPlacedSnapshot(
         bytes = lineAt(place);
       } catch (error) {
         // The file vanished or cannot be read any more (EIO, EACCES...): a file error, not a bug.
+        if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
+          throw new InputFileError(label, place.line, 'the snapshot was removed while it was being read', {
+            hint: 'Keep the file in place while a command reads it; re-run the command',
+            cause: error,
+          });
+        }
         throw toReadError(label, error);
       }
       if (bytes.length !== place.length || crc32(bytes) !== place.crc) {

@@ -485,6 +485,27 @@ describe('abort and hygiene', () => {
     expect(getEventListeners(own.signal, 'abort')).toHaveLength(0);
   });
 
+  it('many requests in flight sharing Ctrl-C and a request signal raise no listener-leak warning', async () => {
+    nock(BASE).get(LIST).times(20).delay(30).reply(200, {});
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const ctrlC = new AbortController();
+      const own = new AbortController();
+      const { client } = makeClient({}, { signal: ctrlC.signal });
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          client.request({ method: 'GET', path: '/ds-connections', retry: 'safe', signal: own.signal }),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+  });
+
   it('the client signal stops retries', async () => {
     const controller = new AbortController();
     nock(BASE).get(LIST).reply(503, {});

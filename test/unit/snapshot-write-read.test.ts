@@ -444,7 +444,10 @@ describe('openPlacedSnapshot', () => {
       expect.unreachable('reread of a deleted file');
     } catch (error) {
       expect(error).toBeInstanceOf(InputFileError);
-      expect((error as InputFileError).message).toBe('gone.snapshot.jsonl: no such file');
+      expect((error as InputFileError).message).toBe(
+        'gone.snapshot.jsonl:2: the snapshot was removed while it was being read',
+      );
+      expect((error as InputFileError).hint).toMatch(/Keep the file in place/);
     } finally {
       snapshot.close();
     }
