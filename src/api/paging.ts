@@ -5,6 +5,7 @@
  * shorter than asked proves nothing on its own. Also the helpers every endpoint's answer reader shares
  * (`isRecord`, `readCount`, `unexpectedShape`).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ApiError } from '../errors.js';
 import type { HttpClient } from './http.js';
 
@@ -119,7 +120,7 @@ async function* pageLoop<T>(
       // The request is put on the wire by callbacks queued behind this one (the socket is handed over
       // on the next tick): let them run before the caller gets the page, or a caller that works on it
       // synchronously would hold the request back until it is done.
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
     yield page.items;
     if (last) return;

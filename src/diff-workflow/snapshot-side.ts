@@ -271,6 +271,24 @@ function workerFile(): string {
   return built;
 }
 
+/** A promise with its settle functions (`Promise.withResolvers`, from Node 22); a rejection is observed. */
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  readonly resolve: (value: T) => void;
+  readonly reject: (error: Error) => void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve: (value: T) => void = () => undefined;
+  let reject: (error: Error) => void = () => undefined;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
 /**
  * Start the snapshot side: in a worker thread when the file holds at least `thresholdBytes`
  * (default {@link WORKER_THRESHOLD_BYTES}), else on this thread.
@@ -298,38 +316,26 @@ export function startSnapshotSide(
     };
   }
 
-  let indexedSettle: { resolve: () => void; reject: (e: Error) => void } | undefined;
-  const indexed = new Promise<void>((resolve, reject) => {
-    indexedSettle = { resolve, reject };
-  });
-  indexed.catch(() => undefined);
-  let doneSettle: { resolve: (v: Extract<FromSide, { kind: 'done' }>) => void; reject: (e: Error) => void };
-  const done = new Promise<Extract<FromSide, { kind: 'done' }>>((resolve, reject) => {
-    doneSettle = { resolve, reject };
-  });
-  done.catch(() => undefined);
-  let failedReject: ((e: Error) => void) | undefined;
-  const failed = new Promise<never>((_, reject) => {
-    failedReject = reject;
-  });
-  failed.catch(() => undefined);
+  const indexed = deferred<void>();
+  const done = deferred<Extract<FromSide, { kind: 'done' }>>();
+  const failed = deferred<never>();
   let failure: Error | undefined;
   let answered = false;
   const settleAll = (error: Error) => {
     if (answered) return;
     answered = true;
     failure = error;
-    indexedSettle?.reject(error);
-    doneSettle.reject(error);
-    failedReject?.(error);
+    indexed.reject(error);
+    done.reject(error);
+    failed.reject(error);
   };
 
   let sent = 0;
   let taken = 0;
   /** The export waits on this while the side catches up. */
-  let caughtUp: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
+  let caughtUp: Deferred<void> | undefined;
   port.on('message', (message: FromSide) => {
-    if (message.kind === 'indexed') indexedSettle?.resolve();
+    if (message.kind === 'indexed') indexed.resolve();
     else if (message.kind === 'took') {
       taken += message.count;
       if (caughtUp !== undefined && sent - taken <= maxInFlight / 2) {
@@ -339,8 +345,8 @@ export function startSnapshotSide(
     } else if (message.kind === 'failed') settleAll(fromPortError(message.error));
     else {
       answered = true;
-      indexedSettle?.resolve();
-      doneSettle.resolve(message);
+      indexed.resolve();
+      done.resolve(message);
     }
   });
   port.on('messageerror', (error: unknown) =>
@@ -362,26 +368,20 @@ export function startSnapshotSide(
       sent += batch.length;
       batch = [];
       if (sent - taken < maxInFlight) return undefined;
-      if (caughtUp === undefined) {
-        let resolve = () => {};
-        const promise = new Promise<void>((r) => {
-          resolve = r;
-        });
-        caughtUp = { promise, resolve };
-      }
+      caughtUp ??= deferred<void>();
       // A failure of the side ends the wait too (and stops the export).
-      return Promise.race([caughtUp.promise, failed]);
+      return Promise.race([caughtUp.promise, failed.promise]);
     },
     inFlight: () => sent - taken + batch.length,
-    indexed,
-    failed,
+    indexed: indexed.promise,
+    failed: failed.promise,
     failure: () => failure,
     async finish() {
       if (batch.length > 0) send({ kind: 'entries', entries: batch });
       sent += batch.length;
       batch = [];
       send({ kind: 'end' });
-      const answer = await done;
+      const answer = await done.promise;
       const types = new Map(answer.addedTypes);
       return {
         found: { result: answer.result, counts: answer.counts, typeOfAdded: (name) => types.get(name) },

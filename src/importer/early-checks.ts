@@ -5,6 +5,7 @@
  * round trip, or many pages of a large target), and what each check found kept for the plan, which
  * then checks only the references against the target and the entries not reached yet.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type ReferencingEntry, referencingOnly } from '../connections/references.js';
 import type { Problem } from '../errors.js';
 import type { PlanEntry, PreparedEntry } from './plan.js';
@@ -60,7 +61,7 @@ export async function checkWhileWaiting(
       const checked = check(entry);
       found.set(entry.name, { ...checked, referencing: referencingOnly(checked.referencing) });
     }
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
   return found;
 }

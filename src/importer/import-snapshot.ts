@@ -20,7 +20,9 @@
  * `cli/import.ts` renders both. Its ports (resolving the target, the client factory, the clock) are
  * arguments, so tests can hand fakes.
  */
+
 import { unlink } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
 import {
   createConnection,
@@ -88,6 +90,7 @@ import {
   isChangeStep,
   isSendStep,
   type OnConflict,
+  type PlanEntry,
   type PreparedEntry,
   planImport,
   type TargetConnection,
@@ -463,10 +466,11 @@ async function importLeanSnapshot(
     // The template schemas of the entries still to create are compiled while the reads are out (tens
     // of ms that would come after), once the requests are on the wire (callbacks queued behind this
     // one send them). A finished run's re-run compiles none.
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
+    // An entry an earlier run created is not checked again (the plan marks it done).
+    const stillToSend = (entry: PlanEntry) => journalState.get(entry.name)?.state !== 'done';
     const typesToCheck = new Set<string>();
-    for (const entry of lean.entries)
-      if (journalState.get(entry.name)?.state !== 'done') typesToCheck.add(entry.type);
+    for (const entry of lean.entries) if (stillToSend(entry)) typesToCheck.add(entry.type);
     catalog.compile(typesToCheck);
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
     const prepare = createPreparer(
@@ -484,7 +488,7 @@ async function importLeanSnapshot(
     // (`early-checks.ts`); the plan takes what was found and checks the rest itself.
     const early = await checkWhileWaiting(
       lean.entries,
-      (entry) => journalState.get(entry.name)?.state !== 'done' && (options.only?.has(entry.name) ?? true),
+      (entry) => stillToSend(entry) && (options.only?.has(entry.name) ?? true),
       listing,
       (entry) => checkPreparedEntry(prepare(entry), templates),
     );

@@ -19,10 +19,12 @@
  * sent (`image`), updates and deletes the masked before-image (`before`) that undo puts back. Records
  * of older journals have no `object`/`op` and are read as connection creates.
  */
+
 import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
 import { type FileHandle, link, open, readFile, truncate, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { FileWriteError, InputFileError, UsageError } from '../errors.js';
 import { guardFileWrite, syncFolder, toFileWriteError } from '../files.js';
 import { scrub } from '../secrets.js';
@@ -819,7 +821,7 @@ export async function openJournal(
         // Started after what this turn of the event loop appends: one write and one sync for an
         // answer's outcome and the intent written ahead beside it, or for the first eight intents,
         // where each record alone cost a write and a sync of its own.
-        draining ??= new Promise<void>((started) => setImmediate(started)).then(drain);
+        draining ??= nextTurn().then(drain);
       });
     };
 

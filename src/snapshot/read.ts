@@ -76,6 +76,18 @@ export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 const DAMAGED_HINT = 'The snapshot is damaged: export it again';
 const NOT_A_SNAPSHOT_HINT = 'Give a file written by `dds-migrate export`';
 
+/** The snapshot is not the file that was checked any more: written to, or removed, during a command. */
+function changedWhileRead(label: string, line: number | undefined, removed?: { cause: unknown }) {
+  return removed === undefined
+    ? new InputFileError(label, line, 'the snapshot changed while it was being read', {
+        hint: 'Do not write to a snapshot while a command reads it; re-run the command',
+      })
+    : new InputFileError(label, line, 'the snapshot was removed while it was being read', {
+        hint: 'Keep the file in place while a command reads it; re-run the command',
+        cause: removed.cause,
+      });
+}
+
 /**
  * Read the whole file and check it; resolves to its facts, or rejects with an InputFileError naming
  * the line. Nothing is kept in memory but the current line.
@@ -118,14 +130,7 @@ async function scanLines(
 function checkExpected(path: string, verified: VerifiedSnapshot, options: ReadEntriesOptions): void {
   const expected = options.expected;
   if (expected && (expected.sha256 !== verified.sha256 || expected.entryCount !== verified.entryCount)) {
-    throw new InputFileError(
-      options.label ?? path,
-      undefined,
-      'the snapshot changed while it was being read',
-      {
-        hint: 'Do not write to a snapshot while a command reads it; re-run the command',
-      },
-    );
+    throw changedWhileRead(options.label ?? path, undefined);
   }
 }
 
@@ -281,18 +286,12 @@ export function openPlacedSnapshot(
         bytes = lineAt(place);
       } catch (error) {
         // The file vanished or cannot be read any more (EIO, EACCES...): a file error, not a bug.
-        if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
-          throw new InputFileError(label, place.line, 'the snapshot was removed while it was being read', {
-            hint: 'Keep the file in place while a command reads it; re-run the command',
-            cause: error,
-          });
-        }
+        if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')
+          throw changedWhileRead(label, place.line, { cause: error });
         throw toReadError(label, error);
       }
       if (bytes.length !== place.length || crc32(bytes) !== place.crc) {
-        throw new InputFileError(label, place.line, 'the snapshot changed while it was being read', {
-          hint: 'Do not write to a snapshot while a command reads it; re-run the command',
-        });
+        throw changedWhileRead(label, place.line);
       }
       return parser.reparse(bytes, place.line);
     },
