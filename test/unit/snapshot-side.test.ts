@@ -55,8 +55,17 @@ describe.each([
   ['in a worker thread', 0],
 ])('startSnapshotSide %s', (_label, threshold) => {
   /** The side of the snapshot at `path` (named `side.jsonl` in messages), on this test's thread or not. */
-  const startSide = (path: string, flag: 'from' | 'to' = 'to', ignoreFields: readonly string[] = []) =>
-    startSnapshotSide({ path, label: 'side.jsonl', flag, ignoreFields, secretFields }, threshold);
+  const startSide = (
+    path: string,
+    flag: 'from' | 'to' = 'to',
+    ignoreFields: readonly string[] = [],
+    maxInFlight?: number,
+  ) =>
+    startSnapshotSide(
+      { path, label: 'side.jsonl', flag, ignoreFields, secretFields },
+      threshold,
+      maxInFlight,
+    );
 
   it('equals diffConnections, whichever side the snapshot is', async () => {
     const { snapshot, environment } = sides(300);
@@ -90,11 +99,7 @@ describe.each([
     const { snapshot, environment } = sides(2000);
     const path = await writeSideSnapshot(snapshot);
     const cap = 200;
-    const side = startSnapshotSide(
-      { path, label: 'side.jsonl', flag: 'to', ignoreFields: [], secretFields },
-      threshold,
-      cap,
-    );
+    const side = startSide(path, 'to', [], cap);
     try {
       let waits = 0;
       let waitsAfterIndexed = 0;
