@@ -156,25 +156,53 @@ export function compareConnections(
 /**
  * What {@link compareConnections} finds for `entry` against an equal copy of itself (two byte-equal
  * snapshot lines), without making the copy: no changed field, and the pointers of the masked values
- * it would list as uncomparable, in the same order (depth first, keys in code-unit order). One walk
- * in the entry's own key order; the few masks found are sorted at the end.
+ * it would list as uncomparable, in the same order (depth first, keys in code-unit order). The few
+ * masks found are sorted at the end, so the walk goes in whatever order is cheapest: the top-level
+ * values first (where the usual masked credential is), then what is below them.
+ *
+ * `masksInText`, when known, bounds the masks the entry can hold (see `maskTokensIn` of
+ * `merged.ts`: the mask tokens of its JSON text): once that many are met, nothing more is walked.
  */
-export function maskedPointers(entry: Connection, options: CompareOptions): string[] {
+export function maskedPointers(entry: Connection, options: CompareOptions, masksInText?: number): string[] {
+  // Removing values only lowers the masks the entry holds: the text's count still bounds them.
   const a = options.ignore.removeFromEntry(entry);
+  const finder = new MaskFinder(options.ignore, masksInText ?? Number.POSITIVE_INFINITY);
+  const keys = Object.keys(a);
+  for (const key of keys) {
+    if (a[key] !== MASK) continue;
+    if (isServerManagedField(key) || options.ignore.ignoresTopLevel(key)) finder.passed();
+    else finder.at(key, MASK, false);
+  }
+  if (finder.done) return finder.pointers();
   const secrets = options.secretFields(entry.type);
-  const finder = new MaskFinder(options.ignore);
-  for (const key of Object.keys(a)) {
+  for (const key of keys) {
     let value = a[key];
-    // A leaf other than the mask holds no mask: the common case, decided before any other test.
-    if (value !== MASK && (typeof value !== 'object' || value === null)) continue;
+    if (typeof value !== 'object' || value === null) continue;
     if (isServerManagedField(key) || options.ignore.ignoresTopLevel(key)) continue;
     if (key === 'custom_fields') value = (Array.isArray(value) ? keyCustomFields(value) : undefined) ?? value;
     if (key === 'custom_fields' && isPlainObject(value)) finder.inCustomFields(value);
     else if (SET_LIKE_FIELDS.has(key) && Array.isArray(value)) {
       // compareSets: two equal sets are equal, masks and all.
-    } else finder.at(key, value, () => secrets.has(key) || isSecretFieldName(key));
+    } else finder.at(key, value, secrets.has(key) || isSecretFieldName(key));
+    if (finder.done) break;
   }
   return finder.pointers();
+}
+
+/** `/<key>` of a top-level key, made once per key: every unchanged connection of a type lists the same few. */
+const topLevelPointers = new Map<string, string>();
+/** Keys past this many are formatted each time (a bound for data with a new masked key per line). */
+const TOP_LEVEL_POINTERS_KEPT = 1_000;
+
+function formatFound(segments: readonly (string | number)[]): string {
+  const key = segments[0];
+  if (segments.length !== 1 || typeof key !== 'string') return formatPointer(segments);
+  let pointer = topLevelPointers.get(key);
+  if (pointer === undefined) {
+    pointer = formatPointer(segments);
+    if (topLevelPointers.size < TOP_LEVEL_POINTERS_KEPT) topLevelPointers.set(key, pointer);
+  }
+  return pointer;
 }
 
 /** The walk of {@link Walk.compare} over a value and an equal copy of it: only masks are found. */
@@ -182,22 +210,54 @@ class MaskFinder {
   private readonly path: (string | number)[] = [];
   private readonly found: (string | number)[][] = [];
 
-  constructor(private readonly ignore: IgnoreMatcher) {}
+  constructor(
+    private readonly ignore: IgnoreMatcher,
+    /** Masks the entry may still hold: each one met counts down; at 0 there is none left to find. */
+    private remaining: number,
+  ) {}
+
+  /** True when every mask the entry can hold has been met. */
+  get done(): boolean {
+    return this.remaining === 0;
+  }
+
+  /** A mask met that is not listed (its field is not compared). */
+  passed(): void {
+    this.remaining--;
+  }
 
   /** The masks found, as pointers in the order {@link Walk} lists them. */
   pointers(): string[] {
     if (this.found.length > 1) this.found.sort(compareSegments);
-    return this.found.map(formatPointer);
+    return this.found.map(formatFound);
   }
 
   /**
-   * {@link Walk.compare} at `segment` below the current path. Whether the place holds a secret matters
-   * only for an object or array (an equal secret leaf is no mask): asked only then.
+   * {@link Walk.compare} at `segment` below the current path. `secret`: whether the place holds a
+   * secret (an equal secret is equal: not walked); undefined for "by its name" ({@link isSecretFieldName}).
+   * Only asked for an object or array: an equal secret leaf is no mask.
    */
-  at(segment: string | number, value: unknown, secret: (() => boolean) | boolean): void {
-    if (value !== MASK && (typeof value !== 'object' || value === null)) return;
+  at(segment: string | number, value: unknown, secret?: boolean): void {
+    if (this.remaining === 0) return;
+    if (value === MASK) {
+      this.remaining--;
+      this.path.push(segment);
+      if (!this.ignore.ignoresPath(this.path)) this.found.push([...this.path]);
+      this.path.pop();
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
+    if (secret ?? (typeof segment === 'string' && isSecretFieldName(segment))) return;
     this.path.push(segment);
-    this.walk(value, secret);
+    if (!this.ignore.ignoresPath(this.path)) {
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) this.at(i, value[i], false);
+      } else {
+        // Keys from `Object.keys` are own: read directly.
+        const record = value as Record<string, unknown>;
+        for (const key of Object.keys(record)) this.at(key, record[key]);
+      }
+    }
     this.path.pop();
   }
 
@@ -213,28 +273,16 @@ class MaskFinder {
       this.path.push(name);
       if (!this.ignore.ignoresPath(this.path)) {
         const encrypted = field.field_type === 'encrypted';
-        for (const key of Object.keys(field))
-          this.at(key, field[key], () => (encrypted && key === 'field_value') || isSecretFieldName(key));
+        for (const key of Object.keys(field)) {
+          const value = field[key];
+          // Whether a leaf is a secret does not matter: asked only of what may hold a mask.
+          if (value === MASK || (typeof value === 'object' && value !== null))
+            this.at(key, value, (encrypted && key === 'field_value') || isSecretFieldName(key));
+        }
       }
       this.path.pop();
     }
     this.path.pop();
-  }
-
-  /** `value` is the mask, an object or an array (keys from `Object.keys` are own: read directly). */
-  private walk(value: unknown, secret: (() => boolean) | boolean): void {
-    if (value === MASK) {
-      if (!this.ignore.ignoresPath(this.path)) this.found.push([...this.path]);
-      return;
-    }
-    // An equal secret is equal; otherwise the object is walked (a copy is another object).
-    if ((typeof secret === 'boolean' ? secret : secret()) || this.ignore.ignoresPath(this.path)) return;
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) this.at(i, value[i], false);
-      return;
-    }
-    const record = value as Record<string, unknown>;
-    for (const key of Object.keys(record)) this.at(key, record[key], () => isSecretFieldName(key));
   }
 }
 

@@ -26,15 +26,29 @@ export interface MergedDiff {
   finish(): StreamingDiffResult;
 }
 
-const MASK_TEXT = Buffer.from(JSON.stringify(MASK));
+const QUOTE = 0x22;
+const STAR = 0x2a;
 const BACKSLASH = 0x5c;
+/** The mask's characters between its quotes: all `*`. */
+const MASK_STARS = MASK.length;
 
 /**
- * Whether a JSON line can hold a masked value: it holds the mask's text, or an escape (a mask could be
- * written with `\u` escapes). False means no value of it is the mask.
+ * How many string tokens of a JSON line are the mask, keys and values alike: a bound on the masked
+ * values of its entry (0: none). Undefined when the line holds an escape: a mask could be written with
+ * `\u` escapes. Without one, every `"` of a valid JSON text starts or ends a string, so each
+ * occurrence of the mask's text with its quotes is one whole token. Searched by its first `*` (a
+ * search for one byte is several times faster than for a string of them).
  */
-export function mayHoldMask(line: Buffer): boolean {
-  return line.indexOf(MASK_TEXT) >= 0 || line.indexOf(BACKSLASH) >= 0;
+export function maskTokensIn(line: Buffer): number | undefined {
+  if (line.indexOf(BACKSLASH) >= 0) return undefined;
+  let count = 0;
+  for (let at = line.indexOf(STAR); at >= 0; at = line.indexOf(STAR, at)) {
+    let end = at;
+    while (line[end] === STAR) end++;
+    if (line[at - 1] === QUOTE && line[end] === QUOTE && end - at === MASK_STARS) count++;
+    at = end;
+  }
+  return count;
 }
 
 /**
@@ -66,8 +80,9 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
       counts.from++;
       counts.to++;
       unchanged++;
-      if (!mayHoldMask(line)) return;
-      for (const path of maskedPointers(entry, compare)) uncomparable.push({ name: entry.name, path });
+      const masks = maskTokensIn(line);
+      if (masks === 0) return;
+      for (const path of maskedPointers(entry, compare, masks)) uncomparable.push({ name: entry.name, path });
     },
     both(from, to) {
       next(from.name);
