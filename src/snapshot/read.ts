@@ -353,6 +353,8 @@ export interface RawLine {
   readonly offset: number;
   /** False only for a last line that has no `\n`. */
   readonly terminated: boolean;
+  /** True when the byte after `bytes` in its buffer is the line's `\n` (a line read whole within one chunk). */
+  readonly newlineFollows?: boolean;
 }
 
 const NEWLINE = 0x0a;
@@ -377,15 +379,23 @@ export async function* readLineBatches(
         const end = chunk.indexOf(NEWLINE, start);
         if (end < 0) break;
         let bytes = chunk.subarray(start, end);
-        const offset = pendingLength > 0 ? pendingStart : chunkStart + start;
-        if (pendingLength > 0) {
+        // A line begun in an earlier chunk is copied whole into a buffer of its own, without its newline.
+        const withinChunk = pendingLength === 0;
+        const offset = withinChunk ? chunkStart + start : pendingStart;
+        if (!withinChunk) {
           pending.push(bytes);
           bytes = Buffer.concat(pending, pendingLength + bytes.length);
           pending = [];
           pendingLength = 0;
         }
         lineNumber += 1;
-        batch.push({ bytes, number: lineNumber, offset, terminated: true });
+        batch.push({
+          bytes,
+          number: lineNumber,
+          offset,
+          terminated: true,
+          newlineFollows: withinChunk,
+        });
         start = end + 1;
       }
       if (start < chunk.length) {
@@ -633,7 +643,7 @@ export class SnapshotParser {
   private readEntry(value: unknown, raw: RawLine): Connection {
     const line = raw.number;
     if (!isPlainObject(value)) throw this.fail(line, 'entry is not a JSON object');
-    this.hasher.addLine(raw.bytes);
+    this.hasher.addLine(raw.bytes, raw.newlineFollows);
     this.count += 1;
     const entry =
       this.migrator?.identity === false ? this.migrator.migrateEntry(value) : (value as Connection);
@@ -665,7 +675,7 @@ export class SnapshotParser {
     if (this.header?.include.includes('scanProfiles') !== true) {
       throw this.fail(line, 'a scan profile line, but the header does not include "scanProfiles"');
     }
-    this.hasher.addLine(raw.bytes);
+    this.hasher.addLine(raw.bytes, raw.newlineFollows);
     this.profileCount += 1;
     const problem = describeProfileProblem(value);
     if (problem !== undefined) throw this.fail(line, `scan profile ${problem}`);
