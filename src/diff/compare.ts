@@ -164,6 +164,15 @@ export function compareConnections(
  * `merged.ts`: the mask tokens of its JSON text): once that many are met, nothing more is walked.
  */
 export function maskedPointers(entry: Connection, options: CompareOptions, masksInText?: number): string[] {
+  return maskedSegments(entry, options, masksInText).map(formatFound);
+}
+
+/** {@link maskedPointers} as reference tokens, in their order. */
+function maskedSegments(
+  entry: Connection,
+  options: CompareOptions,
+  masksInText: number | undefined,
+): (string | number)[][] {
   // Removing values only lowers the masks the entry holds: the text's count still bounds them.
   const a = options.ignore.removeFromEntry(entry);
   const finder = new MaskFinder(options.ignore, masksInText ?? Number.POSITIVE_INFINITY);
@@ -173,7 +182,7 @@ export function maskedPointers(entry: Connection, options: CompareOptions, masks
     if (isServerManagedField(key) || options.ignore.ignoresTopLevel(key)) finder.passed();
     else finder.at(key, MASK, false);
   }
-  if (finder.done) return finder.pointers();
+  if (finder.done) return finder.segments();
   const secrets = options.secretFields(entry.type);
   for (const key of keys) {
     let value = a[key];
@@ -186,7 +195,84 @@ export function maskedPointers(entry: Connection, options: CompareOptions, masks
     } else finder.at(key, value, secrets.has(key) || isSecretFieldName(key));
     if (finder.done) break;
   }
-  return finder.pointers();
+  return finder.segments();
+}
+
+/**
+ * Where a mask was found, in a shape whose finding depends on its path alone (not on the values
+ * around it): a top-level value, or a value of a `custom_fields` element (keyed by `field_name`).
+ */
+type MaskPlace = readonly [key: string] | readonly ['custom_fields', field: string, key: string];
+
+/** The masks found in an earlier entry, offered for the next one of its type and mask count. */
+interface MaskLayout {
+  readonly places: readonly MaskPlace[];
+  readonly pointers: readonly string[];
+}
+
+/** Layouts kept per finder: a bound for data where every line has a type or count of its own. */
+const MASK_LAYOUTS_KEPT = 1_000;
+
+/**
+ * {@link maskedPointers} for a run of entries, most of which mask the same fields (every connection
+ * of a type masks its credential): the masks found for an entry are offered to the next one of the
+ * same type whose text holds as many mask tokens, and taken when that entry holds the mask at each
+ * of those places. Sound: the places are as many as the tokens that bound the entry's masks, so
+ * they are all its masks; and a mask in such a place is found whatever the values around it (only
+ * its path decides, by the ignore rules). Else the entry is walked, and its layout kept when every
+ * mask is in such a place. Without a count (`undefined`: an escape in the text), always walked.
+ */
+export function createMaskFinder(
+  options: CompareOptions,
+): (entry: Connection, masksInText: number | undefined) => readonly string[] {
+  const layouts = new Map<string, MaskLayout>();
+  return (entry, masksInText) => {
+    if (masksInText === undefined) return maskedPointers(entry, options);
+    if (masksInText === 0) return [];
+    const key = `${masksInText}:${entry.type}`;
+    const offered = layouts.get(key);
+    if (offered !== undefined && holdsMasksAt(options.ignore.removeFromEntry(entry), offered.places))
+      return offered.pointers;
+    const segments = maskedSegments(entry, options, masksInText);
+    const pointers = segments.map(formatFound);
+    if (segments.length === masksInText && (layouts.size < MASK_LAYOUTS_KEPT || layouts.has(key))) {
+      const places: MaskPlace[] = [];
+      for (const found of segments) if (isMaskPlace(found)) places.push(found);
+      if (places.length === segments.length) layouts.set(key, { places, pointers });
+    }
+    return pointers;
+  };
+}
+
+function isMaskPlace(segments: readonly (string | number)[]): segments is MaskPlace {
+  if (segments.length === 1) return typeof segments[0] === 'string';
+  return (
+    segments.length === 3 &&
+    segments[0] === 'custom_fields' &&
+    typeof segments[1] === 'string' &&
+    typeof segments[2] === 'string'
+  );
+}
+
+/** True when `a` (an entry as compared) holds the mask at every place, read as the walk reads it. */
+function holdsMasksAt(a: Record<string, unknown>, places: readonly MaskPlace[]): boolean {
+  let fields: Record<string, unknown> | undefined;
+  for (const place of places) {
+    if (place.length === 1) {
+      if (!Object.hasOwn(a, place[0]) || a[place[0]] !== MASK) return false;
+      continue;
+    }
+    if (fields === undefined) {
+      const value = Object.hasOwn(a, 'custom_fields') ? a.custom_fields : undefined;
+      // As maskedPointers reads custom_fields: keyed by field_name when it can be, else as it is.
+      const keyed = (Array.isArray(value) ? keyCustomFields(value) : undefined) ?? value;
+      if (!isPlainObject(keyed)) return false;
+      fields = keyed;
+    }
+    const field = Object.hasOwn(fields, place[1]) ? fields[place[1]] : undefined;
+    if (!isPlainObject(field) || !Object.hasOwn(field, place[2]) || field[place[2]] !== MASK) return false;
+  }
+  return true;
 }
 
 /** `/<key>` of a top-level key, made once per key: every unchanged connection of a type lists the same few. */
@@ -226,10 +312,10 @@ class MaskFinder {
     this.remaining--;
   }
 
-  /** The masks found, as pointers in the order {@link Walk} lists them. */
-  pointers(): string[] {
+  /** The masks found, as reference tokens in the order {@link Walk} lists them. */
+  segments(): (string | number)[][] {
     if (this.found.length > 1) this.found.sort(compareSegments);
-    return this.found.map(formatFound);
+    return this.found;
   }
 
   /**

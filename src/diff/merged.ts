@@ -10,7 +10,12 @@
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
 import { MASK } from '../secrets.js';
-import { type CompareOptions, compareConnections, compileCompareOptions, maskedPointers } from './compare.js';
+import {
+  type CompareOptions,
+  compareConnections,
+  compileCompareOptions,
+  createMaskFinder,
+} from './compare.js';
 import type { StreamingDiffResult } from './stream.js';
 import type { ChangedConnection, DiffOptions, UncomparableField } from './types.js';
 
@@ -58,6 +63,7 @@ export function maskTokensIn(line: Buffer): number | undefined {
  */
 export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
   const compare: CompareOptions = compileCompareOptions(options);
+  const masksOf = createMaskFinder(compare);
   const added: string[] = [];
   const typeOfAdded = new Map<string, string>();
   const removed: string[] = [];
@@ -80,9 +86,7 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
       counts.from++;
       counts.to++;
       unchanged++;
-      const masks = maskTokensIn(line);
-      if (masks === 0) return;
-      for (const path of maskedPointers(entry, compare, masks)) uncomparable.push({ name: entry.name, path });
+      for (const path of masksOf(entry, maskTokensIn(line))) uncomparable.push({ name: entry.name, path });
     },
     both(from, to) {
       next(from.name);

@@ -10,6 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import {
   compareConnections,
   compileCompareOptions,
+  createMaskFinder,
   diffConnections,
   maskedPointers,
 } from '../../src/diff/compare.js';
@@ -123,6 +124,41 @@ describe('maskedPointers', () => {
         const outcome = compareConnections(parsed, structuredClone(parsed), compiled);
         expect(maskedPointers(parsed, compiled, masks)).toEqual(outcome.uncomparable);
         if (masks === 0) expect(outcome.uncomparable).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a finder that offers each entry the masks of the one before it finds what maskedPointers finds', () => {
+    // Entries alike (one type, masks in the same places) with some that differ: an offered layout is
+    // taken only where it holds, under any ignore rules.
+    const alike = fc.record({
+      type: fc.constantFrom('s3', 'rdb-mysql'),
+      password: fc.constantFrom(MASK, 'x'),
+      secret_key: fc.constantFrom(MASK, 'y', undefined),
+      custom_fields: fc.oneof(
+        fc.array(customField, { maxLength: 3 }),
+        fc.constant([{ field_name: 'k1', field_type: 'encrypted', field_value: MASK }]),
+        fc.constant({ k1: { field_value: MASK } }),
+      ),
+      other: fc.oneof(fc.constant(undefined), value),
+    });
+    const rules = fc.constantFrom(
+      [],
+      options.ignoreFields,
+      ['password'],
+      ['/custom_fields/k1'],
+      ['/*/k1/field_value'],
+    );
+    fc.assert(
+      fc.property(rules, fc.array(fc.oneof(alike, entryFields), { maxLength: 12 }), (ignoreFields, list) => {
+        const compiled = compileCompareOptions({ ...options, ignoreFields });
+        const find = createMaskFinder(compiled);
+        for (const fields of list) {
+          const entry = JSON.parse(JSON.stringify({ name: 'n', ...fields })) as Connection;
+          const masks = maskTokensIn(Buffer.from(JSON.stringify(entry)));
+          expect(find(entry, masks)).toEqual(maskedPointers(entry, compiled));
+        }
       }),
       { numRuns: 500 },
     );
