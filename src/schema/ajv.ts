@@ -29,10 +29,11 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
  * A new ajv instance with our settings. `x-secret` (a credential field) and `x-error-text` (the
  * message of a failed `pattern`, from a connector template's `errorText`) are annotation keywords.
  * `overrides` adjusts ajv options (template catalogs compile regexes without the `u` flag; the shipped
- * templates, checked against the meta-schema by a test, are not checked again at each run).
+ * templates, checked against the meta-schema by a test, are not checked again at each run; the build
+ * asks for the code of the shipped templates, `src/schema/precompiled.ts`).
  */
 export function createAjv(
-  overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema'>> = {},
+  overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema' | 'code'>> = {},
 ): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, ...overrides });
   addFormats(ajv);

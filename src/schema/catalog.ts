@@ -15,6 +15,7 @@ import type { ConnectorTemplate } from '../model/template.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
+import { loadShippedValidators, type ShippedValidators } from './precompiled.js';
 import { convertTemplate, createConnectionSchema } from './template-schema.js';
 
 /** What kind of problem a {@link ValidationProblem} is. */
@@ -65,6 +66,8 @@ export interface TemplateCatalog {
   compile(types: Iterable<string>): void;
   /** Problems found while building the catalog (e.g. a template regex that does not compile). */
   readonly warnings: readonly string[];
+  /** True when its schemas were compiled by the build (`precompiled.ts`), not at run time. */
+  readonly precompiled: boolean;
 }
 
 /** One type's schema, compiled on first use. */
@@ -86,6 +89,8 @@ export interface CatalogOptions {
    * schema (`--schemas`, an environment's templates) is checked, so a broken one is named as such.
    */
   readonly schemasChecked?: boolean;
+  /** The schemas compiled ahead (`precompiled.ts`): taken as they are, nothing compiled for them. */
+  readonly precompiled?: ShippedValidators;
 }
 
 /** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
@@ -96,15 +101,22 @@ export function createCatalog(
   options: CatalogOptions = {},
 ): TemplateCatalog {
   // Template regexes are written for JavaScript without the `u` flag (the service's UI): compile alike.
-  const ajv = createAjv({ unicodeRegExp: false, validateSchema: options.schemasChecked !== true });
+  // Made when a schema is first compiled (none is, for schemas compiled ahead).
+  let ajv: ReturnType<typeof createAjv> | undefined;
   const byType = new Map<string, TypeSchema>();
   for (const [type, { schema, source }] of schemas) byType.set(type, describeSchema(schema, source));
   const genericType = describeSchema(generic.schema, generic.source);
+  const ahead = options.precompiled;
+  if (ahead !== undefined) {
+    for (const [type, t] of byType) if (Object.hasOwn(ahead.byType, type)) t.validate = ahead.byType[type];
+    genericType.validate = ahead.generic;
+  }
   const noSecrets: ReadonlySet<string> = new Set();
 
   function compiled(t: TypeSchema): ValidateFunction {
     if (t.validate === undefined) {
       try {
+        ajv ??= createAjv({ unicodeRegExp: false, validateSchema: options.schemasChecked !== true });
         t.validate = ajv.compile(t.schema);
       } catch (error) {
         throw new InputFileError(
@@ -128,6 +140,7 @@ export function createCatalog(
     requiredFields: (type) => (byType.get(type) ?? genericType).required,
     requiredSecretFields: (type) => byType.get(type)?.requiredSecrets ?? [],
     warnings,
+    precompiled: ahead !== undefined,
     compile(types) {
       for (const type of types) compiled(byType.get(type) ?? genericType);
     },
@@ -292,8 +305,18 @@ export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): P
     schemas.set(file.slice(0, -SCHEMA_SUFFIX.length), { schema: await readSchemaFile(path), source: path });
   }
   const genericPath = names.includes(GENERIC_FILE) ? join(dir, GENERIC_FILE) : shippedConnectionSchemaPath();
-  return createCatalog(schemas, { schema: await readSchemaFile(genericPath), source: genericPath }, [], {
-    schemasChecked: resolve(dir) === resolve(shippedTemplatesDir()),
+  const generic = { schema: await readSchemaFile(genericPath), source: genericPath };
+  const shipped = resolve(dir) === resolve(shippedTemplatesDir());
+  // The shipped schemas were compiled by the build, unless they changed since (another digest).
+  const precompiled = shipped
+    ? await loadShippedValidators([
+        ...[...schemas].map(([type, { schema }]) => ({ type, schema })),
+        { type: undefined, schema: generic.schema },
+      ])
+    : undefined;
+  return createCatalog(schemas, generic, [], {
+    schemasChecked: shipped,
+    ...(precompiled === undefined ? {} : { precompiled }),
   });
 }
 
