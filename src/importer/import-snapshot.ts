@@ -414,7 +414,7 @@ async function importLeanSnapshot(
     budget.extend(20);
     const catalog = options.templatesFromTarget
       ? await loadCatalogFromEnvironment(client, [...new Set(lean.entries.map((e) => e.type))])
-      : await loadShippedCatalog(options.schemas);
+      : await loadShippedCatalog(options.schemas, { forChecks: true });
 
     // Listed once the journal is locked: a run that held it before has ended, and its creates show.
     // The three reads go out together (each waits on the service, not on this process), while the

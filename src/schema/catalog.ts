@@ -288,7 +288,17 @@ async function readSchemaFile(path: string): Promise<Record<string, unknown>> {
  * `schemas/templates`). The generic schema is the folder's own `connection.schema.json` when it has
  * one, else the shipped `schemas/connection.schema.json`.
  */
-export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): Promise<TemplateCatalog> {
+export async function loadShippedCatalog(
+  dir: string = shippedTemplatesDir(),
+  options: {
+    /**
+     * Entries will be checked against the schemas: take them compiled ahead by the build, when they
+     * are the shipped ones (a module to load, about 10 ms; a caller that only reads secret or required
+     * fields has no use for it).
+     */
+    readonly forChecks?: boolean;
+  } = {},
+): Promise<TemplateCatalog> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -308,12 +318,13 @@ export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): P
   const generic = { schema: await readSchemaFile(genericPath), source: genericPath };
   const shipped = resolve(dir) === resolve(shippedTemplatesDir());
   // The shipped schemas were compiled by the build, unless they changed since (another digest).
-  const precompiled = shipped
-    ? await loadShippedValidators([
-        ...[...schemas].map(([type, { schema }]) => ({ type, schema })),
-        { type: undefined, schema: generic.schema },
-      ])
-    : undefined;
+  const precompiled =
+    shipped && options.forChecks === true
+      ? await loadShippedValidators([
+          ...[...schemas].map(([type, { schema }]) => ({ type, schema })),
+          { type: undefined, schema: generic.schema },
+        ])
+      : undefined;
   return createCatalog(schemas, generic, [], {
     schemasChecked: shipped,
     ...(precompiled === undefined ? {} : { precompiled }),

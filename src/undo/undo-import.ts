@@ -437,7 +437,8 @@ async function undoFromJournal(
 
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
   const { overrides } = resolveOverrides(rawOverrides, ports.env);
-  const catalog = await loadShippedCatalog(options.schemas);
+  // Entries put back are checked against their templates before anything is sent.
+  const catalog = await loadShippedCatalog(options.schemas, { forChecks: true });
 
   const environment = await ports.resolveTarget(begin.targetUrl);
   if (normaliseTargetUrl(environment.url) !== normaliseTargetUrl(begin.targetUrl)) {
