@@ -1,6 +1,7 @@
 /**
  * The ajv set-up (the only importer of ajv): JSON Schema 2020-12, all errors, formats. Every schema of
- * dds-migrate (config, snapshot header, overrides, scan profile, templates) is compiled here.
+ * dds-migrate (config, snapshot header, overrides, scan profile, templates) is compiled here, or its code
+ * written here for the build (`precompiled.ts`: the shipped templates compiled ahead).
  */
 import { readFile } from 'node:fs/promises';
 import {
@@ -9,6 +10,7 @@ import {
   type ErrorObject,
   type ValidateFunction,
 } from 'ajv/dist/2020.js';
+import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
 
 /** A schema problem: JSON pointer and message. */
@@ -40,6 +42,18 @@ export function createAjv(
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
   ajv.addKeyword({ keyword: 'x-error-text', schemaType: 'string' });
   return ajv;
+}
+
+// ajv's standalone module is CJS with a default export; under NodeNext it arrives as the module object.
+const standalone = ((standaloneModule as unknown as { default?: unknown }).default ??
+  standaloneModule) as unknown as (ajv: Ajv2020, refs: Record<string, string>) => string;
+
+/**
+ * The code of a module exporting, under each key of `refs`, the validating function of the schema
+ * added to `ajv` under that value (ajv's standalone code; `ajv` made with `code: { source: true }`).
+ */
+export function standaloneCode(ajv: Ajv2020, refs: Record<string, string>): string {
+  return standalone(ajv, refs);
 }
 
 /** Turn ajv errors into {@link SchemaIssue}s with readable messages. */

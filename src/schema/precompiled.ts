@@ -13,9 +13,8 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import standaloneModule from 'ajv/dist/standalone/index.js';
 import { packageRoot } from '../paths.js';
-import { createAjv } from './ajv.js';
+import { createAjv, standaloneCode } from './ajv.js';
 
 /** The ajv settings of the shipped schemas (the catalog's: regexes without the `u` flag; not re-checked). */
 export const SHIPPED_SCHEMA_OPTIONS = { unicodeRegExp: false, validateSchema: false } as const;
@@ -50,10 +49,6 @@ export function schemasDigest(schemas: readonly NamedSchema[]): string {
     hash.update(`${JSON.stringify(type ?? null)}\n${JSON.stringify(schema)}\n`);
   return hash.digest('hex');
 }
-
-// ajv's standalone module is CJS with a default export; under NodeNext it arrives as the module object.
-const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ??
-  standaloneModule) as unknown as (ajv: ReturnType<typeof createAjv>, refs: Record<string, string>) => string;
 
 /**
  * The module text of `schemas` compiled ahead: ajv's standalone ESM code (whose `require` of ajv's

@@ -361,7 +361,7 @@ export interface RawLine {
 const NEWLINE = 0x0a;
 
 /** Bytes read between two turns of the event loop (Ctrl-C, timers and sockets are served at each). */
-const READ_BYTES_PER_TURN = 4 * 1024 * 1024;
+const READ_BYTES_PER_TURN = 1024 * 1024;
 
 /**
  * The file's bytes a chunk at a time, by synchronous reads: a read from the page cache takes tens of
