@@ -210,35 +210,49 @@ interface MaskLayout {
   readonly pointers: readonly string[];
 }
 
-/** Layouts kept per finder: a bound for data where every line has a type or count of its own. */
-const MASK_LAYOUTS_KEPT = 1_000;
+/** Layouts offered per type and mask count: the last few found (a type's connections mask one of a few sets of fields). */
+const MASK_LAYOUTS_PER_KEY = 4;
+/** Types and counts with layouts kept per finder: a bound for data where every line has a type or count of its own. */
+const MASK_LAYOUT_KEYS_KEPT = 1_000;
 
 /**
  * {@link maskedPointers} for a run of entries, most of which mask the same fields (every connection
- * of a type masks its credential): the masks found for an entry are offered to the next one of the
- * same type whose text holds as many mask tokens, and taken when that entry holds the mask at each
- * of those places. Sound: the places are as many as the tokens that bound the entry's masks, so
- * they are all its masks; and a mask in such a place is found whatever the values around it (only
- * its path decides, by the ignore rules). Else the entry is walked, and its layout kept when every
- * mask is in such a place. Without a count (`undefined`: an escape in the text), always walked.
+ * of a type masks its credential): the masks found for an entry are offered to the next ones of the
+ * same type whose text holds as many mask tokens (the last {@link MASK_LAYOUTS_PER_KEY} layouts
+ * found), and taken when that entry holds the mask at each of those places. Sound: the places are as
+ * many as the tokens that bound the entry's masks, so they are all its masks; and a mask in such a
+ * place is found whatever the values around it (only its path decides, by the ignore rules). Else the
+ * entry is walked, and its layout kept when every mask is in such a place. Without a count
+ * (`undefined`: a `\u` escape in the text), always walked.
  */
 export function createMaskFinder(
   options: CompareOptions,
 ): (entry: Connection, masksInText: number | undefined) => readonly string[] {
-  const layouts = new Map<string, MaskLayout>();
+  const layouts = new Map<string, MaskLayout[][]>();
+  let keys = 0;
   return (entry, masksInText) => {
     if (masksInText === undefined) return maskedPointers(entry, options);
     if (masksInText === 0) return [];
-    const key = `${masksInText}:${entry.type}`;
-    const offered = layouts.get(key);
-    if (offered !== undefined && holdsMasksAt(options.ignore.removeFromEntry(entry), offered.places))
-      return offered.pointers;
+    const ofType = layouts.get(entry.type);
+    const offered = ofType?.[masksInText];
+    if (offered !== undefined) {
+      const compared = options.ignore.removeFromEntry(entry);
+      for (const layout of offered) if (holdsMasksAt(compared, layout.places)) return layout.pointers;
+    }
     const segments = maskedSegments(entry, options, masksInText);
     const pointers = segments.map(formatFound);
-    if (segments.length === masksInText && (layouts.size < MASK_LAYOUTS_KEPT || layouts.has(key))) {
-      const places: MaskPlace[] = [];
-      for (const found of segments) if (isMaskPlace(found)) places.push(found);
-      if (places.length === segments.length) layouts.set(key, { places, pointers });
+    if (segments.length !== masksInText) return pointers;
+    const places: MaskPlace[] = [];
+    for (const found of segments) if (isMaskPlace(found)) places.push(found);
+    if (places.length !== segments.length) return pointers;
+    if (offered !== undefined) {
+      offered.unshift({ places, pointers });
+      if (offered.length > MASK_LAYOUTS_PER_KEY) offered.pop();
+    } else if (keys < MASK_LAYOUT_KEYS_KEPT) {
+      keys++;
+      const list: MaskLayout[][] = ofType ?? [];
+      list[masksInText] = [{ places, pointers }];
+      if (ofType === undefined) layouts.set(entry.type, list);
     }
     return pointers;
   };

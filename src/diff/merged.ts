@@ -34,18 +34,21 @@ export interface MergedDiff {
 const QUOTE = 0x22;
 const STAR = 0x2a;
 const BACKSLASH = 0x5c;
+const LETTER_U = 0x75;
 /** The mask's characters between its quotes: all `*`. */
 const MASK_STARS = MASK.length;
 
 /**
- * How many string tokens of a JSON line are the mask, keys and values alike: a bound on the masked
- * values of its entry (0: none). Undefined when the line holds an escape: a mask could be written with
- * `\u` escapes. Without one, every `"` of a valid JSON text starts or ends a string, so each
- * occurrence of the mask's text with its quotes is one whole token. Searched by its first `*` (a
- * search for one byte is several times faster than for a string of them).
+ * A bound on how many values of a JSON line's entry are the mask (0: none): the occurrences of the
+ * mask's text with its quotes, `"******"`. A value that is the mask is written so, unless with `\u`
+ * escapes (no other escape writes a `*`); a key that is the mask, or a string holding an escaped
+ * quote, may add to the count, which stays a bound. Undefined when the line holds a `\u` escape.
+ * Searched by the mask's first `*` (a search for one byte is several times faster than for a string).
  */
 export function maskTokensIn(line: Buffer): number | undefined {
-  if (line.indexOf(BACKSLASH) >= 0) return undefined;
+  // An escape is a backslash and the character after it (`\\u` is an escaped backslash, then a u).
+  for (let at = line.indexOf(BACKSLASH); at >= 0; at = line.indexOf(BACKSLASH, at + 2))
+    if (line[at + 1] === LETTER_U) return undefined;
   let count = 0;
   for (let at = line.indexOf(STAR); at >= 0; at = line.indexOf(STAR, at)) {
     let end = at;

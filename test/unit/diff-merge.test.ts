@@ -164,7 +164,7 @@ describe('maskedPointers', () => {
     );
   });
 
-  it('maskTokensIn counts the mask written plainly, as a key or a value, and gives up on escapes', () => {
+  it('maskTokensIn counts the mask written plainly, as a key or a value, and gives up on \\u escapes', () => {
     expect(maskTokensIn(Buffer.from('{"password":"******","x":{"******":"******"}}'))).toBe(3);
     expect(maskTokensIn(Buffer.from('{"password":"*****","p":"*******","q":"a******","r":"******b"}'))).toBe(
       0,
@@ -172,11 +172,17 @@ describe('maskedPointers', () => {
     expect(maskTokensIn(Buffer.from('{"p":"******","q":"******"}'))).toBe(2);
     expect(maskTokensIn(Buffer.from('{"p":"*","q":"**","r":"******"}'))).toBe(1);
     expect(maskTokensIn(Buffer.from('{"password":"\\u002a*****"}'))).toBeUndefined();
-    expect(maskTokensIn(Buffer.from('{"a":"\\"","b":1}'))).toBeUndefined();
+    expect(maskTokensIn(Buffer.from('{"password":"\\u002A*****","x":"\\\\"}'))).toBeUndefined();
+    // Other escapes write no `*`: counted (an escaped backslash then a u is no \\u escape).
+    expect(maskTokensIn(Buffer.from('{"a":"\\"","b":1}'))).toBe(0);
+    expect(maskTokensIn(Buffer.from('{"share":"\\\\\\\\srv\\\\data","p":"******"}'))).toBe(1);
+    expect(maskTokensIn(Buffer.from('{"a":"\\\\u","p":"******"}'))).toBe(1);
+    // A string holding escaped quotes around the mask's text may count: a bound, never short.
+    expect(maskTokensIn(Buffer.from('{"a":"x\\"******"}'))).toBe(1);
     expect(maskTokensIn(Buffer.from('{}'))).toBe(0);
   });
 
-  it('a wrong bound (fewer masks than the entry holds) is never given: a line without escapes counts every mask value', () => {
+  it('a wrong bound (fewer masks than the entry holds) is never given: a line without \\u escapes counts every mask value', () => {
     fc.assert(
       fc.property(entryFields, (fields) => {
         const line = Buffer.from(JSON.stringify({ name: 'n', ...fields }));
