@@ -30,3 +30,13 @@ export const STREAMING_HEAP_GROWING_PERCENT = 100;
 export function relaxHeapGrowth(): void {
   setFlagsFromString(`--heap-growing-percent=${STREAMING_HEAP_GROWING_PERCENT}`);
 }
+
+/**
+ * V8's own heap growth back (up to four times what is live), for a command that holds little while
+ * it reads much: the diff of two snapshots holds the current line of each and the result. With the
+ * growth capped at 1.5 times, 100 000 connections took six full collections (two with V8's own
+ * growth), about 60 ms of 0.75 s, and peaked higher (159 to 165 MB against 148 to 155 MB).
+ */
+export function ownHeapGrowth(): void {
+  setFlagsFromString('--heap-growing-percent=0');
+}

@@ -145,11 +145,18 @@ export interface SideContent {
 }
 
 /** Progress of a diff. */
-export type DiffEvent = {
-  readonly kind: 'sides-read';
-  readonly from: { readonly label: string; readonly count: number };
-  readonly to: { readonly label: string; readonly count: number };
-};
+export type DiffEvent =
+  /** What each side is, before either is read. */
+  | {
+      readonly kind: 'reading';
+      readonly from: DiffSide['kind'];
+      readonly to: DiffSide['kind'];
+    }
+  | {
+      readonly kind: 'sides-read';
+      readonly from: { readonly label: string; readonly count: number };
+      readonly to: { readonly label: string; readonly count: number };
+    };
 
 /** What a diff found, with the sides it read. */
 export interface DiffSourcesResult {
@@ -176,6 +183,7 @@ export async function diffSources(
     to: classifySide(options.to, 'to', options.config, options.cwd),
   };
   const catalog = await loadShippedCatalog(options.schemas);
+  onEvent({ kind: 'reading', from: sides.from.kind, to: sides.to.kind });
   const [fromRead, toRead, found] = await readBothSides(sides, ports, options.ignoreFields, catalog);
   const from: SideContent = { ...fromRead, count: found.counts.from };
   const to: SideContent = { ...toRead, count: found.counts.to };
