@@ -135,6 +135,7 @@ async function* editEveryHundredth(path: string): AsyncGenerator<Connection> {
 
 /** Rounds of a benchmark in which each measure runs once per round (see {@link benchDiff}). */
 const DIFF_ROUNDS = 3;
+const RERUN_ROUNDS = 3;
 const CASES_ROUNDS = 2;
 const E2E_ROUNDS = 3;
 
@@ -296,25 +297,39 @@ async function benchImport(count: number, dir: string): Promise<void> {
     );
 
     say(`import re-run: the same ${count} entries, the journal says every one is done`);
-    const list = await runChild(
-      ['cli-discard', 'connections', 'list', '--env', url, '--format', 'ndjson'],
-      dir,
+    // In rounds, as diff: the listing and the re-run once each per round, each the fastest of its
+    // rounds (a re-run sends nothing, so the target stays as it is); the peak the highest.
+    const rounds = new Rounds();
+    const outcomes: { exitCode: number; sent: number }[] = [];
+    for (let round = 0; round < RERUN_ROUNDS; round++) {
+      rounds.keep(
+        'list',
+        await runChild(['cli-discard', 'connections', 'list', '--env', url, '--format', 'ndjson'], dir),
+      );
+      const run = await runChild(args, dir);
+      rounds.keep('rerun', run);
+      outcomes.push({ exitCode: run.exitCode, sent: sentOf(run.stdout) });
+      if (run.exitCode !== 0) say(run.stderr.slice(0, 2000));
+    }
+    const list = rounds.fastest('list');
+    const rerun = rounds.fastest('rerun');
+    say(
+      `  baseline: connections list of the target ${fmt(list)} (fastest of ${RERUN_ROUNDS} rounds: ${rounds.times('list')}; exit ${list.exitCode})`,
     );
-    say(`  baseline: connections list of the target ${fmt(list)} (exit ${list.exitCode})`);
-    const rerun = await runChild(args, dir);
-    const sent = sentOf(rerun.stdout);
-    say(`  re-run: ${fmt(rerun)}, exit ${rerun.exitCode}, entries sent ${sent}`);
-    if (rerun.exitCode !== 0) say(rerun.stderr.slice(0, 2000));
-    const ok = rerun.exitCode === 0 && sent === 0 && list.exitCode === 0;
+    say(
+      `  re-run: ${fmt(rerun)} (fastest of ${RERUN_ROUNDS} rounds: ${rounds.times('rerun')}), exits ${outcomes.map((o) => o.exitCode).join(', ')}, entries sent ${outcomes.map((o) => o.sent).join(', ')}`,
+    );
+    const ok = outcomes.every((o) => o.exitCode === 0 && o.sent === 0) && list.exitCode === 0;
     judge(
       're-run of a finished import: sends nothing, wall <= 1.5 x connections list',
       `${(rerun.seconds / list.seconds).toFixed(2)} x (${rerun.seconds.toFixed(2)} s vs ${list.seconds.toFixed(2)} s)`,
       ok && rerun.seconds <= 1.5 * list.seconds,
     );
+    const rerunPeak = rounds.highestPeak('rerun');
     judge(
       `import (re-run) of ${count} entries: peak RSS <= 300 MB`,
-      `${rerun.peakRssMb.toFixed(0)} MB`,
-      ok && rerun.peakRssMb <= 300,
+      `${rerunPeak.toFixed(0)} MB (highest of ${RERUN_ROUNDS})`,
+      ok && rerunPeak <= 300,
     );
 
     say(`verify: the ${count} restored entries against their snapshot`);
