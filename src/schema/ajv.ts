@@ -4,6 +4,7 @@
  * written here for the build (`precompiled.ts`: the shipped templates compiled ahead).
  */
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import {
   Ajv2020,
   type Options as AjvOptions,
@@ -43,6 +44,11 @@ export function createAjv(
   ajv.addKeyword({ keyword: 'x-error-text', schemaType: 'string' });
   return ajv;
 }
+
+/** The installed ajv's version (code it wrote for another version is not taken: `precompiled.ts`). */
+export const AJV_VERSION = String(
+  (createRequire(import.meta.url)('ajv/package.json') as { version?: unknown }).version,
+);
 
 // ajv's standalone module is CJS with a default export; under NodeNext it arrives as the module object.
 const standalone = ((standaloneModule as unknown as { default?: unknown }).default ??

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../paths.js';
-import { createAjv, standaloneCode } from './ajv.js';
+import { AJV_VERSION, createAjv, standaloneCode } from './ajv.js';
 
 /** The ajv settings of the shipped schemas (the catalog's: regexes without the `u` flag; not re-checked). */
 export const SHIPPED_SCHEMA_OPTIONS = { unicodeRegExp: false, validateSchema: false } as const;
@@ -40,11 +40,12 @@ export interface NamedSchema {
 
 /**
  * The digest of a set of schemas as parsed (their JSON, so a file's spacing does not matter), with
- * the settings they are compiled with: the same schemas compiled otherwise are another digest.
+ * the ajv version and settings they are compiled with: the same schemas compiled otherwise, or by
+ * another ajv, are another digest.
  */
 export function schemasDigest(schemas: readonly NamedSchema[]): string {
   const hash = createHash('sha256');
-  hash.update(`${JSON.stringify(SHIPPED_SCHEMA_OPTIONS)}\n`);
+  hash.update(`ajv ${AJV_VERSION} ${JSON.stringify(SHIPPED_SCHEMA_OPTIONS)}\n`);
   for (const { type, schema } of schemas)
     hash.update(`${JSON.stringify(type ?? null)}\n${JSON.stringify(schema)}\n`);
   return hash.digest('hex');
