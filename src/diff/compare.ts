@@ -10,7 +10,12 @@ import { UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import { isSecretFieldName, MASK } from '../secrets.js';
 import { compileIgnoreRules, type IgnoreMatcher, type IgnoreRule, parseIgnoreRule } from './ignore.js';
-import { keyCustomFields, type normalizeForCompare, SET_LIKE_FIELDS, sortCanonically } from './normalize.js';
+import {
+  customFieldsAsCompared,
+  type normalizeForCompare,
+  SET_LIKE_FIELDS,
+  sortCanonically,
+} from './normalize.js';
 import { formatPointer } from './pointer.js';
 import type { ChangedConnection, DiffOptions, DiffResult, FieldChange, UncomparableField } from './types.js';
 import { isDeepEqual, isKnownEqual, isPlainObject, redactDeep, redactSecretValue } from './values.js';
@@ -139,8 +144,8 @@ export function compareConnections(
     let av = own(a, key);
     let bv = own(b, key);
     if (key === 'custom_fields') {
-      av = (Array.isArray(av) ? keyCustomFields(av) : undefined) ?? av;
-      bv = (Array.isArray(bv) ? keyCustomFields(bv) : undefined) ?? bv;
+      av = customFieldsAsCompared(av);
+      bv = customFieldsAsCompared(bv);
     }
     if (key === 'custom_fields' && isPlainObject(av) && isPlainObject(bv)) {
       walk.compareCustomFields(av, bv);
@@ -188,7 +193,7 @@ function maskedSegments(
     let value = a[key];
     if (typeof value !== 'object' || value === null) continue;
     if (isServerManagedField(key) || options.ignore.ignoresTopLevel(key)) continue;
-    if (key === 'custom_fields') value = (Array.isArray(value) ? keyCustomFields(value) : undefined) ?? value;
+    if (key === 'custom_fields') value = customFieldsAsCompared(value);
     if (key === 'custom_fields' && isPlainObject(value)) finder.inCustomFields(value);
     else if (SET_LIKE_FIELDS.has(key) && Array.isArray(value)) {
       // compareSets: two equal sets are equal, masks and all.
@@ -277,9 +282,7 @@ function holdsMasksAt(a: Record<string, unknown>, places: readonly MaskPlace[]):
       continue;
     }
     if (fields === undefined) {
-      const value = Object.hasOwn(a, 'custom_fields') ? a.custom_fields : undefined;
-      // As maskedPointers reads custom_fields: keyed by field_name when it can be, else as it is.
-      const keyed = (Array.isArray(value) ? keyCustomFields(value) : undefined) ?? value;
+      const keyed = customFieldsAsCompared(Object.hasOwn(a, 'custom_fields') ? a.custom_fields : undefined);
       if (!isPlainObject(keyed)) return false;
       fields = keyed;
     }

@@ -68,6 +68,11 @@ export function keyCustomFields(fields: readonly unknown[]): Record<string, unkn
   return keyed;
 }
 
+/** `custom_fields` as diff reads it: keyed by `field_name` when it can be ({@link keyCustomFields}), else as it is. */
+export function customFieldsAsCompared(value: unknown): unknown {
+  return (Array.isArray(value) ? keyCustomFields(value) : undefined) ?? value;
+}
+
 /**
  * The value a field change's `path` points at in `connection`, read as diff reads it: `custom_fields`
  * keyed by `field_name` ({@link keyCustomFields}), anything else by key or index. Undefined when absent
@@ -79,7 +84,7 @@ export function valueAtComparedPath(connection: Readonly<Record<string, unknown>
   let current: unknown = connection;
   let parent: string | undefined;
   for (const key of segments) {
-    if (parent === 'custom_fields' && Array.isArray(current)) current = keyCustomFields(current) ?? current;
+    if (parent === 'custom_fields') current = customFieldsAsCompared(current);
     if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
     current = (current as Record<string, unknown>)[key];
     parent = key;

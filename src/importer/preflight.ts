@@ -10,9 +10,9 @@
  * `--max-changes`, a `protected` target confirmed with `--confirm NAME`, and not importing into the
  * environment the snapshot came from (unless `--allow-same-source`).
  */
+import { formatPointer } from '../diff/pointer.js';
 import type { Problem } from '../errors.js';
 import { checkWriteConfirmed } from '../protected.js';
-import { escapePointer } from '../schema/ajv.js';
 import { isMasked } from '../secrets.js';
 import { normaliseTargetUrl } from './journal.js';
 import { describeUnresolved, UNRESOLVED_PLACEHOLDER } from './overrides.js';
@@ -38,8 +38,7 @@ export interface EntryTemplates {
  */
 function forEachString(value: unknown, visit: (text: string, pointer: () => string) => void): void {
   const path: (string | number)[] = [];
-  const pointer = (): string =>
-    path.map((s) => `/${typeof s === 'number' ? String(s) : escapePointer(s)}`).join('');
+  const pointer = (): string => formatPointer(path);
   const walk = (v: unknown): void => {
     if (typeof v === 'string') visit(v, pointer);
     else if (Array.isArray(v)) {
@@ -91,7 +90,7 @@ export function checkEntryForSend(
   for (const field of templates.requiredSecretFields(entry.type)) {
     const value = entry.body[field];
     if (value === undefined || value === null || value === '') {
-      found.push(at(`/${escapePointer(field)}`, 'required secret is empty'));
+      found.push(at(formatPointer([field]), 'required secret is empty'));
     }
   }
   const checked = templates.checkEntry(entry.body);
