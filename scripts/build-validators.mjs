@@ -1,5 +1,7 @@
-// The build's step after tsc: the shipped template schemas compiled ahead (src/schema/precompiled.ts).
-import { shippedConnectionSchemaPath, shippedTemplatesDir } from '../dist/src/schema/catalog.js';
+// The build's step after tsc: the shipped template schemas compiled ahead (src/schema/precompiled.ts),
+// read as the catalog reads them.
+import { namedSchemas, readSchemasFolder, shippedTemplatesDir } from '../dist/src/schema/catalog.js';
 import { writeShippedValidators } from '../dist/src/schema/precompiled.js';
 
-await writeShippedValidators(shippedTemplatesDir(), shippedConnectionSchemaPath());
+const { schemas, generic } = await readSchemasFolder(shippedTemplatesDir());
+await writeShippedValidators(namedSchemas(schemas, generic));

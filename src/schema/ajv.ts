@@ -11,7 +11,6 @@ import {
   type ErrorObject,
   type ValidateFunction,
 } from 'ajv/dist/2020.js';
-import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
 
 /** A schema problem: JSON pointer and message. */
@@ -45,20 +44,24 @@ export function createAjv(
   return ajv;
 }
 
-/** The installed ajv's version (code it wrote for another version is not taken: `precompiled.ts`). */
-export const AJV_VERSION = String(
-  (createRequire(import.meta.url)('ajv/package.json') as { version?: unknown }).version,
-);
+// ajv's CommonJS modules that only the build and the check of its output need, loaded when asked:
+// not at every command's start.
+const requireAjv = createRequire(import.meta.url);
+let installedVersion: string | undefined;
 
-// ajv's standalone module is CJS with a default export; under NodeNext it arrives as the module object.
-const standalone = ((standaloneModule as unknown as { default?: unknown }).default ??
-  standaloneModule) as unknown as (ajv: Ajv2020, refs: Record<string, string>) => string;
+/** The installed ajv's version (code it wrote for another version is not taken: `precompiled.ts`). */
+export function ajvVersion(): string {
+  installedVersion ??= String((requireAjv('ajv/package.json') as { version?: unknown }).version);
+  return installedVersion;
+}
 
 /**
  * The code of a module exporting, under each key of `refs`, the validating function of the schema
  * added to `ajv` under that value (ajv's standalone code; `ajv` made with `code: { source: true }`).
  */
 export function standaloneCode(ajv: Ajv2020, refs: Record<string, string>): string {
+  const loaded = requireAjv('ajv/dist/standalone/index.js') as { default?: unknown };
+  const standalone = (loaded.default ?? loaded) as (ajv: Ajv2020, refs: Record<string, string>) => string;
   return standalone(ajv, refs);
 }
 

@@ -15,7 +15,13 @@ import type { ConnectorTemplate } from '../model/template.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
-import { loadShippedValidators, type ShippedValidators } from './precompiled.js';
+import {
+  loadShippedValidators,
+  type NamedSchema,
+  SHIPPED_SCHEMA_OPTIONS,
+  type ShippedValidators,
+  TEMPLATE_SCHEMA_OPTIONS,
+} from './precompiled.js';
 import { convertTemplate, createConnectionSchema } from './template-schema.js';
 
 /** What kind of problem a {@link ValidationProblem} is. */
@@ -100,7 +106,6 @@ export function createCatalog(
   warnings: readonly string[] = [],
   options: CatalogOptions = {},
 ): TemplateCatalog {
-  // Template regexes are written for JavaScript without the `u` flag (the service's UI): compile alike.
   // Made when a schema is first compiled (none is, for schemas compiled ahead).
   let ajv: ReturnType<typeof createAjv> | undefined;
   const byType = new Map<string, TypeSchema>();
@@ -116,7 +121,7 @@ export function createCatalog(
   function compiled(t: TypeSchema): ValidateFunction {
     if (t.validate === undefined) {
       try {
-        ajv ??= createAjv({ unicodeRegExp: false, validateSchema: options.schemasChecked !== true });
+        ajv ??= createAjv(options.schemasChecked === true ? SHIPPED_SCHEMA_OPTIONS : TEMPLATE_SCHEMA_OPTIONS);
         t.validate = ajv.compile(t.schema);
       } catch (error) {
         throw new InputFileError(
@@ -283,10 +288,49 @@ async function readSchemaFile(path: string): Promise<Record<string, unknown>> {
   return value;
 }
 
+/** A schema as read from a file, with the file (messages name it). */
+type SchemaFile = { readonly schema: Record<string, unknown>; readonly source: string };
+
 /**
- * The catalog of a schemas folder: `<type>.schema.json` per type (default: the shipped
- * `schemas/templates`). The generic schema is the folder's own `connection.schema.json` when it has
- * one, else the shipped `schemas/connection.schema.json`.
+ * The schemas of a folder: `<type>.schema.json` per type, in file-name order, and the generic schema
+ * (the folder's own `connection.schema.json` when it has one, else the shipped one). What
+ * {@link loadShippedCatalog} reads, and what the build compiles ahead (`scripts/build-validators.mjs`).
+ *
+ * @throws UsageError when the folder cannot be read; InputFileError for a file that is not a schema.
+ */
+export async function readSchemasFolder(
+  dir: string,
+): Promise<{ readonly schemas: Map<string, SchemaFile>; readonly generic: SchemaFile }> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    throw new UsageError(`Cannot read the schemas folder ${dir}`, {
+      hint: 'Give --schemas a folder holding <type>.schema.json files',
+      cause: error,
+    });
+  }
+  const schemas = new Map<string, SchemaFile>();
+  for (const file of names.sort()) {
+    if (!file.endsWith(SCHEMA_SUFFIX) || file === GENERIC_FILE) continue;
+    const path = join(dir, file);
+    schemas.set(file.slice(0, -SCHEMA_SUFFIX.length), { schema: await readSchemaFile(path), source: path });
+  }
+  const genericPath = names.includes(GENERIC_FILE) ? join(dir, GENERIC_FILE) : shippedConnectionSchemaPath();
+  return { schemas, generic: { schema: await readSchemaFile(genericPath), source: genericPath } };
+}
+
+/** A folder's schemas as the schemas compiled ahead are named and digested (`precompiled.ts`). */
+export function namedSchemas(schemas: ReadonlyMap<string, SchemaFile>, generic: SchemaFile): NamedSchema[] {
+  return [
+    ...[...schemas].map(([type, { schema }]) => ({ type, schema })),
+    { type: undefined, schema: generic.schema },
+  ];
+}
+
+/**
+ * The catalog of a schemas folder ({@link readSchemasFolder}; default: the shipped
+ * `schemas/templates`).
  */
 export async function loadShippedCatalog(
   dir: string = shippedTemplatesDir(),
@@ -299,31 +343,12 @@ export async function loadShippedCatalog(
     readonly forChecks?: boolean;
   } = {},
 ): Promise<TemplateCatalog> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (error) {
-    throw new UsageError(`Cannot read the schemas folder ${dir}`, {
-      hint: 'Give --schemas a folder holding <type>.schema.json files',
-      cause: error,
-    });
-  }
-  const schemas = new Map<string, { schema: Record<string, unknown>; source: string }>();
-  for (const file of names.sort()) {
-    if (!file.endsWith(SCHEMA_SUFFIX) || file === GENERIC_FILE) continue;
-    const path = join(dir, file);
-    schemas.set(file.slice(0, -SCHEMA_SUFFIX.length), { schema: await readSchemaFile(path), source: path });
-  }
-  const genericPath = names.includes(GENERIC_FILE) ? join(dir, GENERIC_FILE) : shippedConnectionSchemaPath();
-  const generic = { schema: await readSchemaFile(genericPath), source: genericPath };
+  const { schemas, generic } = await readSchemasFolder(dir);
   const shipped = resolve(dir) === resolve(shippedTemplatesDir());
   // The shipped schemas were compiled by the build, unless they changed since (another digest).
   const precompiled =
     shipped && options.forChecks === true
-      ? await loadShippedValidators([
-          ...[...schemas].map(([type, { schema }]) => ({ type, schema })),
-          { type: undefined, schema: generic.schema },
-        ])
+      ? await loadShippedValidators(namedSchemas(schemas, generic))
       : undefined;
   return createCatalog(schemas, generic, [], {
     schemasChecked: shipped,

@@ -9,15 +9,24 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../paths.js';
-import { AJV_VERSION, createAjv, standaloneCode } from './ajv.js';
+import { ajvVersion, createAjv, standaloneCode } from './ajv.js';
 
-/** The ajv settings of the shipped schemas (the catalog's: regexes without the `u` flag; not re-checked). */
-export const SHIPPED_SCHEMA_OPTIONS = { unicodeRegExp: false, validateSchema: false } as const;
+/**
+ * The ajv settings of template schemas: their regexes are written for JavaScript without the `u` flag
+ * (the service's UI), and compiled alike.
+ */
+export const TEMPLATE_SCHEMA_OPTIONS = { unicodeRegExp: false } as const;
+
+/**
+ * The settings of the shipped ones, at run time and ahead alike: not checked against the meta-schema
+ * again (a test checks them).
+ */
+export const SHIPPED_SCHEMA_OPTIONS = { ...TEMPLATE_SCHEMA_OPTIONS, validateSchema: false } as const;
 
 /** The file the build writes, beside this module's compiled form. */
 export const SHIPPED_VALIDATORS_FILE = 'shipped-validators.js';
@@ -45,7 +54,7 @@ export interface NamedSchema {
  */
 export function schemasDigest(schemas: readonly NamedSchema[]): string {
   const hash = createHash('sha256');
-  hash.update(`ajv ${AJV_VERSION} ${JSON.stringify(SHIPPED_SCHEMA_OPTIONS)}\n`);
+  hash.update(`ajv ${ajvVersion()} ${JSON.stringify(SHIPPED_SCHEMA_OPTIONS)}\n`);
   for (const { type, schema } of schemas)
     hash.update(`${JSON.stringify(type ?? null)}\n${JSON.stringify(schema)}\n`);
   return hash.digest('hex');
@@ -89,29 +98,12 @@ export function standaloneModuleOf(schemas: readonly NamedSchema[]): string {
   ].join('\n');
 }
 
-/** The shipped schemas as the catalog reads them: each template by type (file order), then the generic one. */
-export async function readShippedSchemas(templatesDir: string, genericPath: string): Promise<NamedSchema[]> {
-  const suffix = '.schema.json';
-  const out: NamedSchema[] = [];
-  for (const file of (await readdir(templatesDir)).sort()) {
-    if (!file.endsWith(suffix) || file === 'connection.schema.json') continue;
-    const schema = JSON.parse(await readFile(join(templatesDir, file), 'utf8')) as Record<string, unknown>;
-    out.push({ type: file.slice(0, -suffix.length), schema });
-  }
-  out.push({
-    type: undefined,
-    schema: JSON.parse(await readFile(genericPath, 'utf8')) as Record<string, unknown>,
-  });
-  return out;
-}
-
-/** Write the module (the build's step after `tsc`), beside this module's compiled form. */
+/** Write the module of `schemas` compiled ahead (the build's step after `tsc`), beside this module's compiled form. */
 export async function writeShippedValidators(
-  templatesDir: string,
-  genericPath: string,
+  schemas: readonly NamedSchema[],
   outFile: string = join(fileURLToPath(new URL('.', import.meta.url)), SHIPPED_VALIDATORS_FILE),
 ): Promise<string> {
-  await writeFile(outFile, standaloneModuleOf(await readShippedSchemas(templatesDir, genericPath)));
+  await writeFile(outFile, standaloneModuleOf(schemas));
   return outFile;
 }
 

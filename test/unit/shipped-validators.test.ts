@@ -9,13 +9,13 @@ import { generateConnections } from '../../src/emulator/generate.js';
 import { createAjv } from '../../src/schema/ajv.js';
 import {
   loadShippedCatalog,
-  shippedConnectionSchemaPath,
+  namedSchemas,
+  readSchemasFolder,
   shippedTemplatesDir,
 } from '../../src/schema/catalog.js';
 import {
   loadShippedValidators,
   type NamedSchema,
-  readShippedSchemas,
   SHIPPED_SCHEMA_OPTIONS,
   type ShippedValidators,
   standaloneModuleOf,
@@ -25,7 +25,8 @@ let schemas: NamedSchema[];
 let ahead: ShippedValidators;
 
 beforeAll(async () => {
-  schemas = await readShippedSchemas(shippedTemplatesDir(), shippedConnectionSchemaPath());
+  const read = await readSchemasFolder(shippedTemplatesDir());
+  schemas = namedSchemas(read.schemas, read.generic);
   const loaded = await loadShippedValidators(schemas);
   if (loaded === undefined)
     throw new Error('dist/src/schema/shipped-validators.js is missing or stale: run npm run build');
