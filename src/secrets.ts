@@ -6,6 +6,7 @@
  *   that {@link scrub} removes from any text on its way to stdout, stderr, a log or a report. It is the
  *   last line of defence against a secret echoed back inside a service message.
  */
+import { memoizeBounded } from './bounded-memo.js';
 import { assignOwn } from './own-property.js';
 
 /** How the service masks a secret, and how dds-migrate shows one. */
@@ -229,22 +230,14 @@ const SECRET_FIELD_PATTERN =
 const SECRET_WORD_IN_NAME = /password|secret|private_?key|token|passphrase/i;
 
 /**
- * Verdicts of {@link isSecretFieldName} by name: every key of every entry is asked (masking, secret
- * registration), and entries share their few hundred field names; two regexes per key cost more than
- * a lookup. Bounded: names past the first 10 000 are tested each time.
+ * True when a field name looks like a credential field. Every key of every entry is asked (masking,
+ * secret registration) and entries share their few hundred field names: the verdict is kept by name
+ * (two regexes per key cost more than a lookup), for the first 10 000 names.
  */
-const secretNameVerdicts = new Map<string, boolean>();
-const MAX_SECRET_NAME_VERDICTS = 10_000;
-
-/** True when a field name looks like a credential field. */
-export function isSecretFieldName(name: string): boolean {
-  let secret = secretNameVerdicts.get(name);
-  if (secret === undefined) {
-    secret = SECRET_FIELD_PATTERN.test(name) || SECRET_WORD_IN_NAME.test(name);
-    if (secretNameVerdicts.size < MAX_SECRET_NAME_VERDICTS) secretNameVerdicts.set(name, secret);
-  }
-  return secret;
-}
+export const isSecretFieldName: (name: string) => boolean = memoizeBounded(
+  (name) => SECRET_FIELD_PATTERN.test(name) || SECRET_WORD_IN_NAME.test(name),
+  10_000,
+);
 
 /** True when a value is the service's mask. */
 export function isMasked(value: unknown): boolean {

@@ -4,6 +4,7 @@
  * `diff`'s "added" is exactly what `import --dry-run` would create.
  */
 
+import { memoizeBounded } from '../bounded-memo.js';
 import { compareNames, pairByName } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import { UsageError } from '../errors.js';
@@ -292,20 +293,12 @@ function holdsMasksAt(a: Record<string, unknown>, places: readonly MaskPlace[]):
   return true;
 }
 
-/** `/<key>` of a top-level key, made once per key: every unchanged connection of a type lists the same few. */
-const topLevelPointers = new Map<string, string>();
-/** Keys past this many are formatted each time (a bound for data with a new masked key per line). */
-const TOP_LEVEL_POINTERS_KEPT = 1_000;
+/** `/<key>` of a top-level key, made once per key (for the first 1 000): every unchanged connection of a type lists the same few. */
+const topLevelPointer = memoizeBounded((key) => formatPointer([key]), 1_000);
 
 function formatFound(segments: readonly (string | number)[]): string {
   const key = segments[0];
-  if (segments.length !== 1 || typeof key !== 'string') return formatPointer(segments);
-  let pointer = topLevelPointers.get(key);
-  if (pointer === undefined) {
-    pointer = formatPointer(segments);
-    if (topLevelPointers.size < TOP_LEVEL_POINTERS_KEPT) topLevelPointers.set(key, pointer);
-  }
-  return pointer;
+  return segments.length === 1 && typeof key === 'string' ? topLevelPointer(key) : formatPointer(segments);
 }
 
 /** The walk of {@link Walk.compare} over a value and an equal copy of it: only masks are found. */

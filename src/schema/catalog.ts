@@ -8,6 +8,7 @@
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { memoizeBounded } from '../bounded-memo.js';
 import { InputFileError, type Problem, UsageError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import type { Connection } from '../model/connection.js';
@@ -191,17 +192,8 @@ function describeSchema(schema: Record<string, unknown>, source: string): TypeSc
   return { schema, source, secrets, required, requiredSecrets: required.filter((k) => secrets.has(k)) };
 }
 
-const pointerCache = new Map<string, string>();
-
 /** `/key`, one string per key: a report of 100k masked passwords then holds one `/password`. */
-function pointerOf(key: string): string {
-  let pointer = pointerCache.get(key);
-  if (pointer === undefined) {
-    pointer = `/${escapePointer(key)}`;
-    if (pointerCache.size < 10_000) pointerCache.set(key, pointer);
-  }
-  return pointer;
-}
+const pointerOf = memoizeBounded((key) => `/${escapePointer(key)}`, 10_000);
 
 /** JSON pointers of every value that is the service's mask: top-level fields and encrypted custom fields. */
 export function findMaskedPaths(entry: Connection): string[] {

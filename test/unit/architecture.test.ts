@@ -122,6 +122,7 @@ const BASE_FILES = new Set([
   'src/list-values.ts',
   'src/closest.ts',
   'src/detach-string.ts',
+  'src/bounded-memo.ts',
   'src/paths.ts',
   'src/protected.ts',
   'src/own-property.ts',
