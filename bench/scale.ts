@@ -14,8 +14,9 @@
  *   the highest (a busy moment of the shared machine slows a round of everything alike);
  * - `rerun`, the restore cycle against an empty recovery site (a second emulator): `import` of N
  *   generated connections, peak RSS <= 300 MB; its re-run (the journal says every entry is done):
- *   sends nothing, wall <= 1.5 x `connections list` of the same target, peak RSS <= 300 MB; `verify`
- *   and `undo` of it, peak RSS <= 300 MB each;
+ *   sends nothing, wall <= 1.5 x `connections list` of the same target, peak RSS <= 300 MB (three
+ *   rounds of the listing and the re-run, fastest time and highest peak of each); `verify` and `undo`
+ *   of it, peak RSS <= 300 MB each;
  * - `cases list` of M cases, ndjson and csv to a file: peak RSS <= 150 MB, wall <= 1.2 x a bare
  *   node:http loop paging through the same cases (after a pass that warms the emulator; two rounds of
  *   the bare loop and both commands, fastest time and highest peak of each);

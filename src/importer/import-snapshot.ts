@@ -20,7 +20,6 @@
  * `cli/import.ts` renders both. Its ports (resolving the target, the client factory, the clock) are
  * arguments, so tests can hand fakes.
  */
-
 import { unlink } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';

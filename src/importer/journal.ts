@@ -19,7 +19,6 @@
  * sent (`image`), updates and deletes the masked before-image (`before`) that undo puts back. Records
  * of older journals have no `object`/`op` and are read as connection creates.
  */
-
 import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
 import { type FileHandle, link, open, readFile, truncate, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
