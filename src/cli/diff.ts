@@ -40,7 +40,8 @@ function printResult(
   labels: { readonly from: string; readonly to: string },
 ): void {
   if (format === 'json') {
-    ctx.out.json(result);
+    // The contract's shape: both sides' labels first, then the result.
+    ctx.out.json({ from: labels.from, to: labels.to, ...result });
     return;
   }
   const color = ctx.out.stdoutIsTTY && !ctx.io.env.NO_COLOR;

@@ -170,6 +170,10 @@ describe('diff against two emulators', () => {
     expect(run.stderr).not.toContain('error');
     expect(run.exitCode).toBe(1);
     const result = JSON.parse(run.stdout);
+    // The contract's shape: both sides' labels come first.
+    expect(Object.keys(result).slice(0, 2)).toEqual(['from', 'to']);
+    expect(result.from).toBe(`${new URL(from.url).host} (environment)`);
+    expect(result.to).toBe(`${new URL(to.url).host} (environment)`);
     expect(result.added).toEqual(['added-one', 'added-two']);
     expect(result.removed).toEqual(['removed-one']);
     expect(result.changed.map((c: { name: string }) => c.name)).toEqual([
@@ -220,6 +224,8 @@ describe('diff against two emulators', () => {
     });
     expect(json.exitCode).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({
+      from: `${new URL(from.url).host} (environment)`,
+      to: `${new URL(same.url).host} (environment)`,
       added: [],
       removed: [],
       changed: [],
@@ -266,6 +272,8 @@ describe('diff against two emulators', () => {
     const run = await runCli(['diff', '--from', snapshot, '--to', to.url, '--json'], { env: env() });
     expect(run.exitCode).toBe(1);
     const result = JSON.parse(run.stdout);
+    expect(result.from).toBe('from.snapshot.jsonl (snapshot)');
+    expect(result.to).toBe(`${new URL(to.url).host} (environment)`);
     expect(result.added).toEqual(['added-one', 'added-two']);
     expect(result.removed).toEqual(['removed-one']);
     const self = await runCli(['diff', '--from', snapshot, '--to', from.url], {
@@ -308,6 +316,9 @@ describe('diff against two emulators', () => {
     expect(snapshotSecond.exitCode).toBe(1);
     expect(pick(snapshotFirst.stdout)).toEqual(pick(both.stdout));
     expect(pick(snapshotSecond.stdout)).toEqual(pick(both.stdout));
+    // A snapshot side is labelled by its file name.
+    expect(JSON.parse(snapshotFirst.stdout).from).toBe('from-either.snapshot.jsonl (snapshot)');
+    expect(JSON.parse(snapshotSecond.stdout).to).toBe('to-either.snapshot.jsonl (snapshot)');
     expectNoSecret(snapshotFirst.stdout + snapshotSecond.stdout);
   });
 
