@@ -12,6 +12,7 @@ import type { Connection } from '../model/connection.js';
 import { isSecretFieldName, MASK } from '../secrets.js';
 import { compileIgnoreRules, type IgnoreMatcher, type IgnoreRule, parseIgnoreRule } from './ignore.js';
 import {
+  customFieldAsCompared,
   customFieldsAsCompared,
   type normalizeForCompare,
   SET_LIKE_FIELDS,
@@ -276,18 +277,13 @@ function isMaskPlace(segments: readonly (string | number)[]): segments is MaskPl
 
 /** True when `a` (an entry as compared) holds the mask at every place, read as the walk reads it. */
 function holdsMasksAt(a: Record<string, unknown>, places: readonly MaskPlace[]): boolean {
-  let fields: Record<string, unknown> | undefined;
   for (const place of places) {
     if (place.length === 1) {
       if (!Object.hasOwn(a, place[0]) || a[place[0]] !== MASK) return false;
       continue;
     }
-    if (fields === undefined) {
-      const keyed = customFieldsAsCompared(Object.hasOwn(a, 'custom_fields') ? a.custom_fields : undefined);
-      if (!isPlainObject(keyed)) return false;
-      fields = keyed;
-    }
-    const field = Object.hasOwn(fields, place[1]) ? fields[place[1]] : undefined;
+    const fields = Object.hasOwn(a, 'custom_fields') ? a.custom_fields : undefined;
+    const field = customFieldAsCompared(fields, place[1]);
     if (!isPlainObject(field) || !Object.hasOwn(field, place[2]) || field[place[2]] !== MASK) return false;
   }
   return true;
