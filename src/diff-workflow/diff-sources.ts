@@ -348,11 +348,7 @@ async function mergeTwoSnapshots(
   const read = await mergeSnapshots(
     { path: from.path, label: from.ref },
     { path: to.path, label: to.ref },
-    (step) => {
-      if (step.kind === 'same') differ.same(step.entry, step.bytes);
-      else if (step.kind === 'both') differ.both(step.from, step.to);
-      else differ.only(step.kind, step.entry);
-    },
+    differ,
     { signal },
   );
   return [snapshotSideOf(from, read.from.profiles), snapshotSideOf(to, read.to.profiles), differ.finish()];

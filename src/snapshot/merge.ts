@@ -6,11 +6,11 @@
  *
  * Two exports of one environment share most of their lines byte for byte (a connection that did
  * not change is written the same way). Such a pair of lines is parsed once, and handed out as one
- * `same` step: both files are still checked whole, line by line, as {@link readSnapshotEntries}
+ * `same` call: both files are still checked whole, line by line, as {@link readSnapshotEntries}
  * checks one (JSON, name, type, order, checksum, trailer): a line equal to a checked line is checked.
  * Only when both files' entries need no migration: a migrated entry is not its line's JSON value.
  *
- * Steps are handed out before the trailers are checked: trust what they said only once this resolves.
+ * Names are handed out before the trailers are checked: trust what they said only once this resolves.
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
@@ -24,14 +24,15 @@ import {
   type VerifiedSnapshot,
 } from './read.js';
 
-/** One name of a merge join. */
-export type MergedStep =
+/** What a merge join hands each name to (a method call per name: no object made per line). */
+export interface MergeSink {
   /** Byte-equal lines on both sides, parsed once: `bytes` is the line. */
-  | { readonly kind: 'same'; readonly entry: Connection; readonly bytes: Buffer }
+  same(entry: Connection, bytes: Buffer): void;
   /** The name on both sides, in lines that differ. */
-  | { readonly kind: 'both'; readonly from: Connection; readonly to: Connection }
+  both(from: Connection, to: Connection): void;
   /** The name on one side only. */
-  | { readonly kind: 'from' | 'to'; readonly entry: Connection };
+  only(side: 'from' | 'to', entry: Connection): void;
+}
 
 /** One file of a merge join. */
 export interface MergedFile {
@@ -125,14 +126,14 @@ class Cursor {
 }
 
 /**
- * Read `from` and `to` at once in name order, handing each name to `onStep`; resolves once both files
+ * Read `from` and `to` at once in name order, handing each name to `sink`; resolves once both files
  * are read and checked whole. Rejects with the reader's InputFileError (naming the file and line) for
  * a damaged file, and InterruptedError when `signal` aborts.
  */
 export async function mergeSnapshots(
   from: MergedFile,
   to: MergedFile,
-  onStep: (step: MergedStep) => void,
+  sink: MergeSink,
   options: MergeOptions = {},
 ): Promise<{ readonly from: MergedSide; readonly to: MergedSide }> {
   const a = new Cursor(from, options);
@@ -160,7 +161,7 @@ export async function mergeSnapshots(
           const entry = a.take();
           if (entry === undefined) continue; // a profile line or the trailer: B's twin line is taken on its own
           const twin = b.take(entry);
-          if (twin === entry) onStep({ kind: 'same', entry, bytes: rawA.bytes });
+          if (twin === entry) sink.same(entry, rawA.bytes);
           else {
             // B's parser placed the line otherwise (it holds no connection there): a plain join.
             a.waiting = entry;
@@ -184,13 +185,13 @@ export async function mergeSnapshots(
       if (x === undefined && y === undefined) break;
       const order = x === undefined ? 1 : y === undefined ? -1 : compareNames(x.name, y.name);
       if (order < 0) {
-        onStep({ kind: 'from', entry: x as Connection });
+        sink.only('from', x as Connection);
         a.waiting = undefined;
       } else if (order > 0) {
-        onStep({ kind: 'to', entry: y as Connection });
+        sink.only('to', y as Connection);
         b.waiting = undefined;
       } else {
-        onStep({ kind: 'both', from: x as Connection, to: y as Connection });
+        sink.both(x as Connection, y as Connection);
         a.waiting = undefined;
         b.waiting = undefined;
       }

@@ -18,7 +18,7 @@ import { createMergedDiff, maskTokensIn } from '../../src/diff/merged.js';
 import { InputFileError, InterruptedError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
-import { type MergedStep, mergeSnapshots } from '../../src/snapshot/merge.js';
+import { mergeSnapshots } from '../../src/snapshot/merge.js';
 import { writeSnapshotFile } from '../helpers/snapshot-file.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -44,15 +44,23 @@ function writeSnapshotAt(
 /** Merge two files into a merged diff; the steps are kept to look at. */
 async function mergeDiff(fromPath: string, toPath: string) {
   const differ = createMergedDiff(options);
-  const steps: MergedStep['kind'][] = [];
+  const steps: ('same' | 'both' | 'from' | 'to')[] = [];
   const read = await mergeSnapshots(
     { path: fromPath, label: 'from.jsonl' },
     { path: toPath, label: 'to.jsonl' },
-    (step) => {
-      steps.push(step.kind);
-      if (step.kind === 'same') differ.same(step.entry, step.bytes);
-      else if (step.kind === 'both') differ.both(step.from, step.to);
-      else differ.only(step.kind, step.entry);
+    {
+      same(entry, bytes) {
+        steps.push('same');
+        differ.same(entry, bytes);
+      },
+      both(from, to) {
+        steps.push('both');
+        differ.both(from, to);
+      },
+      only(side, entry) {
+        steps.push(side);
+        differ.only(side, entry);
+      },
     },
     { chunkSize: 256 },
   );
@@ -313,12 +321,13 @@ describe('mergeSnapshots into createMergedDiff', () => {
     const a = await writeSnapshotAt('a.jsonl', entries);
     const controller = new AbortController();
     let seen = 0;
+    const count = () => {
+      if (++seen === 10) controller.abort();
+    };
     const run = mergeSnapshots(
       { path: a },
       { path: a },
-      () => {
-        if (++seen === 10) controller.abort();
-      },
+      { same: count, both: count, only: count },
       { signal: controller.signal, chunkSize: 256 },
     );
     await expect(run).rejects.toBeInstanceOf(InterruptedError);
