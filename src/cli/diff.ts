@@ -16,6 +16,7 @@ import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
 import { ownHeapGrowth } from './heap.js';
+import { writeJsonDocument } from './json-document.js';
 import { readStringOption } from './options.js';
 import { assertFormatFitsJson } from './render.js';
 
@@ -40,8 +41,15 @@ function printResult(
   labels: { readonly from: string; readonly to: string },
 ): void {
   if (format === 'json') {
-    // The contract's shape: both sides' labels first, then the result.
-    ctx.out.json({ from: labels.from, to: labels.to, ...result });
+    // The contract's shape: both sides' labels first, then the result. Written a piece at a time: 100 000
+    // connections holding a masked value are 10 MB of `uncomparable`, which as one text was made whole,
+    // searched and encoded at once (about 90 ms of a 1.1 s diff on the seventh session's machine).
+    writeJsonDocument(
+      ctx.out,
+      { from: labels.from, to: labels.to, ...result },
+      'uncomparable',
+      result.uncomparable,
+    );
     return;
   }
   const color = ctx.out.stdoutIsTTY && !ctx.io.env.NO_COLOR;

@@ -44,6 +44,8 @@ export interface SnapshotSideRequest {
   readonly ignoreFields: readonly string[];
   /** `x-secret` keys by connection type (the template catalog's, as a table). */
   readonly secretFields: readonly (readonly [string, readonly string[]])[];
+  /** Held in memory as read up to this size (default {@link HOLD_FOR_REREADS_BYTES}; tests read larger files' way with 0). */
+  readonly holdForRereadsUpTo?: number;
 }
 
 /** An error as it crosses the port. */
@@ -197,7 +199,7 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
     label: request.label,
     signal: stopped.signal,
     // Every connection the environment also holds is read again: from memory, not a read each.
-    holdForRereadsUpTo: HOLD_FOR_REREADS_BYTES,
+    holdForRereadsUpTo: request.holdForRereadsUpTo ?? HOLD_FOR_REREADS_BYTES,
   })
     .then((indexed) => {
       if (over) {

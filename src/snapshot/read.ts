@@ -16,7 +16,7 @@
  * The checksum covers the entry lines as stored (bytes, each with its `\n`). Header and trailer are not
  * covered (contract); the header is checked for its shape instead.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { compareNames } from '../connections/match.js';
@@ -192,7 +192,10 @@ export interface EntryPlace {
   readonly length: number;
   /** 1-based line number (messages). */
   readonly line: number;
-  /** CRC-32 of the line: a line read again must be the one read first. */
+  /**
+   * CRC-32 of the line: a line read again must be the one read first (0 when the file is held in
+   * memory as it was read: its held bytes are the ones read first).
+   */
   readonly crc: number;
 }
 
@@ -205,10 +208,12 @@ export interface PlacedEntry {
 /** Options of {@link openPlacedSnapshot} and {@link indexSnapshot}. */
 export interface PlacedSnapshotOptions extends ReadEntriesOptions {
   /**
-   * Rereads come from the whole file read into memory at the first reread when it holds at most this
-   * many bytes (default 0: each reread reads its line from the file). Each line is still checked
-   * against its CRC-32. For a caller that rereads most entries: a read per entry costs more than
-   * the entry's parse.
+   * Rereads come from the whole file, kept in memory as it is read in order, when it holds at most
+   * this many bytes (default 0: each reread reads its line from the file, checked against the CRC-32
+   * of its first read). For a caller that rereads most entries: a read per entry costs more than the
+   * entry's parse. The bytes kept are the very bytes checked, so a held line needs no CRC: on the
+   * seventh session's machine the CRC of every line, at its first read and at its reread, and the
+   * second read of the whole file were about 0.5 s of a 100 000-connection diff's snapshot side.
    */
   readonly holdForRereadsUpTo?: number;
 }
@@ -240,30 +245,35 @@ export function openPlacedSnapshot(
   const label = options.label ?? path;
   const parser = new SnapshotParser(path, label, options.migrations ?? shippedMigrations);
   let fd: number | undefined;
+  /**
+   * The file as read in order, its first `heldUpTo` bytes so far (see
+   * {@link PlacedSnapshotOptions.holdForRereadsUpTo}); every place handed out lies within them.
+   */
   let held: Buffer | undefined;
+  let heldUpTo = 0;
   let closed = false;
-  /** The line at `place`: from the file held in memory, or read from the file. */
+  /** The line at `place`, read from the file. */
   const lineAt = (place: EntryPlace): Buffer => {
-    if (held === undefined && fd === undefined) {
-      fd = openSync(path, 'r');
-      const size = fstatSync(fd).size;
-      if (size <= (options.holdForRereadsUpTo ?? 0)) {
-        held = Buffer.allocUnsafeSlow(size);
-        if (readSync(fd, held, 0, size, 0) !== size) held = undefined;
-        else {
-          // Held whole: the file is not needed any more.
-          closeSync(fd);
-          fd = undefined;
-        }
-      }
-    }
-    if (held !== undefined) return held.subarray(place.offset, place.offset + place.length);
+    fd ??= openSync(path, 'r');
     const bytes = Buffer.allocUnsafe(place.length);
-    const read = readSync(fd as number, bytes, 0, place.length, place.offset);
+    const read = readSync(fd, bytes, 0, place.length, place.offset);
     return read === place.length ? bytes : bytes.subarray(0, read);
   };
   async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
-    for await (const batch of readLineBatches(path, options)) {
+    // Held when small enough at the start; a file that then grows or shrinks was changed while read.
+    const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+    const holding =
+      size > 0 && size <= (options.holdForRereadsUpTo ?? 0) ? Buffer.allocUnsafeSlow(size) : undefined;
+    held = holding;
+    const onChunk =
+      holding === undefined
+        ? undefined
+        : (chunk: Buffer) => {
+            if (heldUpTo + chunk.length > holding.length) throw changedWhileRead(label, undefined);
+            chunk.copy(holding, heldUpTo);
+            heldUpTo += chunk.length;
+          };
+    for await (const batch of readLineBatches(path, { ...options, onChunk })) {
       const placed: PlacedEntry[] = [];
       for (const raw of batch) {
         const parsed = parser.push(raw);
@@ -271,17 +281,27 @@ export function openPlacedSnapshot(
         if (parsed?.kind !== 'connection') continue;
         placed.push({
           entry: parsed.entry,
-          place: { offset: raw.offset, length: raw.bytes.length, line: raw.number, crc: crc32(raw.bytes) },
+          place: {
+            offset: raw.offset,
+            length: raw.bytes.length,
+            line: raw.number,
+            crc: holding === undefined ? crc32(raw.bytes) : 0,
+          },
         });
       }
       yield* placed;
     }
-    return parser.finish();
+    const verified = parser.finish();
+    if (holding !== undefined && heldUpTo !== holding.length) throw changedWhileRead(label, undefined);
+    return verified;
   }
   return {
     entries: entries(),
     reread(place) {
       if (closed) throw new Error('reread after close');
+      const end = place.offset + place.length;
+      if (held !== undefined && end <= heldUpTo)
+        return parser.reparse(held.subarray(place.offset, end), place.line);
       let bytes: Buffer;
       try {
         bytes = lineAt(place);
@@ -347,6 +367,7 @@ type ParsedLine =
 
 /** One line of the file, without its newline. */
 export interface RawLine {
+  /** Valid until the batch after the next one is asked for (chunk buffers are used again). */
   readonly bytes: Buffer;
   /** 1-based. */
   readonly number: number;
@@ -364,21 +385,48 @@ const NEWLINE = 0x0a;
 const READ_BYTES_PER_TURN = 1024 * 1024;
 
 /**
+ * Chunk buffers used again. A buffer allocated per chunk is memory never touched before: on a
+ * machine where a first touch costs about 11 microseconds a page (the 2-core benchmark machine of the
+ * seventh session), 76 MB read in fresh 256 KiB buffers spent about 50 ms in page faults, twice that for
+ * a diff of two snapshots, besides the garbage collections that free them.
+ */
+class ChunkPool {
+  private readonly free: Buffer[] = [];
+
+  constructor(readonly size: number) {}
+
+  take(): Buffer {
+    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.size);
+  }
+
+  give(buffer: Buffer): void {
+    if (this.free.length < 2) this.free.push(buffer);
+  }
+}
+
+/**
  * The file's bytes a chunk at a time, by synchronous reads: a read from the page cache takes tens of
  * microseconds, where each read of a read stream is a round trip through libuv's thread pool that
  * the reader waits for (two 76 MB snapshots merged side by side waited 40 to 90 ms of their 0.75 s,
- * on two cores). The event loop is turned every {@link READ_BYTES_PER_TURN} bytes.
+ * on two cores). The event loop is turned every {@link READ_BYTES_PER_TURN} bytes. Each chunk is a
+ * buffer of `pool` holding `length` bytes read; the caller gives it back once nothing refers to it.
  */
-async function* readChunks(path: string, chunkSize: number): AsyncGenerator<Buffer> {
+async function* readChunks(
+  path: string,
+  pool: ChunkPool,
+): AsyncGenerator<{ readonly buffer: Buffer; readonly length: number }> {
   const fd = openSync(path, 'r');
   try {
     let sinceTurn = 0;
     for (;;) {
-      const chunk = Buffer.allocUnsafeSlow(chunkSize);
-      const read = readSync(fd, chunk, 0, chunkSize, null);
-      if (read === 0) return;
-      yield read < chunkSize ? chunk.subarray(0, read) : chunk;
-      sinceTurn += read;
+      const buffer = pool.take();
+      const length = readSync(fd, buffer, 0, pool.size, null);
+      if (length === 0) {
+        pool.give(buffer);
+        return;
+      }
+      yield { buffer, length };
+      sinceTurn += length;
       if (sinceTurn >= READ_BYTES_PER_TURN) {
         sinceTurn = 0;
         await nextTurn();
@@ -389,20 +437,34 @@ async function* readChunks(path: string, chunkSize: number): AsyncGenerator<Buff
   }
 }
 
-/** Split the file into lines, one batch per chunk read (so a caller does not await per line). Shared with `merge.ts`. */
+/**
+ * Split the file into lines, one batch per chunk read (so a caller does not await per line). Shared
+ * with `merge.ts`. A line's bytes may be a view of the chunk it was read in, and chunk buffers are
+ * used again: they stay as they are until the batch after the next one is asked for. Every caller
+ * takes a batch's lines in order before it asks for the next (the checksum's hasher holds on to the
+ * last run of lines of a batch until the first line of the next one is added: see `checksum.ts`).
+ */
 export async function* readLineBatches(
   path: string,
-  options: ReadSnapshotOptions,
+  options: ReadSnapshotOptions & {
+    /** Called with each chunk's bytes as read, before its lines are handed out (they are valid only during the call). */
+    readonly onChunk?: (chunk: Buffer) => void;
+  },
 ): AsyncGenerator<RawLine[]> {
-  const chunks = readChunks(path, options.chunkSize ?? 64 * 1024);
+  const pool = new ChunkPool(options.chunkSize ?? 64 * 1024);
+  const chunks = readChunks(path, pool);
+  // Chunks whose lines were handed out, oldest first: one is given back when the next but one batch is asked for.
+  const handedOut: Buffer[] = [];
   let pending: Buffer[] = [];
   let pendingLength = 0;
   let pendingStart = 0;
   let chunkStart = 0;
   let lineNumber = 0;
   try {
-    for await (const chunk of chunks) {
+    for await (const { buffer, length } of chunks) {
       if (options.signal?.aborted) throw new InterruptedError('Interrupted while reading the snapshot');
+      const chunk = length < buffer.length ? buffer.subarray(0, length) : buffer;
+      options.onChunk?.(chunk);
       const batch: RawLine[] = [];
       let start = 0;
       for (;;) {
@@ -446,7 +508,15 @@ export async function* readLineBatches(
         }
       }
       chunkStart += chunk.length;
-      if (batch.length > 0) yield batch;
+      if (batch.length === 0) {
+        // Nothing refers to it: its bytes were copied into a line still being read.
+        pool.give(buffer);
+        continue;
+      }
+      handedOut.push(buffer);
+      yield batch;
+      // Asked for the batch after this one: the lines of the batch before it are done with.
+      if (handedOut.length > 2) pool.give(handedOut.shift() as Buffer);
     }
   } catch (error) {
     throw toReadError(options.label ?? path, error);

@@ -24,6 +24,24 @@ describe('writeJsonDocument', () => {
     );
   });
 
+  it('writes items of strings, numbers, booleans and null (written without JSON.stringify of the item) as JSON.stringify does', () => {
+    const primitive = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null));
+    const item = fc.oneof(
+      fc.dictionary(fc.string({ maxLength: 4 }), primitive, { maxKeys: 4 }),
+      // Not flat: a nested value, an undefined member, a toJSON of its own or inherited.
+      fc.record({ name: fc.string(), nested: fc.array(primitive, { maxLength: 2 }) }),
+      fc.record({ name: fc.string(), gone: fc.constant(undefined) }),
+      fc.record({ name: fc.string(), toJSON: fc.constant(() => 'replaced') }),
+      fc.date({ noInvalidDate: true }),
+    );
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 6 }), (items) => {
+        const expected = `${JSON.stringify({ ok: true, steps: items }, null, 2)}\n`;
+        expect(written({ ok: true, steps: [] }, 'steps', items)).toBe(expected);
+      }),
+    );
+  });
+
   it('leaves out undefined members as JSON.stringify does, and writes in pieces of bounded size', () => {
     const items = Array.from({ length: 3000 }, (_, i) => ({ name: `entry-${i}`, outcome: 'deleted' }));
     const pieces: string[] = [];

@@ -12,6 +12,7 @@ import { EMPTY_OVERRIDES } from '../../src/importer/overrides.js';
 import type { Connection } from '../../src/model/connection.js';
 import { loadShippedCatalog } from '../../src/schema/catalog.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
+import { openPlacedSnapshot } from '../../src/snapshot/read.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -62,32 +63,44 @@ describe('the lean snapshot of an import', () => {
     }
   });
 
-  it('held in memory (a small snapshot): refuses a line changed before the hold, sends the verified one after', async () => {
+  it('held in memory (a small snapshot): sends the lines it verified, whatever the file becomes after', async () => {
     const dir = await makeTempDir('dds-lean-held-');
     const path = join(dir, 's.snapshot.jsonl');
     await writeSnapshot({ path }, header, entries);
     const catalog = await loadShippedCatalog();
     const text = await readFile(path, 'utf8');
-    const preparerOf = (lean: Awaited<ReturnType<typeof readLeanSnapshot>>) =>
-      createPreparer(lean.file, EMPTY_OVERRIDES, catalog, REMAP_NOTHING, new Map());
-
-    const changedBefore = await readLeanSnapshot(path, new AbortController().signal, () => undefined);
+    const lean = await readLeanSnapshot(path, new AbortController().signal, () => undefined);
     try {
+      const prepare = createPreparer(lean.file, EMPTY_OVERRIDES, catalog, REMAP_NOTHING, new Map());
+      // Changed before the first reread and again after it: the bytes held are the ones checked.
       await writeFile(path, text.replace('bucket-b', 'bucket-x'));
-      expect(() => preparerOf(changedBefore)(changedBefore.entries[1] as LeanEntry)).toThrow(InputFileError);
+      expect(prepare(lean.entries[1] as LeanEntry).body).toMatchObject({ bucket_name: 'bucket-b' });
+      await writeFile(path, text.replace('bucket-b', 'bucket-y'));
+      expect(prepare(lean.entries[1] as LeanEntry).body).toMatchObject({ bucket_name: 'bucket-b' });
     } finally {
-      changedBefore.file.close();
+      lean.file.close();
     }
+  });
 
-    await writeFile(path, text);
-    const changedAfter = await readLeanSnapshot(path, new AbortController().signal, () => undefined);
-    try {
-      const prepare = preparerOf(changedAfter);
-      expect(prepare(changedAfter.entries[1] as LeanEntry).body).toMatchObject({ bucket_name: 'bucket-b' });
-      await writeFile(path, text.replace('bucket-b', 'bucket-x'));
-      expect(prepare(changedAfter.entries[1] as LeanEntry).body).toMatchObject({ bucket_name: 'bucket-b' });
-    } finally {
-      changedAfter.file.close();
+  it('held in memory: a file that shrinks or grows while it is read is refused', async () => {
+    const dir = await makeTempDir('dds-lean-held-');
+    const path = join(dir, 's.snapshot.jsonl');
+    await writeSnapshot({ path }, header, entries);
+    const text = await readFile(path, 'utf8');
+    for (const change of [text.slice(0, 40), `${text}${text}`]) {
+      await writeFile(path, text);
+      // Read 64 bytes at a time: the file changes after its first entry is read, before the rest is.
+      const file = openPlacedSnapshot(path, { chunkSize: 64, holdForRereadsUpTo: 1 << 20 });
+      try {
+        await file.entries.next();
+        await writeFile(path, change);
+        const rest = (async () => {
+          for (let next = await file.entries.next(); next.done !== true; next = await file.entries.next());
+        })();
+        await expect(rest).rejects.toBeInstanceOf(InputFileError);
+      } finally {
+        file.close();
+      }
     }
   });
 });

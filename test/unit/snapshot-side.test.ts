@@ -60,9 +60,10 @@ describe.each([
     flag: 'from' | 'to' = 'to',
     ignoreFields: readonly string[] = [],
     maxInFlight?: number,
+    holdForRereadsUpTo?: number,
   ) =>
     startSnapshotSide(
-      { path, label: 'side.jsonl', flag, ignoreFields, secretFields },
+      { path, label: 'side.jsonl', flag, ignoreFields, secretFields, holdForRereadsUpTo },
       threshold,
       maxInFlight,
     );
@@ -151,10 +152,28 @@ describe.each([
     }
   });
 
+  it('compares with the lines it checked when the file is held, whatever the file becomes after', async () => {
+    const { snapshot, environment } = sides(40);
+    const path = await writeSideSnapshot(snapshot);
+    const side = startSide(path, 'to', options.ignoreFields);
+    try {
+      await side.indexed;
+      // Rewritten in place after its first pass: the bytes held are the ones checked.
+      await writeSideSnapshot(snapshot.map((c) => ({ ...c, description: 'rewritten' })));
+      for (const entry of environment) await side.add(entry);
+      const { found } = await side.finish();
+      expect(found.result).toEqual(diffConnections(environment, snapshot, options));
+      expect(found.result.changed.length).toBeGreaterThan(0);
+    } finally {
+      await side.close();
+    }
+  });
+
   it('fails after it was indexed when a line changed on a reread (failed, failure(), finish)', async () => {
     const { snapshot, environment } = sides(40);
     const path = await writeSideSnapshot(snapshot);
-    const side = startSide(path);
+    // Not held (as a snapshot over the hold's size): each reread reads its line from the file.
+    const side = startSide(path, 'to', [], undefined, 0);
     try {
       await side.indexed;
       // Rewritten in place after its first pass: the rereads no longer find the lines it checked.
