@@ -9,8 +9,8 @@
  *
  * The protocol: the side posts `indexed` once the snapshot is read and checked whole, or `failed`
  * with the error (a damaged file, a duplicate name, anything else); it takes `entries` (the
- * environment's connections, in batches, in any order, also before `indexed`), answering each batch
- * with `took` once its connections are compared, and `end`, which it answers with `done` (the diff's
+ * environment's connections, in batches, in any order, also before `indexed`), answering with `took`
+ * (a count) as they are compared, and `end`, which it answers with `done` (the diff's
  * result and the snapshot's scan profiles) or `failed`. Errors cross the port as plain data and are
  * rebuilt as the same classes here. The `took` answers bound what is handed over and not compared yet
  * (see {@link MAX_IN_FLIGHT}), before the snapshot is read whole and after.
@@ -25,7 +25,7 @@ import { InputFileError, InterruptedError, UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { packageRoot } from '../paths.js';
-import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
+import { type EntryPlace, indexSnapshot, type PlacedSnapshot } from '../snapshot/read.js';
 
 /**
  * A snapshot up to this size is held in memory for the rereads (a 100 000-connection snapshot is
@@ -125,6 +125,8 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
   const places = new Map<string, EntryPlace>();
   const waiting: Connection[][] = [];
   let file: Awaited<ReturnType<typeof indexSnapshot>> | undefined;
+  /** The snapshot while its first pass runs: a line it has passed can be read again already. */
+  let passing: PlacedSnapshot | undefined;
   let ended = false;
   let over = false;
 
@@ -158,6 +160,30 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
     }
     post({ kind: 'took', count: entries.length });
   };
+  /**
+   * Before the first pass ends: the connections whose twin it has passed are compared now (their
+   * place is known), the others wait for its end (a twin further on, or none). The snapshot is in name
+   * order, so as the pass goes on, more of what arrives is compared at once: the export is held back
+   * less often while the side reads (on the seventh session's machine the export's thread waited 0.8 s
+   * of 6.3 s for the pass). Nothing is reported before the pass checks the file whole.
+   */
+  const takeEarly = (entries: readonly Connection[]) => {
+    const later: Connection[] = [];
+    let compared = 0;
+    for (const entry of entries) {
+      const place = places.get(entry.name);
+      if (place === undefined || passing === undefined) {
+        later.push(entry);
+        continue;
+      }
+      places.delete(entry.name);
+      differ.add(snapshotFlag, passing.reread(place));
+      differ.add(environmentFlag, entry);
+      compared++;
+    }
+    if (later.length > 0) waiting.push(later);
+    if (compared > 0) post({ kind: 'took', count: compared });
+  };
   const finish = () => {
     const indexed = file as NonNullable<typeof file>;
     for (const place of places.values())
@@ -176,7 +202,7 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
     if (over) return;
     try {
       if (message.kind === 'entries') {
-        if (file === undefined) waiting.push(message.entries);
+        if (file === undefined) takeEarly(message.entries);
         else take(message.entries);
       } else {
         ended = true;
@@ -195,12 +221,19 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
     file?.file.close();
   });
 
-  indexSnapshot(request.path, ({ entry, place }) => places.set(entry.name, place), {
-    label: request.label,
-    signal: stopped.signal,
-    // Every connection the environment also holds is read again: from memory, not a read each.
-    holdForRereadsUpTo: request.holdForRereadsUpTo ?? HOLD_FOR_REREADS_BYTES,
-  })
+  indexSnapshot(
+    request.path,
+    ({ entry, place }, reading) => {
+      places.set(entry.name, place);
+      passing = reading;
+    },
+    {
+      label: request.label,
+      signal: stopped.signal,
+      // Every connection the environment also holds is read again: from memory, not a read each.
+      holdForRereadsUpTo: request.holdForRereadsUpTo ?? HOLD_FOR_REREADS_BYTES,
+    },
+  )
     .then((indexed) => {
       if (over) {
         indexed.file.close();

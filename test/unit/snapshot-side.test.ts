@@ -4,6 +4,7 @@
  * the same result as diffConnections, errors rebuilt as the same classes with the same text, and
  * connections handed over before the snapshot is read wait for it.
  */
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { diffConnections } from '../../src/diff/compare.js';
@@ -185,6 +186,33 @@ describe.each([
         /^side\.jsonl:\d+: the snapshot changed while it was being read/,
       );
       await expect(side.failed).rejects.toBe(side.failure());
+    } finally {
+      await side.close();
+    }
+  });
+
+  it('compares what arrives during its first pass once the pass has passed the twin, and equals diffConnections', async () => {
+    // Over 1 MiB: the pass turns the event loop (and takes messages) before it ends.
+    const { snapshot, environment } = sides(20_000);
+    const path = await writeSideSnapshot(snapshot);
+    expect(statSync(path).size).toBeGreaterThan(1024 * 1024);
+    const side = startSide(path, 'to', options.ignoreFields, 100_000);
+    try {
+      for (const entry of environment) await side.add(entry);
+      const sent = environment.length;
+      let inFlightWhenIndexed = -1;
+      await side.indexed.then(() => {
+        inFlightWhenIndexed = side.inFlight();
+      });
+      // On this thread the pass takes its first messages after its first mebibyte: the names it has
+      // passed by then are compared before it ends (in a worker, when depends on the threads).
+      if (threshold === Number.POSITIVE_INFINITY) {
+        expect(inFlightWhenIndexed).toBeGreaterThan(0);
+        expect(inFlightWhenIndexed).toBeLessThan(sent);
+      }
+      const { found } = await side.finish();
+      expect(found.result).toEqual(diffConnections(environment, snapshot, options));
+      expect(found.counts).toEqual({ from: environment.length, to: snapshot.length });
     } finally {
       await side.close();
     }
