@@ -4,10 +4,20 @@
  * expect: api-notes). Single-flight: concurrent 401s on the same token trigger one exchange only.
  */
 import type { ResolvedEnvironment } from '../config.js';
-import { ApiError, AuthError } from '../errors.js';
+import { ApiError, AuthError, InterruptedError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { registerSecret } from '../secrets.js';
 import { extractServiceMessage } from './service-error.js';
+
+/** `promise`, or InterruptedError as soon as `signal` aborts (as a request stopped by its signal fails). */
+function untilSettledOrAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return promise;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new InterruptedError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 
 /** The token state of a client. */
 export interface TokenExchange {
@@ -34,7 +44,15 @@ export function createTokenExchange(
   if (token) registerSecret(token);
   if (environment.refreshToken) registerSecret(environment.refreshToken);
   let tokenGeneration = 0;
-  let exchanging: Promise<void> | undefined;
+  /**
+   * The exchange in flight, shared by every request that waits for it. It runs on a signal of its own,
+   * aborted only once every waiter has given up: a waiter stopped by its own signal (one request
+   * abandoned) leaves it running for the others, where it used to run on the first waiter's signal
+   * and fail them all as interrupted.
+   */
+  let exchanging:
+    | { readonly done: Promise<void>; readonly stop: AbortController; waiters: number }
+    | undefined;
   const path = '/api/v1/refresh-access-token';
 
   async function exchangeOnce(refreshToken: string, signal: AbortSignal | undefined): Promise<void> {
@@ -73,10 +91,30 @@ export function createTokenExchange(
   const exchange = async (signal: AbortSignal | undefined): Promise<void> => {
     const refreshToken = environment.refreshToken;
     if (!refreshToken) return;
-    exchanging ??= exchangeOnce(refreshToken, signal).finally(() => {
-      exchanging = undefined;
-    });
-    await exchanging;
+    if (signal?.aborted) throw new InterruptedError();
+    let flight = exchanging;
+    if (flight === undefined) {
+      const stop = new AbortController();
+      const done = exchangeOnce(refreshToken, stop.signal).finally(() => {
+        if (exchanging === flight) exchanging = undefined;
+      });
+      // Observed here too: every waiter may have given up before it settles.
+      done.catch(() => undefined);
+      flight = { done, stop, waiters: 0 };
+      exchanging = flight;
+    }
+    const shared = flight;
+    shared.waiters += 1;
+    try {
+      await untilSettledOrAborted(shared.done, signal);
+    } finally {
+      shared.waiters -= 1;
+      if (shared.waiters === 0 && exchanging === shared && signal?.aborted === true) {
+        // Nobody waits for it any more: stop its request.
+        exchanging = undefined;
+        shared.stop.abort();
+      }
+    }
   };
 
   return {

@@ -405,6 +405,59 @@ describe('user-token exchange', () => {
     expect(error.message).toContain('Invalid refresh token');
   });
 
+  it('a request stopped while an exchange runs leaves it running for the others (it ran on the first waiter signal)', async () => {
+    const exchange = nock(BASE)
+      .get('/api/v1/refresh-access-token')
+      .delay(150)
+      .reply(200, { success: true, systemToken: 'session-4-abcdef' });
+    const list = nock(BASE)
+      .get(LIST)
+      .matchHeader('authorization', 'Bearer session-4-abcdef')
+      .reply(200, { ok: 4 });
+    const { client } = makeClient({ token: undefined, refreshToken: USER });
+    const stopped = new AbortController();
+    const first = client.request({
+      method: 'GET',
+      path: '/ds-connections',
+      retry: 'safe',
+      signal: stopped.signal,
+    });
+    const second = client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' });
+    setTimeout(() => stopped.abort(), 30);
+    expect(await rejectionOf(first)).toBeInstanceOf(InterruptedError);
+    await expect(second).resolves.toEqual({ ok: 4 });
+    expect(exchange.isDone()).toBe(true);
+    list.done();
+  });
+
+  it('an exchange nobody waits for any more is stopped, and the next request exchanges anew', async () => {
+    const exchanges = nock(BASE)
+      .get('/api/v1/refresh-access-token')
+      .delay(300)
+      .reply(200, { success: true, systemToken: 'session-5-abcdef' })
+      .get('/api/v1/refresh-access-token')
+      .reply(200, { success: true, systemToken: 'session-6-abcdef' });
+    const list = nock(BASE)
+      .get(LIST)
+      .matchHeader('authorization', 'Bearer session-6-abcdef')
+      .reply(200, { ok: 6 });
+    const { client } = makeClient({ token: undefined, refreshToken: USER });
+    const stopped = new AbortController();
+    const first = client.request({
+      method: 'GET',
+      path: '/ds-connections',
+      retry: 'safe',
+      signal: stopped.signal,
+    });
+    setTimeout(() => stopped.abort(), 30);
+    expect(await rejectionOf(first)).toBeInstanceOf(InterruptedError);
+    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
+      ok: 6,
+    });
+    expect(exchanges.isDone()).toBe(true);
+    list.done();
+  });
+
   it('a 401 with no refresh token is final', async () => {
     const scope = nock(BASE).get(LIST).reply(401);
     const spare = nock(BASE)
