@@ -12,7 +12,7 @@ import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { parseListOption } from './options.js';
-import { renderTable } from './render.js';
+import { renderTable, withRefusalJson } from './render.js';
 
 function describeMapping(m: DataSourceMapping): string {
   if (m.via === 'name-passthrough') return `${m.name} (by name)`;
@@ -141,21 +141,24 @@ export const profilesCloneCommand: CommandSpec = {
       throw new UsageError('Expected at least one scan profile id', {
         hint: 'Example: profiles clone ID1,ID2 --from prod --to dr',
       });
-    const result = await cloneProfiles(
-      {
-        ids,
-        idMap: typeof args.idMap === 'string' ? resolve(ctx.io.cwd, args.idMap) : undefined,
-        dryRun: args.dryRun === true,
-        allowRun: args.allowRun === true,
-        confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
-      },
-      {
-        resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
-        resolveTarget: async () => (await resolveSide(ctx, args, 'to')).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
-        log: ctx.log,
-        signal: ctx.signal,
-      },
+    const result = await withRefusalJson(
+      ctx,
+      cloneProfiles(
+        {
+          ids,
+          idMap: typeof args.idMap === 'string' ? resolve(ctx.io.cwd, args.idMap) : undefined,
+          dryRun: args.dryRun === true,
+          allowRun: args.allowRun === true,
+          confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
+        },
+        {
+          resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
+          resolveTarget: async () => (await resolveSide(ctx, args, 'to')).environment,
+          createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+          log: ctx.log,
+          signal: ctx.signal,
+        },
+      ),
     );
     if (result.kind === 'dry-run') {
       printPlan(ctx, result.plan, result.from, result.to);

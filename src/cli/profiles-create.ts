@@ -8,6 +8,7 @@ import { ExitCode } from '../errors.js';
 import { createProfileFromFile } from '../profiles/create-profile-from-file.js';
 import type { CommandSpec } from './command.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { withRefusalJson } from './render.js';
 
 /** `profiles create`. */
 export const profilesCreateCommand: CommandSpec = {
@@ -37,17 +38,20 @@ export const profilesCreateCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const { created, oneTime } = await createProfileFromFile(
-      {
-        file: resolve(ctx.io.cwd, String(args.file)),
-        allowRun: args.allowRun === true,
-        confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
-      },
-      {
-        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
-        signal: ctx.signal,
-      },
+    const { created, oneTime } = await withRefusalJson(
+      ctx,
+      createProfileFromFile(
+        {
+          file: resolve(ctx.io.cwd, String(args.file)),
+          allowRun: args.allowRun === true,
+          confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
+        },
+        {
+          resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
+          createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+          signal: ctx.signal,
+        },
+      ),
     );
     if (ctx.globals.json) ctx.out.json(created);
     else ctx.out.result(String(created._id));

@@ -8,8 +8,8 @@
  * JSON text in table and CSV cells; null and absent values as an empty cell.
  */
 import { stringify } from 'csv-stringify/sync';
-import { UsageError } from '../errors.js';
-import type { Output } from './context.js';
+import { ExitCode, PreflightError, UsageError } from '../errors.js';
+import type { CliContext, Output } from './context.js';
 
 /** Every output format of a record list. */
 export type OutputFormat = 'table' | 'json' | 'ndjson' | 'csv';
@@ -191,5 +191,20 @@ export function createRecordWriter(
       const unknownFormat: never = format;
       throw new Error(`unknown output format ${String(unknownFormat)}`);
     }
+  }
+}
+
+/**
+ * `work`, and with `--json` a pre-flight refusal (exit 3, nothing sent) also written as the one result
+ * on stdout, `{"ok": false, "exitCode": 3, "problems": [...]}`, as `import` and `undo` write theirs;
+ * the error line follows on stderr as for every failure.
+ */
+export async function withRefusalJson<T>(ctx: CliContext, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (ctx.globals.json && error instanceof PreflightError)
+      ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: error.problems });
+    throw error;
   }
 }

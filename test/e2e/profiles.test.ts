@@ -170,6 +170,15 @@ describe('profiles clone', () => {
     expect(dst.store.scansStarted).toEqual([]);
     expect(dst.record.requests.filter((r) => r.method === 'POST')).toEqual([]);
 
+    // With --json the refusal is also the one result on stdout, as import and undo write it.
+    const refusedJson = await runCli([...argv, '--json'], { env: env(src, dst) });
+    expect(refusedJson.exitCode).toBe(3);
+    const refusal = JSON.parse(refusedJson.stdout) as { ok: boolean; exitCode: number; problems: unknown[] };
+    expect(refusal).toMatchObject({ ok: false, exitCode: 3 });
+    expect(refusal.problems.length).toBeGreaterThan(0);
+    expect(JSON.stringify(refusal.problems)).toMatch(/--allow-run|one-time/);
+    expect(dst.store.profiles).toEqual([]);
+
     const allowed = await runCli([...argv, '--allow-run'], { env: env(src, dst) });
     expect(allowed.exitCode).toBe(0);
     expect(dst.store.profiles).toHaveLength(1);
@@ -333,6 +342,10 @@ describe('profiles create', () => {
     expect(refused.stderr).toMatch(/--allow-run/);
     expect(emu.record.requests).toEqual([]);
     expect(emu.store.scansStarted).toEqual([]);
+    const refusedJson = await runCli([...argv, '--json'], { env: { DDS_TOKEN: emu.token } });
+    expect(refusedJson.exitCode).toBe(3);
+    expect(JSON.parse(refusedJson.stdout)).toMatchObject({ ok: false, exitCode: 3 });
+    expect(emu.record.requests).toEqual([]);
     const allowed = await runCli([...argv, '--allow-run', '--json'], { env: { DDS_TOKEN: emu.token } });
     expect(allowed.exitCode).toBe(0);
     expect(JSON.parse(allowed.stdout)._id).toBe(emu.store.profiles[0]?._id);
