@@ -405,25 +405,25 @@ describe('user-token exchange', () => {
     expect(error.message).toContain('Invalid refresh token');
   });
 
+  /** A list request stopped by its own signal after `ms`. */
+  const listStoppedAfter = (client: HttpClient, ms: number) => {
+    const stopped = new AbortController();
+    setTimeout(() => stopped.abort(), ms);
+    return client.request({ method: 'GET', path: '/ds-connections', retry: 'safe', signal: stopped.signal });
+  };
+  /** The list, answered `{ ok }` to the session token `token` only. */
+  const listFor = (token: string, ok: number) =>
+    nock(BASE).get(LIST).matchHeader('authorization', `Bearer ${token}`).reply(200, { ok });
+
   it('a request stopped while an exchange runs leaves it running for the others (it ran on the first waiter signal)', async () => {
     const exchange = nock(BASE)
       .get('/api/v1/refresh-access-token')
       .delay(150)
       .reply(200, { success: true, systemToken: 'session-4-abcdef' });
-    const list = nock(BASE)
-      .get(LIST)
-      .matchHeader('authorization', 'Bearer session-4-abcdef')
-      .reply(200, { ok: 4 });
+    const list = listFor('session-4-abcdef', 4);
     const { client } = makeClient({ token: undefined, refreshToken: USER });
-    const stopped = new AbortController();
-    const first = client.request({
-      method: 'GET',
-      path: '/ds-connections',
-      retry: 'safe',
-      signal: stopped.signal,
-    });
-    const second = client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' });
-    setTimeout(() => stopped.abort(), 30);
+    const first = listStoppedAfter(client, 30);
+    const second = getList(client);
     expect(await rejectionOf(first)).toBeInstanceOf(InterruptedError);
     await expect(second).resolves.toEqual({ ok: 4 });
     expect(exchange.isDone()).toBe(true);
@@ -437,23 +437,10 @@ describe('user-token exchange', () => {
       .reply(200, { success: true, systemToken: 'session-5-abcdef' })
       .get('/api/v1/refresh-access-token')
       .reply(200, { success: true, systemToken: 'session-6-abcdef' });
-    const list = nock(BASE)
-      .get(LIST)
-      .matchHeader('authorization', 'Bearer session-6-abcdef')
-      .reply(200, { ok: 6 });
+    const list = listFor('session-6-abcdef', 6);
     const { client } = makeClient({ token: undefined, refreshToken: USER });
-    const stopped = new AbortController();
-    const first = client.request({
-      method: 'GET',
-      path: '/ds-connections',
-      retry: 'safe',
-      signal: stopped.signal,
-    });
-    setTimeout(() => stopped.abort(), 30);
-    expect(await rejectionOf(first)).toBeInstanceOf(InterruptedError);
-    await expect(client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' })).resolves.toEqual({
-      ok: 6,
-    });
+    expect(await rejectionOf(listStoppedAfter(client, 30))).toBeInstanceOf(InterruptedError);
+    await expect(getList(client)).resolves.toEqual({ ok: 6 });
     expect(exchanges.isDone()).toBe(true);
     list.done();
   });
