@@ -88,31 +88,33 @@ export function createTokenExchange(
     log.debug({ generation: tokenGeneration }, 'exchanged the user token for a session token');
   }
 
+  function startExchange(refreshToken: string): NonNullable<typeof exchanging> {
+    const stop = new AbortController();
+    const flight = { done: exchangeOnce(refreshToken, stop.signal), stop, waiters: 0 };
+    flight.done
+      .finally(() => {
+        if (exchanging === flight) exchanging = undefined;
+      })
+      // Observed here too: every waiter may have given up before it settles.
+      .catch(() => undefined);
+    return flight;
+  }
+
   const exchange = async (signal: AbortSignal | undefined): Promise<void> => {
     const refreshToken = environment.refreshToken;
     if (!refreshToken) return;
     if (signal?.aborted) throw new InterruptedError();
-    let flight = exchanging;
-    if (flight === undefined) {
-      const stop = new AbortController();
-      const done = exchangeOnce(refreshToken, stop.signal).finally(() => {
-        if (exchanging === flight) exchanging = undefined;
-      });
-      // Observed here too: every waiter may have given up before it settles.
-      done.catch(() => undefined);
-      flight = { done, stop, waiters: 0 };
-      exchanging = flight;
-    }
-    const shared = flight;
-    shared.waiters += 1;
+    exchanging ??= startExchange(refreshToken);
+    const flight = exchanging;
+    flight.waiters += 1;
     try {
-      await untilSettledOrAborted(shared.done, signal);
+      await untilSettledOrAborted(flight.done, signal);
     } finally {
-      shared.waiters -= 1;
-      if (shared.waiters === 0 && exchanging === shared && signal?.aborted === true) {
+      flight.waiters -= 1;
+      if (flight.waiters === 0 && exchanging === flight && signal?.aborted === true) {
         // Nobody waits for it any more: stop its request.
         exchanging = undefined;
-        shared.stop.abort();
+        flight.stop.abort();
       }
     }
   };

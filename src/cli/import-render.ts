@@ -11,6 +11,7 @@ import { describeProfileStep, type ProfileReportLine } from '../importer/profile
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
 import { createProgress } from './import-progress.js';
+import { writeRefusalJson } from './render.js';
 import { type GroupedWarning, printWarnings } from './warnings.js';
 
 /**
@@ -85,9 +86,7 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
         for (const w of event.messages) ctx.out.warn(w);
         return;
       case 'refused':
-        if (ctx.globals.json) {
-          ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: event.problems });
-        }
+        writeRefusalJson(ctx, event.problems);
         printProblems(ctx, event.problems, (count) => `Pre-flight found ${count}:`);
         return;
       case 'resuming':

@@ -8,7 +8,7 @@
  * JSON text in table and CSV cells; null and absent values as an empty cell.
  */
 import { stringify } from 'csv-stringify/sync';
-import { ExitCode, PreflightError, UsageError } from '../errors.js';
+import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js';
 import type { CliContext, Output } from './context.js';
 
 /** Every output format of a record list. */
@@ -195,16 +195,23 @@ export function createRecordWriter(
 }
 
 /**
- * `work`, and with `--json` a pre-flight refusal (exit 3, nothing sent) also written as the one result
- * on stdout, `{"ok": false, "exitCode": 3, "problems": [...]}`, as `import` and `undo` write theirs;
- * the error line follows on stderr as for every failure.
+ * With `--json`, a pre-flight refusal (exit 3, nothing sent) as the one result on stdout:
+ * `{"ok": false, "exitCode": 3, "problems": [...]}` (`import`, `undo`, `profiles create` and `clone`).
+ */
+export function writeRefusalJson(ctx: CliContext, problems: readonly Problem[]): void {
+  if (ctx.globals.json) ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems });
+}
+
+/**
+ * `work`, a pre-flight refusal of it also written by {@link writeRefusalJson} (for a workflow that
+ * throws its refusal rather than reporting it as an event); the error line follows on stderr as for
+ * every failure.
  */
 export async function withRefusalJson<T>(ctx: CliContext, work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    if (ctx.globals.json && error instanceof PreflightError)
-      ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: error.problems });
+    if (error instanceof PreflightError) writeRefusalJson(ctx, error.problems);
     throw error;
   }
 }

@@ -20,6 +20,7 @@ import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { readStringOption } from './options.js';
+import { writeRefusalJson } from './render.js';
 
 /** One line describing an undo step (exhaustive over kinds). */
 export function describeUndoStep(step: UndoStep): string {
@@ -73,8 +74,7 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
         );
         return;
       case 'refused':
-        if (ctx.globals.json)
-          ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems: event.problems });
+        writeRefusalJson(ctx, event.problems);
         printProblems(ctx, event.problems, `Pre-flight found ${event.problems.length} problem(s):`);
         return;
       case 'run-started':

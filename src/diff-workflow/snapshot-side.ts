@@ -124,9 +124,10 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
   const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
   const places = new Map<string, EntryPlace>();
   const waiting: Connection[][] = [];
+  /** The snapshot once its first pass has checked it whole. */
   let file: Awaited<ReturnType<typeof indexSnapshot>> | undefined;
-  /** The snapshot while its first pass runs: a line it has passed can be read again already. */
-  let passing: PlacedSnapshot | undefined;
+  /** The snapshot as its first pass goes (the same one as `file.file`): a line passed can be read again. */
+  let reading: PlacedSnapshot | undefined;
   let ended = false;
   let over = false;
 
@@ -148,40 +149,29 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
   };
   const fail = (error: unknown) => post({ kind: 'failed', error: toPortError(error) });
 
-  const take = (entries: readonly Connection[]) => {
-    const indexed = file as NonNullable<typeof file>;
-    for (const entry of entries) {
-      const place = places.get(entry.name);
-      if (place !== undefined) {
-        places.delete(entry.name);
-        differ.add(snapshotFlag, indexed.file.reread(place));
-      }
-      differ.add(environmentFlag, entry);
-    }
-    post({ kind: 'took', count: entries.length });
-  };
   /**
-   * Before the first pass ends: the connections whose twin it has passed are compared now (their
-   * place is known), the others wait for its end (a twin further on, or none). The snapshot is in name
-   * order, so as the pass goes on, more of what arrives is compared at once: the export is held back
-   * less often while the side reads (on the seventh session's machine the export's thread waited 0.8 s
-   * of 6.3 s for the pass). Nothing is reported before the pass checks the file whole.
+   * Compare each connection with its twin read again. During the first pass, a connection whose twin
+   * the pass has not reached waits for its end (a twin further on, or none); the snapshot is in name
+   * order, so as the pass goes on more of what arrives is compared at once and the export is held back
+   * less (on the seventh session's machine its thread waited 0.8 s of 6.3 s for the pass when
+   * everything waited). Nothing is reported before the pass has checked the file whole.
    */
-  const takeEarly = (entries: readonly Connection[]) => {
+  const take = (entries: readonly Connection[]) => {
     const later: Connection[] = [];
-    let compared = 0;
     for (const entry of entries) {
       const place = places.get(entry.name);
-      if (place === undefined || passing === undefined) {
+      if (place === undefined && file === undefined) {
         later.push(entry);
         continue;
       }
-      places.delete(entry.name);
-      differ.add(snapshotFlag, passing.reread(place));
+      if (place !== undefined) {
+        places.delete(entry.name);
+        differ.add(snapshotFlag, (reading as PlacedSnapshot).reread(place));
+      }
       differ.add(environmentFlag, entry);
-      compared++;
     }
     if (later.length > 0) waiting.push(later);
+    const compared = entries.length - later.length;
     if (compared > 0) post({ kind: 'took', count: compared });
   };
   const finish = () => {
@@ -202,8 +192,7 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
     if (over) return;
     try {
       if (message.kind === 'entries') {
-        if (file === undefined) takeEarly(message.entries);
-        else take(message.entries);
+        take(message.entries);
       } else {
         ended = true;
         if (file !== undefined) finish();
@@ -223,9 +212,9 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
 
   indexSnapshot(
     request.path,
-    ({ entry, place }, reading) => {
+    ({ entry, place }, snapshot) => {
       places.set(entry.name, place);
-      passing = reading;
+      reading = snapshot;
     },
     {
       label: request.label,

@@ -261,9 +261,9 @@ export function openPlacedSnapshot(
   };
   async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
     // Held when small enough at the start; a file that then grows or shrinks was changed while read.
-    const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-    const holding =
-      size > 0 && size <= (options.holdForRereadsUpTo ?? 0) ? Buffer.allocUnsafeSlow(size) : undefined;
+    const holdUpTo = options.holdForRereadsUpTo ?? 0;
+    const size = holdUpTo > 0 ? (statSync(path, { throwIfNoEntry: false })?.size ?? 0) : 0;
+    const holding = size > 0 && size <= holdUpTo ? Buffer.allocUnsafeSlow(size) : undefined;
     held = holding;
     const onChunk =
       holding === undefined
@@ -453,7 +453,7 @@ export async function* readLineBatches(
 ): AsyncGenerator<RawLine[]> {
   const pool = new ChunkPool(options.chunkSize ?? 64 * 1024);
   const chunks = readChunks(path, pool);
-  // Chunks whose lines were handed out, oldest first: one is given back when the next but one batch is asked for.
+  // The chunks of the last two batches handed out, oldest first.
   const handedOut: Buffer[] = [];
   let pending: Buffer[] = [];
   let pendingLength = 0;
@@ -515,8 +515,9 @@ export async function* readLineBatches(
       }
       handedOut.push(buffer);
       yield batch;
-      // Asked for the batch after this one: the lines of the batch before it are done with.
-      if (handedOut.length > 2) pool.give(handedOut.shift() as Buffer);
+      // Asked for the batch after this one: the batch before this one is done with (its last lines'
+      // hash run was flushed when this batch's first line was added).
+      if (handedOut.length > 1) pool.give(handedOut.shift() as Buffer);
     }
   } catch (error) {
     throw toReadError(options.label ?? path, error);
