@@ -58,6 +58,8 @@ export { extractServiceMessage } from './service-error.js';
 
 /** Default idle timeout of a request (no byte for this long). */
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/** The TCP keep-alive delay axios sets on each request's socket (adapters/http.js, `setKeepAlive(true, 1000 * 60)`). */
+const AXIOS_SOCKET_KEEP_ALIVE_MS = 60_000;
 /** Default overall deadline of a buffered (JSON) request: headers and whole body, per attempt. */
 export const DEFAULT_DEADLINE_MS = 120_000;
 /** Default overall deadline of a streamed download (an export), from its start to its last byte. */
@@ -200,10 +202,15 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     ...(environment.tokenSource === undefined ? {} : { tokenSource: environment.tokenSource }),
   };
 
-  const httpAgent = new HttpAgent({ keepAlive: true });
+  // axios sets TCP keep-alive at 60 s on the socket of every request, and the agent sets its own
+  // (1 s by default) each time it takes a socket back: alternating, each is applied again, eight
+  // setsockopt calls a request (strace: 16 064 for an import of 2 000 entries, ~70 us a request on
+  // the 2-core benchmark machine). With 60 s on both Node applies it once per socket (40 calls).
+  const keepAlive = { keepAlive: true, keepAliveMsecs: AXIOS_SOCKET_KEEP_ALIVE_MS };
+  const httpAgent = new HttpAgent(keepAlive);
   // Verification pinned on: NODE_TLS_REJECT_UNAUTHORIZED=0 does not switch it off for this client.
   const httpsAgent = new HttpsAgent({
-    keepAlive: true,
+    ...keepAlive,
     rejectUnauthorized: true,
     ca: readCa(environment.caFile),
   });
