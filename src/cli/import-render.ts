@@ -2,31 +2,16 @@
  * The rendering of `import`: the workflow's events (warnings, progress bar, pre-flight problems) on
  * stderr, its result (the plan of a dry run, the summary of a run) on stdout or as one `--json` document.
  */
-import { ExitCode, type Problem } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
 import { formatSummary } from '../importer/outputs.js';
 import { describeStep, type ImportPlan } from '../importer/plan.js';
-import { formatProblem } from '../importer/preflight.js';
 import { describeProfileStep, type ProfileReportLine } from '../importer/profiles-phase.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
 import { createProgress } from './import-progress.js';
-import { writeRefusalJson } from './render.js';
+import { printProblems, writeRefusalJson } from './render.js';
 import { type GroupedWarning, printWarnings } from './warnings.js';
-
-/**
- * The pre-flight's problems on stderr, scrubbed, under a heading given `N problem(s)`: the one list of
- * them. Not with `--json`, whose document on stdout holds the same list (the error line still follows).
- */
-function printProblems(
-  ctx: CliContext,
-  problems: readonly Problem[],
-  heading: (count: string) => string,
-): void {
-  if (ctx.globals.json) return;
-  ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
-  for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
-}
 
 function planJson(plan: ImportPlan) {
   return plan.steps.map((s) => ({

@@ -9,6 +9,8 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js';
+import { formatProblem } from '../importer/preflight.js';
+import { scrub } from '../secrets.js';
 import type { CliContext, Output } from './context.js';
 
 /** Every output format of a record list. */
@@ -192,6 +194,21 @@ export function createRecordWriter(
       throw new Error(`unknown output format ${String(unknownFormat)}`);
     }
   }
+}
+
+/**
+ * A pre-flight's problems on stderr, one a line (scrubbed), under `heading` (given the count: "1
+ * problem", "3 problems"). Nothing with `--json`: the JSON result on stdout holds them
+ * ({@link writeRefusalJson}), and they are not repeated (`import`, `undo`).
+ */
+export function printProblems(
+  ctx: CliContext,
+  problems: readonly Problem[],
+  heading: (count: string) => string,
+): void {
+  if (ctx.globals.json) return;
+  ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
+  for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
 }
 
 /**

@@ -5,8 +5,7 @@
  * events and result.
  */
 import { resolve } from 'node:path';
-import { ExitCode, type Problem, UsageError, withResumeHint } from '../errors.js';
-import { formatProblem } from '../importer/preflight.js';
+import { ExitCode, UsageError, withResumeHint } from '../errors.js';
 import { scrub } from '../secrets.js';
 import {
   isWritingStep,
@@ -20,7 +19,7 @@ import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { readStringOption } from './options.js';
-import { writeRefusalJson } from './render.js';
+import { printProblems, writeRefusalJson } from './render.js';
 
 /** One line describing an undo step (exhaustive over kinds). */
 export function describeUndoStep(step: UndoStep): string {
@@ -42,11 +41,6 @@ export function describeUndoStep(step: UndoStep): string {
       return String(unreachable);
     }
   }
-}
-
-function printProblems(ctx: CliContext, problems: readonly Problem[], heading: string): void {
-  ctx.io.stderr.write(`${heading}\n`);
-  for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
 }
 
 function lineJson(line: UndoLine) {
@@ -75,7 +69,7 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
         return;
       case 'refused':
         writeRefusalJson(ctx, event.problems);
-        printProblems(ctx, event.problems, `Pre-flight found ${event.problems.length} problem(s):`);
+        printProblems(ctx, event.problems, (count) => `Pre-flight found ${count}:`);
         return;
       case 'run-started':
         ctx.out.info(
@@ -130,11 +124,7 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
       ctx.out.result(`Total: ${writes === 0 ? 'nothing to do' : `${writes} change(s)`}`);
     }
     if (result.problems.length > 0) {
-      printProblems(
-        ctx,
-        result.problems,
-        `Pre-flight would refuse this undo (${result.problems.length} problem(s)):`,
-      );
+      printProblems(ctx, result.problems, (count) => `Pre-flight would refuse this undo (${count}):`);
       return ExitCode.validation;
     }
     return ExitCode.ok;

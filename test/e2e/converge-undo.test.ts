@@ -193,6 +193,16 @@ describe('converge and undo (end to end, against the emulator)', () => {
     const noSecrets = await runCli(['undo', journal()], { env: env() });
     expect(noSecrets.exitCode).toBe(3);
     expect(noSecrets.stderr).toMatch(/old-finance-s3/);
+    expect(noSecrets.stderr).toMatch(/^Pre-flight found \d+ problems?:$/m);
+    // With --json the problems are the one result on stdout, not repeated on stderr (as import).
+    const noSecretsJson = await runCli(['undo', journal(), '--json'], { env: env() });
+    expect(noSecretsJson.exitCode).toBe(3);
+    const refusal = JSON.parse(noSecretsJson.stdout) as { ok: boolean; problems: unknown[] };
+    expect(refusal).toMatchObject({ ok: false, exitCode: 3 });
+    expect(refusal.problems).toHaveLength(
+      noSecrets.stderr.split('\n').filter((l) => l.startsWith('  - ')).length,
+    );
+    expect(noSecretsJson.stderr).not.toMatch(/^ {2}- |Pre-flight found/m);
     expect(changes()).toBe(before);
 
     const undo = await runCli(['undo', journal(), '--overrides', undoOverrides.path], {
