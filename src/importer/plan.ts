@@ -57,12 +57,63 @@ export interface SendBody {
   readonly image?: SafeImage;
 }
 
-/** A connection of the target, as far as planning needs it. */
+/**
+ * A connection of the target, as far as planning needs it. For `--on-conflict update` and `--prune`
+ * either the whole connection as listed (`connection`), or what {@link summarizeTarget} kept of it
+ * while it was listed: the comparison with its snapshot entry, and its masked image only when it may be
+ * updated or deleted, so that what is held does not grow with the target's unchanged connections.
+ */
 export interface TargetConnection {
   readonly name: string;
   readonly _id?: string | undefined;
-  /** The whole connection as listed (needed for `--on-conflict update` and `--prune`). */
+  /** The whole connection as listed. */
   readonly connection?: Connection;
+  /** Its type (a delete step names it), when `connection` is not kept. */
+  readonly type?: string;
+  /** Compared with its snapshot entry when listed: the fields that differ (none: unchanged). */
+  readonly compared?: readonly FieldChange[];
+  /** Its image, secrets masked, when `connection` is not kept and it may be updated or deleted. */
+  readonly before?: SafeImage;
+}
+
+/** What {@link summarizeTarget} needs to know of the run. */
+export interface TargetSummaryRules {
+  /** `--on-conflict update`: a connection the snapshot also holds is compared with its entry. */
+  readonly update: boolean;
+  /** `--prune`: a connection the snapshot does not hold keeps its image (its delete journals it). */
+  readonly prune: boolean;
+  /** `--only`: a name outside it is neither updated nor deleted. */
+  readonly only: ReadonlySet<string> | undefined;
+  /** The snapshot's entry of that name, prepared, when the snapshot holds one. */
+  readonly twin: (name: string) => (() => PreparedEntry) | undefined;
+  readonly converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>;
+}
+
+/**
+ * What planning keeps of a target connection as it is listed: its name and id; compared with its
+ * snapshot entry (`update`), the fields that differ, and its image only when some do; without an entry
+ * (`prune`), its type and image. The plan is the one it would be with the whole connection kept.
+ */
+export function summarizeTarget(connection: Connection, rules: TargetSummaryRules): TargetConnection {
+  const base = {
+    name: connection.name,
+    _id: typeof connection._id === 'string' ? connection._id : undefined,
+  };
+  if (rules.only !== undefined && !rules.only.has(connection.name)) return base;
+  const twin = rules.twin(connection.name);
+  if (twin !== undefined) {
+    if (!rules.update) return base;
+    const compared = rules.converge.compare(twin(), connection);
+    return compared.length === 0
+      ? { ...base, compared }
+      : { ...base, compared, before: rules.converge.imageOf(connection) };
+  }
+  if (!rules.prune) return base;
+  return {
+    ...base,
+    type: typeof connection.type === 'string' ? connection.type : '',
+    before: rules.converge.imageOf(connection),
+  };
 }
 
 interface StepBase {
@@ -312,10 +363,15 @@ export function planImport(input: PlanInput): ImportPlan {
         source: new PreparedSource(prepare, entry, targetName),
       });
     } else if (inTarget.has(entry.name)) {
-      const targetId = targetById.get(entry.name)?._id;
-      const current = targetById.get(entry.name)?.connection;
-      if (input.onConflict === 'update' && current !== undefined && input.converge !== undefined) {
-        steps.push(planUpdate(prepare(entry), current, targetId, input.converge, input.changes));
+      const current = targetById.get(entry.name);
+      const targetId = current?._id;
+      if (
+        input.onConflict === 'update' &&
+        current !== undefined &&
+        (current.connection !== undefined || current.compared !== undefined) &&
+        input.converge !== undefined
+      ) {
+        steps.push(planUpdate(entry, () => prepare(entry), current, input.converge, input.changes));
         continue;
       }
       if (input.onConflict === 'skip') {
@@ -406,27 +462,33 @@ export function sendBodyOf(entry: PreparedEntry, targetName: string): SendBody {
   };
 }
 
-/** An entry present in the target under `--on-conflict update`: `update`, `unchanged`, `done` or `invalid`. */
+/**
+ * An entry present in the target under `--on-conflict update`: `update`, `unchanged`, `done` or
+ * `invalid`. The target's connection is compared now, or was when listed (`compared`): then an
+ * unchanged entry is not prepared again.
+ */
 function planUpdate(
-  entry: PreparedEntry,
-  current: Connection,
-  targetId: string | undefined,
+  planned: PlanEntry,
+  prepared: () => PreparedEntry,
+  current: TargetConnection,
   converge: ConvergeHelpers,
   changes: ReadonlyMap<string, JournalChangeState> | undefined,
 ): PlanStep {
-  const fields = converge.compare(entry, current);
+  const targetId = current._id;
+  const fields = current.compared ?? converge.compare(prepared(), current.connection as Connection);
   if (fields.length === 0) {
-    const journaled = changes?.get(entry.name);
+    const journaled = changes?.get(planned.name);
     if (journaled?.op === 'update' && journaled.state !== 'failed') {
-      return stepOf(entry, {
+      return stepOf(planned, {
         kind: 'done',
         op: 'update',
-        targetName: entry.name,
+        targetName: planned.name,
         targetId,
       });
     }
-    return stepOf(entry, { kind: 'unchanged', targetId });
+    return stepOf(planned, { kind: 'unchanged', targetId });
   }
+  const entry = prepared();
   const problems = converge.checkUpdate(entry);
   if (problems.length > 0) {
     return stepOf(entry, {
@@ -443,7 +505,7 @@ function planUpdate(
     targetId,
     body,
     fields,
-    before: converge.imageOf(current),
+    before: current.before ?? converge.imageOf(current.connection as Connection),
     image: converge.imageOf(body),
     secretsSent,
   });
@@ -461,11 +523,11 @@ function planDeletes(
     .map((t) => ({
       kind: 'delete',
       name: t.name,
-      type: typeof t.connection?.type === 'string' ? t.connection.type : '',
+      type: t.type ?? (typeof t.connection?.type === 'string' ? t.connection.type : ''),
       sourceId: undefined,
       targetName: t.name,
       targetId: t._id,
-      before: converge.imageOf(t.connection ?? { name: t.name }),
+      before: t.before ?? converge.imageOf(t.connection ?? { name: t.name }),
     }));
 }
 

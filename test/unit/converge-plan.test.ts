@@ -8,7 +8,13 @@ import { dropMaskedValues, findClearSecrets, makeSafeImage } from '../../src/con
 import type { Problem } from '../../src/errors.js';
 import { createConvergeHelpers } from '../../src/importer/converge.js';
 import { type JournalChangeState, replayJournal } from '../../src/importer/journal.js';
-import { type PreparedEntry, planImport } from '../../src/importer/plan.js';
+import {
+  type OnConflict,
+  type PreparedEntry,
+  planImport,
+  summarizeTarget,
+  type TargetConnection,
+} from '../../src/importer/plan.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
@@ -109,6 +115,88 @@ describe('journal records with op and object', () => {
         lines([begin, { kind: 'intent', op: 'update', name: 'b', targetName: 'b', attempt: 1, at }]),
       ),
     ).toThrow(/before-image/);
+  });
+});
+
+describe('summarizeTarget: what the import keeps of each listed connection', () => {
+  const entries = [
+    entry('same'),
+    entry('stale', { rdb_url: 'jdbc:mysql://new/db' }),
+    entry('new-one'),
+    entry('done-before', { rdb_url: 'jdbc:mysql://new/db' }),
+  ];
+  const target = [
+    { name: 'same', _id: 'id-same', connection: conn('same') },
+    { name: 'stale', _id: 'id-stale', connection: conn('stale') },
+    { name: 'extra', _id: 'id-extra', connection: conn('extra', { password: 'clear-text-secret' }) },
+    { name: 'done-before', _id: 'id-done-before', connection: conn('done-before') },
+  ];
+  const byName = new Map(entries.map((e) => [e.name, e]));
+  const summarized = (
+    onConflict: OnConflict,
+    prune: boolean,
+    only?: ReadonlySet<string>,
+  ): TargetConnection[] =>
+    target.map((t) =>
+      summarizeTarget(t.connection, {
+        update: onConflict === 'update',
+        prune,
+        only,
+        twin: (name) => {
+          const e = byName.get(name);
+          return e === undefined ? undefined : () => e;
+        },
+        converge: helpers,
+      }),
+    );
+  const planWith = (
+    t: readonly TargetConnection[],
+    onConflict: OnConflict,
+    prune: boolean,
+    only?: ReadonlySet<string>,
+  ) =>
+    planImport({
+      entries,
+      target: t,
+      journal: new Map(),
+      onConflict,
+      prune,
+      only,
+      changes: new Map<string, JournalChangeState>([
+        ['done-before', { op: 'update', state: 'done', type: 'rdb-mysql' }],
+      ]),
+      converge: helpers,
+      check: noProblems,
+    });
+
+  it('the plan from the summaries is the plan from the whole connections, whatever the options', () => {
+    const onlySome = new Set(['stale', 'extra', 'new-one']);
+    for (const onConflict of ['update', 'skip', 'rename'] as const)
+      for (const prune of [true, false])
+        for (const only of [undefined, onlySome]) {
+          const whole = planWith(target, onConflict, prune, only);
+          expect(
+            planWith(summarized(onConflict, prune, only), onConflict, prune, only),
+            `${onConflict} ${prune} ${only !== undefined}`,
+          ).toEqual(whole);
+        }
+    expect(planWith(target, 'update', true).counts).toMatchObject({
+      update: 2,
+      unchanged: 1,
+      delete: 1,
+      create: 1,
+    });
+  });
+
+  it('keeps no image of an unchanged connection, nor of one that is neither updated nor deleted', () => {
+    const [same, stale, extra] = summarized('update', true);
+    expect(same).toEqual({ name: 'same', _id: 'id-same', compared: [] });
+    expect(stale?.compared?.map((f) => f.path)).toEqual(['/rdb_url']);
+    expect(stale?.before).toMatchObject({ name: 'stale', password: MASK });
+    expect(extra).toMatchObject({ name: 'extra', type: 'rdb-mysql', before: { password: MASK } });
+    expect(JSON.stringify(extra)).not.toContain('clear-text-secret');
+    expect(summarized('skip', false).map((t) => Object.keys(t))).toEqual(target.map(() => ['name', '_id']));
+    expect(summarized('update', true, new Set(['same']))[1]).toEqual({ name: 'stale', _id: 'id-stale' });
   });
 });
 
