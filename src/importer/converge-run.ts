@@ -134,13 +134,15 @@ export async function runChanges(
       at: now(),
       ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
     } as const;
-    if (step.kind === 'update') {
+    // An update's body is prepared now (read again from the snapshot), held only while in flight.
+    const update = step.kind === 'update' ? step.source.load() : undefined;
+    if (step.kind === 'update' && update !== undefined) {
       await journal.append({
         ...intentBase,
         op: 'update',
         before: step.before,
-        image: step.image,
-        secretsSent: step.secretsSent,
+        image: update.image,
+        secretsSent: update.secretsSent,
       });
     } else {
       await journal.append({ ...intentBase, op: 'delete', before: step.before });
@@ -148,8 +150,8 @@ export async function runChanges(
     checkGoing();
     state.sent = true;
     try {
-      if (step.kind === 'update') {
-        const answer = await target.update(step.targetName, step.body, signal);
+      if (update !== undefined) {
+        const answer = await target.update(step.targetName, update.body, signal);
         if (answer.kind === 'absent') {
           return settle({
             kind: 'failed',

@@ -174,16 +174,48 @@ export interface UpdateStep extends StepBase {
   readonly kind: 'update';
   readonly targetName: string;
   readonly targetId: string | undefined;
-  /** The PUT body: the entry with every masked value left out (the service keeps the stored secret). */
-  readonly body: Readonly<Record<string, unknown>>;
   /** The fields that differ (secret values shown masked). */
   readonly fields: readonly FieldChange[];
   /** The target's object before, secrets masked (journaled; undo puts it back). */
   readonly before: SafeImage;
+  /**
+   * Where the PUT body comes from: prepared again from the snapshot when sent, as a create's (a plan of
+   * 100 000 updates holding every body and its image peaked at 638 MB).
+   */
+  readonly source: UpdateSource;
+}
+
+/** What an update PUTs, prepared when sent. */
+export interface UpdateBody {
+  /** The PUT body: the entry with every masked value left out (the service keeps the stored secret). */
+  readonly body: Readonly<Record<string, unknown>>;
   /** The body, secrets masked (journaled). */
   readonly image: SafeImage;
   /** JSON pointers of secrets the body sends in clear. */
   readonly secretsSent: readonly string[];
+}
+
+/** Hands out an update step's body when it is sent. */
+export interface UpdateSource {
+  load(): UpdateBody;
+}
+
+/** An update body prepared from its snapshot entry when loaded (a class, as {@link PreparedSource}). */
+class PreparedUpdate implements UpdateSource {
+  constructor(
+    private readonly prepare: () => PreparedEntry,
+    private readonly converge: Pick<ConvergeHelpers, 'updateBody' | 'imageOf'>,
+  ) {}
+
+  load(): UpdateBody {
+    const { body, secretsSent } = this.converge.updateBody(this.prepare());
+    return { body, image: this.converge.imageOf(body), secretsSent };
+  }
+}
+
+/** An update body already in memory (undo, tests). */
+export function heldUpdate(body: UpdateBody): UpdateSource {
+  return { load: () => body };
 }
 
 /** A DELETE of a target connection the snapshot does not hold (`--prune`). */
@@ -498,16 +530,13 @@ function planUpdate(
       problems,
     });
   }
-  const { body, secretsSent } = converge.updateBody(entry);
-  return stepOf(entry, {
+  return stepOf(planned, {
     kind: 'update',
-    targetName: entry.name,
+    targetName: planned.name,
     targetId,
-    body,
     fields,
     before: current.before ?? converge.imageOf(current.connection as Connection),
-    image: converge.imageOf(body),
-    secretsSent,
+    source: new PreparedUpdate(prepared, converge),
   });
 }
 

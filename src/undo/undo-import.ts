@@ -61,7 +61,7 @@ import {
   type Overrides,
   resolveOverrides,
 } from '../importer/overrides.js';
-import { type ChangeStep, heldSource, type SendStep } from '../importer/plan.js';
+import { type ChangeStep, heldSource, heldUpdate, type SendStep } from '../importer/plan.js';
 import { checkEntryForSend } from '../importer/preflight.js';
 import { runImport } from '../importer/run.js';
 import { createRateLimiter } from '../importer/throttle.js';
@@ -634,11 +634,9 @@ async function runUndoStep(
       type: step.type,
       ...none,
       targetName: step.name,
-      body: step.body,
       fields: step.fields.map((path) => ({ path })),
       before: step.current,
-      image: step.image,
-      secretsSent: step.secretsSent,
+      source: heldUpdate({ body: step.body, image: step.image, secretsSent: step.secretsSent }),
     };
   } else if (step.kind === 'delete-created') {
     change = {

@@ -169,14 +169,20 @@ describe('summarizeTarget: what the import keeps of each listed connection', () 
       check: noProblems,
     });
 
+  // An update's body is prepared when sent: compared as what it loads.
+  const loaded = (p: ReturnType<typeof planImport>) => ({
+    ...p,
+    steps: p.steps.map((step) => (step.kind === 'update' ? { ...step, source: step.source.load() } : step)),
+  });
+
   it('the plan from the summaries is the plan from the whole connections, whatever the options', () => {
     const onlySome = new Set(['stale', 'extra', 'new-one']);
     for (const onConflict of ['update', 'skip', 'rename'] as const)
       for (const prune of [true, false])
         for (const only of [undefined, onlySome]) {
-          const whole = planWith(target, onConflict, prune, only);
+          const whole = loaded(planWith(target, onConflict, prune, only));
           expect(
-            planWith(summarized(onConflict, prune, only), onConflict, prune, only),
+            loaded(planWith(summarized(onConflict, prune, only), onConflict, prune, only)),
             `${onConflict} ${prune} ${only !== undefined}`,
           ).toEqual(whole);
         }
@@ -248,7 +254,11 @@ describe('planImport with --on-conflict update and --prune', () => {
     expect(p.changes).toBe(3);
     const update = p.steps.find((s) => s.kind === 'update');
     // The masked secret is left out of the PUT body: the service keeps the stored one.
-    expect(update && 'body' in update ? update.body : undefined).not.toHaveProperty('password');
+    const put = update?.kind === 'update' ? update.source.load() : undefined;
+    expect(put?.body).toMatchObject({ name: 'stale', rdb_url: 'jdbc:mysql://new/db' });
+    expect(put?.body).not.toHaveProperty('password');
+    expect(put?.image).toEqual(put?.body);
+    expect(put?.secretsSent).toEqual([]);
     const del = p.steps.find((s) => s.kind === 'delete');
     expect(JSON.stringify(del)).not.toContain('clear-text-secret');
     expect(del && 'before' in del ? del.before.password : undefined).toBe(MASK);
