@@ -140,12 +140,12 @@ export async function runChanges(
       await journal.append({
         ...intentBase,
         op: 'update',
-        before: step.before,
+        before: step.before.load(),
         image: update.image,
         secretsSent: update.secretsSent,
       });
     } else {
-      await journal.append({ ...intentBase, op: 'delete', before: step.before });
+      await journal.append({ ...intentBase, op: 'delete', before: step.before.load() });
     }
     checkGoing();
     state.sent = true;

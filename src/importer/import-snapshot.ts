@@ -55,6 +55,7 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { createConvergeHelpers } from './converge.js';
 import { type ChangeOutcome, runChanges } from './converge-run.js';
 import { checkPreparedEntry, checkWhileWaiting } from './early-checks.js';
+import { DROP_IMAGES, HOLD_IMAGES, type ImageStore, spillImages } from './image-spill.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -285,6 +286,7 @@ function targetSummarizer(
   prepare: (entry: PlanEntry) => PreparedEntry,
   options: Pick<ImportOptions, 'onConflict' | 'prune' | 'only'>,
   converge: ConvergeHelpers,
+  images: ImageStore,
 ): (connection: Connection) => TargetConnection {
   const byName = new Map<string, PlanEntry>();
   for (const entry of entries) byName.set(entry.name, entry);
@@ -297,6 +299,7 @@ function targetSummarizer(
       return entry === undefined ? undefined : () => prepare(entry);
     },
     converge,
+    keepImage: (image) => images.keep(image),
   };
   return (connection) => summarizeTarget(connection, rules);
 }
@@ -425,6 +428,7 @@ async function importLeanSnapshot(
     onRateLimited: (ms) => limiter.onRateLimited(ms),
   });
   let journal: Journal | undefined;
+  let images: ImageStore = HOLD_IMAGES;
   try {
     const concurrency = options.concurrency ?? environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
     const binding = { snapshotSha256: lean.verified.sha256, targetUrl: normaliseTargetUrl(environment.url) };
@@ -465,8 +469,11 @@ async function importLeanSnapshot(
     // Converging, each listed connection is compared with its snapshot entry as its page arrives, and
     // only the outcome kept (and its image when it may be updated or deleted): the listing held whole
     // was what grew with the target (100 000 connections: 402 MB peak, 1 000 of them updated).
+    // The before-images of what will be updated or deleted wait in a file beside the journal (a dry
+    // run sends nothing and keeps none): `image-spill.ts`.
+    images = options.dryRun ? DROP_IMAGES : spillImages(`${journalPath}.images.tmp`);
     const summarize = converging
-      ? targetSummarizer(lean.entries, prepare, options, convergeHelpers)
+      ? targetSummarizer(lean.entries, prepare, options, convergeHelpers, images)
       : undefined;
     // Ended when the journal cannot be opened (another run holds it, it is bound elsewhere): the run
     // ends at once, its reads with it.
@@ -775,6 +782,7 @@ async function importLeanSnapshot(
       stoppedBy,
     };
   } finally {
+    images.close();
     await journal?.close();
     client.close();
   }

@@ -18,6 +18,7 @@
  * with `op: 'delete'`. Deletes come after the snapshot's entries, in name order.
  * An entry that would be sent (create, rename, reconcile) but fails its checks becomes `invalid`.
  */
+import { memoizeBounded } from '../bounded-memo.js';
 import { compareNames, pairByName } from '../connections/match.js';
 import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
@@ -73,7 +74,7 @@ export interface TargetConnection {
   /** Compared with its snapshot entry when listed: the fields that differ (none: unchanged). */
   readonly compared?: readonly FieldChange[];
   /** Its image, secrets masked, when `connection` is not kept and it may be updated or deleted. */
-  readonly before?: SafeImage;
+  readonly before?: ImageSource;
 }
 
 /** What {@link summarizeTarget} needs to know of the run. */
@@ -87,7 +88,31 @@ export interface TargetSummaryRules {
   /** The snapshot's entry of that name, prepared, when the snapshot holds one. */
   readonly twin: (name: string) => (() => PreparedEntry) | undefined;
   readonly converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>;
+  /** Where a kept image goes (default: held in memory; a real run writes them to a file, a dry run drops them). */
+  readonly keepImage?: (image: SafeImage) => ImageSource;
 }
+
+/** Hands out a before-image when its step is sent (`image-spill.ts` keeps them out of memory). */
+export interface ImageSource {
+  load(): SafeImage;
+}
+
+/** An image held in memory (undo, tests, a connection listed whole). */
+export function heldImage(image: SafeImage): ImageSource {
+  return new HeldImage(image);
+}
+
+class HeldImage implements ImageSource {
+  constructor(private readonly image: SafeImage) {}
+
+  load(): SafeImage {
+    return this.image;
+  }
+}
+
+/** A field that differs, as a step keeps it: its path (the values are shown by `diff`, not kept here). */
+const fieldAt = memoizeBounded((path: string): FieldChange => ({ path }), 1_000);
+const NO_FIELDS: readonly FieldChange[] = [];
 
 /**
  * What planning keeps of a target connection as it is listed: its name and id; compared with its
@@ -100,19 +125,21 @@ export function summarizeTarget(connection: Connection, rules: TargetSummaryRule
     _id: typeof connection._id === 'string' ? connection._id : undefined,
   };
   if (rules.only !== undefined && !rules.only.has(connection.name)) return base;
+  const keep = rules.keepImage ?? heldImage;
   const twin = rules.twin(connection.name);
   if (twin !== undefined) {
     if (!rules.update) return base;
-    const compared = rules.converge.compare(twin(), connection);
-    return compared.length === 0
-      ? { ...base, compared }
-      : { ...base, compared, before: rules.converge.imageOf(connection) };
+    const found = rules.converge.compare(twin(), connection);
+    if (found.length === 0) return { ...base, compared: NO_FIELDS };
+    // Paths only, one object per path shared by every step: the values may be long, and are not shown.
+    const compared = found.map((f) => fieldAt(f.path));
+    return { ...base, compared, before: keep(rules.converge.imageOf(connection)) };
   }
   if (!rules.prune) return base;
   return {
     ...base,
     type: typeof connection.type === 'string' ? connection.type : '',
-    before: rules.converge.imageOf(connection),
+    before: keep(rules.converge.imageOf(connection)),
   };
 }
 
@@ -174,10 +201,10 @@ export interface UpdateStep extends StepBase {
   readonly kind: 'update';
   readonly targetName: string;
   readonly targetId: string | undefined;
-  /** The fields that differ (secret values shown masked). */
+  /** The fields that differ: their paths (`diff` shows the values). */
   readonly fields: readonly FieldChange[];
   /** The target's object before, secrets masked (journaled; undo puts it back). */
-  readonly before: SafeImage;
+  readonly before: ImageSource;
   /**
    * Where the PUT body comes from: prepared again from the snapshot when sent, as a create's (a plan of
    * 100 000 updates holding every body and its image peaked at 638 MB).
@@ -224,7 +251,7 @@ export interface DeleteStep extends StepBase {
   readonly targetName: string;
   readonly targetId: string | undefined;
   /** The target's object before, secrets masked (journaled; undo re-creates it). */
-  readonly before: SafeImage;
+  readonly before: ImageSource;
 }
 
 /** A step that changes an existing connection (PUT or DELETE). */
@@ -507,7 +534,9 @@ function planUpdate(
   changes: ReadonlyMap<string, JournalChangeState> | undefined,
 ): PlanStep {
   const targetId = current._id;
-  const fields = current.compared ?? converge.compare(prepared(), current.connection as Connection);
+  const fields =
+    current.compared ??
+    converge.compare(prepared(), current.connection as Connection).map((f) => fieldAt(f.path));
   if (fields.length === 0) {
     const journaled = changes?.get(planned.name);
     if (journaled?.op === 'update' && journaled.state !== 'failed') {
@@ -535,7 +564,7 @@ function planUpdate(
     targetName: planned.name,
     targetId,
     fields,
-    before: current.before ?? converge.imageOf(current.connection as Connection),
+    before: current.before ?? heldImage(converge.imageOf(current.connection as Connection)),
     source: new PreparedUpdate(prepared, converge),
   });
 }
@@ -556,7 +585,7 @@ function planDeletes(
       sourceId: undefined,
       targetName: t.name,
       targetId: t._id,
-      before: t.before ?? converge.imageOf(t.connection ?? { name: t.name }),
+      before: t.before ?? heldImage(converge.imageOf(t.connection ?? { name: t.name })),
     }));
 }
 

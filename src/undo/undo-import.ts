@@ -61,7 +61,7 @@ import {
   type Overrides,
   resolveOverrides,
 } from '../importer/overrides.js';
-import { type ChangeStep, heldSource, heldUpdate, type SendStep } from '../importer/plan.js';
+import { type ChangeStep, heldImage, heldSource, heldUpdate, type SendStep } from '../importer/plan.js';
 import { checkEntryForSend } from '../importer/preflight.js';
 import { runImport } from '../importer/run.js';
 import { createRateLimiter } from '../importer/throttle.js';
@@ -635,7 +635,7 @@ async function runUndoStep(
       ...none,
       targetName: step.name,
       fields: step.fields.map((path) => ({ path })),
-      before: step.current,
+      before: heldImage(step.current),
       source: heldUpdate({ body: step.body, image: step.image, secretsSent: step.secretsSent }),
     };
   } else if (step.kind === 'delete-created') {
@@ -645,7 +645,7 @@ async function runUndoStep(
       type: step.type,
       ...none,
       targetName: step.name,
-      before: step.before.load() ?? { name: step.name },
+      before: heldImage(step.before.load() ?? { name: step.name }),
     };
   } else {
     throw new Error(`not a writing step: ${step.kind}`);

@@ -198,9 +198,11 @@ describe('summarizeTarget: what the import keeps of each listed connection', () 
     const [same, stale, extra] = summarized('update', true);
     expect(same).toEqual({ name: 'same', _id: 'id-same', compared: [] });
     expect(stale?.compared?.map((f) => f.path)).toEqual(['/rdb_url']);
-    expect(stale?.before).toMatchObject({ name: 'stale', password: MASK });
-    expect(extra).toMatchObject({ name: 'extra', type: 'rdb-mysql', before: { password: MASK } });
-    expect(JSON.stringify(extra)).not.toContain('clear-text-secret');
+    expect(stale?.compared).toEqual([{ path: '/rdb_url' }]);
+    expect(stale?.before?.load()).toMatchObject({ name: 'stale', password: MASK });
+    expect(extra).toMatchObject({ name: 'extra', type: 'rdb-mysql' });
+    expect(extra?.before?.load()).toMatchObject({ password: MASK });
+    expect(JSON.stringify(extra?.before?.load())).not.toContain('clear-text-secret');
     expect(summarized('skip', false).map((t) => Object.keys(t))).toEqual(target.map(() => ['name', '_id']));
     expect(summarized('update', true, new Set(['same']))[1]).toEqual({ name: 'stale', _id: 'id-stale' });
   });
@@ -261,7 +263,7 @@ describe('planImport with --on-conflict update and --prune', () => {
     expect(put?.secretsSent).toEqual([]);
     const del = p.steps.find((s) => s.kind === 'delete');
     expect(JSON.stringify(del)).not.toContain('clear-text-secret');
-    expect(del && 'before' in del ? del.before.password : undefined).toBe(MASK);
+    expect(del?.kind === 'delete' ? del.before.load().password : undefined).toBe(MASK);
   });
 
   it('without --prune deletes nothing; a name the journal says was deleted and is gone is done', () => {
