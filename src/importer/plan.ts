@@ -99,14 +99,15 @@ export interface ImageSource {
 
 /** An image held in memory (undo, tests, a connection listed whole). */
 export function heldImage(image: SafeImage): ImageSource {
-  return new HeldImage(image);
+  return new Held(image);
 }
 
-class HeldImage implements ImageSource {
-  constructor(private readonly image: SafeImage) {}
+/** A value already in memory, handed out as a source (a class: every held value shares one shape). */
+class Held<T> {
+  constructor(private readonly value: T) {}
 
-  load(): SafeImage {
-    return this.image;
+  load(): T {
+    return this.value;
   }
 }
 
@@ -185,15 +186,7 @@ class PreparedSource implements SendSource {
 
 /** A source that hands out a body already in memory (undo, tests). */
 export function heldSource(body: SendBody): SendSource {
-  return new HeldSource(body);
-}
-
-class HeldSource implements SendSource {
-  constructor(private readonly body: SendBody) {}
-
-  load(): SendBody {
-    return this.body;
-  }
+  return new Held(body);
 }
 
 /** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
@@ -242,7 +235,7 @@ class PreparedUpdate implements UpdateSource {
 
 /** An update body already in memory (undo, tests). */
 export function heldUpdate(body: UpdateBody): UpdateSource {
-  return { load: () => body };
+  return new Held(body);
 }
 
 /** A DELETE of a target connection the snapshot does not hold (`--prune`). */
