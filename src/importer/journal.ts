@@ -598,9 +598,15 @@ async function takeOverStaleLock(lockPath: string, ownLockFile: string, dead: Lo
     if (current !== undefined && (current.pid !== dead.pid || current.startedAt !== dead.startedAt)) {
       return false; // someone took it legitimately meanwhile
     }
+    // Never one this process holds (judged stale while another opener here was taking it over).
+    if (current?.pid === process.pid && heldLocks.has(lockPath)) return false;
     await unlink(lockPath).catch(() => undefined);
     try {
       await link(ownLockFile, lockPath);
+      // Held from this moment, not once the takeover lock is released below: another opener in this
+      // process reading our pid in the lock meanwhile would judge it a dead process's (a lock with our
+      // own pid that we do not hold) and take it over too (the stale-lock race test, seen once).
+      heldLocks.add(lockPath);
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
