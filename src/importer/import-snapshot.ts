@@ -55,7 +55,7 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { createConvergeHelpers } from './converge.js';
 import { type ChangeOutcome, runChanges } from './converge-run.js';
 import { checkPreparedEntry, checkWhileWaiting } from './early-checks.js';
-import { DROP_IMAGES, HOLD_IMAGES, type ImageStore, spillImages } from './image-spill.js';
+import { DROP_IMAGES, HOLD_IMAGES, type ImageStore, removeLeftImages, spillImages } from './image-spill.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -289,7 +289,8 @@ function targetSummarizer(
   images: ImageStore,
 ): (connection: Connection) => TargetConnection {
   const byName = new Map<string, PlanEntry>();
-  for (const entry of entries) byName.set(entry.name, entry);
+  // The first of a name, as the plan pairs them (a snapshot's reader refuses a second one anyway).
+  for (const entry of entries) if (!byName.has(entry.name)) byName.set(entry.name, entry);
   const rules: TargetSummaryRules = {
     update: options.onConflict === 'update',
     prune: options.prune === true,
@@ -471,7 +472,7 @@ async function importLeanSnapshot(
     // was what grew with the target (100 000 connections: 402 MB peak, 1 000 of them updated).
     // The before-images of what will be updated or deleted wait in a file beside the journal (a dry
     // run sends nothing and keeps none): `image-spill.ts`.
-    images = options.dryRun ? DROP_IMAGES : spillImages(`${journalPath}.images.tmp`);
+    images = options.dryRun ? DROP_IMAGES : spillImages(journalPath);
     const summarize = converging
       ? targetSummarizer(lean.entries, prepare, options, convergeHelpers, images)
       : undefined;
@@ -508,9 +509,14 @@ async function importLeanSnapshot(
       journal = await openJournal(journalPath, binding, {
         tool: `${TOOL_NAME} ${TOOL_VERSION}`,
         keepRecord: isProfileRecord,
-        onLocked: startReads,
+        onLocked: () => {
+          // Under the lock no other run of this journal is using one: what killed runs left goes.
+          if (converging) removeLeftImages(journalPath);
+          startReads();
+        },
       }).catch((error: unknown) => {
         readsStop.abort();
+        images.close();
         throw error;
       });
       journalState = journal.replay.entries;
@@ -658,6 +664,7 @@ async function importLeanSnapshot(
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
         // its new journal deleted under it.
         await unlink(journal.path).catch(() => undefined);
+        images.close();
         await journal.close();
       }
       throw new PreflightError(
@@ -752,6 +759,8 @@ async function importLeanSnapshot(
       profileOutcomes = phase.outcomes;
       stoppedBy = phase.stoppedBy;
     }
+    // The images file goes before the lock: a next run may take the lock as soon as it is released.
+    images.close();
     await activeJournal.close();
 
     const report = buildReport(plan, result.outcomes, changeResult.outcomes);
