@@ -4,7 +4,6 @@
  * at random moments; re-running finishes the job with the target equal to the snapshot, no create and
  * no delete applied twice. Then `undo`, killed too and re-run, restores the target as it was.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,48 +12,19 @@ import { generateConnections, type RunningEmulator, startEmulator } from '../../
 import { createPrng } from '../../src/emulator/prng.js';
 import { replayJournal } from '../../src/importer/journal.js';
 import type { Connection } from '../../src/model/connection.js';
-import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
+import { assertBuiltCliFresh } from '../helpers/built-cli.js';
+import { type CliChild, killRunningChildren, startCliChild, waitUntil } from '../helpers/cli-child.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { buildSecretOverrides, writeSnapshot, writeSnapshotFromEmulator } from './import.helpers.js';
 
 type Row = Record<string, unknown>;
 
-interface Child {
-  readonly process: ChildProcess;
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output(): string;
-}
-
-const running = new Set<Child>();
-
-function startCli(args: readonly string[], token: string, env: Record<string, string> = {}): Child {
-  const child = spawn(process.execPath, [BUILT_CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '', DDS_TARGET_TOKEN: token, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
-  });
-  const started: Child = { process: child, exit, output: () => out };
-  running.add(started);
-  void exit.then(() => running.delete(started));
-  return started;
-}
+const startCli = (args: readonly string[], token: string, env: Record<string, string> = {}) =>
+  startCliChild(args, { DDS_TARGET_TOKEN: token, ...env });
 
 /** Resolve once the emulator has applied `count` changes, or the child has exited. */
-async function waitForChanges(emu: RunningEmulator, count: number, child: Child): Promise<void> {
-  let exited = false;
-  void child.exit.then(() => {
-    exited = true;
-  });
-  while (!exited && emu.record.changes.length < count) await new Promise((r) => setTimeout(r, 5));
+function waitForChanges(emu: RunningEmulator, count: number, child: CliChild): Promise<void> {
+  return waitUntil(child, () => emu.record.changes.length >= count);
 }
 
 function comparable(c: Row): Row {
@@ -115,8 +85,7 @@ describe('converge and undo survive SIGKILL (child process)', () => {
     await writeSnapshot(snapshot, entries, 'https://prod.example.com');
   });
   afterEach(async () => {
-    for (const child of running) child.process.kill('SIGKILL');
-    await Promise.all([...running].map((c) => c.exit));
+    await killRunningChildren();
     await emu?.close();
     emu = undefined;
   });

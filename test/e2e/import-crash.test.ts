@@ -4,7 +4,6 @@
  * connection created twice and none missing. Also Ctrl-C (SIGINT): exit 130, a consistent journal, and
  * a re-run that completes.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,55 +12,18 @@ import { generateConnections, type RunningEmulator, startEmulator } from '../../
 import { createPrng } from '../../src/emulator/prng.js';
 import { replayJournal } from '../../src/importer/journal.js';
 import type { Connection } from '../../src/model/connection.js';
-import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
+import { assertBuiltCliFresh } from '../helpers/built-cli.js';
+import { type CliChild, killRunningChildren, startCliChild, waitUntil } from '../helpers/cli-child.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { targetReferences, writeSnapshot } from './import.helpers.js';
 
-interface Child {
-  readonly process: ChildProcess;
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output(): string;
-}
-
-/** Children still running: afterEach kills them, so a failed assertion leaves no import behind. */
-const running = new Set<Child>();
-
-function startImport(args: readonly string[], token: string): Child {
-  const child = spawn(process.execPath, [BUILT_CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '', DDS_TARGET_TOKEN: token },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
-  });
-  const started: Child = { process: child, exit, output: () => out };
-  running.add(started);
-  void exit.then(() => running.delete(started));
-  return started;
-}
-
-/** SIGKILL every child still running and wait for each to be gone. */
-async function killRunning(): Promise<void> {
-  const children = [...running];
-  for (const child of children) child.process.kill('SIGKILL');
-  await Promise.all(children.map((child) => child.exit));
-}
-
 /** Resolve once the emulator has applied `count` creates, or the child has exited. */
-async function waitForCreates(emu: RunningEmulator, count: number, child: Child): Promise<void> {
-  let exited = false;
-  void child.exit.then(() => {
-    exited = true;
-  });
-  while (!exited && emu.record.creates.length < count) await new Promise((r) => setTimeout(r, 5));
+function waitForCreates(emu: RunningEmulator, count: number, child: CliChild): Promise<void> {
+  return waitUntil(child, () => emu.record.creates.length >= count);
 }
+
+const startImport = (args: readonly string[], token: string) =>
+  startCliChild(args, { DDS_TARGET_TOKEN: token });
 
 describe('import survives crashes and interrupts (child process)', () => {
   let dir: string;
@@ -83,7 +45,7 @@ describe('import survives crashes and interrupts (child process)', () => {
   });
   afterEach(async () => {
     try {
-      await killRunning();
+      await killRunningChildren();
     } finally {
       await emu?.close();
       emu = undefined;

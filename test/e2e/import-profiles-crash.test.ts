@@ -4,7 +4,6 @@
  * applies the create, then the answer is lost); re-running must finish with no profile created twice
  * and none missing (an intent with no outcome is looked up by name before anything is sent again).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -21,50 +20,21 @@ import type { Connection } from '../../src/model/connection.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
-import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
+import { assertBuiltCliFresh } from '../helpers/built-cli.js';
+import { type CliChild, killRunningChildren, startCliChild, waitUntil } from '../helpers/cli-child.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { targetReferences } from './import.helpers.js';
 
-interface Child {
-  readonly process: ChildProcess;
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output(): string;
-}
-
-const running = new Set<Child>();
-
-function startImport(args: readonly string[], token: string): Child {
-  const child = spawn(process.execPath, [BUILT_CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '', DDS_TARGET_TOKEN: token },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
-  });
-  const started: Child = { process: child, exit, output: () => out };
-  running.add(started);
-  void exit.then(() => running.delete(started));
-  return started;
-}
+const startImport = (args: readonly string[], token: string) =>
+  startCliChild(args, { DDS_TARGET_TOKEN: token });
 
 function profileCreates(emu: RunningEmulator): number {
   return emu.record.creates.filter((c) => c.kind === 'scanProfile').length;
 }
 
 /** Resolve once the emulator has applied `count` profile creates, or the child has exited. */
-async function waitForProfileCreates(emu: RunningEmulator, count: number, child: Child): Promise<void> {
-  let exited = false;
-  void child.exit.then(() => {
-    exited = true;
-  });
-  while (!exited && profileCreates(emu) < count) await new Promise((r) => setTimeout(r, 5));
+function waitForProfileCreates(emu: RunningEmulator, count: number, child: CliChild): Promise<void> {
+  return waitUntil(child, () => profileCreates(emu) >= count);
 }
 
 describe('import: SIGKILL during the scan profile phase (child process)', () => {
@@ -105,9 +75,7 @@ describe('import: SIGKILL during the scan profile phase (child process)', () => 
   });
 
   afterEach(async () => {
-    const children = [...running];
-    for (const child of children) child.process.kill('SIGKILL');
-    await Promise.all(children.map((child) => child.exit));
+    await killRunningChildren();
     await emu?.close();
     emu = undefined;
   });
