@@ -254,6 +254,30 @@ describe('converge and undo (end to end, against the emulator)', () => {
     expect(changes()).toBe(MISSING.length);
   });
 
+  it('--only narrows a converge: the named stale one updated, the named extra one deleted, nothing else touched', async () => {
+    await startTarget();
+    const before = stateOf(target);
+    const [stale, otherStale] = STALE;
+    const [extra, otherExtra] = EXTRA;
+    const run = await runCli(
+      importArgs('--on-conflict', 'update', '--prune', '--only', `${stale},${extra}`, '--json'),
+      { env: env() },
+    );
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).counts).toMatchObject({ updated: 1, deleted: 1, created: 0 });
+    expect(target.record.changeCount(stale as string, 'update')).toBe(1);
+    expect(target.record.changeCount(extra as string, 'delete')).toBe(1);
+    expect(changes()).toBe(2);
+    const after = stateOf(target);
+    expect(after.get(stale as string)).toEqual(
+      comparable(source.store.getConnection(stale as string) as unknown as Row),
+    );
+    expect(after.has(extra as string)).toBe(false);
+    expect(after.get(otherStale as string)).toEqual(before.get(otherStale as string));
+    expect(after.get(otherExtra as string)).toEqual(before.get(otherExtra as string));
+    for (const name of MISSING) expect(after.has(name)).toBe(false);
+  });
+
   it('--max-changes counts creates, updates and deletes, and a protected target needs --confirm: refused before any write', async () => {
     await startTarget();
     const tooMany = await runCli(importArgs('--on-conflict', 'update', '--prune', '--max-changes', '7'), {
