@@ -55,7 +55,7 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { createConvergeHelpers } from './converge.js';
 import { type ChangeOutcome, runChanges } from './converge-run.js';
 import { checkPreparedEntry, checkWhileWaiting } from './early-checks.js';
-import { DROP_IMAGES, HOLD_IMAGES, type ImageStore, removeLeftImages, spillImages } from './image-spill.js';
+import { DROP_IMAGES, type ImageStore, removeLeftImages, spillImages } from './image-spill.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -429,7 +429,6 @@ async function importLeanSnapshot(
     onRateLimited: (ms) => limiter.onRateLimited(ms),
   });
   let journal: Journal | undefined;
-  let images: ImageStore = HOLD_IMAGES;
   try {
     const concurrency = options.concurrency ?? environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
     const binding = { snapshotSha256: lean.verified.sha256, targetUrl: normaliseTargetUrl(environment.url) };
@@ -472,7 +471,8 @@ async function importLeanSnapshot(
     // was what grew with the target (100 000 connections: 402 MB peak, 1 000 of them updated).
     // The before-images of what will be updated or deleted wait in a file beside the journal (a dry
     // run sends nothing and keeps none): `image-spill.ts`.
-    images = options.dryRun ? DROP_IMAGES : spillImages(journalPath);
+    // Removed just before the journal's lock is released (`beforeRelease` below), whatever ends the run.
+    const images = options.dryRun ? DROP_IMAGES : spillImages(journalPath);
     const summarize = converging
       ? targetSummarizer(lean.entries, prepare, options, convergeHelpers, images)
       : undefined;
@@ -514,9 +514,9 @@ async function importLeanSnapshot(
           if (converging) removeLeftImages(journalPath);
           startReads();
         },
+        beforeRelease: () => images.close(),
       }).catch((error: unknown) => {
         readsStop.abort();
-        images.close();
         throw error;
       });
       journalState = journal.replay.entries;
@@ -664,7 +664,6 @@ async function importLeanSnapshot(
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
         // its new journal deleted under it.
         await unlink(journal.path).catch(() => undefined);
-        images.close();
         await journal.close();
       }
       throw new PreflightError(
@@ -759,8 +758,6 @@ async function importLeanSnapshot(
       profileOutcomes = phase.outcomes;
       stoppedBy = phase.stoppedBy;
     }
-    // The images file goes before the lock: a next run may take the lock as soon as it is released.
-    images.close();
     await activeJournal.close();
 
     const report = buildReport(plan, result.outcomes, changeResult.outcomes);
@@ -791,7 +788,6 @@ async function importLeanSnapshot(
       stoppedBy,
     };
   } finally {
-    images.close();
     await journal?.close();
     client.close();
   }

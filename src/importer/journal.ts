@@ -703,6 +703,11 @@ export interface OpenJournalOptions extends ReplayOptions {
    * journal, which can be 100 MB, is replayed.
    */
   readonly onLocked?: () => void;
+  /**
+   * Called just before the lock is released (the journal closed, or its opening failed once the lock
+   * was held): what must exist only while the lock is held goes then (the import's images file).
+   */
+  readonly beforeRelease?: () => void;
   /** Clock for record timestamps (tests). */
   readonly now?: () => Date;
 }
@@ -857,6 +862,7 @@ export async function openJournal(
           closed = true;
           await draining;
           await fh.close().catch(() => undefined);
+          options.beforeRelease?.();
           await release();
         })();
         return closing;
@@ -864,6 +870,7 @@ export async function openJournal(
     };
   } catch (error) {
     await handle?.close().catch(() => undefined);
+    options.beforeRelease?.();
     await release();
     throw toFileWriteError(error, path, 'journal');
   }
