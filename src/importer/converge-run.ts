@@ -136,7 +136,7 @@ export async function runChanges(
     } as const;
     // An update's body is prepared now (read again from the snapshot), held only while in flight.
     const update = step.kind === 'update' ? step.source.load() : undefined;
-    if (step.kind === 'update' && update !== undefined) {
+    if (update !== undefined) {
       await journal.append({
         ...intentBase,
         op: 'update',

@@ -13,7 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import { FileWriteError } from '../errors.js';
 import { scrub } from '../secrets.js';
 import type { SafeImage } from './journal.js';
-import { heldImage, type ImageSource } from './plan.js';
+import type { ImageSource } from './plan.js';
 
 /** Where images go as they are kept. */
 export interface ImageStore {
@@ -21,9 +21,6 @@ export interface ImageStore {
   /** Release what is held (the file is removed). */
   close(): void;
 }
-
-/** Images kept in memory. */
-export const HOLD_IMAGES: ImageStore = { keep: heldImage, close: () => undefined };
 
 /** A dry run: images are not kept, and loading one is a bug. */
 export const DROP_IMAGES: ImageStore = {
@@ -33,7 +30,9 @@ export const DROP_IMAGES: ImageStore = {
 
 const DROPPED: ImageSource = {
   load: () => {
-    throw new Error('a before-image was loaded in a dry run (none is kept)');
+    throw new Error(
+      'a before-image was loaded that was not kept (a dry run keeps none; nor does a closed store)',
+    );
   },
 };
 

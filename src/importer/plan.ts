@@ -92,24 +92,30 @@ export interface TargetSummaryRules {
   readonly keepImage?: (image: SafeImage) => ImageSource;
 }
 
-/** Hands out a before-image when its step is sent (`image-spill.ts` keeps them out of memory). */
-export interface ImageSource {
-  load(): SafeImage;
+/**
+ * Hands out a step's value when it is needed: prepared then (a send's or an update's body, read again
+ * from the snapshot), read back (a before-image: `image-spill.ts`), or {@link held} in memory.
+ */
+export interface Source<T> {
+  load(): T;
 }
 
-/** An image held in memory (undo, tests, a connection listed whole). */
-export function heldImage(image: SafeImage): ImageSource {
-  return new Held(image);
+/** A value already in memory, as a source (undo, tests, a connection listed whole). */
+export function held<T>(value: T): Source<T> {
+  return new Held(value);
 }
 
-/** A value already in memory, handed out as a source (a class: every held value shares one shape). */
-class Held<T> {
+/** A class, not a closure: every held value shares one shape (see {@link PreparedSource}). */
+class Held<T> implements Source<T> {
   constructor(private readonly value: T) {}
 
   load(): T {
     return this.value;
   }
 }
+
+/** A before-image (journaled with its update or delete), kept until the step is sent. */
+export type ImageSource = Source<SafeImage>;
 
 /** A field that differs, as a step keeps it: its path (the values are shown by `diff`, not kept here). */
 const fieldAt = memoizeBounded((path: string): FieldChange => ({ path }), 1_000);
@@ -126,7 +132,7 @@ export function summarizeTarget(connection: Connection, rules: TargetSummaryRule
     _id: typeof connection._id === 'string' ? connection._id : undefined,
   };
   if (rules.only !== undefined && !rules.only.has(connection.name)) return base;
-  const keep = rules.keepImage ?? heldImage;
+  const keep = rules.keepImage ?? held;
   const twin = rules.twin(connection.name);
   if (twin !== undefined) {
     if (!rules.update) return base;
@@ -162,10 +168,8 @@ export interface SendStep extends StepBase {
   readonly source: SendSource;
 }
 
-/** Hands out a send step's body when it is sent. */
-export interface SendSource {
-  load(): SendBody;
-}
+/** A send step's body, handed out when it is sent. */
+export type SendSource = Source<SendBody>;
 
 /**
  * A body prepared from its snapshot entry when loaded. A class, not a closure in the step: V8 gives an
@@ -182,11 +186,6 @@ class PreparedSource implements SendSource {
   load(): SendBody {
     return sendBodyOf(this.prepare(this.entry), this.targetName);
   }
-}
-
-/** A source that hands out a body already in memory (undo, tests). */
-export function heldSource(body: SendBody): SendSource {
-  return new Held(body);
 }
 
 /** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
@@ -215,10 +214,8 @@ export interface UpdateBody {
   readonly secretsSent: readonly string[];
 }
 
-/** Hands out an update step's body when it is sent. */
-export interface UpdateSource {
-  load(): UpdateBody;
-}
+/** An update step's body, handed out when it is sent. */
+export type UpdateSource = Source<UpdateBody>;
 
 /** An update body prepared from its snapshot entry when loaded (a class, as {@link PreparedSource}). */
 class PreparedUpdate implements UpdateSource {
@@ -231,11 +228,6 @@ class PreparedUpdate implements UpdateSource {
     const { body, secretsSent } = this.converge.updateBody(this.prepare());
     return { body, image: this.converge.imageOf(body), secretsSent };
   }
-}
-
-/** An update body already in memory (undo, tests). */
-export function heldUpdate(body: UpdateBody): UpdateSource {
-  return new Held(body);
 }
 
 /** A DELETE of a target connection the snapshot does not hold (`--prune`). */
@@ -557,7 +549,7 @@ function planUpdate(
     targetName: planned.name,
     targetId,
     fields,
-    before: current.before ?? heldImage(converge.imageOf(current.connection as Connection)),
+    before: current.before ?? held(converge.imageOf(current.connection as Connection)),
     source: new PreparedUpdate(prepared, converge),
   });
 }
@@ -578,7 +570,7 @@ function planDeletes(
       sourceId: undefined,
       targetName: t.name,
       targetId: t._id,
-      before: t.before ?? heldImage(converge.imageOf(t.connection ?? { name: t.name })),
+      before: t.before ?? held(converge.imageOf(t.connection ?? { name: t.name })),
     }));
 }
 

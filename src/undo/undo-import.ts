@@ -61,7 +61,7 @@ import {
   type Overrides,
   resolveOverrides,
 } from '../importer/overrides.js';
-import { type ChangeStep, heldImage, heldSource, heldUpdate, type SendStep } from '../importer/plan.js';
+import { type ChangeStep, held, type SendStep, type Source } from '../importer/plan.js';
 import { checkEntryForSend } from '../importer/preflight.js';
 import { runImport } from '../importer/run.js';
 import { createRateLimiter } from '../importer/throttle.js';
@@ -179,17 +179,7 @@ export function isWritingStep(step: UndoStep): boolean {
 }
 
 /** A masked image, held or read again from the import journal when it is needed. */
-export interface ImageSource {
-  load(): SafeImage | undefined;
-}
-
-class HeldImage implements ImageSource {
-  constructor(private readonly image: SafeImage | undefined) {}
-
-  load(): SafeImage | undefined {
-    return this.image;
-  }
-}
+type ImageSource = Source<SafeImage | undefined>;
 
 /** The image of the intent record at `at` (a class, not a closure: see `PreparedSource` in plan.ts). */
 class JournaledImage implements ImageSource {
@@ -274,7 +264,7 @@ export function createRunHistory(reader?: JournalRecordReader): {
         h.lastImage =
           at !== undefined && reader !== undefined && record.image !== undefined
             ? new JournaledImage(reader, at)
-            : new HeldImage(record.image);
+            : held(record.image);
         if (record.op === 'update' && record.secretsSent.length > 0) {
           h.secretsSent ??= new Set();
           for (const p of record.secretsSent) h.secretsSent.add(p);
@@ -600,7 +590,7 @@ async function runUndoStep(
       type: step.type,
       sourceId: undefined,
       targetName: step.name,
-      source: heldSource({ body: step.body, image: step.image }),
+      source: held({ body: step.body, image: step.image }),
     };
     const result = await runImport(
       [send],
@@ -635,8 +625,8 @@ async function runUndoStep(
       ...none,
       targetName: step.name,
       fields: step.fields.map((path) => ({ path })),
-      before: heldImage(step.current),
-      source: heldUpdate({ body: step.body, image: step.image, secretsSent: step.secretsSent }),
+      before: held(step.current),
+      source: held({ body: step.body, image: step.image, secretsSent: step.secretsSent }),
     };
   } else if (step.kind === 'delete-created') {
     change = {
@@ -645,7 +635,7 @@ async function runUndoStep(
       type: step.type,
       ...none,
       targetName: step.name,
-      before: heldImage(step.before.load() ?? { name: step.name }),
+      before: held(step.before.load() ?? { name: step.name }),
     };
   } else {
     throw new Error(`not a writing step: ${step.kind}`);

@@ -20,7 +20,7 @@ import {
   openJournal,
   replayJournal,
 } from '../../src/importer/journal.js';
-import { heldSource, type SendStep } from '../../src/importer/plan.js';
+import { held, type SendStep } from '../../src/importer/plan.js';
 import {
   type EntryOutcome,
   type ImportTarget,
@@ -197,7 +197,7 @@ function step(name: string, kind: SendStep['kind'] = 'create'): SendStep {
     type: 's3',
     sourceId: `src-${name}`,
     targetName: name,
-    source: heldSource({ body: { name, type: 's3' } }),
+    source: held({ body: { name, type: 's3' } }),
   };
 }
 
