@@ -10,7 +10,7 @@ import { describeProfileStep, type ProfileReportLine } from '../importer/profile
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
 import { createProgress } from './import-progress.js';
-import { printProblems, writeRefusalJson } from './render.js';
+import { printProblems, reportRefusal } from './render.js';
 import { type GroupedWarning, printWarnings } from './warnings.js';
 
 function planJson(plan: ImportPlan) {
@@ -71,8 +71,7 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
         for (const w of event.messages) ctx.out.warn(w);
         return;
       case 'refused':
-        writeRefusalJson(ctx, event.problems);
-        printProblems(ctx, event.problems, (count) => `Pre-flight found ${count}:`);
+        reportRefusal(ctx, event.problems);
         return;
       case 'resuming':
         ctx.out.info(

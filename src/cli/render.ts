@@ -212,6 +212,15 @@ export function printProblems(
 }
 
 /**
+ * A refused pre-flight as a workflow reports it (an event): with `--json` the one result on stdout
+ * ({@link writeRefusalJson}), else its problems on stderr under `Pre-flight found N problems:`.
+ */
+export function reportRefusal(ctx: CliContext, problems: readonly Problem[]): void {
+  writeRefusalJson(ctx, problems);
+  printProblems(ctx, problems, (count) => `Pre-flight found ${count}:`);
+}
+
+/**
  * With `--json`, a pre-flight refusal (exit 3, nothing sent) as the one result on stdout:
  * `{"ok": false, "exitCode": 3, "problems": [...]}` (`import`, `undo`, `profiles create` and `clone`).
  */

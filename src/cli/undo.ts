@@ -19,7 +19,7 @@ import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { readStringOption } from './options.js';
-import { printProblems, writeRefusalJson } from './render.js';
+import { printProblems, reportRefusal } from './render.js';
 
 /** One line describing an undo step (exhaustive over kinds). */
 export function describeUndoStep(step: UndoStep): string {
@@ -68,8 +68,7 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
         );
         return;
       case 'refused':
-        writeRefusalJson(ctx, event.problems);
-        printProblems(ctx, event.problems, (count) => `Pre-flight found ${count}:`);
+        reportRefusal(ctx, event.problems);
         return;
       case 'run-started':
         ctx.out.info(
