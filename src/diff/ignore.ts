@@ -46,6 +46,8 @@ export interface IgnoreMatcher {
   ignoresPath(segments: readonly (string | number)[]): boolean;
   /** `entry` without the locations the pointer rules name; copies only what it changes. */
   removeFromEntry<T extends Record<string, unknown>>(entry: T): T;
+  /** True when {@link IgnoreMatcher.removeFromEntry} returns every entry as it is (no pointer rule). */
+  readonly removesNothing: boolean;
 }
 
 /** Compile parsed rules. */
@@ -64,6 +66,7 @@ export function compileIgnoreRules(rules: readonly IgnoreRule[]): IgnoreMatcher 
       if (topLevel.has(String(segments[0]))) return true;
       return pointers.some((p) => isPrefix(p, segments));
     },
+    removesNothing: pointers.length === 0,
     removeFromEntry(entry) {
       let out: unknown = entry;
       for (const p of pointers) out = removeAt(out, p, 0);

@@ -1,8 +1,9 @@
 /**
  * The diff fed by a merge join (`src/snapshot/merge.ts`): every name arrives once, in name order,
  * with its connection on one side or both, so nothing waits and nothing needs sorting (pure: no fs,
- * no HTTP). A pair whose snapshot lines were byte-equal arrives as one connection: it is unchanged,
- * and only its masked values are looked for, and only when its line holds a mask at all.
+ * no HTTP). A pair whose snapshot lines were byte-equal arrives as one line: it is unchanged, and
+ * only its masked values are looked for, and only when its line holds a mask at all (read from the
+ * line's scanned text when it can be, else from the line parsed).
  *
  * The result equals {@link diffConnections} of the same two sides (a snapshot holds no duplicate
  * name: its reader refuses one).
@@ -15,14 +16,33 @@ import {
   compareConnections,
   compileCompareOptions,
   createMaskFinder,
+  type MaskSource,
+  type MaskText,
 } from './compare.js';
 import type { StreamingDiffResult } from './stream.js';
 import type { ChangedConnection, DiffOptions, UncomparableField } from './types.js';
 
+/**
+ * Byte-equal lines of both sides, as the merge join hands them out (`EqualLines` of
+ * `src/snapshot/merge.ts`): the connection's name and type, the line, and its scan when it was
+ * scanned rather than parsed.
+ */
+export interface SameLines extends MaskSource {
+  readonly name: string;
+  readonly bytes: Buffer;
+  readonly scan?: ScannedLine | undefined;
+}
+
+/** A line's scan (`EntryLineScan`): masks at places, and a bound on their count. */
+export interface ScannedLine extends MaskText {
+  /** A bound on the values that are the mask; undefined when the line holds a `\u` escape. */
+  masks(): number | undefined;
+}
+
 /** A diff fed in name order. */
 export interface MergedDiff {
-  /** A connection whose lines are byte for byte the same on both sides (`line`: that text). */
-  same(entry: Connection, line: Buffer): void;
+  /** A connection whose lines are byte for byte the same on both sides (parsed only if its masks need it). */
+  same(lines: SameLines): void;
   /** A name on both sides. */
   both(from: Connection, to: Connection): void;
   /** A name on one side only. */
@@ -84,12 +104,14 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
   };
 
   return {
-    same(entry, line) {
-      next(entry.name);
+    same(lines) {
+      next(lines.name);
       counts.from++;
       counts.to++;
       unchanged++;
-      for (const path of masksOf(entry, maskTokensIn(line))) uncomparable.push({ name: entry.name, path });
+      // A scanned line's count is exact (and undefined on a `\u` escape, as maskTokensIn's).
+      const masks = lines.scan !== undefined ? lines.scan.masks() : maskTokensIn(lines.bytes);
+      for (const path of masksOf(lines, masks)) uncomparable.push({ name: lines.name, path });
     },
     both(from, to) {
       next(from.name);

@@ -5,16 +5,20 @@
  * entry on one side or on both.
  *
  * Two exports of one environment share most of their lines byte for byte (a connection that did
- * not change is written the same way). Such a pair of lines is parsed once, and handed out as one
- * `same` call: both files are still checked whole, line by line, as {@link readSnapshotEntries}
- * checks one (JSON, name, type, order, checksum, trailer): a line equal to a checked line is checked.
- * Only when both files' entries need no migration: a migrated entry is not its line's JSON value.
+ * not change is written the same way). Such a pair of lines is handed out as one `same` call, and
+ * not parsed at all when a validating scan of its text (`line-scan.ts`) reads it: its name and type
+ * are all the merge needs, and the sink parses it only if it must (a line the scan declines is
+ * parsed once, as before). Both files are still checked whole, line by line, as
+ * {@link readSnapshotEntries} checks one (JSON, name, type, order, checksum, trailer): a line equal
+ * to a checked line is checked. Only when both files' entries need no migration: a migrated entry
+ * is not its line's JSON value.
  *
  * Names are handed out before the trailers are checked: trust what they said only once this resolves.
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
+import { EntryLineScan } from './line-scan.js';
 import { shippedMigrations } from './migrate.js';
 import {
   type RawLine,
@@ -24,10 +28,25 @@ import {
   type VerifiedSnapshot,
 } from './read.js';
 
+/**
+ * Byte-equal lines on both sides: one connection, parsed only when asked. One object is used again
+ * for every such line of a merge: read it during the `same` call only.
+ */
+export interface EqualLines {
+  readonly name: string;
+  readonly type: string;
+  /** The line's text (valid during the call only: the reader's buffers are used again). */
+  readonly bytes: Buffer;
+  /** The scan of the line, when it was scanned rather than parsed (its answers hold during the call). */
+  readonly scan: EntryLineScan | undefined;
+  /** The connection: parsed now, once, when the line was only scanned. */
+  entry(): Connection;
+}
+
 /** What a merge join hands each name to (a method call per name: no object made per line). */
 export interface MergeSink {
-  /** Byte-equal lines on both sides, parsed once: `bytes` is the line. */
-  same(entry: Connection, bytes: Buffer): void;
+  /** Byte-equal lines on both sides. */
+  same(lines: EqualLines): void;
   /** The name on both sides, in lines that differ. */
   both(from: Connection, to: Connection): void;
   /** The name on one side only. */
@@ -105,6 +124,13 @@ class Cursor {
     return line?.kind === 'connection' ? line.entry : undefined;
   }
 
+  /** Push the next line, scanned (a connection of this name and type), not parsed. */
+  takeScanned(name: string, type: string): RawLine {
+    const raw = this.batch[this.index++] as RawLine;
+    this.parser.pushScanned(raw, name, type);
+    return raw;
+  }
+
   /** Take the header line (none: `finish` says the file is empty or not a snapshot). */
   async takeHeader(): Promise<void> {
     while (!this.parser.headerRead) {
@@ -125,6 +151,42 @@ class Cursor {
   }
 }
 
+/** The {@link EqualLines} of a merge, set anew for each pair. */
+class Equal implements EqualLines {
+  name = '';
+  type = '';
+  bytes: Buffer = Buffer.alloc(0);
+  scan: EntryLineScan | undefined;
+  private line = 0;
+  private value: Connection | undefined;
+
+  constructor(private readonly parser: SnapshotParser) {}
+
+  scanned(name: string, type: string, raw: RawLine, scan: EntryLineScan): this {
+    this.name = name;
+    this.type = type;
+    this.bytes = raw.bytes;
+    this.line = raw.number;
+    this.scan = scan;
+    this.value = undefined;
+    return this;
+  }
+
+  parsed(entry: Connection, bytes: Buffer): this {
+    this.name = entry.name;
+    this.type = entry.type;
+    this.bytes = bytes;
+    this.scan = undefined;
+    this.value = entry;
+    return this;
+  }
+
+  entry(): Connection {
+    this.value ??= this.parser.reparse(this.bytes, this.line);
+    return this.value;
+  }
+}
+
 /**
  * Read `from` and `to` at once in name order, handing each name to `sink`; resolves once both files
  * are read and checked whole. Rejects with the reader's InputFileError (naming the file and line) for
@@ -138,6 +200,8 @@ export async function mergeSnapshots(
 ): Promise<{ readonly from: MergedSide; readonly to: MergedSide }> {
   const a = new Cursor(from, options);
   const b = new Cursor(to, options);
+  const equal = new Equal(a.parser);
+  const scan = new EntryLineScan();
   try {
     // Both headers first: the join starts on both sides' first lines after them.
     await a.takeHeader();
@@ -158,10 +222,20 @@ export async function mergeSnapshots(
           b.parser.takesEntriesAsParsed &&
           rawA.bytes.equals(rawB.bytes)
         ) {
+          if (scan.scan(rawA.bytes)) {
+            const name = scan.name();
+            const type = scan.type();
+            if (name !== undefined && type !== undefined) {
+              a.takeScanned(name, type);
+              b.takeScanned(name, type);
+              sink.same(equal.scanned(name, type, rawA, scan));
+              continue;
+            }
+          }
           const entry = a.take();
           if (entry === undefined) continue; // a profile line or the trailer: B's twin line is taken on its own
           const twin = b.take(entry);
-          if (twin === entry) sink.same(entry, rawA.bytes);
+          if (twin === entry) sink.same(equal.parsed(entry, rawA.bytes));
           else {
             // B's parser placed the line otherwise (it holds no connection there): a plain join.
             a.waiting = entry;

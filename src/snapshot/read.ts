@@ -597,13 +597,7 @@ export class SnapshotParser {
    * everything is checked as usual but the parse itself.
    */
   push(raw: RawLine, parsed?: unknown): ParsedLine | undefined {
-    this.lastLine = raw.number;
-    if (this.trailer !== undefined) {
-      throw this.fail(raw.number, `unexpected content after the trailer (line ${this.trailer.line})`);
-    }
-    if (!raw.terminated) {
-      throw this.fail(raw.number, 'the last line is incomplete (no newline): the snapshot is truncated');
-    }
+    this.checkPlace(raw);
     if (this.header === undefined) {
       this.readHeader(raw);
       return undefined;
@@ -616,13 +610,42 @@ export class SnapshotParser {
     if (this.storedFormatVersion >= 2 && isProfileLine(value)) {
       return { kind: 'scan-profile', profile: this.readProfile(value, raw) };
     }
+    this.checkConnectionPlace(raw);
+    return { kind: 'connection', entry: this.readEntry(value, raw) };
+  }
+
+  /**
+   * Take one entry line scanned (`line-scan.ts`) instead of parsed: a JSON object whose
+   * `name` and `type` are strings, and no more is known of it (see {@link SnapshotParser.takesEntriesAsParsed}:
+   * only when its JSON value is its entry). Checked as {@link SnapshotParser.push} checks it.
+   */
+  pushScanned(raw: RawLine, name: string, type: string): void {
+    this.checkPlace(raw);
+    if (this.migrator?.identity !== true) throw new Error('a scanned line taken where entries are migrated');
+    // A line with a "name" is neither the trailer nor a scan profile: a connection.
+    this.checkConnectionPlace(raw);
+    this.acceptEntry(name, type, raw);
+  }
+
+  /** A line may come here: not after the trailer, not the file's cut-off end. */
+  private checkPlace(raw: RawLine): void {
+    this.lastLine = raw.number;
+    if (this.trailer !== undefined) {
+      throw this.fail(raw.number, `unexpected content after the trailer (line ${this.trailer.line})`);
+    }
+    if (!raw.terminated) {
+      throw this.fail(raw.number, 'the last line is incomplete (no newline): the snapshot is truncated');
+    }
+  }
+
+  /** A connection line may come here: before the scan profiles. */
+  private checkConnectionPlace(raw: RawLine): void {
     if (this.previousProfile !== undefined) {
       throw this.fail(
         raw.number,
         `a connection line after the scan profiles (line ${this.previousProfile.line}): connections come first`,
       );
     }
-    return { kind: 'connection', entry: this.readEntry(value, raw) };
   }
 
   /** An entry line read again (see {@link openPlacedSnapshot}): parsed and migrated, not re-checked. */
@@ -742,13 +765,19 @@ export class SnapshotParser {
   }
 
   private readEntry(value: unknown, raw: RawLine): Connection {
-    const line = raw.number;
-    if (!isPlainObject(value)) throw this.fail(line, 'entry is not a JSON object');
-    this.hasher.addLine(raw.bytes, raw.newlineFollows);
-    this.count += 1;
+    if (!isPlainObject(value)) throw this.fail(raw.number, 'entry is not a JSON object');
     const entry =
       this.migrator?.identity === false ? this.migrator.migrateEntry(value) : (value as Connection);
     const { name, type } = entry as Record<string, unknown>;
+    this.acceptEntry(name, type, raw);
+    return entry;
+  }
+
+  /** An entry's line counted and hashed, its name and type checked (and its name's order). */
+  private acceptEntry(name: unknown, type: unknown, raw: RawLine): void {
+    const line = raw.number;
+    this.hasher.addLine(raw.bytes, raw.newlineFollows);
+    this.count += 1;
     if (typeof name !== 'string' || name === '') throw this.fail(line, 'entry has no string "name"');
     if (typeof type !== 'string' || type === '') {
       throw this.fail(line, `entry ${JSON.stringify(name)} has no string "type"`);
@@ -768,7 +797,6 @@ export class SnapshotParser {
     this.previousName = name;
     this.previousLine = line;
     this.typeCounts.set(type, (this.typeCounts.get(type) ?? 0) + 1);
-    return entry;
   }
 
   private readProfile(value: Record<string, unknown>, raw: RawLine): SnapshotScanProfile {

@@ -13,11 +13,14 @@ import {
   createMaskFinder,
   diffConnections,
   maskedPointers,
+  maskSourceOf,
 } from '../../src/diff/compare.js';
 import { createMergedDiff, maskTokensIn } from '../../src/diff/merged.js';
+import type { DiffOptions } from '../../src/diff/types.js';
 import { InputFileError, InterruptedError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
+import { EntryLineScan } from '../../src/snapshot/line-scan.js';
 import { mergeSnapshots } from '../../src/snapshot/merge.js';
 import { writeSnapshotFile } from '../helpers/snapshot-file.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -42,16 +45,16 @@ function writeSnapshotAt(
 }
 
 /** Merge two files into a merged diff; the steps are kept to look at. */
-async function mergeDiff(fromPath: string, toPath: string) {
-  const differ = createMergedDiff(options);
+async function mergeDiff(fromPath: string, toPath: string, diffOptions: DiffOptions = options) {
+  const differ = createMergedDiff(diffOptions);
   const steps: ('same' | 'both' | 'from' | 'to')[] = [];
   const read = await mergeSnapshots(
     { path: fromPath, label: 'from.jsonl' },
     { path: toPath, label: 'to.jsonl' },
     {
-      same(entry, bytes) {
+      same(lines) {
         steps.push('same');
-        differ.same(entry, bytes);
+        differ.same(lines);
       },
       both(from, to) {
         steps.push('both');
@@ -162,10 +165,27 @@ describe('maskedPointers', () => {
       fc.property(rules, fc.array(fc.oneof(alike, entryFields), { maxLength: 12 }), (ignoreFields, list) => {
         const compiled = compileCompareOptions({ ...options, ignoreFields });
         const find = createMaskFinder(compiled);
+        // The same run of entries as lines whose scanned text answers for the layouts offered.
+        const findInText = createMaskFinder(compiled);
+        const scan = new EntryLineScan();
         for (const fields of list) {
           const entry = JSON.parse(JSON.stringify({ name: 'n', ...fields })) as Connection;
-          const masks = maskTokensIn(Buffer.from(JSON.stringify(entry)));
-          expect(find(entry, masks)).toEqual(maskedPointers(entry, compiled));
+          const line = Buffer.from(JSON.stringify(entry));
+          const masks = maskTokensIn(line);
+          const expected = maskedPointers(entry, compiled);
+          expect(find(maskSourceOf(entry), masks)).toEqual(expected);
+          expect(scan.scan(line)).toBe(true);
+          let parsed = 0;
+          const source = {
+            type: entry.type,
+            scan,
+            entry: () => {
+              parsed++;
+              return JSON.parse(line.toString()) as Connection;
+            },
+          };
+          expect(findInText(source, masks)).toEqual(expected);
+          expect(parsed).toBeLessThanOrEqual(1 + (masks === undefined ? 0 : 4));
         }
       }),
       { numRuns: 500 },
@@ -232,8 +252,12 @@ describe('mergeSnapshots into createMergedDiff', () => {
     );
 
   it('equals diffConnections of the same two sides, byte-equal lines handed out as one step', async () => {
+    // Without ignore rules, with top-level ones, and with pointer rules (the masks of scanned lines
+    // are then read from the parsed line, not from its text).
+    const ruleSets = fc.constantFrom([], ['password', 'description'], options.ignoreFields);
     await fc.assert(
-      fc.asyncProperty(sides, async ({ from, fates, extra, edit }) => {
+      fc.asyncProperty(sides, ruleSets, async ({ from, fates, extra, edit }, ignoreFields) => {
+        const diffOptions = { ...options, ignoreFields };
         const to: Connection[] = [];
         from.forEach((c, i) => {
           if (fates[i] === 'same') to.push(structuredClone(c));
@@ -244,11 +268,11 @@ describe('mergeSnapshots into createMergedDiff', () => {
         const fromPath = await writeSnapshotAt('from.jsonl', from);
         const toPath = await writeSnapshotAt('to.jsonl', to);
 
-        const { found, steps, read } = await mergeDiff(fromPath, toPath);
+        const { found, steps, read } = await mergeDiff(fromPath, toPath, diffOptions);
         // Against the sides as read from their files: an edit made here by spreading shares its
         // values with the original, which compareConnections never walks (parsed sides share nothing).
         const parsed = (list: Connection[]) => JSON.parse(JSON.stringify(list)) as Connection[];
-        expect(found.result).toEqual(diffConnections(parsed(from), parsed(to), options));
+        expect(found.result).toEqual(diffConnections(parsed(from), parsed(to), diffOptions));
         expect(found.counts).toEqual({ from: from.length, to: to.length });
         for (const name of found.result.added)
           expect(found.typeOfAdded(name)).toBe(from.find((c) => c.name === name)?.type);
@@ -260,8 +284,87 @@ describe('mergeSnapshots into createMergedDiff', () => {
         const outOfStep = fates.filter((f) => f === 'drop').length + extra.length;
         expect(steps.filter((s) => s === 'same').length).toBeGreaterThanOrEqual(kept - outOfStep);
       }),
-      { numRuns: 60 },
+      { numRuns: 100 },
     );
+  });
+
+  it('hands out byte-equal lines unparsed, and parses one only when its masks cannot be read from its text', async () => {
+    const entries = Array.from({ length: 40 }, (_, i) => ({
+      name: `c${String(i).padStart(2, '0')}`,
+      type: i % 2 === 0 ? 'rdb-mysql' : 's3',
+      password: MASK,
+      custom_fields: [{ field_name: 'k1', field_type: 'encrypted', field_value: MASK }],
+      // JSON.stringify writes a control character as a `\u` escape.
+      description: i === 7 ? 'bell \u0007' : 'plain',
+    }));
+    const a = await writeSnapshotAt('a.jsonl', entries);
+    const b = await writeSnapshotAt('b.jsonl', entries);
+    for (const [ignoreFields, parsesExpected] of [
+      // The first line of each type is walked to learn where its masks are; the line holding a `\u`
+      // escape is walked (its count of masks is unknown); every other line is read from its text.
+      [[], 3],
+      // A pointer rule removes values below the top level: every line with masks is parsed.
+      [['/custom_fields/k1/field_type'], 40],
+    ] as const) {
+      const differ = createMergedDiff({ ...options, ignoreFields: [...ignoreFields] });
+      let scanned = 0;
+      let parses = 0;
+      await mergeSnapshots(
+        { path: a },
+        { path: b },
+        {
+          same(lines) {
+            if (lines.scan !== undefined) scanned++;
+            const entry = lines.entry.bind(lines);
+            differ.same({
+              name: lines.name,
+              type: lines.type,
+              bytes: lines.bytes,
+              scan: lines.scan,
+              entry: () => {
+                parses++;
+                return entry();
+              },
+            });
+          },
+          both: () => expect.unreachable(),
+          only: () => expect.unreachable(),
+        },
+      );
+      expect(scanned).toBe(40);
+      expect(parses).toBe(parsesExpected);
+      const diffed = differ.finish().result;
+      expect(diffed.unchanged).toBe(40);
+      expect(diffed.uncomparable).toEqual(
+        diffConnections(entries, structuredClone(entries), { ...options, ignoreFields: [...ignoreFields] })
+          .uncomparable,
+      );
+    }
+  });
+
+  it("refuses a damaged line that both files hold alike, with the reader's own message", async () => {
+    const entries = [
+      { name: 'a', type: 's3' },
+      { name: 'b', type: 's3' },
+      { name: 'c', type: 's3' },
+    ];
+    for (const [line, message] of [
+      ['{"name":"b","type":"s3",}', /:3: not valid JSON/],
+      ['{"name":"b"}', /:3: entry "b" has no string "type"/],
+      // A control character unescaped in a string.
+      ['{"name":"b","type":"s3","x":"\u0001"}', /:3: not valid JSON/],
+      ['{"name":"a","type":"s3"}', /:3: duplicate name "a"/],
+      ['{"name":"","type":"s3"}', /:3: entry has no string "name"/],
+    ] as const) {
+      const damaged = (label: string) =>
+        writeSnapshotFile(join(dir, label), entries, { damage: (lines) => lines.splice(2, 1, line) });
+      const from = await damaged('from.jsonl');
+      const to = await damaged('to.jsonl');
+      const error = await mergeDiff(from, to).catch((e: unknown) => e);
+      expect(error, line).toBeInstanceOf(InputFileError);
+      expect(String((error as Error).message), line).toMatch(message);
+      expect(String((error as Error).message)).toMatch(/^from\.jsonl:/);
+    }
   });
 
   it('hands out every line of two equal files as one step each', async () => {
