@@ -25,7 +25,7 @@ import { InputFileError, InterruptedError, UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { packageRoot } from '../paths.js';
-import { type EntryPlace, indexSnapshot, type PlacedSnapshot } from '../snapshot/read.js';
+import { type EntryPlace, indexSnapshotNames, type PlacedSnapshot } from '../snapshot/read.js';
 
 /**
  * A snapshot up to this size is held in memory for the rereads (a 100 000-connection snapshot is
@@ -125,7 +125,7 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
   const places = new Map<string, EntryPlace>();
   const waiting: Connection[][] = [];
   /** The snapshot once its first pass has checked it whole. */
-  let file: Awaited<ReturnType<typeof indexSnapshot>> | undefined;
+  let file: Awaited<ReturnType<typeof indexSnapshotNames>> | undefined;
   /** The snapshot as its first pass goes (the same one as `file.file`): a line passed can be read again. */
   let reading: PlacedSnapshot | undefined;
   let ended = false;
@@ -210,10 +210,10 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
     file?.file.close();
   });
 
-  indexSnapshot(
+  indexSnapshotNames(
     request.path,
-    ({ entry, place }, snapshot) => {
-      places.set(entry.name, place);
+    ({ name, place }, snapshot) => {
+      places.set(name, place);
       reading = snapshot;
     },
     {

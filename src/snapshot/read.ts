@@ -34,6 +34,7 @@ import {
   type SnapshotPart,
   type SnapshotSelection,
 } from './format.js';
+import { EntryLineScan } from './line-scan.js';
 import { composeMigrations, type MigrationRegistry, type Migrator, shippedMigrations } from './migrate.js';
 
 /** What a verified snapshot is: its header (migrated to the current version) and its checksum facts. */
@@ -199,10 +200,21 @@ export interface EntryPlace {
   readonly crc: number;
 }
 
-/** An entry with its place in the file. */
-export interface PlacedEntry {
-  readonly entry: Connection;
+/** A connection's name and type, with its place in the file. */
+export interface PlacedName {
+  readonly name: string;
+  readonly type: string;
   readonly place: EntryPlace;
+}
+
+/** An entry with its place in the file. */
+export interface PlacedEntry extends PlacedName {
+  readonly entry: Connection;
+}
+
+/** A line of {@link PlacedSnapshot.entries}: its entry parsed, or (`scanLines`) undefined when only scanned. */
+export interface PlacedLine extends PlacedName {
+  readonly entry: Connection | undefined;
 }
 
 /** Options of {@link openPlacedSnapshot} and {@link indexSnapshot}. */
@@ -216,12 +228,19 @@ export interface PlacedSnapshotOptions extends ReadEntriesOptions {
    * second read of the whole file were about 0.5 s of a 100 000-connection diff's snapshot side.
    */
   readonly holdForRereadsUpTo?: number;
+  /**
+   * Lines are scanned (`line-scan.ts`: checked as JSON without being parsed) where the scan reads
+   * them, for a caller that needs only each connection's name and type in this pass (`entry` is then
+   * undefined; it is read again by place when needed). On 100 000 connections a scan is a fraction of
+   * a parse and of the collections that follow it. A line the scan declines is parsed, as before.
+   */
+  readonly scanLines?: boolean;
 }
 
 /** A snapshot read once in order (checked as {@link readSnapshotEntries} checks it), whose entries can be read again by place. */
 export interface PlacedSnapshot {
   /** Every entry with its place; the trailer is checked after the last one. */
-  readonly entries: AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined>;
+  readonly entries: AsyncGenerator<PlacedLine, VerifiedSnapshot, undefined>;
   /**
    * The entry at `place` (a place `entries` has handed out), read from the file again, parsed and
    * migrated. Throws InputFileError when the line changed since it was read.
@@ -259,7 +278,8 @@ export function openPlacedSnapshot(
     const read = readSync(fd, bytes, 0, place.length, place.offset);
     return read === place.length ? bytes : bytes.subarray(0, read);
   };
-  async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
+  const scan = options.scanLines === true ? new EntryLineScan() : undefined;
+  async function* entries(): AsyncGenerator<PlacedLine, VerifiedSnapshot, undefined> {
     // Held when small enough at the start; a file that then grows or shrinks was changed while read.
     const holdUpTo = options.holdForRereadsUpTo ?? 0;
     const size = holdUpTo > 0 ? (statSync(path, { throwIfNoEntry: false })?.size ?? 0) : 0;
@@ -274,20 +294,27 @@ export function openPlacedSnapshot(
             heldUpTo += chunk.length;
           };
     for await (const batch of readLineBatches(path, { ...options, onChunk })) {
-      const placed: PlacedEntry[] = [];
+      const placed: PlacedLine[] = [];
       for (const raw of batch) {
+        const place = {
+          offset: raw.offset,
+          length: raw.bytes.length,
+          line: raw.number,
+          crc: holding === undefined ? crc32(raw.bytes) : 0,
+        };
+        if (scan !== undefined && parser.takesEntriesAsParsed && scan.scan(raw.bytes)) {
+          const name = scan.name();
+          const type = scan.type();
+          if (name !== undefined && type !== undefined) {
+            parser.pushScanned(raw, name, type);
+            placed.push({ name, type, entry: undefined, place });
+            continue;
+          }
+        }
         const parsed = parser.push(raw);
         if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
         if (parsed?.kind !== 'connection') continue;
-        placed.push({
-          entry: parsed.entry,
-          place: {
-            offset: raw.offset,
-            length: raw.bytes.length,
-            line: raw.number,
-            crc: holding === undefined ? crc32(raw.bytes) : 0,
-          },
-        });
+        placed.push({ name: parsed.entry.name, type: parsed.entry.type, entry: parsed.entry, place });
       }
       yield* placed;
     }
@@ -343,7 +370,28 @@ export interface IndexedSnapshot {
 export async function indexSnapshot(
   path: string,
   onEntry: (placed: PlacedEntry, file: PlacedSnapshot) => void,
-  options: Omit<PlacedSnapshotOptions, 'expected'> = {},
+  options: Omit<PlacedSnapshotOptions, 'expected' | 'scanLines'> = {},
+): Promise<IndexedSnapshot> {
+  return indexPlaced(path, onEntry as (placed: PlacedLine, file: PlacedSnapshot) => void, options);
+}
+
+/**
+ * {@link indexSnapshot} for a caller that needs each connection's name and type only (its entry is
+ * read again by place when needed): the lines are scanned rather than parsed where they can be
+ * (see {@link PlacedSnapshotOptions.scanLines}).
+ */
+export async function indexSnapshotNames(
+  path: string,
+  onEntry: (placed: PlacedName, file: PlacedSnapshot) => void,
+  options: Omit<PlacedSnapshotOptions, 'expected' | 'scanLines'> = {},
+): Promise<IndexedSnapshot> {
+  return indexPlaced(path, onEntry, { ...options, scanLines: true });
+}
+
+async function indexPlaced(
+  path: string,
+  onEntry: (placed: PlacedLine, file: PlacedSnapshot) => void,
+  options: Omit<PlacedSnapshotOptions, 'expected'>,
 ): Promise<IndexedSnapshot> {
   const profiles: SnapshotScanProfile[] = [];
   const file = openPlacedSnapshot(path, { ...options, onProfile: (p) => profiles.push(p) });

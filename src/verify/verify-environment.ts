@@ -29,7 +29,7 @@ import type { SnapshotHeader } from '../snapshot/format.js';
 import {
   type EntryPlace,
   type IndexedSnapshot,
-  indexSnapshot,
+  indexSnapshotNames,
   type PlacedSnapshot,
 } from '../snapshot/read.js';
 import { createConnectionVerifier, type ExpectedConnection } from './connections.js';
@@ -159,10 +159,9 @@ async function readExpected(
   secretFields: (type: string) => ReadonlySet<string>,
 ): Promise<IndexedSnapshot & { readonly entries: Map<string, ExpectedConnection> }> {
   const entries = new Map<string, ExpectedConnection>();
-  const indexed = await indexSnapshot(
+  const indexed = await indexSnapshotNames(
     path,
-    ({ entry, place }, file) =>
-      entries.set(entry.name, new SnapshotTwin(entry.type, place, file, secretFields)),
+    ({ name, type, place }, file) => entries.set(name, new SnapshotTwin(type, place, file, secretFields)),
     { signal, label },
   );
   return { ...indexed, entries };
