@@ -111,6 +111,12 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** Resolves at `due` (a `performance.now()` time), at once when it has passed. */
+function sleepUntil(due: number): Promise<void> | undefined {
+  const ms = due - performance.now();
+  return ms > 0 ? new Promise((r) => setTimeout(r, ms)) : undefined;
+}
+
 function decodeSegments(pathname: string): string[] | null {
   try {
     return pathname
@@ -327,6 +333,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   }
 
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrived = performance.now();
     const method = (req.method ?? 'GET').toUpperCase();
     const url = new URL(req.url ?? '/', 'http://emulator.invalid');
     const rec = record.addRequest(method, url.pathname, url.search.slice(1));
@@ -358,9 +365,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const html = alwaysHtml || decision.htmlContentType;
 
     const raw = await readBody(req);
-    const delay = latencyFor(decision);
-    if (delay > 0) await sleep(delay);
-    if (closed || res.destroyed) return;
+    // The answer leaves `latency` after the request arrived, the work done meanwhile: a service's
+    // latency holds its own work (waiting first and working after made every answer latency + work,
+    // and the answers of requests arriving together waited for each other's work at the end).
+    const due = arrived + latencyFor(decision);
+    const applies =
+      decision.terminal === null ||
+      decision.terminal === 'commit-then-drop' ||
+      decision.terminal === 'commit-then-500' ||
+      decision.terminal === 'trickle';
+    if (!applies) {
+      await sleepUntil(due);
+      if (closed || res.destroyed) return;
+    }
 
     switch (decision.terminal) {
       case 'reset':
@@ -405,6 +422,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         break;
     }
 
+    if (closed || res.destroyed) return;
     let reply = answer(method, relPath, url, raw, req.headers.authorization, req.headers['content-type']);
     if (reply.mutated === true) {
       rec.applied = true;
@@ -416,6 +434,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         }
       }
     }
+    await sleepUntil(due);
     if (closed || res.destroyed) return;
     if (decision.terminal === 'commit-then-drop') {
       // Applied, but the client never hears: the case a POST must reconcile by name.

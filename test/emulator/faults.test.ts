@@ -144,6 +144,24 @@ describe('faults', () => {
     expect(emu.record.requests.at(-1)?.fault).toBe('latency');
   });
 
+  it('latency: a write is applied when it arrives; its answer leaves the latency after the request arrived', async () => {
+    emu.setLatency(1500);
+    const t0 = performance.now();
+    let answered = false;
+    const posted = api.post('/api/v1/ds_connections', conn('early')).then((r) => {
+      answered = true;
+      return r;
+    });
+    // The service holds it well before it answers (a client that gives up meanwhile has still written).
+    for (let i = 0; i < 400 && emu.store.getConnection('early') === undefined; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    expect(emu.store.getConnection('early')).toBeDefined();
+    expect(answered).toBe(false);
+    expect((await posted).status).toBe(200);
+    // Lower bound only (jitter is 10 %): the answer waits out the latency, the work inside it.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(1300);
+  });
+
   it('targets faults by method and route only', async () => {
     emu.setFaults('500@POST:/ds_connections');
     expect((await api.get('/api/v1/ds-connections')).status).toBe(200);
