@@ -58,16 +58,15 @@ export class EntryLineScan {
   private end = 0;
   /** Set by {@link string}: whether the string just read holds an escape. */
   private escaped = false;
+  /** Set by {@link next}: whether the container just ended. */
+  private closed = false;
   /** Types decoded lately (ASCII only, so their bytes compare as text). */
   private readonly types: string[] = [];
   /** String values written as the mask, at any depth; -1 once a `\u` escape is met. */
   private maskCount = 0;
 
-  // The top-level members, in order: key (without quotes) and value kind.
-  private members = 0;
-  private keyStart = new Int32Array(32);
-  private keyEnd = new Int32Array(32);
-  private kind = new Uint8Array(32);
+  /** The top-level members, in order. */
+  private readonly members = new Members();
 
   // The last top-level `name` and `type`: where their string is (without quotes), -1 when not a string.
   private nameStart = -1;
@@ -85,10 +84,8 @@ export class EntryLineScan {
   private readonly elementLast = new Int32Array(CUSTOM_FIELDS_READ);
   private readonly fieldNameStart = new Int32Array(CUSTOM_FIELDS_READ);
   private readonly fieldNameEnd = new Int32Array(CUSTOM_FIELDS_READ);
-  private fieldMembers = 0;
-  private fieldKeyStart = new Int32Array(64);
-  private fieldKeyEnd = new Int32Array(64);
-  private fieldKind = new Uint8Array(64);
+  /** The members of every element of `custom_fields`, one element after the other. */
+  private readonly fieldMembers = new Members();
 
   /**
    * Scan `bytes` (one line, without its newline). True when it is a JSON object that `JSON.parse`
@@ -98,13 +95,13 @@ export class EntryLineScan {
   scan(bytes: Buffer): boolean {
     this.bytes = bytes;
     this.end = bytes.length;
-    this.members = 0;
+    this.members.count = 0;
     this.maskCount = 0;
     this.nameStart = -1;
     this.typeStart = -1;
     this.custom = 'absent';
     this.elements = 0;
-    this.fieldMembers = 0;
+    this.fieldMembers.count = 0;
     let i = space(bytes, 0);
     if (bytes[i] !== LBRACE) return false;
     i = space(bytes, i + 1);
@@ -143,14 +140,10 @@ export class EntryLineScan {
       } else if (key === CUSTOM_FIELDS && bytes[valueStart] !== LBRACKET) {
         this.custom = 'unknown';
       }
-      this.addMember(keyStart, keyEnd, kind);
-      i = space(bytes, i);
-      if (bytes[i] === COMMA) {
-        i = space(bytes, i + 1);
-        continue;
-      }
-      if (bytes[i] !== RBRACE) return false;
-      return space(bytes, i + 1) === this.end;
+      this.members.add(keyStart, keyEnd, kind);
+      i = this.next(i, RBRACE);
+      if (i < 0) return false;
+      if (this.closed) return space(bytes, i) === this.end;
     }
   }
 
@@ -194,11 +187,7 @@ export class EntryLineScan {
   /** Whether the top-level value of `key` is the mask (the text has no `\u` escape: see `maskTokensIn`). */
   maskAt(key: string): MaskAnswer {
     if (!isAsciiText(key)) return 'unknown';
-    for (let m = this.members - 1; m >= 0; m--) {
-      if (keyEquals(this.bytes, this.keyStart[m] as number, this.keyEnd[m] as number, key))
-        return this.kind[m] === MASKED ? 'mask' : 'no';
-    }
-    return 'no';
+    return this.members.maskOf(this.bytes, key, 0, this.members.count);
   }
 
   /**
@@ -231,11 +220,12 @@ export class EntryLineScan {
       if (keyEquals(bytes, start, end, field)) found = e;
     }
     if (found < 0) return 'no';
-    for (let m = (this.elementLast[found] as number) - 1; m >= (this.elementFirst[found] as number); m--) {
-      if (keyEquals(bytes, this.fieldKeyStart[m] as number, this.fieldKeyEnd[m] as number, key))
-        return this.fieldKind[m] === MASKED ? 'mask' : 'no';
-    }
-    return 'no';
+    return this.fieldMembers.maskOf(
+      bytes,
+      key,
+      this.elementFirst[found] as number,
+      this.elementLast[found] as number,
+    );
   }
 
   private text(start: number, end: number, escaped: boolean): string {
@@ -244,36 +234,12 @@ export class EntryLineScan {
       : this.bytes.toString('utf8', start, end);
   }
 
-  private addMember(keyStart: number, keyEnd: number, kind: number): void {
-    const m = this.members++;
-    if (m === this.kind.length) {
-      this.keyStart = grow(this.keyStart);
-      this.keyEnd = grow(this.keyEnd);
-      this.kind = growKinds(this.kind);
-    }
-    this.keyStart[m] = keyStart;
-    this.keyEnd[m] = keyEnd;
-    this.kind[m] = kind;
-  }
-
-  private addFieldMember(keyStart: number, keyEnd: number, kind: number): void {
-    const m = this.fieldMembers++;
-    if (m === this.fieldKind.length) {
-      this.fieldKeyStart = grow(this.fieldKeyStart);
-      this.fieldKeyEnd = grow(this.fieldKeyEnd);
-      this.fieldKind = growKinds(this.fieldKind);
-    }
-    this.fieldKeyStart[m] = keyStart;
-    this.fieldKeyEnd[m] = keyEnd;
-    this.fieldKind[m] = kind;
-  }
-
   /** The top-level `custom_fields` array at `i`: its elements' members kept. Returns the end, or -1. */
   private customFields(i: number): number {
     const bytes = this.bytes;
     this.custom = 'read';
     this.elements = 0;
-    this.fieldMembers = 0;
+    this.fieldMembers.count = 0;
     i = space(bytes, i + 1);
     if (bytes[i] === RBRACKET) return i + 1;
     for (;;) {
@@ -283,12 +249,8 @@ export class EntryLineScan {
         i = this.value(i, 3);
       }
       if (i < 0) return -1;
-      i = space(bytes, i);
-      if (bytes[i] === COMMA) {
-        i = space(bytes, i + 1);
-        continue;
-      }
-      return bytes[i] === RBRACKET ? i + 1 : -1;
+      i = this.next(i, RBRACKET);
+      if (i < 0 || this.closed) return i;
     }
   }
 
@@ -296,11 +258,11 @@ export class EntryLineScan {
   private customField(i: number): number {
     const bytes = this.bytes;
     const e = this.elements++;
-    this.elementFirst[e] = this.fieldMembers;
+    this.elementFirst[e] = this.fieldMembers.count;
     this.fieldNameStart[e] = -1;
     i = space(bytes, i + 1);
     if (bytes[i] === RBRACE) {
-      this.elementLast[e] = this.fieldMembers;
+      this.elementLast[e] = this.fieldMembers.count;
       return i + 1;
     }
     for (;;) {
@@ -332,16 +294,26 @@ export class EntryLineScan {
         this.fieldNameStart[e] = plain ? valueStart + 1 : -1;
         this.fieldNameEnd[e] = i - 1;
       }
-      this.addFieldMember(keyStart, keyEnd, kind);
-      i = space(bytes, i);
-      if (bytes[i] === COMMA) {
-        i = space(bytes, i + 1);
-        continue;
+      this.fieldMembers.add(keyStart, keyEnd, kind);
+      i = this.next(i, RBRACE);
+      if (i < 0) return -1;
+      if (this.closed) {
+        this.elementLast[e] = this.fieldMembers.count;
+        return i;
       }
-      if (bytes[i] !== RBRACE) return -1;
-      this.elementLast[e] = this.fieldMembers;
-      return i + 1;
     }
+  }
+
+  /**
+   * After an item (a member or an element) ending at `i`: the start of the next one, past a comma; or,
+   * when `close` ends the container, the index after it, with {@link closed} set; else -1.
+   */
+  private next(i: number, close: number): number {
+    const bytes = this.bytes;
+    i = space(bytes, i);
+    this.closed = bytes[i] === close;
+    if (this.closed) return i + 1;
+    return bytes[i] === COMMA ? space(bytes, i + 1) : -1;
   }
 
   /** Any JSON value at `i`, at nesting `depth`. Returns the index after it, or -1. */
@@ -365,12 +337,8 @@ export class EntryLineScan {
         if (bytes[i] !== COLON) return -1;
         i = this.value(space(bytes, i + 1), depth + 1);
         if (i < 0) return -1;
-        i = space(bytes, i);
-        if (bytes[i] === COMMA) {
-          i = space(bytes, i + 1);
-          continue;
-        }
-        return bytes[i] === RBRACE ? i + 1 : -1;
+        i = this.next(i, RBRACE);
+        if (i < 0 || this.closed) return i;
       }
     }
     if (c === LBRACKET) {
@@ -380,12 +348,8 @@ export class EntryLineScan {
       for (;;) {
         i = this.value(i, depth + 1);
         if (i < 0) return -1;
-        i = space(bytes, i);
-        if (bytes[i] === COMMA) {
-          i = space(bytes, i + 1);
-          continue;
-        }
-        return bytes[i] === RBRACKET ? i + 1 : -1;
+        i = this.next(i, RBRACKET);
+        if (i < 0 || this.closed) return i;
       }
     }
     if (c === 0x74) return literal(bytes, i, TRUE);
@@ -470,6 +434,35 @@ export class EntryLineScan {
   }
 }
 
+/** Members of objects as scanned: each key's place (without quotes) and its value's kind, in order. */
+class Members {
+  count = 0;
+  private keyStart = new Int32Array(32);
+  private keyEnd = new Int32Array(32);
+  private kind = new Uint8Array(32);
+
+  add(keyStart: number, keyEnd: number, kind: number): void {
+    const m = this.count++;
+    if (m === this.kind.length) {
+      this.keyStart = grow(this.keyStart);
+      this.keyEnd = grow(this.keyEnd);
+      this.kind = growKinds(this.kind);
+    }
+    this.keyStart[m] = keyStart;
+    this.keyEnd[m] = keyEnd;
+    this.kind[m] = kind;
+  }
+
+  /** Whether `key` (ASCII) of the members `from` to `to` holds the mask: its last one, as `JSON.parse` keeps. */
+  maskOf(bytes: Buffer, key: string, from: number, to: number): MaskAnswer {
+    for (let m = to - 1; m >= from; m--) {
+      if (keyEquals(bytes, this.keyStart[m] as number, this.keyEnd[m] as number, key))
+        return this.kind[m] === MASKED ? 'mask' : 'no';
+    }
+    return 'no';
+  }
+}
+
 /** JSON's whitespace from `i`: the index of the next other byte (most often `i`: checked first, inline). */
 function space(bytes: Buffer, i: number): number {
   // In bounds first: a load past the end (the line's last byte is read past once) is slower.
@@ -514,25 +507,10 @@ const CUSTOM_FIELDS = 3;
 
 /** Which of the keys the scan keeps facts of the key from `start` to `end` is (0: another). */
 function topLevelKey(bytes: Buffer, start: number, end: number): number {
-  const length = end - start;
-  if (length === 4) {
-    if (
-      bytes[start] === 0x6e &&
-      bytes[start + 1] === 0x61 &&
-      bytes[start + 2] === 0x6d &&
-      bytes[start + 3] === 0x65
-    )
-      return NAME;
-    if (
-      bytes[start] === 0x74 &&
-      bytes[start + 1] === 0x79 &&
-      bytes[start + 2] === 0x70 &&
-      bytes[start + 3] === 0x65
-    )
-      return TYPE;
-    return 0;
-  }
-  return length === 13 && keyEquals(bytes, start, end, 'custom_fields') ? CUSTOM_FIELDS : 0;
+  // Each comparison starts with the length: most keys are none of these.
+  if (keyEquals(bytes, start, end, 'name')) return NAME;
+  if (keyEquals(bytes, start, end, 'type')) return TYPE;
+  return keyEquals(bytes, start, end, 'custom_fields') ? CUSTOM_FIELDS : 0;
 }
 
 /** Whether the key written plainly from `start` to `end` is `key`, an ASCII string (see {@link isAsciiText}). */
