@@ -109,7 +109,7 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
       counts.from++;
       counts.to++;
       unchanged++;
-      // A scanned line's count is exact (and undefined on a `\u` escape, as maskTokensIn's).
+      // A scanned line's count is a tighter bound (a key is no value; undefined on a `\u` escape, as maskTokensIn's).
       const masks = lines.scan !== undefined ? lines.scan.masks() : maskTokensIn(lines.bytes);
       for (const path of masksOf(lines, masks)) uncomparable.push({ name: lines.name, path });
     },

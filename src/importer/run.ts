@@ -304,18 +304,6 @@ export async function runImport(
     earlyWrites.add(watched);
     early.set(step, { body, written });
   };
-  // Asked for as a POST starts, done after the current turn: axios puts the request on the wire a few
-  // microtasks later, and preparing the next entry (its line read again, its body, its image, the
-  // intent's text) first held every POST back by that much (about 0.3 ms a request).
-  let earlyAsked = 0;
-  let earlyTimer: NodeJS.Immediate | undefined;
-  const writeNextIntentSoon = (): void => {
-    earlyAsked += 1;
-    earlyTimer ??= setImmediate(() => {
-      earlyTimer = undefined;
-      for (; earlyAsked > 0; earlyAsked--) writeNextIntentEarly();
-    });
-  };
 
   /** Per-step state that outlives a stop (for the pending outcome). */
   interface StepState {
@@ -356,7 +344,7 @@ export async function runImport(
       let created: CreatedConnection;
       try {
         const answer = target.create(body);
-        writeNextIntentSoon();
+        writeNextIntentEarly();
         created = await answer;
       } catch (error) {
         const verdict = classifyCreateFailure(error);
@@ -441,8 +429,6 @@ export async function runImport(
   await forEachLimited(steps, concurrency, async (step, i) => {
     outcomes[i] = await processStep(step);
   });
-  // Every step has started: an intent still to be written early has no step left to go with.
-  if (earlyTimer !== undefined) clearImmediate(earlyTimer);
   // Every outcome record, and every intent written early, on disk (or its failure known) before the
   // run reports.
   while (outcomeWrites.size > 0 || earlyWrites.size > 0)

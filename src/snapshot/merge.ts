@@ -172,10 +172,11 @@ class Equal implements EqualLines {
     return this;
   }
 
-  parsed(entry: Connection, bytes: Buffer): this {
+  parsed(entry: Connection, raw: RawLine): this {
     this.name = entry.name;
     this.type = entry.type;
-    this.bytes = bytes;
+    this.bytes = raw.bytes;
+    this.line = raw.number;
     this.scan = undefined;
     this.value = entry;
     return this;
@@ -235,7 +236,7 @@ export async function mergeSnapshots(
           const entry = a.take();
           if (entry === undefined) continue; // a profile line or the trailer: B's twin line is taken on its own
           const twin = b.take(entry);
-          if (twin === entry) sink.same(equal.parsed(entry, rawA.bytes));
+          if (twin === entry) sink.same(equal.parsed(entry, rawA));
           else {
             // B's parser placed the line otherwise (it holds no connection there): a plain join.
             a.waiting = entry;

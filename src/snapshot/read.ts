@@ -295,26 +295,28 @@ export function openPlacedSnapshot(
           };
     for await (const batch of readLineBatches(path, { ...options, onChunk })) {
       const placed: PlacedLine[] = [];
+      // A connection's place: where to read it again (a line kept in memory needs no CRC).
+      const placeOf = (raw: RawLine): EntryPlace => ({
+        offset: raw.offset,
+        length: raw.bytes.length,
+        line: raw.number,
+        crc: holding === undefined ? crc32(raw.bytes) : 0,
+      });
       for (const raw of batch) {
-        const place = {
-          offset: raw.offset,
-          length: raw.bytes.length,
-          line: raw.number,
-          crc: holding === undefined ? crc32(raw.bytes) : 0,
-        };
         if (scan !== undefined && parser.takesEntriesAsParsed && scan.scan(raw.bytes)) {
           const name = scan.name();
           const type = scan.type();
           if (name !== undefined && type !== undefined) {
             parser.pushScanned(raw, name, type);
-            placed.push({ name, type, entry: undefined, place });
+            placed.push({ name, type, entry: undefined, place: placeOf(raw) });
             continue;
           }
         }
         const parsed = parser.push(raw);
         if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
         if (parsed?.kind !== 'connection') continue;
-        placed.push({ name: parsed.entry.name, type: parsed.entry.type, entry: parsed.entry, place });
+        const { entry } = parsed;
+        placed.push({ name: entry.name, type: entry.type, entry, place: placeOf(raw) });
       }
       yield* placed;
     }
@@ -372,7 +374,11 @@ export async function indexSnapshot(
   onEntry: (placed: PlacedEntry, file: PlacedSnapshot) => void,
   options: Omit<PlacedSnapshotOptions, 'expected' | 'scanLines'> = {},
 ): Promise<IndexedSnapshot> {
-  return indexPlaced(path, onEntry as (placed: PlacedLine, file: PlacedSnapshot) => void, options);
+  // Lines parsed, never only scanned: every line handed out has its entry.
+  return indexPlaced(path, onEntry as (placed: PlacedLine, file: PlacedSnapshot) => void, {
+    ...options,
+    scanLines: false,
+  });
 }
 
 /**
