@@ -124,11 +124,16 @@ class Cursor {
     return line?.kind === 'connection' ? line.entry : undefined;
   }
 
-  /** Push the next line, scanned (a connection of this name and type), not parsed. */
-  takeScanned(name: string, type: string): RawLine {
-    const raw = this.batch[this.index++] as RawLine;
-    this.parser.pushScanned(raw, name, type);
-    return raw;
+  /** Push the next line unparsed when the scan reads it (see {@link SnapshotParser.pushIfScanned}); else take nothing. */
+  takeIfScanned(scan: EntryLineScan): { readonly name: string; readonly type: string } | undefined {
+    const scanned = this.parser.pushIfScanned(this.batch[this.index] as RawLine, scan);
+    if (scanned !== undefined) this.index++;
+    return scanned;
+  }
+
+  /** Push the next line, known to be a connection of this name and type (its byte-equal twin was scanned). */
+  takeScanned(name: string, type: string): void {
+    this.parser.pushScanned(this.batch[this.index++] as RawLine, name, type);
   }
 
   /** Take the header line (none: `finish` says the file is empty or not a snapshot). */
@@ -223,15 +228,11 @@ export async function mergeSnapshots(
           b.parser.takesEntriesAsParsed &&
           rawA.bytes.equals(rawB.bytes)
         ) {
-          if (scan.scan(rawA.bytes)) {
-            const name = scan.name();
-            const type = scan.type();
-            if (name !== undefined && type !== undefined) {
-              a.takeScanned(name, type);
-              b.takeScanned(name, type);
-              sink.same(equal.scanned(name, type, rawA, scan));
-              continue;
-            }
+          const scanned = a.takeIfScanned(scan);
+          if (scanned !== undefined) {
+            b.takeScanned(scanned.name, scanned.type);
+            sink.same(equal.scanned(scanned.name, scanned.type, rawA, scan));
+            continue;
           }
           const entry = a.take();
           if (entry === undefined) continue; // a profile line or the trailer: B's twin line is taken on its own

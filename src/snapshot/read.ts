@@ -303,14 +303,10 @@ export function openPlacedSnapshot(
         crc: holding === undefined ? crc32(raw.bytes) : 0,
       });
       for (const raw of batch) {
-        if (scan !== undefined && parser.takesEntriesAsParsed && scan.scan(raw.bytes)) {
-          const name = scan.name();
-          const type = scan.type();
-          if (name !== undefined && type !== undefined) {
-            parser.pushScanned(raw, name, type);
-            placed.push({ name, type, entry: undefined, place: placeOf(raw) });
-            continue;
-          }
+        const scanned = scan === undefined ? undefined : parser.pushIfScanned(raw, scan);
+        if (scanned !== undefined) {
+          placed.push({ name: scanned.name, type: scanned.type, entry: undefined, place: placeOf(raw) });
+          continue;
         }
         const parsed = parser.push(raw);
         if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
@@ -666,6 +662,24 @@ export class SnapshotParser {
     }
     this.checkConnectionPlace(raw);
     return { kind: 'connection', entry: this.readEntry(value, raw) };
+  }
+
+  /**
+   * Take one entry line without parsing it, when `scan` reads it (`line-scan.ts`) as a JSON object
+   * with a string `name` and `type` and this file's entries need no migration: checked as
+   * {@link SnapshotParser.push} checks it. Returns its name and type; undefined when nothing was
+   * taken (push the line instead: a line the scan declines, a profile, the trailer).
+   */
+  pushIfScanned(
+    raw: RawLine,
+    scan: EntryLineScan,
+  ): { readonly name: string; readonly type: string } | undefined {
+    if (!this.takesEntriesAsParsed || !scan.scan(raw.bytes)) return undefined;
+    const name = scan.name();
+    const type = scan.type();
+    if (name === undefined || type === undefined) return undefined;
+    this.pushScanned(raw, name, type);
+    return { name, type };
   }
 
   /**
