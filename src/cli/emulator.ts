@@ -107,7 +107,10 @@ export const emulatorCommand: CommandSpec = {
         describe: 'User token for refresh-access-token (default emulator-user-token)',
       })
       .option('session-ttl', { type: 'number', describe: 'Lifetime of session tokens, ms (default 3600000)' })
-      .option('latency', { type: 'number', describe: 'Delay added to every answer, ms' })
+      .option('latency', {
+        type: 'number',
+        describe: "Time from a request's arrival to its answer, ms (the emulator's own work inside it)",
+      })
       .option('jitter', { type: 'number', describe: 'Latency jitter, ms (default 10% of --latency)' })
       .option('rate-limit', { type: 'number', describe: 'Requests per second before 429 + Retry-After' })
       .option('faults', {

@@ -114,7 +114,7 @@ function sleep(ms: number): Promise<void> {
 /** Resolves at `due` (a `performance.now()` time), at once when it has passed. */
 function sleepUntil(due: number): Promise<void> | undefined {
   const ms = due - performance.now();
-  return ms > 0 ? new Promise((r) => setTimeout(r, ms)) : undefined;
+  return ms > 0 ? sleep(ms) : undefined;
 }
 
 function decodeSegments(pathname: string): string[] | null {

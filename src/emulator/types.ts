@@ -165,7 +165,7 @@ export interface EmulatorOptions {
   data?: EmulatorSeed | string;
   /** Persist the store here (tmp + rename) after each change; loaded on start when it exists. */
   statePath?: string;
-  /** Delay added to every answer; default 0. */
+  /** Time from a request's arrival to its answer, the emulator's own work inside it (a write applied on arrival); default 0. */
   latencyMs?: number;
   /** Jitter (uniform, +/-) on the latency; default 10% of `latencyMs`. */
   latencyJitterMs?: number;
