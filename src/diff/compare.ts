@@ -229,11 +229,6 @@ export interface MaskText {
   customMaskAt(field: string, key: string): MaskAnswer;
 }
 
-/** A connection as a {@link MaskSource}. */
-export function maskSourceOf(entry: Connection): MaskSource {
-  return { type: entry.type, entry: () => entry };
-}
-
 /** Whether the text holds the mask at every place (`unknown`: read the entry). */
 function textHoldsMasksAt(text: MaskText, places: readonly MaskPlace[]): MaskAnswer {
   let unknown = false;

@@ -12,8 +12,8 @@ import {
   compileCompareOptions,
   createMaskFinder,
   diffConnections,
+  type MaskSource,
   maskedPointers,
-  maskSourceOf,
 } from '../../src/diff/compare.js';
 import { createMergedDiff, maskTokensIn } from '../../src/diff/merged.js';
 import type { DiffOptions } from '../../src/diff/types.js';
@@ -68,6 +68,11 @@ async function mergeDiff(fromPath: string, toPath: string, diffOptions: DiffOpti
     { chunkSize: 256 },
   );
   return { found: differ.finish(), steps, read };
+}
+
+/** A connection as the mask finder reads it (no scanned text: the entry itself). */
+function maskSourceOf(entry: Connection): MaskSource {
+  return { type: entry.type, entry: () => entry };
 }
 
 // A JSON value with masks in it, nested a little.
