@@ -80,7 +80,15 @@ const IDENTITY_KEYS = ['name', 'type', '_id'] as const;
 /** The file-download export, parsed as a stream (memory stays flat). `ids` restricts it. */
 export async function* exportConnections(
   client: HttpClient,
-  options: { readonly ids?: readonly string[]; readonly signal?: AbortSignal } = {},
+  options: {
+    readonly ids?: readonly string[];
+    readonly signal?: AbortSignal;
+    /**
+     * Each chunk of the body as it arrives, before the connections it holds are parsed (the diff
+     * hands the bytes to the thread that compares them: see `src/diff-workflow/snapshot-side.ts`).
+     */
+    readonly onBytes?: (chunk: Buffer) => void;
+  } = {},
 ): AsyncIterable<Connection> {
   const ids = options.ids && options.ids.length > 0 ? options.ids.join(',') : undefined;
   const body = (await client.requestStream({
@@ -100,6 +108,10 @@ export async function* exportConnections(
   const parserOptions: Parser.ParserOptions = { streamValues: false };
   const pipeline = StreamArray.withParser(parserOptions);
   body.on('error', (error) => pipeline.destroy(error));
+  const onBytes = options.onBytes;
+  // Before the pipe: each chunk is seen before the parser reads it.
+  if (onBytes !== undefined)
+    body.on('data', (chunk: Buffer | string) => onBytes(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)));
   body.pipe(pipeline);
   try {
     for await (const item of pipeline as AsyncIterable<{ key: number; value: unknown }>) {

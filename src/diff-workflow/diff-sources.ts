@@ -29,7 +29,7 @@ import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
-import { startSnapshotSide } from './snapshot-side.js';
+import { type SnapshotSide, startSnapshotSide } from './snapshot-side.js';
 
 /** What one side of a diff names. */
 export type DiffSide =
@@ -216,24 +216,48 @@ function snapshotSideOf(
   };
 }
 
-/** Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles. */
+/**
+ * Where an environment's connections go as they are read, and how the ids its scan profiles list
+ * are named.
+ */
+interface EnvironmentSink {
+  /** Each connection, as parsed; a promise returned is awaited before the next is read. */
+  entry(entry: Connection): Promise<void> | undefined;
+  /** Each chunk of the export's body, before the connections in it are parsed. */
+  readonly bytes?: ((chunk: Buffer) => void) | undefined;
+  /** After the last connection: the names of those of these ids that a connection has. */
+  names(ids: readonly string[]): Promise<ReadonlyMap<string, string>>;
+}
+
+/** A sink that keeps the name of each connection by its id, here, and hands the connection to `onEntry`. */
+function keepingNames(onEntry: (entry: Connection) => void): EnvironmentSink {
+  const nameById = new Map<string, string>();
+  return {
+    entry(entry) {
+      if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
+      onEntry(entry);
+      return undefined;
+    },
+    names: async () => nameById,
+  };
+}
+
+/** Read an environment's connections (the streamed export) into `sink`, then its scan profiles. */
 async function readEnvironmentSide(
   flag: 'from' | 'to',
   ports: DiffPorts,
   signal: AbortSignal,
-  onEntry: (entry: Connection) => Promise<void> | undefined | void,
+  sink: EnvironmentSink,
 ): Promise<SideRead> {
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
   try {
-    // Only id -> name is kept of each connection (the profiles name their data sources by id).
-    const nameById = new Map<string, string>();
-    for await (const entry of exportConnections(client, { signal })) {
-      if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
-      const wait = onEntry(entry);
+    const onBytes = sink.bytes;
+    for await (const entry of exportConnections(client, { signal, ...(onBytes ? { onBytes } : {}) })) {
+      const wait = sink.entry(entry);
       if (wait !== undefined) await wait;
     }
-    const profiles = await readEnvironmentProfiles(client, nameById, signal);
+    const profiles = await readEnvironmentProfiles(client, sink, signal);
     return { profiles, label: `${environment.label} (environment)` };
   } finally {
     client.close();
@@ -247,7 +271,7 @@ async function readEnvironmentSide(
  */
 async function readEnvironmentProfiles(
   client: HttpClient,
-  nameById: ReadonlyMap<string, string>,
+  sink: EnvironmentSink,
   signal: AbortSignal,
 ): Promise<ComparableProfile[]> {
   let listed: Awaited<ReturnType<typeof listScanProfiles>>;
@@ -257,16 +281,20 @@ async function readEnvironmentProfiles(
     if (error instanceof ApiError && error.status === 404) return [];
     throw error;
   }
-  return listed
-    .filter((p) => typeof p.name === 'string')
-    .map((p) => {
-      const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
-      return toComparableProfile(
-        p,
-        list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null)),
-        isProfileServerField,
-      );
-    });
+  const named = listed.filter((p) => typeof p.name === 'string');
+  const ids = new Set<string>();
+  for (const p of named)
+    if (Array.isArray(p.dataSourceList))
+      for (const ref of p.dataSourceList) if (typeof ref === 'string') ids.add(ref);
+  const nameById = await sink.names([...ids]);
+  return named.map((p) => {
+    const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
+    return toComparableProfile(
+      p,
+      list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null)),
+      isProfileServerField,
+    );
+  });
 }
 
 /**
@@ -306,10 +334,19 @@ async function readSnapshotAndEnvironment(
   try {
     const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
     let environment: SideRead;
+    // The side compares the export's bytes and keeps the name of each id; this thread parses the
+    // same bytes (the export as any command reads it) and only counts what it read.
+    let answer: ReturnType<SnapshotSide['finish']> | undefined;
+    const finish = (ids: readonly string[]) => {
+      answer ??= side.finish(ids);
+      return answer;
+    };
     try {
-      environment = await readEnvironmentSide(environmentFlag, ports, controller.signal, (entry) =>
-        side.add(entry),
-      );
+      environment = await readEnvironmentSide(environmentFlag, ports, controller.signal, {
+        entry: () => side.read(),
+        bytes: (chunk) => side.addBytes(chunk),
+        names: async (ids) => (await finish(ids)).names,
+      });
     } catch (error) {
       // The snapshot's own fault first, as when it was read before the environment was asked: wait
       // until it is checked whole (or failed), unless the user stopped the run.
@@ -320,7 +357,7 @@ async function readSnapshotAndEnvironment(
       }
       throw error;
     }
-    const { found, profiles } = await side.finish();
+    const { found, profiles } = await finish([]);
     return { snapshot: snapshotSideOf(snapshotSide, profiles), environment, found };
   } finally {
     ports.signal.removeEventListener('abort', onAbort);
@@ -394,8 +431,22 @@ async function readTwoEnvironments(
       throw error;
     });
   const reading = [
-    guard(readEnvironmentSide('from', ports, controller.signal, (entry) => differ.add('from', entry))),
-    guard(readEnvironmentSide('to', ports, controller.signal, (entry) => differ.add('to', entry))),
+    guard(
+      readEnvironmentSide(
+        'from',
+        ports,
+        controller.signal,
+        keepingNames((entry) => differ.add('from', entry)),
+      ),
+    ),
+    guard(
+      readEnvironmentSide(
+        'to',
+        ports,
+        controller.signal,
+        keepingNames((entry) => differ.add('to', entry)),
+      ),
+    ),
   ] as const;
   try {
     const [from, to] = await Promise.all(reading);

@@ -13,13 +13,16 @@
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
+import { MASK } from '../secrets.js';
 import {
   type CompareOptions,
   compareConnections,
   compileCompareOptions,
+  createMaskFinder,
   refuseDuplicateNames,
 } from './compare.js';
 import type { ChangedConnection, DiffOptions, DiffResult, UncomparableField } from './types.js';
+import { isDeepEqual } from './values.js';
 
 /** A side of a diff. */
 export type DiffSideName = 'from' | 'to';
@@ -40,6 +43,13 @@ export interface StreamingDiff {
    * later (a snapshot line by its place): kept instead of the connection's text while it waits.
    */
   add(side: DiffSideName, entry: Connection, again?: () => Connection): void;
+  /**
+   * A connection of each side under one name (as `add` of both, in either order). A pair equal as JSON
+   * values is found unchanged without comparing it field by field, only its masks looked for (as the
+   * merged diff does for byte-equal lines); `masksInText`, when known, bounds the masks `from` holds
+   * (see {@link maskTokensInJson}).
+   */
+  pair(from: Connection, to: Connection, masksInText: number | undefined): void;
   /**
    * Once both sides are read whole: the result.
    *
@@ -92,14 +102,38 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
   const uncomparable: UncomparableField[] = [];
   let unchanged = 0;
 
-  const comparePair = (from: Connection, to: Connection): void => {
+  const masksOf = createMaskFinder(compare);
+  /** `equalFirst`: try equality as JSON values first (`masksInText` bounds `from`'s masks then, if known). */
+  const comparePair = (from: Connection, to: Connection, equalFirst = false, masksInText?: number): void => {
+    // Equal as JSON values: what compareConnections finds for an equal copy (maskedPointers), no more.
+    if (equalFirst && typeof from.type === 'string' && isDeepEqual(from, to)) {
+      unchanged++;
+      if (masksInText === 0) return;
+      for (const path of masksOf({ type: from.type, entry: () => from }, masksInText))
+        uncomparable.push({ name: from.name, path });
+      return;
+    }
     const outcome = compareConnections(from, to, compare);
     for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
     if (outcome.fields.length === 0) unchanged++;
     else changed.push({ name: from.name, fields: outcome.fields });
   };
 
-  return {
+  const differ: StreamingDiff = {
+    pair(from, to, masksInText) {
+      const name = from.name;
+      if (to.name !== name || sides.from.seen.has(name) || sides.to.seen.has(name)) {
+        differ.add('to', to);
+        differ.add('from', from);
+        return;
+      }
+      // Neither side has seen the name: neither has it waiting.
+      sides.from.count++;
+      sides.to.count++;
+      sides.from.seen.add(name);
+      sides.to.seen.add(name);
+      comparePair(from, to, true, masksInText);
+    },
     add(side, entry, again) {
       const own = sides[side];
       const other = sides[side === 'from' ? 'to' : 'from'];
@@ -153,4 +187,24 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
       };
     },
   };
+  return differ;
+}
+
+const MASK_TOKEN = `"${MASK}"`;
+const LETTER_U = 0x75;
+
+/**
+ * A bound on how many values of the entry whose JSON text this is (as the service wrote it) are the
+ * mask: the occurrences of the mask with its quotes, `"******"` (a key that is the mask may add to the
+ * count, which stays a bound); undefined when the text holds a `\u` escape (which may write a `*`), as
+ * `maskTokensIn` of `merged.ts` for a line's bytes.
+ */
+export function maskTokensInJson(text: string): number | undefined {
+  // An escape is a backslash and the character after it (`\\u` is an escaped backslash, then a u).
+  for (let at = text.indexOf('\\'); at >= 0; at = text.indexOf('\\', at + 2))
+    if (text.charCodeAt(at + 1) === LETTER_U) return undefined;
+  let count = 0;
+  for (let at = text.indexOf(MASK_TOKEN); at >= 0; at = text.indexOf(MASK_TOKEN, at + MASK_TOKEN.length))
+    count++;
+  return count;
 }

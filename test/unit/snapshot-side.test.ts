@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { diffConnections } from '../../src/diff/compare.js';
-import { startSnapshotSide } from '../../src/diff-workflow/snapshot-side.js';
+import { type SnapshotSide, startSnapshotSide } from '../../src/diff-workflow/snapshot-side.js';
 import { InputFileError, InterruptedError, UsageError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
@@ -51,6 +51,40 @@ function sides(n: number) {
   return { snapshot, environment: environment.reverse() };
 }
 
+/**
+ * Hand `entries` over as the export does: the bytes of their JSON array in chunks of `chunkSize` (an
+ * element's bytes before the connection is parsed), then each connection read (as the export's thread
+ * reads it, awaiting a wait). Returns the most connections that were read and not compared.
+ */
+async function handOver(
+  side: SnapshotSide,
+  entries: readonly Connection[],
+  onRead: (wait: Promise<void> | undefined) => void | Promise<void> = () => undefined,
+  chunkSize = 97,
+): Promise<void> {
+  const ends: number[] = [];
+  const pieces = ['['];
+  let length = 1;
+  entries.forEach((entry, i) => {
+    const piece = `${i === 0 ? '' : ',\n'}${JSON.stringify(entry)}`;
+    pieces.push(piece);
+    length += Buffer.byteLength(piece);
+    ends.push(length);
+  });
+  const bytes = Buffer.from(`${pieces.join('')}]`);
+  let read = 0;
+  for (let at = 0; at < bytes.length; at += chunkSize) {
+    side.addBytes(bytes.subarray(at, at + chunkSize));
+    const fed = Math.min(bytes.length, at + chunkSize);
+    while (read < entries.length && (ends[read] as number) <= fed) {
+      read++;
+      const wait = side.read();
+      await onRead(wait);
+      if (wait !== undefined) await wait;
+    }
+  }
+}
+
 describe.each([
   ['on this thread', Number.POSITIVE_INFINITY],
   ['in a worker thread', 0],
@@ -62,11 +96,13 @@ describe.each([
     ignoreFields: readonly string[] = [],
     maxInFlight?: number,
     holdForRereadsUpTo?: number,
+    maxInFlightBytes?: number,
   ) =>
     startSnapshotSide(
       { path, label: 'side.jsonl', flag, ignoreFields, secretFields, holdForRereadsUpTo },
       threshold,
       maxInFlight,
+      maxInFlightBytes,
     );
 
   it('equals diffConnections, whichever side the snapshot is', async () => {
@@ -75,8 +111,8 @@ describe.each([
     for (const flag of ['from', 'to'] as const) {
       const side = startSide(path, flag, options.ignoreFields);
       try {
-        for (const entry of environment) await side.add(entry);
-        const { found, profiles } = await side.finish();
+        await handOver(side, environment);
+        const { found, profiles } = await side.finish([]);
         const expected =
           flag === 'from'
             ? diffConnections(snapshot, environment, options)
@@ -111,24 +147,58 @@ describe.each([
       });
       let most = 0;
       // Three passes of the environment (the same names again would be a duplicate: renamed).
-      for (let pass = 0; pass < 3; pass++) {
-        for (const entry of environment) {
-          const wait = side.add({ ...entry, name: `${entry.name}-${pass}` });
-          most = Math.max(most, side.inFlight());
-          if (wait === undefined) continue;
-          waits += 1;
-          if (indexed) waitsAfterIndexed += 1;
-          await wait;
-          expect(side.inFlight()).toBeLessThanOrEqual(cap / 2 + 50);
-        }
-      }
-      // Never more than the cap and the batch that reached it.
-      expect(most).toBeLessThanOrEqual(cap + 50);
+      const passes = [0, 1, 2].flatMap((pass) =>
+        environment.map((entry) => ({ ...entry, name: `${entry.name}-${pass}` })),
+      );
+      await handOver(side, passes, async (wait) => {
+        most = Math.max(most, side.inFlight());
+        if (wait === undefined) return;
+        waits += 1;
+        if (indexed) waitsAfterIndexed += 1;
+        await wait;
+        expect(side.inFlight()).toBeLessThanOrEqual(cap / 2 + 1_000);
+      });
+      // Never more than the cap.
+      expect(most).toBeLessThanOrEqual(cap);
       expect(waits).toBeGreaterThan(0);
       expect(waitsAfterIndexed).toBeGreaterThan(0);
-      const { found } = await side.finish();
+      const { found } = await side.finish([]);
       expect(found.counts).toEqual({ from: 3 * environment.length, to: snapshot.length });
       expect(side.inFlight()).toBe(0);
+    } finally {
+      await side.close();
+    }
+  });
+
+  it('holds the export back while more than its cap in bytes is handed over and not done with, whatever the count', async () => {
+    const { snapshot, environment } = sides(600);
+    const path = await writeSideSnapshot(snapshot);
+    const capBytes = 40_000;
+    // Connections of about 1 KB each: the byte cap is reached long before the count cap.
+    const large = environment.map((entry) => ({ ...entry, notes: 'n'.repeat(1_000) }));
+    const side = startSide(path, 'to', [], 1_000_000, undefined, capBytes);
+    try {
+      let waits = 0;
+      let most = 0;
+      await handOver(
+        side,
+        large,
+        async (wait) => {
+          most = Math.max(most, side.inFlightBytes());
+          if (wait === undefined) return;
+          waits += 1;
+          await wait;
+          // Caught up by half, or nearly: what the side has not told yet is under an eighth of the cap.
+          expect(side.inFlightBytes()).toBeLessThanOrEqual(capBytes / 2 + 4_096);
+        },
+        4_096,
+      );
+      expect(waits).toBeGreaterThan(0);
+      // The cap and the chunk that crossed it, at most.
+      expect(most).toBeLessThanOrEqual(capBytes + 4_096);
+      const { found } = await side.finish([]);
+      expect(found.counts.from).toBe(large.length);
+      expect(side.inFlightBytes()).toBe(0);
     } finally {
       await side.close();
     }
@@ -146,8 +216,8 @@ describe.each([
       expect((indexed as InputFileError).message).toMatch(/^side\.jsonl:4: not valid JSON/);
       expect((indexed as InputFileError).line).toBe(4);
       expect((indexed as InputFileError).hint).toBe('The snapshot is damaged: export it again');
-      for (const entry of environment) await side.add(entry);
-      await expect(side.finish()).rejects.toBeInstanceOf(InputFileError);
+      await handOver(side, environment);
+      await expect(side.finish([])).rejects.toBeInstanceOf(InputFileError);
     } finally {
       await side.close();
     }
@@ -161,8 +231,8 @@ describe.each([
       await side.indexed;
       // Rewritten in place after its first pass: the bytes held are the ones checked.
       await writeSideSnapshot(snapshot.map((c) => ({ ...c, description: 'rewritten' })));
-      for (const entry of environment) await side.add(entry);
-      const { found } = await side.finish();
+      await handOver(side, environment);
+      const { found } = await side.finish([]);
       expect(found.result).toEqual(diffConnections(environment, snapshot, options));
       expect(found.result.changed.length).toBeGreaterThan(0);
     } finally {
@@ -179,8 +249,8 @@ describe.each([
       await side.indexed;
       // Rewritten in place after its first pass: the rereads no longer find the lines it checked.
       await writeSideSnapshot(snapshot.map((c) => ({ ...c, description: 'rewritten' })));
-      for (const entry of environment) await side.add(entry);
-      const finished = await side.finish().catch((e: unknown) => e);
+      await handOver(side, environment);
+      const finished = await side.finish([]).catch((e: unknown) => e);
       expect(finished).toBeInstanceOf(InputFileError);
       expect((finished as Error).message).toMatch(
         /^side\.jsonl:\d+: the snapshot changed while it was being read/,
@@ -198,7 +268,7 @@ describe.each([
     expect(statSync(path).size).toBeGreaterThan(1024 * 1024);
     const side = startSide(path, 'to', options.ignoreFields, 100_000);
     try {
-      for (const entry of environment) await side.add(entry);
+      await handOver(side, environment, () => undefined, 64 * 1024);
       const sent = environment.length;
       let inFlightWhenIndexed = -1;
       await side.indexed.then(() => {
@@ -210,7 +280,7 @@ describe.each([
         expect(inFlightWhenIndexed).toBeGreaterThan(0);
         expect(inFlightWhenIndexed).toBeLessThan(sent);
       }
-      const { found } = await side.finish();
+      const { found } = await side.finish([]);
       expect(found.result).toEqual(diffConnections(environment, snapshot, options));
       expect(found.counts).toEqual({ from: environment.length, to: snapshot.length });
     } finally {
@@ -222,7 +292,7 @@ describe.each([
     const { snapshot } = sides(40);
     const path = await writeSideSnapshot(snapshot);
     const side = startSide(path);
-    const finished = expect(side.finish()).rejects.toBeInstanceOf(InterruptedError);
+    const finished = expect(side.finish([])).rejects.toBeInstanceOf(InterruptedError);
     await side.close();
     await finished;
     await expect(side.indexed).rejects.toBeInstanceOf(InterruptedError);
@@ -234,9 +304,11 @@ describe.each([
     const path = await writeSideSnapshot(snapshot);
     const side = startSide(path);
     try {
-      await side.add({ name: 'c0001', type: 's3' });
-      await side.add({ name: 'c0001', type: 's3', description: 'again' });
-      const error = await side.finish().catch((e: unknown) => e);
+      await handOver(side, [
+        { name: 'c0001', type: 's3' },
+        { name: 'c0001', type: 's3', description: 'again' },
+      ]);
+      const error = await side.finish([]).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UsageError);
       expect((error as UsageError).message).toMatch(
         /--from side holds more than one connection named "c0001"/,
@@ -245,4 +317,88 @@ describe.each([
       await side.close();
     }
   });
+
+  it('parses an element with a space JSON.parse refuses and the export parser takes (a no-break space)', async () => {
+    const { snapshot } = sides(10);
+    const path = await writeSideSnapshot(snapshot);
+    const side = startSide(path);
+    try {
+      side.addBytes(Buffer.from('[{"name":"c0001",\u00a0"type":"rdb-mysql","note":"\u00a0"}]'));
+      side.read();
+      const { found } = await side.finish([]);
+      expect(found.counts.from).toBe(1);
+      expect(found.result.changed.map((c) => c.name)).toEqual(['c0001']);
+      expect(found.result.changed[0]?.fields.map((f) => f.path)).toContain('/note');
+    } finally {
+      await side.close();
+    }
+  });
+
+  it('finds a mask the service wrote with escapes (\\u002a) in an element equal to its twin', async () => {
+    const { snapshot } = sides(4);
+    const path = await writeSideSnapshot(snapshot);
+    const side = startSide(path);
+    try {
+      // c0001 as the snapshot holds it (rdb-mysql, password masked), its mask written escaped.
+      const twin = JSON.stringify(snapshot[1]).replace('"******"', `"${'\\u002a'.repeat(6)}"`);
+      expect(twin).toContain('\\u002a');
+      side.addBytes(Buffer.from(`[${twin}]`));
+      side.read();
+      const { found } = await side.finish([]);
+      expect(found.result.unchanged).toBe(1);
+      expect(found.result.uncomparable).toEqual([{ name: 'c0001', path: '/password' }]);
+    } finally {
+      await side.close();
+    }
+  });
+
+  it('names the ids asked for at the end that a connection of the environment has', async () => {
+    const { snapshot, environment } = sides(30);
+    const path = await writeSideSnapshot(snapshot);
+    const side = startSide(path);
+    try {
+      const withIds = environment.map((entry, i) => ({ ...entry, _id: `id-${i}` }));
+      await handOver(side, withIds);
+      const { names } = await side.finish(['id-3', 'id-unknown', 'id-0']);
+      expect([...names]).toEqual([
+        ['id-3', withIds[3]?.name],
+        ['id-0', withIds[0]?.name],
+      ]);
+    } finally {
+      await side.close();
+    }
+  });
+
+  it.each([
+    ['an object', '{"name":"c0001"}'],
+    ['an array holding a number', '[{"name":"c0001","type":"s3"},5]'],
+    ['an element that does not parse', '[{"name":"c0001","type":"s3"},{"password":"hunter2-secret",}]'],
+  ])(
+    'stops holding the export back when the bytes are not an array of objects (%s), and fails at the end as a bug',
+    async (_label, body) => {
+      const { snapshot } = sides(10);
+      const path = await writeSideSnapshot(snapshot);
+      const side = startSide(path, 'to', [], 2);
+      try {
+        side.addBytes(Buffer.from(body));
+        // Read as if the export's own parser took more than the cap: not held back once unfollowed.
+        let waited = 0;
+        for (let i = 0; i < 10; i++) {
+          const wait = side.read();
+          if (wait !== undefined) {
+            waited++;
+            await wait;
+          }
+        }
+        expect(waited).toBeLessThanOrEqual(1);
+        const error = await side.finish([]).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(Error);
+        expect((error as Error).message).toMatch(/the diff could not follow its bytes/);
+        // The element's values never reach the message (JSON.parse's own quotes them).
+        expect((error as Error).message).not.toContain('hunter2');
+      } finally {
+        await side.close();
+      }
+    },
+  );
 });
