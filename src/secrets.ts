@@ -164,10 +164,12 @@ const JSON_EXCERPT_MARK = 'is not valid JSON';
 /**
  * V8's `Unexpected token 'x', "<excerpt>" is not valid JSON` (or `..."<excerpt>"...` for a long input),
  * also JSON-escaped (`\"`) inside a log line, and `SyntaxError: "<excerpt>" is not valid JSON`. The
- * excerpt ends at the first `" is not valid JSON`, so nothing else of a line is touched.
+ * excerpt ends at the first `" is not valid JSON`, so nothing else of a line is touched. It may span
+ * line breaks (V8 quotes the input as it is: a pretty-printed one holds them); V8 quotes at most 21
+ * characters (10 on each side of the error, or a shorter input whole), so 200 bound it even escaped.
  */
 const JSON_EXCERPT =
-  /(?:Unexpected token '[^\n]{0,2}',\s*|SyntaxError: )(?:\.\.\.)?\\?"[^\n]*?\\?"(?:\.\.\.)?\s*is not valid JSON/g;
+  /(?:Unexpected token '[^\n]{0,2}',\s*|SyntaxError: )(?:\.\.\.)?\\?"[\s\S]{0,200}?\\?"(?:\.\.\.)?\s*is not valid JSON/g;
 
 /** Forget all registered secrets (tests). */
 export function clearRegisteredSecrets(): void {

@@ -68,6 +68,16 @@ describe('JSON.parse messages lose the excerpt of their input', () => {
     expect(JSON.parse(scrubbed)).toMatchObject({ level: 50, msg: 'failed', next: '"kept"' });
   });
 
+  it('scrub removes an excerpt that spans a line break (a pretty-printed input), in a message and a stack', () => {
+    // A short input is quoted whole (a longer one: ten characters on each side of the error).
+    const error = parseError('{"p":"9f3k",\n"a":}');
+    // The premise: V8 quotes the input as it is, line break and the secret's end included.
+    expect(error.message).toContain('\n');
+    expect(error.message).toContain('9f3k');
+    expect(scrub(error.message)).not.toContain('9f3k');
+    expect(scrub(String(error.stack))).not.toContain('9f3k');
+  });
+
   it('leaves parse errors that quote nothing, and ordinary text, alone', () => {
     const error = parseError('{"a":1');
     expect(describeJsonError(error)).toBe(error.message);
