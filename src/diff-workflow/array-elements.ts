@@ -1,6 +1,6 @@
 /**
  * The elements of a JSON array of objects read in chunks (the export's body, spec 4.7), each handed
- * out as its text as soon as it ends. Not a parser: it follows strings (and their escapes) and
+ * out as its bytes as soon as it ends, and {@link parseExportElement} of each one's text. Not a parser: it follows strings (and their escapes) and
  * brackets, which in valid JSON finds exactly the array's elements; each element is checked by
  * whoever parses its text. Whatever is not an array of objects or arrays at this level (a number for
  * an element, a second value after the array, bytes before it) stops the split: {@link
@@ -41,13 +41,17 @@ export class JsonArrayElements {
   private elements = 0;
   /** Why the bytes are not an array of objects, once they are not (nothing more is handed out). */
   broken: string | undefined;
+  /** The elements ended in the chunk being pushed. */
+  private ended: Buffer[] = [];
 
-  /** `onElement` takes each element's text (UTF-8 decoded) in order. */
-  constructor(private readonly onElement: (text: string) => void) {}
-
-  /** The next bytes of the body. A chunk is kept (not copied) while an element it holds is incomplete. */
-  push(chunk: Buffer): void {
-    if (this.broken !== undefined) return;
+  /**
+   * The next bytes of the body: the bytes of each element that ends in them, in order (a view of the
+   * chunk, or the element's pieces joined). A chunk is kept (not copied) while an element it holds is
+   * incomplete. Nothing once {@link JsonArrayElements.broken} is set.
+   */
+  push(chunk: Buffer): Buffer[] {
+    this.ended = [];
+    if (this.broken !== undefined) return this.ended;
     const n = chunk.length;
     /** Where the element under way began in this chunk (0 when it began in an earlier one). */
     let start = this.depth >= 2 ? 0 : -1;
@@ -69,13 +73,14 @@ export class JsonArrayElements {
         const problem = this.between(byte);
         if (problem !== undefined) {
           this.stop(problem);
-          return;
+          return this.ended;
         }
         if (this.depth === 2) start = i;
       }
       i++;
     }
     if (start >= 0) this.parts.push(start === 0 ? chunk : chunk.subarray(start));
+    return this.ended;
   }
 
   /** A byte outside every element: what is wrong with it, if anything (else the state moves on). */
@@ -107,10 +112,10 @@ export class JsonArrayElements {
     return bytes;
   }
 
-  /** After the last chunk: true when the array was read whole (closed, nothing after it but whitespace). */
-  end(): boolean {
+  /** After the last chunk: why the bytes were not an array read whole, or undefined when they were. */
+  end(): string | undefined {
     if (this.broken === undefined && !this.closed) this.stop('the array is not closed');
-    return this.broken === undefined;
+    return this.broken;
   }
 
   /**
@@ -146,17 +151,34 @@ export class JsonArrayElements {
   private emit(chunk: Buffer, start: number, end: number): void {
     this.elements++;
     if (this.parts.length === 0) {
-      this.onElement(chunk.toString('utf8', start, end));
+      this.ended.push(chunk.subarray(start, end));
       return;
     }
     this.parts.push(chunk.subarray(0, end));
-    const text = Buffer.concat(this.parts).toString('utf8');
+    this.ended.push(Buffer.concat(this.parts));
     this.parts = [];
-    this.onElement(text);
   }
 
   private stop(why: string): void {
     this.broken = why;
     this.parts = [];
+  }
+}
+
+/** A string of JSON, or a character of JavaScript's `\s` (outside strings: space between tokens). */
+const STRING_OR_SPACE = /"(?:[^"\\]|\\.)*"|\s/g;
+
+/**
+ * `JSON.parse` of an element's text, taking as space between its tokens every character the export's
+ * parser takes so (JavaScript's `\s`: a no-break space, U+2028...), which `JSON.parse` refuses: tried
+ * again with each such character, outside strings, made a space.
+ */
+export function parseExportElement(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const spaced = text.replace(STRING_OR_SPACE, (match) => (match.length === 1 ? ' ' : match));
+    if (spaced === text) throw error;
+    return JSON.parse(spaced);
   }
 }

@@ -20,14 +20,15 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
-import { createStreamingDiff, maskTokensInJson, type StreamingDiffResult } from '../diff/stream.js';
+import { maskTokensIn } from '../diff/merged.js';
+import { createStreamingDiff, type StreamingDiffResult } from '../diff/stream.js';
 import type { DiffResult } from '../diff/types.js';
 import { InputFileError, InterruptedError, UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { packageRoot } from '../paths.js';
 import { type EntryPlace, indexSnapshotNames, type PlacedSnapshot } from '../snapshot/read.js';
-import { JsonArrayElements } from './array-elements.js';
+import { JsonArrayElements, parseExportElement } from './array-elements.js';
 
 /**
  * A snapshot up to this size is held in memory for the rereads (a 100 000-connection snapshot is
@@ -48,11 +49,12 @@ export interface SnapshotSideRequest {
   readonly secretFields: readonly (readonly [string, readonly string[]])[];
   /** Held in memory as read up to this size (default {@link HOLD_FOR_REREADS_BYTES}; tests read larger files' way with 0). */
   readonly holdForRereadsUpTo?: number;
-  /**
-   * What was compared is told (`took`) in counts of at least this many connections, or when this many
-   * more bytes of the export are done with (set by {@link startSnapshotSide}).
-   */
-  readonly toldEvery?: { readonly count: number; readonly bytes: number };
+}
+
+/** The request as the side serves it: with when to tell what it compared (from the caps of {@link startSnapshotSide}). */
+export interface ServedSnapshotSideRequest extends SnapshotSideRequest {
+  /** `took` once at least this many more connections are compared, or this many more bytes done with. */
+  readonly toldEvery: { readonly count: number; readonly bytes: number };
 }
 
 /** An error as it crosses the port. */
@@ -146,7 +148,7 @@ function optionsOf(hint: string | undefined): { hint?: string } {
  * Serve the snapshot side on `port` (in a worker thread, or on this one): see the module comment.
  * The port is closed once `done` or `failed` is posted.
  */
-export function serveSnapshotSide(port: MessagePort, request: SnapshotSideRequest): void {
+export function serveSnapshotSide(port: MessagePort, request: ServedSnapshotSideRequest): void {
   const secrets = new Map(request.secretFields.map(([type, keys]) => [type, new Set(keys)]));
   const none: ReadonlySet<string> = new Set();
   const differ = createStreamingDiff({
@@ -156,19 +158,16 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
   const snapshotFlag = request.flag;
   const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
   const places = new Map<string, EntryPlace>();
-  /** Connections handed over before the first pass reached their twins: names and texts. */
-  let waitingNames: unknown[] = [];
-  let waitingTexts: string[] = [];
-  /** The export's connections as their bytes are split, not taken yet. */
-  let arrived: string[] = [];
-  const elements = new JsonArrayElements((text) => arrived.push(text));
+  /** Connections handed over before the first pass reached their twins. */
+  let waiting: Arrival[] = [];
+  const elements = new JsonArrayElements();
   /** Why the export's bytes could not be followed, once they could not. */
   let unfollowed: string | undefined;
   /** The environment's connections' names by id (its scan profiles list ids). */
   const nameById = new Map<string, string>();
   /** Compared and not yet reported in a `took`. */
   let untold = 0;
-  const toldEvery = request.toldEvery ?? { count: 1, bytes: 1 };
+  const { toldEvery } = request;
   /** Bytes of the export received, of connections waiting (as characters: about), and done with when last told. */
   let received = 0;
   let waitingChars = 0;
@@ -202,8 +201,7 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
   const unfollow = (why: string) => {
     if (unfollowed !== undefined) return;
     unfollowed = why;
-    waitingNames = [];
-    waitingTexts = [];
+    waiting = [];
     waitingChars = 0;
     post({ kind: 'unfollowed' });
   };
@@ -221,47 +219,20 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
     unfollow(`element ${index} is not an object`);
     return undefined;
   };
-  let elementsTaken = 0;
-  /**
-   * Compare each connection with its twin read again. During the first pass, a connection whose twin
-   * the pass has not reached waits for its end (a twin further on, or none); the snapshot is in name
-   * order, so as the pass goes on more of what arrives is compared at once and the export is held back
-   * less (on the seventh session's machine its thread waited 0.8 s of 6.3 s for the pass when
-   * everything waited). Nothing is reported before the pass has checked the file whole. `names`: of
-   * connections that waited (their texts parsed once already).
-   */
-  const take = (texts: readonly string[], names?: readonly unknown[]) => {
-    let compared = 0;
-    for (let i = 0; i < texts.length; i++) {
-      const text = texts[i] as string;
-      let entry: Connection | undefined;
-      let name: unknown;
-      if (names === undefined) {
-        entry = parseElement(text, elementsTaken++);
-        if (entry === undefined) return;
-        name = entry.name;
-        if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
-      } else name = names[i];
-      const place = typeof name === 'string' ? places.get(name) : undefined;
-      if (place === undefined && file === undefined) {
-        waitingNames.push(name);
-        waitingTexts.push(text);
-        waitingChars += text.length;
-        continue;
-      }
-      entry ??= parseExportElement(text) as Connection;
-      compared++;
-      if (place === undefined) {
-        differ.add(environmentFlag, entry);
-        continue;
-      }
-      places.delete(name as string);
-      const twin = (reading as PlacedSnapshot).reread(place);
-      const masks = maskTokensInJson(text);
-      if (snapshotFlag === 'from') differ.pair(twin, entry, masks);
-      else differ.pair(entry, twin, masks);
+  /** Compare a connection with its twin read again (or take it as one the snapshot lacks). */
+  const compare = (arrival: Arrival, entry: Connection) => {
+    const place = typeof arrival.name === 'string' ? places.get(arrival.name) : undefined;
+    if (place === undefined) {
+      differ.add(environmentFlag, entry);
+      return;
     }
-    // Told in counts of TOLD_EVERY (or TOLD_BYTES) at least: the export's thread handles fewer messages.
+    places.delete(arrival.name as string);
+    const twin = (reading as PlacedSnapshot).reread(place);
+    if (snapshotFlag === 'from') differ.pair(twin, entry, arrival.masks);
+    else differ.pair(entry, twin, arrival.masks);
+  };
+  /** Tell what was compared, once enough more is (TOLD_EVERY, TOLD_BYTES): the export's thread handles fewer messages. */
+  const tell = (compared: number) => {
     untold += compared;
     const done = received - waitingChars - elements.pendingBytes();
     if (untold >= toldEvery.count || done - toldBytes >= toldEvery.bytes) {
@@ -269,6 +240,32 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
       untold = 0;
       toldBytes = done;
     }
+  };
+  let elementsTaken = 0;
+  /**
+   * Parse and compare each connection split from the export. During the first pass, a connection
+   * whose twin the pass has not reached waits for its end (a twin further on, or none), as its text;
+   * the snapshot is in name order, so as the pass goes on more of what arrives is compared at once and
+   * the export is held back less (on the seventh session's machine its thread waited 0.8 s of 6.3 s
+   * for the pass when everything waited). Nothing is reported before the pass has checked the file whole.
+   */
+  const take = (split: readonly Buffer[]) => {
+    let compared = 0;
+    for (const bytes of split) {
+      const text = bytes.toString('utf8');
+      const entry = parseElement(text, elementsTaken++);
+      if (entry === undefined) return;
+      if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
+      const arrival: Arrival = { name: entry.name, text, masks: maskTokensIn(bytes) };
+      if (file === undefined && !(typeof entry.name === 'string' && places.has(entry.name))) {
+        waiting.push(arrival);
+        waitingChars += text.length;
+        continue;
+      }
+      compare(arrival, entry);
+      compared++;
+    }
+    tell(compared);
   };
   let askedIds: readonly string[] = [];
   const finish = () => {
@@ -296,15 +293,14 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
         if (unfollowed !== undefined) return;
         const { bytes } = message;
         received += bytes.byteLength;
-        elements.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        const split = elements.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
         if (elements.broken !== undefined) unfollow(elements.broken);
-        const texts = arrived;
-        arrived = [];
-        take(texts);
+        take(split);
       } else {
         ended = true;
         askedIds = message.ids;
-        if (unfollowed === undefined && !elements.end()) unfollow(elements.broken ?? 'cut short');
+        const notWhole = unfollowed === undefined ? elements.end() : undefined;
+        if (notWhole !== undefined) unfollow(notWhole);
         // The export's own parser read it whole: the two disagree.
         if (unfollowed !== undefined)
           throw new Error(
@@ -345,32 +341,21 @@ export function serveSnapshotSide(port: MessagePort, request: SnapshotSideReques
       }
       file = indexed;
       post({ kind: 'indexed' });
-      const [names, texts] = [waitingNames, waitingTexts];
-      waitingNames = [];
-      waitingTexts = [];
+      const waited = waiting;
+      waiting = [];
       waitingChars = 0;
-      take(texts, names);
+      for (const arrival of waited) compare(arrival, parseExportElement(arrival.text) as Connection);
+      tell(waited.length);
       if (ended) finish();
     })
     .catch(fail);
 }
 
-/** A string of JSON, or a character of JavaScript's `\s` (outside strings: space between tokens). */
-const STRING_OR_SPACE = /"(?:[^"\\]|\\.)*"|\s/g;
-
-/**
- * `JSON.parse` of an element of the export, taking as space between its tokens every character the
- * export's parser takes so (JavaScript's `\s`: a no-break space, U+2028...), which `JSON.parse` refuses:
- * tried again with each such character, outside strings, made a space.
- */
-function parseExportElement(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const spaced = text.replace(STRING_OR_SPACE, (match) => (match.length === 1 ? ' ' : match));
-    if (spaced === text) throw error;
-    return JSON.parse(spaced);
-  }
+/** An exported connection as it arrived: its name, its text, and a bound on its masks (see `maskTokensIn`). */
+interface Arrival {
+  readonly name: unknown;
+  readonly text: string;
+  readonly masks: number | undefined;
 }
 
 /** The snapshot side as seen from the diff. */
@@ -490,7 +475,7 @@ export function startSnapshotSide(
   maxInFlightBytes = MAX_IN_FLIGHT_BYTES,
 ): SnapshotSide {
   const size = statSync(request.path, { throwIfNoEntry: false })?.size ?? 0;
-  request = {
+  const served: ServedSnapshotSideRequest = {
     ...request,
     toldEvery: {
       count: Math.max(1, Math.min(TOLD_EVERY, Math.floor(maxInFlight / 8))),
@@ -500,14 +485,14 @@ export function startSnapshotSide(
   let port: MessagePort | Worker;
   let stop: () => Promise<void>;
   if (size >= thresholdBytes) {
-    const worker = new Worker(workerFile(), { workerData: request });
+    const worker = new Worker(workerFile(), { workerData: served });
     port = worker;
     stop = async () => {
       await worker.terminate();
     };
   } else {
     const channel = new MessageChannel();
-    serveSnapshotSide(channel.port2, request);
+    serveSnapshotSide(channel.port2, served);
     port = channel.port1;
     stop = async () => {
       channel.port1.close();

@@ -13,7 +13,6 @@
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
-import { MASK } from '../secrets.js';
 import {
   type CompareOptions,
   compareConnections,
@@ -47,7 +46,7 @@ export interface StreamingDiff {
    * A connection of each side under one name (as `add` of both, in either order). A pair equal as JSON
    * values is found unchanged without comparing it field by field, only its masks looked for (as the
    * merged diff does for byte-equal lines); `masksInText`, when known, bounds the masks `from` holds
-   * (see {@link maskTokensInJson}).
+   * (`maskTokensIn` of `merged.ts` counts them in a connection's JSON text).
    */
   pair(from: Connection, to: Connection, masksInText: number | undefined): void;
   /**
@@ -188,23 +187,4 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
     },
   };
   return differ;
-}
-
-const MASK_TOKEN = `"${MASK}"`;
-const LETTER_U = 0x75;
-
-/**
- * A bound on how many values of the entry whose JSON text this is (as the service wrote it) are the
- * mask: the occurrences of the mask with its quotes, `"******"` (a key that is the mask may add to the
- * count, which stays a bound); undefined when the text holds a `\u` escape (which may write a `*`), as
- * `maskTokensIn` of `merged.ts` for a line's bytes.
- */
-export function maskTokensInJson(text: string): number | undefined {
-  // An escape is a backslash and the character after it (`\\u` is an escaped backslash, then a u).
-  for (let at = text.indexOf('\\'); at >= 0; at = text.indexOf('\\', at + 2))
-    if (text.charCodeAt(at + 1) === LETTER_U) return undefined;
-  let count = 0;
-  for (let at = text.indexOf(MASK_TOKEN); at >= 0; at = text.indexOf(MASK_TOKEN, at + MASK_TOKEN.length))
-    count++;
-  return count;
 }

@@ -11,14 +11,14 @@ import { JsonArrayElements } from '../../src/diff-workflow/array-elements.js';
 /** Split `bytes` cut at `cuts` (sorted offsets): the texts and whether the array was read whole. */
 function split(bytes: Buffer, cuts: readonly number[]): { texts: string[]; whole: boolean; broken?: string } {
   const texts: string[] = [];
-  const elements = new JsonArrayElements((text) => texts.push(text));
+  const elements = new JsonArrayElements();
   let at = 0;
   for (const cut of [...cuts, bytes.length]) {
     if (cut < at) continue;
-    elements.push(bytes.subarray(at, cut));
+    for (const element of elements.push(bytes.subarray(at, cut))) texts.push(element.toString('utf8'));
     at = cut;
   }
-  const whole = elements.end();
+  const whole = elements.end() === undefined;
   return elements.broken === undefined ? { texts, whole } : { texts, whole, broken: elements.broken };
 }
 
