@@ -219,9 +219,9 @@ export function serveSnapshotSide(port: MessagePort, request: ServedSnapshotSide
     unfollow(`element ${index} is not an object`);
     return undefined;
   };
-  /** Compare a connection with its twin read again (or take it as one the snapshot lacks). */
-  const compare = (arrival: Arrival, entry: Connection) => {
-    const place = typeof arrival.name === 'string' ? places.get(arrival.name) : undefined;
+  const placeOf = (name: unknown) => (typeof name === 'string' ? places.get(name) : undefined);
+  /** Compare a connection with its twin read again at `place` (none: one the snapshot lacks). */
+  const compare = (arrival: Arrival, entry: Connection, place: EntryPlace | undefined) => {
     if (place === undefined) {
       differ.add(environmentFlag, entry);
       return;
@@ -257,12 +257,13 @@ export function serveSnapshotSide(port: MessagePort, request: ServedSnapshotSide
       if (entry === undefined) return;
       if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
       const arrival: Arrival = { name: entry.name, text, masks: maskTokensIn(bytes) };
-      if (file === undefined && !(typeof entry.name === 'string' && places.has(entry.name))) {
+      const place = placeOf(entry.name);
+      if (file === undefined && place === undefined) {
         waiting.push(arrival);
         waitingChars += text.length;
         continue;
       }
-      compare(arrival, entry);
+      compare(arrival, entry, place);
       compared++;
     }
     tell(compared);
@@ -344,7 +345,8 @@ export function serveSnapshotSide(port: MessagePort, request: ServedSnapshotSide
       const waited = waiting;
       waiting = [];
       waitingChars = 0;
-      for (const arrival of waited) compare(arrival, parseExportElement(arrival.text) as Connection);
+      for (const arrival of waited)
+        compare(arrival, parseExportElement(arrival.text) as Connection, placeOf(arrival.name));
       tell(waited.length);
       if (ended) finish();
     })
