@@ -15,6 +15,7 @@ import { profilesCloneCommand } from './profiles-clone.js';
 import { profilesCreateCommand } from './profiles-create.js';
 import { profilesGetCommand } from './profiles-get.js';
 import { profilesListCommand } from './profiles-list.js';
+import { runsCommand } from './runs.js';
 import { undoCommand } from './undo.js';
 import { validateCommand } from './validate.js';
 import { verifyCommand } from './verify.js';
@@ -32,6 +33,7 @@ export const commandEntries: readonly CommandEntry[] = [
   diffCommand,
   importCommand,
   undoCommand,
+  runsCommand,
   verifyCommand,
   {
     command: 'overrides',

@@ -1,6 +1,5 @@
 /** The progress bar of `import` (and of the changes it makes) on stderr. */
-import type { ChangeOutcome } from '../importer/converge-run.js';
-import type { EntryOutcome } from '../importer/run.js';
+import type { WriteOutcome } from '../sync/execute.js';
 import type { CliContext } from './context.js';
 import { startStderrBar } from './progress-bar.js';
 
@@ -18,7 +17,7 @@ export function createProgress(ctx: CliContext, total: number) {
   let done = 0;
   let failed = 0;
   return {
-    tick(outcome: EntryOutcome | ChangeOutcome) {
+    tick(outcome: WriteOutcome) {
       if (outcome.kind === 'failed') failed += 1;
       done += 1;
       const speed = (done / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);

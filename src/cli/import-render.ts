@@ -6,7 +6,7 @@ import { ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
 import { formatSummary } from '../importer/outputs.js';
 import { describeStep, type ImportPlan } from '../importer/plan.js';
-import { describeProfileStep, type ProfileReportLine } from '../importer/profiles-phase.js';
+import { describeProfileStep, type ProfileReportLine } from '../importer/profile-report.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
 import { createProgress } from './import-progress.js';
@@ -90,8 +90,7 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
         );
         progress = createProgress(ctx, event.sends);
         return;
-      case 'entry-settled':
-      case 'change-settled':
+      case 'write-settled':
         progress?.tick(event.outcome);
         return;
       case 'run-ended':
@@ -171,6 +170,8 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
       counts,
       rateLimited: result.rateLimited,
       journal: result.journal,
+      run: result.run ?? null,
+      upToDate: result.upToDate,
       report: result.reportPath ?? null,
       idMap: result.idMapPath ?? null,
       failures: report.filter((l) => l.outcome === 'failed'),
@@ -188,6 +189,10 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
   } else {
     ctx.out.result(formatSummary(report, result.target));
     if (result.profilesIncluded) ctx.out.result(formatProfileSummary(result.profileReport));
+    if (result.upToDate)
+      ctx.out.result(`${result.target} is up to date with the snapshot: nothing was written`);
+    else if (result.run !== undefined)
+      ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
   }
   if (result.stoppedBy) throw result.stoppedBy;
   const profileFailures = result.profileCounts.failed;

@@ -1,19 +1,13 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
- * `dds-migrate undo JOURNAL [--to E] [--overrides FILE] [--dry-run] [--confirm E]`: the options, the
- * call of the undo workflow ({@link undoImport} in src/undo/undo-import.ts) and the rendering of its
- * events and result.
+ * `dds-migrate undo JOURNAL [--to E] [--overrides FILE] [--dry-run] [--confirm E] [--include-in-doubt]`:
+ * the options, the call of the undo workflow ({@link undoRun} in src/sync/undo.ts) and the rendering of
+ * its events and result.
  */
 import { resolve } from 'node:path';
 import { ExitCode, UsageError, withResumeHint } from '../errors.js';
 import { scrub } from '../secrets.js';
-import {
-  isWritingStep,
-  type UndoEvent,
-  type UndoLine,
-  type UndoStep,
-  undoImport,
-} from '../undo/undo-import.js';
+import { isWritingStep, type UndoEvent, type UndoLine, type UndoStep, undoRun } from '../sync/undo.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
@@ -23,13 +17,17 @@ import { printProblems, reportRefusal } from './render.js';
 
 /** One line describing an undo step (exhaustive over kinds). */
 export function describeUndoStep(step: UndoStep): string {
+  return step.object === 'scan-profile' ? `scan profile ${describeStep(step)}` : describeStep(step);
+}
+
+function describeStep(step: UndoStep): string {
   switch (step.kind) {
     case 'delete-created':
-      return `delete     ${step.name} (${step.type}): created by the import`;
+      return `delete     ${step.name}${step.type ? ` (${step.type})` : ''}: created by the import`;
     case 'put-back':
-      return `put back   ${step.name} (${step.type}): ${step.fields.length > 0 ? step.fields.join(', ') : 'secrets the import changed'}`;
+      return `put back   ${step.name}${step.type ? ` (${step.type})` : ''}: ${step.fields.length > 0 ? step.fields.join(', ') : 'secrets the import changed'}`;
     case 're-create':
-      return `re-create  ${step.name} (${step.type}): deleted by the import`;
+      return `re-create  ${step.name}${step.type ? ` (${step.type})` : ''}: deleted by the import`;
     case 'left':
       return `left       ${step.name}: ${step.reason}`;
     case 'reverted':
@@ -46,6 +44,7 @@ export function describeUndoStep(step: UndoStep): string {
 function lineJson(line: UndoLine) {
   return {
     kind: line.step.kind,
+    object: line.step.object,
     name: line.step.name,
     type: line.step.type,
     ...(line.outcome === undefined ? {} : { outcome: line.outcome }),
@@ -62,17 +61,12 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
   const schemas = readStringOption(args, 'schemas', 'schemas');
   const onEvent = (event: UndoEvent): void => {
     switch (event.kind) {
-      case 'skipped-records':
-        ctx.out.warn(
-          `the journal holds ${event.count} ${event.object} write(s); undo reverts connections only, so they are left`,
-        );
-        return;
       case 'refused':
         reportRefusal(ctx, event.problems);
         return;
       case 'run-started':
         ctx.out.info(
-          `Undoing ${event.writes} change(s) in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
+          `Undoing run ${event.undoes}: ${event.writes} change${event.writes === 1 ? '' : 's'} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
         );
         return;
       case 'step-settled':
@@ -83,15 +77,16 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
       }
     }
   };
-  let result: Awaited<ReturnType<typeof undoImport>>;
+  let result: Awaited<ReturnType<typeof undoRun>>;
   try {
-    result = await undoImport(
+    result = await undoRun(
       {
         journal: resolve(ctx.io.cwd, journalArg),
         overrides: overrides === undefined ? undefined : resolve(ctx.io.cwd, overrides),
         dryRun: args.dryRun === true,
         confirm: readStringOption(args, 'confirm', 'confirm'),
         schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
+        includeInDoubt: args.includeInDoubt === true,
       },
       {
         resolveTarget: async (boundUrl) =>
@@ -108,19 +103,26 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
     // An undo is journaled: re-running it resumes.
     throw withResumeHint(error, 'an undo');
   }
+  if (result.kind === 'nothing') {
+    if (ctx.globals.json) ctx.out.json({ ok: true, journal: result.journal, undone: null, steps: [] });
+    else ctx.out.result(`Nothing to undo: every run of ${result.journal} is undone already`);
+    return ExitCode.ok;
+  }
   if (result.kind === 'dry-run') {
     if (ctx.globals.json) {
       writeJsonDocument(
         ctx.out,
-        { dryRun: true, target: result.target, steps: [], problems: result.problems },
+        { dryRun: true, target: result.target, undoes: result.undoes, steps: [], problems: result.problems },
         'steps',
         mapLazily(result.steps, (step) => lineJson({ step, outcome: undefined })),
       );
     } else {
-      ctx.out.result(`Plan for undoing the import in ${result.target} (dry run, nothing sent):`);
+      ctx.out.result(`Plan for undoing run ${result.undoes} in ${result.target} (dry run, nothing sent):`);
       for (const step of result.steps) ctx.out.result(`  ${describeUndoStep(step)}`);
       const writes = result.steps.filter(isWritingStep).length;
-      ctx.out.result(`Total: ${writes === 0 ? 'nothing to do' : `${writes} change(s)`}`);
+      ctx.out.result(
+        `Total: ${writes === 0 ? 'nothing to do' : `${writes} change${writes === 1 ? '' : 's'}`}`,
+      );
     }
     if (result.problems.length > 0) {
       printProblems(ctx, result.problems, (count) => `Pre-flight would refuse this undo (${count}):`);
@@ -139,6 +141,8 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
         ok: result.stoppedBy === undefined && failed.length === 0 && left.length === 0,
         target: result.target,
         journal: result.journal,
+        run: result.run,
+        undone: result.undoes,
         steps: [],
         ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
       },
@@ -147,12 +151,12 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
     );
   } else {
     const lines = [
-      `Undo in ${result.target}: ${result.lines.length} connection(s)`,
+      `Undo of run ${result.undoes} in ${result.target}: ${describeObjects(result.lines)}`,
       `  deleted    ${String(count('deleted')).padStart(6)}  (created by the import)`,
       `  restored   ${String(count('restored')).padStart(6)}  (put back to their state before the import)`,
       `  recreated  ${String(count('recreated')).padStart(6)}  (deleted by the import)`,
       `  reverted   ${String(result.lines.filter((l) => l.step.kind === 'reverted').length).padStart(6)}  (already as before)`,
-      `  left       ${String(left.length).padStart(6)}  (changed since the import: not touched)`,
+      `  left       ${String(left.length).padStart(6)}  (not touched: reasons below)`,
       `  failed     ${String(failed.length).padStart(6)}`,
     ];
     if (count('pending') > 0)
@@ -168,7 +172,7 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
 /** `undo <journal>`. */
 export const undoCommand: CommandSpec = {
   command: 'undo <journal>',
-  describe: 'Take back what an import did (from its journal), newest first',
+  describe: 'Take back the newest run of an import journal not yet undone (again: the one before)',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['to'], { optional: true })
       .positional('journal', { type: 'string', describe: 'The journal the import wrote' })
@@ -187,6 +191,11 @@ export const undoCommand: CommandSpec = {
         requiresArg: true,
         describe: 'Name of a protected target environment, to allow writing to it',
       })
+      .option('include-in-doubt', {
+        type: 'boolean',
+        describe:
+          "Also delete objects whose create was in doubt (answer lost, found by name): they may be someone else's",
+      })
       .option('schemas', {
         type: 'string',
         requiresArg: true,
@@ -204,6 +213,15 @@ export const undoCommand: CommandSpec = {
   ],
   run: runUndoCommand,
 };
+
+/** `12 connections, 3 scan profiles`: what the lines are about. */
+function describeObjects(lines: readonly UndoLine[]): string {
+  const connections = lines.filter((l) => l.step.object === 'connection').length;
+  const profiles = lines.length - connections;
+  const parts = [`${connections} connection${connections === 1 ? '' : 's'}`];
+  if (profiles > 0) parts.push(`${profiles} scan profile${profiles === 1 ? '' : 's'}`);
+  return parts.join(', ');
+}
 
 /** `items` mapped one at a time, as they are read (nothing gathered). */
 function* mapLazily<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U> {

@@ -1,20 +1,17 @@
 /**
- * The import workflow: creates a snapshot's connections in a target, one POST at a time, throttled,
- * retrying only where it is safe, journaled so that re-running resumes and no connection is ever
- * created twice. The steps, in this order of side effects: overrides read -> snapshot verified (one
- * pass, keeping per entry only its name, type, source id and place in the file) -> target resolved ->
- * throttle and client created -> templates loaded -> journal locked, then the target listed
- * (connections, scan profiles when the snapshot includes them, scanner groups and credentials) while
- * the journal is replayed (a dry run only peeks at the journal, then lists) -> the template schemas of
- * the entries still to create compiled while those reads are out ->
- * plan (connections, then profiles: `profiles-phase.ts`) -> pre-flight -> (dry run: return the plans) ->
- * (refused: report written, fresh journal deleted under the lock, PreflightError) -> run (creates; then,
- * with `--on-conflict update` / `--prune`, updates and deletes: converge-run.ts) -> profile phase
- * (target's connections listed again for their ids) -> report, id map.
+ * The import workflow: makes a target match a snapshot. The steps, in this order of side effects:
+ * overrides read -> snapshot verified (one pass, keeping per entry only its name, type, source id and
+ * place in the file) -> target resolved -> throttle and client created -> templates loaded -> journal
+ * locked and replayed, then the target listed (connections, scan profiles when the snapshot includes
+ * them, scanner groups and credentials; a dry run only peeks at the journal) -> plan (connections, then
+ * profiles: `profile-plan.ts`) against the live target -> pre-flight -> (dry run: return the plans) ->
+ * (refused: report written, fresh journal deleted under the lock, PreflightError) -> the run's writes
+ * through the executor (`run-import.ts`) -> report, id map.
  *
- * Memory: an entry's body is prepared (read again from the snapshot, checked by CRC-32) when the plan
- * checks it and when it is sent, and dropped after; the journal is replayed line by line, keeping only
- * its scan profile records. What grows with the snapshot is a few hundred bytes per entry.
+ * Runs: the journal holds the runs of one snapshot into one target. An interrupted run is finished:
+ * what it left in doubt is looked up by name before anything is sent again, what it did is reported as
+ * done. A finished run hides nothing: the plan is made afresh against the live target, and whatever
+ * differs now is the next run. When nothing differs nothing is written (no run is recorded).
  *
  * It prints nothing: progress and warnings are {@link ImportEvent}s, the outcome an {@link ImportResult};
  * `cli/import.ts` renders both. Its ports (resolving the target, the client factory, the clock) are
@@ -22,15 +19,7 @@
  */
 import { unlink } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
-import {
-  createConnection,
-  deleteConnection,
-  getConnectionByName,
-  listConnectionPages,
-  updateConnection,
-} from '../api/connections.js';
-import { createRetryBudget, type HttpClient } from '../api/http.js';
+import { createRetryBudget } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import {
   checkEntryReferences,
@@ -38,40 +27,42 @@ import {
   REFERENCE_POINTERS,
   REMAP_NOTHING,
   type ReferencingEntry,
-  type RemapSourceId,
   type SourceIdChange,
-  type TargetReferences,
 } from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
-import { type DdsError, PreflightError, type Problem, UsageError } from '../errors.js';
+import { PreflightError, type Problem, UsageError } from '../errors.js';
 import { checkWritableOutputs } from '../files.js';
-import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
+import { changeStates, entryStates, type JournalReplay, type RunState } from '../sync/journal/replay.js';
+import {
+  defaultJournalPath,
+  type Journal,
+  normaliseTargetUrl,
+  openJournal,
+  peekJournal,
+} from '../sync/journal/writer.js';
+import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { createConvergeHelpers } from './converge.js';
-import { type ChangeOutcome, runChanges } from './converge-run.js';
 import { checkPreparedEntry, checkWhileWaiting } from './early-checks.js';
-import { DROP_IMAGES, type ImageStore, removeLeftImages, spillImages } from './image-spill.js';
+import { checkOnly, listTarget, targetSummarizer, withReferenceChecks } from './import-target.js';
 import {
-  defaultJournalPath,
-  type Journal,
-  type JournalChangeState,
-  type JournalEntryState,
-  type JournalRecord,
-  normaliseTargetUrl,
-  openJournal,
-  peekJournal,
-} from './journal.js';
+  DEFAULT_IMPORT_CONCURRENCY,
+  type ImportEvent,
+  type ImportOptions,
+  type ImportPorts,
+  type ImportResult,
+} from './import-types.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
 import {
+  appendReport,
   buildIdMap,
   buildReport,
   countOutcomes,
-  type ReportLine,
   serializeReport,
   writeScrubbedFile,
 } from './outputs.js';
@@ -84,296 +75,26 @@ import {
   overridesApplyTo,
   resolveOverrides,
 } from './overrides.js';
+import { type PlanEntry, planImport } from './plan.js';
 import {
-  type ConvergeHelpers,
-  type ImportPlan,
-  isChangeStep,
-  isSendStep,
-  type OnConflict,
-  type PlanEntry,
-  type PreparedEntry,
-  planImport,
-  summarizeTarget,
-  type TargetConnection,
-  type TargetSummaryRules,
-} from './plan.js';
-import { checkPreflight, type EntryTemplates, formatProblem } from './preflight.js';
-import {
-  buildProfileReport,
-  countProfileOutcomes,
-  countProfileSends,
-  type ProfileJournalState,
-  type ProfileOnConflict,
-  type ProfilePlan,
-  type ProfileReportLine,
-  planProfiles,
-  replayProfileRecords,
-  runProfilePhase,
-} from './profiles-phase.js';
+  checkPreflight,
+  checkProfilePreflight,
+  type EntryTemplates,
+  formatProblem,
+  preflightHint,
+} from './preflight.js';
+import { planProfiles, profileStates } from './profile-plan.js';
+import { buildProfileReport, countProfileOutcomes, type ProfileReportLine } from './profile-report.js';
 import { describeImportReferenceWarnings } from './references.js';
-import { type EntryOutcome, runImport } from './run.js';
-import { type Clock, createRateLimiter } from './throttle.js';
+import { countProfileWrites, runImportSteps } from './run-import.js';
 
-/** Default concurrency when neither the options nor the environment's config set one. */
-export const DEFAULT_IMPORT_CONCURRENCY = 4;
-
-/** The import's options, checked once (by `cli/import.ts`); paths are absolute. */
-export interface ImportOptions {
-  readonly snapshot: string;
-  readonly concurrency: number | undefined;
-  readonly rate: number | undefined;
-  readonly onConflict: OnConflict;
-  /** Delete target connections (and, when the snapshot includes them, scan profiles) the snapshot does not hold (within `only`). */
-  readonly prune?: boolean;
-  readonly overrides: string | undefined;
-  readonly only: ReadonlySet<string> | undefined;
-  readonly maxChanges: number | undefined;
-  readonly dryRun: boolean;
-  readonly journal: string | undefined;
-  readonly idMap: string | undefined;
-  readonly report: string | undefined;
-  readonly confirm: string | undefined;
-  readonly allowSameSource: boolean;
-  readonly schemas: string | undefined;
-  readonly templatesFromTarget: boolean;
-  /** `--allow-run`: one-time scan profiles are created (each starts a scan); default skipped. */
-  readonly allowRun?: boolean;
-  /** How an existing scan profile is handled; default `onConflict` (`update` compares and PUTs). */
-  readonly profileOnConflict?: ProfileOnConflict;
-}
-
-/** The outside world of {@link importSnapshot}. */
-export interface ImportPorts {
-  /** Resolves the target environment (config, token); called once the snapshot and overrides are read. */
-  readonly resolveTarget: EnvironmentResolver;
-  readonly createClient: ClientFactory;
-  /** The variables `${env:NAME}` in the overrides reads. */
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly log: Logger;
-  /** Ctrl-C: stop starting requests. */
-  readonly signal: AbortSignal;
-  /** The throttle's and the runner's clock; default the system clock. */
-  readonly clock?: Clock;
-  /**
-   * Target ids of objects restored in the same run, by source id (`defaultScanProfileId`, ...); default:
-   * none, so every source-environment id is dropped with a warning.
-   */
-  readonly remapSourceId?: RemapSourceId;
-}
-
-/** Progress and warnings of an import, in the order they happen. */
-export type ImportEvent =
-  /** An overrides rule that matches no entry of the snapshot (e.g. `byName.x`). */
-  | { readonly kind: 'unused-override'; readonly rule: string }
-  /** The overrides would remove these parts of an entry (JSON pointers): never silently. */
-  | { readonly kind: 'override-removes'; readonly entry: string; readonly paths: readonly string[] }
-  /**
-   * Template warnings found while planning, deduplicated: each formatted for one line (`messages`) and
-   * as the problem it came from (`warnings`, same order), so a renderer can group them by message.
-   */
-  | {
-      readonly kind: 'template-warnings';
-      readonly messages: readonly string[];
-      readonly warnings: readonly Problem[];
-    }
-  /** References not checkable in the target, source-environment ids dropped: one line per kind. */
-  | { readonly kind: 'reference-warnings'; readonly messages: readonly string[] }
-  /** The pre-flight refused a real run; the report (if asked for) is written, the journal not yet deleted. */
-  | { readonly kind: 'refused'; readonly problems: readonly Problem[] }
-  /**
-   * The journal holds an earlier run of this import: `done` entries were created by it, `inDoubt` were
-   * sent with no recorded outcome (they are looked up by name before anything is sent again).
-   */
-  | { readonly kind: 'resuming'; readonly done: number; readonly inDoubt: number; readonly total: number }
-  /** The sends begin. */
-  | {
-      readonly kind: 'run-started';
-      readonly target: string;
-      readonly sends: number;
-      readonly total: number;
-      readonly concurrency: number;
-      readonly rate: number | undefined;
-      readonly journal: string;
-    }
-  /** One entry settled (created or failed). */
-  | { readonly kind: 'entry-settled'; readonly outcome: EntryOutcome }
-  /** One update or delete settled (applied or failed). */
-  | { readonly kind: 'change-settled'; readonly outcome: ChangeOutcome }
-  /** The sends ended, also when the run throws. */
-  | { readonly kind: 'run-ended' }
-  /** The scan profile phase begins (after the connections). */
-  | { readonly kind: 'profiles-started'; readonly target: string; readonly sends: number }
-  /** An output file was written. */
-  | { readonly kind: 'file-written'; readonly file: 'report' | 'id-map'; readonly path: string };
-
-/** What an import did. */
-export type ImportResult =
-  | {
-      readonly kind: 'dry-run';
-      readonly target: string;
-      readonly entryCount: number;
-      readonly plan: ImportPlan;
-      /** The scan profile phase's plan (empty when the snapshot holds no profiles). */
-      readonly profilePlan: ProfilePlan;
-      /** The pre-flight's problems; non-empty means a real run would be refused. */
-      readonly problems: readonly Problem[];
-      /**
-       * The target is protected and the real run will need `--confirm <this name>` (undefined when it
-       * needs none, or was given the right one). The dry run itself writes nothing, so it is not refused.
-       */
-      readonly confirmRequired: string | undefined;
-    }
-  | {
-      readonly kind: 'ran';
-      readonly target: string;
-      readonly report: readonly ReportLine[];
-      readonly counts: ReturnType<typeof countOutcomes>;
-      /** One line per scan profile (the snapshot's, and the target's pruned ones). */
-      readonly profileReport: readonly ProfileReportLine[];
-      readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
-      /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
-      readonly profilesIncluded: boolean;
-      readonly rateLimited: number;
-      readonly journal: string;
-      readonly reportPath: string | undefined;
-      readonly idMapPath: string | undefined;
-      /** Why the run stopped early (auth, Ctrl-C, a sick service); the caller throws it after rendering. */
-      readonly stoppedBy: DdsError | undefined;
-    };
-
-/**
- * An update's body names references too: the pre-flight checks them as it does for creates. A refused
- * update's references count among the run's (`onRefused`), as a refused create's do.
- */
-function withReferenceChecks(
-  helpers: ConvergeHelpers,
-  target: TargetReferences,
-  onRefused: (entry: PreparedEntry) => void,
-): ConvergeHelpers {
-  return {
-    ...helpers,
-    checkUpdate: (entry) => {
-      const problems = [...helpers.checkUpdate(entry), ...checkEntryReferences(entry, target)];
-      if (problems.length > 0) onRefused(entry);
-      return problems;
-    },
-  };
-}
-
-/**
- * The target's connections: names and ids, or, when updates or deletes need more (`summarize`), what
- * {@link summarizeTarget} keeps of each as its page arrives (never the whole listing at once).
- */
-async function listTarget(
-  client: HttpClient,
-  signal: AbortSignal,
-  summarize?: (connection: Connection) => TargetConnection,
-): Promise<TargetConnection[]> {
-  const out: TargetConnection[] = [];
-  for await (const page of listConnectionPages(client, { signal }))
-    for (const c of page)
-      out.push(
-        summarize !== undefined
-          ? summarize(c)
-          : { name: c.name, _id: typeof c._id === 'string' ? c._id : undefined },
-      );
-  return out;
-}
-
-/** {@link summarizeTarget} for this run: its snapshot entries by name, prepared when compared. */
-function targetSummarizer(
-  entries: readonly PlanEntry[],
-  prepare: (entry: PlanEntry) => PreparedEntry,
-  options: Pick<ImportOptions, 'onConflict' | 'prune' | 'only'>,
-  converge: ConvergeHelpers,
-  images: ImageStore,
-): (connection: Connection) => TargetConnection {
-  const byName = new Map<string, PlanEntry>();
-  // The first of a name, as the plan pairs them (a snapshot's reader refuses a second one anyway).
-  for (const entry of entries) if (!byName.has(entry.name)) byName.set(entry.name, entry);
-  const rules: TargetSummaryRules = {
-    update: options.onConflict === 'update',
-    prune: options.prune === true,
-    only: options.only,
-    twin: (name) => {
-      const entry = byName.get(name);
-      return entry === undefined ? undefined : () => prepare(entry);
-    },
-    converge,
-    keepImage: (image) => images.keep(image),
-  };
-  return (connection) => summarizeTarget(connection, rules);
-}
-
-/**
- * The next step for a refused pre-flight: the overrides advice only when a field of an entry is at
- * fault (masked, empty or missing values are what --overrides supplies), not for run-wide refusals
- * such as a protected target or --max-changes.
- */
-function preflightHint(problems: readonly Problem[]): string {
-  if (problems.some((p) => p.path !== undefined && REFERENCE_POINTERS.has(p.path))) {
-    return 'Create the missing scanner groups or stored credentials in the target, or set others with --overrides (e.g. {"all": {"scanner_group": "..."}}), and re-run (--dry-run shows the plan)';
-  }
-  const fieldProblems = problems.some((p) => p.path !== undefined);
-  return fieldProblems
-    ? // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:VAR}" is a literal overrides placeholder
-      'Fix the problems listed above and re-run (masked, empty or missing values: supply them with --overrides, e.g. "${env:VAR}"; --dry-run shows the plan)'
-    : 'Fix the problems listed above and re-run (--dry-run shows the plan)';
-}
-
-/** Check `--only` against the snapshot's names (connections and scan profiles; with `--prune`, the target's too). */
-function checkOnly(
-  only: ReadonlySet<string> | undefined,
-  entries: readonly { readonly name: string }[],
-  profileNames: readonly string[] = [],
-): void {
-  if (!only) return;
-  const names = new Set([...entries.map((e) => e.name), ...profileNames]);
-  const unknown = [...only].filter((n) => !names.has(n));
-  if (unknown.length > 0) {
-    throw new UsageError(`--only names connections that are not in the snapshot: ${unknown.join(', ')}`, {
-      hint: 'Check the names (they are case-sensitive)',
-    });
-  }
-}
-
-/** The journal records the import keeps in memory: the profile phase's (connection states are folded). */
-function isProfileRecord(record: JournalRecord): boolean {
-  return record.kind === 'profile-intent' || record.kind === 'profile-outcome';
-}
-
-/** `--report` lines of the scan profiles. */
-function serializeProfileReport(report: readonly ProfileReportLine[]): string {
-  return report.map((l) => `${JSON.stringify(l)}\n`).join('');
-}
-
-/**
- * The profile phase's share of the pre-flight: its own problems, `--max-changes` over connections and
- * profiles together, and the protected-target rule when only profiles would be written.
- */
-function checkProfilePreflight(
-  profilePlan: ProfilePlan,
-  connectionSends: number,
-  options: ImportOptions,
-  environment: { label: string; name: string | undefined; url: string; protected: boolean },
-): Problem[] {
-  const problems: Problem[] = [...profilePlan.problems];
-  const profileSends = countProfileSends(profilePlan);
-  if (
-    options.maxChanges !== undefined &&
-    connectionSends <= options.maxChanges &&
-    connectionSends + profileSends > options.maxChanges
-  ) {
-    problems.push({
-      message: `${connectionSends} connection and ${profileSends} scan profile changes, more than --max-changes ${options.maxChanges}; raise --max-changes or narrow with --only`,
-    });
-  }
-  if (!options.dryRun && connectionSends === 0 && profileSends > 0) {
-    const refusal = checkWriteConfirmed(environment, options.confirm, '--to');
-    if (refusal) problems.push({ message: `${refusal.reason}; ${refusal.hint}` });
-  }
-  return problems;
-}
+export {
+  DEFAULT_IMPORT_CONCURRENCY,
+  type ImportEvent,
+  type ImportOptions,
+  type ImportPorts,
+  type ImportResult,
+} from './import-types.js';
 
 /**
  * Import a snapshot into the target (see the module comment for the order of side effects).
@@ -399,6 +120,24 @@ export async function importSnapshot(
   } finally {
     lean.file.close();
   }
+}
+
+/**
+ * The run an import writes: the newest one when it was interrupted (this import finishes it), else a
+ * new one. An interrupted undo is finished by `undo`, not by an import.
+ */
+function chooseRun(
+  replay: JournalReplay | undefined,
+  journalPath: string,
+): { run: number; continuing: RunState | undefined } {
+  const newest = replay?.runs.at(-1);
+  if (newest !== undefined && newest.endedAt === undefined && newest.command === 'undo') {
+    throw new UsageError(`An undo (run ${newest.run}) of this journal was interrupted: ${journalPath}`, {
+      hint: 'Run the same undo command again to finish it, then re-run the import',
+    });
+  }
+  if (newest !== undefined && newest.endedAt === undefined) return { run: newest.run, continuing: newest };
+  return { run: (newest?.run ?? 0) + 1, continuing: undefined };
 }
 
 /** {@link importSnapshot} once the snapshot is read and verified (its file stays open for rereads). */
@@ -446,9 +185,6 @@ async function importLeanSnapshot(
       ? await loadCatalogFromEnvironment(client, [...new Set(lean.entries.map((e) => e.type))])
       : await loadShippedCatalog(options.schemas, { forChecks: true });
 
-    // Listed once the journal is locked: a run that held it before has ended, and its creates show.
-    // The three reads go out together (each waits on the service, not on this process), while the
-    // journal is replayed; a failure of one ends the run, and the others' ends are ignored.
     const converging = options.onConflict === 'update' || options.prune === true;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
     const prepare = createPreparer(
@@ -467,17 +203,11 @@ async function importLeanSnapshot(
       secretFields: (t) => catalog.secretFields(t),
     });
     // Converging, each listed connection is compared with its snapshot entry as its page arrives, and
-    // only the outcome kept (and its image when it may be updated or deleted): the listing held whole
-    // was what grew with the target (100 000 connections: 402 MB peak, 1 000 of them updated).
-    // The before-images of what will be updated or deleted wait in a file beside the journal (a dry
-    // run sends nothing and keeps none): `image-spill.ts`.
-    // Removed just before the journal's lock is released (`beforeRelease` below), whatever ends the run.
-    const images = options.dryRun ? DROP_IMAGES : spillImages(journalPath);
+    // only the outcome kept (and its image when it may be updated or deleted).
     const summarize = converging
-      ? targetSummarizer(lean.entries, prepare, options, convergeHelpers, images)
+      ? targetSummarizer(lean.entries, prepare, options, convergeHelpers)
       : undefined;
-    // Ended when the journal cannot be opened (another run holds it, it is bound elsewhere): the run
-    // ends at once, its reads with it.
+    // Ended when the journal cannot be opened (another run holds it, it is bound elsewhere).
     const readsStop = new AbortController();
     const readSignal = AbortSignal.any([ports.signal, readsStop.signal]);
     let reads: ReturnType<typeof sendReads> | undefined;
@@ -486,6 +216,8 @@ async function importLeanSnapshot(
       reads ??= sendReads();
       return reads;
     };
+    // The three reads go out together (each waits on the service, not on this process), while the
+    // journal is replayed; a failure of one ends the run, and the others' ends are ignored.
     const sendReads = () => {
       const listing = listTarget(client, readSignal, summarize);
       const profileListing: ReturnType<typeof listScanProfiles> = profilesIncluded
@@ -497,38 +229,28 @@ async function importLeanSnapshot(
       return { listing, profileListing, referencesRead };
     };
 
-    let journalState: ReadonlyMap<string, JournalEntryState> = new Map();
-    let journalChanges: ReadonlyMap<string, JournalChangeState> = new Map();
-    let profileJournal: ReadonlyMap<string, ProfileJournalState> = new Map();
+    let replay: JournalReplay | undefined;
     if (options.dryRun) {
-      const peeked = await peekJournal(journalPath, binding, { keepRecord: isProfileRecord });
-      journalState = peeked?.entries ?? new Map();
-      journalChanges = peeked?.changes ?? new Map();
-      profileJournal = replayProfileRecords(peeked?.records ?? []);
+      replay = await peekJournal(journalPath, binding, { keepRecord: () => false });
     } else {
+      // Listed once the journal is locked: a run that held it before has ended, and its writes show.
       journal = await openJournal(journalPath, binding, {
         tool: `${TOOL_NAME} ${TOOL_VERSION}`,
-        keepRecord: isProfileRecord,
-        onLocked: () => {
-          // Under the lock no other run of this journal is using one: what killed runs left goes.
-          if (converging) removeLeftImages(journalPath);
-          startReads();
-        },
-        beforeRelease: () => images.close(),
+        keepRecord: () => false,
+        onLocked: () => startReads(),
       }).catch((error: unknown) => {
         readsStop.abort();
         throw error;
       });
-      journalState = journal.replay.entries;
-      journalChanges = journal.replay.changes;
-      profileJournal = replayProfileRecords(journal.replay.records);
+      replay = journal.replay;
     }
+    const { run, continuing } = chooseRun(replay, journalPath);
+    const journalState = entryStates(continuing);
+    const journalChanges = changeStates(continuing);
+    const profileJournal = profileStates(continuing);
     const { listing, profileListing, referencesRead } = startReads();
-    // The template schemas of the entries still to create are compiled while the reads are out (tens
-    // of ms that would come after), once the requests are on the wire (callbacks queued behind this
-    // one send them). A finished run's re-run compiles none.
+    // The template schemas of the entries still to create are compiled while the reads are out.
     await nextTurn();
-    // An entry an earlier run created is not checked again (the plan marks it done).
     const stillToSend = (entry: PlanEntry) => journalState.get(entry.name)?.state !== 'done';
     const typesToCheck = new Set<string>();
     for (const entry of lean.entries) if (stillToSend(entry)) typesToCheck.add(entry.type);
@@ -564,9 +286,7 @@ async function importLeanSnapshot(
       prune: options.prune === true,
       changes: journalChanges,
       ...(converging
-        ? {
-            converge: withReferenceChecks(convergeHelpers, targetReferences, noteReferences),
-          }
+        ? { converge: withReferenceChecks(convergeHelpers, targetReferences, noteReferences) }
         : {}),
       check: (entry, prepared) => {
         const checked = early.get(entry.name) ?? checkPreparedEntry(prepared(), templates);
@@ -628,7 +348,10 @@ async function importLeanSnapshot(
       allowSameSource: options.allowSameSource,
       dryRun: options.dryRun,
     });
-    problems.push(...checkProfilePreflight(profilePlan, plan.sends, options, environment));
+    const profileWrites = countProfileWrites(profilePlan);
+    problems.push(
+      ...checkProfilePreflight(profilePlan.problems, plan.sends, profileWrites, options, environment),
+    );
 
     if (options.dryRun) {
       const protectedTarget = {
@@ -651,121 +374,107 @@ async function importLeanSnapshot(
       };
     }
 
+    const activeJournal = journal;
+    if (activeJournal === undefined) throw new Error('journal not open');
     if (problems.length > 0) {
       if (options.report) {
-        await writeScrubbedFile(
+        await appendReport(
           options.report,
-          serializeReport(buildReport(plan, [])) +
-            serializeProfileReport(buildProfileReport(profilePlan, new Map())),
+          serializeReport(buildReport(plan, new Map())) +
+            serializeProfileReport(buildProfileReport(profilePlan, new Map()), undefined),
         );
       }
       onEvent({ kind: 'refused', problems });
-      if (journal?.fresh) {
+      if (activeJournal.fresh) {
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
         // its new journal deleted under it.
-        await unlink(journal.path).catch(() => undefined);
-        await journal.close();
+        await unlink(activeJournal.path).catch(() => undefined);
+        await activeJournal.close();
       }
       throw new PreflightError(
         `Pre-flight refused the import into ${environment.label}; nothing was sent`,
         problems,
-        { hint: preflightHint(problems) },
+        {
+          hint: preflightHint(problems, REFERENCE_POINTERS),
+        },
       );
     }
 
-    if (journal !== undefined && !journal.fresh && plan.counts.done + plan.counts.reconcile > 0) {
+    if (continuing !== undefined && plan.counts.done + plan.counts.reconcile > 0) {
       onEvent({
         kind: 'resuming',
+        run,
         done: plan.counts.done,
         inDoubt: plan.counts.reconcile,
         total: plan.steps.length,
       });
     }
-    const sends = plan.steps.filter(isSendStep);
-    const changeSteps = plan.steps.filter(isChangeStep);
-    // A sick service ends the run: about one retry per ten writes, at least 30.
-    budget.extend(Math.max(30, Math.ceil((sends.length + changeSteps.length) / 10)));
-    onEvent({
-      kind: 'run-started',
-      target: environment.label,
-      sends: sends.length + changeSteps.length,
-      total: plan.steps.length,
-      concurrency,
-      rate: limiter.currentRate(),
-      journal: journalPath,
-    });
-    const activeJournal = journal;
-    if (activeJournal === undefined) throw new Error('journal not open');
-    let result: Awaited<ReturnType<typeof runImport>>;
-    let changeResult: Awaited<ReturnType<typeof runChanges>> = { outcomes: [], stoppedBy: undefined };
-    try {
-      result = await runImport(
-        sends,
-        {
-          target: {
-            create: (body) => createConnection(client, body),
-            lookup: (name, signal) => getConnectionByName(client, name, { signal }),
-          },
+    const writes =
+      plan.changes +
+      profileWrites +
+      profilePlan.steps.filter((s) => s.kind === 'done' && s.via === 'lookup').length;
+    let outcomes: Awaited<ReturnType<typeof runImportSteps>> = {
+      connections: new Map(),
+      profiles: new Map(),
+      stoppedBy: undefined,
+    };
+    if (writes > 0) {
+      if (continuing === undefined) {
+        await activeJournal.append({
+          kind: 'run',
+          run,
+          command: 'import',
+          tool: `${TOOL_NAME} ${TOOL_VERSION}`,
+          at: new Date().toISOString(),
+        });
+      }
+      // A sick service ends the run: about one retry per ten writes, at least 30.
+      budget.extend(Math.max(30, Math.ceil(plan.changes / 10)));
+      onEvent({
+        kind: 'run-started',
+        run,
+        target: environment.label,
+        sends: plan.changes,
+        total: plan.steps.length,
+        concurrency,
+        rate: limiter.currentRate(),
+        journal: journalPath,
+      });
+      try {
+        outcomes = await runImportSteps({
+          plan,
+          profilePlan,
+          client,
           journal: activeJournal,
+          run,
           limiter,
           budget,
           log: ports.log,
           signal: ports.signal,
           ...(ports.clock ? { clock: ports.clock } : {}),
-          onOutcome: (outcome) => onEvent({ kind: 'entry-settled', outcome }),
-        },
-        { concurrency },
-      );
-      // Updates, then deletes (the most destructive last), once every create settled.
-      if (result.stoppedBy === undefined && changeSteps.length > 0) {
-        const ordered = [
-          ...changeSteps.filter((s) => s.kind === 'update'),
-          ...changeSteps.filter((s) => s.kind === 'delete'),
-        ];
-        changeResult = await runChanges(ordered, {
-          target: {
-            update: (name, body, signal) => updateConnection(client, name, { ...body }, { signal }),
-            remove: (name, signal) => deleteConnection(client, name, { signal }),
-          },
-          journal: activeJournal,
-          limiter,
-          signal: ports.signal,
           concurrency,
-          onOutcome: (outcome) => onEvent({ kind: 'change-settled', outcome }),
+          onOutcome: (outcome) => onEvent({ kind: 'write-settled', outcome }),
+          onProfilesStarted: (sends) =>
+            onEvent({ kind: 'profiles-started', target: environment.label, sends }),
         });
+      } finally {
+        onEvent({ kind: 'run-ended' });
       }
-    } finally {
-      onEvent({ kind: 'run-ended' });
     }
-
-    // Scan profiles, once every connection is settled (they name connections by id).
-    let profileOutcomes: Awaited<ReturnType<typeof runProfilePhase>>['outcomes'] = new Map();
-    let stoppedBy = result.stoppedBy ?? changeResult.stoppedBy;
-    const profileSends = countProfileSends(profilePlan);
-    const profileFinishes = profilePlan.steps.some((s) => s.kind === 'done' && s.via === 'lookup');
-    if (stoppedBy === undefined && (profileSends > 0 || profileFinishes)) {
-      budget.extend(Math.max(10, Math.ceil(profileSends / 10)));
-      onEvent({ kind: 'profiles-started', target: environment.label, sends: profileSends });
-      const connectionIds = new Map<string, string | undefined>();
-      for (const c of await listTarget(client, ports.signal)) connectionIds.set(c.name, c._id);
-      const phase = await runProfilePhase(profilePlan, {
-        client,
-        journal: activeJournal,
-        connectionIds,
-        limiter,
-        signal: ports.signal,
-      });
-      profileOutcomes = phase.outcomes;
-      stoppedBy = phase.stoppedBy;
+    const stoppedBy = outcomes.stoppedBy;
+    if (stoppedBy === undefined && (writes > 0 || continuing !== undefined)) {
+      await activeJournal.append({ kind: 'run-end', run, at: new Date().toISOString() });
     }
+    const wrote = writes > 0 || continuing !== undefined;
     await activeJournal.close();
 
-    const report = buildReport(plan, result.outcomes, changeResult.outcomes);
-    const profileReport = buildProfileReport(profilePlan, profileOutcomes);
+    const report = buildReport(plan, outcomes.connections);
+    const profileReport = buildProfileReport(profilePlan, outcomes.profiles);
+    const reportRun = wrote ? run : undefined;
     if (options.report) {
-      await writeScrubbedFile(
+      await appendReport(
         options.report,
-        serializeReport(report) + serializeProfileReport(profileReport),
+        serializeReport(report, reportRun) + serializeProfileReport(profileReport, reportRun),
       );
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
@@ -783,6 +492,8 @@ async function importLeanSnapshot(
       profilesIncluded,
       rateLimited: limiter.rateLimitedCount,
       journal: journalPath,
+      run: reportRun,
+      upToDate: !wrote,
       reportPath: options.report,
       idMapPath: options.idMap,
       stoppedBy,
@@ -791,4 +502,9 @@ async function importLeanSnapshot(
     await journal?.close();
     client.close();
   }
+}
+
+/** `--report` lines of the scan profiles. */
+function serializeProfileReport(report: readonly ProfileReportLine[], run: number | undefined): string {
+  return report.map((l) => `${JSON.stringify({ ...l, run: run ?? null })}\n`).join('');
 }

@@ -15,7 +15,7 @@ import {
   indexSnapshot,
   type PlacedSnapshot,
 } from '../snapshot/read.js';
-import type { SafeImage } from './journal.js';
+import type { SafeImage } from '../sync/journal/records.js';
 import { applyOverrides, type Overrides } from './overrides.js';
 import type { PlanEntry, PreparedEntry } from './plan.js';
 

@@ -1,15 +1,17 @@
 /**
- * What an import leaves behind for people and scripts: the per-entry report (JSON Lines), the id map,
- * the summary. Built from the plan (what was decided) and the run's outcomes (what happened), so a
- * resumed run reports every entry, including those an earlier run created. None of them holds a
+ * What an import leaves behind for people and scripts: the per-entry report (JSON Lines, each line
+ * naming its run), the id map, the summary. Built from the plan (what was decided) and the run's
+ * outcomes (what happened), so a resumed run reports every entry, including those it created before
+ * it was interrupted. None of them holds a
  * credential value: names, ids, HTTP statuses and scrubbed service messages only.
  */
+
+import { readFile } from 'node:fs/promises';
 import type { Problem } from '../errors.js';
 import { writeFileAtomic } from '../files.js';
 import { scrub } from '../secrets.js';
-import type { ChangeOutcome } from './converge-run.js';
+import type { WriteOutcome } from '../sync/execute.js';
 import type { ImportPlan, PlanStep } from './plan.js';
-import type { EntryOutcome } from './run.js';
 
 /** One line of `--report`: the outcome of one snapshot entry. */
 export type ReportLine =
@@ -97,23 +99,17 @@ function lineOf<const T extends object>(step: { readonly name: string; readonly 
 }
 
 /** Combine the plan and the run's outcomes into one report line per entry, in name order. */
-export function buildReport(
-  plan: ImportPlan,
-  outcomes: readonly EntryOutcome[],
-  changeOutcomes: readonly ChangeOutcome[] = [],
-): ReportLine[] {
-  const byName = new Map(outcomes.map((o) => [o.step.name, o]));
-  const changesByName = new Map(changeOutcomes.map((o) => [o.step.name, o]));
+export function buildReport(plan: ImportPlan, outcomes: ReadonlyMap<string, WriteOutcome>): ReportLine[] {
   return plan.steps.map((step) =>
     step.kind === 'update' || step.kind === 'delete'
-      ? reportChange(step, changesByName.get(step.name))
-      : reportStep(step, byName.get(step.name)),
+      ? reportChange(step, outcomes.get(step.name))
+      : reportStep(step, outcomes.get(step.name)),
   );
 }
 
 function reportChange(
   step: Extract<PlanStep, { kind: 'update' | 'delete' }>,
-  outcome: ChangeOutcome | undefined,
+  outcome: WriteOutcome | undefined,
 ): ReportLine {
   if (outcome === undefined || outcome.kind === 'pending') {
     return lineOf(step, {
@@ -123,15 +119,15 @@ function reportChange(
     });
   }
   switch (outcome.kind) {
-    case 'updated':
-      return lineOf(step, {
-        outcome: 'updated',
-        sourceId: step.sourceId,
-        targetId: step.targetId,
-        fields: step.kind === 'update' ? step.fields.map((f) => f.path) : [],
-        earlierRun: false,
-      });
-    case 'deleted':
+    case 'applied':
+      if (step.kind === 'update')
+        return lineOf(step, {
+          outcome: 'updated',
+          sourceId: step.sourceId,
+          targetId: step.targetId,
+          fields: step.fields.map((f) => f.path),
+          earlierRun: false,
+        });
       return lineOf(step, {
         outcome: 'deleted',
         targetId: step.targetId,
@@ -151,7 +147,7 @@ function reportChange(
   }
 }
 
-function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLine {
+function reportStep(step: PlanStep, outcome: WriteOutcome | undefined): ReportLine {
   switch (step.kind) {
     case 'update':
     case 'delete':
@@ -205,7 +201,7 @@ function reportStep(step: PlanStep, outcome: EntryOutcome | undefined): ReportLi
           inDoubt: step.kind === 'reconcile',
         });
       switch (outcome.kind) {
-        case 'created':
+        case 'applied':
           return lineOf(step, {
             outcome: step.targetName === step.name ? 'created' : 'renamed',
             targetName: step.targetName,
@@ -332,7 +328,25 @@ export function writeScrubbedFile(path: string, content: string): Promise<void> 
   return writeFileAtomic(path, scrub(content), { what: 'output file' });
 }
 
-/** `--report`: one JSON line per entry, naming its object kind (`"object":"connection"`). */
-export function serializeReport(report: readonly ReportLine[]): string {
-  return report.map((l) => `${JSON.stringify({ object: 'connection', ...l })}\n`).join('');
+/**
+ * `--report`: one JSON line per entry, naming its object kind (`"object":"connection"`) and the run
+ * (`null` when nothing was written: the target was up to date, or the run was refused).
+ */
+export function serializeReport(report: readonly ReportLine[], run: number | undefined = undefined): string {
+  return report.map((l) => `${JSON.stringify({ object: 'connection', run: run ?? null, ...l })}\n`).join('');
+}
+
+/**
+ * Add `content` to the report at `path`: a later run's lines follow an earlier run's, never replace
+ * them. Written as a whole new file (atomic, 0600), so a crash leaves the old report or the new one.
+ */
+export async function appendReport(path: string, content: string): Promise<void> {
+  let before = '';
+  try {
+    before = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (before !== '' && !before.endsWith('\n')) before += '\n';
+  await writeScrubbedFile(path, before + content);
 }

@@ -3,8 +3,9 @@
  * very plan that the real run executes.
  *
  * Per snapshot entry, in this order of precedence:
- * 1. the journal says it was created by an earlier run of this import -> `done` (never touched again);
- * 2. the journal holds an intent without an outcome (in doubt) -> `reconcile` (look the target name up
+ * 1. the run being finished (an interrupted run of this import) created it, and the target still holds
+ *    it -> `done`; the journal state handed in is that run's only, so a finished run hides no drift;
+ * 2. that run holds an intent without an outcome (in doubt) -> `reconcile` (look the target name up
  *    before sending anything again);
  * 3. its name exists in the target:
  *    - `--on-conflict skip` (default) -> `exists`: left alone, reported as existing;
@@ -23,7 +24,8 @@ import { compareNames, pairByName } from '../connections/match.js';
 import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
 import type { Connection } from '../model/connection.js';
-import type { JournalChangeState, JournalEntryState, SafeImage } from './journal.js';
+import type { SafeImage } from '../sync/journal/records.js';
+import type { JournalChangeState, JournalEntryState } from '../sync/journal/replay.js';
 
 /** What to do with an entry whose name already exists in the target. */
 export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
@@ -88,13 +90,11 @@ export interface TargetSummaryRules {
   /** The snapshot's entry of that name, prepared, when the snapshot holds one. */
   readonly twin: (name: string) => (() => PreparedEntry) | undefined;
   readonly converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>;
-  /** Where a kept image goes (default: held in memory; a real run writes them to a file, a dry run drops them). */
-  readonly keepImage?: (image: SafeImage) => ImageSource;
 }
 
 /**
  * Hands out a step's value when it is needed: prepared then (a send's or an update's body, read again
- * from the snapshot), read back (a before-image: `image-spill.ts`), or {@link held} in memory.
+ * from the snapshot), or {@link held} in memory.
  */
 export interface Source<T> {
   load(): T;
@@ -132,7 +132,7 @@ export function summarizeTarget(connection: Connection, rules: TargetSummaryRule
     _id: typeof connection._id === 'string' ? connection._id : undefined,
   };
   if (rules.only !== undefined && !rules.only.has(connection.name)) return base;
-  const keep = rules.keepImage ?? held;
+  const keep = held;
   const twin = rules.twin(connection.name);
   if (twin !== undefined) {
     if (!rules.update) return base;
@@ -388,7 +388,7 @@ export function planImport(input: PlanInput): ImportPlan {
     seen.add(entry.name);
     const journaled = input.journal.get(entry.name);
     let send: SendStep | undefined;
-    if (journaled?.state === 'done') {
+    if (journaled?.state === 'done' && targetById.has(journaled.targetName)) {
       steps.push(
         stepOf(entry, {
           kind: 'done',

@@ -14,7 +14,7 @@ import { formatPointer } from '../diff/pointer.js';
 import type { Problem } from '../errors.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { isMasked } from '../secrets.js';
-import { normaliseTargetUrl } from './journal.js';
+import { normaliseTargetUrl } from '../sync/journal/writer.js';
 import { describeUnresolved, UNRESOLVED_PLACEHOLDER } from './overrides.js';
 import type { ImportPlan, PreparedEntry } from './plan.js';
 
@@ -182,4 +182,51 @@ export function formatProblem(p: Problem): string {
 
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/**
+ * The next step for a refused pre-flight: the overrides advice only when a field of an entry is at
+ * fault (masked, empty or missing values are what --overrides supplies), not for run-wide refusals
+ * such as a protected target or --max-changes.
+ */
+export function preflightHint(problems: readonly Problem[], referencePointers: ReadonlySet<string>): string {
+  if (problems.some((p) => p.path !== undefined && referencePointers.has(p.path))) {
+    return 'Create the missing scanner groups or stored credentials in the target, or set others with --overrides (e.g. {"all": {"scanner_group": "..."}}), and re-run (--dry-run shows the plan)';
+  }
+  const fieldProblems = problems.some((p) => p.path !== undefined);
+  return fieldProblems
+    ? 'Fix the problems listed above and re-run (masked, empty or missing values: supply them with --overrides, e.g. "${env:VAR}"; --dry-run shows the plan)'
+    : 'Fix the problems listed above and re-run (--dry-run shows the plan)';
+}
+
+/**
+ * The scan profiles' share of the pre-flight: their own problems, `--max-changes` over connections and
+ * profiles together, and the protected-target rule when only profiles would be written.
+ */
+export function checkProfilePreflight(
+  profileProblems: readonly Problem[],
+  connectionSends: number,
+  profileSends: number,
+  options: {
+    readonly maxChanges: number | undefined;
+    readonly dryRun: boolean;
+    readonly confirm: string | undefined;
+  },
+  environment: { label: string; name: string | undefined; url: string; protected: boolean },
+): Problem[] {
+  const problems: Problem[] = [...profileProblems];
+  if (
+    options.maxChanges !== undefined &&
+    connectionSends <= options.maxChanges &&
+    connectionSends + profileSends > options.maxChanges
+  ) {
+    problems.push({
+      message: `${connectionSends} connection and ${profileSends} scan profile changes, more than --max-changes ${options.maxChanges}; raise --max-changes or narrow with --only`,
+    });
+  }
+  if (!options.dryRun && connectionSends === 0 && profileSends > 0) {
+    const refusal = checkWriteConfirmed(environment, options.confirm, '--to');
+    if (refusal) problems.push({ message: `${refusal.reason}; ${refusal.hint}` });
+  }
+  return problems;
 }

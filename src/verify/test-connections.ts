@@ -14,8 +14,8 @@ import pLimit from 'p-limit';
 import { testConnection } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { ApiError, InterruptedError } from '../errors.js';
-import type { RateLimiter } from '../importer/throttle.js';
 import type { Connection } from '../model/connection.js';
+import type { RateLimiter } from '../sync/throttle.js';
 import { judgeTest, type RecordedTest, type TestVerdict } from './verdict.js';
 
 /** Default tests per second when neither `--rate` nor the environment's `rate` is lower. */

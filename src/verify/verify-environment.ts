@@ -19,7 +19,6 @@ import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles
 import type { FieldChange } from '../diff/types.js';
 import { ApiError, UsageError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
-import { type Clock, createRateLimiter } from '../importer/throttle.js';
 import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
@@ -32,6 +31,7 @@ import {
   indexSnapshotNames,
   type PlacedSnapshot,
 } from '../snapshot/read.js';
+import { type Clock, createRateLimiter } from '../sync/throttle.js';
 import { createConnectionVerifier, type ExpectedConnection } from './connections.js';
 import { nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE, runConnectionTests } from './test-connections.js';

@@ -7,9 +7,9 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
-import { replayJournal } from '../../src/importer/journal.js';
 import type { Connection } from '../../src/model/connection.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
+import { replayJournal } from '../../src/sync/journal/replay.js';
 import { runCli } from '../helpers/run-cli.js';
 import { countCreatePosts, prepareImportSource, targetReferences } from './import.helpers.js';
 
@@ -108,12 +108,17 @@ describe('import: retry budget spent (exit 5), then resumed by the same command'
       // The second run POSTs only what is not there yet.
       const createdBefore = firstReport.filter((l) => l.outcome === 'created').length;
       expect(countCreatePosts(emu) - postsBefore).toBeLessThanOrEqual(entries.length - createdBefore);
+      // The report keeps the first attempt's lines and adds the second's (both name run 1, which the
+      // second finished): the last line of each entry says how it ended.
       const lines = (await readFile(report, 'utf8'))
         .trim()
         .split('\n')
-        .map((l) => JSON.parse(l) as { outcome: string });
-      expect(lines).toHaveLength(entries.length);
-      expect(new Set(lines.map((l) => l.outcome))).toEqual(new Set(['created']));
+        .map((l) => JSON.parse(l) as { name: string; outcome: string; run: number | null });
+      expect(lines).toHaveLength(firstReport.length + entries.length);
+      expect(new Set(lines.map((l) => l.run))).toEqual(new Set([1]));
+      const last = new Map(lines.map((l) => [l.name, l]));
+      expect(last.size).toBe(entries.length);
+      expect(new Set([...last.values()].map((l) => l.outcome))).toEqual(new Set(['created']));
     },
   );
 });

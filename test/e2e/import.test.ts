@@ -113,8 +113,15 @@ describe('import (end to end, against the emulator)', () => {
     );
     expect(again.exitCode).toBe(0);
     expect(countCreatePosts(target)).toBe(0);
-    const result = JSON.parse(again.stdout) as { counts: { created: number; earlierRun: number } };
-    expect(result.counts).toMatchObject({ created: entries.length, earlierRun: entries.length });
+    // A finished run is not replayed: the re-run plans afresh against the target, finds every
+    // connection there, writes nothing and records no run.
+    const result = JSON.parse(again.stdout) as {
+      counts: { created: number; exists: number };
+      upToDate: boolean;
+      run: number | null;
+    };
+    expect(result.counts).toMatchObject({ created: 0, exists: entries.length });
+    expect(result).toMatchObject({ upToDate: true, run: null });
     const idsAgain = JSON.parse(await readFile(idMap, 'utf8')) as Record<string, unknown>;
     expect(idsAgain).toEqual(ids);
   });

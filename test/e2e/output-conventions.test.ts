@@ -172,7 +172,7 @@ describe('output conventions', () => {
     }
   });
 
-  it('a resumed import says how many entries are already done', async () => {
+  it('a second import after a finished one is a run of its own; a third says the target is up to date', async () => {
     const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
     try {
       const journal = join(dir, 'resume.j');
@@ -198,7 +198,12 @@ describe('output conventions', () => {
       expect(first.stderr).not.toMatch(/resuming/);
       const again = await runCli(args, { env });
       expect(again.exitCode, again.stderr).toBe(0);
-      expect(again.stderr).toMatch(/^resuming: 3 of 69 already done$/m);
+      // The first run finished: nothing is resumed, the rest is the next run.
+      expect(again.stderr).not.toMatch(/resuming/);
+      expect(again.stderr).toMatch(/^Run 2 of .*resume\.j \(undo takes it back\)$/m);
+      const third = await runCli(args, { env });
+      expect(third.exitCode, third.stderr).toBe(0);
+      expect(third.stdout).toMatch(/is up to date with the snapshot: nothing was written$/m);
       const quiet = await runCli([...args, '--quiet'], { env });
       expect(quiet.stderr).toBe('');
     } finally {

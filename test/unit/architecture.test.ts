@@ -146,7 +146,7 @@ const WORKFLOW_FOLDERS = [
   'src/profiles/',
   'src/cases/',
   'src/verify/',
-  'src/undo/',
+  'src/sync/',
   'src/overrides/',
   // The run's environments (config, tokens, HTTP clients): the ports the CLI hands to the workflows.
   'src/environments/',

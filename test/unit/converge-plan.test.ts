@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { dropMaskedValues, findClearSecrets, makeSafeImage } from '../../src/connections/images.js';
 import type { Problem } from '../../src/errors.js';
 import { createConvergeHelpers } from '../../src/importer/converge.js';
-import { type JournalChangeState, replayJournal } from '../../src/importer/journal.js';
 import {
   type OnConflict,
   type PreparedEntry,
@@ -18,7 +17,8 @@ import {
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
-import { readRunHistory } from '../../src/undo/undo-import.js';
+import { type JournalChangeState, replayJournal } from '../../src/sync/journal/replay.js';
+import { createRunHistory } from '../../src/sync/undo-plan.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const begin = {
@@ -429,10 +429,19 @@ describe('undo: the run history', () => {
         { kind: 'intent', object: 'scan-profile', op: 'create', name: 'p', targetName: 'p', attempt: 1, at },
       ]),
     );
-    const { histories, skipped } = readRunHistory(replay.records);
-    expect(histories.map((h) => h.name)).toEqual(['d', 'u']);
-    expect(histories[1]).toMatchObject({ firstOp: 'update', firstBefore: b1 });
-    expect([...(histories[1]?.secretsSent ?? [])]).toEqual(['/password']);
-    expect(skipped.get('scan-profile')).toBe(1);
+    // Undo takes scan profiles back too: the profile's create (never settled) is a history, in doubt.
+    const history = createRunHistory(1);
+    replay.records.forEach((record, index) => {
+      history.add(record, index);
+    });
+    const histories = history.finish();
+    expect(histories.map((h) => `${h.object}:${h.name}`)).toEqual([
+      'scan-profile:p',
+      'connection:d',
+      'connection:u',
+    ]);
+    expect(histories[0]).toMatchObject({ firstOp: 'create', inDoubt: true });
+    expect(histories[2]).toMatchObject({ firstOp: 'update', firstBefore: b1 });
+    expect([...(histories[2]?.secretsSent ?? [])]).toEqual(['/password']);
   });
 });

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors.js';
-import type { JournalEntryState } from '../../src/importer/journal.js';
 import {
   chooseRenamedName,
   describeStep,
@@ -11,6 +10,7 @@ import {
   planImport,
 } from '../../src/importer/plan.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
+import type { JournalEntryState } from '../../src/sync/journal/replay.js';
 
 const entry = (name: string, type = 's3', extra: Record<string, unknown> = {}): PreparedEntry => ({
   name,
@@ -103,7 +103,7 @@ describe('planImport', () => {
         prepared.push(e.name);
         return { ...e, body: { name: e.name, type: e.type, bucket: `b-${e.name}` } };
       },
-      target: [{ name: 'there' }],
+      target: [{ name: 'there' }, { name: 'done', _id: 'id-1' }],
       journal: new Map([
         ['done', { state: 'done', targetName: 'done', targetId: 'id-1' } as JournalEntryState],
       ]),

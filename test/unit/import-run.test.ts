@@ -1,5 +1,6 @@
 /**
- * The import runner (src/importer/run.ts) driven directly: a scripted fake target (or the real HTTP
+ * The executor (src/sync/execute.ts) driven directly with connection creates, through `runImport`
+ * below (the plan's send steps in, outcomes as the import reports them out): a scripted fake target (or the real HTTP
  * client against nock), a real journal in a temporary folder, a fake clock. The invariants checked
  * throughout: an intent is on disk before each POST; a POST is never sent again for a name without a
  * look-up in between (except after a 429, which is certainly not applied); a stopped run leaves no new
@@ -8,33 +9,133 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConnection, getConnectionByName } from '../../src/api/connections.js';
 import { createRetryBudget, type RetryBudget } from '../../src/api/http.js';
 import type { CreatedConnection } from '../../src/api/types.js';
 import { ApiError, AuthError, ExitCode, InterruptedError, UnavailableError } from '../../src/errors.js';
-import {
-  type IntentRecord,
-  type Journal,
-  type JournalRecord,
-  openJournal,
-  replayJournal,
-} from '../../src/importer/journal.js';
 import { held, type SendStep } from '../../src/importer/plan.js';
-import {
-  type EntryOutcome,
-  type ImportTarget,
-  type RunImportDeps,
-  type RunImportResult,
-  runImport,
-} from '../../src/importer/run.js';
-import { type Clock, createRateLimiter, type RateLimiter } from '../../src/importer/throttle.js';
-import { createSilentLogger } from '../../src/log.js';
+import { createSilentLogger, type Logger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
+import {
+  type ExecuteOptions,
+  executeSteps,
+  type WriteOutcome,
+  type WriteStep,
+} from '../../src/sync/execute.js';
+import type { IntentRecord, JournalRecord } from '../../src/sync/journal/records.js';
+import { replayJournal } from '../../src/sync/journal/replay.js';
+import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
+import { type Clock, createRateLimiter, type RateLimiter } from '../../src/sync/throttle.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { BASE, makeClient } from '../http/client-fixture.js';
 
 const CREATE_PATH = '/api/v1/ds_connections';
+
+/** How the test's target is written to: one POST, one look-up by name. */
+interface ImportTarget {
+  create(body: Readonly<Record<string, unknown>>): Promise<CreatedConnection>;
+  lookup(name: string, signal: AbortSignal): Promise<Connection | undefined>;
+}
+
+/** A create's outcome as the import reports it. */
+type EntryOutcome =
+  | {
+      readonly kind: 'created';
+      readonly step: SendStep;
+      readonly targetId: string | undefined;
+      readonly via: 'post' | 'lookup';
+      readonly attempts: number;
+    }
+  | {
+      readonly kind: 'failed';
+      readonly step: SendStep;
+      readonly httpStatus: number | undefined;
+      readonly message: string;
+    }
+  | { readonly kind: 'pending'; readonly step: SendStep; readonly inDoubt: boolean };
+
+interface RunImportDeps {
+  readonly target: ImportTarget;
+  readonly journal: Journal;
+  readonly limiter: RateLimiter;
+  readonly budget: RetryBudget;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  readonly clock?: Clock;
+  readonly random?: () => number;
+  readonly onOutcome?: (outcome: EntryOutcome) => void;
+}
+
+interface RunImportResult {
+  readonly outcomes: readonly EntryOutcome[];
+  readonly stoppedBy: Awaited<ReturnType<typeof executeSteps>>['stoppedBy'];
+}
+
+/** A send step of the plan, as the import hands it to the executor. */
+class CreateWrite implements WriteStep {
+  readonly object = 'connection';
+  readonly op = 'create';
+  readonly name: string;
+  readonly targetName: string;
+  readonly targetId = undefined;
+  readonly inDoubt: boolean;
+  constructor(readonly plan: SendStep) {
+    this.name = plan.name;
+    this.targetName = plan.targetName;
+    this.inDoubt = plan.kind === 'reconcile';
+  }
+  load() {
+    return this.plan.source.load();
+  }
+}
+
+function asEntryOutcome(outcome: WriteOutcome<CreateWrite>): EntryOutcome {
+  const step = outcome.step.plan;
+  if (outcome.kind === 'applied')
+    return {
+      kind: 'created',
+      step,
+      targetId: outcome.targetId,
+      via: outcome.via === 'lookup' ? 'lookup' : 'post',
+      attempts: outcome.attempts,
+    };
+  if (outcome.kind === 'failed')
+    return { kind: 'failed', step, httpStatus: outcome.httpStatus, message: outcome.message };
+  return { kind: 'pending', step, inDoubt: outcome.inDoubt };
+}
+
+/** Run connection creates through the executor, with the test's target. */
+async function runImport(
+  steps: readonly SendStep[],
+  deps: RunImportDeps,
+  options: { readonly concurrency?: number } & ExecuteOptions = {},
+): Promise<RunImportResult> {
+  const { target, onOutcome, ...rest } = deps;
+  const result = await executeSteps(
+    steps.map((s) => new CreateWrite(s)),
+    {
+      ...rest,
+      run: 1,
+      writers: {
+        connection: {
+          create: async (body) => (await target.create(body))._id,
+          lookup: async (name, signal) => {
+            const found = await target.lookup(name, signal);
+            return found === undefined
+              ? undefined
+              : { id: typeof found._id === 'string' ? found._id : undefined };
+          },
+          update: () => Promise.reject(new Error('not in these tests')),
+          remove: () => Promise.reject(new Error('not in these tests')),
+        },
+      },
+      ...(onOutcome ? { onOutcome: (o) => onOutcome(asEntryOutcome(o as WriteOutcome<CreateWrite>)) } : {}),
+    },
+    options,
+  );
+  return { outcomes: result.outcomes.map(asEntryOutcome), stoppedBy: result.stoppedBy };
+}
 
 /** A promise with its resolve exposed. */
 function deferred<T = void>() {
@@ -449,10 +550,9 @@ describe('runImport: stopping', () => {
     // b's intent stays open: the next run looks it up before sending (a 401 applied nothing, but the
     // runner does not rely on that).
     expect(entries.get('b')).toMatchObject({ state: 'in-doubt' });
-    // c's intent was written ahead, while a POST was in flight, and c was never sent: the next run
-    // looks it up once before sending it.
+    // c was never sent, and no intent of it was written: the next run sends it without a look-up.
     expect(h.service.sequence('c')).toEqual([]);
-    expect(entries.get('c')).toMatchObject({ state: 'in-doubt' });
+    expect(entries.get('c')).toBeUndefined();
     expectConsistentJournal();
   });
 
@@ -483,8 +583,8 @@ describe('runImport: stopping', () => {
     const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
     expect(entries.get('a')).toMatchObject({ state: 'in-doubt', targetName: 'a' });
     expect(entries.get('b')).toMatchObject({ state: 'done' });
-    // c's intent was written ahead while a POST was in flight (c itself was never sent, above).
-    expect(entries.get('c')).toMatchObject({ state: 'in-doubt' });
+    // c was never sent (above), and no intent of it was written.
+    expect(entries.get('c')).toBeUndefined();
     expectConsistentJournal();
   });
 
@@ -633,11 +733,10 @@ describe('runImport: stopping', () => {
     );
     expect(result.stoppedBy).toBeInstanceOf(InterruptedError);
     expect(result.outcomes.map((o) => o.kind)).toEqual(['pending', 'pending']);
-    // The intents of a and of b (written ahead beside a's attempt) stay open: each is looked up by
-    // name next time; neither was sent.
+    // a's intent stays open: it is looked up by name next time; b got no intent. Neither was sent.
     const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
     expect(entries.get('a')).toMatchObject({ state: 'in-doubt' });
-    expect(entries.get('b')).toMatchObject({ state: 'in-doubt' });
+    expect(entries.get('b')).toBeUndefined();
     expect(service.posts()).toEqual([]);
   });
 
@@ -737,34 +836,8 @@ describe('runImport: outcome records do not hold a slot', () => {
   });
 });
 
-describe('runImport: the next intent is written while a POST is in flight', () => {
-  it("b's intent is on disk before a's answer comes, and is the only one b gets (concurrency 1)", async () => {
-    const gateA = deferred();
-    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
-    const running = h.run([step('a'), step('b')], { concurrency: 1 });
-    await h.service.whenPosts(1);
-    // a's POST is held: b's intent, written beside it, reaches the disk meanwhile.
-    await vi.waitFor(() => {
-      expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('b')).toMatchObject({
-        state: 'in-doubt',
-      });
-    });
-    expect(h.service.posts()).toEqual(['a']);
-    gateA.resolve();
-    const result = await running;
-    expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'created']);
-    const intents = readFileSync(journalPath, 'utf8')
-      .split('\n')
-      .filter((line) => line.includes('"kind":"intent"'))
-      .map((line) => JSON.parse(line) as { name: string; attempt: number });
-    expect(intents.map((i) => [i.name, i.attempt])).toEqual([
-      ['a', 1],
-      ['b', 1],
-    ]);
-    expectConsistentJournal();
-  });
-
-  it('an entry in doubt from an earlier run gets no intent ahead: it is looked up first', async () => {
+describe('runImport: an entry in doubt', () => {
+  it('an entry in doubt from an earlier run is looked up before its intent and POST', async () => {
     const gateA = deferred();
     const h = harness({ script: { a: [{ gate: gateA.promise }] } });
     const running = h.run([step('a'), step('b', 'reconcile')], { concurrency: 1 });
@@ -860,7 +933,7 @@ describe('runImport: 429', () => {
         ...baseDeps(h.clock.clock, 0),
         limiter: h.limiter,
       },
-      { maxRateLimitedPerEntry: 3 },
+      { maxRateLimitedPerStep: 3 },
     );
     expect(result.stoppedBy).toBeInstanceOf(UnavailableError);
     expect(result.stoppedBy?.message).toMatch(/429/);

@@ -16,9 +16,9 @@ import {
   type ImportPorts,
   importSnapshot,
 } from '../../src/importer/import-snapshot.js';
-import type { Clock } from '../../src/importer/throttle.js';
 import { createSilentLogger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
+import type { Clock } from '../../src/sync/throttle.js';
 import { writeSnapshot } from '../e2e/import.helpers.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { makeEnvironment } from '../http/client-fixture.js';
@@ -145,8 +145,8 @@ describe('importSnapshot', () => {
       'template-warnings',
       'reference-warnings',
       'run-started',
-      'entry-settled',
-      'entry-settled',
+      'write-settled',
+      'write-settled',
       'run-ended',
       'file-written',
     ]);

@@ -5,16 +5,14 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InputFileError, UsageError } from '../../src/errors.js';
+import type { JournalRecord } from '../../src/sync/journal/records.js';
 import {
-  defaultJournalPath,
-  type JournalRecord,
-  normaliseTargetUrl,
-  openJournal,
   openJournalRecordReader,
   type RecordPlace,
   replayJournal,
   replayJournalFile,
-} from '../../src/importer/journal.js';
+} from '../../src/sync/journal/replay.js';
+import { defaultJournalPath, normaliseTargetUrl, openJournal } from '../../src/sync/journal/writer.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const SHA = 'a'.repeat(64);
@@ -344,7 +342,7 @@ describe('openJournal', () => {
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l).kind),
-    ).toEqual(['begin', 'resume']);
+    ).toEqual(['begin']);
   });
 
   it('refuses a journal bound to another snapshot or another target', async () => {

@@ -20,13 +20,13 @@ import {
   STALE_TEMP_AGE_MS,
   writeFileAtomic,
 } from '../../src/files.js';
-import { openJournal } from '../../src/importer/journal.js';
 import { MAX_OVERRIDES_DEPTH, parseOverrides } from '../../src/importer/overrides.js';
 import { createLogger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
 import { schemasDir } from '../../src/paths.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
+import { openJournal } from '../../src/sync/journal/writer.js';
 import { type FullDisk, mountFullDisk } from '../helpers/full-disk.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 

@@ -9,9 +9,10 @@ import {
   type ProfileJournalState,
   type ProfilePlanInput,
   planProfiles,
-  replayProfileRecords,
-} from '../../src/importer/profiles-phase.js';
+  profileStates,
+} from '../../src/importer/profile-plan.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
+import { replayJournal } from '../../src/sync/journal/replay.js';
 
 const SCHEDULE = { cronExpression: '0 2 * * *', timeZone: 'UTC' };
 
@@ -135,8 +136,17 @@ describe('planProfiles', () => {
     ]);
   });
 
-  it('replays intents and outcomes into states, the last record winning', () => {
-    const states = replayProfileRecords([
+  it('replays intents and outcomes (as journals of format 1 wrote them) into states, the last record winning', () => {
+    const begin = {
+      kind: 'begin',
+      formatVersion: 1,
+      snapshotSha256: 'a',
+      targetUrl: 'http://t',
+      tool: 't',
+      at: 't',
+    };
+    const records = [
+      begin,
       { kind: 'profile-intent', name: 'a', action: 'create', targetName: 'a', attempt: 1, at: 't' },
       { kind: 'profile-intent', name: 'b', action: 'create', targetName: 'b', attempt: 1, at: 't' },
       {
@@ -149,7 +159,9 @@ describe('planProfiles', () => {
         via: 'request',
         at: 't',
       },
-    ]);
+    ];
+    const replay = replayJournal(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const states = profileStates(replay.runs.at(-1));
     expect(states.get('a')).toEqual({
       state: 'in-doubt',
       action: 'create',

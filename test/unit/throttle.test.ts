@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Clock, createRateLimiter } from '../../src/importer/throttle.js';
+import { type Clock, createRateLimiter } from '../../src/sync/throttle.js';
 
 interface SimOptions {
   readonly limit: number;

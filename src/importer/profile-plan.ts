@@ -1,10 +1,11 @@
 /**
- * The scan profile phase of `import` (snapshot format 2): after the connections, the snapshot's scan
- * profiles are made to match in the target, one request at a time, journaled like the connections.
+ * The scan profile plan of `import` (snapshot format 2): after the connections, the snapshot's scan
+ * profiles are made to match in the target, one request at a time, through the executor.
  *
  * Plan (pure, {@link planProfiles}), per snapshot profile, in this order of precedence:
  * 1. `--only` given and the profile not named in it -> left out;
- * 2. the journal says an earlier run created / updated it -> `done`;
+ * 2. the run being finished created / updated it before it was interrupted, and the target still holds
+ *    it -> `done`;
  * 3. one-time (`isSingleRunScan: true`) without `--allow-run` -> `skipped` (creating it starts a scan);
  * 4. a `dataSourceList` element whose connection is neither in the target nor created by this run
  *    -> `blocked` (a pre-flight problem: the run is refused, exit 3);
@@ -23,28 +24,17 @@
  * sent is the target's id of that name, read after the connection phase (a source that listed data
  * sources by name gets names again). Order is kept.
  *
- * Run ({@link runProfilePhase}): sequential (few profiles; a one-time profile starts a scan, so nothing
- * is sent in parallel), an intent fsync'd before each request and an outcome after; a 4xx/5xx answer
- * fails that profile and the run goes on, an error that concerns every request (auth, network, Ctrl-C)
- * stops it with the intent in doubt, so that the re-run looks the name up before sending again: no
- * profile is ever created twice. Creating a scheduled profile starts no scan.
+ * The steps run one at a time (a one-time profile starts a scan, so nothing is sent in parallel).
+ * Creating a scheduled profile starts no scan.
  */
-import type { HttpClient } from '../api/http.js';
-import {
-  createScanProfile,
-  deleteScanProfile,
-  listScanProfiles,
-  updateScanProfile,
-} from '../api/scan-profiles.js';
 import { compareNames } from '../connections/match.js';
 import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
 import type { FieldChange } from '../diff/types.js';
-import { ApiError, DdsError, InterruptedError, type Problem, UnavailableError } from '../errors.js';
+import type { Problem } from '../errors.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField, stripProfileServerFields } from '../profiles/server-fields.js';
-import { scrub } from '../secrets.js';
-import type { Journal, JournalRecord, ProfileAction } from './journal.js';
-import type { RateLimiter } from './throttle.js';
+import type { JournalOp } from '../sync/journal/records.js';
+import type { RunState } from '../sync/journal/replay.js';
 
 /** What to do with a profile whose name exists in the target (`--on-conflict`). */
 export type ProfileOnConflict = 'skip' | 'fail' | 'rename' | 'update';
@@ -53,41 +43,28 @@ export type ProfileOnConflict = 'skip' | 'fail' | 'rename' | 'update';
 export type ProfileJournalState =
   | {
       readonly state: 'done';
-      readonly action: ProfileAction;
+      readonly action: JournalOp;
       readonly targetName: string;
       readonly targetId: string | undefined;
     }
-  | { readonly state: 'failed'; readonly action: ProfileAction; readonly targetName: string }
+  | { readonly state: 'failed'; readonly action: JournalOp; readonly targetName: string }
   | {
       readonly state: 'in-doubt';
-      readonly action: ProfileAction;
+      readonly action: JournalOp;
       readonly targetName: string;
       readonly targetId: string | undefined;
       readonly attempt: number;
     };
 
-/** Fold the profile records of a journal into per-profile states (other records are ignored). */
-export function replayProfileRecords(
-  records: readonly JournalRecord[],
-): ReadonlyMap<string, ProfileJournalState> {
+/** The states of a run's scan profile writes, by profile name (none for a new run). */
+export function profileStates(run: RunState | undefined): ReadonlyMap<string, ProfileJournalState> {
   const states = new Map<string, ProfileJournalState>();
-  for (const r of records) {
-    if (r.kind === 'profile-intent') {
-      states.set(r.name, {
-        state: 'in-doubt',
-        action: r.action,
-        targetName: r.targetName,
-        targetId: r.targetId,
-        attempt: r.attempt,
-      });
-    } else if (r.kind === 'profile-outcome') {
-      states.set(
-        r.name,
-        r.result === 'done'
-          ? { state: 'done', action: r.action, targetName: r.targetName, targetId: r.targetId }
-          : { state: 'failed', action: r.action, targetName: r.targetName },
-      );
-    }
+  for (const w of run?.writes.values() ?? []) {
+    if (w.object !== 'scan-profile') continue;
+    const base = { action: w.op, targetName: w.targetName };
+    if (w.state === 'done') states.set(w.name, { state: 'done', ...base, targetId: w.targetId });
+    else if (w.state === 'failed') states.set(w.name, { state: 'failed', ...base });
+    else states.set(w.name, { state: 'in-doubt', ...base, targetId: w.targetId, attempt: w.attempt });
   }
   return states;
 }
@@ -126,20 +103,47 @@ export type ProfileSendStep =
       readonly dataSources: readonly ProfileDataSource[];
       readonly fields: readonly FieldChange[];
       readonly attempt: number;
+      /** The target's profile before the update (journaled; undo puts it back). */
+      readonly before: ProfileImage;
     })
   | (ProfileStepBase & {
       readonly kind: 'delete';
       readonly targetName: string;
       readonly targetId: string;
       readonly attempt: number;
+      /** The target's profile before the delete (journaled; undo creates it again). */
+      readonly before: ProfileImage;
     });
+
+/**
+ * A scan profile as a journal keeps it: as a snapshot does (`scanProfile` without server fields, and
+ * the connection name of each `dataSourceList` element, so that undo can remap them to the ids the
+ * target has then).
+ */
+export interface ProfileImage {
+  readonly [key: string]: unknown;
+  readonly scanProfile: Readonly<Record<string, unknown>>;
+  readonly dataSourceNames: readonly (string | null)[];
+}
+
+/** The journal image of a target's profile; `nameOf` names the connection of an id. */
+export function makeProfileImage(
+  profile: ScanProfile,
+  nameOf: (ref: string) => string | undefined,
+): ProfileImage {
+  const list = Array.isArray(profile.dataSourceList) ? profile.dataSourceList : [];
+  return {
+    scanProfile: stripProfileServerFields(profile),
+    dataSourceNames: list.map((ref) => nameOf(String(ref)) ?? null),
+  };
+}
 
 /** One decision of the profile plan. */
 export type ProfileStep =
   | ProfileSendStep
   | (ProfileStepBase & {
       readonly kind: 'done';
-      readonly action: ProfileAction;
+      readonly action: JournalOp;
       readonly targetName: string;
       readonly targetId: string | undefined;
       /** `journal`: an earlier run recorded it; `lookup`: an in-doubt request was found applied now. */
@@ -209,7 +213,7 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     snapshotNames.add(name);
     if (input.only !== undefined && !input.only.has(name)) continue;
     const journal = input.journal.get(name);
-    if (journal?.state === 'done' && journal.action !== 'delete') {
+    if (journal?.state === 'done' && journal.action !== 'delete' && targetByName.has(journal.targetName)) {
       steps.push({
         kind: 'done',
         name,
@@ -299,6 +303,10 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
             dataSources,
             fields,
             attempt,
+            before: makeProfileImage(
+              existing,
+              (ref) => connectionNameById.get(ref) ?? (connectionByName.has(ref) ? ref : undefined),
+            ),
           });
         }
         break;
@@ -322,6 +330,10 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
         targetName: p.name,
         targetId: p._id,
         attempt: journal?.state === 'in-doubt' ? journal.attempt + 1 : 1,
+        before: makeProfileImage(
+          p,
+          (ref) => connectionNameById.get(ref) ?? (connectionByName.has(ref) ? ref : undefined),
+        ),
       });
     }
     // A delete recorded done whose profile is gone: reported as done.
@@ -404,30 +416,6 @@ function compareWithTarget(
   return compareProfileFields(wanted, current);
 }
 
-// ---- run -------------------------------------------------------------------------------------------
-
-/** How one profile step ended in this run. */
-export type ProfileOutcome =
-  | { readonly kind: 'done'; readonly targetId: string | undefined }
-  | { readonly kind: 'failed'; readonly httpStatus: number | undefined; readonly message: string };
-
-/** The outside world of {@link runProfilePhase}. */
-export interface ProfilePhaseDeps {
-  readonly client: HttpClient;
-  readonly journal: Journal;
-  /** The target's connections after the connection phase (name -> `_id`). */
-  readonly connectionIds: ReadonlyMap<string, string | undefined>;
-  readonly limiter?: RateLimiter;
-  readonly signal: AbortSignal;
-  readonly now?: () => Date;
-}
-
-/** What the phase did: an outcome per send step (by step index), and why it stopped early, if it did. */
-export interface ProfilePhaseResult {
-  readonly outcomes: ReadonlyMap<number, ProfileOutcome>;
-  readonly stoppedBy: DdsError | undefined;
-}
-
 /** The body to send: server fields dropped, the target name, `dataSourceList` remapped. */
 export function buildProfileBody(
   step: Extract<ProfileSendStep, { kind: 'create' | 'update' }>,
@@ -447,289 +435,4 @@ export function buildProfileBody(
     ok: true,
     body: { ...stripProfileServerFields(step.profile), name: step.targetName, dataSourceList: list },
   };
-}
-
-/** Execute the plan's send steps, in order (see the module comment). Records journal steps for look-ups too. */
-export async function runProfilePhase(
-  plan: ProfilePlan,
-  deps: ProfilePhaseDeps,
-): Promise<ProfilePhaseResult> {
-  const outcomes = new Map<number, ProfileOutcome>();
-  const now = deps.now ?? (() => new Date());
-  for (const [index, step] of plan.steps.entries()) {
-    if (step.kind === 'done' && step.via === 'lookup') {
-      await deps.journal.append({
-        kind: 'profile-outcome',
-        name: step.name,
-        action: step.action,
-        result: 'done',
-        targetName: step.targetName,
-        targetId: step.targetId,
-        via: 'lookup',
-        at: now().toISOString(),
-      });
-      continue;
-    }
-    if (step.kind !== 'create' && step.kind !== 'update' && step.kind !== 'delete') continue;
-    if (deps.signal.aborted) {
-      return {
-        outcomes,
-        stoppedBy: new InterruptedError('Interrupted', { hint: 'Re-run the same command to resume' }),
-      };
-    }
-    let body: Record<string, unknown> | undefined;
-    if (step.kind !== 'delete') {
-      const built = buildProfileBody(step, deps.connectionIds);
-      if (!built.ok) {
-        outcomes.set(index, { kind: 'failed', httpStatus: undefined, message: built.message });
-        continue;
-      }
-      body = built.body;
-    }
-    const action: ProfileAction = step.kind;
-    let outcome: ProfileOutcome | undefined;
-    let via: 'request' | 'lookup' = 'request';
-    for (let attempt = step.attempt; outcome === undefined; attempt++) {
-      await deps.limiter?.acquire(deps.signal);
-      await deps.journal.append({
-        kind: 'profile-intent',
-        name: step.name,
-        action,
-        targetName: step.targetName,
-        ...(step.kind === 'create' ? {} : { targetId: step.targetId }),
-        attempt,
-        at: now().toISOString(),
-      });
-      try {
-        outcome = await sendStep(step, body, deps);
-      } catch (error) {
-        if (error instanceof ApiError && error.status !== undefined && error.status !== 401) {
-          outcome = { kind: 'failed', httpStatus: error.status, message: scrub(error.message) };
-        } else if (
-          error instanceof UnavailableError &&
-          attempt - step.attempt + 1 < MAX_ATTEMPTS &&
-          !deps.signal.aborted
-        ) {
-          // The answer was lost: the request may have been applied. A create is looked up by name
-          // before it is sent again; an update or a delete is idempotent and simply sent again.
-          if (step.kind === 'create') {
-            let found: ScanProfile | undefined;
-            try {
-              found = (await listScanProfiles(deps.client, { signal: deps.signal })).find(
-                (p) => p.name === step.targetName,
-              );
-            } catch (lookupError) {
-              if (lookupError instanceof DdsError) return { outcomes, stoppedBy: lookupError };
-              throw lookupError;
-            }
-            if (found !== undefined) {
-              outcome = { kind: 'done', targetId: found._id };
-              via = 'lookup';
-            }
-          }
-        } else if (error instanceof DdsError) {
-          // Auth, a sick service, Ctrl-C: the intent stays in doubt; the re-run looks the name up first.
-          return { outcomes, stoppedBy: error };
-        } else {
-          throw error;
-        }
-      }
-    }
-    await deps.journal.append({
-      kind: 'profile-outcome',
-      name: step.name,
-      action,
-      result: outcome.kind,
-      targetName: step.targetName,
-      ...(outcome.kind === 'done'
-        ? { targetId: outcome.targetId, via }
-        : { httpStatus: outcome.httpStatus, message: outcome.message }),
-      at: now().toISOString(),
-    });
-    outcomes.set(index, outcome);
-  }
-  return { outcomes, stoppedBy: undefined };
-}
-
-/** Requests of one profile step in one run, when the answers are lost (then the run stops, in doubt). */
-const MAX_ATTEMPTS = 3;
-
-async function sendStep(
-  step: ProfileSendStep,
-  body: Record<string, unknown> | undefined,
-  deps: ProfilePhaseDeps,
-): Promise<ProfileOutcome> {
-  switch (step.kind) {
-    case 'create': {
-      const created = await createScanProfile(deps.client, body ?? {});
-      return { kind: 'done', targetId: created._id };
-    }
-    case 'update': {
-      const updated = await updateScanProfile(deps.client, step.targetId, body ?? {}, {
-        signal: deps.signal,
-      });
-      if (updated.kind === 'absent') {
-        return {
-          kind: 'failed',
-          httpStatus: 404,
-          message: `scan profile ${step.targetId} is no longer in the target`,
-        };
-      }
-      return { kind: 'done', targetId: step.targetId };
-    }
-    case 'delete':
-      // `absent`: already gone (maybe by an earlier attempt): the target is as wanted.
-      await deleteScanProfile(deps.client, step.targetId, { signal: deps.signal });
-      return { kind: 'done', targetId: step.targetId };
-    default: {
-      const unreachable: never = step;
-      throw new Error(`unknown profile step ${JSON.stringify(unreachable)}`);
-    }
-  }
-}
-
-// ---- report ----------------------------------------------------------------------------------------
-
-/** One `--report` line of a scan profile (`object: "scan profile"`). */
-export type ProfileReportLine = {
-  readonly object: 'scan profile';
-  readonly name: string;
-} & (
-  | {
-      readonly outcome: 'created' | 'renamed' | 'updated' | 'deleted';
-      readonly targetName: string;
-      readonly targetId: string | undefined;
-      readonly earlierRun: boolean;
-      readonly reconciled: boolean;
-    }
-  | { readonly outcome: 'exists' | 'unchanged'; readonly targetId: string | undefined }
-  | { readonly outcome: 'skipped'; readonly reason: string }
-  | {
-      readonly outcome: 'failed';
-      readonly targetName: string;
-      readonly httpStatus: number | undefined;
-      readonly message: string;
-    }
-  | { readonly outcome: 'invalid'; readonly problems: readonly Problem[] }
-  | { readonly outcome: 'pending'; readonly targetName: string }
-);
-
-function doneOutcome(
-  action: ProfileAction,
-  name: string,
-  targetName: string,
-): 'created' | 'renamed' | 'updated' | 'deleted' {
-  if (action === 'create') return targetName === name ? 'created' : 'renamed';
-  return action === 'update' ? 'updated' : 'deleted';
-}
-
-/** One report line per step: the plan and what the run did. */
-export function buildProfileReport(
-  plan: ProfilePlan,
-  outcomes: ReadonlyMap<number, ProfileOutcome>,
-): ProfileReportLine[] {
-  return plan.steps.map((step, index): ProfileReportLine => {
-    const base = { object: 'scan profile' as const, name: step.name };
-    switch (step.kind) {
-      case 'done':
-        return {
-          ...base,
-          outcome: doneOutcome(step.action, step.name, step.targetName),
-          targetName: step.targetName,
-          targetId: step.targetId,
-          earlierRun: step.via === 'journal',
-          reconciled: step.via === 'lookup',
-        };
-      case 'exists':
-      case 'unchanged':
-        return { ...base, outcome: step.kind, targetId: step.targetId };
-      case 'conflict':
-        return { ...base, outcome: 'exists', targetId: step.targetId };
-      case 'skipped':
-        return { ...base, outcome: 'skipped', reason: step.reason };
-      case 'blocked':
-        return { ...base, outcome: 'invalid', problems: step.problems };
-      case 'create':
-      case 'update':
-      case 'delete': {
-        const outcome = outcomes.get(index);
-        if (outcome === undefined) return { ...base, outcome: 'pending', targetName: step.targetName };
-        if (outcome.kind === 'failed') {
-          return {
-            ...base,
-            outcome: 'failed',
-            targetName: step.targetName,
-            httpStatus: outcome.httpStatus,
-            message: scrub(outcome.message),
-          };
-        }
-        return {
-          ...base,
-          outcome: doneOutcome(step.kind, step.name, step.targetName),
-          targetName: step.targetName,
-          targetId: outcome.targetId,
-          earlierRun: false,
-          reconciled: false,
-        };
-      }
-      default: {
-        const unreachable: never = step;
-        throw new Error(`unknown profile step ${JSON.stringify(unreachable)}`);
-      }
-    }
-  });
-}
-
-/** Counts per outcome of the profile report. */
-export function countProfileOutcomes(
-  report: readonly ProfileReportLine[],
-): Record<ProfileReportLine['outcome'], number> {
-  const counts: Record<ProfileReportLine['outcome'], number> = {
-    created: 0,
-    renamed: 0,
-    updated: 0,
-    deleted: 0,
-    exists: 0,
-    unchanged: 0,
-    skipped: 0,
-    failed: 0,
-    invalid: 0,
-    pending: 0,
-  };
-  for (const line of report) counts[line.outcome] += 1;
-  return counts;
-}
-
-/** The sends of a plan (creates, updates, deletes), for `--max-changes` and progress. */
-export function countProfileSends(plan: ProfilePlan): number {
-  return plan.steps.filter((s) => s.kind === 'create' || s.kind === 'update' || s.kind === 'delete').length;
-}
-
-/** One line per step for a dry run. */
-export function describeProfileStep(step: ProfileStep): string {
-  switch (step.kind) {
-    case 'create':
-      return `scan profile ${step.name}: create${step.targetName === step.name ? '' : ` as '${step.targetName}'`}${step.attempt > 1 ? ' (in doubt: not found in the target, sent again)' : ''}`;
-    case 'update':
-      return `scan profile ${step.name}: update (${step.fields.map((f) => f.path).join(', ')})`;
-    case 'delete':
-      return `scan profile ${step.name}: delete (not in the snapshot, --prune)`;
-    case 'done':
-      return `scan profile ${step.name}: done (${step.via === 'journal' ? 'by an earlier run' : 'found in the target after an interrupted request'})`;
-    case 'exists':
-      return `scan profile ${step.name}: exists in the target, skipped`;
-    case 'unchanged':
-      return `scan profile ${step.name}: unchanged`;
-    case 'skipped':
-      return `scan profile ${step.name}: skipped: ${step.reason}`;
-    case 'conflict':
-      return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
-    case 'blocked':
-      // The problems themselves are in the pre-flight's one list.
-      return `scan profile ${step.name}: refused: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'} (listed on stderr)`;
-    default: {
-      const unreachable: never = step;
-      throw new Error(`unknown profile step ${JSON.stringify(unreachable)}`);
-    }
-  }
 }

@@ -1,0 +1,76 @@
+/**
+ * `dds-migrate runs JOURNAL [--format table|json]`: the runs of an import journal, oldest first: what
+ * each wrote, whether it finished, which undo took it back.
+ */
+import { resolve } from 'node:path';
+import { ExitCode, UsageError } from '../errors.js';
+import { listRuns, type RunSummary } from '../sync/runs.js';
+import type { CommandSpec } from './command.js';
+import { readStringOption } from './options.js';
+import { renderTable } from './render.js';
+
+const FORMATS = ['table', 'json'] as const;
+
+/** `created 3, updated 1, deleted 1` (what is zero left out; `-` when nothing). */
+function describeCounts(c: RunSummary['connections']): string {
+  const parts: string[] = [];
+  if (c.created > 0) parts.push(`created ${c.created}${c.found > 0 ? ` (${c.found} in doubt)` : ''}`);
+  if (c.updated > 0) parts.push(`updated ${c.updated}`);
+  if (c.deleted > 0) parts.push(`deleted ${c.deleted}`);
+  if (c.failed > 0) parts.push(`failed ${c.failed}`);
+  if (c.inDoubt > 0) parts.push(`unsettled ${c.inDoubt}`);
+  return parts.length > 0 ? parts.join(', ') : '-';
+}
+
+function whatOf(run: RunSummary): string {
+  if (run.command === 'undo') return `undo of run ${run.undoes}`;
+  return run.undoneBy === null ? 'import' : `import (undone by run ${run.undoneBy})`;
+}
+
+/** `runs <journal>`. */
+export const runsCommand: CommandSpec = {
+  command: 'runs <journal>',
+  describe: 'List the runs of an import journal: what each wrote, and which are undone',
+  builder: (yargs) =>
+    yargs
+      .positional('journal', { type: 'string', describe: 'The journal an import wrote' })
+      .option('format', {
+        type: 'string',
+        choices: FORMATS,
+        describe: 'Output format (default: table; json with --json)',
+      }),
+  examples: [
+    { command: '$0 runs dr.journal.jsonl', describe: 'The runs of that journal, as a table' },
+    {
+      command: '$0 runs dr.journal.jsonl --format json',
+      describe: 'The same as one JSON document, with counts per object kind',
+    },
+  ],
+  async run(args, ctx) {
+    const journal = readStringOption(args, 'journal', 'journal');
+    if (journal === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
+    const result = await listRuns(resolve(ctx.io.cwd, journal));
+    const format = args.format ?? (ctx.globals.json ? 'json' : 'table');
+    if (format === 'json') {
+      ctx.out.json(result);
+      return ExitCode.ok;
+    }
+    if (result.runs.length === 0) {
+      ctx.out.result(`No runs in ${result.journal} (target ${result.target})`);
+      return ExitCode.ok;
+    }
+    const rows = result.runs.map((r) => ({
+      run: r.run,
+      what: whatOf(r),
+      status: r.status,
+      started: r.startedAt,
+      connections: describeCounts(r.connections),
+      'scan profiles': describeCounts(r.scanProfiles),
+    }));
+    ctx.out.result(`Runs of ${result.journal} (target ${result.target}):`);
+    ctx.out.result(
+      renderTable(rows, ['run', 'what', 'status', 'started', 'connections', 'scan profiles'], 80),
+    );
+    return ExitCode.ok;
+  },
+};

@@ -1,0 +1,152 @@
+/**
+ * The import's options, ports, events and result: what `cli/import.ts` hands to and gets back from
+ * {@link importSnapshot} (`import-snapshot.ts`).
+ */
+import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
+import type { RemapSourceId } from '../connections/references.js';
+import type { DdsError, Problem } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { WriteOutcome } from '../sync/execute.js';
+import type { Clock } from '../sync/throttle.js';
+import type { countOutcomes, ReportLine } from './outputs.js';
+import type { ImportPlan, OnConflict } from './plan.js';
+import type { ProfileOnConflict, ProfilePlan } from './profile-plan.js';
+import type { countProfileOutcomes, ProfileReportLine } from './profile-report.js';
+
+/** Default concurrency when neither the options nor the environment's config set one. */
+export const DEFAULT_IMPORT_CONCURRENCY = 4;
+
+/** The import's options, checked once (by `cli/import.ts`); paths are absolute. */
+export interface ImportOptions {
+  readonly snapshot: string;
+  readonly concurrency: number | undefined;
+  readonly rate: number | undefined;
+  readonly onConflict: OnConflict;
+  /** Delete target connections (and, when the snapshot includes them, scan profiles) the snapshot does not hold (within `only`). */
+  readonly prune?: boolean;
+  readonly overrides: string | undefined;
+  readonly only: ReadonlySet<string> | undefined;
+  readonly maxChanges: number | undefined;
+  readonly dryRun: boolean;
+  readonly journal: string | undefined;
+  readonly idMap: string | undefined;
+  readonly report: string | undefined;
+  readonly confirm: string | undefined;
+  readonly allowSameSource: boolean;
+  readonly schemas: string | undefined;
+  readonly templatesFromTarget: boolean;
+  /** `--allow-run`: one-time scan profiles are created (each starts a scan); default skipped. */
+  readonly allowRun?: boolean;
+  /** How an existing scan profile is handled; default `onConflict` (`update` compares and PUTs). */
+  readonly profileOnConflict?: ProfileOnConflict;
+}
+
+/** The outside world of {@link importSnapshot}. */
+export interface ImportPorts {
+  /** Resolves the target environment (config, token); called once the snapshot and overrides are read. */
+  readonly resolveTarget: EnvironmentResolver;
+  readonly createClient: ClientFactory;
+  /** The variables `${env:NAME}` in the overrides reads. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly log: Logger;
+  /** Ctrl-C: stop starting requests. */
+  readonly signal: AbortSignal;
+  /** The throttle's and the runner's clock; default the system clock. */
+  readonly clock?: Clock;
+  /**
+   * Target ids of objects restored in the same run, by source id (`defaultScanProfileId`, ...); default:
+   * none, so every source-environment id is dropped with a warning.
+   */
+  readonly remapSourceId?: RemapSourceId;
+}
+
+/** Progress and warnings of an import, in the order they happen. */
+export type ImportEvent =
+  /** An overrides rule that matches no entry of the snapshot (e.g. `byName.x`). */
+  | { readonly kind: 'unused-override'; readonly rule: string }
+  /** The overrides would remove these parts of an entry (JSON pointers): never silently. */
+  | { readonly kind: 'override-removes'; readonly entry: string; readonly paths: readonly string[] }
+  /**
+   * Template warnings found while planning, deduplicated: each formatted for one line (`messages`) and
+   * as the problem it came from (`warnings`, same order), so a renderer can group them by message.
+   */
+  | {
+      readonly kind: 'template-warnings';
+      readonly messages: readonly string[];
+      readonly warnings: readonly Problem[];
+    }
+  /** References not checkable in the target, source-environment ids dropped: one line per kind. */
+  | { readonly kind: 'reference-warnings'; readonly messages: readonly string[] }
+  /** The pre-flight refused a real run; the report (if asked for) is written, the journal not yet deleted. */
+  | { readonly kind: 'refused'; readonly problems: readonly Problem[] }
+  /**
+   * The journal holds an interrupted run of this import, which this one finishes: `done` entries were
+   * written by it, `inDoubt` were sent with no recorded outcome (looked up by name before anything is
+   * sent again).
+   */
+  | {
+      readonly kind: 'resuming';
+      readonly run: number;
+      readonly done: number;
+      readonly inDoubt: number;
+      readonly total: number;
+    }
+  /** The sends begin. */
+  | {
+      readonly kind: 'run-started';
+      /** The run's number in the journal (`runs JOURNAL` lists them; `undo` takes them back). */
+      readonly run: number;
+      readonly target: string;
+      readonly sends: number;
+      readonly total: number;
+      readonly concurrency: number;
+      readonly rate: number | undefined;
+      readonly journal: string;
+    }
+  /** One write settled (applied or failed). */
+  | { readonly kind: 'write-settled'; readonly outcome: WriteOutcome }
+  /** The sends ended, also when the run throws. */
+  | { readonly kind: 'run-ended' }
+  /** The scan profile phase begins (after the connections). */
+  | { readonly kind: 'profiles-started'; readonly target: string; readonly sends: number }
+  /** An output file was written. */
+  | { readonly kind: 'file-written'; readonly file: 'report' | 'id-map'; readonly path: string };
+
+/** What an import did. */
+export type ImportResult =
+  | {
+      readonly kind: 'dry-run';
+      readonly target: string;
+      readonly entryCount: number;
+      readonly plan: ImportPlan;
+      /** The scan profile phase's plan (empty when the snapshot holds no profiles). */
+      readonly profilePlan: ProfilePlan;
+      /** The pre-flight's problems; non-empty means a real run would be refused. */
+      readonly problems: readonly Problem[];
+      /**
+       * The target is protected and the real run will need `--confirm <this name>` (undefined when it
+       * needs none, or was given the right one). The dry run itself writes nothing, so it is not refused.
+       */
+      readonly confirmRequired: string | undefined;
+    }
+  | {
+      readonly kind: 'ran';
+      readonly target: string;
+      readonly report: readonly ReportLine[];
+      readonly counts: ReturnType<typeof countOutcomes>;
+      /** One line per scan profile (the snapshot's, and the target's pruned ones). */
+      readonly profileReport: readonly ProfileReportLine[];
+      readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
+      /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
+      readonly profilesIncluded: boolean;
+      readonly rateLimited: number;
+      readonly journal: string;
+      /** The run this import wrote (or finished); undefined when nothing differed and nothing was written. */
+      readonly run: number | undefined;
+      /** True when the target already matched the snapshot: nothing was written. */
+      readonly upToDate: boolean;
+      readonly reportPath: string | undefined;
+      readonly idMapPath: string | undefined;
+      /** Why the run stopped early (auth, Ctrl-C, a sick service); the caller throws it after rendering. */
+      readonly stoppedBy: DdsError | undefined;
+    };

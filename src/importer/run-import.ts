@@ -1,0 +1,212 @@
+/**
+ * The writing part of an import: the plan's steps handed to the executor (`sync/execute.ts`) in this
+ * order: connection creates, then updates, then deletes (the most destructive last), then, once every
+ * connection has settled, scan profiles one at a time (they name connections by id, read again then).
+ */
+import { listConnectionPages } from '../api/connections.js';
+import type { HttpClient, RetryBudget } from '../api/http.js';
+import type { DdsError } from '../errors.js';
+import type { Logger } from '../log.js';
+import {
+  type ExecuteDeps,
+  executeSteps,
+  StepRefused,
+  type WriteOutcome,
+  type WritePayload,
+  type WriteStep,
+} from '../sync/execute.js';
+import type { Journal } from '../sync/journal/writer.js';
+import { connectionWriter } from '../sync/kinds/connection.js';
+import { scanProfileWriter } from '../sync/kinds/scan-profile.js';
+import type { Clock, RateLimiter } from '../sync/throttle.js';
+import { type ChangeStep, type ImportPlan, isChangeStep, isSendStep, type SendStep } from './plan.js';
+import { buildProfileBody, type ProfilePlan, type ProfileStep } from './profile-plan.js';
+import type { ProfileOutcome } from './profile-report.js';
+
+/** A connection step of the plan as the executor runs it (a class: one shape for 100 000 of them). */
+class ConnectionWrite implements WriteStep {
+  readonly object = 'connection';
+  readonly op: 'create' | 'update' | 'delete';
+  readonly name: string;
+  readonly targetName: string;
+  readonly targetId: string | undefined;
+  readonly sourceId: string | undefined;
+  readonly inDoubt: boolean;
+
+  constructor(readonly plan: SendStep | ChangeStep) {
+    this.op = plan.kind === 'update' || plan.kind === 'delete' ? plan.kind : 'create';
+    this.name = plan.name;
+    this.targetName = plan.targetName;
+    this.targetId = 'targetId' in plan ? plan.targetId : undefined;
+    this.sourceId = plan.sourceId;
+    this.inDoubt = plan.kind === 'reconcile';
+  }
+
+  load(): WritePayload {
+    const step = this.plan;
+    switch (step.kind) {
+      case 'update': {
+        const { body, image, secretsSent } = step.source.load();
+        return { body, image, secretsSent, before: step.before.load() };
+      }
+      case 'delete':
+        return { before: step.before.load() };
+      default:
+        return step.source.load();
+    }
+  }
+}
+
+/** A scan profile step of the plan as the executor runs it. */
+class ProfileWrite implements WriteStep {
+  readonly object = 'scan-profile';
+  readonly op: 'create' | 'update' | 'delete';
+  readonly name: string;
+  readonly targetName: string;
+  readonly targetId: string | undefined;
+  readonly inDoubt: boolean;
+  readonly firstAttempt: number;
+
+  constructor(
+    readonly plan: ProfileStep,
+    readonly index: number,
+    private readonly connectionIds: () => ReadonlyMap<string, string | undefined>,
+  ) {
+    if (plan.kind === 'done') {
+      // An in-doubt create the target's list showed: the executor looks it up and records it.
+      this.op = 'create';
+      this.inDoubt = true;
+      this.firstAttempt = 1;
+      this.targetId = plan.targetId;
+    } else if (plan.kind === 'create' || plan.kind === 'update' || plan.kind === 'delete') {
+      this.op = plan.kind;
+      this.inDoubt = false;
+      this.firstAttempt = plan.attempt;
+      this.targetId = plan.kind === 'create' ? undefined : plan.targetId;
+    } else {
+      throw new Error(`not a writing profile step: ${plan.kind}`);
+    }
+    this.name = plan.name;
+    this.targetName = plan.targetName;
+  }
+
+  load(): WritePayload {
+    const step = this.plan;
+    if (step.kind === 'delete') return { before: step.before };
+    if (step.kind !== 'create' && step.kind !== 'update')
+      throw new StepRefused('no longer in the target after an interrupted request; re-run to create it');
+    const built = buildProfileBody(step, this.connectionIds());
+    if (!built.ok) throw new StepRefused(built.message);
+    const image = {
+      scanProfile: built.body,
+      dataSourceNames: step.dataSources.map((d) => d.targetName),
+    };
+    return step.kind === 'update'
+      ? { body: built.body, image, before: step.before }
+      : { body: built.body, image };
+  }
+}
+
+/** True for profile steps the executor runs. */
+function isProfileWrite(step: ProfileStep): boolean {
+  return (
+    step.kind === 'create' ||
+    step.kind === 'update' ||
+    step.kind === 'delete' ||
+    (step.kind === 'done' && step.via === 'lookup')
+  );
+}
+
+/** The number of profile requests a plan makes (creates, updates, deletes). */
+export function countProfileWrites(plan: ProfilePlan): number {
+  return plan.steps.filter((s) => s.kind === 'create' || s.kind === 'update' || s.kind === 'delete').length;
+}
+
+/** What {@link runImportSteps} needs. */
+export interface RunImportInput {
+  readonly plan: ImportPlan;
+  readonly profilePlan: ProfilePlan;
+  readonly client: HttpClient;
+  readonly journal: Journal;
+  readonly run: number;
+  readonly limiter: RateLimiter;
+  readonly budget: RetryBudget & { extend(n: number): void };
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  readonly clock?: Clock;
+  readonly concurrency: number;
+  readonly onOutcome: (outcome: WriteOutcome) => void;
+  /** Called before the profile steps start (after the connections). */
+  readonly onProfilesStarted: (sends: number) => void;
+}
+
+/** What the run did: connection outcomes by name, profile outcomes by plan index, why it stopped. */
+export interface RunImportResult {
+  readonly connections: ReadonlyMap<string, WriteOutcome>;
+  readonly profiles: ReadonlyMap<number, ProfileOutcome>;
+  readonly stoppedBy: DdsError | undefined;
+}
+
+/** Run the plan's writes (see the module comment). */
+export async function runImportSteps(input: RunImportInput): Promise<RunImportResult> {
+  const { plan, profilePlan, client } = input;
+  const deps: ExecuteDeps = {
+    writers: { connection: connectionWriter(client), 'scan-profile': scanProfileWriter(client) },
+    journal: input.journal,
+    run: input.run,
+    limiter: input.limiter,
+    budget: input.budget,
+    log: input.log,
+    signal: input.signal,
+    ...(input.clock ? { clock: input.clock } : {}),
+    onOutcome: input.onOutcome,
+  };
+  const connections = new Map<string, WriteOutcome>();
+  const creates = plan.steps.filter(isSendStep).map((s) => new ConnectionWrite(s));
+  const changes = plan.steps.filter(isChangeStep);
+  const phases = [
+    creates,
+    changes.filter((s) => s.kind === 'update').map((s) => new ConnectionWrite(s)),
+    changes.filter((s) => s.kind === 'delete').map((s) => new ConnectionWrite(s)),
+  ];
+  for (const phase of phases) {
+    if (phase.length === 0) continue;
+    const result = await executeSteps(phase, deps, { concurrency: input.concurrency });
+    for (const outcome of result.outcomes) connections.set(outcome.step.name, outcome);
+    if (result.stoppedBy !== undefined)
+      return { connections, profiles: new Map(), stoppedBy: result.stoppedBy };
+  }
+
+  const profiles = new Map<number, ProfileOutcome>();
+  let ids: Map<string, string | undefined> | undefined;
+  const connectionIds = () => {
+    if (ids === undefined) throw new Error('connection ids not read');
+    return ids;
+  };
+  const profileSteps = profilePlan.steps.flatMap((step, i) =>
+    isProfileWrite(step) ? [new ProfileWrite(step, i, connectionIds)] : [],
+  );
+  if (profileSteps.length === 0) return { connections, profiles, stoppedBy: undefined };
+  input.budget.extend(Math.max(10, Math.ceil(profileSteps.length / 10)));
+  input.onProfilesStarted(countProfileWrites(profilePlan));
+  ids = new Map();
+  for await (const page of listConnectionPages(client, { signal: input.signal }))
+    for (const c of page) ids.set(c.name, typeof c._id === 'string' ? c._id : undefined);
+  // One at a time: a one-time profile starts a scan, so nothing is sent in parallel.
+  const result = await executeSteps(
+    profileSteps,
+    { ...deps, onOutcome: () => undefined },
+    { concurrency: 1 },
+  );
+  for (const outcome of result.outcomes) {
+    if (outcome.kind === 'applied')
+      profiles.set(outcome.step.index, { kind: 'done', targetId: outcome.targetId });
+    else if (outcome.kind === 'failed')
+      profiles.set(outcome.step.index, {
+        kind: 'failed',
+        httpStatus: outcome.httpStatus,
+        message: outcome.message,
+      });
+  }
+  return { connections, profiles, stoppedBy: result.stoppedBy };
+}

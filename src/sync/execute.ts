@@ -1,0 +1,515 @@
+/**
+ * The executor: the only code that writes to a target. Import and undo, of every kind of object, hand
+ * it write steps; per step:
+ *
+ *   throttle -> intent (fsync'd) -> request -> outcome.
+ *
+ * - 2xx: applied (`via: 'post'` for a create: provably this run's).
+ * - 429: certainly not applied; the shared throttle pauses (Retry-After) and, once per epoch, slows
+ *   down; the same request is sent again (at most `maxRateLimitedPerStep` times).
+ * - A definite rejection (4xx other than 401/408/429): the step failed, with the service's message
+ *   (scrubbed). A create that was in doubt is looked up first: the rejection may answer our own earlier
+ *   request, applied late ("already exists").
+ * - In doubt (no answer, reset, timeout, 5xx, 408): a create takes one retry from the run's budget,
+ *   waits (full-jitter backoff) and looks the name up: found -> applied `via: 'lookup'` (in doubt whose
+ *   it is); absent -> sent again. An update or a delete was retried by the HTTP client already (both
+ *   are idempotent): the run stops (exit 5) with the intent open, and the next run plans it afresh.
+ * - 401: the run stops (exit 4). Ctrl-C: no new request starts, requests in flight settle (exit 130).
+ * - Budget spent or look-ups failing: the run stops (exit 5, re-run to resume).
+ * Every stop is run-wide and prompt: waits end at once, no new request starts, and a request already
+ * sent settles and is journaled. An intent without an outcome is reconciled by the next run.
+ */
+import { setMaxListeners } from 'node:events';
+import type { RetryBudget } from '../api/http.js';
+import { computeFullJitter } from '../api/retry-policy.js';
+import { ApiError, AuthError, type DdsError, InterruptedError, UnavailableError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { scrub } from '../secrets.js';
+import type { JournalObject, JournalOp, JournalRecord, SafeImage } from './journal/records.js';
+import type { Journal } from './journal/writer.js';
+import { forEachLimited } from './limited.js';
+import { type Clock, type RateLimiter, systemClock } from './throttle.js';
+
+/** The object a request addresses in the target. */
+export interface WriteTarget {
+  readonly name: string;
+  readonly id: string | undefined;
+}
+
+/** How the executor writes one kind of object (bound to one HTTP client); see `kinds/`. */
+export interface KindWriter {
+  /** Create, one attempt (the executor decides about retries); the new object's id. */
+  create(body: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<string | undefined>;
+  /** Replace the object; `absent` when it is no longer there. */
+  update(
+    target: WriteTarget,
+    body: Readonly<Record<string, unknown>>,
+    signal: AbortSignal,
+  ): Promise<'applied' | 'absent'>;
+  /** Delete the object; `absent` when it was already gone. */
+  remove(target: WriteTarget, signal: AbortSignal): Promise<'applied' | 'absent'>;
+  /** Find an object by the name it was created under; its id, or undefined when absent. */
+  lookup(name: string, signal: AbortSignal): Promise<{ readonly id: string | undefined } | undefined>;
+}
+
+/** What a step sends, prepared when it is sent (a plan of many steps holds no bodies). */
+export interface WritePayload {
+  /** The request body (create, update). */
+  readonly body?: Readonly<Record<string, unknown>>;
+  /** The body with every secret masked (journaled with the intent). */
+  readonly image?: SafeImage;
+  /** The object before the write, secrets masked (update, delete: undo puts it back). */
+  readonly before?: SafeImage;
+  /** JSON pointers of the secrets the body sends in clear. */
+  readonly secretsSent?: readonly string[];
+}
+
+/** Thrown by {@link WriteStep.load} when the step cannot be sent as planned: it fails, nothing is sent. */
+export class StepRefused extends Error {}
+
+/** One write. */
+export interface WriteStep {
+  readonly object: JournalObject;
+  readonly op: JournalOp;
+  /** The object's key (the snapshot's name; for an update or delete, the target's). */
+  readonly name: string;
+  /** The name the request addresses (POSTed, PUT or DELETEd). */
+  readonly targetName: string;
+  readonly targetId: string | undefined;
+  readonly sourceId?: string | undefined;
+  /** An earlier request of this create may have been applied: look the name up before sending. */
+  readonly inDoubt: boolean;
+  /** The attempt number of the first request this run sends (default 1). */
+  readonly firstAttempt?: number;
+  /** The payload, prepared when the step is sent; may throw {@link StepRefused}. */
+  load(): WritePayload;
+}
+
+/** What happened to one step. */
+export type WriteOutcome<S extends WriteStep = WriteStep> =
+  | {
+      readonly kind: 'applied';
+      readonly step: S;
+      readonly targetId: string | undefined;
+      /**
+       * `post`: a create answered with success; `lookup`: a create found by name after its answer was
+       * lost; `request`: an update or delete answered; `absent`: a delete found the object gone.
+       */
+      readonly via: 'post' | 'lookup' | 'request' | 'absent';
+      /** Requests of this step sent by this run (0: found by a look-up before any). */
+      readonly attempts: number;
+    }
+  | {
+      readonly kind: 'failed';
+      readonly step: S;
+      readonly httpStatus: number | undefined;
+      readonly message: string;
+    }
+  | {
+      /** The run stopped before this step settled. `inDoubt`: a request of it may have been applied. */
+      readonly kind: 'pending';
+      readonly step: S;
+      readonly inDoubt: boolean;
+    };
+
+/** Options of {@link executeSteps}; every one has a documented default. */
+export interface ExecuteOptions {
+  /** Requests in flight at once; default 4. */
+  readonly concurrency?: number;
+  /** Full-jitter backoff base and cap before re-checking an in-doubt create; default 250 ms and 8 s. */
+  readonly backoffBaseMs?: number;
+  readonly backoffMaxMs?: number;
+  /** 429s accepted for one step before the run gives up on the service (exit 5); default 50. */
+  readonly maxRateLimitedPerStep?: number;
+}
+
+/** Everything the executor needs; injected so tests can drive it. */
+export interface ExecuteDeps {
+  /** How each kind of object is written. */
+  readonly writers: Readonly<Partial<Record<JournalObject, KindWriter>>>;
+  readonly journal: Pick<Journal, 'append'>;
+  /** The run the records belong to. */
+  readonly run: number;
+  readonly limiter: RateLimiter;
+  readonly budget: RetryBudget;
+  readonly log?: Logger;
+  /** Ctrl-C: stop starting requests. Requests in flight are not aborted (they settle). */
+  readonly signal: AbortSignal;
+  readonly clock?: Clock;
+  readonly random?: () => number;
+  /** Called once per settled step (applied or failed; not for steps left pending). */
+  readonly onOutcome?: (outcome: WriteOutcome) => void;
+}
+
+/** One outcome per step (same order), and why the run stopped early, if it did. */
+export interface ExecuteResult<S extends WriteStep> {
+  readonly outcomes: readonly WriteOutcome<S>[];
+  /**
+   * AuthError (exit 4), InterruptedError (130) or UnavailableError (5); undefined when it ran to the end.
+   * Always set when an outcome is `pending`.
+   */
+  readonly stoppedBy: DdsError | undefined;
+}
+
+/** How a failed request is treated. */
+type Verdict = 'auth' | 'interrupted' | 'rate-limited' | 'rejected' | 'in-doubt';
+
+/** Classify a request failure by type and status (never by message text). */
+export function classifyWriteFailure(error: unknown): Verdict | undefined {
+  if (error instanceof AuthError) return 'auth';
+  // The client refuses to start a request once Ctrl-C was pressed: nothing was sent.
+  if (error instanceof InterruptedError) return 'interrupted';
+  if (error instanceof ApiError) {
+    if (error.status === 429) return 'rate-limited';
+    return error.isTransient() ? 'in-doubt' : 'rejected';
+  }
+  // Also when nothing was sent (connection refused): a look-up costs one GET, guessing wrong a duplicate.
+  if (error instanceof UnavailableError) return 'in-doubt';
+  return undefined;
+}
+
+/** Thrown inside a step to leave it pending; the reason of the stop is recorded before. */
+class StopRun extends Error {}
+
+/** Per-step state that outlives a stop (for the pending outcome). */
+interface StepState {
+  inDoubt: boolean;
+  attempts: number;
+}
+
+const INTERRUPTED = 'Interrupted: requests in flight settled, journal flushed';
+
+/** Run the steps (see the module comment). Never throws for a step's failure. */
+export async function executeSteps<S extends WriteStep>(
+  steps: readonly S[],
+  deps: ExecuteDeps,
+  options: ExecuteOptions = {},
+): Promise<ExecuteResult<S>> {
+  const clock = deps.clock ?? systemClock;
+  const random = deps.random ?? Math.random;
+  const baseMs = options.backoffBaseMs ?? 250;
+  const maxMs = options.backoffMaxMs ?? 8000;
+  const max429 = options.maxRateLimitedPerStep ?? 50;
+  const concurrency = options.concurrency ?? 4;
+  const { journal, limiter, budget, signal, run } = deps;
+
+  let stopReason: DdsError | undefined;
+  let fatal: { readonly error: unknown } | undefined;
+  // Ends every wait of every step as soon as any step stops the run (not only on Ctrl-C).
+  const halt = new AbortController();
+  const waitSignal = AbortSignal.any([signal, halt.signal]);
+  // Every step in flight waits on it at once (throttle, backoff): not a leak, so no warning past 10.
+  setMaxListeners(concurrency + 10, waitSignal);
+  const stopping = (): boolean => stopReason !== undefined || fatal !== undefined || signal.aborted;
+  const stopWith = (reason: DdsError): StopRun => {
+    stopReason ??= reason;
+    halt.abort();
+    return new StopRun();
+  };
+  const checkGoing = (): void => {
+    if (signal.aborted) throw stopWith(new InterruptedError(INTERRUPTED));
+    if (stopping()) throw new StopRun();
+  };
+  /** Await a throttle or backoff wait; its rejection by a stop leaves the step pending. */
+  const waitFor = async <T>(wait: Promise<T>): Promise<T> => {
+    try {
+      return await wait;
+    } catch (error) {
+      if (waitSignal.aborted) throw new StopRun();
+      throw error;
+    }
+  };
+  const now = (): string => new Date().toISOString();
+  const writerOf = (step: WriteStep): KindWriter => {
+    const writer = deps.writers[step.object];
+    if (writer === undefined) throw new Error(`no writer for ${step.object}`);
+    return writer;
+  };
+
+  /** Look a name up through the throttle; a failure stops the run (the service is not answering). */
+  const lookup = async (step: WriteStep): Promise<{ readonly id: string | undefined } | undefined> => {
+    checkGoing();
+    await waitFor(limiter.acquire(waitSignal));
+    checkGoing();
+    try {
+      // The user's signal, not `waitSignal`: a look-up already sent may still settle its step.
+      return await writerOf(step).lookup(step.targetName, signal);
+    } catch (error) {
+      if (error instanceof InterruptedError || signal.aborted)
+        throw stopWith(new InterruptedError(INTERRUPTED));
+      if (error instanceof AuthError) throw stopWith(error);
+      if (error instanceof UnavailableError || error instanceof ApiError) {
+        throw stopWith(
+          new UnavailableError(
+            `Could not check whether '${step.targetName}' was created: ${scrub(error.message)}`,
+            undefined,
+            { cause: error },
+          ),
+        );
+      }
+      throw error;
+    }
+  };
+
+  // Outcome records are written without holding a slot: the next step's request does not wait for this
+  // one's fsync. Safe: an outcome lost in a crash leaves its intent open, and the next run looks the
+  // name up before sending anything. A failed write stops the run like any other fault.
+  const outcomeWrites = new Set<Promise<void>>();
+  const settle = (outcome: WriteOutcome<S>): WriteOutcome<S> => {
+    const record = outcomeRecord(outcome, run, now());
+    if (record === undefined) return outcome;
+    const written: Promise<void> = journal.append(record).then(
+      () => {
+        outcomeWrites.delete(written);
+        deps.onOutcome?.(outcome);
+      },
+      (error: unknown) => {
+        outcomeWrites.delete(written);
+        fatal ??= { error };
+        halt.abort();
+      },
+    );
+    outcomeWrites.add(written);
+    return outcome;
+  };
+  const applied = (
+    step: S,
+    state: StepState,
+    targetId: string | undefined,
+    via: 'post' | 'lookup' | 'request' | 'absent',
+  ) => settle({ kind: 'applied', step, targetId, via, attempts: state.attempts });
+  const failed = (step: S, httpStatus: number | undefined, message: string) =>
+    settle({ kind: 'failed', step, httpStatus, message: scrub(message) });
+
+  const send = async (step: S, payload: WritePayload): Promise<string | undefined | 'absent'> => {
+    const writer = writerOf(step);
+    const target = { name: step.targetName, id: step.targetId };
+    switch (step.op) {
+      case 'create':
+        return writer.create(payload.body ?? {}, signal);
+      case 'update':
+        return (await writer.update(target, payload.body ?? {}, signal)) === 'absent'
+          ? 'absent'
+          : step.targetId;
+      case 'delete':
+        return (await writer.remove(target, signal)) === 'absent' ? 'absent' : step.targetId;
+      default: {
+        const unreachable: never = step.op;
+        throw new Error(`unknown op ${String(unreachable)}`);
+      }
+    }
+  };
+
+  const runStep = async (step: S, state: StepState): Promise<WriteOutcome<S>> => {
+    checkGoing();
+    if (state.inDoubt && step.op === 'create') {
+      const found = await lookup(step);
+      if (found) return applied(step, state, found.id, 'lookup');
+    }
+    let payload: WritePayload;
+    try {
+      payload = step.load();
+    } catch (error) {
+      if (error instanceof StepRefused) return failed(step, undefined, error.message);
+      throw error;
+    }
+    let rateLimited = 0;
+    for (;;) {
+      checkGoing();
+      // The send time goes with a 429 answer to the throttle: its once-per-epoch rule needs it.
+      const sentAt = await waitFor(limiter.acquire(waitSignal));
+      checkGoing();
+      state.attempts += 1;
+      // The intent must be durable before the request leaves: a crash after it is reconciled by name.
+      await journal.append(
+        intentRecord(step, payload, run, (step.firstAttempt ?? 1) + state.attempts - 1, now()),
+      );
+      // A stop that came during the fsync still prevents the request; the open intent costs one look-up.
+      checkGoing();
+      let answer: string | undefined | 'absent';
+      try {
+        answer = await send(step, payload);
+      } catch (error) {
+        if (error instanceof StepRefused) return failed(step, undefined, error.message);
+        const verdict = classifyWriteFailure(error);
+        switch (verdict) {
+          case 'auth':
+            throw stopWith(error as AuthError);
+          case 'interrupted':
+            throw stopWith(new InterruptedError(INTERRUPTED));
+          case 'rate-limited':
+            // Certainly not applied: no look-up and no retry from the budget.
+            limiter.onRateLimited((error as ApiError).retryAfterMs, sentAt);
+            rateLimited += 1;
+            if (rateLimited > max429) {
+              throw stopWith(
+                new UnavailableError(
+                  `The service kept answering 429 (rate limited) for '${step.targetName}' (${rateLimited} times)`,
+                ),
+              );
+            }
+            continue;
+          case 'rejected': {
+            const rejection = error as ApiError;
+            if (state.inDoubt && step.op === 'create') {
+              // Maybe our own earlier request, applied late ("already exists"): ask before calling it failed.
+              const found = await lookup(step);
+              if (found) return applied(step, state, found.id, 'lookup');
+            }
+            return failed(step, rejection.status, rejection.http.serviceMessage ?? rejection.message);
+          }
+          case 'in-doubt': {
+            state.inDoubt = true;
+            if (step.op !== 'create') {
+              throw stopWith(
+                new UnavailableError(
+                  `Could not ${step.op} '${step.targetName}': ${scrub((error as Error).message)}; re-run to resume`,
+                  undefined,
+                  { cause: error },
+                ),
+              );
+            }
+            deps.log?.debug(
+              { entry: step.targetName, attempt: state.attempts, error: scrub((error as Error).message) },
+              'create in doubt; will look the name up before sending again',
+            );
+            if (!budget.take()) {
+              throw stopWith(
+                new UnavailableError(
+                  `The retry budget of this run is spent (last: ${scrub((error as Error).message)})`,
+                  undefined,
+                  { cause: error },
+                ),
+              );
+            }
+            await waitFor(
+              clock.sleep(computeFullJitter(baseMs, maxMs, state.attempts - 1, random), waitSignal),
+            );
+            const found = await lookup(step);
+            if (found) return applied(step, state, found.id, 'lookup');
+            continue;
+          }
+          case undefined:
+            throw error;
+          default: {
+            const unreachable: never = verdict;
+            throw new Error(`unhandled verdict ${String(unreachable)}`);
+          }
+        }
+      }
+      if (answer === 'absent') {
+        if (step.op === 'delete') return applied(step, state, step.targetId, 'absent');
+        return failed(step, undefined, 'no longer in the target (deleted meanwhile); re-run to create it');
+      }
+      return applied(step, state, answer, step.op === 'create' ? 'post' : 'request');
+    }
+  };
+
+  const processStep = async (step: S): Promise<WriteOutcome<S>> => {
+    const state: StepState = { inDoubt: step.inDoubt, attempts: 0 };
+    try {
+      return await runStep(step, state);
+    } catch (error) {
+      if (!(error instanceof StopRun)) {
+        // Stop the other steps as for any stop (they settle, nothing new starts), then rethrow below.
+        fatal ??= { error };
+        halt.abort();
+      }
+      return { kind: 'pending', step, inDoubt: state.inDoubt || state.attempts > 0 };
+    }
+  };
+
+  // processStep never rejects.
+  const outcomes = new Array<WriteOutcome<S>>(steps.length);
+  await forEachLimited(steps, concurrency, async (step, i) => {
+    outcomes[i] = await processStep(step);
+  });
+  // Every outcome record on disk (or its failure known) before the run reports.
+  while (outcomeWrites.size > 0) await Promise.all([...outcomeWrites]);
+  if (fatal) throw fatal.error;
+  let stoppedBy = stopReason;
+  if (stoppedBy === undefined && signal.aborted) stoppedBy = new InterruptedError(INTERRUPTED);
+  if (stoppedBy === undefined && outcomes.some((o) => o.kind === 'pending')) {
+    // Not reachable by design (every StopRun records its reason); never let a run look complete.
+    stoppedBy = new UnavailableError('The run stopped before every step was settled');
+  }
+  return { outcomes, stoppedBy };
+}
+
+/** The intent of one request of `step`. */
+function intentRecord(
+  step: WriteStep,
+  payload: WritePayload,
+  run: number,
+  attempt: number,
+  at: string,
+): JournalRecord {
+  const base = {
+    kind: 'intent' as const,
+    run,
+    object: step.object,
+    name: step.name,
+    targetName: step.targetName,
+    ...(step.targetId === undefined ? {} : { targetId: step.targetId }),
+    ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
+    attempt,
+    at,
+  };
+  switch (step.op) {
+    case 'create':
+      return { ...base, op: 'create', ...(payload.image === undefined ? {} : { image: payload.image }) };
+    case 'update':
+      return {
+        ...base,
+        op: 'update',
+        before: payload.before ?? {},
+        ...(payload.image === undefined ? {} : { image: payload.image }),
+        secretsSent: payload.secretsSent ?? [],
+      };
+    default:
+      return { ...base, op: 'delete', before: payload.before ?? {} };
+  }
+}
+
+/** The outcome record of a settled step; undefined for a step that sent nothing (refused when loaded). */
+function outcomeRecord(outcome: WriteOutcome, run: number, at: string): JournalRecord | undefined {
+  const { step } = outcome;
+  const base = {
+    kind: 'outcome' as const,
+    run,
+    object: step.object,
+    name: step.name,
+    targetName: step.targetName,
+    at,
+  };
+  if (outcome.kind === 'pending') return undefined;
+  if (outcome.kind === 'failed') {
+    return {
+      ...base,
+      op: step.op,
+      result: 'failed',
+      httpStatus: outcome.httpStatus,
+      message: outcome.message,
+    };
+  }
+  switch (step.op) {
+    case 'create':
+      return {
+        ...base,
+        op: 'create',
+        result: 'created',
+        targetId: outcome.targetId,
+        via: outcome.via === 'lookup' ? 'lookup' : 'post',
+      };
+    case 'update':
+      return { ...base, op: 'update', result: 'updated', targetId: outcome.targetId };
+    default:
+      return {
+        ...base,
+        op: 'delete',
+        result: 'deleted',
+        targetId: outcome.targetId,
+        via: outcome.via === 'absent' ? 'absent' : 'request',
+      };
+  }
+}

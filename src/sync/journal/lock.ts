@@ -1,0 +1,150 @@
+/**
+ * The journal's lock, `<journal>.lock`: pid, hostname and start time, written to a private temporary
+ * file and hard-linked into place (so it appears atomically and always complete). A second run of the
+ * same journal is refused while the holder lives; a lock left by a dead process on this host is taken
+ * over at once.
+ *
+ * Why not a lock library such as proper-lockfile: its locks are judged stale by age (an mtime refreshed
+ * while the holder lives, stale after at least two seconds), so the same command run right after a
+ * crash or a SIGKILL is refused until that time has passed; a pid on the same host tells a dead holder
+ * at once, which is what a re-run after a crash needs.
+ */
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { UsageError } from '../../errors.js';
+import { guardFileWrite } from '../../files.js';
+
+/** The lock's content. */
+interface LockInfo {
+  readonly pid: number;
+  readonly hostname: string;
+  readonly startedAt: string;
+}
+
+/** Locks this process holds now, so that a lock with our own pid can be told from a dead namesake's. */
+const heldLocks = new Set<string>();
+
+/** Record `lockPath` as held by this process; the returned function releases it. */
+function holdLock(lockPath: string): () => Promise<void> {
+  heldLocks.add(lockPath);
+  return async () => {
+    heldLocks.delete(lockPath);
+    await unlink(lockPath).catch(() => undefined);
+  };
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else, so it is alive.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Replace a lock left by a dead process with ours, without ever removing a live one. Two runs may judge
+ * the same lock stale at once, so the replacement happens under a second lock, `<lock>.takeover`
+ * (created atomically by link, like the lock): only its holder re-reads the lock, deletes it if it is
+ * still the dead holder's, and links its own. Returns true when the lock is now ours; false sends the
+ * caller round again (it will then find the new holder alive and refuse).
+ */
+async function takeOverStaleLock(lockPath: string, ownLockFile: string, dead: LockInfo): Promise<boolean> {
+  const mutex = `${lockPath}.takeover`;
+  try {
+    await link(ownLockFile, mutex);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Another run is taking over. A takeover lock whose process died is removed, so that a crash in
+    // this short step cannot block every later run.
+    const other = await readLockInfo(mutex);
+    if (other !== undefined && other.pid !== process.pid && !isProcessAlive(other.pid)) {
+      await unlink(mutex).catch(() => undefined);
+    }
+    return false;
+  }
+  try {
+    const current = await readLockInfo(lockPath);
+    if (current !== undefined && (current.pid !== dead.pid || current.startedAt !== dead.startedAt)) {
+      return false; // someone took it legitimately meanwhile
+    }
+    // Never one this process holds (judged stale while another opener here was taking it over).
+    if (current?.pid === process.pid && heldLocks.has(lockPath)) return false;
+    await unlink(lockPath).catch(() => undefined);
+    try {
+      await link(ownLockFile, lockPath);
+      // Held from this moment, not once the takeover lock is released below: another opener in this
+      // process reading our pid in the lock meanwhile would judge it a dead process's (a lock with our
+      // own pid that we do not hold) and take it over too (the stale-lock race test, seen once).
+      heldLocks.add(lockPath);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  } finally {
+    await unlink(mutex).catch(() => undefined);
+  }
+}
+
+async function readLockInfo(path: string): Promise<LockInfo | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as LockInfo;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Take `<journal>.lock`. The lock is written to a private temporary file and hard-linked into place, so
+ * it appears atomically and always complete (link fails with EEXIST when another run holds it).
+ */
+async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
+  const info: LockInfo = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() };
+  const tmp = `${lockPath}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  try {
+    await writeFile(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
+    for (let tries = 0; tries < 3; tries++) {
+      try {
+        await link(tmp, lockPath);
+        return holdLock(lockPath);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      let holder: LockInfo | undefined;
+      try {
+        holder = JSON.parse(await readFile(lockPath, 'utf8')) as LockInfo;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile
+        holder = undefined;
+      }
+      const sameHost = holder !== undefined && holder.hostname === hostname();
+      // Our own pid in a lock this process does not hold is a previous process that had the same pid
+      // (PID 1 in a container is the usual case): dead, whatever kill(pid, 0) says.
+      const alive =
+        holder !== undefined &&
+        (holder.pid === process.pid ? heldLocks.has(lockPath) : isProcessAlive(holder.pid));
+      if (holder === undefined || !sameHost || alive) {
+        const who = holder
+          ? `process ${holder.pid} on ${holder.hostname} since ${holder.startedAt}`
+          : 'another run';
+        throw new UsageError(`Another import is using this journal (${who}; lock ${lockPath})`, {
+          hint: 'Wait for it to finish; if no such run exists any more, delete the lock file and re-run',
+        });
+      }
+      if (await takeOverStaleLock(lockPath, tmp, holder)) return holdLock(lockPath);
+    }
+    throw new UsageError(`Could not take the journal lock ${lockPath}`, { hint: 'Re-run the command' });
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+/**
+ * Take the lock of the journal at `path` (`<path>.lock`, as {@link openJournal} does) without opening
+ * it: `undo` holds its import's journal still while it reads and reverts it. Resolves to the release.
+ */
+export function lockJournal(path: string): Promise<() => Promise<void>> {
+  return guardFileWrite(path, 'journal', () => acquireLock(`${path}.lock`));
+}

@@ -1,0 +1,431 @@
+/**
+ * Reading a journal back: its records in file order, folded into runs (what each run did, what it left
+ * in doubt) and per-connection states. A crash can tear the last line (a write that did not finish): a
+ * final line without its newline is ignored (the writer truncates it away when it reopens the file). A
+ * complete line that is not a valid record is corruption and is refused, naming the line.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { InputFileError } from '../../errors.js';
+import {
+  type BeginRecord,
+  checkRecord,
+  type JournalObject,
+  type JournalOp,
+  type JournalRecord,
+  type RunCommand,
+  runOf,
+} from './records.js';
+
+/** What the journal says about one snapshot entry's create (by its snapshot name). */
+export type JournalEntryState =
+  | {
+      readonly state: 'done';
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      readonly sourceId?: string;
+    }
+  | {
+      readonly state: 'failed';
+      readonly targetName: string;
+      readonly httpStatus: number | undefined;
+      readonly message: string;
+    }
+  | { readonly state: 'in-doubt'; readonly targetName: string; readonly sourceId?: string };
+
+/** What the journal says about an update or delete of one connection (by name). */
+export interface JournalChangeState {
+  readonly op: 'update' | 'delete';
+  readonly state: 'done' | 'failed' | 'in-doubt';
+  readonly type: string | undefined;
+}
+
+/** What the journal says about one object in one run: its last record's state. */
+export interface WriteState {
+  readonly object: JournalObject;
+  readonly op: JournalOp;
+  readonly name: string;
+  readonly targetName: string;
+  /** `in-doubt`: an intent with no outcome (it may or may not have been applied). */
+  readonly state: 'done' | 'failed' | 'in-doubt';
+  readonly targetId: string | undefined;
+  readonly sourceId: string | undefined;
+  /** The attempt of the last intent. */
+  readonly attempt: number;
+  /** `lookup`: a create found by name after its answer was lost (in doubt whose it is). */
+  readonly via: 'post' | 'lookup' | 'request' | 'absent' | undefined;
+  /** The connection type, when an image named it. */
+  readonly type: string | undefined;
+  readonly httpStatus?: number | undefined;
+  readonly message?: string;
+}
+
+/** Settled writes of one run, per object kind. */
+export interface RunCounts {
+  created: number;
+  updated: number;
+  deleted: number;
+  failed: number;
+  /** Creates whose answer was lost, found by name afterwards (in doubt: maybe someone else's). */
+  found: number;
+}
+
+/** One run as the journal tells it. */
+export interface RunState {
+  readonly run: number;
+  readonly command: RunCommand;
+  /** The run an undo takes back. */
+  readonly undoes: number | undefined;
+  readonly startedAt: string;
+  /** Set by `run-end` (format 1: when nothing was left in doubt). */
+  endedAt: string | undefined;
+  /** Per object ({@link writeKey}), the state its last record left it in. */
+  readonly writes: Map<string, WriteState>;
+  readonly counts: Record<JournalObject, RunCounts>;
+}
+
+/** The result of replaying a journal's text. */
+export interface JournalReplay {
+  readonly begin: BeginRecord | undefined;
+  /** The complete, valid records kept (every one unless `keepRecord` says otherwise), in file order. */
+  readonly records: readonly JournalRecord[];
+  /** The runs, oldest first. */
+  readonly runs: readonly RunState[];
+  /** Of the newest run: per snapshot name, the state its connection create is in. */
+  readonly entries: ReadonlyMap<string, JournalEntryState>;
+  /** Of the newest run: per connection name, the state its update or delete is in. */
+  readonly changes: ReadonlyMap<string, JournalChangeState>;
+  /** Length in bytes of the valid prefix (the file is truncated to it when the tail was torn). */
+  readonly validBytes: number;
+  /** True when a final line without its newline was ignored. */
+  readonly tornTail: boolean;
+}
+
+/** The key of an object in a run: its kind and name. */
+export function writeKey(object: JournalObject, name: string): string {
+  return `${object}\u0000${name}`;
+}
+
+/** Where a record's line is in the journal file. */
+export interface RecordPlace {
+  readonly offset: number;
+  /** Bytes of the line, without its newline. */
+  readonly length: number;
+}
+
+/** Options of {@link replayJournal} and the journal readers. */
+export interface ReplayOptions {
+  /**
+   * Which records {@link JournalReplay.records} keeps (default: every one). Runs and states are built
+   * from every record either way; a journal of 100 000 creates need not be held in memory.
+   */
+  readonly keepRecord?: (record: JournalRecord) => boolean;
+  /** Called with every valid record, in file order, with where its line is (to read it again later). */
+  readonly onRecord?: (record: JournalRecord, at: RecordPlace) => void;
+}
+
+/** The states of a run's connection creates, by snapshot name. */
+export function entryStates(run: RunState | undefined): Map<string, JournalEntryState> {
+  const out = new Map<string, JournalEntryState>();
+  for (const w of run?.writes.values() ?? []) {
+    if (w.object !== 'connection' || w.op !== 'create') continue;
+    const sourceId = w.sourceId === undefined ? {} : { sourceId: w.sourceId };
+    if (w.state === 'done')
+      out.set(w.name, { state: 'done', targetName: w.targetName, targetId: w.targetId, ...sourceId });
+    else if (w.state === 'failed')
+      out.set(w.name, {
+        state: 'failed',
+        targetName: w.targetName,
+        httpStatus: w.httpStatus,
+        message: w.message ?? '',
+      });
+    else out.set(w.name, { state: 'in-doubt', targetName: w.targetName, ...sourceId });
+  }
+  return out;
+}
+
+/** The states of a run's connection updates and deletes, by name. */
+export function changeStates(run: RunState | undefined): Map<string, JournalChangeState> {
+  const out = new Map<string, JournalChangeState>();
+  for (const w of run?.writes.values() ?? []) {
+    if (w.object !== 'connection' || w.op === 'create') continue;
+    out.set(w.name, { op: w.op, state: w.state, type: w.type });
+  }
+  return out;
+}
+
+function emptyCounts(): Record<JournalObject, RunCounts> {
+  const zero = (): RunCounts => ({ created: 0, updated: 0, deleted: 0, failed: 0, found: 0 });
+  return { connection: zero(), 'scan-profile': zero() };
+}
+
+/** Folds records into runs (exhaustive over record kinds). */
+class Folder {
+  readonly runs: RunState[] = [];
+  private lastAt = '';
+
+  constructor(private readonly begin: () => BeginRecord | undefined) {}
+
+  private runState(number: number): RunState {
+    const last = this.runs.at(-1);
+    if (last?.run === number) return last;
+    const found = this.runs.find((r) => r.run === number);
+    if (found !== undefined) return found;
+    // Format 1: one run, begun with the journal.
+    const run = this.newRun(number, 'import', undefined, this.begin()?.at ?? '');
+    this.runs.push(run);
+    return run;
+  }
+
+  private newRun(run: number, command: RunCommand, undoes: number | undefined, at: string): RunState {
+    return {
+      run,
+      command,
+      undoes,
+      startedAt: at,
+      endedAt: undefined,
+      writes: new Map(),
+      counts: emptyCounts(),
+    };
+  }
+
+  add(record: JournalRecord): void {
+    if ('at' in record && typeof record.at === 'string') this.lastAt = record.at;
+    switch (record.kind) {
+      case 'begin':
+      case 'resume':
+        return;
+      case 'run':
+        this.runs.push(this.newRun(record.run, record.command, record.undoes, record.at));
+        return;
+      case 'run-end':
+        this.runState(record.run).endedAt = record.at;
+        return;
+      case 'intent': {
+        const run = this.runState(runOf(record));
+        const key = writeKey(record.object, record.name);
+        const previous = run.writes.get(key);
+        const image =
+          record.op === 'create'
+            ? record.image
+            : (record.before ?? (record.op === 'update' ? record.image : undefined));
+        const type = typeof image?.type === 'string' ? image.type : previous?.type;
+        run.writes.set(key, {
+          object: record.object,
+          op: record.op,
+          name: record.name,
+          targetName: record.targetName,
+          state: 'in-doubt',
+          targetId: record.targetId ?? previous?.targetId,
+          sourceId: record.sourceId ?? previous?.sourceId,
+          attempt: record.attempt,
+          via: undefined,
+          type,
+        });
+        return;
+      }
+      case 'outcome': {
+        const run = this.runState(runOf(record));
+        const key = writeKey(record.object, record.name);
+        const previous = run.writes.get(key);
+        const counts = run.counts[record.object];
+        if (record.result === 'failed') counts.failed += 1;
+        else counts[record.result] += 1;
+        if (record.result === 'created' && record.via === 'lookup') counts.found += 1;
+        run.writes.set(key, {
+          object: record.object,
+          op: record.op,
+          name: record.name,
+          targetName: record.targetName,
+          state: record.result === 'failed' ? 'failed' : 'done',
+          targetId: record.result === 'failed' ? previous?.targetId : (record.targetId ?? previous?.targetId),
+          sourceId: previous?.sourceId,
+          attempt: previous?.attempt ?? 1,
+          via:
+            record.result === 'created' || record.result === 'deleted'
+              ? record.via
+              : record.result === 'updated'
+                ? 'request'
+                : undefined,
+          type: previous?.type,
+          ...(record.result === 'failed' ? { httpStatus: record.httpStatus, message: record.message } : {}),
+        });
+        return;
+      }
+      default: {
+        const unreachable: never = record;
+        throw new Error(`unhandled journal record ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  finish(): void {
+    // Format 1 wrote no run-end: its one run ended when nothing was left in doubt.
+    const format1 = (this.begin()?.formatVersion ?? 1) < 2;
+    for (const run of this.runs) {
+      if (!format1 || run.endedAt !== undefined || run.run !== 1) continue;
+      if (![...run.writes.values()].some((w) => w.state === 'in-doubt')) run.endedAt = this.lastAt;
+    }
+  }
+}
+
+/** Replays records one line at a time (shared by the text and the file readers). */
+class Replayer {
+  readonly records: JournalRecord[] = [];
+  begin: BeginRecord | undefined;
+  validBytes = 0;
+  private lineNo = 0;
+  private readonly folder = new Folder(() => this.begin);
+
+  constructor(
+    private readonly file: string,
+    private readonly options: ReplayOptions,
+  ) {}
+
+  /** One complete line (without its newline) of `lineBytes` bytes, newline included. */
+  line(line: string, lineBytes: number): void {
+    this.lineNo += 1;
+    if (line.trim() === '') {
+      this.validBytes += lineBytes;
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw new InputFileError(this.file, this.lineNo, 'not a JSON journal record', {
+        hint: 'The journal is damaged; move it aside to start over (entries already created are then found as existing)',
+      });
+    }
+    const record = checkRecord(parsed);
+    if (typeof record === 'string') throw new InputFileError(this.file, this.lineNo, record);
+    if (this.begin === undefined && record.kind !== 'begin') {
+      throw new InputFileError(this.file, this.lineNo, "the first record of a journal must be 'begin'");
+    }
+    if (record.kind === 'begin') {
+      if (this.begin !== undefined)
+        throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
+      this.begin = record;
+    }
+    const keep = this.options.keepRecord;
+    if (keep === undefined || record.kind === 'begin' || keep(record)) this.records.push(record);
+    this.folder.add(record);
+    this.options.onRecord?.(record, { offset: this.validBytes, length: lineBytes - 1 });
+    this.validBytes += lineBytes;
+  }
+
+  result(tornTail: boolean): JournalReplay {
+    this.folder.finish();
+    const { begin, records, validBytes } = this;
+    const { runs } = this.folder;
+    const newest = runs.at(-1);
+    return {
+      begin,
+      records,
+      runs,
+      entries: entryStates(newest),
+      changes: changeStates(newest),
+      validBytes,
+      tornTail,
+    };
+  }
+}
+
+/**
+ * Replay a journal's text (pure). A final line without a newline is torn and ignored; any complete
+ * line that is not a valid record throws an {@link InputFileError} naming it.
+ */
+export function replayJournal(text: string, file = 'journal', options: ReplayOptions = {}): JournalReplay {
+  const replayer = new Replayer(file, options);
+  let offset = 0;
+  let tornTail = false;
+  while (offset < text.length) {
+    const nl = text.indexOf('\n', offset);
+    if (nl === -1) {
+      tornTail = true;
+      break;
+    }
+    const line = text.slice(offset, nl);
+    offset = nl + 1;
+    replayer.line(line, Buffer.byteLength(line, 'utf8') + 1);
+  }
+  return replayer.result(tornTail);
+}
+
+/**
+ * Replay the journal file at `path` as {@link replayJournal} replays text, reading it in chunks (a
+ * journal of a large import is hundreds of MB: never one string). Undefined when there is no file;
+ * `size` is the file's length in bytes, so a caller can tell whether the valid prefix is all of it.
+ */
+export async function replayJournalFile(
+  path: string,
+  options: ReplayOptions = {},
+): Promise<{ readonly replay: JournalReplay; readonly size: number } | undefined> {
+  const replayer = new Replayer(path, options);
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  let size = 0;
+  let pending: Buffer[] = [];
+  try {
+    for await (const chunk of handle.createReadStream({ highWaterMark: 256 * 1024, autoClose: false })) {
+      const buf = chunk as Buffer;
+      size += buf.length;
+      let start = 0;
+      for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
+        const piece = buf.subarray(start, nl);
+        const bytes = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
+        pending = [];
+        replayer.line(bytes.toString('utf8'), bytes.length + 1);
+        start = nl + 1;
+      }
+      if (start < buf.length) pending.push(Buffer.from(buf.subarray(start)));
+    }
+  } finally {
+    await handle.close();
+  }
+  // A last piece without its newline is torn, as in the text replay (even if it is only blanks).
+  return { replay: replayer.result(pending.length > 0), size };
+}
+
+/** Reads records again by place (see {@link ReplayOptions.onRecord}). */
+export interface JournalRecordReader {
+  /** The record at `at`; throws InputFileError when the line there is no longer that record's. */
+  read(at: RecordPlace): JournalRecord;
+  /** Idempotent. */
+  close(): void;
+}
+
+/** Open `path` to read records again by place (the file is opened on the first read). */
+export function openJournalRecordReader(path: string): JournalRecordReader {
+  let fd: number | undefined;
+  return {
+    read(at) {
+      fd ??= openSync(path, 'r');
+      const bytes = Buffer.allocUnsafe(at.length);
+      const read = readSync(fd, bytes, 0, at.length, at.offset);
+      let record: JournalRecord | string | undefined;
+      if (read === at.length) {
+        try {
+          record = checkRecord(JSON.parse(bytes.toString('utf8')));
+        } catch {
+          // reported below
+        }
+      }
+      if (record === undefined || typeof record === 'string') {
+        throw new InputFileError(path, undefined, 'the journal changed while it was being read', {
+          hint: 'Do not run an import or undo with this journal while undoing; re-run the undo',
+        });
+      }
+      return record;
+    },
+    close() {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+  };
+}

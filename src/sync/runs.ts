@@ -1,0 +1,87 @@
+/**
+ * `runs JOURNAL`: the runs a journal holds, oldest first, each with what it wrote (read only: no lock,
+ * nothing written).
+ */
+import { InputFileError } from '../errors.js';
+import type { JournalObject } from './journal/records.js';
+import { type RunCounts, type RunState, replayJournalFile } from './journal/replay.js';
+
+/** One run as `runs` shows it. */
+export interface RunSummary {
+  readonly run: number;
+  readonly command: 'import' | 'undo';
+  /** The run an undo took back. */
+  readonly undoes: number | null;
+  /** The undo run that took this import run back (a finished one). */
+  readonly undoneBy: number | null;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  /** `finished`, or `interrupted` (the same command again finishes it). */
+  readonly status: 'finished' | 'interrupted';
+  readonly connections: RunCounts & { readonly inDoubt: number };
+  readonly scanProfiles: RunCounts & { readonly inDoubt: number };
+}
+
+/** What the journal at `path` is bound to, and its runs. */
+export interface JournalRuns {
+  readonly journal: string;
+  readonly snapshotSha256: string;
+  readonly target: string;
+  readonly runs: readonly RunSummary[];
+}
+
+function countsOf(run: RunState, object: JournalObject): RunCounts & { readonly inDoubt: number } {
+  let inDoubt = 0;
+  for (const w of run.writes.values()) if (w.object === object && w.state === 'in-doubt') inDoubt += 1;
+  return { ...run.counts[object], inDoubt };
+}
+
+/** Read the runs of the journal at `path`. */
+export async function listRuns(path: string): Promise<JournalRuns> {
+  let read: Awaited<ReturnType<typeof replayJournalFile>>;
+  try {
+    read = await replayJournalFile(path, { keepRecord: () => false });
+  } catch (error) {
+    if (error instanceof InputFileError) throw error;
+    throw new InputFileError(
+      path,
+      undefined,
+      `cannot read the journal (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      {
+        hint: 'Pass the journal an import wrote (default <snapshot>.<target host>.journal.jsonl)',
+      },
+    );
+  }
+  const begin = read?.replay.begin;
+  if (read === undefined || begin === undefined) {
+    throw new InputFileError(
+      path,
+      undefined,
+      read === undefined ? 'cannot read the journal (ENOENT)' : 'the journal is empty',
+      {
+        hint: 'Pass the journal an import wrote (default <snapshot>.<target host>.journal.jsonl)',
+      },
+    );
+  }
+  const runs = read.replay.runs;
+  const undoneBy = new Map<number, number>();
+  for (const r of runs)
+    if (r.command === 'undo' && r.endedAt !== undefined && r.undoes !== undefined)
+      undoneBy.set(r.undoes, r.run);
+  return {
+    journal: path,
+    snapshotSha256: begin.snapshotSha256,
+    target: begin.targetUrl,
+    runs: runs.map((r) => ({
+      run: r.run,
+      command: r.command,
+      undoes: r.undoes ?? null,
+      undoneBy: undoneBy.get(r.run) ?? null,
+      startedAt: r.startedAt,
+      endedAt: r.endedAt ?? null,
+      status: r.endedAt === undefined ? 'interrupted' : 'finished',
+      connections: countsOf(r, 'connection'),
+      scanProfiles: countsOf(r, 'scan-profile'),
+    })),
+  };
+}
