@@ -5,7 +5,8 @@
 import { ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
 import { formatSummary } from '../importer/outputs.js';
-import { describeStep, type ImportPlan } from '../importer/plan.js';
+import type { ImportPlan } from '../importer/plan.js';
+import { describeStep } from '../importer/plan-describe.js';
 import { describeProfileStep, type ProfileReportLine } from '../importer/profile-report.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';

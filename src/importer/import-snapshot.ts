@@ -35,7 +35,7 @@ import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { changeStates, entryStates, type JournalReplay, type RunState } from '../sync/journal/replay.js';
+import { changeStates, entryStates, type JournalReplay } from '../sync/journal/replay.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -43,6 +43,7 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
+import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
@@ -84,7 +85,7 @@ import {
   preflightHint,
 } from './preflight.js';
 import { planProfiles, profileStates } from './profile-plan.js';
-import { buildProfileReport, countProfileOutcomes, type ProfileReportLine } from './profile-report.js';
+import { buildProfileReport, countProfileOutcomes, serializeProfileReport } from './profile-report.js';
 import { describeImportReferenceWarnings } from './references.js';
 import { countProfileWrites, runImportSteps } from './run-import.js';
 
@@ -120,24 +121,6 @@ export async function importSnapshot(
   } finally {
     lean.file.close();
   }
-}
-
-/**
- * The run an import writes: the newest one when it was interrupted (this import finishes it), else a
- * new one. An interrupted undo is finished by `undo`, not by an import.
- */
-function chooseRun(
-  replay: JournalReplay | undefined,
-  journalPath: string,
-): { run: number; continuing: RunState | undefined } {
-  const newest = replay?.runs.at(-1);
-  if (newest !== undefined && newest.endedAt === undefined && newest.command === 'undo') {
-    throw new UsageError(`An undo (run ${newest.run}) of this journal was interrupted: ${journalPath}`, {
-      hint: 'Run the same undo command again to finish it, then re-run the import',
-    });
-  }
-  if (newest !== undefined && newest.endedAt === undefined) return { run: newest.run, continuing: newest };
-  return { run: (newest?.run ?? 0) + 1, continuing: undefined };
 }
 
 /** {@link importSnapshot} once the snapshot is read and verified (its file stays open for rereads). */
@@ -244,7 +227,7 @@ async function importLeanSnapshot(
       });
       replay = journal.replay;
     }
-    const { run, continuing } = chooseRun(replay, journalPath);
+    const { run, continuing } = chooseImportRun(replay, journalPath);
     const journalState = entryStates(continuing);
     const journalChanges = changeStates(continuing);
     const profileJournal = profileStates(continuing);
@@ -502,9 +485,4 @@ async function importLeanSnapshot(
     await journal?.close();
     client.close();
   }
-}
-
-/** `--report` lines of the scan profiles. */
-function serializeProfileReport(report: readonly ProfileReportLine[], run: number | undefined): string {
-  return report.map((l) => `${JSON.stringify({ ...l, run: run ?? null })}\n`).join('');
 }

@@ -9,14 +9,8 @@ import { checkEntryReferences, type TargetReferences } from '../connections/refe
 import { UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { ImportOptions } from './import-types.js';
-import {
-  type ConvergeHelpers,
-  type PlanEntry,
-  type PreparedEntry,
-  summarizeTarget,
-  type TargetConnection,
-  type TargetSummaryRules,
-} from './plan.js';
+import type { ConvergeHelpers, PlanEntry, PreparedEntry, TargetConnection } from './plan.js';
+import { summarizeTarget, type TargetSummaryRules } from './plan-target.js';
 
 /**
  * An update's body names references too: the pre-flight checks them as it does for creates. A refused

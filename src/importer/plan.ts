@@ -19,18 +19,16 @@
  * with `op: 'delete'`. Deletes come after the snapshot's entries, in name order.
  * An entry that would be sent (create, rename, reconcile) but fails its checks becomes `invalid`.
  */
-import { memoizeBounded } from '../bounded-memo.js';
 import { compareNames, pairByName } from '../connections/match.js';
 import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SafeImage } from '../sync/journal/records.js';
 import type { JournalChangeState, JournalEntryState } from '../sync/journal/replay.js';
+import { fieldAt, held, type ImageSource, type Source } from './source.js';
 
-/** What to do with an entry whose name already exists in the target. */
+/** What to do with an entry whose name already exists in the target; the choices, for option checks. */
 export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
-
-/** The choices of {@link OnConflict}, for option checking. */
 export const ON_CONFLICT_CHOICES: readonly OnConflict[] = ['skip', 'fail', 'rename', 'update'];
 
 /**
@@ -79,77 +77,6 @@ export interface TargetConnection {
   readonly before?: ImageSource;
 }
 
-/** What {@link summarizeTarget} needs to know of the run. */
-export interface TargetSummaryRules {
-  /** `--on-conflict update`: a connection the snapshot also holds is compared with its entry. */
-  readonly update: boolean;
-  /** `--prune`: a connection the snapshot does not hold keeps its image (its delete journals it). */
-  readonly prune: boolean;
-  /** `--only`: a name outside it is neither updated nor deleted. */
-  readonly only: ReadonlySet<string> | undefined;
-  /** The snapshot's entry of that name, prepared, when the snapshot holds one. */
-  readonly twin: (name: string) => (() => PreparedEntry) | undefined;
-  readonly converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>;
-}
-
-/**
- * Hands out a step's value when it is needed: prepared then (a send's or an update's body, read again
- * from the snapshot), or {@link held} in memory.
- */
-export interface Source<T> {
-  load(): T;
-}
-
-/** A value already in memory, as a source (undo, tests, a connection listed whole). */
-export function held<T>(value: T): Source<T> {
-  return new Held(value);
-}
-
-/** A class, not a closure: every held value shares one shape (see {@link PreparedSource}). */
-class Held<T> implements Source<T> {
-  constructor(private readonly value: T) {}
-
-  load(): T {
-    return this.value;
-  }
-}
-
-/** A before-image (journaled with its update or delete), kept until the step is sent. */
-export type ImageSource = Source<SafeImage>;
-
-/** A field that differs, as a step keeps it: its path (the values are shown by `diff`, not kept here). */
-const fieldAt = memoizeBounded((path: string): FieldChange => ({ path }), 1_000);
-const NO_FIELDS: readonly FieldChange[] = [];
-
-/**
- * What planning keeps of a target connection as it is listed: its name and id; compared with its
- * snapshot entry (`update`), the fields that differ, and its image only when some do; without an entry
- * (`prune`), its type and image. The plan is the one it would be with the whole connection kept.
- */
-export function summarizeTarget(connection: Connection, rules: TargetSummaryRules): TargetConnection {
-  const base = {
-    name: connection.name,
-    _id: typeof connection._id === 'string' ? connection._id : undefined,
-  };
-  if (rules.only !== undefined && !rules.only.has(connection.name)) return base;
-  const keep = held;
-  const twin = rules.twin(connection.name);
-  if (twin !== undefined) {
-    if (!rules.update) return base;
-    const found = rules.converge.compare(twin(), connection);
-    if (found.length === 0) return { ...base, compared: NO_FIELDS };
-    // Paths only, one object per path shared by every step: the values may be long, and are not shown.
-    const compared = found.map((f) => fieldAt(f.path));
-    return { ...base, compared, before: keep(rules.converge.imageOf(connection)) };
-  }
-  if (!rules.prune) return base;
-  return {
-    ...base,
-    type: typeof connection.type === 'string' ? connection.type : '',
-    before: keep(rules.converge.imageOf(connection)),
-  };
-}
-
 interface StepBase {
   readonly name: string;
   readonly type: string;
@@ -184,7 +111,14 @@ class PreparedSource implements SendSource {
   ) {}
 
   load(): SendBody {
-    return sendBodyOf(this.prepare(this.entry), this.targetName);
+    const entry = this.prepare(this.entry);
+    if (this.targetName === entry.name)
+      return entry.image === undefined ? { body: entry.body } : { body: entry.body, image: entry.image };
+    // Renamed: the body and its image under the new name.
+    return {
+      body: { ...entry.body, name: this.targetName },
+      ...(entry.image === undefined ? {} : { image: { ...entry.image, name: this.targetName } }),
+    };
   }
 }
 
@@ -496,16 +430,6 @@ function asPrepared(entry: PlanEntry): PreparedEntry {
   return entry as PreparedEntry;
 }
 
-/** What a send step POSTs: the body and its masked image under the target name. */
-export function sendBodyOf(entry: PreparedEntry, targetName: string): SendBody {
-  if (targetName === entry.name)
-    return entry.image === undefined ? { body: entry.body } : { body: entry.body, image: entry.image };
-  return {
-    body: { ...entry.body, name: targetName },
-    ...(entry.image === undefined ? {} : { image: { ...entry.image, name: targetName } }),
-  };
-}
-
 /**
  * An entry present in the target under `--on-conflict update`: `update`, `unchanged`, `done` or
  * `invalid`. The target's connection is compared now, or was when listed (`compared`): then an
@@ -572,47 +496,4 @@ function planDeletes(
       targetId: t._id,
       before: t.before ?? held(converge.imageOf(t.connection ?? { name: t.name })),
     }));
-}
-
-/** One line describing a step, for `--dry-run` text output (exhaustive over kinds). */
-export function describeStep(step: PlanStep): string {
-  switch (step.kind) {
-    case 'create':
-      return `create     ${step.name} (${step.type})`;
-    case 'rename':
-      return `rename     ${step.name} -> ${step.targetName} (${step.type})`;
-    case 'reconcile':
-      return `reconcile  ${step.targetName} (${step.type}): in doubt from an earlier run; look it up, create if absent`;
-    case 'update':
-      return `update     ${step.name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`;
-    case 'delete':
-      return `delete     ${step.name}${step.type ? ` (${step.type})` : ''}: not in the snapshot (--prune)`;
-    case 'unchanged':
-      return `unchanged  ${step.name}: equal on every compared field`;
-    case 'done':
-      return `done       ${step.name}: ${step.op === undefined ? 'created' : `${step.op}d`} by an earlier run${step.targetId ? ` (${step.targetId})` : ''}`;
-    case 'exists':
-      return `exists     ${step.name}: already in the target, skipped`;
-    case 'conflict':
-      return `conflict   ${step.name}: already in the target (--on-conflict fail)`;
-    case 'invalid':
-      return `invalid    ${step.name} (${step.type}): ${groupProblems(step.problems)}`;
-    default: {
-      const unreachable: never = step;
-      return String(unreachable);
-    }
-  }
-}
-
-/** `message: /a, /b; other message: /c`: one mention of each problem kind, with every field it concerns. */
-function groupProblems(problems: readonly Problem[]): string {
-  const byMessage = new Map<string, string[]>();
-  for (const p of problems) {
-    const paths = byMessage.get(p.message) ?? [];
-    if (p.path) paths.push(p.path);
-    byMessage.set(p.message, paths);
-  }
-  return [...byMessage]
-    .map(([message, paths]) => (paths.length > 0 ? `${message}: ${paths.join(', ')}` : message))
-    .join('; ');
 }

@@ -154,3 +154,11 @@ export function describeProfileStep(step: ProfileStep): string {
     }
   }
 }
+
+/** `--report` lines of the scan profiles. */
+export function serializeProfileReport(
+  report: readonly ProfileReportLine[],
+  run: number | undefined,
+): string {
+  return report.map((l) => `${JSON.stringify({ ...l, run: run ?? null })}\n`).join('');
+}

@@ -25,7 +25,8 @@ import { computeFullJitter } from '../api/retry-policy.js';
 import { ApiError, AuthError, type DdsError, InterruptedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { scrub } from '../secrets.js';
-import type { JournalObject, JournalOp, JournalRecord, SafeImage } from './journal/records.js';
+import { intentRecord, outcomeRecord } from './execute-records.js';
+import type { JournalObject, JournalOp, SafeImage } from './journal/records.js';
 import type { Journal } from './journal/writer.js';
 import { forEachLimited } from './limited.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
@@ -434,82 +435,4 @@ export async function executeSteps<S extends WriteStep>(
     stoppedBy = new UnavailableError('The run stopped before every step was settled');
   }
   return { outcomes, stoppedBy };
-}
-
-/** The intent of one request of `step`. */
-function intentRecord(
-  step: WriteStep,
-  payload: WritePayload,
-  run: number,
-  attempt: number,
-  at: string,
-): JournalRecord {
-  const base = {
-    kind: 'intent' as const,
-    run,
-    object: step.object,
-    name: step.name,
-    targetName: step.targetName,
-    ...(step.targetId === undefined ? {} : { targetId: step.targetId }),
-    ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
-    attempt,
-    at,
-  };
-  switch (step.op) {
-    case 'create':
-      return { ...base, op: 'create', ...(payload.image === undefined ? {} : { image: payload.image }) };
-    case 'update':
-      return {
-        ...base,
-        op: 'update',
-        before: payload.before ?? {},
-        ...(payload.image === undefined ? {} : { image: payload.image }),
-        secretsSent: payload.secretsSent ?? [],
-      };
-    default:
-      return { ...base, op: 'delete', before: payload.before ?? {} };
-  }
-}
-
-/** The outcome record of a settled step; undefined for a step that sent nothing (refused when loaded). */
-function outcomeRecord(outcome: WriteOutcome, run: number, at: string): JournalRecord | undefined {
-  const { step } = outcome;
-  const base = {
-    kind: 'outcome' as const,
-    run,
-    object: step.object,
-    name: step.name,
-    targetName: step.targetName,
-    at,
-  };
-  if (outcome.kind === 'pending') return undefined;
-  if (outcome.kind === 'failed') {
-    return {
-      ...base,
-      op: step.op,
-      result: 'failed',
-      httpStatus: outcome.httpStatus,
-      message: outcome.message,
-    };
-  }
-  switch (step.op) {
-    case 'create':
-      return {
-        ...base,
-        op: 'create',
-        result: 'created',
-        targetId: outcome.targetId,
-        via: outcome.via === 'lookup' ? 'lookup' : 'post',
-      };
-    case 'update':
-      return { ...base, op: 'update', result: 'updated', targetId: outcome.targetId };
-    default:
-      return {
-        ...base,
-        op: 'delete',
-        result: 'deleted',
-        targetId: outcome.targetId,
-        via: outcome.via === 'absent' ? 'absent' : 'request',
-      };
-  }
 }

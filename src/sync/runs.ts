@@ -2,9 +2,9 @@
  * `runs JOURNAL`: the runs a journal holds, oldest first, each with what it wrote (read only: no lock,
  * nothing written).
  */
-import { InputFileError } from '../errors.js';
+import { InputFileError, UsageError } from '../errors.js';
 import type { JournalObject } from './journal/records.js';
-import { type RunCounts, type RunState, replayJournalFile } from './journal/replay.js';
+import { type JournalReplay, type RunCounts, type RunState, replayJournalFile } from './journal/replay.js';
 
 /** One run as `runs` shows it. */
 export interface RunSummary {
@@ -84,4 +84,22 @@ export async function listRuns(path: string): Promise<JournalRuns> {
       scanProfiles: countsOf(r, 'scan-profile'),
     })),
   };
+}
+
+/**
+ * The run an import writes: the newest one when it was interrupted (this import finishes it), else a
+ * new one. An interrupted undo is finished by `undo`, not by an import.
+ */
+export function chooseImportRun(
+  replay: JournalReplay | undefined,
+  journalPath: string,
+): { run: number; continuing: RunState | undefined } {
+  const newest = replay?.runs.at(-1);
+  if (newest !== undefined && newest.endedAt === undefined && newest.command === 'undo') {
+    throw new UsageError(`An undo (run ${newest.run}) of this journal was interrupted: ${journalPath}`, {
+      hint: 'Run the same undo command again to finish it, then re-run the import',
+    });
+  }
+  if (newest !== undefined && newest.endedAt === undefined) return { run: newest.run, continuing: newest };
+  return { run: (newest?.run ?? 0) + 1, continuing: undefined };
 }

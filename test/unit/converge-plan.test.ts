@@ -11,9 +11,9 @@ import {
   type OnConflict,
   type PreparedEntry,
   planImport,
-  summarizeTarget,
   type TargetConnection,
 } from '../../src/importer/plan.js';
+import { summarizeTarget } from '../../src/importer/plan-target.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors.js';
 import {
   chooseRenamedName,
-  describeStep,
   PLAN_STEP_KINDS,
   type PlanEntry,
   type PlanStep,
   type PreparedEntry,
   planImport,
 } from '../../src/importer/plan.js';
+import { describeStep } from '../../src/importer/plan-describe.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import type { JournalEntryState } from '../../src/sync/journal/replay.js';
 

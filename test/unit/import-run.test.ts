@@ -14,7 +14,8 @@ import { createConnection, getConnectionByName } from '../../src/api/connections
 import { createRetryBudget, type RetryBudget } from '../../src/api/http.js';
 import type { CreatedConnection } from '../../src/api/types.js';
 import { ApiError, AuthError, ExitCode, InterruptedError, UnavailableError } from '../../src/errors.js';
-import { held, type SendStep } from '../../src/importer/plan.js';
+import type { SendStep } from '../../src/importer/plan.js';
+import { held } from '../../src/importer/source.js';
 import { createSilentLogger, type Logger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
 import {

@@ -1,0 +1,51 @@
+/**
+ * What an import's plan keeps of each connection of the target as it is listed (pure): compared with
+ * its snapshot entry as its page arrives, so that what is held does not grow with the target.
+ */
+import type { FieldChange } from '../diff/types.js';
+import type { Connection } from '../model/connection.js';
+import type { ConvergeHelpers, PreparedEntry, TargetConnection } from './plan.js';
+import { fieldAt, held } from './source.js';
+
+/** What {@link summarizeTarget} needs to know of the run. */
+export interface TargetSummaryRules {
+  /** `--on-conflict update`: a connection the snapshot also holds is compared with its entry. */
+  readonly update: boolean;
+  /** `--prune`: a connection the snapshot does not hold keeps its image (its delete journals it). */
+  readonly prune: boolean;
+  /** `--only`: a name outside it is neither updated nor deleted. */
+  readonly only: ReadonlySet<string> | undefined;
+  /** The snapshot's entry of that name, prepared, when the snapshot holds one. */
+  readonly twin: (name: string) => (() => PreparedEntry) | undefined;
+  readonly converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>;
+}
+
+const NO_FIELDS: readonly FieldChange[] = [];
+
+/**
+ * What planning keeps of a target connection as it is listed: its name and id; compared with its
+ * snapshot entry (`update`), the fields that differ, and its image only when some do; without an entry
+ * (`prune`), its type and image. The plan is the one it would be with the whole connection kept.
+ */
+export function summarizeTarget(connection: Connection, rules: TargetSummaryRules): TargetConnection {
+  const base = {
+    name: connection.name,
+    _id: typeof connection._id === 'string' ? connection._id : undefined,
+  };
+  if (rules.only !== undefined && !rules.only.has(connection.name)) return base;
+  const twin = rules.twin(connection.name);
+  if (twin !== undefined) {
+    if (!rules.update) return base;
+    const found = rules.converge.compare(twin(), connection);
+    if (found.length === 0) return { ...base, compared: NO_FIELDS };
+    // Paths only, one object per path shared by every step: the values may be long, and are not shown.
+    const compared = found.map((f) => fieldAt(f.path));
+    return { ...base, compared, before: held(rules.converge.imageOf(connection)) };
+  }
+  if (!rules.prune) return base;
+  return {
+    ...base,
+    type: typeof connection.type === 'string' ? connection.type : '',
+    before: held(rules.converge.imageOf(connection)),
+  };
+}
