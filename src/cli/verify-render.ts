@@ -2,6 +2,7 @@
  * The result of `dds-migrate verify` as text (summary first, then the details) and as JSON.
  */
 import type { FieldChange } from '../diff/types.js';
+import { displayName } from '../display-name.js';
 import type { TestVerdict, VerifyCounts, VerifyItem } from '../verify/verdict.js';
 import type { VerifyResult } from '../verify/verify-environment.js';
 
@@ -67,7 +68,7 @@ export function renderVerifyText(result: VerifyResult): string[] {
     for (const item of items) lines.push(...render(item));
   };
   const label = (item: VerifyItem) =>
-    `${item.object === 'scan profile' ? 'scan profile ' : ''}${item.name}${item.type ? ` (${item.type})` : ''}`;
+    `${item.object === 'scan profile' ? 'scan profile ' : ''}${displayName(item.name)}${item.type ? ` (${item.type})` : ''}`;
   const byState = (state: VerifyItem['state']) => result.items.filter((i) => i.state === state);
   detail('Missing (in the snapshot, not in the environment):', byState('missing'), (i) => [
     `  - ${label(i)}${i.note ? `: ${i.note}` : ''}`,

@@ -203,7 +203,7 @@ describe('diff against two emulators', () => {
     expect(lines).toContain('- removed-one');
     expect(lines).toContain('~ fin-s3');
     expect(lines).toContain('    /scanner_group: "default" -> "dr-scanners"');
-    expect(lines.at(-1)).toBe('2 added, 1 removed, 4 changed, 2 unchanged, 0 not comparable');
+    expect(lines.at(-1)).toBe('connections: 2 added, 1 removed, 4 changed, 2 unchanged');
     expect(run.stdout).not.toContain('\u001b[');
     expectNoSecret(run.stdout + run.stderr);
   });

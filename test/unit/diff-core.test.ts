@@ -288,7 +288,7 @@ describe('renderDiffText', () => {
       '~ c',
       '    /x: "yes" -> true',
       '? d /password: masked, not compared',
-      '1 added, 1 removed, 1 changed, 2 unchanged, 1 not comparable',
+      'connections: 1 added, 1 removed, 1 changed, 2 unchanged; 1 field masked, not compared',
     ]);
   });
 
@@ -305,7 +305,7 @@ describe('renderDiffText', () => {
     expect(masked).toHaveLength(11);
     expect(masked[9]).toBe('? n09 /password: masked, not compared');
     expect(masked[10]).toBe('? ... and 15 more masked fields, not compared (--format json lists them all)');
-    expect(lines.at(-1)).toContain('25 not comparable');
+    expect(lines.at(-1)).toContain('25 fields masked, not compared');
   });
 
   it('colours with ANSI codes only when asked', () => {
@@ -321,8 +321,8 @@ describe('renderDiffText', () => {
       unchanged: 3,
       uncomparable: [{ name: 'd', path: '/p' }],
     };
-    expect(summarize(none)).toBe('no differences (3 unchanged, 1 not comparable)');
-    expect(summarize({ ...none, uncomparable: [] })).toBe('no differences (3 unchanged)');
+    expect(summarize(none)).toBe('no differences (3 connections unchanged; 1 field masked, not compared)');
+    expect(summarize({ ...none, uncomparable: [] })).toBe('no differences (3 connections unchanged)');
   });
 });
 
