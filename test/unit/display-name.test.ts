@@ -48,3 +48,27 @@ describe('names as a reader sees them', () => {
     expect(collapsed[0]).toContain('(2001 characters)');
   });
 });
+
+describe('diff text of scan profiles', () => {
+  it('a dataSourceList change is shown as connection names added and removed', () => {
+    const lines = renderDiffText({
+      added: [],
+      removed: [],
+      changed: [],
+      unchanged: 2,
+      uncomparable: [],
+      scanProfiles: {
+        added: [],
+        removed: [],
+        changed: [
+          { name: 'nightly', fields: [{ path: '/dataSourceList', from: ['a', 'b'], to: ['b', 'c '] }] },
+        ],
+      },
+    });
+    expect(lines).toEqual([
+      '~ scan profile nightly',
+      '    /dataSourceList: connections + "c ", - a',
+      'connections: 0 added, 0 removed, 0 changed, 2 unchanged; scan profiles: 0 added, 0 removed, 1 changed',
+    ]);
+  });
+});
