@@ -7,7 +7,8 @@ import type { TestVerdict, VerifyCounts, VerifyItem } from '../verify/verdict.js
 import type { VerifyResult } from '../verify/verify-environment.js';
 
 function formatCounts(counts: VerifyCounts): string {
-  return `${counts.present} present, ${counts.different} different, ${counts.missing} missing, ${counts.extra} extra`;
+  const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
+  return `${counts.present} present, ${counts.different} different, ${counts.missing} missing, ${counts.extra} extra${skipped}`;
 }
 
 function showValue(field: FieldChange, side: 'from' | 'to'): string {
@@ -73,6 +74,11 @@ export function renderVerifyText(result: VerifyResult): string[] {
   detail('Missing (in the snapshot, not in the environment):', byState('missing'), (i) => [
     `  - ${label(i)}${i.note ? `: ${i.note}` : ''}`,
   ]);
+  detail(
+    'Skipped (in the snapshot, left out by the import by design; not a failure):',
+    byState('skipped'),
+    (i) => [`  - ${label(i)}${i.note ? `: ${i.note}` : ''}`],
+  );
   detail('Different (fields as snapshot -> environment):', byState('different'), (i) => [
     `  ~ ${label(i)}`,
     ...(i.fields ?? []).map((f) => `      ${f.path}: ${showValue(f, 'from')} -> ${showValue(f, 'to')}`),
