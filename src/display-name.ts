@@ -38,3 +38,8 @@ export function summaryName(name: string, max: number = SUMMARY_NAME_LENGTH): st
   if (name.length <= max) return displayName(name);
   return `${displayName(name.slice(0, max))}... (${name.length} characters)`;
 }
+
+/** `1 connection`, `2 connections`, `1 entry`, `3 entries`: a count with its noun in the right number. */
+export function countOf(n: number, singular: string, plural: string = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}

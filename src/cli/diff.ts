@@ -7,10 +7,12 @@
  * Exit 0: no differences (fields the service masked may remain "not comparable"); 1: differences;
  * 2: bad input; 4/5: the service rejected the token / could not be reached.
  */
+
 import { resolve } from 'node:path';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
 import { collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
@@ -141,7 +143,7 @@ export const diffCommand: CommandSpec = {
           return;
         }
         ctx.out.info(
-          `from ${event.from.label}: ${event.from.count} connections; to ${event.to.label}: ${event.to.count} connections`,
+          `from ${event.from.label}: ${countOf(event.from.count, 'connection')}; to ${event.to.label}: ${countOf(event.to.count, 'connection')}`,
         );
       },
     );

@@ -3,7 +3,7 @@
  * stderr, its result (the plan of a dry run, the summary of a run) on stdout or as one `--json` document.
  */
 
-import { displayName } from '../display-name.js';
+import { countOf, displayName } from '../display-name.js';
 import { ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
 import { formatSummary } from '../importer/outputs.js';
@@ -86,7 +86,7 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
         return;
       case 'run-started':
         ctx.out.info(
-          `Importing ${event.sends} of ${event.total} entries into ${event.target} (concurrency ${event.concurrency}${
+          `Importing ${event.sends} of ${countOf(event.total, 'entry', 'entries')} into ${event.target} (concurrency ${event.concurrency}${
             event.rate === undefined ? '' : `, rate ${event.rate} req/s`
           }); journal ${event.journal}`,
         );
@@ -137,7 +137,7 @@ export function renderDryRun(ctx: CliContext, result: Extract<ImportResult, { ki
     });
   } else {
     ctx.out.result(
-      `Plan for importing ${result.entryCount} entries into ${result.target} (dry run, nothing sent):`,
+      `Plan for importing ${countOf(result.entryCount, 'entry', 'entries')} into ${result.target} (dry run, nothing sent):`,
     );
     // An invalid step's problems are in the one list on stderr below, not repeated here.
     for (const step of plan.steps)

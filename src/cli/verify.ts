@@ -6,8 +6,10 @@
  *
  * Exit 0: complete and no regression; 1: something missing, different or regressed; 2, 4, 5 as usual.
  */
+
 import { resolve } from 'node:path';
 import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE } from '../verify/test-connections.js';
 import type { TestVerdict } from '../verify/verdict.js';
@@ -91,7 +93,7 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
     switch (event.kind) {
       case 'sides-read':
         ctx.out.info(
-          `snapshot ${event.snapshot.label}: ${event.snapshot.connections} connections; environment ${event.environment.label}: ${event.environment.connections} connections`,
+          `snapshot ${event.snapshot.label}: ${countOf(event.snapshot.connections, 'connection')}; environment ${event.environment.label}: ${countOf(event.environment.connections, 'connection')}`,
         );
         return;
       case 'tests-started':

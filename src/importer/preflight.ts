@@ -10,7 +10,9 @@
  * `--max-changes`, a `protected` target confirmed with `--confirm NAME`, and not importing into the
  * environment the snapshot came from (unless `--allow-same-source`).
  */
+
 import { formatPointer } from '../diff/pointer.js';
+import { countOf } from '../display-name.js';
 import type { Problem } from '../errors.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { isMasked } from '../secrets.js';
@@ -151,7 +153,7 @@ export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem
     const deletes = plan.counts.delete;
     const what =
       updates + deletes === 0
-        ? `${changes} connections would be created`
+        ? `${countOf(changes, 'connection')} would be created`
         : `${changes} changes would be made (${plan.sends} creates, ${updates} updates, ${deletes} deletes)`;
     problems.push({
       message: `${what}, more than --max-changes ${facts.maxChanges}; raise --max-changes or narrow with --only`,

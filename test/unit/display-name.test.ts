@@ -72,3 +72,13 @@ describe('diff text of scan profiles', () => {
     ]);
   });
 });
+
+describe('counts', () => {
+  it('a count has its noun in the right number', async () => {
+    const { countOf } = await import('../../src/display-name.js');
+    expect(countOf(1, 'scan profile')).toBe('1 scan profile');
+    expect(countOf(2, 'scan profile')).toBe('2 scan profiles');
+    expect(countOf(1, 'entry', 'entries')).toBe('1 entry');
+    expect(countOf(0, 'entry', 'entries')).toBe('0 entries');
+  });
+});
