@@ -310,8 +310,19 @@ function targetSummarizer(
  * fault (masked, empty or missing values are what --overrides supplies), not for run-wide refusals
  * such as a protected target or --max-changes.
  */
-function preflightHint(problems: readonly Problem[]): string {
-  if (problems.some((p) => p.path !== undefined && REFERENCE_POINTERS.has(p.path))) {
+function preflightHint(problems: readonly Problem[], snapshot: string): string {
+  const references = problems.some((p) => p.path !== undefined && REFERENCE_POINTERS.has(p.path));
+  // Secrets to supply: end on the command that writes an overrides file for every one of them.
+  const secrets = problems.filter((p) => p.code !== undefined).length;
+  if (secrets > 0) {
+    const quoted = /^[\w@%+=:,./-]+$/.test(snapshot) ? snapshot : `'${snapshot.replaceAll("'", "'\\''")}'`;
+    return `${
+      references
+        ? 'Create the missing scanner groups or stored credentials in the target (or set others with --overrides); '
+        : ''
+    }${secrets === 1 ? 'one is a secret' : `${secrets} are secrets`} to supply with --overrides; a file of variables for every one: dds-migrate overrides init ${quoted} -o overrides.json`;
+  }
+  if (references) {
     return 'Create the missing scanner groups or stored credentials in the target, or set others with --overrides (e.g. {"all": {"scanner_group": "..."}}), and re-run (--dry-run shows the plan)';
   }
   const fieldProblems = problems.some((p) => p.path !== undefined);
@@ -669,7 +680,7 @@ async function importLeanSnapshot(
       throw new PreflightError(
         `Pre-flight refused the import into ${environment.label}; nothing was sent`,
         problems,
-        { hint: preflightHint(problems) },
+        { hint: preflightHint(problems, options.snapshot) },
       );
     }
 

@@ -14,6 +14,7 @@
 import { formatPointer } from '../diff/pointer.js';
 import { countOf } from '../display-name.js';
 import type { Problem } from '../errors.js';
+import type { ProblemCode } from '../model/problem.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { isMasked } from '../secrets.js';
 import { normaliseTargetUrl } from './journal.js';
@@ -70,29 +71,30 @@ export function checkEntryForSend(
   templates: EntryTemplates,
 ): { problems: Problem[]; warnings: Problem[] } {
   const found: Problem[] = [];
-  const at = (path: string, message: string): Problem => ({
+  const at = (path: string, message: string, code?: ProblemCode): Problem => ({
     entry: entry.name,
     type: entry.type,
     path,
     message,
+    ...(code === undefined ? {} : { code }),
   });
 
   forEachString(entry.body, (value, path) => {
     if (isMasked(value)) {
-      found.push(at(path(), 'secret is masked ("******")'));
+      found.push(at(path(), 'secret is masked ("******")', 'secret-masked'));
     } else if (value.includes('${')) {
       const m = UNRESOLVED_PLACEHOLDER.exec(value);
       if (m) {
         // The placeholder itself is not quoted: a placeholder on a credential field is registered as a
         // secret (the value that will be sent), so the scrubber would print it as "******".
-        found.push(at(path(), `unresolved placeholder: ${describeUnresolved(m[0])}`));
+        found.push(at(path(), `unresolved placeholder: ${describeUnresolved(m[0])}`, 'secret-unresolved'));
       }
     }
   });
   for (const field of templates.requiredSecretFields(entry.type)) {
     const value = entry.body[field];
     if (value === undefined || value === null || value === '') {
-      found.push(at(formatPointer([field]), 'required secret is empty'));
+      found.push(at(formatPointer([field]), 'required secret is empty', 'secret-empty'));
     }
   }
   const checked = templates.checkEntry(entry.body);

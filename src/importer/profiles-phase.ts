@@ -375,6 +375,7 @@ function resolveDataSources(
         entry: name,
         path: `/dataSourceList/${i}`,
         message: `connection '${sourceName}' is neither in the target nor created by this import`,
+        causedBy: sourceName,
       });
       return;
     }
