@@ -38,7 +38,7 @@ function chooseFormat(args: ParsedArgs, ctx: CliContext): DiffFormat {
 function printResult(
   result: DiffResult,
   format: DiffFormat,
-  typeOfAdded: (name: string) => string | undefined,
+  typeOf: (name: string) => string | undefined,
   ctx: CliContext,
   labels: { readonly from: string; readonly to: string },
 ): void {
@@ -58,7 +58,7 @@ function printResult(
   // Both sides named first: `+` is what `import` would create in --to, `-` what `--prune` would delete,
   // `~` what `--on-conflict update` would update.
   const header = `from ${labels.from} to ${labels.to} (+ only in from, - only in to, ~ changed)`;
-  const lines = renderDiffText(result, { color, typeOf: typeOfAdded });
+  const lines = renderDiffText(result, { color, typeOf });
   ctx.out.result([header, ...lines].join('\n'));
 }
 
@@ -118,7 +118,7 @@ export const diffCommand: CommandSpec = {
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
     const {
       diff: result,
-      typeOfAdded,
+      typeOf,
       from: fromSide,
       to: toSide,
     } = await diffSources(
@@ -147,7 +147,7 @@ export const diffCommand: CommandSpec = {
         );
       },
     );
-    printResult(result, format, typeOfAdded, ctx, { from: fromSide.label, to: toSide.label });
+    printResult(result, format, typeOf, ctx, { from: fromSide.label, to: toSide.label });
     ctx.log.info(
       {
         added: result.added.length,

@@ -11,7 +11,7 @@ import { type DiffResult, hasDifferences } from './types.js';
 export interface TextRenderOptions {
   /** ANSI colours: green added, red removed, yellow changed, dim not comparable. Default false. */
   readonly color?: boolean;
-  /** The type of an added connection, shown as `+ name (type)`. */
+  /** The type of a connection the diff names, shown as `+ name (type)`, `- name (type)`, `~ name (type)`. */
   readonly typeOf?: (name: string) => string | undefined;
 }
 
@@ -25,24 +25,22 @@ const ANSI = {
 
 /**
  * The diff as lines of text:
- * `+ name (type)` added, `- name` removed, `~ name` changed with `    /path: <from> -> <to>` lines,
+ * `+ name (type)` added, `- name (type)` removed, `~ name (type)` changed with `    /path: <from> -> <to>` lines,
  * all in name order; then `? name /path: masked, not compared` lines (the first ten); then the summary line, or
  * `no differences (...)`. Values are JSON (so `"yes"` and `true` look different); an absent side is `(absent)`.
  */
 export function renderDiffText(result: DiffResult, options: TextRenderOptions = {}): string[] {
   const paint = (colour: keyof typeof ANSI, text: string) =>
     options.color ? `${ANSI[colour]}${text}${ANSI.reset}` : text;
-  const blocks: { name: string; lines: string[] }[] = [];
-  for (const name of result.added) {
+  const label = (name: string) => {
     const type = options.typeOf?.(name);
-    blocks.push({
-      name,
-      lines: [paint('green', `+ ${displayName(name)}${type === undefined ? '' : ` (${type})`}`)],
-    });
-  }
-  for (const name of result.removed) blocks.push({ name, lines: [paint('red', `- ${displayName(name)}`)] });
+    return `${displayName(name)}${type === undefined || type === '' ? '' : ` (${type})`}`;
+  };
+  const blocks: { name: string; lines: string[] }[] = [];
+  for (const name of result.added) blocks.push({ name, lines: [paint('green', `+ ${label(name)}`)] });
+  for (const name of result.removed) blocks.push({ name, lines: [paint('red', `- ${label(name)}`)] });
   for (const entry of result.changed) {
-    const lines = [paint('yellow', `~ ${displayName(entry.name)}`)];
+    const lines = [paint('yellow', `~ ${label(entry.name)}`)];
     for (const field of entry.fields) {
       lines.push(`    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`);
     }
