@@ -308,7 +308,8 @@ function targetSummarizer(
 /**
  * The next step for a refused pre-flight: the overrides advice only when a field of an entry is at
  * fault (masked, empty or missing values are what --overrides supplies), not for run-wide refusals
- * such as a protected target or --max-changes.
+ * such as a protected target or --max-changes; with secrets to supply, it ends on the command that
+ * writes an overrides file for them.
  */
 function preflightHint(problems: readonly Problem[], snapshot: string): string {
   const references = problems.some((p) => p.path !== undefined && REFERENCE_POINTERS.has(p.path));

@@ -10,7 +10,6 @@
  * `--max-changes`, a `protected` target confirmed with `--confirm NAME`, and not importing into the
  * environment the snapshot came from (unless `--allow-same-source`).
  */
-
 import { formatPointer } from '../diff/pointer.js';
 import { countOf } from '../display-name.js';
 import type { Problem } from '../errors.js';
@@ -87,7 +86,7 @@ export function checkEntryForSend(
       if (m) {
         // The placeholder itself is not quoted: a placeholder on a credential field is registered as a
         // secret (the value that will be sent), so the scrubber would print it as "******".
-        found.push(at(path(), `unresolved placeholder: ${describeUnresolved(m[0])}`, 'secret-unresolved'));
+        found.push(at(path(), `unresolved placeholder: ${describeUnresolved(m[0])}`));
       }
     }
   });

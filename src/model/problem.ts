@@ -10,7 +10,7 @@ export interface Problem {
   readonly message: string;
   /**
    * What kind of problem, where a reader's next step depends on it: a secret the overrides must supply
-   * (`overrides init` writes them a skeleton).
+   * (`overrides init` writes a file with a variable for each).
    */
   readonly code?: ProblemCode;
   /**
@@ -20,5 +20,5 @@ export interface Problem {
   readonly causedBy?: string;
 }
 
-/** Kinds of problems a reader acts on in one way: every one is a secret that `--overrides` supplies. */
-export type ProblemCode = 'secret-masked' | 'secret-unresolved' | 'secret-empty';
+/** Kinds of problems a reader acts on in one way: a secret that `--overrides` must supply (masked, or required and empty). */
+export type ProblemCode = 'secret-masked' | 'secret-empty';
