@@ -227,9 +227,11 @@ export function scrubServiceText(text: string): string {
 /**
  * Field names that hold credentials whatever the template says. Matching is on the last segment of
  * the key, case-insensitive. Used when no template is known and as a floor under template knowledge.
+ * `credentials` counts only as the whole name: `is_credential` and `isCredentialsAuth` are flags
+ * (api-notes: `credential_id` comes with `is_credential: true`).
  */
 const SECRET_FIELD_PATTERN =
-  /(^|_)(password|passwd|pwd|secret|secret_key|aws_secret_key|aws_access_key|access_key|private_key|api_key|apikey|token|client_secret|credentials?)$/i;
+  /(^|_)(password|passwd|pwd|secret|secret_key|aws_secret_key|aws_access_key|access_key|private_key|api_key|apikey|token|client_secret)$|^credentials?$/i;
 
 /** `passphrase` (of a key file) is what the service itself always masks besides the patterns above. */
 const SECRET_WORD_IN_NAME = /password|secret|private_?key|token|passphrase/i;
@@ -244,6 +246,15 @@ export const isSecretFieldName: (name: string) => boolean = memoizeBounded(
   10_000,
 );
 
+/**
+ * True when the field `name` holding `value` is a secret by its name ({@link isSecretFieldName}): a
+ * boolean or a number is never one by name (`is_credential: true`, `token_required: false`, a
+ * `password_max_age` of 90); only the template or the service's own masking makes such a value secret.
+ */
+export function isSecretByName(name: string, value: unknown): boolean {
+  return typeof value !== 'boolean' && typeof value !== 'number' && isSecretFieldName(name);
+}
+
 /** True when a value is the service's mask. */
 export function isMasked(value: unknown): boolean {
   return value === MASK;
@@ -255,8 +266,9 @@ export function isMasked(value: unknown): boolean {
  *   fields whose name looks like a credential ({@link isSecretFieldName});
  * - everything inside such a field when it is an object or array (`credentials: {...}`);
  * - the `field_value` of every `field_type: "encrypted"` custom field.
- * A masked value is a non-empty string or a number (a numeric PIN is a secret too); empty strings,
- * null and booleans stay (an empty optional secret is information, not a secret). Nested objects are
+ * A masked value is a non-empty string or a number (a numeric PIN the template declares, or inside a
+ * secret subtree); empty strings, null and booleans stay (an empty optional secret is information, not
+ * a secret), and a field named like a credential that holds a boolean or a number is not one. Nested objects are
  * walked because a service is free to nest credentials (`auth: { client_secret }`) and only masks the
  * keys it knows.
  */
@@ -266,7 +278,7 @@ export function maskSecrets<T extends Record<string, unknown>>(
 ): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(entry)) {
-    assignOwn(out, key, maskValue(value, secretFields.has(key) || isSecretFieldName(key)));
+    assignOwn(out, key, maskValue(value, secretFields.has(key) || isSecretByName(key, value)));
   }
   return out as T;
 }
@@ -279,7 +291,7 @@ function maskValue(value: unknown, secret: boolean): unknown {
     const encrypted = record.field_type === 'encrypted';
     const out: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(record)) {
-      const innerSecret = secret || isSecretFieldName(key) || (encrypted && key === 'field_value');
+      const innerSecret = secret || isSecretByName(key, inner) || (encrypted && key === 'field_value');
       assignOwn(out, key, maskValue(inner, innerSecret));
     }
     return out;
@@ -300,7 +312,7 @@ export function registerSecretsOf(
   secretFields: ReadonlySet<string> = new Set(),
 ): void {
   for (const [key, value] of Object.entries(entry)) {
-    registerValue(value, secretFields.has(key) || isSecretFieldName(key));
+    registerValue(value, secretFields.has(key) || isSecretByName(key, value));
   }
 }
 
@@ -311,7 +323,7 @@ function registerValue(value: unknown, secret: boolean): void {
     const record = value as Record<string, unknown>;
     const encrypted = record.field_type === 'encrypted';
     for (const [key, inner] of Object.entries(record)) {
-      registerValue(inner, secret || isSecretFieldName(key) || (encrypted && key === 'field_value'));
+      registerValue(inner, secret || isSecretByName(key, inner) || (encrypted && key === 'field_value'));
     }
   } else if (secret && (typeof value === 'string' || typeof value === 'number')) {
     registerSecret(String(value));

@@ -46,6 +46,8 @@ export interface ClassifyContext {
   readonly tokenSource?: string;
   readonly apiPrefix: string;
   readonly policy: RetryPolicy;
+  /** The environment's base URL (`https://host:port`), for the advice of a TLS failure. */
+  readonly baseUrl?: string;
 }
 
 /** The header-free description of one exchange. */
@@ -153,9 +155,61 @@ export function isTlsCode(code: string | undefined): boolean {
   );
 }
 
+/**
+ * What went wrong in a TLS handshake, in words, and what to do; by Node's and OpenSSL's codes, never by
+ * message text (OpenSSL's text, `ssl3_get_record:wrong version number` and a file path, spans lines and
+ * says nothing to a user). `EPROTO` on an `https://` URL is what a server that answers plain HTTP gives:
+ * its answer is no TLS record.
+ */
+export function describeTlsFailure(
+  code: string | undefined,
+  baseUrl: string | undefined,
+): { readonly what: string; readonly hint: string } | undefined {
+  const https = baseUrl !== undefined && /^https:/i.test(baseUrl);
+  if (code === 'EPROTO' && https) {
+    const plain = baseUrl.replace(/^https:/i, 'http:');
+    return {
+      what: 'the server did not answer in TLS (as a server of plain HTTP answers)',
+      hint: `If it serves plain HTTP, use ${plain} (allowed for loopback hosts, else with --insecure-http); else check the port`,
+    };
+  }
+  if (!isTlsCode(code)) return undefined;
+  switch (code) {
+    case 'CERT_HAS_EXPIRED':
+      return {
+        what: "the server's certificate has expired",
+        hint: "Renew the service's certificate (or check this machine's clock)",
+      };
+    case 'CERT_NOT_YET_VALID':
+      return {
+        what: "the server's certificate is not valid yet",
+        hint: "Check this machine's clock and the certificate's start date",
+      };
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+    case 'HOSTNAME_MISMATCH':
+      return {
+        what: 'the certificate was issued for another host name',
+        hint: 'Use the host name the certificate names in the URL (not its IP address or an alias)',
+      };
+    case 'CERT_REVOKED':
+      return { what: "the server's certificate is revoked", hint: "Renew the service's certificate" };
+    default:
+      if (code?.startsWith('ERR_SSL_'))
+        return {
+          what: `the TLS handshake failed (${code})`,
+          hint: "Check that the URL points at the service's https port and that it speaks TLS 1.2 or newer",
+        };
+      return {
+        what: `the certificate is not trusted (${code})`,
+        hint: 'If the service uses a private CA, pass that CA with --ca-file (or caFile in the config file)',
+      };
+  }
+}
+
 /** A short, header-free description of a network error (axios messages name no header). */
 function describeNetworkError(error: unknown, code: string | undefined): string {
-  const message = error instanceof Error ? error.message : String(error);
+  // One line: OpenSSL's messages end in a line break.
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ').trim();
   return scrub(code && !message.includes(code) ? `${code}: ${message}` : message);
 }
 
@@ -216,14 +270,16 @@ export function classifyThrown(
   const code = networkCodeOf(error);
   const description = describeNetworkError(error, code);
   const http = contextOf(ctx, method, path);
-  if (isTlsCode(code)) {
-    // The TLS handshake failed: nothing was sent, and retrying cannot help.
+  const tls = describeTlsFailure(code, ctx.baseUrl);
+  if (tls !== undefined) {
+    // The TLS handshake failed: nothing was sent, and retrying cannot help. OpenSSL's text stays in the
+    // cause (the debug log), not in the one line a user reads.
     return {
-      error: new UnavailableError(`Cannot reach ${ctx.label} securely (${description})`, http, {
+      error: new UnavailableError(`Cannot reach ${ctx.label} securely: ${tls.what}`, http, {
         cause: { code, message: description, method, path: http.path },
         ...(code === undefined ? {} : { networkCode: code }),
         inDoubt: false,
-        hint: "The service's certificate is not trusted: if it is issued by a private CA, pass that CA with --ca-file (or caFile)",
+        hint: tls.hint,
       }),
       transient: false,
       ...(code === undefined ? {} : { networkCode: code }),

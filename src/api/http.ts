@@ -199,6 +199,7 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     label: environment.label,
     apiPrefix,
     policy,
+    baseUrl: environment.url,
     ...(environment.tokenSource === undefined ? {} : { tokenSource: environment.tokenSource }),
   };
 

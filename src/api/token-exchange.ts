@@ -9,14 +9,30 @@ import type { Logger } from '../log.js';
 import { registerSecret } from '../secrets.js';
 import { extractServiceMessage } from './service-error.js';
 
+/**
+ * A promise rejected with InterruptedError when `signal` aborts, one per signal: every request waiting
+ * on an exchange under one run-wide signal shares its single listener (sixteen waiters adding one each
+ * made Node warn `MaxListenersExceededWarning` on stderr). The listener is added once and goes with the
+ * signal.
+ */
+const abortedBySignal = new WeakMap<AbortSignal, Promise<never>>();
+function abortedOf(signal: AbortSignal): Promise<never> {
+  let aborted = abortedBySignal.get(signal);
+  if (aborted === undefined) {
+    aborted = new Promise<never>((_resolve, reject) => {
+      signal.addEventListener('abort', () => reject(new InterruptedError()), { once: true });
+    });
+    aborted.catch(() => undefined);
+    abortedBySignal.set(signal, aborted);
+  }
+  return aborted;
+}
+
 /** `promise`, or InterruptedError as soon as `signal` aborts (as a request stopped by its signal fails). */
 function untilSettledOrAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
   if (signal === undefined) return promise;
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = () => reject(new InterruptedError());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
+  if (signal.aborted) return Promise.reject(new InterruptedError());
+  return Promise.race([promise, abortedOf(signal)]);
 }
 
 /** The token state of a client. */

@@ -7,10 +7,12 @@
  * Exit 0: no differences (fields the service masked may remain "not comparable"); 1: differences;
  * 2: bad input; 4/5: the service rejected the token / could not be reached.
  */
+
 import { resolve } from 'node:path';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
 import { collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
@@ -36,7 +38,7 @@ function chooseFormat(args: ParsedArgs, ctx: CliContext): DiffFormat {
 function printResult(
   result: DiffResult,
   format: DiffFormat,
-  typeOfAdded: (name: string) => string | undefined,
+  typeOf: (name: string) => string | undefined,
   ctx: CliContext,
   labels: { readonly from: string; readonly to: string },
 ): void {
@@ -56,7 +58,7 @@ function printResult(
   // Both sides named first: `+` is what `import` would create in --to, `-` what `--prune` would delete,
   // `~` what `--on-conflict update` would update.
   const header = `from ${labels.from} to ${labels.to} (+ only in from, - only in to, ~ changed)`;
-  const lines = renderDiffText(result, { color, typeOf: typeOfAdded });
+  const lines = renderDiffText(result, { color, typeOf });
   ctx.out.result([header, ...lines].join('\n'));
 }
 
@@ -116,7 +118,7 @@ export const diffCommand: CommandSpec = {
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
     const {
       diff: result,
-      typeOfAdded,
+      typeOf,
       from: fromSide,
       to: toSide,
     } = await diffSources(
@@ -141,11 +143,11 @@ export const diffCommand: CommandSpec = {
           return;
         }
         ctx.out.info(
-          `from ${event.from.label}: ${event.from.count} connections; to ${event.to.label}: ${event.to.count} connections`,
+          `from ${event.from.label}: ${countOf(event.from.count, 'connection')}; to ${event.to.label}: ${countOf(event.to.count, 'connection')}`,
         );
       },
     );
-    printResult(result, format, typeOfAdded, ctx, { from: fromSide.label, to: toSide.label });
+    printResult(result, format, typeOf, ctx, { from: fromSide.label, to: toSide.label });
     ctx.log.info(
       {
         added: result.added.length,

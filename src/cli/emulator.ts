@@ -3,7 +3,9 @@
  * URL and token on stdout, serves until Ctrl-C (SIGINT) or SIGTERM, then closes every socket and
  * flushes the state file.
  */
+
 import { resolve } from 'node:path';
+import { countOf } from '../display-name.js';
 import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/index.js';
 import { resolveDataOption } from '../environments/shipped-environments.js';
 import { ExitCode, InputFileError, UsageError } from '../errors.js';
@@ -193,8 +195,8 @@ export const emulatorCommand: CommandSpec = {
       ctx.out.result(`User token: ${emulator.userToken}`);
     }
     ctx.out.info(
-      `Serving ${emulator.store.connections.length} connections, ${emulator.store.profiles.length} scan profiles, ` +
-        `${emulator.store.cases.length} cases; Ctrl-C to stop`,
+      `Serving ${countOf(emulator.store.connections.length, 'connection')}, ${countOf(emulator.store.profiles.length, 'scan profile')}, ` +
+        `${countOf(emulator.store.cases.length, 'case')}; Ctrl-C to stop`,
     );
     await new Promise<void>((done) => {
       if (ctx.signal.aborted) done();

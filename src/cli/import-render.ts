@@ -2,6 +2,8 @@
  * The rendering of `import`: the workflow's events (warnings, progress bar, pre-flight problems) on
  * stderr, its result (the plan of a dry run, the summary of a run) on stdout or as one `--json` document.
  */
+
+import { countOf, displayName } from '../display-name.js';
 import { ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
 import { formatSummary } from '../importer/outputs.js';
@@ -49,7 +51,7 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
       removals.push({
         group: `overrides remove ${event.paths.join(', ')}`,
         where: event.entry,
-        text: `overrides remove ${event.paths.join(', ')} of '${event.entry}'`,
+        text: `overrides remove ${event.paths.join(', ')} of ${displayName(event.entry)}`,
       });
       return;
     }
@@ -85,7 +87,7 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
         return;
       case 'run-started':
         ctx.out.info(
-          `Importing ${event.sends} of ${event.total} entries into ${event.target} (concurrency ${event.concurrency}${
+          `Importing ${event.sends} of ${countOf(event.total, 'entry', 'entries')} into ${event.target} (concurrency ${event.concurrency}${
             event.rate === undefined ? '' : `, rate ${event.rate} req/s`
           }); journal ${event.journal}`,
         );
@@ -135,12 +137,12 @@ export function renderDryRun(ctx: CliContext, result: Extract<ImportResult, { ki
     });
   } else {
     ctx.out.result(
-      `Plan for importing ${result.entryCount} entries into ${result.target} (dry run, nothing sent):`,
+      `Plan for importing ${countOf(result.entryCount, 'entry', 'entries')} into ${result.target} (dry run, nothing sent):`,
     );
     // An invalid step's problems are in the one list on stderr below, not repeated here.
     for (const step of plan.steps)
       ctx.out.result(
-        `  ${step.kind === 'invalid' ? `invalid    ${step.name} (${step.type}): ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'} (listed on stderr)` : describeStep(step)}`,
+        `  ${step.kind === 'invalid' ? `invalid    ${displayName(step.name)} (${step.type}): ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'} (listed on stderr)` : describeStep(step)}`,
       );
     for (const step of result.profilePlan.steps) ctx.out.result(`  ${describeProfileStep(step)}`);
     const counts = Object.entries(plan.counts)
@@ -240,8 +242,8 @@ function formatProfileSummary(report: readonly ProfileReportLine[]): string {
   }
   for (const line of report) {
     if (line.outcome === 'failed')
-      lines.push(`  ${line.name}: HTTP ${line.httpStatus ?? '-'} ${line.message}`);
-    if (line.outcome === 'skipped') lines.push(`  ${line.name}: skipped: ${line.reason}`);
+      lines.push(`  ${displayName(line.name)}: HTTP ${line.httpStatus ?? '-'} ${line.message}`);
+    if (line.outcome === 'skipped') lines.push(`  ${displayName(line.name)}: skipped: ${line.reason}`);
   }
   return scrub(lines.join('\n'));
 }

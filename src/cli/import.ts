@@ -42,7 +42,7 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
       `Expected --on-conflict to be one of ${ON_CONFLICT_CHOICES.join(', ')}, got ${onConflict}`,
     );
   }
-  const onlyNames = parseListOption(args.only, 'only');
+  const onlyNames = parseListOption(args.only, '--only', 'exact');
   const only = onlyNames === undefined ? undefined : new Set(onlyNames);
   const path = (key: string, flag: string) => {
     const p = readStringOption(args, key, flag);

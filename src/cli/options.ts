@@ -5,7 +5,7 @@
  */
 import type { Options } from 'yargs';
 import { UsageError } from '../errors.js';
-import { splitListValues } from '../list-values.js';
+import { type ListItems, splitListValues } from '../list-values.js';
 
 /**
  * How a bad option value is shown in "Expected --x to be ..., got VALUE". yargs turns a non-numeric
@@ -22,19 +22,23 @@ export function describeGiven(value: unknown): string {
  * values, in order, without repeats; undefined when the option is absent. An empty item (`--type ''`,
  * `--type s3,`) is a usage error rather than silently dropped: it usually means a shell variable was
  * empty, and dropping it could widen the selection to everything. `name` is how the option is shown
- * (`--type`, `IDS`).
+ * (`--type`, `IDS`); `items` is `exact` for a list of names, kept with their spaces.
  */
-export function parseListOption(value: unknown, name: string): string[] | undefined {
+export function parseListOption(
+  value: unknown,
+  name: string,
+  items: ListItems = 'trim',
+): string[] | undefined {
   if (value === undefined || value === null) return undefined;
-  const items = splitListValues(value);
-  if (items.length === 0 || items.some((v) => v === '')) {
+  const listed = splitListValues(value, items);
+  if (listed.length === 0 || listed.some((v) => v === '')) {
     const raw = (Array.isArray(value) ? value : [value]).map(String);
     throw new UsageError(
       `Expected ${name} to be a comma-separated list of values, got ${JSON.stringify(raw.join(' '))}`,
       { hint: 'Remove the empty item (a trailing comma or an empty variable)' },
     );
   }
-  return [...new Set(items)];
+  return [...new Set(listed)];
 }
 
 /**

@@ -5,6 +5,7 @@
  * ("Invalid values:\n  Argument: format, ...", "Not enough non-option arguments: got 0, need at least 1").
  * Pure: message, help text of the command being parsed and argv in; the user's line out.
  */
+import { findClosest } from '../closest.js';
 
 /** What a parse failure becomes. */
 export interface ParseFailure {
@@ -71,6 +72,21 @@ function typedCommand(usage: string, argv: readonly string[]): string | undefine
   return words.find((w, i) => path[i] !== w);
 }
 
+/** The long options a command's help lists (`--overrides`, `--out-dir`), in order, without repeats. */
+function optionNames(help: string): string[] {
+  return [...new Set([...help.matchAll(/(?:^|[\s,[])(--[a-zA-Z][\w-]*)/gm)].map((m) => m[1] as string))];
+}
+
+/** `Unknown option --overides: did you mean --overrides?` when one known option is close. */
+function describeUnknownOptions(options: readonly string[], help: string): string {
+  const flags = options.map(flagOf);
+  const first = flags[0];
+  const close =
+    flags.length === 1 && first?.startsWith('--') ? findClosest(first, optionNames(help)) : undefined;
+  const listed = `Unknown option${flags.length > 1 ? 's' : ''} ${flags.join(', ')}`;
+  return close === undefined ? listed : `${listed}: did you mean ${close}?`;
+}
+
 /** Rewrite one yargs failure message. */
 export function describeParseFailure(message: string, help: string, argv: readonly string[]): ParseFailure {
   const text = message.trim();
@@ -94,7 +110,7 @@ export function describeParseFailure(message: string, help: string, argv: readon
       );
     }
     if (options.length > 0) {
-      return one(`Unknown option${options.length > 1 ? 's' : ''} ${options.map(flagOf).join(', ')}`);
+      return one(describeUnknownOptions(options, help));
     }
     return one(`Unexpected argument${words.length > 1 ? 's' : ''} ${words.map((w) => `'${w}'`).join(', ')}`);
   }

@@ -7,7 +7,9 @@
  * carry whole records unless `projectJson` is set. Nested values (objects, arrays) are rendered as
  * JSON text in table and CSV cells; null and absent values as an empty cell.
  */
+
 import { stringify } from 'csv-stringify/sync';
+import { countOf } from '../display-name.js';
 import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js';
 import { formatProblem } from '../importer/preflight.js';
 import { scrub } from '../secrets.js';
@@ -208,7 +210,34 @@ export function printProblems(
 ): void {
   if (ctx.globals.json) return;
   ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
-  for (const p of problems) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
+  const { own, following } = ctx.globals.verbose
+    ? { own: problems, following: [] }
+    : splitFollowingProblems(problems);
+  for (const p of own) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
+  if (following.length > 0) {
+    const entries = new Set(following.map((p) => p.entry)).size;
+    ctx.io.stderr.write(
+      `  - and ${countOf(following.length, 'problem')} of ${countOf(entries, 'entry', 'entries')} that only follow from the above (naming a connection refused above; --verbose lists them)\n`,
+    );
+  }
+}
+
+/**
+ * The problems that only follow from another one listed (a scan profile naming a connection that is
+ * itself refused: `causedBy` names an entry with problems of its own), apart from the others.
+ */
+export function splitFollowingProblems(problems: readonly Problem[]): {
+  readonly own: readonly Problem[];
+  readonly following: readonly Problem[];
+} {
+  const refused = new Set(problems.filter((p) => p.causedBy === undefined).map((p) => p.entry));
+  const own: Problem[] = [];
+  const following: Problem[] = [];
+  for (const p of problems) {
+    if (p.causedBy !== undefined && refused.has(p.causedBy)) following.push(p);
+    else own.push(p);
+  }
+  return { own, following };
 }
 
 /**

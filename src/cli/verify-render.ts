@@ -2,11 +2,13 @@
  * The result of `dds-migrate verify` as text (summary first, then the details) and as JSON.
  */
 import type { FieldChange } from '../diff/types.js';
+import { displayName } from '../display-name.js';
 import type { TestVerdict, VerifyCounts, VerifyItem } from '../verify/verdict.js';
 import type { VerifyResult } from '../verify/verify-environment.js';
 
 function formatCounts(counts: VerifyCounts): string {
-  return `${counts.present} present, ${counts.different} different, ${counts.missing} missing, ${counts.extra} extra`;
+  const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
+  return `${counts.present} present, ${counts.different} different, ${counts.missing} missing, ${counts.extra} extra${skipped}`;
 }
 
 function showValue(field: FieldChange, side: 'from' | 'to'): string {
@@ -67,11 +69,16 @@ export function renderVerifyText(result: VerifyResult): string[] {
     for (const item of items) lines.push(...render(item));
   };
   const label = (item: VerifyItem) =>
-    `${item.object === 'scan profile' ? 'scan profile ' : ''}${item.name}${item.type ? ` (${item.type})` : ''}`;
+    `${item.object === 'scan profile' ? 'scan profile ' : ''}${displayName(item.name)}${item.type ? ` (${item.type})` : ''}`;
   const byState = (state: VerifyItem['state']) => result.items.filter((i) => i.state === state);
   detail('Missing (in the snapshot, not in the environment):', byState('missing'), (i) => [
     `  - ${label(i)}${i.note ? `: ${i.note}` : ''}`,
   ]);
+  detail(
+    'Skipped (in the snapshot, left out by the import by design; not a failure):',
+    byState('skipped'),
+    (i) => [`  - ${label(i)}${i.note ? `: ${i.note}` : ''}`],
+  );
   detail('Different (fields as snapshot -> environment):', byState('different'), (i) => [
     `  ~ ${label(i)}`,
     ...(i.fields ?? []).map((f) => `      ${f.path}: ${showValue(f, 'from')} -> ${showValue(f, 'to')}`),

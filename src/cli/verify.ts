@@ -6,8 +6,10 @@
  *
  * Exit 0: complete and no regression; 1: something missing, different or regressed; 2, 4, 5 as usual.
  */
+
 import { resolve } from 'node:path';
 import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE } from '../verify/test-connections.js';
 import type { TestVerdict } from '../verify/verdict.js';
@@ -48,6 +50,7 @@ export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Prom
   }
   const report = readStringOption(args, 'report', 'report');
   const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
+  const overrides = readStringOption(args, 'overrides', 'overrides', 'a file');
   const config = await getConfig(ctx);
   return {
     snapshot: resolve(ctx.io.cwd, snapshot),
@@ -57,6 +60,7 @@ export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Prom
     report: report === undefined ? undefined : resolve(ctx.io.cwd, report),
     ignoreFields: collectIgnoreFields(args.ignoreField, config),
     schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
+    overrides: overrides === undefined ? undefined : resolve(ctx.io.cwd, overrides),
   };
 }
 
@@ -89,7 +93,7 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
     switch (event.kind) {
       case 'sides-read':
         ctx.out.info(
-          `snapshot ${event.snapshot.label}: ${event.snapshot.connections} connections; environment ${event.environment.label}: ${event.environment.connections} connections`,
+          `snapshot ${event.snapshot.label}: ${countOf(event.snapshot.connections, 'connection')}; environment ${event.environment.label}: ${countOf(event.environment.connections, 'connection')}`,
         );
         return;
       case 'tests-started':
@@ -128,6 +132,7 @@ export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promi
       resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
       createClient: (environment, clientOptions) => createEnvironmentClient(ctx, environment, clientOptions),
       signal: ctx.signal,
+      env: ctx.io.env,
     },
     createVerifyEventRenderer(ctx),
   );
@@ -173,6 +178,12 @@ export const verifyCommand: CommandSpec = {
         requiresArg: true,
         describe: 'Write one JSON line per object (its state and test verdict) here',
       })
+      .option('overrides', {
+        type: 'string',
+        requiresArg: true,
+        describe:
+          "The import's overrides file: a field it sets is compared with its value (secrets are never compared)",
+      })
       .option('ignore-field', {
         type: 'string',
         array: true,
@@ -189,6 +200,10 @@ export const verifyCommand: CommandSpec = {
     {
       command: '$0 verify prod.snapshot.jsonl --env dr',
       describe: 'Is every connection of the snapshot in dr, unchanged?',
+    },
+    {
+      command: '$0 verify prod.snapshot.jsonl --env dr --overrides dr-overrides.json',
+      describe: 'The same after an import with overrides: fields they set are compared with their values',
     },
     {
       command: '$0 verify prod.snapshot.jsonl --env dr --test-connections --report verify.jsonl',

@@ -3,6 +3,7 @@
  * one line with its count and the first few examples, instead of one line per entry; `--verbose` prints
  * every line, `--json` results carry every warning (the command's own document), `--quiet` prints none.
  */
+import { summaryName } from '../display-name.js';
 import type { CliContext } from './context.js';
 
 /** How many examples a collapsed line names; a group this small is printed in full. */
@@ -36,7 +37,7 @@ export function collapseWarnings(
       lines.push(...members.map((m) => m.text));
       continue;
     }
-    const examples = members.slice(0, MAX_WARNING_EXAMPLES).map((m) => m.where);
+    const examples = members.slice(0, MAX_WARNING_EXAMPLES).map((m) => summaryName(m.where));
     const hint = options.hints?.[group];
     lines.push(
       `${group}: ${members.length} times (e.g. ${examples.join('; ')}; --verbose lists all)${hint ? `; ${hint}` : ''}`,

@@ -3,17 +3,22 @@
  * `npm run demo`: a disaster-recovery rehearsal in under a minute, with nothing to set up.
  *
  * Two emulators start in-process: "prod" (the production-like fixture) and an empty "recovery" target.
- * The real CLI (in-process, real stdout/stderr) then exports prod, validates the snapshot, diffs it
- * against recovery, writes the overrides skeleton (`overrides init`: one variable per secret the export
- * masked), sets the variables (the demo plays the part of the vault that would set them), imports, re-runs the
- * import to show it resumes with zero POSTs, checks that recovery holds every connection once, and ends
- * with `verify --test-connections` (the sources already failing in prod fail again: known-bad; the
- * one-time profile the import skipped is reported missing: exit 1, as expected).
- * The demo's secrets are registered for scrubbing and never printed.
+ * The real CLI (in-process) then exports prod, validates the snapshot, diffs it against recovery, writes
+ * the overrides skeleton (`overrides init`: one variable per secret the export masked), sets the
+ * variables (the demo plays the part of the vault that would set them), imports, re-runs the import to
+ * show it resumes with zero POSTs, checks that recovery holds every connection once, and ends with
+ * `verify --overrides --test-connections`: complete (the one-time profile the import leaves out by
+ * design is `skipped`; the sources already failing in prod are known-bad), exit 0.
+ *
+ * For a newcomer, each step prints its command, its result in one line and where to look; the CLI's own
+ * output is read by the demo, not echoed (a plan of 69 lines, 72 variable names), each warning is printed
+ * once, and no path of the temporary folder it removes at the end (it is `$DEMO`). The demo's secrets are
+ * registered for scrubbing and never printed.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import type { CliIo, TextStream } from '../cli/context.js';
 import { runCli } from '../cli/run-cli.js';
@@ -37,29 +42,79 @@ interface SnapshotEntry {
   readonly [field: string]: unknown;
 }
 
+/** What one CLI run printed, and how it ended. */
+interface CliOutcome {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** A stream that keeps what is written to it. */
+function createCapture(): { readonly stream: TextStream; text(): string } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+/**
+ * What makes two warnings the same for a reader: the message, without the entry it was found on and
+ * without the count of a collapsed line (validate names `entry (type) /path`, import `entry /path`).
+ */
+function warningKey(line: string): string {
+  return line
+    .replace(/^warning: [^ ]+(?: \([^)]*\))? \/[^ ]*: /, 'warning: ')
+    .replace(/: \d+ times \(e\.g\. .*$/, '');
+}
+
+/** The last line of `text` that is not empty. */
+function lastLine(text: string): string {
+  return text.trimEnd().split('\n').at(-1) ?? '';
+}
+
+/** The outcomes of a report (`--report`, JSON Lines) counted by object and outcome: `connection created`. */
+async function countReport(path: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const line of (await readFile(path, 'utf8')).split('\n')) {
+    if (line.trim() === '') continue;
+    const record = JSON.parse(line) as { object?: string; outcome?: string; state?: string };
+    const key = `${record.object} ${record.outcome ?? record.state}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
 /** Run the demo; resolves to 0 when every step behaved as expected, else 1. */
 export async function runDemo(io: DemoIo): Promise<number> {
   const started = Date.now();
-  const say = (text = ''): void => {
-    io.stdout.write(`${scrub(text)}\n`);
-  };
-  const section = (title: string): void =>
-    say(`\n=== ${title} ${'='.repeat(Math.max(3, 72 - title.length))}`);
   const dir = await mkdtemp(join(tmpdir(), 'dds-migrate-demo-'));
+  const say = (text = ''): void => {
+    io.stdout.write(`${scrub(text).replaceAll(dir, '$DEMO')}\n`);
+  };
+  const step = (title: string): void => say(`\n${title}`);
+  const result = (text: string): void => say(`   -> ${text}`);
+  const look = (text: string): void => say(`   look: ${text}`);
   let prod: RunningEmulator | undefined;
   let recovery: RunningEmulator | undefined;
   let failures = 0;
+  const seenWarnings = new Set<string>();
 
-  const expectCode = (step: string, code: number, expected: readonly number[]): void => {
-    if (expected.includes(code)) say(`-> ${step}: exit ${code} (as expected)`);
+  /** `-> exit N: what` when N is expected, else counted and flagged. */
+  const expectCode = (run: CliOutcome, expected: number, what: string): void => {
+    if (run.code === expected) result(`exit ${run.code}: ${what}`);
     else {
       failures += 1;
-      say(`-> ${step}: exit ${code}, expected ${expected.join(' or ')}  <-- UNEXPECTED`);
+      result(`exit ${run.code}, expected ${expected}  <-- UNEXPECTED`);
+      // What went wrong is what a reader needs now: the command's own error lines.
+      for (const line of run.stderr.split('\n').filter((l) => l.startsWith('error: '))) say(`   ${line}`);
     }
   };
 
   try {
-    section('1. Two environments: prod (fixture) and an empty recovery target');
+    say('dds-migrate demo: a disaster-recovery rehearsal on this machine (two local emulators).');
+    say('Files go to $DEMO, a temporary folder removed at the end.');
+
+    step('1. Start a production-like environment and an empty recovery one');
     prod = await startEmulator({
       data: join(fixturesDir(), 'environments', 'prod.json'),
       token: 'demo-prod-token',
@@ -76,48 +131,73 @@ export async function runDemo(io: DemoIo): Promise<number> {
     });
     registerSecret(prod.token);
     registerSecret(recovery.token);
-    say(`prod:     ${prod.url}  (${prod.store.connections.length} connections)`);
-    say(`recovery: ${recovery.url}  (${recovery.store.connections.length} connections)`);
+    say(
+      `   prod:     ${prod.url}  (${prod.store.connections.length} connections, ${prod.store.profiles.length} scan profiles)`,
+    );
+    say(`   recovery: ${recovery.url}  (empty; the same scanner groups and stored credentials)`);
 
     const env: Record<string, string | undefined> = {
       DDS_SOURCE_TOKEN: prod.token,
       DDS_TARGET_TOKEN: recovery.token,
       DDS_TOKEN: recovery.token,
     };
-    const cli = async (argv: string[]): Promise<number> => {
-      say(`\n$ dds-migrate ${argv.map((a) => (a.includes(dir) ? a.replace(dir, '$DEMO') : a)).join(' ')}`);
+    /** Run the CLI as typed (printed first), keep what it prints, and print each new warning once. */
+    const cli = async (argv: string[]): Promise<CliOutcome> => {
+      say(`   $ dds-migrate ${argv.join(' ')}`);
+      const out = createCapture();
+      const err = createCapture();
       const cliIo: CliIo = {
-        stdout: io.stdout,
-        stderr: io.stderr,
+        stdout: out.stream,
+        stderr: err.stream,
         env,
         cwd: dir,
         ...(io.signal ? { signal: io.signal } : {}),
       };
-      return runCli(argv, cliIo);
+      const code = await runCli(argv, cliIo);
+      const stderr = err.text();
+      for (const line of stderr.split('\n').filter((l) => l.startsWith('warning: '))) {
+        const key = warningKey(line);
+        if (seenWarnings.has(key)) continue;
+        seenWarnings.add(key);
+        say(`   ${line}`);
+      }
+      return { code, stdout: out.text(), stderr };
     };
 
-    section('2. Export prod to a snapshot (secrets arrive masked)');
+    step('2. Export prod to a snapshot');
     const snapshot = join(dir, 'prod.snapshot.jsonl');
-    expectCode('export', await cli(['export', '--from', prod.url, '-o', snapshot, '--no-progress']), [0]);
-
-    section('3. Validate the snapshot against the template schemas');
-    expectCode('validate', await cli(['validate', snapshot]), [0]);
-
-    section('4. Diff the snapshot against the recovery target (everything is missing there)');
-    expectCode('diff', await cli(['diff', '--from', snapshot, '--to', recovery.url]), [1]);
-
-    section('5. Overrides: one variable per masked secret (overrides init)');
-    const overridesPath = join(dir, 'recovery-overrides.json');
-    expectCode('overrides init', await cli(['overrides', 'init', snapshot, '-o', overridesPath]), [0]);
-    const entries = (await readFile(snapshot, 'utf8'))
-      .split('\n')
-      .slice(1, -2)
+    const exported = await cli(['export', '--from', prod.url, '-o', snapshot, '--no-progress']);
+    const lines = exported.code === 0 ? (await readFile(snapshot, 'utf8')).split('\n').slice(1, -2) : [];
+    const entries = lines
       .map((line) => JSON.parse(line) as SnapshotEntry)
       // Scan profile lines (snapshot format 2) have no top-level name: connections only here.
       .filter((entry) => typeof entry.name === 'string');
-    const overrides = JSON.parse(await readFile(overridesPath, 'utf8')) as {
-      byName: Record<string, Record<string, unknown>>;
-    };
+    expectCode(
+      exported,
+      0,
+      `${entries.length} connections and ${lines.length - entries.length} scan profiles; secrets arrive masked ("******")`,
+    );
+    look('the snapshot is JSON Lines: a header, one connection (or scan profile) a line, a trailer');
+
+    step('3. Validate the snapshot against the template schemas');
+    const validated = await cli(['validate', snapshot]);
+    expectCode(validated, 0, lastLine(validated.stdout));
+    look("--verbose lists every warning; --templates-from ENV checks against the target's own templates");
+
+    step('4. Diff the snapshot against the recovery target');
+    const diffed = await cli(['diff', '--from', snapshot, '--to', recovery.url]);
+    expectCode(diffed, 1, lastLine(diffed.stdout));
+    look('one + line per connection to create; exit 1 means differences; --format json for a script');
+
+    step('5. Write an overrides file: one variable per masked secret');
+    const overridesPath = join(dir, 'recovery-overrides.json');
+    const init = await cli(['overrides', 'init', snapshot, '-o', overridesPath]);
+    const overrides =
+      init.code === 0
+        ? (JSON.parse(await readFile(overridesPath, 'utf8')) as {
+            byName: Record<string, Record<string, unknown>>;
+          })
+        : { byName: {} };
     // In a real recovery a vault or CI secret store sets the variables; here the demo reads prod's store.
     let variables = 0;
     const setVariable = (placeholder: unknown, value: unknown): void => {
@@ -139,93 +219,91 @@ export async function runDemo(io: DemoIo): Promise<number> {
         }
       }
     }
-    const firstName = Object.keys(overrides.byName)[0];
-    say(
-      `${Object.keys(overrides.byName).length} connections have masked secrets; ${variables} environment variables set.`,
-    );
-    say('Excerpt of the overrides file (placeholders only, no secret values):');
-    say(JSON.stringify({ byName: firstName ? { [firstName]: overrides.byName[firstName] } : {} }, null, 2));
-
-    section('6. Dry run: what the import would do');
     expectCode(
-      'import --dry-run',
-      await cli(['import', snapshot, '--to', recovery.url, '--overrides', overridesPath, '--dry-run']),
-      [0],
+      init,
+      0,
+      `${variables} variables for the secrets of ${Object.keys(overrides.byName).length} connections; the demo sets them, as a vault would`,
     );
+    look('the file holds a ${env:NAME} placeholder per secret, never a value; its stdout lists the names');
 
-    section('7. Import (throttled, journaled, exactly once)');
-    const idMap = join(dir, 'id-map.json');
+    step('6. Dry run: what the import would do');
+    const importArgs = ['import', snapshot, '--to', recovery.url, '--overrides', overridesPath];
+    const planned = await cli([...importArgs, '--dry-run']);
+    expectCode(planned, 0, `${lastLine(planned.stdout)} (nothing sent)`);
+    look('one plan line per connection and scan profile: why each is created, updated or skipped');
+
+    step('7. Import: throttled, journaled, each connection created exactly once');
     const report = join(dir, 'report.jsonl');
-    const importArgs = [
-      'import',
-      snapshot,
-      '--to',
-      recovery.url,
-      '--overrides',
-      overridesPath,
-      '--id-map',
-      idMap,
-      '--report',
-      report,
-      '--no-progress',
-    ];
-    expectCode('import', await cli(importArgs), [0]);
+    const idMap = join(dir, 'id-map.json');
+    const runArgs = [...importArgs, '--id-map', idMap, '--report', report, '--no-progress'];
+    const imported = await cli(runArgs);
+    const outcomes = imported.code === 0 ? await countReport(report) : new Map<string, number>();
+    expectCode(
+      imported,
+      0,
+      `${outcomes.get('connection created') ?? 0} connections and ${outcomes.get('scan profile created') ?? 0} scan profiles created; ${outcomes.get('scan profile skipped') ?? 0} one-time scan profile skipped (it would start a scan)`,
+    );
+    look('--report: one JSON line per outcome; the journal beside the snapshot makes a re-run safe');
 
-    section('8. Re-run the same command: it resumes, nothing is sent again');
+    step('8. Run the same command again: it resumes, nothing is sent twice');
     const postsBefore = recovery.record.requests.filter((r) => r.method === 'POST').length;
-    expectCode('import (again)', await cli(importArgs), [0]);
+    const again = await cli(runArgs);
     const postsAgain = recovery.record.requests.filter((r) => r.method === 'POST').length - postsBefore;
-    say(`POSTs sent by the re-run: ${postsAgain}`);
     if (postsAgain !== 0) failures += 1;
+    expectCode(again, 0, `${postsAgain} POSTs sent again; every connection was already done`);
 
-    section('9. Check: the recovery target holds every connection exactly once');
+    step('9. Check the recovery target (the demo looks inside the emulator)');
     const counts = entries.map((e) => recovery?.record.createCount(e.name) ?? 0);
     const once = counts.filter((n) => n === 1).length;
     const missing = counts.filter((n) => n === 0).length;
     const twice = counts.filter((n) => n > 1).length;
-    say(`snapshot entries: ${entries.length}; in recovery: ${recovery.store.connections.length}`);
-    say(`created exactly once: ${once}; missing: ${missing}; duplicated: ${twice}`);
+    say(`   created exactly once: ${once}; missing: ${missing}; duplicated: ${twice}`);
+    if (once !== entries.length || recovery.store.connections.length !== entries.length) failures += 1;
     const profiles = prod.store.profiles.filter((p) => p.isSingleRunScan !== true).map((p) => p.name);
     const restored = profiles.filter((n) => recovery?.record.createCount(n, 'scanProfile') === 1).length;
     say(
-      `scheduled scan profiles restored once: ${restored} of ${profiles.length}; scans started: ${recovery.store.scansStarted.length}`,
+      `   scheduled scan profiles restored once: ${restored} of ${profiles.length}; scans started: ${recovery.store.scansStarted.length}`,
     );
     if (restored !== profiles.length || recovery.store.scansStarted.length !== 0) failures += 1;
-    const ids = Object.keys(JSON.parse(await readFile(idMap, 'utf8')) as object).length;
-    say(`id map: ${ids} source ids mapped to recovery ids (for profiles clone --id-map)`);
-    if (once !== entries.length || recovery.store.connections.length !== entries.length) failures += 1;
 
-    section('10. Verify the restore: complete, equal, and working');
+    step('10. Verify the restore: complete, equal, and working');
     // The sources whose last test had failed in prod fail in recovery too: known-bad, not regressions.
-    // The one-time profiles the import skipped (no --allow-run) are missing: verify says so, exit 1.
-    const oneTime = prod.store.profiles.filter((p) => p.isSingleRunScan === true).map((p) => p.name);
     const failingInProd = entries
       .filter((e) => (e.connectionStatusTest as { is_success?: unknown } | undefined)?.is_success === false)
       .map((e) => e.name);
     recovery.setTestFailures(failingInProd);
     const changesBefore = recovery.record.changes.length;
-    const verifyArgs = ['verify', snapshot, '--env', recovery.url];
+    const verifyReport = join(dir, 'verify.jsonl');
+    const verified = await cli([
+      'verify',
+      snapshot,
+      '--env',
+      recovery.url,
+      '--overrides',
+      overridesPath,
+      '--test-connections',
+      '--rate',
+      '100',
+      '--report',
+      verifyReport,
+      '--no-progress',
+    ]);
+    const states = verified.code === 0 ? await countReport(verifyReport) : new Map<string, number>();
+    const tests = recovery.record.changes.slice(changesBefore);
+    const testCount = tests.filter((c) => c.op === 'test').length;
+    if (testCount !== entries.length || tests.length !== testCount) failures += 1;
     expectCode(
-      'verify --test-connections',
-      await cli([...verifyArgs, '--test-connections', '--rate', '100', '--no-progress']),
-      [oneTime.length > 0 ? 1 : 0],
+      verified,
+      0,
+      `complete: ${states.get('connection present') ?? 0} connections and ${states.get('scan profile present') ?? 0} scan profiles present, ${states.get('scan profile skipped') ?? 0} one-time profile skipped by design; ${testCount} connections tested, the ${failingInProd.length} failing in prod known-bad`,
     );
-    if (oneTime.length > 0) {
-      say(
-        `(exit 1: the import skipped the one-time profile${oneTime.length === 1 ? '' : 's'} ${oneTime.join(', ')} on purpose, so the restore is not complete)`,
-      );
-    }
-    const changes = recovery.record.changes.slice(changesBefore);
-    const tests = changes.filter((c) => c.op === 'test').length;
-    const otherWrites = changes.length - tests;
-    say(`connection tests sent: ${tests} (one per connection); known-bad in prod: ${failingInProd.length}`);
-    if (tests !== entries.length || otherWrites !== 0) failures += 1;
+    look('--report: one JSON line per object; --overrides compares the fields it sets with its values');
 
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    section(
+    say(
       failures === 0
-        ? `Demo finished in ${seconds} s: OK`
-        : `Demo finished in ${seconds} s: ${failures} problem(s)`,
+        ? `\nDemo finished in ${seconds} s: OK. Next: README.md, and dds-migrate --help.`
+        : `\nDemo finished in ${seconds} s: ${failures} problem(s)`,
     );
     return failures === 0 ? 0 : 1;
   } finally {

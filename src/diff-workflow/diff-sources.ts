@@ -164,7 +164,7 @@ export interface DiffSourcesResult {
   readonly from: SideContent;
   readonly to: SideContent;
   /** The type of a connection only in `from` (text output shows it). */
-  readonly typeOfAdded: (name: string) => string | undefined;
+  readonly typeOf: (name: string) => string | undefined;
 }
 
 /**
@@ -193,13 +193,12 @@ export async function diffSources(
     to: { label: to.label, count: to.count },
   });
   const diff = found.result;
-  if (from.profiles.length === 0 && to.profiles.length === 0)
-    return { diff, from, to, typeOfAdded: found.typeOfAdded };
+  if (from.profiles.length === 0 && to.profiles.length === 0) return { diff, from, to, typeOf: found.typeOf };
   return {
     diff: { ...diff, scanProfiles: diffScanProfiles(from.profiles, to.profiles) },
     from,
     to,
-    typeOfAdded: found.typeOfAdded,
+    typeOf: found.typeOf,
   };
 }
 

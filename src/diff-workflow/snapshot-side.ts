@@ -106,7 +106,7 @@ type FromSide =
       readonly result: string;
       readonly counts: { readonly from: number; readonly to: number };
       /** Type of each connection only in `from`. */
-      readonly addedTypes: [string, string][];
+      readonly types: [string, string][];
       /** The name of each id asked for at `end` that an environment's connection has. */
       readonly names: [string, string][];
       readonly profiles: SnapshotScanProfile[];
@@ -278,7 +278,9 @@ export function serveSnapshotSide(port: MessagePort, request: ServedSnapshotSide
       kind: 'done',
       result: JSON.stringify(found.result),
       counts: found.counts,
-      addedTypes: found.result.added.map((name) => [name, found.typeOfAdded(name) ?? '']),
+      types: [...found.result.added, ...found.result.removed, ...found.result.changed.map((c) => c.name)].map(
+        (name) => [name, found.typeOf(name) ?? ''],
+      ),
       names: askedIds.flatMap((id) => {
         const name = nameById.get(id);
         return name === undefined ? [] : [[id, name] as [string, string]];
@@ -583,12 +585,12 @@ export function startSnapshotSide(
     async finish(ids) {
       send({ kind: 'end', ids });
       const answer = await done.promise;
-      const types = new Map(answer.addedTypes);
+      const types = new Map(answer.types);
       return {
         found: {
           result: JSON.parse(answer.result) as DiffResult,
           counts: answer.counts,
-          typeOfAdded: (name) => types.get(name),
+          typeOf: (name) => types.get(name),
         },
         profiles: answer.profiles,
         names: new Map(answer.names),

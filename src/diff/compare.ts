@@ -9,7 +9,7 @@ import { compareNames, pairByName } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import { UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
-import { isSecretFieldName, MASK, type MaskAnswer } from '../secrets.js';
+import { isSecretByName, isSecretFieldName, MASK, type MaskAnswer } from '../secrets.js';
 import { compileIgnoreRules, type IgnoreMatcher, type IgnoreRule, parseIgnoreRule } from './ignore.js';
 import {
   customFieldAsCompared,
@@ -142,9 +142,9 @@ export function compareConnections(
   const toSecrets = from.type === to.type ? fromSecrets : options.secretFields(to.type);
   const walk = new Walk(options.ignore);
   for (const key of differing) {
-    const secret = fromSecrets.has(key) || toSecrets.has(key) || isSecretFieldName(key);
     let av = own(a, key);
     let bv = own(b, key);
+    const secret = fromSecrets.has(key) || toSecrets.has(key) || isSecretPairByName(key, av, bv);
     if (key === 'custom_fields') {
       av = customFieldsAsCompared(av);
       bv = customFieldsAsCompared(bv);
@@ -435,6 +435,15 @@ function compareSegments(x: readonly (string | number)[], y: readonly (string | 
 
 type Segments = readonly (string | number)[];
 
+/**
+ * Whether a field compared between two sides is a secret by its name: unless each side present holds a
+ * boolean or a number ({@link isSecretByName}: `is_credential: true` is a flag, not a secret).
+ */
+function isSecretPairByName(key: string, a: unknown, b: unknown): boolean {
+  if (!isSecretFieldName(key)) return false;
+  return (a !== undefined && isSecretByName(key, a)) || (b !== undefined && isSecretByName(key, b));
+}
+
 class Walk {
   readonly fields: FieldChange[] = [];
   readonly uncomparable: string[] = [];
@@ -454,7 +463,12 @@ class Walk {
     }
     if (isPlainObject(a) && isPlainObject(b)) {
       for (const key of unionOfKeys(a, b))
-        this.compare(own(a, key), own(b, key), [...path, key], isSecretFieldName(key));
+        this.compare(
+          own(a, key),
+          own(b, key),
+          [...path, key],
+          isSecretPairByName(key, own(a, key), own(b, key)),
+        );
       return;
     }
     if (Array.isArray(a) && Array.isArray(b)) {
@@ -491,8 +505,10 @@ class Walk {
       if (this.ignore.ignoresPath(path)) continue;
       const encrypted = fa.field_type === 'encrypted' || fb.field_type === 'encrypted';
       for (const key of unionOfKeys(fa, fb)) {
-        const secret = (encrypted && key === 'field_value') || isSecretFieldName(key);
-        this.compare(own(fa, key), own(fb, key), [...path, key], secret);
+        const va = own(fa, key);
+        const vb = own(fb, key);
+        const secret = (encrypted && key === 'field_value') || isSecretPairByName(key, va, vb);
+        this.compare(va, vb, [...path, key], secret);
       }
     }
   }

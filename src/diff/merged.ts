@@ -88,7 +88,7 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
   const compare: CompareOptions = compileCompareOptions(options);
   const masksOf = createMaskFinder(compare);
   const added: string[] = [];
-  const typeOfAdded = new Map<string, string>();
+  const types = new Map<string, string>();
   const removed: string[] = [];
   const changed: ChangedConnection[] = [];
   const uncomparable: UncomparableField[] = [];
@@ -120,22 +120,23 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
       const outcome = compareConnections(from, to, compare);
       for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
       if (outcome.fields.length === 0) unchanged++;
-      else changed.push({ name: from.name, fields: outcome.fields });
+      else {
+        changed.push({ name: from.name, fields: outcome.fields });
+        types.set(from.name, from.type);
+      }
     },
     only(side, entry) {
       next(entry.name);
       counts[side]++;
       if (side === 'to') removed.push(entry.name);
-      else {
-        added.push(entry.name);
-        typeOfAdded.set(entry.name, entry.type);
-      }
+      else added.push(entry.name);
+      types.set(entry.name, entry.type);
     },
     finish() {
       return {
         result: { added, removed, changed, unchanged, uncomparable },
         counts: { ...counts },
-        typeOfAdded: (name) => typeOfAdded.get(name),
+        typeOf: (name) => types.get(name),
       };
     },
   };

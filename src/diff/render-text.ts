@@ -4,13 +4,14 @@
  */
 
 import { compareNames } from '../connections/match.js';
+import { displayName } from '../display-name.js';
 import { type DiffResult, hasDifferences } from './types.js';
 
 /** Options of {@link renderDiffText}. */
 export interface TextRenderOptions {
   /** ANSI colours: green added, red removed, yellow changed, dim not comparable. Default false. */
   readonly color?: boolean;
-  /** The type of an added connection, shown as `+ name (type)`. */
+  /** The type of a connection the diff names, shown as `+ name (type)`, `- name (type)`, `~ name (type)`. */
   readonly typeOf?: (name: string) => string | undefined;
 }
 
@@ -24,21 +25,22 @@ const ANSI = {
 
 /**
  * The diff as lines of text:
- * `+ name (type)` added, `- name` removed, `~ name` changed with `    /path: <from> -> <to>` lines,
+ * `+ name (type)` added, `- name (type)` removed, `~ name (type)` changed with `    /path: <from> -> <to>` lines,
  * all in name order; then `? name /path: masked, not compared` lines (the first ten); then the summary line, or
  * `no differences (...)`. Values are JSON (so `"yes"` and `true` look different); an absent side is `(absent)`.
  */
 export function renderDiffText(result: DiffResult, options: TextRenderOptions = {}): string[] {
   const paint = (colour: keyof typeof ANSI, text: string) =>
     options.color ? `${ANSI[colour]}${text}${ANSI.reset}` : text;
-  const blocks: { name: string; lines: string[] }[] = [];
-  for (const name of result.added) {
+  const label = (name: string) => {
     const type = options.typeOf?.(name);
-    blocks.push({ name, lines: [paint('green', `+ ${name}${type === undefined ? '' : ` (${type})`}`)] });
-  }
-  for (const name of result.removed) blocks.push({ name, lines: [paint('red', `- ${name}`)] });
+    return `${displayName(name)}${type === undefined || type === '' ? '' : ` (${type})`}`;
+  };
+  const blocks: { name: string; lines: string[] }[] = [];
+  for (const name of result.added) blocks.push({ name, lines: [paint('green', `+ ${label(name)}`)] });
+  for (const name of result.removed) blocks.push({ name, lines: [paint('red', `- ${label(name)}`)] });
   for (const entry of result.changed) {
-    const lines = [paint('yellow', `~ ${entry.name}`)];
+    const lines = [paint('yellow', `~ ${label(entry.name)}`)];
     for (const field of entry.fields) {
       lines.push(`    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`);
     }
@@ -61,12 +63,16 @@ function renderProfiles(
   const p = result.scanProfiles;
   if (p === undefined) return [];
   const blocks: { name: string; lines: string[] }[] = [];
-  for (const name of p.added) blocks.push({ name, lines: [paint('green', `+ scan profile ${name}`)] });
-  for (const name of p.removed) blocks.push({ name, lines: [paint('red', `- scan profile ${name}`)] });
+  for (const name of p.added)
+    blocks.push({ name, lines: [paint('green', `+ scan profile ${displayName(name)}`)] });
+  for (const name of p.removed)
+    blocks.push({ name, lines: [paint('red', `- scan profile ${displayName(name)}`)] });
   for (const entry of p.changed) {
-    const lines = [paint('yellow', `~ scan profile ${entry.name}`)];
+    const lines = [paint('yellow', `~ scan profile ${displayName(entry.name)}`)];
     for (const field of entry.fields) {
-      lines.push(`    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`);
+      const connections = field.path === '/dataSourceList' ? showDataSourceChange(field) : undefined;
+      if (connections !== undefined) lines.push(`    ${field.path}: connections ${connections}`);
+      else lines.push(`    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`);
     }
     blocks.push({ name: entry.name, lines });
   }
@@ -83,29 +89,57 @@ export const MAX_UNCOMPARABLE_LINES = 10;
  */
 function renderUncomparable(result: DiffResult): string[] {
   const shown = result.uncomparable.slice(0, MAX_UNCOMPARABLE_LINES);
-  const lines = shown.map((u) => `? ${u.name} ${u.path}: masked, not compared`);
+  const lines = shown.map((u) => `? ${displayName(u.name)} ${u.path}: masked, not compared`);
   const rest = result.uncomparable.length - shown.length;
   if (rest > 0)
     lines.push(`? ... and ${rest} more masked fields, not compared (--format json lists them all)`);
   return lines;
 }
 
-/** The one summary line of a diff. */
+/** `1 connection`, `2 connections`. */
+function count(n: number, unit: string): string {
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * The one summary line of a diff, each count with its unit: connections, scan profiles and masked fields
+ * are counted apart (`connections: 1 added, 0 removed, 2 changed, 30 unchanged; scan profiles: 0 added,
+ * 0 removed, 1 changed; 53 fields masked, not compared`).
+ */
 export function summarize(result: DiffResult): string {
   const notComparable = result.uncomparable.length;
-  const p = result.scanProfiles;
-  const profiles =
-    p === undefined
-      ? ''
-      : `; scan profiles: ${p.added.length} added, ${p.removed.length} removed, ${p.changed.length} changed`;
+  const masked = notComparable > 0 ? `${count(notComparable, 'field')} masked, not compared` : '';
   if (!hasDifferences(result)) {
-    const extra = notComparable > 0 ? `, ${notComparable} not comparable` : '';
-    return `no differences (${result.unchanged} unchanged${extra})`;
+    return `no differences (${count(result.unchanged, 'connection')} unchanged${masked ? `; ${masked}` : ''})`;
   }
-  return (
-    `${result.added.length} added, ${result.removed.length} removed, ${result.changed.length} changed, ` +
-    `${result.unchanged} unchanged, ${notComparable} not comparable${profiles}`
-  );
+  const p = result.scanProfiles;
+  const parts = [
+    `connections: ${result.added.length} added, ${result.removed.length} removed, ` +
+      `${result.changed.length} changed, ${result.unchanged} unchanged`,
+  ];
+  if (p !== undefined)
+    parts.push(
+      `scan profiles: ${p.added.length} added, ${p.removed.length} removed, ${p.changed.length} changed`,
+    );
+  if (masked) parts.push(masked);
+  return parts.join('; ');
+}
+
+/**
+ * A scan profile's `dataSourceList` change as the connections it gains and loses (`+ a, + b, - c`),
+ * not as two long arrays: the lists hold connection names (or an id with no known name).
+ */
+function showDataSourceChange(field: { readonly from?: unknown; readonly to?: unknown }): string | undefined {
+  const from = field.from ?? [];
+  const to = field.to ?? [];
+  if (!Array.isArray(from) || !Array.isArray(to)) return undefined;
+  const label = (ref: unknown) => (typeof ref === 'string' ? displayName(ref) : JSON.stringify(ref));
+  const before = new Set(from.map(label));
+  const after = new Set(to.map(label));
+  const added = [...after].filter((n) => !before.has(n));
+  const removed = [...before].filter((n) => !after.has(n));
+  if (added.length === 0 && removed.length === 0) return 'same connections, in another order';
+  return [...added.map((n) => `+ ${n}`), ...removed.map((n) => `- ${n}`)].join(', ');
 }
 
 function showValue(field: { readonly from?: unknown; readonly to?: unknown }, side: 'from' | 'to'): string {

@@ -31,8 +31,11 @@ export interface StreamingDiffResult {
   readonly result: DiffResult;
   /** Connections read per side. */
   readonly counts: { readonly from: number; readonly to: number };
-  /** The type of a connection only in `from` (text output shows it beside an added name). */
-  readonly typeOfAdded: (name: string) => string | undefined;
+  /**
+   * The type of a connection the result names (the text output shows it beside the name): an added
+   * one's `from` type, a removed one's `to` type, a changed one's `from` type.
+   */
+  readonly typeOf: (name: string) => string | undefined;
 }
 
 /** A diff fed connection by connection. */
@@ -98,6 +101,7 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
   const compare: CompareOptions = compileCompareOptions(options);
   const sides: Record<DiffSideName, SideState> = { from: createSide(), to: createSide() };
   const changed: ChangedConnection[] = [];
+  const changedTypes = new Map<string, string>();
   const uncomparable: UncomparableField[] = [];
   let unchanged = 0;
 
@@ -115,7 +119,10 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
     const outcome = compareConnections(from, to, compare);
     for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
     if (outcome.fields.length === 0) unchanged++;
-    else changed.push({ name: from.name, fields: outcome.fields });
+    else {
+      changed.push({ name: from.name, fields: outcome.fields });
+      changedTypes.set(from.name, from.type);
+    }
   };
 
   const differ: StreamingDiff = {
@@ -179,9 +186,9 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
           uncomparable,
         },
         counts: { from: sides.from.count, to: sides.to.count },
-        typeOfAdded: (name) => {
-          const waiting = added.get(name);
-          return waiting === undefined ? undefined : typeOf(waiting);
+        typeOf: (name) => {
+          const waiting = added.get(name) ?? sides.to.waiting.get(name);
+          return waiting === undefined ? changedTypes.get(name) : typeOf(waiting);
         },
       };
     },

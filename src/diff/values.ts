@@ -1,6 +1,6 @@
 /** Value helpers of the diff: structural equality, canonical JSON, and the redaction of secrets. */
 
-import { isSecretFieldName, MASK } from '../secrets.js';
+import { isSecretByName, MASK } from '../secrets.js';
 
 /** A JSON object (not an array, not null). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -66,16 +66,17 @@ export function toCanonicalJson(value: unknown): string {
 
 /**
  * How a secret value is shown: `"******"` for anything non-empty; `""` and `null` stay as they are
- * (an empty optional secret is information, not a secret); `undefined` (absent) stays absent.
+ * (an empty optional secret is information, not a secret), a boolean too (a flag is never a secret);
+ * `undefined` (absent) stays absent.
  */
 export function redactSecretValue(value: unknown): unknown {
-  if (value === undefined || value === null || value === '') return value;
+  if (value === undefined || value === null || value === '' || typeof value === 'boolean') return value;
   return MASK;
 }
 
 /**
- * A copy of `value` that is safe to print: every key that looks like a credential
- * ({@link isSecretFieldName}) and every `field_value` of an `encrypted` custom field is redacted.
+ * A copy of `value` that is safe to print: every key that looks like a credential and holds more than
+ * a flag or a number ({@link isSecretByName}) and every `field_value` of an `encrypted` custom field is redacted.
  */
 export function redactDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactDeep);
@@ -84,7 +85,7 @@ export function redactDeep(value: unknown): unknown {
   return Object.fromEntries(
     Object.entries(value).map(([k, v]) => [
       k,
-      isSecretFieldName(k) || (encrypted && k === 'field_value') ? redactSecretValue(v) : redactDeep(v),
+      isSecretByName(k, v) || (encrypted && k === 'field_value') ? redactSecretValue(v) : redactDeep(v),
     ]),
   );
 }

@@ -378,7 +378,7 @@ async function importLeanSnapshot(
         `Pre-flight refused the import into ${environment.label}; nothing was sent`,
         problems,
         {
-          hint: preflightHint(problems, REFERENCE_POINTERS),
+          hint: preflightHint(problems, REFERENCE_POINTERS, options.snapshot),
         },
       );
     }

@@ -5,8 +5,8 @@
  * it was interrupted. None of them holds a
  * credential value: names, ids, HTTP statuses and scrubbed service messages only.
  */
-
 import { readFile } from 'node:fs/promises';
+import { countOf } from '../display-name.js';
 import type { Problem } from '../errors.js';
 import { writeFileAtomic } from '../files.js';
 import { scrub } from '../secrets.js';
@@ -306,7 +306,7 @@ export function formatSummary(report: readonly ReportLine[], targetLabel: string
     ['invalid', c.invalid, ''],
   );
   if (c.pending > 0) rows.push(['pending', c.pending, '(not settled: re-run to resume)']);
-  const lines = [`Import into ${targetLabel}: ${report.length} entries`];
+  const lines = [`Import into ${targetLabel}: ${countOf(report.length, 'entry', 'entries')}`];
   for (const [label, n, note] of rows)
     lines.push(`  ${label.padEnd(8)} ${String(n).padStart(6)}  ${note}`.trimEnd());
   const failures = report.filter((l) => l.outcome === 'failed');

@@ -1,32 +1,34 @@
 /**
  * One line per step of an import plan, for `--dry-run` text output.
  */
+import { displayName } from '../display-name.js';
 import type { Problem } from '../errors.js';
 import type { PlanStep } from './plan.js';
 
 /** One line describing a step, for `--dry-run` text output (exhaustive over kinds). */
 export function describeStep(step: PlanStep): string {
+  const name = displayName(step.name);
   switch (step.kind) {
     case 'create':
-      return `create     ${step.name} (${step.type})`;
+      return `create     ${name} (${step.type})`;
     case 'rename':
-      return `rename     ${step.name} -> ${step.targetName} (${step.type})`;
+      return `rename     ${name} -> ${displayName(step.targetName)} (${step.type})`;
     case 'reconcile':
-      return `reconcile  ${step.targetName} (${step.type}): in doubt from an earlier run; look it up, create if absent`;
+      return `reconcile  ${displayName(step.targetName)} (${step.type}): in doubt from an earlier run; look it up, create if absent`;
     case 'update':
-      return `update     ${step.name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`;
+      return `update     ${name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`;
     case 'delete':
-      return `delete     ${step.name}${step.type ? ` (${step.type})` : ''}: not in the snapshot (--prune)`;
+      return `delete     ${name}${step.type ? ` (${step.type})` : ''}: not in the snapshot (--prune)`;
     case 'unchanged':
-      return `unchanged  ${step.name}: equal on every compared field`;
+      return `unchanged  ${name}: equal on every compared field`;
     case 'done':
-      return `done       ${step.name}: ${step.op === undefined ? 'created' : `${step.op}d`} by an earlier run${step.targetId ? ` (${step.targetId})` : ''}`;
+      return `done       ${name}: ${step.op === undefined ? 'created' : `${step.op}d`} by an earlier run${step.targetId ? ` (${step.targetId})` : ''}`;
     case 'exists':
-      return `exists     ${step.name}: already in the target, skipped`;
+      return `exists     ${name}: already in the target, skipped`;
     case 'conflict':
-      return `conflict   ${step.name}: already in the target (--on-conflict fail)`;
+      return `conflict   ${name}: already in the target (--on-conflict fail)`;
     case 'invalid':
-      return `invalid    ${step.name} (${step.type}): ${groupProblems(step.problems)}`;
+      return `invalid    ${name} (${step.type}): ${groupProblems(step.problems)}`;
     default: {
       const unreachable: never = step;
       return String(unreachable);

@@ -11,7 +11,9 @@
  * environment the snapshot came from (unless `--allow-same-source`).
  */
 import { formatPointer } from '../diff/pointer.js';
+import { countOf } from '../display-name.js';
 import type { Problem } from '../errors.js';
+import type { ProblemCode } from '../model/problem.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { isMasked } from '../secrets.js';
 import { normaliseTargetUrl } from '../sync/journal/writer.js';
@@ -68,16 +70,17 @@ export function checkEntryForSend(
   templates: EntryTemplates,
 ): { problems: Problem[]; warnings: Problem[] } {
   const found: Problem[] = [];
-  const at = (path: string, message: string): Problem => ({
+  const at = (path: string, message: string, code?: ProblemCode): Problem => ({
     entry: entry.name,
     type: entry.type,
     path,
     message,
+    ...(code === undefined ? {} : { code }),
   });
 
   forEachString(entry.body, (value, path) => {
     if (isMasked(value)) {
-      found.push(at(path(), 'secret is masked ("******")'));
+      found.push(at(path(), 'secret is masked ("******")', 'secret-masked'));
     } else if (value.includes('${')) {
       const m = UNRESOLVED_PLACEHOLDER.exec(value);
       if (m) {
@@ -90,7 +93,7 @@ export function checkEntryForSend(
   for (const field of templates.requiredSecretFields(entry.type)) {
     const value = entry.body[field];
     if (value === undefined || value === null || value === '') {
-      found.push(at(formatPointer([field]), 'required secret is empty'));
+      found.push(at(formatPointer([field]), 'required secret is empty', 'secret-empty'));
     }
   }
   const checked = templates.checkEntry(entry.body);
@@ -151,7 +154,7 @@ export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem
     const deletes = plan.counts.delete;
     const what =
       updates + deletes === 0
-        ? `${changes} connections would be created`
+        ? `${countOf(changes, 'connection')} would be created`
         : `${changes} changes would be made (${plan.sends} creates, ${updates} updates, ${deletes} deletes)`;
     problems.push({
       message: `${what}, more than --max-changes ${facts.maxChanges}; raise --max-changes or narrow with --only`,
@@ -187,10 +190,26 @@ function lowerFirst(text: string): string {
 /**
  * The next step for a refused pre-flight: the overrides advice only when a field of an entry is at
  * fault (masked, empty or missing values are what --overrides supplies), not for run-wide refusals
- * such as a protected target or --max-changes.
+ * such as a protected target or --max-changes; with secrets to supply, it ends on the command that
+ * writes an overrides file for them.
  */
-export function preflightHint(problems: readonly Problem[], referencePointers: ReadonlySet<string>): string {
-  if (problems.some((p) => p.path !== undefined && referencePointers.has(p.path))) {
+export function preflightHint(
+  problems: readonly Problem[],
+  referencePointers: ReadonlySet<string>,
+  snapshot: string,
+): string {
+  const references = problems.some((p) => p.path !== undefined && referencePointers.has(p.path));
+  // Secrets to supply: end on the command that writes an overrides file for every one of them.
+  const secrets = problems.filter((p) => p.code !== undefined).length;
+  if (secrets > 0) {
+    const quoted = /^[\w@%+=:,./-]+$/.test(snapshot) ? snapshot : `'${snapshot.replaceAll("'", "'\\''")}'`;
+    return `${
+      references
+        ? 'Create the missing scanner groups or stored credentials in the target (or set others with --overrides); '
+        : ''
+    }${secrets === 1 ? 'one is a secret' : `${secrets} are secrets`} to supply with --overrides; a file of variables for every one: dds-migrate overrides init ${quoted} -o overrides.json`;
+  }
+  if (references) {
     return 'Create the missing scanner groups or stored credentials in the target, or set others with --overrides (e.g. {"all": {"scanner_group": "..."}}), and re-run (--dry-run shows the plan)';
   }
   const fieldProblems = problems.some((p) => p.path !== undefined);

@@ -387,6 +387,7 @@ function resolveDataSources(
         entry: name,
         path: `/dataSourceList/${i}`,
         message: `connection '${sourceName}' is neither in the target nor created by this import`,
+        causedBy: sourceName,
       });
       return;
     }

@@ -8,4 +8,17 @@ export interface Problem {
   /** JSON pointer of the field. */
   readonly path?: string;
   readonly message: string;
+  /**
+   * What kind of problem, where a reader's next step depends on it: a secret the overrides must supply
+   * (`overrides init` writes a file with a variable for each).
+   */
+  readonly code?: ProblemCode;
+  /**
+   * The entry whose own problem this one follows from (a scan profile naming a connection that is not
+   * created): counted, not listed, when that entry is refused too.
+   */
+  readonly causedBy?: string;
 }
+
+/** Kinds of problems a reader acts on in one way: a secret that `--overrides` must supply (masked, or required and empty). */
+export type ProblemCode = 'secret-masked' | 'secret-empty';

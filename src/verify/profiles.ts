@@ -38,15 +38,17 @@ export function nameDataSources(
   );
 }
 
-/** Why a one-time profile is often missing after a restore (contract: import skips it without --allow-run). */
-export const ONE_TIME_NOTE = 'one-time profile (isSingleRunScan): import skips it without --allow-run';
+/** Why a one-time profile is absent after a restore (contract: import skips it without --allow-run). */
+export const ONE_TIME_NOTE =
+  'one-time profile (isSingleRunScan): import skips it by design (it would start a scan) unless --allow-run';
 
 function nameOf(side: ProfileSide): string {
   return String(side.profile.name);
 }
 
 /**
- * Verdicts of the profiles, in name order: `present`, `different` (fields named), `missing`, `extra`.
+ * Verdicts of the profiles, in name order: `present`, `different` (fields named), `missing`, `extra`;
+ * a one-time profile absent from the environment is `skipped` (the import leaves it out by design).
  * A name held twice on a side is compared once (the first), as connections are paired.
  */
 export function verifyProfiles(
@@ -62,12 +64,11 @@ export function verifyProfiles(
   for (const [name, p] of expected) {
     const other = live.get(name);
     if (other === undefined) {
-      items.push({
-        object: 'scan profile',
-        name,
-        state: 'missing',
-        ...(p.profile.isSingleRunScan === true ? { note: ONE_TIME_NOTE } : {}),
-      });
+      items.push(
+        p.profile.isSingleRunScan === true
+          ? { object: 'scan profile', name, state: 'skipped', note: ONE_TIME_NOTE }
+          : { object: 'scan profile', name, state: 'missing' },
+      );
       continue;
     }
     const fields = compare(p, other);

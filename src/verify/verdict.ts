@@ -11,9 +11,11 @@ export type VerifyObjectKind = 'connection' | 'scan profile';
 
 /**
  * Where an object stands: `present` (on both sides, equal on every compared field), `different` (on
- * both sides, fields differ), `missing` (in the snapshot only), `extra` (in the environment only).
+ * both sides, fields differ), `missing` (in the snapshot only), `extra` (in the environment only),
+ * `skipped` (in the snapshot only, and an import leaves it out by design: a one-time scan profile, which
+ * would start a scan; its `note` says why). A skipped object does not fail the verdict.
  */
-export type VerifyState = 'present' | 'different' | 'missing' | 'extra';
+export type VerifyState = 'present' | 'different' | 'missing' | 'extra' | 'skipped';
 
 /** What the snapshot recorded of the source's last connection test (`connectionStatusTest.is_success`). */
 export type RecordedTest = 'succeeded' | 'failed' | 'none';
@@ -56,6 +58,7 @@ export interface VerifyCounts {
   readonly different: number;
   readonly missing: number;
   readonly extra: number;
+  readonly skipped: number;
 }
 
 /** How many tests ended in each verdict. */
@@ -94,7 +97,7 @@ export function judgeTest(outcome: ConnectionTestOutcome, recorded: RecordedTest
 
 /** Count the states of `items` (of one object kind, or all). */
 export function countStates(items: readonly VerifyItem[]): VerifyCounts {
-  const counts = { present: 0, different: 0, missing: 0, extra: 0 };
+  const counts = { present: 0, different: 0, missing: 0, extra: 0, skipped: 0 };
   for (const item of items) counts[item.state] += 1;
   return counts;
 }
@@ -106,9 +109,14 @@ export function countTests(items: readonly VerifyItem[]): TestCounts {
   return counts;
 }
 
-/** Complete: every object of the snapshot is present and equal (extra objects do not matter). */
+/**
+ * Complete: every object of the snapshot is present and equal, or skipped by design (extra objects do
+ * not matter).
+ */
 export function isComplete(items: readonly VerifyItem[]): boolean {
-  return items.every((item) => item.state === 'present' || item.state === 'extra');
+  return items.every(
+    (item) => item.state === 'present' || item.state === 'extra' || item.state === 'skipped',
+  );
 }
 
 /** Exit 0 (contract): complete and no regression; anything missing, different or regressed is exit 1. */

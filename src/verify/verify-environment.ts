@@ -19,6 +19,7 @@ import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles
 import type { FieldChange } from '../diff/types.js';
 import { ApiError, UsageError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
+import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
@@ -33,6 +34,7 @@ import {
 } from '../snapshot/read.js';
 import { type Clock, createRateLimiter } from '../sync/throttle.js';
 import { createConnectionVerifier, type ExpectedConnection } from './connections.js';
+import { applyVerifyOverrides } from './overrides.js';
 import { nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE, runConnectionTests } from './test-connections.js';
 import {
@@ -63,6 +65,8 @@ export interface VerifyOptions {
   readonly ignoreFields: readonly string[];
   /** Template schemas folder whose x-secret fields are masked; default the shipped one. */
   readonly schemas: string | undefined;
+  /** The import's overrides file (`--overrides`): fields it sets are compared with its values. */
+  readonly overrides?: string | undefined;
 }
 
 /** The outside world of {@link verifyEnvironment}. */
@@ -73,6 +77,8 @@ export interface VerifyPorts {
   readonly signal: AbortSignal;
   /** The tests' throttle clock; default the system clock. */
   readonly clock?: Clock;
+  /** Where `${env:NAME}` placeholders of `--overrides` are read; default none (left as written). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Progress of a verify, in the order it happens. */
@@ -121,8 +127,17 @@ export async function verifyEnvironment(
   onEvent: (event: VerifyEvent) => void,
 ): Promise<VerifyResult> {
   const compare = compileCompareOptions(options.ignoreFields, await loadShippedCatalog(options.schemas));
-  const file = await readExpected(options.snapshot, options.snapshotLabel, ports.signal, (type) =>
-    compare.secretFields(type),
+  // Placeholders resolved as the import resolved them; an unset one only matters for a field compared.
+  const overrides =
+    options.overrides === undefined
+      ? EMPTY_OVERRIDES
+      : resolveOverrides(await loadOverrides(options.overrides), ports.env ?? {}).overrides;
+  const file = await readExpected(
+    options.snapshot,
+    options.snapshotLabel,
+    ports.signal,
+    (type) => compare.secretFields(type),
+    overrides,
   );
   try {
     return await verifyAgainst(file, compare, options, ports, onEvent);
@@ -142,12 +157,14 @@ class SnapshotTwin implements ExpectedConnection {
     private readonly place: EntryPlace,
     private readonly file: PlacedSnapshot,
     private readonly secretFields: (type: string) => ReadonlySet<string>,
+    private readonly overrides: Overrides,
   ) {}
 
   read(): Connection {
     const entry = this.file.reread(this.place);
-    registerSecretsOf(entry, this.secretFields(entry.type));
-    return entry;
+    const secrets = this.secretFields(entry.type);
+    registerSecretsOf(entry, secrets);
+    return applyVerifyOverrides(entry, this.overrides, secrets);
   }
 }
 
@@ -157,11 +174,13 @@ async function readExpected(
   label: string,
   signal: AbortSignal,
   secretFields: (type: string) => ReadonlySet<string>,
+  overrides: Overrides,
 ): Promise<IndexedSnapshot & { readonly entries: Map<string, ExpectedConnection> }> {
   const entries = new Map<string, ExpectedConnection>();
   const indexed = await indexSnapshotNames(
     path,
-    ({ name, type, place }, file) => entries.set(name, new SnapshotTwin(type, place, file, secretFields)),
+    ({ name, type, place }, file) =>
+      entries.set(name, new SnapshotTwin(type, place, file, secretFields, overrides)),
     { signal, label },
   );
   return { ...indexed, entries };

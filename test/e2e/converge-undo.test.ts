@@ -142,8 +142,8 @@ describe('converge and undo (end to end, against the emulator)', () => {
       /^from prod\.snapshot\.jsonl \(snapshot\) to 127\.0\.0\.1:\d+ .*\+ only in from, - only in to, ~ changed/,
     );
     expect(lines).toContain('+ hr-documents-s3 (s3)');
-    expect(lines).toContain('- old-finance-s3');
-    expect(lines).toContain('~ finance-sf');
+    expect(lines).toContain('- old-finance-s3 (s3)');
+    expect(lines).toContain('~ finance-sf (snowflake)');
 
     const dry = await runCli([...importArgs('--on-conflict', 'update', '--prune', '--dry-run'), '--json'], {
       env: env(),

@@ -200,10 +200,10 @@ describe('diff against two emulators', () => {
     expect(run.exitCode).toBe(1);
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines).toContain('+ added-one (rdb-mysql)');
-    expect(lines).toContain('- removed-one');
-    expect(lines).toContain('~ fin-s3');
+    expect(lines).toContain('- removed-one (rdb-mysql)');
+    expect(lines).toContain('~ fin-s3 (s3)');
     expect(lines).toContain('    /scanner_group: "default" -> "dr-scanners"');
-    expect(lines.at(-1)).toBe('2 added, 1 removed, 4 changed, 2 unchanged, 0 not comparable');
+    expect(lines.at(-1)).toBe('connections: 2 added, 1 removed, 4 changed, 2 unchanged');
     expect(run.stdout).not.toContain('\u001b[');
     expectNoSecret(run.stdout + run.stderr);
   });

@@ -112,3 +112,28 @@ describe('a rejected token (401): the hint names where the token was read', () =
     expect(run.stderr).not.toContain('wrong-token');
   });
 });
+
+describe('messages a user can act on', () => {
+  it('https:// against a plain-http service: exit 5, one line naming http://, no OpenSSL text', async () => {
+    const https = emu.url.replace(/^http:/, 'https:');
+    const run = await runCli(['connections', 'list', '--env', https], {
+      env: { DDS_TOKEN: emu.token },
+      cwd: dir,
+    });
+    expect(run.exitCode).toBe(5);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(errorLine(run)).toContain(`use ${emu.url}`);
+    expect(errorLine(run)).toContain('did not answer in TLS');
+    expect(run.stderr).not.toMatch(/ssl3|SSL routines|openssl|wrong version|EPROTO/i);
+  });
+
+  it('an option typo: exit 2, suggesting the option meant', async () => {
+    const run = await runCli(['import', 'dr.snapshot.jsonl', '--to', emu.url, '--overides', 'o.json'], {
+      env: { DDS_TARGET_TOKEN: emu.token },
+      cwd: dir,
+    });
+    expect(run.exitCode).toBe(2);
+    expect(errorLine(run)).toContain('Unknown option --overides: did you mean --overrides?');
+  });
+});

@@ -7,13 +7,13 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { chmod, chown, copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import type { Connection } from '../../src/model/connection.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
-import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
+import { assertBuiltCliFresh, BUILT_CLI, copyBuiltCliForAnyUser } from '../helpers/built-cli.js';
 import { type FullDisk, mountFullDisk, NON_ROOT } from '../helpers/full-disk.js';
 import { type CliRun, runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -38,9 +38,11 @@ function runBuilt(
     /** `pipe` (captured), `closed` (the reader closed it at once) or a file descriptor. */
     readonly stdout?: 'pipe' | 'closed' | number;
     readonly prefix?: readonly string[];
+    /** The CLI to run; default the built one of this working copy. */
+    readonly cli?: string;
   },
 ): Promise<CliRun> {
-  const command = [...(options.prefix ?? []), process.execPath, BUILT_CLI, ...argv];
+  const command = [...(options.prefix ?? []), process.execPath, options.cli ?? BUILT_CLI, ...argv];
   const stdoutMode = options.stdout ?? 'pipe';
   const child = spawn(command[0] as string, command.slice(1), {
     cwd: options.cwd,
@@ -184,11 +186,14 @@ describe('import: outputs checked before anything is sent (item 3)', () => {
       await copyFile(source.snapshot, snapshot);
       await copyFile(source.overridesPath, overrides);
       for (const f of [snapshot, overrides]) await chown(f, user.uid, user.gid);
+      // That user may not reach this working copy (a clone in a 0700 folder): a copy it can read.
+      const cli = await copyBuiltCliForAnyUser();
       const run = await runBuilt(['import', snapshot, '--to', target.url, '--overrides', overrides], {
         env: env(),
         cwd: '/',
         prefix: user.prefix,
-      });
+        cli: cli.main,
+      }).finally(() => rm(cli.dir, { recursive: true, force: true }));
       expect(expectOneErrorLine(run)).toMatch(
         /Cannot write .*prod\.snapshot\.jsonl\.127\.0\.0\.1_\d+\.journal\.jsonl \(EACCES\)/,
       );

@@ -198,7 +198,7 @@ describe('import (end to end, against the emulator)', () => {
     expect(run.exitCode).toBe(0);
     const warned = run.stderr.split('\n').filter((l) => l.includes('overrides remove'));
     expect(withCustom?.owners_v2).not.toBeNull();
-    expect(warned).toEqual([`warning: overrides remove /owners_v2 of '${name}'`]);
+    expect(warned).toEqual([`warning: overrides remove /owners_v2 of ${name}`]);
     expect(fields.length).toBeGreaterThan(ownCustom.length);
   });
 

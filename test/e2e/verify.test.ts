@@ -184,7 +184,7 @@ describe('verify SNAPSHOT --env E', () => {
     expect(result).toMatchObject({
       ok: false,
       complete: false,
-      connections: { present: 3, different: 1, missing: 2, extra: 1 },
+      connections: { present: 3, different: 1, missing: 2, extra: 1, skipped: 0 },
       tests: null,
       regressions: [],
     });

@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describeTlsFailure } from '../../src/api/classify.js';
 import {
   createConnection,
   exportConnections,
@@ -152,14 +153,18 @@ describe('TLS', () => {
     const port = await selfSigned();
     const saved = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+    // Node warns once that the variable switches verification off; it is expected here, not printed.
+    const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     try {
       const { client } = makeClient({ url: `https://127.0.0.1:${port}` });
       const error = await rejectionOf(client.request({ method: 'GET', path: '/x', retry: 'safe' }));
       expect(error).toBeInstanceOf(UnavailableError);
       expect((error as UnavailableError).hint).toMatch(/--ca-file/);
+      expect((error as UnavailableError).message).toMatch(/securely: the certificate is not trusted/);
       expect((error as UnavailableError).inDoubt).toBe(false);
       client.close();
     } finally {
+      warned.mockRestore();
       if (saved === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
       else process.env.NODE_TLS_REJECT_UNAUTHORIZED = saved;
     }
@@ -234,5 +239,18 @@ describe('Ctrl-C and a create in flight', () => {
       name: 'a',
       _id: 'id-a',
     });
+  });
+});
+
+describe('a TLS failure in words', () => {
+  it('each known failure says what and what to do, in one line with no OpenSSL text', () => {
+    const url = 'https://dds.example:8443';
+    expect(describeTlsFailure('EPROTO', url)?.hint).toContain('use http://dds.example:8443');
+    expect(describeTlsFailure('EPROTO', 'http://dds.example')).toBeUndefined();
+    expect(describeTlsFailure('DEPTH_ZERO_SELF_SIGNED_CERT', url)?.hint).toMatch(/--ca-file/);
+    expect(describeTlsFailure('UNABLE_TO_VERIFY_LEAF_SIGNATURE', url)?.what).toMatch(/not trusted/);
+    expect(describeTlsFailure('CERT_HAS_EXPIRED', url)?.what).toMatch(/expired/);
+    expect(describeTlsFailure('ERR_TLS_CERT_ALTNAME_INVALID', url)?.what).toMatch(/another host name/);
+    expect(describeTlsFailure('ECONNREFUSED', url)).toBeUndefined();
   });
 });

@@ -364,6 +364,33 @@ describe('user-token exchange', () => {
     scope.done();
   });
 
+  it('sixteen requests awaiting one exchange on one signal raise no MaxListenersExceededWarning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const scope = nock(BASE)
+        .get('/api/v1/refresh-access-token')
+        .delay(50)
+        .reply(200, { success: true, systemToken: 'session-16-abcdef' })
+        .get(LIST)
+        .times(16)
+        .matchHeader('authorization', 'Bearer session-16-abcdef')
+        .reply(200, { ok: true });
+      const run = new AbortController();
+      const { client } = makeClient({ token: undefined, refreshToken: USER }, { signal: run.signal });
+      const all = Promise.all(Array.from({ length: 16 }, () => getList(client)));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(getEventListeners(run.signal, 'abort').length).toBeLessThanOrEqual(2);
+      await all;
+      scope.done();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('re-exchanges once on a 401, then retries the request', async () => {
     const scope = nock(BASE)
       .get(LIST)

@@ -120,6 +120,7 @@ const BASE_FILES = new Set([
   'src/files.ts',
   'src/secrets.ts',
   'src/list-values.ts',
+  'src/display-name.ts',
   'src/closest.ts',
   'src/detach-string.ts',
   'src/bounded-memo.ts',

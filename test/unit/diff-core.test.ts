@@ -17,7 +17,7 @@ import { isDeepEqual } from '../../src/diff/values.js';
 import { UsageError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
-import { MASK } from '../../src/secrets.js';
+import { MASK, maskSecrets } from '../../src/secrets.js';
 
 const conn = (name: string, fields: Record<string, unknown> = {}): Connection => ({
   name,
@@ -119,6 +119,28 @@ describe('diffConnections edge cases', () => {
       [conn('a', { custom_fields: [dup[0], { ...dup[1], field_value: '3' }] })],
     );
     expect(changed.changed[0]?.fields.map((f) => f.path)).toEqual(['/custom_fields']);
+  });
+
+  it('a flag or a number named like a credential is no secret: is_credential, isCredentialsAuth', () => {
+    const result = diffConnections(
+      [conn('a', { is_credential: true, isCredentialsAuth: false, token_ttl: 60, password: 'old-one' })],
+      [conn('a', { is_credential: false, isCredentialsAuth: true, token_ttl: 90, password: 'new-one' })],
+    );
+    expect(result.changed[0]?.fields).toEqual([
+      { path: '/isCredentialsAuth', from: false, to: true },
+      { path: '/is_credential', from: true, to: false },
+      { path: '/password', from: MASK, to: MASK },
+      { path: '/token_ttl', from: 60, to: 90 },
+    ]);
+    const declared = diffConnections([conn('a', { pin: 1234 })], [conn('a', { pin: 4321 })], {
+      secretFields: () => new Set(['pin']),
+    });
+    expect(declared.changed[0]?.fields).toEqual([{ path: '/pin', from: MASK, to: MASK }]);
+    expect(maskSecrets({ is_credential: true, credentials: { key: 'k-1' }, token_ttl: 60 })).toEqual({
+      is_credential: true,
+      credentials: { key: MASK },
+      token_ttl: 60,
+    });
   });
 
   it('a type change masks the secret fields of both types', () => {
@@ -266,7 +288,7 @@ describe('renderDiffText', () => {
       '~ c',
       '    /x: "yes" -> true',
       '? d /password: masked, not compared',
-      '1 added, 1 removed, 1 changed, 2 unchanged, 1 not comparable',
+      'connections: 1 added, 1 removed, 1 changed, 2 unchanged; 1 field masked, not compared',
     ]);
   });
 
@@ -283,7 +305,7 @@ describe('renderDiffText', () => {
     expect(masked).toHaveLength(11);
     expect(masked[9]).toBe('? n09 /password: masked, not compared');
     expect(masked[10]).toBe('? ... and 15 more masked fields, not compared (--format json lists them all)');
-    expect(lines.at(-1)).toContain('25 not comparable');
+    expect(lines.at(-1)).toContain('25 fields masked, not compared');
   });
 
   it('colours with ANSI codes only when asked', () => {
@@ -299,8 +321,8 @@ describe('renderDiffText', () => {
       unchanged: 3,
       uncomparable: [{ name: 'd', path: '/p' }],
     };
-    expect(summarize(none)).toBe('no differences (3 unchanged, 1 not comparable)');
-    expect(summarize({ ...none, uncomparable: [] })).toBe('no differences (3 unchanged)');
+    expect(summarize(none)).toBe('no differences (3 connections unchanged; 1 field masked, not compared)');
+    expect(summarize({ ...none, uncomparable: [] })).toBe('no differences (3 connections unchanged)');
   });
 });
 

@@ -118,7 +118,10 @@ describe('diff golden scenarios', () => {
       it('renders the expected text', () => {
         const result = diffConnections(from, to, options);
         const expected = readFileSync(join(root, dir, 'expected.txt'), 'utf8').trimEnd();
-        expect(renderDiffText(result).join('\n')).toBe(expected);
+        // As the command shows them: the type beside each name (a removed one's from the `to` side).
+        const typeOf = (name: string) =>
+          (from.find((c) => c.name === name) ?? to.find((c) => c.name === name))?.type;
+        expect(renderDiffText(result, { typeOf }).join('\n')).toBe(expected);
       });
     }
   });

@@ -280,7 +280,7 @@ describe('mergeSnapshots into createMergedDiff', () => {
         expect(found.result).toEqual(diffConnections(parsed(from), parsed(to), diffOptions));
         expect(found.counts).toEqual({ from: from.length, to: to.length });
         for (const name of found.result.added)
-          expect(found.typeOfAdded(name)).toBe(from.find((c) => c.name === name)?.type);
+          expect(found.typeOf(name)).toBe(from.find((c) => c.name === name)?.type);
         expect(read.from.verified.entryCount).toBe(from.length);
         expect(read.to.verified.entryCount).toBe(to.length);
         // A connection kept as is was written the same way: one step, parsed once. Only the pair

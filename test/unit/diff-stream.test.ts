@@ -69,7 +69,7 @@ describe('createStreamingDiff', () => {
           expect(streamed.result).toEqual(expected);
           expect(streamed.counts).toEqual({ from: from.length, to: to.length });
           for (const name of expected.added)
-            expect(streamed.typeOfAdded(name)).toBe(from.find((c) => c.name === name)?.type);
+            expect(streamed.typeOf(name)).toBe(from.find((c) => c.name === name)?.type);
         },
       ),
     );
@@ -121,7 +121,7 @@ describe('createStreamingDiff', () => {
     const streamed = differ.finish();
     expect(streamed.result).toEqual(diffConnections(from, to, options));
     expect(streamed.result.changed.length).toBeGreaterThan(0);
-    expect(streamed.typeOfAdded('c00007')).toBe('rdb-mysql');
+    expect(streamed.typeOf('c00007')).toBe('rdb-mysql');
   });
 
   it('reads a waiting connection again through `again` when one is given, instead of keeping its text', () => {

@@ -123,7 +123,7 @@ describe.each([
         const fromCount = flag === 'from' ? snapshot.length : environment.length;
         expect(found.counts.from).toBe(fromCount);
         const added = found.result.added[0] as string;
-        expect(found.typeOfAdded(added)).toBe(
+        expect(found.typeOf(added)).toBe(
           (flag === 'from' ? snapshot : environment).find((c) => c.name === added)?.type,
         );
         expect(profiles).toEqual([]);

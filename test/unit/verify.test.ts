@@ -261,7 +261,7 @@ describe('verifyProfiles (snapshot format 2)', () => {
     ].map((p) => side(p, nameDataSources(p, connections)));
     const items = verifyProfiles(snapshot, live, compare);
     expect(items.map((i) => [i.object, i.name, i.state])).toEqual([
-      ['scan profile', 'Gone', 'missing'],
+      ['scan profile', 'Gone', 'skipped'],
       ['scan profile', 'Nightly', 'present'],
       ['scan profile', 'Stray', 'extra'],
       ['scan profile', 'Weekly', 'different'],

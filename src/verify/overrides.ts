@@ -1,0 +1,46 @@
+/**
+ * `verify --overrides FILE`: the import's overrides applied to each snapshot entry before it is
+ * compared, so a field set on purpose (`scanner_group` for the recovery site) is compared with the
+ * override's value, not the snapshot's. Secrets are never compared: a secret field the overrides set is
+ * given the service's mask, which the comparison reports as masked, not compared (its value, often a
+ * `${env:NAME}` that the verifying shell does not hold, is never needed).
+ */
+import type { Overrides } from '../importer/overrides.js';
+import { applyOverrides } from '../importer/overrides.js';
+import type { Connection } from '../model/connection.js';
+import { isSecretByName, MASK } from '../secrets.js';
+
+/** The top-level fields the overrides set on an entry (all, then its type's, then its name's). */
+function overriddenKeys(entry: Connection, overrides: Overrides): Set<string> {
+  const blocks = [overrides.all, overrides.byType[entry.type] ?? {}, overrides.byName[entry.name] ?? {}];
+  return new Set(blocks.flatMap((block) => Object.keys(block)));
+}
+
+/** An encrypted `custom_fields` element, its value masked. */
+function maskEncryptedValue(element: unknown): unknown {
+  if (element === null || typeof element !== 'object' || Array.isArray(element)) return element;
+  const record = element as Record<string, unknown>;
+  if (record.field_type !== 'encrypted' || !Object.hasOwn(record, 'field_value')) return element;
+  return { ...record, field_value: MASK };
+}
+
+/**
+ * `entry` as the import would have written it: the overrides applied, every secret they set masked
+ * (a template `x-secret` field, a field named like a credential, an encrypted custom field).
+ */
+export function applyVerifyOverrides(
+  entry: Connection,
+  overrides: Overrides,
+  secretFields: ReadonlySet<string>,
+): Connection {
+  const keys = overriddenKeys(entry, overrides);
+  if (keys.size === 0) return entry;
+  const out: Record<string, unknown> = { ...applyOverrides(entry, overrides) };
+  for (const key of keys) {
+    const value = out[key];
+    if (key === 'custom_fields' && Array.isArray(value)) out[key] = value.map(maskEncryptedValue);
+    else if ((secretFields.has(key) || isSecretByName(key, value)) && value !== '' && value !== null)
+      out[key] = MASK;
+  }
+  return out as Connection;
+}
