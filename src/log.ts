@@ -9,10 +9,10 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { UsageError } from './errors.js';
 import { toFileWriteError } from './files.js';
+import type { LogLevel } from './log-levels.js';
 import { scrub } from './secrets.js';
 
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
-export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+export { LOG_LEVELS, type LogLevel } from './log-levels.js';
 
 /** What the rest of the code sees of a logger: structured fields first, then the message. */
 export interface Logger {

@@ -7,13 +7,27 @@ import { resolve } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { DdsError, ExitCode, UsageError } from '../errors.js';
 import { toFileWriteError } from '../files.js';
-import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from '../log.js';
+import type { Logger } from '../log.js';
+import { LOG_LEVELS, type LogLevel } from '../log-levels.js';
 import { scrub } from '../secrets.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { type CommandEntry, type CommandSpec, isCommandGroup, type ParsedArgs } from './command.js';
+import {
+  type CommandEntry,
+  type CommandRef,
+  type CommandSpec,
+  isCommandGroup,
+  type ParsedArgs,
+} from './command.js';
 import { commandEntries } from './commands.js';
 import { type CliContext, type CliIo, createOutput, type GlobalOptions } from './context.js';
-import { EXAMPLES_MARKER, expandExamples, finishPage, GLOBAL_OPTIONS, pageKey } from './help-pages.js';
+import {
+  collectExamples,
+  EXAMPLES_MARKER,
+  expandExamples,
+  finishPage,
+  GLOBAL_OPTIONS,
+  pageKey,
+} from './help-pages.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
 
 interface RunState {
@@ -45,14 +59,56 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
   };
 }
 
+/** The commands of a run: the entries, and the modules loaded of the commands its command line names. */
+interface CommandTable {
+  readonly entries: readonly CommandEntry[];
+  readonly loaded: ReadonlyMap<CommandRef, CommandSpec>;
+}
+
+/** The first word of a command string: `import <snapshot>` -> `import`. */
+function nameOf(command: string): string {
+  return command.split(' ')[0] ?? command;
+}
+
+/**
+ * Import the modules of the commands `argv` names, and only those: every word of the command line that
+ * is a command's name (and, after a group's name, a subcommand's). yargs picks the command itself; a
+ * word that names a command without being one (an option's value) costs a module more, never a
+ * command less. `--help`, `--version` and `completion` name none.
+ */
+async function loadNamedCommands(
+  entries: readonly CommandEntry[],
+  argv: readonly string[],
+): Promise<Map<CommandRef, CommandSpec>> {
+  const words = new Set(argv.filter((arg) => !arg.startsWith('-')));
+  const named: CommandRef[] = [];
+  for (const entry of entries) {
+    if (!words.has(nameOf(entry.command))) continue;
+    if (isCommandGroup(entry))
+      named.push(...entry.subcommands.filter((sub) => words.has(nameOf(sub.command))));
+    else named.push(entry);
+  }
+  const specs = await Promise.all(named.map((ref) => ref.load()));
+  return new Map(named.map((ref, i) => [ref, specs[i] as CommandSpec]));
+}
+
 function attach(
   y: Argv,
-  spec: CommandSpec,
+  ref: CommandRef,
+  table: CommandTable,
   io: CliIo,
   state: RunState,
   signal: AbortSignal,
   group?: string,
 ): Argv {
+  const spec = table.loaded.get(ref);
+  if (spec === undefined) {
+    // Listed in the help only: yargs runs a command only when the command line names it, and then
+    // loadNamedCommands has loaded it.
+    return y.command(ref.command, ref.describe, {}, () => {
+      throw new Error(`the module of the command '${ref.command}' was not loaded`);
+    });
+  }
   return y.command(
     spec.command,
     spec.describe,
@@ -63,6 +119,7 @@ function attach(
       const globals = readGlobals(parsed, io);
       try {
         // Inside the try: a bad --log-file is a usage error like any other.
+        const { createLogger } = await import('../log.js');
         const log = createLogger({ level: globals.logLevel, file: globals.logFile, stderr: io.stderr });
         state.logger = log;
         const ctx: CliContext = { io, globals, log, out: createOutput(io, globals), signal };
@@ -74,11 +131,18 @@ function attach(
   );
 }
 
-function register(y: Argv, entry: CommandEntry, io: CliIo, state: RunState, signal: AbortSignal): Argv {
-  if (!isCommandGroup(entry)) return attach(y, entry, io, state, signal);
+function register(
+  y: Argv,
+  entry: CommandEntry,
+  table: CommandTable,
+  io: CliIo,
+  state: RunState,
+  signal: AbortSignal,
+): Argv {
+  if (!isCommandGroup(entry)) return attach(y, entry, table, io, state, signal);
   return y.command(entry.command, entry.describe, (group) => {
     let g = group;
-    for (const sub of entry.subcommands) g = attach(g, sub, io, state, signal, entry.command);
+    for (const sub of entry.subcommands) g = attach(g, sub, table, io, state, signal, entry.command);
     return finishPage(g, pageKey(undefined, entry.command)).demandCommand(
       1,
       `${NO_SUBCOMMAND_PREFIX} '${entry.command}'`,
@@ -188,6 +252,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     shortHelp: undefined,
   };
   const signal = io.signal ?? new AbortController().signal;
+  let table: CommandTable;
+  try {
+    table = { entries: commandEntries, loaded: await loadNamedCommands(commandEntries, argv) };
+  } catch (error) {
+    // A command's module that cannot be imported: a broken installation or a bug, reported as one.
+    return reportError(error, io, wantsStack(argv, io));
+  }
   let parser: Argv = yargs([...argv])
     .scriptName(TOOL_NAME)
     .version(TOOL_VERSION)
@@ -249,7 +320,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
         hint: failure.command ? `See '${failure.command} --help'` : 'See --help',
       });
     });
-  for (const entry of commandEntries) parser = register(parser, entry, io, state, signal);
+  for (const entry of commandEntries) parser = register(parser, entry, table, io, state, signal);
   skipHelpCache(parser);
   // yargs' own completion, listed last: a bash/zsh script (zsh when $SHELL is zsh) that asks the CLI
   // itself for the candidates, so commands, options and choices stay in step with the code.
@@ -266,7 +337,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   } catch (error) {
     state.error = error;
   }
-  if (output && state.error === undefined) io.stdout.write(`${expandExamples(output)}\n`);
+  if (output && state.error === undefined)
+    io.stdout.write(`${expandExamples(output, collectExamples(table.entries, table.loaded))}\n`);
 
   let code: ExitCode;
   if (state.error !== undefined) {
