@@ -5,7 +5,13 @@
  * a {@link CommandRef} here with its `command` and `describe` (test/unit/command-registry.test.ts checks
  * that they match the module's).
  */
-import type { CommandEntry, CommandRef, HelpExample } from './command.js';
+import {
+  type CommandEntry,
+  type CommandRef,
+  type CommandSpec,
+  type HelpExample,
+  isCommandGroup,
+} from './command.js';
 
 const connectionsList: CommandRef = {
   command: 'list',
@@ -156,3 +162,36 @@ export const topLevelExamples: readonly HelpExample[] = [
   },
   { command: '$0 emulator --data prod', describe: 'A local service to try it all on' },
 ];
+
+/** The commands of a run: the entries, and the modules loaded of the commands its command line names. */
+export interface CommandTable {
+  readonly entries: readonly CommandEntry[];
+  readonly loaded: ReadonlyMap<CommandRef, CommandSpec>;
+}
+
+/** The first word of a command string: `import <snapshot>` -> `import`. */
+function nameOf(command: string): string {
+  return command.split(' ')[0] ?? command;
+}
+
+/**
+ * Import the modules of the commands `argv` names, and only those: every word of the command line that
+ * is a command's name (and, after a group's name, a subcommand's). yargs picks the command itself; a
+ * word that names a command without being one (an option's value) costs a module more, never a
+ * command less. `--help`, `--version` and `completion` name none.
+ */
+export async function loadNamedCommands(
+  entries: readonly CommandEntry[],
+  argv: readonly string[],
+): Promise<Map<CommandRef, CommandSpec>> {
+  const words = new Set(argv.filter((arg) => !arg.startsWith('-')));
+  const named: CommandRef[] = [];
+  for (const entry of entries) {
+    if (!words.has(nameOf(entry.command))) continue;
+    if (isCommandGroup(entry))
+      named.push(...entry.subcommands.filter((sub) => words.has(nameOf(sub.command))));
+    else named.push(entry);
+  }
+  const specs = await Promise.all(named.map((ref) => ref.load()));
+  return new Map(named.map((ref, i) => [ref, specs[i] as CommandSpec]));
+}

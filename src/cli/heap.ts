@@ -12,20 +12,9 @@ import { setFlagsFromString } from 'node:v8';
 /** Growth factor of the heap after a full collection, in percent above 1 (V8's default picks 1.1 to 4). */
 export const HEAP_GROWING_PERCENT = 50;
 
-/**
- * Growth factor of the young generation when it fills up (V8's default: 2, up to 16 MB a semi-space).
- * At 1 it stays at its first size (1 MB a semi-space): a command's short-lived objects (a page, a
- * request, an entry's body) die there as well, and the 30 MB that a doubled young generation holds
- * once it has grown are not taken (an import of 2 000 entries: 97 MB peak RSS instead of 126 MB, an
- * export of them 84 MB instead of 94 MB, with no more CPU time: bench/README.md "Start-up and
- * clone"). Like the growing percent, V8 reads it each time the young generation would grow.
- */
-export const YOUNG_GROWTH_FACTOR = 1;
-
 /** Cap the heap's growth for this process (called by `main.ts`, and by the benchmarks' child that stands for it). */
 export function limitHeapGrowth(): void {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  setFlagsFromString(`--semi-space-growth-factor=${YOUNG_GROWTH_FACTOR}`);
 }
 
 /** Growth factor for a streaming command (see {@link relaxHeapGrowth}), in percent above 1. */
@@ -43,12 +32,11 @@ export function relaxHeapGrowth(): void {
 }
 
 /**
- * V8's own heap growth back (up to four times what is live, and a young generation that grows), for a command that holds little while
+ * V8's own heap growth back (up to four times what is live), for a command that holds little while
  * it reads much: the diff of two snapshots holds the current line of each and the result. With the
  * growth capped at 1.5 times, 100 000 connections took six full collections (two with V8's own
  * growth), about 60 ms of 0.75 s, and peaked higher (159 to 165 MB against 148 to 155 MB).
  */
 export function ownHeapGrowth(): void {
   setFlagsFromString('--heap-growing-percent=0');
-  setFlagsFromString('--semi-space-growth-factor=2');
 }

@@ -4,21 +4,13 @@
  * line and its exit code; anything else is a bug (exit 70, with the stack).
  */
 import { resolve } from 'node:path';
-import yargs, { type Argv } from 'yargs';
-import { DdsError, ExitCode, UsageError } from '../errors.js';
-import { toFileWriteError } from '../files.js';
+import type { Argv } from 'yargs';
+import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LOG_LEVELS, type LogLevel } from '../log-levels.js';
-import { scrub } from '../secrets.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import {
-  type CommandEntry,
-  type CommandRef,
-  type CommandSpec,
-  isCommandGroup,
-  type ParsedArgs,
-} from './command.js';
-import { commandEntries } from './commands.js';
+import { type CommandEntry, type CommandRef, isCommandGroup, type ParsedArgs } from './command.js';
+import { type CommandTable, commandEntries, loadNamedCommands } from './commands.js';
 import { type CliContext, type CliIo, createOutput, type GlobalOptions } from './context.js';
 import {
   collectExamples,
@@ -29,6 +21,9 @@ import {
   pageKey,
 } from './help-pages.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
+import { reportError, wantsStack } from './report-error.js';
+
+export { finishStdout, reportUncaught } from './report-error.js';
 
 interface RunState {
   code: ExitCode | undefined;
@@ -57,39 +52,6 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
     verbose: args.verbose === true,
     progress: args.progress !== false,
   };
-}
-
-/** The commands of a run: the entries, and the modules loaded of the commands its command line names. */
-interface CommandTable {
-  readonly entries: readonly CommandEntry[];
-  readonly loaded: ReadonlyMap<CommandRef, CommandSpec>;
-}
-
-/** The first word of a command string: `import <snapshot>` -> `import`. */
-function nameOf(command: string): string {
-  return command.split(' ')[0] ?? command;
-}
-
-/**
- * Import the modules of the commands `argv` names, and only those: every word of the command line that
- * is a command's name (and, after a group's name, a subcommand's). yargs picks the command itself; a
- * word that names a command without being one (an option's value) costs a module more, never a
- * command less. `--help`, `--version` and `completion` name none.
- */
-async function loadNamedCommands(
-  entries: readonly CommandEntry[],
-  argv: readonly string[],
-): Promise<Map<CommandRef, CommandSpec>> {
-  const words = new Set(argv.filter((arg) => !arg.startsWith('-')));
-  const named: CommandRef[] = [];
-  for (const entry of entries) {
-    if (!words.has(nameOf(entry.command))) continue;
-    if (isCommandGroup(entry))
-      named.push(...entry.subcommands.filter((sub) => words.has(nameOf(sub.command))));
-    else named.push(entry);
-  }
-  const specs = await Promise.all(named.map((ref) => ref.load()));
-  return new Map(named.map((ref, i) => [ref, specs[i] as CommandSpec]));
 }
 
 function attach(
@@ -150,76 +112,9 @@ function register(
   });
 }
 
-/** Print the one line a user sees for an error, and return its exit code. */
-function reportError(error: unknown, io: CliIo, debug: boolean): ExitCode {
-  if (error instanceof DdsError) {
-    io.stderr.write(`error: ${scrub(error.toUserLine())}\n`);
-    if (debug && error.stack) io.stderr.write(`${scrub(error.stack)}\n`);
-    return error.exitCode;
-  }
-  writeBugReport(error, io.stderr);
-  return ExitCode.bug;
-}
-
-/**
- * The "this is a bug" lines: the stack only, scrubbed. Never `util.inspect` of the error (what Node
- * prints for an uncaught error by default): that shows every property and its `cause`, and an axios
- * error's `config.headers` holds the Authorization header.
- */
-function writeBugReport(error: unknown, stderr: NodeJS.WritableStream): void {
-  const stack =
-    error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : describeNonError(error);
-  stderr.write(
-    `error: this is a bug in ${TOOL_NAME} ${TOOL_VERSION}; please report it with the lines below.\n${scrub(stack)}\n`,
-  );
-}
-
-/** A thrown non-Error, by its type only: its fields could be anything, a request config included. */
-function describeNonError(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === null || typeof value !== 'object') return String(value);
-  return `a thrown ${value.constructor?.name ?? 'object'} (not an Error)`;
-}
-
-/**
- * Report an error that escaped every handler (`uncaughtException`, `unhandledRejection`) the way
- * {@link runCli} reports a bug, and return the exit code (70). `main.ts` installs it so that Node's
- * default report, which inspects the whole error object, never runs.
- */
-export function reportUncaught(error: unknown, stderr: NodeJS.WritableStream): ExitCode {
-  writeBugReport(error, stderr);
-  return ExitCode.bug;
-}
-
-/**
- * The exit code of a run whose standard output failed with `failure` (main.ts watches it):
- * - the reader closed the pipe (EPIPE, `dds-migrate connections list | head -1`): what it did not read
- *   is dropped quietly and the command keeps its own exit code, as a careful Unix tool does;
- * - any other failure (ENOSPC of `> file` on a full disk, EIO) lost output a script relies on: one
- *   {@link FileWriteError} line, exit 2, unless the command already failed with its own error line
- *   (exit 2 or more), whose code is kept.
- */
-export function finishStdout(failure: unknown, code: ExitCode, stderr: NodeJS.WritableStream): ExitCode {
-  if ((failure as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') return code;
-  if (code !== ExitCode.ok && code !== ExitCode.partial) return code;
-  const error = toFileWriteError(failure, 'standard output', 'output');
-  const line = error instanceof DdsError ? error.toUserLine() : 'standard output: cannot write the output';
-  stderr.write(`error: ${scrub(line)}\n`);
-  return ExitCode.usage;
-}
-
 /** Usage, description and commands of a help text, without the options (they are one --help away). */
 function shortenHelp(help: string): string {
   return help.split(/\n\s*\n(?=Global options:|Options:|Positionals:)/)[0]?.trimEnd() ?? help;
-}
-
-/** A stack trace is shown only at `--log-level debug` (or trace). */
-function wantsStack(argv: readonly string[], io: CliIo): boolean {
-  const verbose = (level: string | undefined) => level === 'debug' || level === 'trace';
-  const i = argv.indexOf('--log-level');
-  if (i >= 0 && verbose(argv[i + 1])) return true;
-  if (argv.some((a) => a === '--log-level=debug' || a === '--log-level=trace')) return true;
-  return verbose(io.env.DDS_MIGRATE_LOG_LEVEL);
 }
 
 /**
@@ -244,6 +139,13 @@ export function skipHelpCache(parser: Argv): boolean {
 
 /** Run the CLI with `argv` (without `node` and the script) against `io`; resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  // `--version` alone is answered before the parser is loaded (yargs and its help layout: most of a
+  // start's time and memory), with what yargs' `.version()` prints.
+  if (argv.length === 1 && argv[0] === '--version') {
+    io.stdout.write(`${TOOL_VERSION}\n`);
+    return ExitCode.ok;
+  }
+  const { default: yargs } = await import('yargs');
   const state: RunState = {
     code: undefined,
     error: undefined,
