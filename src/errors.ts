@@ -3,8 +3,6 @@
  * `code`, the contract's exit code, a hint that says what to do next, and the original `cause`.
  * Classification happens by type and HTTP status, never by matching message text.
  */
-import { isTransientStatus } from './api/retry-policy.js';
-
 import type { Problem } from './model/problem.js';
 
 /** Re-exported: most callers import it with the errors that carry it. */
@@ -135,6 +133,17 @@ export class AuthError extends DdsError {
 }
 
 /**
+ * The statuses that are transient (the one definition: the client's retry policy and
+ * `ApiError.isTransient()` both read it). 501 Not Implemented is not among them: it is definite.
+ */
+export const TRANSIENT_STATUSES: readonly number[] = [408, 429, 500, 502, 503, 504];
+
+/** True when a status is transient by {@link TRANSIENT_STATUSES}, or absent (no answer). */
+function isTransientAnswer(status: number | undefined): boolean {
+  return status === undefined || TRANSIENT_STATUSES.includes(status);
+}
+
+/**
  * The service answered with an error status. {@link ApiError.isTransient} tells whether the request was
  * certainly not applied (a definite answer: false) or may have been (a transient status of the retry
  * policy, an HTML 502: true): the importer reconciles the latter. `retryAfterMs` is the Retry-After the
@@ -154,7 +163,7 @@ export class ApiError extends DdsError {
     super(describeHttp(http), options);
     this.http = http;
     this.retryAfterMs = options.retryAfterMs;
-    this.#transient = options.transient ?? isTransientStatus(http.status);
+    this.#transient = options.transient ?? isTransientAnswer(http.status);
   }
 
   get status(): number | undefined {
@@ -163,7 +172,7 @@ export class ApiError extends DdsError {
 
   /**
    * Transient: a safe request may be sent again, a create is in doubt. The one definition is the retry
-   * policy's ({@link isTransientStatus}); the client passes its own policy's verdict.
+   * default policy's ({@link TRANSIENT_STATUSES}); the client passes its own policy's verdict.
    */
   isTransient(): boolean {
     return this.#transient;

@@ -5,14 +5,15 @@
  * reach a log.
  */
 import { createWriteStream, fchmodSync, fstatSync, openSync, type WriteStream } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
+import type { pino } from 'pino';
 import { UsageError } from './errors.js';
 import { toFileWriteError } from './files.js';
+import type { LogLevel } from './log-levels.js';
 import { scrub } from './secrets.js';
 
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
-export const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+export { LOG_LEVELS, type LogLevel } from './log-levels.js';
 
 /** What the rest of the code sees of a logger: structured fields first, then the message. */
 export interface Logger {
@@ -46,6 +47,21 @@ const LEVEL_NAMES: Record<number, string> = {
   50: 'error',
   60: 'fatal',
 };
+
+/** pino's number of each level: a record below the run's level is dropped before pino is loaded. */
+const LEVEL_VALUES: Readonly<Record<LogLevel, number>> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Number.POSITIVE_INFINITY,
+};
+
+// pino (and its workers' code) is loaded at the first record a run keeps, not at every command's start:
+// most runs at the default level write none.
+const requirePino = createRequire(import.meta.url);
 
 /** Paths pino censors whatever else happens: headers of any request or error we might log. */
 const REDACT_PATHS = [
@@ -91,28 +107,37 @@ interface LogFile {
   failure: unknown;
 }
 
+/** A {@link Logger} over a pino logger made at its first kept record (`make`). */
 class PinoLogger implements Logger {
+  #inner: pino.Logger | undefined;
+
   constructor(
-    private readonly inner: pino.Logger,
+    private readonly make: () => pino.Logger,
+    /** pino's number of the lowest level any destination takes. */
+    private readonly minLevel: number,
     private readonly file: LogFile | undefined,
   ) {}
+  private get inner(): pino.Logger {
+    this.#inner ??= this.make();
+    return this.#inner;
+  }
   trace(fields: Record<string, unknown>, message: string): void {
-    this.inner.trace(fields, message);
+    if (this.minLevel <= LEVEL_VALUES.trace) this.inner.trace(fields, message);
   }
   debug(fields: Record<string, unknown>, message: string): void {
-    this.inner.debug(fields, message);
+    if (this.minLevel <= LEVEL_VALUES.debug) this.inner.debug(fields, message);
   }
   info(fields: Record<string, unknown>, message: string): void {
-    this.inner.info(fields, message);
+    if (this.minLevel <= LEVEL_VALUES.info) this.inner.info(fields, message);
   }
   warn(fields: Record<string, unknown>, message: string): void {
-    this.inner.warn(fields, message);
+    if (this.minLevel <= LEVEL_VALUES.warn) this.inner.warn(fields, message);
   }
   error(fields: Record<string, unknown>, message: string): void {
-    this.inner.error(fields, message);
+    if (this.minLevel <= LEVEL_VALUES.error) this.inner.error(fields, message);
   }
   child(bindings: Record<string, unknown>): Logger {
-    return new PinoLogger(this.inner.child(bindings), undefined);
+    return new PinoLogger(() => this.inner.child(bindings), this.minLevel, undefined);
   }
   close(): Promise<void> {
     const file = this.file;
@@ -166,20 +191,23 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     streams.push({ level: fileLevel, stream });
   }
   const minLevel = streams.length === 0 ? 'silent' : file ? fileLevel : level;
-  const inner = pino(
-    {
-      level: minLevel,
-      base: { pid: process.pid },
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      hooks: { streamWrite: (line: string) => scrub(line) },
-    },
-    pino.multistream(
-      streams.length > 0
-        ? streams
-        : [{ level: 'fatal', stream: new Writable({ write: (_c, _e, d) => d() }) }],
-    ),
-  );
-  return new PinoLogger(inner, file);
+  const make = (): pino.Logger => {
+    const { pino } = requirePino('pino') as typeof import('pino');
+    return pino(
+      {
+        level: minLevel,
+        base: { pid: process.pid },
+        redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+        hooks: { streamWrite: (line: string) => scrub(line) },
+      },
+      pino.multistream(
+        streams.length > 0
+          ? streams
+          : [{ level: 'fatal', stream: new Writable({ write: (_c, _e, d) => d() }) }],
+      ),
+    );
+  };
+  return new PinoLogger(make, LEVEL_VALUES[minLevel], file);
 }
 
 /** A logger that drops everything (unit tests, pure code paths that take an optional logger). */

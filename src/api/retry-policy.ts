@@ -1,8 +1,9 @@
 /**
  * The retry policy of the HTTP client, as data (style.md habit 4), and the pure pieces around it: the
- * one definition of a transient status, the run-wide retry budget, Retry-After parsing and the
+ * transient statuses (defined in errors.ts), the run-wide retry budget, Retry-After parsing and the
  * full-jitter backoff (used by the client and by the importer's in-doubt re-checks).
  */
+import { TRANSIENT_STATUSES } from '../errors.js';
 
 /** Retry policy as data. */
 export interface RetryPolicy {
@@ -22,11 +23,8 @@ export interface RetryPolicy {
   readonly refusedRetries: number;
 }
 
-/**
- * The statuses that are transient (the one definition: the client's retries and
- * `ApiError.isTransient()` both read it). 501 Not Implemented is not among them: it is definite.
- */
-export const TRANSIENT_STATUSES: readonly number[] = [408, 429, 500, 502, 503, 504];
+/** The statuses that are transient: defined beside `ApiError`, which reads them too. */
+export { TRANSIENT_STATUSES };
 
 /**
  * The default policy: 5 retries of safe requests on network errors and 408/429/500/502-504,

@@ -1,6 +1,7 @@
 /**
  * How a command module looks. Each command lives in its own file (`export.ts`, `cases-update.ts`) and
- * exports one {@link CommandSpec}; `commands.ts` lists them. A command never calls `process.exit`:
+ * exports one {@link CommandSpec}; `commands.ts` lists them by name ({@link CommandRef}) and a run
+ * imports only the modules of the commands its command line names. A command never calls `process.exit`:
  * `run` returns the exit code, or throws a typed error that `run-cli.ts` turns into one line and a code.
  */
 import type { Argv } from 'yargs';
@@ -33,17 +34,30 @@ export interface CommandSpec {
   run(args: ParsedArgs, ctx: CliContext): Promise<ExitCode>;
 }
 
+/**
+ * A command as the registry knows it before its module is imported: what the listing of commands in
+ * `--help` shows, and how to import the rest. `command` and `describe` are the module's own (a unit
+ * test compares them), so a command that does not run costs nothing but these two strings.
+ */
+export interface CommandRef {
+  /** The command string of the {@link CommandSpec}, e.g. `'import <snapshot>'`. */
+  readonly command: string;
+  readonly describe: string;
+  /** Imports the command's module (and with it whatever the command needs) and returns its spec. */
+  load(): Promise<CommandSpec>;
+}
+
 /** A group of subcommands (`connections`, `profiles`, `cases`). */
 export interface CommandGroup {
   readonly command: string;
   readonly describe: string;
-  readonly subcommands: readonly CommandSpec[];
+  readonly subcommands: readonly CommandRef[];
   /** At least one; shown under "Examples:" in the group's `--help`. */
   readonly examples: readonly HelpExample[];
 }
 
 /** A top-level entry of the CLI. */
-export type CommandEntry = CommandSpec | CommandGroup;
+export type CommandEntry = CommandRef | CommandGroup;
 
 /** Type guard separating groups from commands. */
 export function isCommandGroup(entry: CommandEntry): entry is CommandGroup {

@@ -1,44 +1,119 @@
 /**
- * The list of commands. Adding a command: write `src/cli/<name>.ts` exporting a CommandSpec and add it here.
+ * The list of commands, by name: a run imports the module of a command only when its command line names
+ * it, so `--version`, `--help` and `completion` load no HTTP client, schema compiler or emulator, and each
+ * command loads what it uses. Adding a command: write `src/cli/<name>.ts` exporting a CommandSpec and add
+ * a {@link CommandRef} here with its `command` and `describe` (test/unit/command-registry.test.ts checks
+ * that they match the module's).
  */
-import { casesListCommand } from './cases-list.js';
-import { casesResolveCommand } from './cases-resolve.js';
-import { casesUpdateCommand } from './cases-update.js';
-import type { CommandEntry, HelpExample } from './command.js';
-import { connectionsListCommand } from './connections-list.js';
-import { diffCommand } from './diff.js';
-import { emulatorCommand } from './emulator.js';
-import { exportCommand } from './export.js';
-import { importCommand } from './import.js';
-import { overridesInitCommand } from './overrides-init.js';
-import { profilesCloneCommand } from './profiles-clone.js';
-import { profilesCreateCommand } from './profiles-create.js';
-import { profilesGetCommand } from './profiles-get.js';
-import { profilesListCommand } from './profiles-list.js';
-import { runsCommand } from './runs.js';
-import { undoCommand } from './undo.js';
-import { validateCommand } from './validate.js';
-import { verifyCommand } from './verify.js';
+import {
+  type CommandEntry,
+  type CommandRef,
+  type CommandSpec,
+  type HelpExample,
+  isCommandGroup,
+} from './command.js';
+
+const connectionsList: CommandRef = {
+  command: 'list',
+  describe: 'List every connection of an environment, all pages',
+  load: async () => (await import('./connections-list.js')).connectionsListCommand,
+};
+
+const overridesInit: CommandRef = {
+  command: 'init <snapshot>',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder
+  describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',
+  load: async () => (await import('./overrides-init.js')).overridesInitCommand,
+};
+
+const profilesSubcommands: readonly CommandRef[] = [
+  {
+    command: 'list',
+    describe: 'List every scan profile of an environment',
+    load: async () => (await import('./profiles-list.js')).profilesListCommand,
+  },
+  {
+    command: 'get <id>',
+    describe: 'Print one scan profile as JSON',
+    load: async () => (await import('./profiles-get.js')).profilesGetCommand,
+  },
+  {
+    command: 'create',
+    describe: 'Create a scan profile from a JSON file',
+    load: async () => (await import('./profiles-create.js')).profilesCreateCommand,
+  },
+  {
+    command: 'clone <ids..>',
+    describe: 'Copy scan profiles to another environment, remapping their data sources by connection name',
+    load: async () => (await import('./profiles-clone.js')).profilesCloneCommand,
+  },
+];
+
+const casesSubcommands: readonly CommandRef[] = [
+  {
+    command: 'list',
+    describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',
+    load: async () => (await import('./cases-list.js')).casesListCommand,
+  },
+  {
+    command: 'resolve <ids..>',
+    describe: 'Resolve cases one at a time, recording an audit reason',
+    load: async () => (await import('./cases-resolve.js')).casesResolveCommand,
+  },
+  {
+    command: 'update',
+    describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
+    load: async () => (await import('./cases-update.js')).casesUpdateCommand,
+  },
+];
 
 /** Every top-level command and group, in the order `--help` shows them. */
 export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'connections',
     describe: 'Data source connections',
-    subcommands: [connectionsListCommand],
+    subcommands: [connectionsList],
     examples: [{ command: '$0 connections list --env dr --type s3', describe: 'The s3 connections of dr' }],
   },
-  exportCommand,
-  validateCommand,
-  diffCommand,
-  importCommand,
-  undoCommand,
-  runsCommand,
-  verifyCommand,
+  {
+    command: 'export',
+    describe: "Write a snapshot of an environment's connections",
+    load: async () => (await import('./export.js')).exportCommand,
+  },
+  {
+    command: 'validate <snapshot>',
+    describe: 'Check a snapshot and every entry against its data source template',
+    load: async () => (await import('./validate.js')).validateCommand,
+  },
+  {
+    command: 'diff',
+    describe: 'Show what differs between two environments or snapshots',
+    load: async () => (await import('./diff.js')).diffCommand,
+  },
+  {
+    command: 'import <snapshot>',
+    describe: 'Create the connections of a snapshot in an environment, resumably',
+    load: async () => (await import('./import.js')).importCommand,
+  },
+  {
+    command: 'undo <journal>',
+    describe: 'Take back the newest run of an import journal not yet undone (again: the one before)',
+    load: async () => (await import('./undo.js')).undoCommand,
+  },
+  {
+    command: 'runs <journal>',
+    describe: 'List the runs of an import journal: what each wrote, and which are undone',
+    load: async () => (await import('./runs.js')).runsCommand,
+  },
+  {
+    command: 'verify <snapshot>',
+    describe: 'Check that an environment is a complete, working restore of a snapshot',
+    load: async () => (await import('./verify.js')).verifyCommand,
+  },
   {
     command: 'overrides',
     describe: 'Overrides files for import',
-    subcommands: [overridesInitCommand],
+    subcommands: [overridesInit],
     examples: [
       {
         command: '$0 overrides init prod.snapshot.jsonl -o prod.overrides.json',
@@ -49,7 +124,7 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'profiles',
     describe: 'Scan profiles',
-    subcommands: [profilesListCommand, profilesGetCommand, profilesCreateCommand, profilesCloneCommand],
+    subcommands: profilesSubcommands,
     examples: [
       {
         command: '$0 profiles get 66b2a0d1c3e4f5a6b7c8d902 --env prod',
@@ -60,7 +135,7 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'cases',
     describe: 'Security cases',
-    subcommands: [casesListCommand, casesResolveCommand, casesUpdateCommand],
+    subcommands: casesSubcommands,
     examples: [
       {
         command: "$0 cases list --env prod --status open --policy 'Credentials in Data'",
@@ -68,7 +143,11 @@ export const commandEntries: readonly CommandEntry[] = [
       },
     ],
   },
-  emulatorCommand,
+  {
+    command: 'emulator',
+    describe: 'Run a local Data Discovery Service (tests, demos, rehearsals)',
+    load: async () => (await import('./emulator.js')).emulatorCommand,
+  },
 ];
 
 /**
@@ -88,3 +167,36 @@ export const topLevelExamples: readonly HelpExample[] = [
   },
   { command: '$0 emulator --data prod', describe: 'A local service to try it all on' },
 ];
+
+/** The commands of a run: the entries, and the modules loaded of the commands its command line names. */
+export interface CommandTable {
+  readonly entries: readonly CommandEntry[];
+  readonly loaded: ReadonlyMap<CommandRef, CommandSpec>;
+}
+
+/** The first word of a command string: `import <snapshot>` -> `import`. */
+function nameOf(command: string): string {
+  return command.split(' ')[0] ?? command;
+}
+
+/**
+ * Import the modules of the commands `argv` names, and only those: every word of the command line that
+ * is a command's name (and, after a group's name, a subcommand's). yargs picks the command itself; a
+ * word that names a command without being one (an option's value) costs a module more, never a
+ * command less. `--help`, `--version` and `completion` name none.
+ */
+export async function loadNamedCommands(
+  entries: readonly CommandEntry[],
+  argv: readonly string[],
+): Promise<Map<CommandRef, CommandSpec>> {
+  const words = new Set(argv.filter((arg) => !arg.startsWith('-')));
+  const named: CommandRef[] = [];
+  for (const entry of entries) {
+    if (!words.has(nameOf(entry.command))) continue;
+    if (isCommandGroup(entry))
+      named.push(...entry.subcommands.filter((sub) => words.has(nameOf(sub.command))));
+    else named.push(entry);
+  }
+  const specs = await Promise.all(named.map((ref) => ref.load()));
+  return new Map(named.map((ref, i) => [ref, specs[i] as CommandSpec]));
+}

@@ -1,12 +1,18 @@
 /**
  * The help pages' examples and global options: yargs wraps `.example()` in two columns and repeats the
  * global options on every page, so the pages carry a marker that {@link expandExamples} fills with the
- * examples of `commands.ts`, one copyable line each.
+ * examples of `commands.ts` and of the command modules, one copyable line each.
  */
 import type { Argv } from 'yargs';
 import { TOOL_NAME } from '../version.js';
-import { type CommandEntry, type HelpExample, isCommandGroup } from './command.js';
-import { commandEntries, topLevelExamples } from './commands.js';
+import {
+  type CommandEntry,
+  type CommandRef,
+  type CommandSpec,
+  type HelpExample,
+  isCommandGroup,
+} from './command.js';
+import { topLevelExamples } from './commands.js';
 
 /** The options every command takes, shown once, under "Global options:" of the top-level `--help`. */
 export const GLOBAL_OPTIONS = ['config', 'log-level', 'log-file', 'json', 'quiet', 'progress'] as const;
@@ -24,18 +30,30 @@ export function pageKey(group: string | undefined, command: string): string {
   return group === undefined ? name : `${group} ${name}`;
 }
 
-/** Every page's examples, by {@link pageKey}. */
-function collectExamples(entries: readonly CommandEntry[]): Map<string, readonly HelpExample[]> {
+/** The examples of each page, by {@link pageKey}. */
+export type ExamplesByPage = ReadonlyMap<string, readonly HelpExample[]>;
+
+/**
+ * Every page's examples, by {@link pageKey}: the top level, the groups, and the commands whose module
+ * `loaded` holds (a command's page is shown only when its module was loaded).
+ */
+export function collectExamples(
+  entries: readonly CommandEntry[],
+  loaded: ReadonlyMap<CommandRef, CommandSpec>,
+): ExamplesByPage {
   const pages = new Map<string, readonly HelpExample[]>([['', topLevelExamples]]);
+  const addCommand = (ref: CommandRef, group?: string) => {
+    const spec = loaded.get(ref);
+    if (spec !== undefined) pages.set(pageKey(group, spec.command), spec.examples);
+  };
   for (const entry of entries) {
-    pages.set(pageKey(undefined, entry.command), entry.examples);
-    if (isCommandGroup(entry))
-      for (const sub of entry.subcommands) pages.set(pageKey(entry.command, sub.command), sub.examples);
+    if (isCommandGroup(entry)) {
+      pages.set(pageKey(undefined, entry.command), entry.examples);
+      for (const sub of entry.subcommands) addCommand(sub, entry.command);
+    } else addCommand(entry);
   }
   return pages;
 }
-
-const examplesByPage = collectExamples(commandEntries);
 
 /** A command or group page: its examples, as a marker (see {@link EXAMPLES_MARKER}). */
 export function finishPage(y: Argv, key: string): Argv {
@@ -48,7 +66,7 @@ export function finishPage(y: Argv, key: string): Argv {
  * options:" section (yargs repeats it on every page) becomes one line pointing at the top-level page;
  * the options stay declared there, so they are still parsed and completed.
  */
-export function expandExamples(help: string): string {
+export function expandExamples(help: string, examplesByPage: ExamplesByPage): string {
   const marker = new RegExp(`^${EXAMPLES_MARKER}(.*)$`, 'm');
   const page = marker.exec(help)?.[1];
   const text = page ? help.replace(/^Global options:\n(?:.*\S.*\n)+\n/m, '') : help;

@@ -4,17 +4,26 @@
  * line and its exit code; anything else is a bug (exit 70, with the stack).
  */
 import { resolve } from 'node:path';
-import yargs, { type Argv } from 'yargs';
-import { DdsError, ExitCode, UsageError } from '../errors.js';
-import { toFileWriteError } from '../files.js';
-import { createLogger, LOG_LEVELS, type Logger, type LogLevel } from '../log.js';
-import { scrub } from '../secrets.js';
+import type { Argv } from 'yargs';
+import { ExitCode, UsageError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { LOG_LEVELS, type LogLevel } from '../log-levels.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { type CommandEntry, type CommandSpec, isCommandGroup, type ParsedArgs } from './command.js';
-import { commandEntries } from './commands.js';
+import { type CommandEntry, type CommandRef, isCommandGroup, type ParsedArgs } from './command.js';
+import { type CommandTable, commandEntries, loadNamedCommands } from './commands.js';
 import { type CliContext, type CliIo, createOutput, type GlobalOptions } from './context.js';
-import { EXAMPLES_MARKER, expandExamples, finishPage, GLOBAL_OPTIONS, pageKey } from './help-pages.js';
+import {
+  collectExamples,
+  EXAMPLES_MARKER,
+  expandExamples,
+  finishPage,
+  GLOBAL_OPTIONS,
+  pageKey,
+} from './help-pages.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
+import { reportError, wantsStack } from './report-error.js';
+
+export { finishStdout, reportUncaught } from './report-error.js';
 
 interface RunState {
   code: ExitCode | undefined;
@@ -47,12 +56,21 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
 
 function attach(
   y: Argv,
-  spec: CommandSpec,
+  ref: CommandRef,
+  table: CommandTable,
   io: CliIo,
   state: RunState,
   signal: AbortSignal,
   group?: string,
 ): Argv {
+  const spec = table.loaded.get(ref);
+  if (spec === undefined) {
+    // Listed in the help only: yargs runs a command only when the command line names it, and then
+    // loadNamedCommands has loaded it.
+    return y.command(ref.command, ref.describe, {}, () => {
+      throw new Error(`the module of the command '${ref.command}' was not loaded`);
+    });
+  }
   return y.command(
     spec.command,
     spec.describe,
@@ -63,6 +81,7 @@ function attach(
       const globals = readGlobals(parsed, io);
       try {
         // Inside the try: a bad --log-file is a usage error like any other.
+        const { createLogger } = await import('../log.js');
         const log = createLogger({ level: globals.logLevel, file: globals.logFile, stderr: io.stderr });
         state.logger = log;
         const ctx: CliContext = { io, globals, log, out: createOutput(io, globals), signal };
@@ -74,11 +93,18 @@ function attach(
   );
 }
 
-function register(y: Argv, entry: CommandEntry, io: CliIo, state: RunState, signal: AbortSignal): Argv {
-  if (!isCommandGroup(entry)) return attach(y, entry, io, state, signal);
+function register(
+  y: Argv,
+  entry: CommandEntry,
+  table: CommandTable,
+  io: CliIo,
+  state: RunState,
+  signal: AbortSignal,
+): Argv {
+  if (!isCommandGroup(entry)) return attach(y, entry, table, io, state, signal);
   return y.command(entry.command, entry.describe, (group) => {
     let g = group;
-    for (const sub of entry.subcommands) g = attach(g, sub, io, state, signal, entry.command);
+    for (const sub of entry.subcommands) g = attach(g, sub, table, io, state, signal, entry.command);
     return finishPage(g, pageKey(undefined, entry.command)).demandCommand(
       1,
       `${NO_SUBCOMMAND_PREFIX} '${entry.command}'`,
@@ -86,76 +112,9 @@ function register(y: Argv, entry: CommandEntry, io: CliIo, state: RunState, sign
   });
 }
 
-/** Print the one line a user sees for an error, and return its exit code. */
-function reportError(error: unknown, io: CliIo, debug: boolean): ExitCode {
-  if (error instanceof DdsError) {
-    io.stderr.write(`error: ${scrub(error.toUserLine())}\n`);
-    if (debug && error.stack) io.stderr.write(`${scrub(error.stack)}\n`);
-    return error.exitCode;
-  }
-  writeBugReport(error, io.stderr);
-  return ExitCode.bug;
-}
-
-/**
- * The "this is a bug" lines: the stack only, scrubbed. Never `util.inspect` of the error (what Node
- * prints for an uncaught error by default): that shows every property and its `cause`, and an axios
- * error's `config.headers` holds the Authorization header.
- */
-function writeBugReport(error: unknown, stderr: NodeJS.WritableStream): void {
-  const stack =
-    error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : describeNonError(error);
-  stderr.write(
-    `error: this is a bug in ${TOOL_NAME} ${TOOL_VERSION}; please report it with the lines below.\n${scrub(stack)}\n`,
-  );
-}
-
-/** A thrown non-Error, by its type only: its fields could be anything, a request config included. */
-function describeNonError(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === null || typeof value !== 'object') return String(value);
-  return `a thrown ${value.constructor?.name ?? 'object'} (not an Error)`;
-}
-
-/**
- * Report an error that escaped every handler (`uncaughtException`, `unhandledRejection`) the way
- * {@link runCli} reports a bug, and return the exit code (70). `main.ts` installs it so that Node's
- * default report, which inspects the whole error object, never runs.
- */
-export function reportUncaught(error: unknown, stderr: NodeJS.WritableStream): ExitCode {
-  writeBugReport(error, stderr);
-  return ExitCode.bug;
-}
-
-/**
- * The exit code of a run whose standard output failed with `failure` (main.ts watches it):
- * - the reader closed the pipe (EPIPE, `dds-migrate connections list | head -1`): what it did not read
- *   is dropped quietly and the command keeps its own exit code, as a careful Unix tool does;
- * - any other failure (ENOSPC of `> file` on a full disk, EIO) lost output a script relies on: one
- *   {@link FileWriteError} line, exit 2, unless the command already failed with its own error line
- *   (exit 2 or more), whose code is kept.
- */
-export function finishStdout(failure: unknown, code: ExitCode, stderr: NodeJS.WritableStream): ExitCode {
-  if ((failure as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') return code;
-  if (code !== ExitCode.ok && code !== ExitCode.partial) return code;
-  const error = toFileWriteError(failure, 'standard output', 'output');
-  const line = error instanceof DdsError ? error.toUserLine() : 'standard output: cannot write the output';
-  stderr.write(`error: ${scrub(line)}\n`);
-  return ExitCode.usage;
-}
-
 /** Usage, description and commands of a help text, without the options (they are one --help away). */
 function shortenHelp(help: string): string {
   return help.split(/\n\s*\n(?=Global options:|Options:|Positionals:)/)[0]?.trimEnd() ?? help;
-}
-
-/** A stack trace is shown only at `--log-level debug` (or trace). */
-function wantsStack(argv: readonly string[], io: CliIo): boolean {
-  const verbose = (level: string | undefined) => level === 'debug' || level === 'trace';
-  const i = argv.indexOf('--log-level');
-  if (i >= 0 && verbose(argv[i + 1])) return true;
-  if (argv.some((a) => a === '--log-level=debug' || a === '--log-level=trace')) return true;
-  return verbose(io.env.DDS_MIGRATE_LOG_LEVEL);
 }
 
 /**
@@ -180,6 +139,13 @@ export function skipHelpCache(parser: Argv): boolean {
 
 /** Run the CLI with `argv` (without `node` and the script) against `io`; resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  // `--version` alone is answered before the parser is loaded (yargs and its help layout: most of a
+  // start's time and memory), with what yargs' `.version()` prints.
+  if (argv.length === 1 && argv[0] === '--version') {
+    io.stdout.write(`${TOOL_VERSION}\n`);
+    return ExitCode.ok;
+  }
+  const { default: yargs } = await import('yargs');
   const state: RunState = {
     code: undefined,
     error: undefined,
@@ -188,6 +154,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     shortHelp: undefined,
   };
   const signal = io.signal ?? new AbortController().signal;
+  let table: CommandTable;
+  try {
+    table = { entries: commandEntries, loaded: await loadNamedCommands(commandEntries, argv) };
+  } catch (error) {
+    // A command's module that cannot be imported: a broken installation or a bug, reported as one.
+    return reportError(error, io, wantsStack(argv, io));
+  }
   let parser: Argv = yargs([...argv])
     .scriptName(TOOL_NAME)
     .version(TOOL_VERSION)
@@ -249,7 +222,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
         hint: failure.command ? `See '${failure.command} --help'` : 'See --help',
       });
     });
-  for (const entry of commandEntries) parser = register(parser, entry, io, state, signal);
+  for (const entry of commandEntries) parser = register(parser, entry, table, io, state, signal);
   skipHelpCache(parser);
   // yargs' own completion, listed last: a bash/zsh script (zsh when $SHELL is zsh) that asks the CLI
   // itself for the candidates, so commands, options and choices stay in step with the code.
@@ -266,7 +239,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   } catch (error) {
     state.error = error;
   }
-  if (output && state.error === undefined) io.stdout.write(`${expandExamples(output)}\n`);
+  if (output && state.error === undefined)
+    io.stdout.write(`${expandExamples(output, collectExamples(table.entries, table.loaded))}\n`);
 
   let code: ExitCode;
   if (state.error !== undefined) {

@@ -5,13 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import {
-  Ajv2020,
-  type Options as AjvOptions,
-  type ErrorObject,
-  type ValidateFunction,
-} from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv2020, Options as AjvOptions, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 
 /** A schema problem: JSON pointer and message. */
 export interface SchemaIssue {
@@ -23,9 +17,19 @@ export interface SchemaIssue {
 /** A compiled schema that returns issues instead of ajv's error objects. */
 export type SchemaCheck = (value: unknown) => readonly SchemaIssue[];
 
-// ajv-formats ships CJS with a default export; under NodeNext it arrives as the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
+// ajv's CommonJS modules, loaded when a schema is compiled (or the build asks for code), not at every
+// command's start: a run that checks entries with the shipped validators compiled ahead, and reads no
+// config file or overrides, never loads them.
+const requireAjv = createRequire(import.meta.url);
+
+/** ajv's 2020-12 class and ajv-formats, loaded at the first call. */
+function loadAjv(): { Ajv2020: typeof Ajv2020; addFormats: (ajv: Ajv2020) => Ajv2020 } {
+  const { Ajv2020 } = requireAjv('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  // ajv-formats ships CJS with a default export.
+  const formats = requireAjv('ajv-formats') as { default?: unknown };
+  const addFormats = (formats.default ?? formats) as (ajv: Ajv2020) => Ajv2020;
+  return { Ajv2020, addFormats };
+}
 
 /**
  * A new ajv instance with our settings. `x-secret` (a credential field) and `x-error-text` (the
@@ -37,6 +41,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 export function createAjv(
   overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema' | 'code'>> = {},
 ): Ajv2020 {
+  const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, ...overrides });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
@@ -44,9 +49,6 @@ export function createAjv(
   return ajv;
 }
 
-// ajv's CommonJS modules that only the build and the check of its output need, loaded when asked:
-// not at every command's start.
-const requireAjv = createRequire(import.meta.url);
 let installedVersion: string | undefined;
 
 /** The installed ajv's version (code it wrote for another version is not taken: `precompiled.ts`). */

@@ -1,0 +1,76 @@
+/**
+ * How an error reaches the user: a {@link DdsError} as one line and its exit code, anything else as a
+ * bug (exit 70, the stack, scrubbed); and the exit code of a run whose standard output failed.
+ */
+import { DdsError, ExitCode } from '../errors.js';
+import { toFileWriteError } from '../files.js';
+import { scrub } from '../secrets.js';
+import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import type { CliIo } from './context.js';
+
+/** Print the one line a user sees for an error, and return its exit code. */
+export function reportError(error: unknown, io: CliIo, debug: boolean): ExitCode {
+  if (error instanceof DdsError) {
+    io.stderr.write(`error: ${scrub(error.toUserLine())}\n`);
+    if (debug && error.stack) io.stderr.write(`${scrub(error.stack)}\n`);
+    return error.exitCode;
+  }
+  writeBugReport(error, io.stderr);
+  return ExitCode.bug;
+}
+
+/**
+ * The "this is a bug" lines: the stack only, scrubbed. Never `util.inspect` of the error (what Node
+ * prints for an uncaught error by default): that shows every property and its `cause`, and an axios
+ * error's `config.headers` holds the Authorization header.
+ */
+function writeBugReport(error: unknown, stderr: NodeJS.WritableStream): void {
+  const stack =
+    error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : describeNonError(error);
+  stderr.write(
+    `error: this is a bug in ${TOOL_NAME} ${TOOL_VERSION}; please report it with the lines below.\n${scrub(stack)}\n`,
+  );
+}
+
+/** A thrown non-Error, by its type only: its fields could be anything, a request config included. */
+function describeNonError(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === null || typeof value !== 'object') return String(value);
+  return `a thrown ${value.constructor?.name ?? 'object'} (not an Error)`;
+}
+
+/**
+ * Report an error that escaped every handler (`uncaughtException`, `unhandledRejection`) the way
+ * {@link runCli} reports a bug, and return the exit code (70). `main.ts` installs it so that Node's
+ * default report, which inspects the whole error object, never runs.
+ */
+export function reportUncaught(error: unknown, stderr: NodeJS.WritableStream): ExitCode {
+  writeBugReport(error, stderr);
+  return ExitCode.bug;
+}
+
+/**
+ * The exit code of a run whose standard output failed with `failure` (main.ts watches it):
+ * - the reader closed the pipe (EPIPE, `dds-migrate connections list | head -1`): what it did not read
+ *   is dropped quietly and the command keeps its own exit code, as a careful Unix tool does;
+ * - any other failure (ENOSPC of `> file` on a full disk, EIO) lost output a script relies on: one
+ *   {@link FileWriteError} line, exit 2, unless the command already failed with its own error line
+ *   (exit 2 or more), whose code is kept.
+ */
+export function finishStdout(failure: unknown, code: ExitCode, stderr: NodeJS.WritableStream): ExitCode {
+  if ((failure as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') return code;
+  if (code !== ExitCode.ok && code !== ExitCode.partial) return code;
+  const error = toFileWriteError(failure, 'standard output', 'output');
+  const line = error instanceof DdsError ? error.toUserLine() : 'standard output: cannot write the output';
+  stderr.write(`error: ${scrub(line)}\n`);
+  return ExitCode.usage;
+}
+
+/** A stack trace is shown only at `--log-level debug` (or trace). */
+export function wantsStack(argv: readonly string[], io: CliIo): boolean {
+  const verbose = (level: string | undefined) => level === 'debug' || level === 'trace';
+  const i = argv.indexOf('--log-level');
+  if (i >= 0 && verbose(argv[i + 1])) return true;
+  if (argv.some((a) => a === '--log-level=debug' || a === '--log-level=trace')) return true;
+  return verbose(io.env.DDS_MIGRATE_LOG_LEVEL);
+}

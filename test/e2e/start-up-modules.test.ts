@@ -1,0 +1,96 @@
+/**
+ * `--version`, `--help` and `completion` load only what they print: no HTTP client, no schema compiler,
+ * no snapshot code, no emulator, no logger. The built CLI runs in a child process with a module loader
+ * hook (`node --import`, `module.register`) that appends the URL of every module it loads to a file;
+ * the test reads the list. A command that runs is the control: it lists the client it uses, so a hook
+ * that saw nothing would fail the test instead of passing it.
+ */
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+const run = promisify(execFile);
+
+/** The loader hook: every module's URL, one a line, appended to `$DDS_TEST_MODULE_LIST`. */
+const HOOKS = `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) {
+  appendFileSync(process.env.DDS_TEST_MODULE_LIST, url + '\\n');
+  return next(url, context);
+}
+`;
+
+/** What a start-up must not load: the client and its axios, ajv, snapshots, the emulator, pino, stream-json. */
+const HEAVY = [
+  /\/dist\/src\/api\//,
+  /\/dist\/src\/schema\//,
+  /\/dist\/src\/snapshot\//,
+  /\/dist\/src\/emulator\//,
+  /\/dist\/src\/log\.js$/,
+  /\/node_modules\/(axios|ajv|ajv-formats|pino|stream-json)\//,
+];
+
+let dir: string;
+let preload: string;
+
+beforeAll(async () => {
+  assertBuiltCliFresh();
+  dir = await makeTempDir('dds-start-up-modules-');
+  await writeFile(join(dir, 'hooks.mjs'), HOOKS);
+  preload = join(dir, 'preload.mjs');
+  await writeFile(
+    preload,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`,
+  );
+});
+
+/** The URLs of the modules `dds-migrate ARGS` loads, and what it printed. */
+async function loadedModules(
+  args: readonly string[],
+  name: string,
+): Promise<{ urls: string[]; stdout: string }> {
+  const list = join(dir, `${name}.txt`);
+  await writeFile(list, '');
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', pathToFileURL(preload).href, BUILT_CLI, ...args],
+    {
+      env: { PATH: process.env.PATH ?? '', DDS_TEST_MODULE_LIST: list },
+    },
+  );
+  const urls = (await readFile(list, 'utf8')).split('\n').filter((line) => line !== '');
+  return { urls, stdout };
+}
+
+function heavyAmong(urls: readonly string[]): string[] {
+  return urls.filter((url) => HEAVY.some((pattern) => pattern.test(url)));
+}
+
+describe('start-up loads only what it prints', () => {
+  for (const [name, args, printed] of [
+    ['version', ['--version'], /^\d+\.\d+\.\d+/],
+    ['help', ['--help'], /Commands:/],
+    ['completion', ['completion'], /--get-yargs-completions/],
+  ] as const) {
+    it(`dds-migrate ${args.join(' ')} loads no client, schema, snapshot, emulator or logger`, async () => {
+      const { urls, stdout } = await loadedModules(args, name);
+      expect(stdout).toMatch(printed);
+      // The hook saw the CLI itself (it works), and none of the heavy modules.
+      expect(urls.some((url) => url.endsWith('/dist/src/cli/main.js'))).toBe(true);
+      expect(heavyAmong(urls)).toEqual([]);
+    });
+  }
+
+  it('a command that runs loads its own modules (the control)', async () => {
+    const { urls } = await loadedModules(['connections', 'list', '--help'], 'control');
+    const heavy = heavyAmong(urls);
+    expect(heavy.some((url) => url.includes('/dist/src/api/'))).toBe(true);
+    expect(heavy.some((url) => url.includes('/node_modules/axios/'))).toBe(true);
+    // ...and not those of the commands it does not run.
+    expect(urls.filter((url) => /\/dist\/src\/(emulator|cases|export|verify|undo)\//.test(url))).toEqual([]);
+  });
+});
