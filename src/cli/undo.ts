@@ -5,6 +5,7 @@
  * its events and result.
  */
 import { resolve } from 'node:path';
+import { displayName } from '../display-name.js';
 import { ExitCode, UsageError, withResumeHint } from '../errors.js';
 import { scrub } from '../secrets.js';
 import { isWritingStep, type UndoEvent, type UndoLine, type UndoStep, undoRun } from '../sync/undo.js';
@@ -23,17 +24,17 @@ export function describeUndoStep(step: UndoStep): string {
 function describeStep(step: UndoStep): string {
   switch (step.kind) {
     case 'delete-created':
-      return `delete     ${step.name}${step.type ? ` (${step.type})` : ''}: created by the import`;
+      return `delete     ${displayName(step.name)}${step.type ? ` (${step.type})` : ''}: created by the import`;
     case 'put-back':
-      return `put back   ${step.name}${step.type ? ` (${step.type})` : ''}: ${step.fields.length > 0 ? step.fields.join(', ') : 'secrets the import changed'}`;
+      return `put back   ${displayName(step.name)}${step.type ? ` (${step.type})` : ''}: ${step.fields.length > 0 ? step.fields.join(', ') : 'secrets the import changed'}`;
     case 're-create':
-      return `re-create  ${step.name}${step.type ? ` (${step.type})` : ''}: deleted by the import`;
+      return `re-create  ${displayName(step.name)}${step.type ? ` (${step.type})` : ''}: deleted by the import`;
     case 'left':
-      return `left       ${step.name}: ${step.reason}`;
+      return `left       ${displayName(step.name)}: ${step.reason}`;
     case 'reverted':
-      return `reverted   ${step.name}: already as before the import`;
+      return `reverted   ${displayName(step.name)}: already as before the import`;
     case 'invalid':
-      return `invalid    ${step.name}: ${step.problems.map((p) => `${p.path ?? ''} ${p.message}`.trim()).join('; ')}`;
+      return `invalid    ${displayName(step.name)}: ${step.problems.map((p) => `${p.path ?? ''} ${p.message}`.trim()).join('; ')}`;
     default: {
       const unreachable: never = step;
       return String(unreachable);
@@ -161,8 +162,9 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
     ];
     if (count('pending') > 0)
       lines.push(`  pending    ${String(count('pending')).padStart(6)}  (re-run to resume)`);
-    for (const l of left) lines.push(`  left ${l.step.name}: ${l.step.kind === 'left' ? l.step.reason : ''}`);
-    for (const l of failed) lines.push(`  failed ${l.step.name}: ${l.message ?? ''}`);
+    for (const l of left)
+      lines.push(`  left ${displayName(l.step.name)}: ${l.step.kind === 'left' ? l.step.reason : ''}`);
+    for (const l of failed) lines.push(`  failed ${displayName(l.step.name)}: ${l.message ?? ''}`);
     ctx.out.result(scrub(lines.join('\n')));
   }
   if (result.stoppedBy) throw result.stoppedBy;

@@ -427,6 +427,7 @@ async function importLeanSnapshot(
         outcomes = await runImportSteps({
           plan,
           profilePlan,
+          onConflict: options.onConflict,
           client,
           journal: activeJournal,
           run,

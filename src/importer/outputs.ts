@@ -60,6 +60,8 @@ export type ReportLine =
       readonly type: string;
       readonly sourceId: string | undefined;
       readonly targetId: string | undefined;
+      /** True when someone else created it while this run was writing (its create was refused). */
+      readonly meanwhile?: boolean;
     }
   | {
       readonly outcome: 'failed';
@@ -133,12 +135,13 @@ function reportChange(
         targetId: step.targetId,
         earlierRun: false,
       });
+    case 'exists':
     case 'failed':
       return lineOf(step, {
         outcome: 'failed',
         targetName: step.targetName,
-        httpStatus: outcome.httpStatus,
-        message: scrub(outcome.message),
+        httpStatus: outcome.kind === 'failed' ? outcome.httpStatus : undefined,
+        message: outcome.kind === 'failed' ? scrub(outcome.message) : 'created by someone else meanwhile',
       });
     default: {
       const unreachable: never = outcome;
@@ -209,6 +212,14 @@ function reportStep(step: PlanStep, outcome: WriteOutcome | undefined): ReportLi
             targetId: outcome.targetId,
             earlierRun: false,
             reconciled: outcome.via === 'lookup',
+          });
+        case 'exists':
+          // Created by someone else after the target was listed: existing, not this run's.
+          return lineOf(step, {
+            outcome: 'exists',
+            sourceId: step.sourceId,
+            targetId: outcome.targetId,
+            meanwhile: true,
           });
         case 'failed':
           return lineOf(step, {

@@ -9,6 +9,7 @@ import type { ProfilePlan, ProfileStep } from './profile-plan.js';
 /** How one profile step ended in this run. */
 export type ProfileOutcome =
   | { readonly kind: 'done'; readonly targetId: string | undefined }
+  | { readonly kind: 'skipped'; readonly reason: string }
   | { readonly kind: 'failed'; readonly httpStatus: number | undefined; readonly message: string };
 
 /** One `--report` line of a scan profile (`object: "scan profile"`). */
@@ -75,6 +76,7 @@ export function buildProfileReport(
       case 'delete': {
         const outcome = outcomes.get(index);
         if (outcome === undefined) return { ...base, outcome: 'pending', targetName: step.targetName };
+        if (outcome.kind === 'skipped') return { ...base, outcome: 'skipped', reason: outcome.reason };
         if (outcome.kind === 'failed') {
           return {
             ...base,

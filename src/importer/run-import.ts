@@ -19,7 +19,14 @@ import type { Journal } from '../sync/journal/writer.js';
 import { connectionWriter } from '../sync/kinds/connection.js';
 import { scanProfileWriter } from '../sync/kinds/scan-profile.js';
 import type { Clock, RateLimiter } from '../sync/throttle.js';
-import { type ChangeStep, type ImportPlan, isChangeStep, isSendStep, type SendStep } from './plan.js';
+import {
+  type ChangeStep,
+  type ImportPlan,
+  isChangeStep,
+  isSendStep,
+  type OnConflict,
+  type SendStep,
+} from './plan.js';
 import { buildProfileBody, type ProfilePlan, type ProfileStep } from './profile-plan.js';
 import type { ProfileOutcome } from './profile-report.js';
 
@@ -32,8 +39,15 @@ class ConnectionWrite implements WriteStep {
   readonly targetId: string | undefined;
   readonly sourceId: string | undefined;
   readonly inDoubt: boolean;
+  readonly whenTaken: 'exists' | 'failure';
 
-  constructor(readonly plan: SendStep | ChangeStep) {
+  constructor(
+    readonly plan: SendStep | ChangeStep,
+    onConflict: OnConflict,
+  ) {
+    // A name someone creates after the listing is what the plan would have seen as existing.
+    this.whenTaken =
+      plan.kind === 'create' && (onConflict === 'skip' || onConflict === 'update') ? 'exists' : 'failure';
     this.op = plan.kind === 'update' || plan.kind === 'delete' ? plan.kind : 'create';
     this.name = plan.name;
     this.targetName = plan.targetName;
@@ -126,6 +140,7 @@ export function countProfileWrites(plan: ProfilePlan): number {
 export interface RunImportInput {
   readonly plan: ImportPlan;
   readonly profilePlan: ProfilePlan;
+  readonly onConflict: OnConflict;
   readonly client: HttpClient;
   readonly journal: Journal;
   readonly run: number;
@@ -162,12 +177,13 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     onOutcome: input.onOutcome,
   };
   const connections = new Map<string, WriteOutcome>();
-  const creates = plan.steps.filter(isSendStep).map((s) => new ConnectionWrite(s));
+  const write = (s: SendStep | ChangeStep) => new ConnectionWrite(s, input.onConflict);
+  const creates = plan.steps.filter(isSendStep).map(write);
   const changes = plan.steps.filter(isChangeStep);
   const phases = [
     creates,
-    changes.filter((s) => s.kind === 'update').map((s) => new ConnectionWrite(s)),
-    changes.filter((s) => s.kind === 'delete').map((s) => new ConnectionWrite(s)),
+    changes.filter((s) => s.kind === 'update').map(write),
+    changes.filter((s) => s.kind === 'delete').map(write),
   ];
   for (const phase of phases) {
     if (phase.length === 0) continue;
@@ -183,9 +199,27 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     if (ids === undefined) throw new Error('connection ids not read');
     return ids;
   };
-  const profileSteps = profilePlan.steps.flatMap((step, i) =>
-    isProfileWrite(step) ? [new ProfileWrite(step, i, connectionIds)] : [],
+  // A profile naming a connection this run was to create but did not (failed, or someone else's
+  // meanwhile) is not created: it would point at an object this run did not make or match.
+  const notCreated = new Set(
+    creates.filter((c) => connections.get(c.name)?.kind !== 'applied').map((c) => c.targetName),
   );
+  const profileSteps: ProfileWrite[] = [];
+  profilePlan.steps.forEach((step, i) => {
+    if (!isProfileWrite(step)) return;
+    const blocked =
+      step.kind === 'create' || step.kind === 'update'
+        ? step.dataSources.find((d) => notCreated.has(d.targetName))
+        : undefined;
+    if (blocked !== undefined) {
+      profiles.set(i, {
+        kind: 'skipped',
+        reason: `connection '${blocked.targetName}' was not created by this import (failed, or created by someone else meanwhile)`,
+      });
+      return;
+    }
+    profileSteps.push(new ProfileWrite(step, i, connectionIds));
+  });
   if (profileSteps.length === 0) return { connections, profiles, stoppedBy: undefined };
   input.budget.extend(Math.max(10, Math.ceil(profileSteps.length / 10)));
   input.onProfilesStarted(countProfileWrites(profilePlan));

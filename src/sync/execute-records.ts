@@ -52,6 +52,9 @@ export function outcomeRecord(outcome: WriteOutcome, run: number, at: string): J
     at,
   };
   if (outcome.kind === 'pending') return undefined;
+  if (outcome.kind === 'exists') {
+    return { ...base, op: 'create', result: 'exists', targetId: outcome.targetId };
+  }
   if (outcome.kind === 'failed') {
     return {
       ...base,

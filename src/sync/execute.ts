@@ -82,6 +82,11 @@ export interface WriteStep {
   readonly inDoubt: boolean;
   /** The attempt number of the first request this run sends (default 1). */
   readonly firstAttempt?: number;
+  /**
+   * A create refused because the name is taken (someone else created it after the target was listed):
+   * `exists` looks the name up and reports it as existing, not this run's; default `failure`.
+   */
+  readonly whenTaken?: 'exists' | 'failure';
   /** The payload, prepared when the step is sent; may throw {@link StepRefused}. */
   load(): WritePayload;
 }
@@ -99,6 +104,12 @@ export type WriteOutcome<S extends WriteStep = WriteStep> =
       readonly via: 'post' | 'lookup' | 'request' | 'absent';
       /** Requests of this step sent by this run (0: found by a look-up before any). */
       readonly attempts: number;
+    }
+  | {
+      /** A create refused because someone else had created the name meanwhile ({@link WriteStep.whenTaken}). */
+      readonly kind: 'exists';
+      readonly step: S;
+      readonly targetId: string | undefined;
     }
   | {
       readonly kind: 'failed';
@@ -356,6 +367,11 @@ export async function executeSteps<S extends WriteStep>(
               // Maybe our own earlier request, applied late ("already exists"): ask before calling it failed.
               const found = await lookup(step);
               if (found) return applied(step, state, found.id, 'lookup');
+            } else if (step.op === 'create' && step.whenTaken === 'exists') {
+              // A name someone created after the target was listed: told apart from other refusals by
+              // a look-up, not by the service's message.
+              const found = await lookup(step);
+              if (found) return settle({ kind: 'exists', step, targetId: found.id });
             }
             return failed(step, rejection.status, rejection.http.serviceMessage ?? rejection.message);
           }

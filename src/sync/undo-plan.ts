@@ -131,7 +131,7 @@ export function createRunHistory(
     const h = byKey.get(key);
     if (h === undefined) return;
     h.pending = false;
-    if (record.result !== 'failed') h.applied = true;
+    if (record.result !== 'failed' && record.result !== 'exists') h.applied = true;
     if (record.result === 'created') h.inDoubt = record.via === 'lookup';
     h.lastIndex = index;
   };

@@ -134,6 +134,15 @@ export type OutcomeRecord =
       readonly via: 'post' | 'lookup';
     })
   | (OutcomeBase & {
+      /**
+       * The create was refused and a look-up found the name: someone else created it after this run
+       * listed the target. Not this run's: undo leaves it.
+       */
+      readonly op: 'create';
+      readonly result: 'exists';
+      readonly targetId: string | undefined;
+    })
+  | (OutcomeBase & {
       readonly op: 'update';
       readonly result: 'updated';
       readonly targetId: string | undefined;
@@ -222,7 +231,8 @@ export function checkRecord(value: unknown): JournalRecord | string {
         return record as unknown as IntentRecord;
       }
       const expected = DONE_RESULT[record.op as JournalOp];
-      if (record.result !== expected && record.result !== 'failed')
+      const exists = record.op === 'create' && record.result === 'exists';
+      if (record.result !== expected && record.result !== 'failed' && !exists)
         return `outcome result of a ${String(record.op)} must be '${expected}' or 'failed'`;
       return record as unknown as OutcomeRecord;
     }

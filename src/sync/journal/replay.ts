@@ -68,6 +68,8 @@ export interface RunCounts {
   failed: number;
   /** Creates whose answer was lost, found by name afterwards (in doubt: maybe someone else's). */
   found: number;
+  /** Creates refused because someone else had created the name meanwhile. */
+  existed: number;
 }
 
 /** One run as the journal tells it. */
@@ -155,7 +157,7 @@ export function changeStates(run: RunState | undefined): Map<string, JournalChan
 }
 
 function emptyCounts(): Record<JournalObject, RunCounts> {
-  const zero = (): RunCounts => ({ created: 0, updated: 0, deleted: 0, failed: 0, found: 0 });
+  const zero = (): RunCounts => ({ created: 0, updated: 0, deleted: 0, failed: 0, found: 0, existed: 0 });
   return { connection: zero(), 'scan-profile': zero() };
 }
 
@@ -230,6 +232,7 @@ class Folder {
         const previous = run.writes.get(key);
         const counts = run.counts[record.object];
         if (record.result === 'failed') counts.failed += 1;
+        else if (record.result === 'exists') counts.existed += 1;
         else counts[record.result] += 1;
         if (record.result === 'created' && record.via === 'lookup') counts.found += 1;
         run.writes.set(key, {
@@ -237,7 +240,7 @@ class Folder {
           op: record.op,
           name: record.name,
           targetName: record.targetName,
-          state: record.result === 'failed' ? 'failed' : 'done',
+          state: record.result === 'failed' || record.result === 'exists' ? 'failed' : 'done',
           targetId: record.result === 'failed' ? previous?.targetId : (record.targetId ?? previous?.targetId),
           sourceId: previous?.sourceId,
           attempt: previous?.attempt ?? 1,
@@ -249,6 +252,7 @@ class Folder {
                 : undefined,
           type: previous?.type,
           ...(record.result === 'failed' ? { httpStatus: record.httpStatus, message: record.message } : {}),
+          ...(record.result === 'exists' ? { message: 'created by someone else meanwhile' } : {}),
         });
         return;
       }
