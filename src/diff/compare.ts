@@ -20,7 +20,7 @@ import { formatPointer } from './pointer.js';
 import type { ChangedConnection, DiffOptions, DiffResult, FieldChange, UncomparableField } from './types.js';
 import { isDeepEqual, isKnownEqual, isPlainObject, redactDeep, redactSecretValue } from './values.js';
 
-export { createMaskFinder, type MaskSource, type MaskText, maskedPointers } from './masked.js';
+export { createMaskFinder, type MaskSource, maskedPointers } from './masked.js';
 
 const NO_SECRETS: ReadonlySet<string> = new Set();
 

@@ -7,7 +7,7 @@ import { memoizeBounded } from '../bounded-memo.js';
 import { compareNames } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
-import { isSecretFieldName, MASK, type MaskAnswer } from '../secrets.js';
+import { isSecretFieldName, MASK } from '../secrets.js';
 import type { CompareOptions, compareConnections } from './compare.js';
 import type { IgnoreMatcher } from './ignore.js';
 import { customFieldAsCompared, customFieldsAsCompared, SET_LIKE_FIELDS } from './normalize.js';
@@ -65,33 +65,11 @@ function maskedSegments(
  */
 type MaskPlace = readonly [key: string] | readonly ['custom_fields', field: string, key: string];
 
-/**
- * What the mask finder reads masks of: a connection, or a snapshot line that holds one (parsed only
- * when its text cannot answer: see `EqualLines` of `src/snapshot/merge.ts`).
- */
+/** What the mask finder reads masks of: a connection of a type (a snapshot line's, parsed once). */
 export interface MaskSource {
   readonly type: string;
-  /** The connection (a line is parsed when first asked). */
+  /** The connection. */
   entry(): Connection;
-  /** The line's scanned text, when there is one: whether it holds the mask at a place. */
-  readonly scan?: MaskText | undefined;
-}
-
-/** A line's text, as `EntryLineScan` (src/snapshot/line-scan.ts) reads it. */
-export interface MaskText {
-  maskAt(key: string): MaskAnswer;
-  customMaskAt(field: string, key: string): MaskAnswer;
-}
-
-/** Whether the text holds the mask at every place (`unknown`: read the entry). */
-function textHoldsMasksAt(text: MaskText, places: readonly MaskPlace[]): MaskAnswer {
-  let unknown = false;
-  for (const place of places) {
-    const answer = place.length === 1 ? text.maskAt(place[0]) : text.customMaskAt(place[1], place[2]);
-    if (answer === 'no') return 'no';
-    if (answer === 'unknown') unknown = true;
-  }
-  return unknown ? 'unknown' : 'mask';
 }
 
 /** The masks found in an earlier entry, offered for the next one of its type and mask count. */
@@ -114,16 +92,11 @@ const MASK_LAYOUT_KEYS_KEPT = 1_000;
  * place is found whatever the values around it (only its path decides, by the ignore rules). Else the
  * entry is walked, and its layout kept when every mask is in such a place. Without a count
  * (`undefined`: a `\u` escape in the text), always walked.
- *
- * A line's scanned text answers for an offered layout without parsing the line, when no ignore rule
- * removes values below the top level (the places are then read in the entry as it is): the same
- * answer as the parsed entry's, or `unknown` and the entry is read.
  */
 export function createMaskFinder(
   options: CompareOptions,
 ): (source: MaskSource, masksInText: number | undefined) => readonly string[] {
   const layouts = new Map<string, MaskLayout[][]>();
-  const textReadable = options.ignore.removesNothing;
   let keys = 0;
   return (source, masksInText) => {
     if (masksInText === undefined) return maskedPointers(source.entry(), options);
@@ -131,15 +104,8 @@ export function createMaskFinder(
     const ofType = layouts.get(source.type);
     const offered = ofType?.[masksInText];
     if (offered !== undefined) {
-      const text = textReadable ? source.scan : undefined;
-      let compared: Record<string, unknown> | undefined;
-      for (const layout of offered) {
-        const read = text === undefined ? 'unknown' : textHoldsMasksAt(text, layout.places);
-        if (read === 'mask') return layout.pointers;
-        if (read === 'no') continue;
-        compared ??= options.ignore.removeFromEntry(source.entry());
-        if (holdsMasksAt(compared, layout.places)) return layout.pointers;
-      }
+      const compared = options.ignore.removeFromEntry(source.entry());
+      for (const layout of offered) if (holdsMasksAt(compared, layout.places)) return layout.pointers;
     }
     const entry = source.entry();
     const segments = maskedSegments(entry, options, masksInText);

@@ -19,7 +19,6 @@ import {
   type SnapshotPart,
   type SnapshotSelection,
 } from './format.js';
-import type { EntryLineScan } from './line-scan.js';
 import { DAMAGED_HINT, NOT_A_SNAPSHOT_HINT, type RawLine } from './lines.js';
 import { composeMigrations, type MigrationRegistry, type Migrator } from './migrate.js';
 
@@ -101,37 +100,6 @@ export class SnapshotParser {
     }
     this.checkConnectionPlace(raw);
     return { kind: 'connection', entry: this.readEntry(value, raw) };
-  }
-
-  /**
-   * Take one entry line without parsing it, when `scan` reads it (`line-scan.ts`) as a JSON object
-   * with a string `name` and `type` and this file's entries need no migration: checked as
-   * {@link SnapshotParser.push} checks it. Returns its name and type; undefined when nothing was
-   * taken (push the line instead: a line the scan declines, a profile, the trailer).
-   */
-  pushIfScanned(
-    raw: RawLine,
-    scan: EntryLineScan,
-  ): { readonly name: string; readonly type: string } | undefined {
-    if (!this.takesEntriesAsParsed || !scan.scan(raw.bytes)) return undefined;
-    const name = scan.name();
-    const type = scan.type();
-    if (name === undefined || type === undefined) return undefined;
-    this.pushScanned(raw, name, type);
-    return { name, type };
-  }
-
-  /**
-   * Take one entry line scanned (`line-scan.ts`) instead of parsed: a JSON object whose
-   * `name` and `type` are strings, and no more is known of it (see {@link SnapshotParser.takesEntriesAsParsed}:
-   * only when its JSON value is its entry). Checked as {@link SnapshotParser.push} checks it.
-   */
-  pushScanned(raw: RawLine, name: string, type: string): void {
-    this.checkPlace(raw);
-    if (this.migrator?.identity !== true) throw new Error('a scanned line taken where entries are migrated');
-    // A line with a "name" is neither the trailer nor a scan profile: a connection.
-    this.checkConnectionPlace(raw);
-    this.acceptEntry(name, type, raw);
   }
 
   /** A line may come here: not after the trailer, not the file's cut-off end. */

@@ -6,7 +6,6 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
-import { EntryLineScan } from './line-scan.js';
 import { changedWhileRead, type RawLine, readLineBatches, toReadError } from './lines.js';
 import { shippedMigrations } from './migrate.js';
 import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
@@ -38,35 +37,21 @@ export interface PlacedEntry extends PlacedName {
   readonly entry: Connection;
 }
 
-/** A line of {@link PlacedSnapshot.entries}: its entry parsed, or (`scanLines`) undefined when only scanned. */
-export interface PlacedLine extends PlacedName {
-  readonly entry: Connection | undefined;
-}
-
 /** Options of {@link openPlacedSnapshot} and {@link indexSnapshot}. */
 export interface PlacedSnapshotOptions extends ReadEntriesOptions {
   /**
    * Rereads come from the whole file, kept in memory as it is read in order, when it holds at most
    * this many bytes (default 0: each reread reads its line from the file, checked against the CRC-32
    * of its first read). For a caller that rereads most entries: a read per entry costs more than the
-   * entry's parse. The bytes kept are the very bytes checked, so a held line needs no CRC: on the
-   * seventh session's machine the CRC of every line, at its first read and at its reread, and the
-   * second read of the whole file were about 0.5 s of a 100 000-connection diff's snapshot side.
+   * entry's parse. The bytes kept are the very bytes checked, so a held line needs no CRC.
    */
   readonly holdForRereadsUpTo?: number;
-  /**
-   * Lines are scanned (`line-scan.ts`: checked as JSON without being parsed) where the scan reads
-   * them, for a caller that needs only each connection's name and type in this pass (`entry` is then
-   * undefined; it is read again by place when needed). On 100 000 connections a scan is a fraction of
-   * a parse and of the collections that follow it. A line the scan declines is parsed, as before.
-   */
-  readonly scanLines?: boolean;
 }
 
 /** A snapshot read once in order (checked as `readSnapshotEntries` of `read.ts` checks it), whose entries can be read again by place. */
 export interface PlacedSnapshot {
   /** Every entry with its place; the trailer is checked after the last one. */
-  readonly entries: AsyncGenerator<PlacedLine, VerifiedSnapshot, undefined>;
+  readonly entries: AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined>;
   /**
    * The entry at `place` (a place `entries` has handed out), read from the file again, parsed and
    * migrated. Throws InputFileError when the line changed since it was read.
@@ -104,8 +89,7 @@ export function openPlacedSnapshot(
     const read = readSync(fd, bytes, 0, place.length, place.offset);
     return read === place.length ? bytes : bytes.subarray(0, read);
   };
-  const scan = options.scanLines === true ? new EntryLineScan() : undefined;
-  async function* entries(): AsyncGenerator<PlacedLine, VerifiedSnapshot, undefined> {
+  async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
     // Held when small enough at the start; a file that then grows or shrinks was changed while read.
     const holdUpTo = options.holdForRereadsUpTo ?? 0;
     const size = holdUpTo > 0 ? (statSync(path, { throwIfNoEntry: false })?.size ?? 0) : 0;
@@ -120,7 +104,7 @@ export function openPlacedSnapshot(
             heldUpTo += chunk.length;
           };
     for await (const batch of readLineBatches(path, { ...options, onChunk })) {
-      const placed: PlacedLine[] = [];
+      const placed: PlacedEntry[] = [];
       // A connection's place: where to read it again (a line kept in memory needs no CRC).
       const placeOf = (raw: RawLine): EntryPlace => ({
         offset: raw.offset,
@@ -129,11 +113,6 @@ export function openPlacedSnapshot(
         crc: holding === undefined ? crc32(raw.bytes) : 0,
       });
       for (const raw of batch) {
-        const scanned = scan === undefined ? undefined : parser.pushIfScanned(raw, scan);
-        if (scanned !== undefined) {
-          placed.push({ name: scanned.name, type: scanned.type, entry: undefined, place: placeOf(raw) });
-          continue;
-        }
         const parsed = parser.push(raw);
         if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
         if (parsed?.kind !== 'connection') continue;
@@ -194,32 +173,7 @@ export interface IndexedSnapshot {
 export async function indexSnapshot(
   path: string,
   onEntry: (placed: PlacedEntry, file: PlacedSnapshot) => void,
-  options: Omit<PlacedSnapshotOptions, 'expected' | 'scanLines'> = {},
-): Promise<IndexedSnapshot> {
-  // Lines parsed, never only scanned: every line handed out has its entry.
-  return indexPlaced(path, onEntry as (placed: PlacedLine, file: PlacedSnapshot) => void, {
-    ...options,
-    scanLines: false,
-  });
-}
-
-/**
- * {@link indexSnapshot} for a caller that needs each connection's name and type only (its entry is
- * read again by place when needed): the lines are scanned rather than parsed where they can be
- * (see {@link PlacedSnapshotOptions.scanLines}).
- */
-export async function indexSnapshotNames(
-  path: string,
-  onEntry: (placed: PlacedName, file: PlacedSnapshot) => void,
-  options: Omit<PlacedSnapshotOptions, 'expected' | 'scanLines'> = {},
-): Promise<IndexedSnapshot> {
-  return indexPlaced(path, onEntry, { ...options, scanLines: true });
-}
-
-async function indexPlaced(
-  path: string,
-  onEntry: (placed: PlacedLine, file: PlacedSnapshot) => void,
-  options: Omit<PlacedSnapshotOptions, 'expected'>,
+  options: Omit<PlacedSnapshotOptions, 'expected'> = {},
 ): Promise<IndexedSnapshot> {
   const profiles: SnapshotScanProfile[] = [];
   const file = openPlacedSnapshot(path, { ...options, onProfile: (p) => profiles.push(p) });

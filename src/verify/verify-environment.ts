@@ -29,7 +29,7 @@ import type { SnapshotHeader } from '../snapshot/format.js';
 import {
   type EntryPlace,
   type IndexedSnapshot,
-  indexSnapshotNames,
+  indexSnapshot,
   type PlacedSnapshot,
 } from '../snapshot/read.js';
 import { createConnectionVerifier, type ExpectedConnection } from './connections.js';
@@ -159,7 +159,7 @@ async function readExpected(
   secretFields: (type: string) => ReadonlySet<string>,
 ): Promise<IndexedSnapshot & { readonly entries: Map<string, ExpectedConnection> }> {
   const entries = new Map<string, ExpectedConnection>();
-  const indexed = await indexSnapshotNames(
+  const indexed = await indexSnapshot(
     path,
     ({ name, type, place }, file) => entries.set(name, new SnapshotTwin(type, place, file, secretFields)),
     { signal, label },
