@@ -20,6 +20,7 @@ import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { exportConnections } from '../src/api/connections.js';
 import { createHttpClient } from '../src/api/http.js';
+import { limitHeapGrowth } from '../src/cli/heap.js';
 import { runCli } from '../src/cli/run-cli.js';
 import { createSilentLogger } from '../src/log.js';
 import { readSnapshotEntries } from '../src/snapshot/read.js';
@@ -216,6 +217,8 @@ export async function runScaleChild(args: readonly string[]): Promise<ScaleChild
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // The heap grows as in `dds-migrate` itself (src/cli/main.ts), for the command and its baselines alike.
+  limitHeapGrowth();
   const result = await runScaleChild(process.argv.slice(2));
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -5,7 +5,10 @@
  * exits at once.
  */
 import { ExitCode } from '../errors.js';
+import { limitHeapGrowth } from './heap.js';
 import { finishStdout, reportUncaught, runCli } from './run-cli.js';
+
+limitHeapGrowth();
 
 const controller = new AbortController();
 let interrupts = 0;

@@ -61,9 +61,9 @@ const READ_BYTES_PER_TURN = 1024 * 1024;
 
 /**
  * Chunk buffers used again. A buffer allocated per chunk is memory never touched before: on a
- * machine where a first touch costs about 11 microseconds a page (the 2-core benchmark machine of the
- * seventh session), 76 MB read in fresh 256 KiB buffers spent about 50 ms in page faults, twice that for
- * a diff of two snapshots, besides the garbage collections that free them.
+ * machine where a first touch costs about 11 microseconds a page (the 2-core benchmark machine), 76 MB
+ * read in fresh 256 KiB buffers spent about 50 ms in page faults, twice that for a diff of two
+ * snapshots, besides the garbage collections that free them.
  */
 class ChunkPool {
   private readonly free: Buffer[] = [];

@@ -1,0 +1,17 @@
+/**
+ * How far the command's process lets its heap grow. V8 lets the heap grow to about four times what
+ * was live after its last full collection when the program allocates fast and collects cheaply, which
+ * is what a large import does (each entry's body is read, sent and dropped). Capped at 1.5 times, the
+ * peak follows what is live, for more full collections of a few ms each and the same wall time: see
+ * docs/why.md, "Why the heap's growth is capped", for the figures. V8 reads this flag at every
+ * collection, so setting it once the process runs takes effect.
+ */
+import { setFlagsFromString } from 'node:v8';
+
+/** Growth factor of the heap after a full collection, in percent above 1 (V8's default picks 1.1 to 4). */
+export const HEAP_GROWING_PERCENT = 50;
+
+/** Cap the heap's growth for this process (called once by `main.ts`, and by the benchmarks' child that stands for it). */
+export function limitHeapGrowth(): void {
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
