@@ -12,9 +12,6 @@ import { assignOwn } from './own-property.js';
 /** How the service masks a secret, and how dds-migrate shows one. */
 export const MASK = '******';
 
-/** What a text says of a place of a JSON value: the mask is there, it is not, or it cannot say. */
-export type MaskAnswer = 'mask' | 'no' | 'unknown';
-
 const knownSecrets = new Set<string>();
 
 /**

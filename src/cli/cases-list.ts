@@ -17,7 +17,6 @@ import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext, Output } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { relaxHeapGrowth } from './heap.js';
 import { parseListOption, parseSortOption, readNumberOption, SORT_OPTION } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
 
@@ -131,9 +130,6 @@ export const casesListCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    // A few pages at a time in memory: the 1.5 x cap on the heap's growth would only cost full
-    // collections; twice what is live keeps the peak low without them.
-    relaxHeapGrowth();
     const fields = parseFieldsOption(args.fields);
     const selection = {
       status: parseListOption(args.status, '--status'),

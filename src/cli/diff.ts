@@ -17,7 +17,6 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
-import { ownHeapGrowth } from './heap.js';
 import { writeJsonDocument } from './json-document.js';
 import { readStringOption } from './options.js';
 import { assertFormatFitsJson } from './render.js';
@@ -136,12 +135,6 @@ export const diffCommand: CommandSpec = {
         signal: ctx.signal,
       },
       (event) => {
-        if (event.kind === 'reading') {
-          // Two snapshots merged side by side hold little: the cap on the heap's growth would only
-          // cost full collections (src/cli/heap.ts). A side read from an environment keeps it.
-          if (event.from === 'snapshot' && event.to === 'snapshot') ownHeapGrowth();
-          return;
-        }
         ctx.out.info(
           `from ${event.from.label}: ${countOf(event.from.count, 'connection')}; to ${event.to.label}: ${countOf(event.to.count, 'connection')}`,
         );

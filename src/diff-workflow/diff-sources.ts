@@ -8,8 +8,8 @@
  * two steps: the snapshot first, keeping per connection only its place in the file (and checked whole,
  * trailer included, before the environment is contacted), then the export, each of whose connections
  * is compared with its twin read again from the file: the export's order is not the snapshot's (name)
- * order, and nothing waits. Nothing is returned until both sides are read and checked, so a damaged
- * snapshot or an unreachable service never leaves half a plan.
+ * order, and nothing waits. Everything runs on one thread. Nothing is returned until both sides are
+ * read and checked, so a damaged snapshot or an unreachable service never leaves half a plan.
  */
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -29,7 +29,7 @@ import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
-import { type SnapshotSide, startSnapshotSide } from './snapshot-side.js';
+import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
 
 /** What one side of a diff names. */
 export type DiffSide =
@@ -145,18 +145,11 @@ export interface SideContent {
 }
 
 /** Progress of a diff. */
-export type DiffEvent =
-  /** What each side is, before either is read. */
-  | {
-      readonly kind: 'reading';
-      readonly from: DiffSide['kind'];
-      readonly to: DiffSide['kind'];
-    }
-  | {
-      readonly kind: 'sides-read';
-      readonly from: { readonly label: string; readonly count: number };
-      readonly to: { readonly label: string; readonly count: number };
-    };
+export type DiffEvent = {
+  readonly kind: 'sides-read';
+  readonly from: { readonly label: string; readonly count: number };
+  readonly to: { readonly label: string; readonly count: number };
+};
 
 /** What a diff found, with the sides it read. */
 export interface DiffSourcesResult {
@@ -183,7 +176,6 @@ export async function diffSources(
     to: classifySide(options.to, 'to', options.config, options.cwd),
   };
   const catalog = await loadShippedCatalog(options.schemas);
-  onEvent({ kind: 'reading', from: sides.from.kind, to: sides.to.kind });
   const [fromRead, toRead, found] = await readBothSides(sides, ports, options.ignoreFields, catalog);
   const from: SideContent = { ...fromRead, count: found.counts.from };
   const to: SideContent = { ...toRead, count: found.counts.to };
@@ -220,12 +212,10 @@ function snapshotSideOf(
  * are named.
  */
 interface EnvironmentSink {
-  /** Each connection, as parsed; a promise returned is awaited before the next is read. */
-  entry(entry: Connection): Promise<void> | undefined;
-  /** Each chunk of the export's body, before the connections in it are parsed. */
-  readonly bytes?: ((chunk: Buffer) => void) | undefined;
+  /** Each connection, as parsed. */
+  entry(entry: Connection): void;
   /** After the last connection: the names of those of these ids that a connection has. */
-  names(ids: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  names(ids: readonly string[]): ReadonlyMap<string, string>;
 }
 
 /** A sink that keeps the name of each connection by its id, here, and hands the connection to `onEntry`. */
@@ -235,9 +225,8 @@ function keepingNames(onEntry: (entry: Connection) => void): EnvironmentSink {
     entry(entry) {
       if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
       onEntry(entry);
-      return undefined;
     },
-    names: async () => nameById,
+    names: () => nameById,
   };
 }
 
@@ -251,11 +240,7 @@ async function readEnvironmentSide(
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
   try {
-    const onBytes = sink.bytes;
-    for await (const entry of exportConnections(client, { signal, ...(onBytes ? { onBytes } : {}) })) {
-      const wait = sink.entry(entry);
-      if (wait !== undefined) await wait;
-    }
+    for await (const entry of exportConnections(client, { signal })) sink.entry(entry);
     const profiles = await readEnvironmentProfiles(client, sink, signal);
     return { profiles, label: `${environment.label} (environment)` };
   } finally {
@@ -285,7 +270,7 @@ async function readEnvironmentProfiles(
   for (const p of named)
     if (Array.isArray(p.dataSourceList))
       for (const ref of p.dataSourceList) if (typeof ref === 'string') ids.add(ref);
-  const nameById = await sink.names([...ids]);
+  const nameById = sink.names([...ids]);
   return named.map((p) => {
     const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
     return toComparableProfile(
@@ -297,70 +282,64 @@ async function readEnvironmentProfiles(
 }
 
 /**
- * A snapshot against an environment: the snapshot side (`snapshot-side.ts`, in a worker thread when
- * large) reads and checks the snapshot while this thread reads the export and hands each connection
- * over; the side compares it with its twin read again from the file. A damaged snapshot stops the
- * export at once and is the error reported (also when the environment failed too).
+ * A snapshot up to this size is held in memory as it is read, for the rereads (a 100 000-connection
+ * snapshot is 76 MB): a read from the file per connection costs more than the connection's parse. A
+ * larger one is read again line by line, so what is held stays bounded whatever the size.
+ */
+export const HOLD_FOR_REREADS_BYTES = 128 * 1024 * 1024;
+
+/**
+ * A snapshot against an environment: the snapshot is read and checked whole first (a damaged one
+ * fails before the environment is contacted), keeping per connection its place in the file; then the
+ * export is read, each of its connections compared with its twin read again from the file; the
+ * snapshot's connections the environment lacks are read again at the end.
  */
 async function readSnapshotAndEnvironment(
   snapshotSide: Extract<DiffSide, { kind: 'snapshot' }>,
   snapshotFlag: 'from' | 'to',
   ports: DiffPorts,
-  ignoreFields: readonly string[],
-  catalog: TemplateCatalog,
+  compare: DiffOptionsOfCompare,
 ): Promise<{
   readonly snapshot: SideRead;
   readonly environment: SideRead;
   readonly found: StreamingDiffResult;
 }> {
-  const side = startSnapshotSide({
-    path: snapshotSide.path,
+  const differ = createStreamingDiff(compare);
+  const places = new Map<string, EntryPlace>();
+  const indexed = await indexSnapshot(snapshotSide.path, ({ name, place }) => places.set(name, place), {
     label: snapshotSide.ref,
-    flag: snapshotFlag,
-    ignoreFields,
-    // As a table: the side may run in another thread.
-    secretFields: catalog.types().map((type) => [type, [...catalog.secretFields(type)]] as const),
+    signal: ports.signal,
+    holdForRereadsUpTo: HOLD_FOR_REREADS_BYTES,
   });
-  const controller = new AbortController();
-  // Ctrl-C stops both sides at once (the snapshot side's waits then reject as interrupted).
-  const onAbort = () => {
-    controller.abort(ports.signal.reason);
-    void side.close();
-  };
-  ports.signal.addEventListener('abort', onAbort, { once: true });
-  // A failure of the snapshot side, whenever it comes, stops the export.
-  side.failed.catch((error: unknown) => controller.abort(error));
+  const { file } = indexed;
   try {
     const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
-    let environment: SideRead;
-    // The side compares the export's bytes and keeps the name of each id; this thread parses the
-    // same bytes (the export as any command reads it) and only counts what it read.
-    let answer: ReturnType<SnapshotSide['finish']> | undefined;
-    const finish = (ids: readonly string[]) => {
-      answer ??= side.finish(ids);
-      return answer;
+    const environment = await readEnvironmentSide(
+      environmentFlag,
+      ports,
+      ports.signal,
+      keepingNames((entry) => {
+        const place = typeof entry.name === 'string' ? places.get(entry.name) : undefined;
+        if (place === undefined) {
+          differ.add(environmentFlag, entry);
+          return;
+        }
+        // A second connection of this name is no pair: the differ refuses it as a duplicate.
+        places.delete(entry.name);
+        const twin = file.reread(place);
+        if (snapshotFlag === 'from') differ.pair(twin, entry, undefined);
+        else differ.pair(entry, twin, undefined);
+      }),
+    );
+    for (const place of places.values())
+      differ.add(snapshotFlag, file.reread(place), () => file.reread(place));
+    return {
+      snapshot: snapshotSideOf(snapshotSide, indexed.profiles),
+      environment,
+      found: differ.finish(),
     };
-    try {
-      environment = await readEnvironmentSide(environmentFlag, ports, controller.signal, {
-        entry: () => side.read(),
-        bytes: (chunk) => side.addBytes(chunk),
-        names: async (ids) => (await finish(ids)).names,
-      });
-    } catch (error) {
-      // The snapshot's own fault first, as when it was read before the environment was asked: wait
-      // until it is checked whole (or failed), unless the user stopped the run.
-      if (!ports.signal.aborted) {
-        await side.indexed;
-        const failure = side.failure();
-        if (failure !== undefined) throw failure;
-      }
-      throw error;
-    }
-    const { found, profiles } = await finish([]);
-    return { snapshot: snapshotSideOf(snapshotSide, profiles), environment, found };
   } finally {
-    ports.signal.removeEventListener('abort', onAbort);
-    await side.close();
+    file.close();
   }
 }
 
@@ -405,11 +384,11 @@ async function readBothSides(
   if (from.kind === 'snapshot' && to.kind === 'snapshot')
     return mergeTwoSnapshots(from, to, ports.signal, compare);
   if (from.kind === 'snapshot') {
-    const read = await readSnapshotAndEnvironment(from, 'from', ports, ignoreFields, catalog);
+    const read = await readSnapshotAndEnvironment(from, 'from', ports, compare);
     return [read.snapshot, read.environment, read.found];
   }
   if (to.kind === 'snapshot') {
-    const read = await readSnapshotAndEnvironment(to, 'to', ports, ignoreFields, catalog);
+    const read = await readSnapshotAndEnvironment(to, 'to', ports, compare);
     return [read.environment, read.snapshot, read.found];
   }
   return readTwoEnvironments(ports, compare);

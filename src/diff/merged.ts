@@ -2,8 +2,7 @@
  * The diff fed by a merge join (`src/snapshot/merge.ts`): every name arrives once, in name order,
  * with its connection on one side or both, so nothing waits and nothing needs sorting (pure: no fs,
  * no HTTP). A pair whose snapshot lines were byte-equal arrives as one line: it is unchanged, and
- * only its masked values are looked for, and only when its line holds a mask at all (read from the
- * line's scanned text when it can be, else from the line parsed).
+ * only its masked values are looked for, and only when its line holds a mask at all.
  *
  * The result equals {@link diffConnections} of the same two sides (a snapshot holds no duplicate
  * name: its reader refuses one).
@@ -17,26 +16,17 @@ import {
   compileCompareOptions,
   createMaskFinder,
   type MaskSource,
-  type MaskText,
 } from './compare.js';
 import type { StreamingDiffResult } from './stream.js';
 import type { ChangedConnection, DiffOptions, UncomparableField } from './types.js';
 
 /**
  * Byte-equal lines of both sides, as the merge join hands them out (`EqualLines` of
- * `src/snapshot/merge.ts`): the connection's name and type, the line, and its scan when it was
- * scanned rather than parsed.
+ * `src/snapshot/merge.ts`): the connection's name and type, the line, and the connection.
  */
 export interface SameLines extends MaskSource {
   readonly name: string;
   readonly bytes: Buffer;
-  readonly scan?: ScannedLine | undefined;
-}
-
-/** A line's scan (`EntryLineScan`): masks at places, and a bound on their count. */
-export interface ScannedLine extends MaskText {
-  /** A bound on the values that are the mask; undefined when the line holds a `\u` escape. */
-  masks(): number | undefined;
 }
 
 /** A diff fed in name order. */
@@ -109,9 +99,8 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
       counts.from++;
       counts.to++;
       unchanged++;
-      // A scanned line's count is a tighter bound (a key is no value; undefined on a `\u` escape, as maskTokensIn's).
-      const masks = lines.scan !== undefined ? lines.scan.masks() : maskTokensIn(lines.bytes);
-      for (const path of masksOf(lines, masks)) uncomparable.push({ name: lines.name, path });
+      for (const path of masksOf(lines, maskTokensIn(lines.bytes)))
+        uncomparable.push({ name: lines.name, path });
     },
     both(from, to) {
       next(from.name);

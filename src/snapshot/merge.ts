@@ -6,9 +6,8 @@
  *
  * Two exports of one environment share most of their lines byte for byte (a connection that did
  * not change is written the same way). Such a pair of lines is handed out as one `same` call, and
- * not parsed at all when a validating scan of its text (`line-scan.ts`) reads it: its name and type
- * are all the merge needs, and the sink parses it only if it must (a line the scan declines is
- * parsed once, as before). Both files are still checked whole, line by line, as
+ * parsed once (the value parsed from one side's line is the other side's too). Both files are still
+ * checked whole, line by line, as
  * {@link readSnapshotEntries} checks one (JSON, name, type, order, checksum, trailer): a line equal
  * to a checked line is checked. Only when both files' entries need no migration: a migrated entry
  * is not its line's JSON value.
@@ -18,7 +17,6 @@
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
-import { EntryLineScan } from './line-scan.js';
 import { shippedMigrations } from './migrate.js';
 import {
   type RawLine,
@@ -29,17 +27,15 @@ import {
 } from './read.js';
 
 /**
- * Byte-equal lines on both sides: one connection, parsed only when asked. One object is used again
- * for every such line of a merge: read it during the `same` call only.
+ * Byte-equal lines on both sides: one connection, parsed once. One object is used again for every
+ * such line of a merge: read it during the `same` call only.
  */
 export interface EqualLines {
   readonly name: string;
   readonly type: string;
   /** The line's text (valid during the call only: the reader's buffers are used again). */
   readonly bytes: Buffer;
-  /** The scan of the line, when it was scanned rather than parsed (its answers hold during the call). */
-  readonly scan: EntryLineScan | undefined;
-  /** The connection: parsed now, once, when the line was only scanned. */
+  /** The connection. */
   entry(): Connection;
 }
 
@@ -124,18 +120,6 @@ class Cursor {
     return line?.kind === 'connection' ? line.entry : undefined;
   }
 
-  /** Push the next line unparsed when the scan reads it (see {@link SnapshotParser.pushIfScanned}); else take nothing. */
-  takeIfScanned(scan: EntryLineScan): { readonly name: string; readonly type: string } | undefined {
-    const scanned = this.parser.pushIfScanned(this.batch[this.index] as RawLine, scan);
-    if (scanned !== undefined) this.index++;
-    return scanned;
-  }
-
-  /** Push the next line, known to be a connection of this name and type (its byte-equal twin was scanned). */
-  takeScanned(name: string, type: string): void {
-    this.parser.pushScanned(this.batch[this.index++] as RawLine, name, type);
-  }
-
   /** Take the header line (none: `finish` says the file is empty or not a snapshot). */
   async takeHeader(): Promise<void> {
     while (!this.parser.headerRead) {
@@ -161,35 +145,18 @@ class Equal implements EqualLines {
   name = '';
   type = '';
   bytes: Buffer = Buffer.alloc(0);
-  scan: EntryLineScan | undefined;
-  private line = 0;
   private value: Connection | undefined;
 
-  constructor(private readonly parser: SnapshotParser) {}
-
-  scanned(name: string, type: string, raw: RawLine, scan: EntryLineScan): this {
-    this.name = name;
-    this.type = type;
-    this.bytes = raw.bytes;
-    this.line = raw.number;
-    this.scan = scan;
-    this.value = undefined;
-    return this;
-  }
-
-  parsed(entry: Connection, raw: RawLine): this {
+  set(entry: Connection, raw: RawLine): this {
     this.name = entry.name;
     this.type = entry.type;
     this.bytes = raw.bytes;
-    this.line = raw.number;
-    this.scan = undefined;
     this.value = entry;
     return this;
   }
 
   entry(): Connection {
-    this.value ??= this.parser.reparse(this.bytes, this.line);
-    return this.value;
+    return this.value as Connection;
   }
 }
 
@@ -206,8 +173,7 @@ export async function mergeSnapshots(
 ): Promise<{ readonly from: MergedSide; readonly to: MergedSide }> {
   const a = new Cursor(from, options);
   const b = new Cursor(to, options);
-  const equal = new Equal(a.parser);
-  const scan = new EntryLineScan();
+  const equal = new Equal();
   try {
     // Both headers first: the join starts on both sides' first lines after them.
     await a.takeHeader();
@@ -228,16 +194,10 @@ export async function mergeSnapshots(
           b.parser.takesEntriesAsParsed &&
           rawA.bytes.equals(rawB.bytes)
         ) {
-          const scanned = a.takeIfScanned(scan);
-          if (scanned !== undefined) {
-            b.takeScanned(scanned.name, scanned.type);
-            sink.same(equal.scanned(scanned.name, scanned.type, rawA, scan));
-            continue;
-          }
           const entry = a.take();
           if (entry === undefined) continue; // a profile line or the trailer: B's twin line is taken on its own
           const twin = b.take(entry);
-          if (twin === entry) sink.same(equal.parsed(entry, rawA));
+          if (twin === entry) sink.same(equal.set(entry, rawA));
           else {
             // B's parser placed the line otherwise (it holds no connection there): a plain join.
             a.waiting = entry;

@@ -29,7 +29,7 @@ import type { SnapshotHeader } from '../snapshot/format.js';
 import {
   type EntryPlace,
   type IndexedSnapshot,
-  indexSnapshotNames,
+  indexSnapshot,
   type PlacedSnapshot,
 } from '../snapshot/read.js';
 import { type Clock, createRateLimiter } from '../sync/throttle.js';
@@ -177,7 +177,7 @@ async function readExpected(
   overrides: Overrides,
 ): Promise<IndexedSnapshot & { readonly entries: Map<string, ExpectedConnection> }> {
   const entries = new Map<string, ExpectedConnection>();
-  const indexed = await indexSnapshotNames(
+  const indexed = await indexSnapshot(
     path,
     ({ name, type, place }, file) =>
       entries.set(name, new SnapshotTwin(type, place, file, secretFields, overrides)),

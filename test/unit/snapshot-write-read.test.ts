@@ -10,8 +10,6 @@ import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { canonicalizeEntry, createSnapshotHeader, serializeEntryLine } from '../../src/snapshot/format.js';
 import {
   type EntryPlace,
-  indexSnapshot,
-  indexSnapshotNames,
   loadSnapshot,
   openPlacedSnapshot,
   readSnapshotEntries,
@@ -19,7 +17,6 @@ import {
   verifySnapshot,
 } from '../../src/snapshot/read.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
-import { writeSnapshotFile } from '../helpers/snapshot-file.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 let dir: string;
@@ -428,56 +425,6 @@ describe('openPlacedSnapshot', () => {
     expect(() => snapshot.reread(places[123] as EntryPlace)).toThrow(/changed while it was being read/);
     snapshot.close();
     expect(() => snapshot.reread(places[0] as EntryPlace)).toThrow();
-  });
-
-  it('indexSnapshotNames hands out what indexSnapshot does, lines scanned where they can be, and refuses what it refuses', async () => {
-    const dir = await makeTempDir('placed-names-');
-    const entries = [
-      { name: 'a', type: 's3', password: '******' },
-      // A name with escapes, a control character (written as \u0001) and a non-ASCII type.
-      { name: 'b "quoted" \u0001', type: 'typ\u00e9' },
-      { name: 'c', type: 's3', custom_fields: [{ field_name: 'k', field_value: '******' }] },
-      { name: 'd', type: 'rdb-mysql', nested: { deep: [1, 2, { x: null }] } },
-    ] as Connection[];
-    const write = (path: string, formatVersion: 1 | 2 = 2) =>
-      writeSnapshotFile(path, entries, { formatVersion });
-    for (const [label, path] of [
-      ['current', await write(join(dir, 'v2.jsonl'))],
-      // An older version: its entries are migrated, so every line is parsed.
-      ['version 1', await write(join(dir, 'v1.jsonl'), 1)],
-    ] as const) {
-      const seen: unknown[] = [];
-      const named: unknown[] = [];
-      const whole = await indexSnapshot(path, ({ entry, place }) =>
-        seen.push({ name: entry.name, type: entry.type, place }),
-      );
-      const names = await indexSnapshotNames(
-        path,
-        ({ name, type, place }, file) => {
-          named.push({ name, type, place });
-          expect(file.reread(place)).toEqual(entries.find((e) => e.name === name));
-        },
-        { chunkSize: 16 },
-      );
-      expect(named, label).toEqual(seen);
-      expect(names.verified).toEqual(whole.verified);
-      whole.file.close();
-      names.file.close();
-    }
-    // A damaged file: the same refusal, naming the same line.
-    for (const damage of [
-      (lines: string[]) => lines.splice(2, 1, '{"name":"b","type":"s3",}'),
-      (lines: string[]) => lines.splice(2, 1, '{"name":"a","type":"s3"}'),
-      (lines: string[]) => lines.splice(2, 1, '{"name":"b","type":7}'),
-      (lines: string[]) => lines.splice(3, 1),
-    ]) {
-      const path = await writeSnapshotFile(join(dir, 'damaged.jsonl'), entries, { damage });
-      const expected = await indexSnapshot(path, () => {}).catch((e: unknown) => e);
-      const got = await indexSnapshotNames(path, () => {}).catch((e: unknown) => e);
-      expect(expected).toBeInstanceOf(InputFileError);
-      expect(got).toBeInstanceOf(InputFileError);
-      expect((got as Error).message).toBe((expected as Error).message);
-    }
   });
 
   it('a file gone before its first reread is a file error naming it (exit 2), not a bug', async () => {

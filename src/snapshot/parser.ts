@@ -1,0 +1,395 @@
+/**
+ * The checks of one pass over a snapshot, line by line: the header (its kind, its format version and
+ * the migrations from it), each entry (JSON, an object with a string name and type, name order, no
+ * duplicate), the scan profile lines of version 2, the checksum of the entry lines, and the trailer.
+ * Shared by every reading function (`read.ts`, `placed.ts`) and by the merge join (`merge.ts`).
+ */
+import { compareNames } from '../connections/match.js';
+import { InputFileError } from '../errors.js';
+import type { Connection } from '../model/connection.js';
+import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
+import { describeJsonError } from '../secrets.js';
+import { createEntryHasher, type EntryHasher } from './checksum.js';
+import {
+  CURRENT_FORMAT_VERSION,
+  SNAPSHOT_END_KIND,
+  SNAPSHOT_KIND,
+  SNAPSHOT_PARTS,
+  type SnapshotHeader,
+  type SnapshotPart,
+  type SnapshotSelection,
+} from './format.js';
+import { DAMAGED_HINT, NOT_A_SNAPSHOT_HINT, type RawLine } from './lines.js';
+import { composeMigrations, type MigrationRegistry, type Migrator } from './migrate.js';
+
+/** What a verified snapshot is: its header (migrated to the current version) and its checksum facts. */
+export interface VerifiedSnapshot {
+  readonly path: string;
+  /** The header, migrated to {@link CURRENT_FORMAT_VERSION}. */
+  readonly header: SnapshotHeader;
+  /** The version the file was written in (before migration). */
+  readonly storedFormatVersion: number;
+  /** Connection entries (the trailer's `entryCount` also counts the scan profile lines). */
+  readonly entryCount: number;
+  /** Scan profile lines (0 in a version 1 snapshot). */
+  readonly scanProfileCount: number;
+  /** sha256 of the entry lines as stored, as in the trailer. */
+  readonly sha256: string;
+  /** How many entries of each type, in first-seen order. */
+  readonly typeCounts: ReadonlyMap<string, number>;
+}
+
+/** What one line held. */
+export type ParsedLine =
+  | { readonly kind: 'connection'; readonly entry: Connection }
+  | { readonly kind: 'scan-profile'; readonly profile: SnapshotScanProfile };
+
+/** The state of one pass over a snapshot. Push lines in order, then `finish`. */
+export class SnapshotParser {
+  private header: SnapshotHeader | undefined;
+  private storedFormatVersion = 0;
+  private migrator: Migrator | undefined;
+  private readonly hasher: EntryHasher = createEntryHasher();
+  private count = 0;
+  private previousName: string | undefined;
+  private previousLine = 0;
+  private trailer: { entryCount: number; sha256: string; line: number } | undefined;
+  private lastLine = 0;
+  private readonly typeCounts = new Map<string, number>();
+  private profileCount = 0;
+  private previousProfile: { name: string; line: number } | undefined;
+
+  constructor(
+    private readonly path: string,
+    /** The file's name in messages. */
+    private readonly label: string,
+    private readonly migrations: MigrationRegistry,
+  ) {}
+
+  /** True once the header line is read. */
+  get headerRead(): boolean {
+    return this.header !== undefined;
+  }
+
+  /**
+   * True once the header is read and entries need no migration: a line's JSON value is then its
+   * entry, so a value parsed from byte-equal text may be handed to {@link SnapshotParser.push}.
+   */
+  get takesEntriesAsParsed(): boolean {
+    return this.migrator?.identity === true;
+  }
+
+  /**
+   * Take one line; returns the entry or scan profile it holds, if any. `parsed`, when given, is the
+   * line's JSON value, already parsed from byte-equal text (see {@link SnapshotParser.takesEntriesAsParsed}):
+   * everything is checked as usual but the parse itself.
+   */
+  push(raw: RawLine, parsed?: unknown): ParsedLine | undefined {
+    this.checkPlace(raw);
+    if (this.header === undefined) {
+      this.readHeader(raw);
+      return undefined;
+    }
+    const value = parsed === undefined ? this.parseJson(raw) : parsed;
+    if (isPlainObject(value) && value.kind === SNAPSHOT_END_KIND && !Object.hasOwn(value, 'name')) {
+      this.readTrailer(value, raw.number);
+      return undefined;
+    }
+    if (this.storedFormatVersion >= 2 && isProfileLine(value)) {
+      return { kind: 'scan-profile', profile: this.readProfile(value, raw) };
+    }
+    this.checkConnectionPlace(raw);
+    return { kind: 'connection', entry: this.readEntry(value, raw) };
+  }
+
+  /** A line may come here: not after the trailer, not the file's cut-off end. */
+  private checkPlace(raw: RawLine): void {
+    this.lastLine = raw.number;
+    if (this.trailer !== undefined) {
+      throw this.fail(raw.number, `unexpected content after the trailer (line ${this.trailer.line})`);
+    }
+    if (!raw.terminated) {
+      throw this.fail(raw.number, 'the last line is incomplete (no newline): the snapshot is truncated');
+    }
+  }
+
+  /** A connection line may come here: before the scan profiles. */
+  private checkConnectionPlace(raw: RawLine): void {
+    if (this.previousProfile !== undefined) {
+      throw this.fail(
+        raw.number,
+        `a connection line after the scan profiles (line ${this.previousProfile.line}): connections come first`,
+      );
+    }
+  }
+
+  /** An entry line read again (see `openPlacedSnapshot` of `placed.ts`): parsed and migrated, not re-checked. */
+  reparse(bytes: Buffer, line: number): Connection {
+    const value = this.parseJson({ bytes, number: line, offset: 0, terminated: true });
+    return this.migrator?.identity === false
+      ? this.migrator.migrateEntry(value as Record<string, unknown>)
+      : (value as Connection);
+  }
+
+  /** Check the end of the file and return the facts. */
+  finish(): VerifiedSnapshot {
+    if (this.header === undefined) {
+      throw new InputFileError(this.label, undefined, 'the file is empty, not a snapshot', {
+        hint: NOT_A_SNAPSHOT_HINT,
+      });
+    }
+    if (this.trailer === undefined) {
+      throw this.fail(this.lastLine + 1, `no trailer after line ${this.lastLine}: the snapshot is truncated`);
+    }
+    return {
+      path: this.path,
+      header: this.header,
+      storedFormatVersion: this.storedFormatVersion,
+      entryCount: this.count,
+      scanProfileCount: this.profileCount,
+      sha256: this.trailer.sha256,
+      typeCounts: this.typeCounts,
+    };
+  }
+
+  private readHeader(raw: RawLine): void {
+    let bytes = raw.bytes;
+    // A byte-order mark added by an editor: the header is not checksummed, so it is harmless.
+    if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+    let value: unknown;
+    try {
+      value = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      throw new InputFileError(
+        this.label,
+        raw.number,
+        'not a dds-migrate snapshot (line 1 is not a JSON header)',
+        {
+          hint: NOT_A_SNAPSHOT_HINT,
+        },
+      );
+    }
+    if (!isPlainObject(value) || typeof value.kind !== 'string') {
+      throw new InputFileError(this.label, raw.number, 'not a dds-migrate snapshot (line 1 has no "kind")', {
+        hint: NOT_A_SNAPSHOT_HINT,
+      });
+    }
+    if (value.kind !== SNAPSHOT_KIND) {
+      throw new InputFileError(
+        this.label,
+        raw.number,
+        `not a dds-migrate snapshot: kind is ${JSON.stringify(value.kind)}, expected "${SNAPSHOT_KIND}"`,
+        { hint: NOT_A_SNAPSHOT_HINT },
+      );
+    }
+    const version = value.formatVersion;
+    if (typeof version !== 'number' || !Number.isInteger(version) || version < 0) {
+      throw this.fail(raw.number, `formatVersion must be an integer >= 0, got ${JSON.stringify(version)}`);
+    }
+    if (version > CURRENT_FORMAT_VERSION) {
+      throw new InputFileError(
+        this.label,
+        raw.number,
+        `formatVersion ${version} is newer than this dds-migrate reads (${CURRENT_FORMAT_VERSION})`,
+        { hint: 'Upgrade dds-migrate to read this snapshot' },
+      );
+    }
+    const chain = this.migrations.chain(version);
+    if (chain === undefined) {
+      throw new InputFileError(this.label, raw.number, `formatVersion ${version} is no longer supported`, {
+        hint: 'Export the snapshot again with this dds-migrate',
+      });
+    }
+    this.migrator = composeMigrations(chain);
+    this.storedFormatVersion = version;
+    const migrated = this.migrator.migrateHeader(value);
+    const problem = describeHeaderProblem(migrated);
+    if (problem !== undefined) throw this.fail(raw.number, `bad snapshot header: ${problem}`);
+    this.header = normalizeHeader(migrated);
+  }
+
+  private readTrailer(value: Record<string, unknown>, line: number): void {
+    const { entryCount, sha256 } = value;
+    if (typeof entryCount !== 'number' || !Number.isInteger(entryCount) || entryCount < 0) {
+      throw this.fail(line, `trailer entryCount must be an integer >= 0, got ${JSON.stringify(entryCount)}`);
+    }
+    if (typeof sha256 !== 'string') throw this.fail(line, 'trailer has no sha256');
+    const total = this.count + this.profileCount;
+    if (entryCount !== total) {
+      throw this.fail(line, `trailer says ${entryCount} entries but the snapshot holds ${total}`);
+    }
+    const actual = this.hasher.digest();
+    if (sha256 !== actual) {
+      throw this.fail(line, 'sha256 in the trailer does not match the entries (the snapshot was changed)');
+    }
+    if (this.storedFormatVersion >= 2) {
+      const counts: [string, unknown, number][] = [
+        ['connectionCount', value.connectionCount, this.count],
+        ['scanProfileCount', value.scanProfileCount, this.profileCount],
+      ];
+      for (const [field, stated, actual] of counts) {
+        if (stated !== actual) {
+          throw this.fail(
+            line,
+            `trailer ${field} is ${JSON.stringify(stated ?? null)} but the snapshot holds ${actual}`,
+          );
+        }
+      }
+    }
+    this.trailer = { entryCount, sha256, line };
+  }
+
+  private readEntry(value: unknown, raw: RawLine): Connection {
+    if (!isPlainObject(value)) throw this.fail(raw.number, 'entry is not a JSON object');
+    const entry =
+      this.migrator?.identity === false ? this.migrator.migrateEntry(value) : (value as Connection);
+    const { name, type } = entry as Record<string, unknown>;
+    this.acceptEntry(name, type, raw);
+    return entry;
+  }
+
+  /** An entry's line counted and hashed, its name and type checked (and its name's order). */
+  private acceptEntry(name: unknown, type: unknown, raw: RawLine): void {
+    const line = raw.number;
+    this.hasher.addLine(raw.bytes, raw.newlineFollows);
+    this.count += 1;
+    if (typeof name !== 'string' || name === '') throw this.fail(line, 'entry has no string "name"');
+    if (typeof type !== 'string' || type === '') {
+      throw this.fail(line, `entry ${JSON.stringify(name)} has no string "type"`);
+    }
+    if (this.previousName !== undefined) {
+      const order = compareNames(this.previousName, name);
+      if (order === 0) {
+        throw this.fail(line, `duplicate name ${JSON.stringify(name)} (also on line ${this.previousLine})`);
+      }
+      if (order > 0) {
+        throw this.fail(
+          line,
+          `entries are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(this.previousName)}`,
+        );
+      }
+    }
+    this.previousName = name;
+    this.previousLine = line;
+    this.typeCounts.set(type, (this.typeCounts.get(type) ?? 0) + 1);
+  }
+
+  private readProfile(value: Record<string, unknown>, raw: RawLine): SnapshotScanProfile {
+    const line = raw.number;
+    if (this.header?.include.includes('scanProfiles') !== true) {
+      throw this.fail(line, 'a scan profile line, but the header does not include "scanProfiles"');
+    }
+    this.hasher.addLine(raw.bytes, raw.newlineFollows);
+    this.profileCount += 1;
+    const problem = describeProfileProblem(value);
+    if (problem !== undefined) throw this.fail(line, `scan profile ${problem}`);
+    const profile = value.scanProfile as ScanProfile;
+    const name = profile.name;
+    const previous = this.previousProfile;
+    if (previous !== undefined) {
+      const order = compareNames(previous.name, name);
+      if (order === 0) {
+        throw this.fail(
+          line,
+          `duplicate scan profile name ${JSON.stringify(name)} (also on line ${previous.line})`,
+        );
+      }
+      if (order > 0) {
+        throw this.fail(
+          line,
+          `scan profiles are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(previous.name)}`,
+        );
+      }
+    }
+    this.previousProfile = { name, line };
+    return { scanProfile: profile, dataSourceNames: value.dataSourceNames as (string | null)[] };
+  }
+
+  private parseJson(raw: RawLine): unknown {
+    try {
+      return JSON.parse(raw.bytes.toString('utf8'));
+    } catch (error) {
+      throw this.fail(raw.number, `not valid JSON (${describeJsonError(error)})`);
+    }
+  }
+
+  private fail(line: number, message: string): InputFileError {
+    return new InputFileError(this.label, line, message, { hint: DAMAGED_HINT });
+  }
+}
+
+/** The header with every field in place (an older version may omit a `null` selection field). */
+function normalizeHeader(h: Record<string, unknown>): SnapshotHeader {
+  const source = h.source as { url: string; environment: string };
+  const selection = h.selection as Partial<SnapshotSelection>;
+  return {
+    kind: SNAPSHOT_KIND,
+    formatVersion: CURRENT_FORMAT_VERSION,
+    createdAt: h.createdAt as string,
+    tool: h.tool as string,
+    source: { url: source.url, environment: source.environment },
+    selection: { ids: selection.ids ?? null, types: selection.types ?? null, name: selection.name ?? null },
+    include: SNAPSHOT_PARTS.filter((p) => (h.include as readonly SnapshotPart[]).includes(p)),
+  };
+}
+
+/** A scan profile line: no top-level `name` (every connection has one) and a `scanProfile` key. */
+function isProfileLine(value: unknown): value is Record<string, unknown> {
+  return isPlainObject(value) && !Object.hasOwn(value, 'name') && Object.hasOwn(value, 'scanProfile');
+}
+
+/** Why a profile line does not have its shape, or undefined. */
+function describeProfileProblem(value: Record<string, unknown>): string | undefined {
+  const profile = value.scanProfile;
+  if (!isPlainObject(profile)) return '"scanProfile" is not an object';
+  if (typeof profile.name !== 'string' || profile.name === '') return 'has no string "name"';
+  const label = JSON.stringify(profile.name);
+  const list = profile.dataSourceList;
+  if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) {
+    return `${label}: "dataSourceList" is not a list of strings`;
+  }
+  const names = value.dataSourceNames;
+  if (!Array.isArray(names) || !names.every((x) => x === null || typeof x === 'string')) {
+    return `${label}: "dataSourceNames" is not a list of strings or nulls`;
+  }
+  if (names.length !== list.length) {
+    return `${label}: "dataSourceNames" has ${names.length} elements, "dataSourceList" ${list.length}`;
+  }
+  return undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isStringArrayOrNull(value: unknown): value is readonly string[] | null {
+  return value === null || (Array.isArray(value) && value.every((v) => typeof v === 'string'));
+}
+
+/** Why a (migrated) header does not have the shape of {@link SnapshotHeader}, or undefined. */
+function describeHeaderProblem(h: Record<string, unknown>): string | undefined {
+  if (h.formatVersion !== CURRENT_FORMAT_VERSION)
+    return `formatVersion ${String(h.formatVersion)} after migration`;
+  if (typeof h.createdAt !== 'string') return 'createdAt must be a string';
+  if (typeof h.tool !== 'string') return 'tool must be a string';
+  const source = h.source;
+  if (!isPlainObject(source) || typeof source.url !== 'string' || typeof source.environment !== 'string') {
+    return 'source must be {url, environment} strings';
+  }
+  const selection = h.selection as Partial<SnapshotSelection> | undefined;
+  if (!isPlainObject(selection)) return 'selection must be an object';
+  if (!isStringArrayOrNull(selection.ids ?? null)) return 'selection.ids must be a list of strings or null';
+  if (!isStringArrayOrNull(selection.types ?? null))
+    return 'selection.types must be a list of strings or null';
+  const name = selection.name ?? null;
+  if (name !== null && typeof name !== 'string') return 'selection.name must be a string or null';
+  const include = h.include;
+  if (
+    !Array.isArray(include) ||
+    include.length === 0 ||
+    !include.every((p) => SNAPSHOT_PARTS.includes(p as SnapshotPart))
+  ) {
+    return `include must be a non-empty list of ${SNAPSHOT_PARTS.map((p) => JSON.stringify(p)).join(', ')}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,189 @@
+/**
+ * A snapshot read once in order, checked as every reader checks it, whose entries can be read again
+ * later by their place in the file (a few numbers kept per connection instead of the connection).
+ */
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import type { Connection } from '../model/connection.js';
+import type { SnapshotScanProfile } from '../model/scan-profile.js';
+import { changedWhileRead, type RawLine, readLineBatches, toReadError } from './lines.js';
+import { shippedMigrations } from './migrate.js';
+import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
+import type { ReadEntriesOptions } from './read.js';
+
+/** Where an entry's line is in the file, to read it again later; a few numbers instead of the entry. */
+export interface EntryPlace {
+  readonly offset: number;
+  /** Bytes of the line, without its newline. */
+  readonly length: number;
+  /** 1-based line number (messages). */
+  readonly line: number;
+  /**
+   * CRC-32 of the line: a line read again must be the one read first (0 when the file is held in
+   * memory as it was read: its held bytes are the ones read first).
+   */
+  readonly crc: number;
+}
+
+/** A connection's name and type, with its place in the file. */
+export interface PlacedName {
+  readonly name: string;
+  readonly type: string;
+  readonly place: EntryPlace;
+}
+
+/** An entry with its place in the file. */
+export interface PlacedEntry extends PlacedName {
+  readonly entry: Connection;
+}
+
+/** Options of {@link openPlacedSnapshot} and {@link indexSnapshot}. */
+export interface PlacedSnapshotOptions extends ReadEntriesOptions {
+  /**
+   * Rereads come from the whole file, kept in memory as it is read in order, when it holds at most
+   * this many bytes (default 0: each reread reads its line from the file, checked against the CRC-32
+   * of its first read). For a caller that rereads most entries: a read per entry costs more than the
+   * entry's parse. The bytes kept are the very bytes checked, so a held line needs no CRC.
+   */
+  readonly holdForRereadsUpTo?: number;
+}
+
+/** A snapshot read once in order (checked as `readSnapshotEntries` of `read.ts` checks it), whose entries can be read again by place. */
+export interface PlacedSnapshot {
+  /** Every entry with its place; the trailer is checked after the last one. */
+  readonly entries: AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined>;
+  /**
+   * The entry at `place` (a place `entries` has handed out), read from the file again, parsed and
+   * migrated. Throws InputFileError when the line changed since it was read.
+   */
+  reread(place: EntryPlace): Connection;
+  /** Release the file handle that {@link PlacedSnapshot.reread} opened, if any. Idempotent. */
+  close(): void;
+}
+
+/**
+ * Read a snapshot in order, keeping nothing: a caller that needs an entry again later (`diff` waiting
+ * for its twin on the other side) keeps its {@link EntryPlace} and rereads it.
+ */
+export function openPlacedSnapshot(
+  path: string,
+  options: PlacedSnapshotOptions & {
+    /** Called with each scan profile line (they follow the connections); default: skipped. */
+    readonly onProfile?: (profile: SnapshotScanProfile) => void;
+  } = {},
+): PlacedSnapshot {
+  const label = options.label ?? path;
+  const parser = new SnapshotParser(path, label, options.migrations ?? shippedMigrations);
+  let fd: number | undefined;
+  /**
+   * The file as read in order, its first `heldUpTo` bytes so far (see
+   * {@link PlacedSnapshotOptions.holdForRereadsUpTo}); every place handed out lies within them.
+   */
+  let held: Buffer | undefined;
+  let heldUpTo = 0;
+  let closed = false;
+  /** The line at `place`, read from the file. */
+  const lineAt = (place: EntryPlace): Buffer => {
+    fd ??= openSync(path, 'r');
+    const bytes = Buffer.allocUnsafe(place.length);
+    const read = readSync(fd, bytes, 0, place.length, place.offset);
+    return read === place.length ? bytes : bytes.subarray(0, read);
+  };
+  async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
+    // Held when small enough at the start; a file that then grows or shrinks was changed while read.
+    const holdUpTo = options.holdForRereadsUpTo ?? 0;
+    const size = holdUpTo > 0 ? (statSync(path, { throwIfNoEntry: false })?.size ?? 0) : 0;
+    const holding = size > 0 && size <= holdUpTo ? Buffer.allocUnsafeSlow(size) : undefined;
+    held = holding;
+    const onChunk =
+      holding === undefined
+        ? undefined
+        : (chunk: Buffer) => {
+            if (heldUpTo + chunk.length > holding.length) throw changedWhileRead(label, undefined);
+            chunk.copy(holding, heldUpTo);
+            heldUpTo += chunk.length;
+          };
+    for await (const batch of readLineBatches(path, { ...options, onChunk })) {
+      const placed: PlacedEntry[] = [];
+      // A connection's place: where to read it again (a line kept in memory needs no CRC).
+      const placeOf = (raw: RawLine): EntryPlace => ({
+        offset: raw.offset,
+        length: raw.bytes.length,
+        line: raw.number,
+        crc: holding === undefined ? crc32(raw.bytes) : 0,
+      });
+      for (const raw of batch) {
+        const parsed = parser.push(raw);
+        if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
+        if (parsed?.kind !== 'connection') continue;
+        const { entry } = parsed;
+        placed.push({ name: entry.name, type: entry.type, entry, place: placeOf(raw) });
+      }
+      yield* placed;
+    }
+    const verified = parser.finish();
+    if (holding !== undefined && heldUpTo !== holding.length) throw changedWhileRead(label, undefined);
+    return verified;
+  }
+  return {
+    entries: entries(),
+    reread(place) {
+      if (closed) throw new Error('reread after close');
+      const end = place.offset + place.length;
+      if (held !== undefined && end <= heldUpTo)
+        return parser.reparse(held.subarray(place.offset, end), place.line);
+      let bytes: Buffer;
+      try {
+        bytes = lineAt(place);
+      } catch (error) {
+        // The file vanished or cannot be read any more (EIO, EACCES...): a file error, not a bug.
+        if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')
+          throw changedWhileRead(label, place.line, { cause: error });
+        throw toReadError(label, error);
+      }
+      if (bytes.length !== place.length || crc32(bytes) !== place.crc) {
+        throw changedWhileRead(label, place.line);
+      }
+      return parser.reparse(bytes, place.line);
+    },
+    close() {
+      closed = true;
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+      held = undefined;
+    },
+  };
+}
+
+/** A snapshot read whole and verified by {@link indexSnapshot}, its file still open for rereads. */
+export interface IndexedSnapshot {
+  readonly verified: VerifiedSnapshot;
+  /** The scan profiles (they follow the connections; few). */
+  readonly profiles: SnapshotScanProfile[];
+  /** Reads an entry again by the place `onEntry` was given; the caller closes it. */
+  readonly file: PlacedSnapshot;
+}
+
+/**
+ * Read and verify a snapshot in one pass, handing each connection with its place to `onEntry` (which
+ * keeps what it needs of it: a name and a place, say) and keeping the scan profiles. The file stays
+ * open to read entries again by place; it is closed here only when reading fails. Nothing `onEntry`
+ * saw may be acted upon unless this resolves (the trailer is checked last).
+ */
+export async function indexSnapshot(
+  path: string,
+  onEntry: (placed: PlacedEntry, file: PlacedSnapshot) => void,
+  options: Omit<PlacedSnapshotOptions, 'expected'> = {},
+): Promise<IndexedSnapshot> {
+  const profiles: SnapshotScanProfile[] = [];
+  const file = openPlacedSnapshot(path, { ...options, onProfile: (p) => profiles.push(p) });
+  try {
+    for (let next = await file.entries.next(); ; next = await file.entries.next()) {
+      if (next.done === true) return { verified: next.value, profiles, file };
+      onEntry(next.value, file);
+    }
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+}
