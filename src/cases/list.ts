@@ -44,6 +44,19 @@ export function projectCase(
 }
 
 /**
+ * The `fields` asked of the service: the user's, without `writeId` (added on read), plus the three ids
+ * a case may carry, so that the id a write takes is known whatever the user asked to see.
+ */
+export function fieldsToAsk(fields: readonly string[]): string {
+  const asked = fields.filter((f) => f !== 'writeId');
+  for (const id of CASE_ID_FIELDS) if (!asked.includes(id)) asked.push(id);
+  return asked.join(',');
+}
+
+/** The fields that may identify a case (api-notes [docs]). */
+const CASE_ID_FIELDS = ['_id', 'caseId', 'id'] as const;
+
+/**
  * The case listing, a page of output records at a time (projected when `fields` is given). Pages, not
  * records: the work per record is synchronous, and a promise per record would cost more than it.
  */
@@ -54,7 +67,7 @@ export async function* listCaseRecordPages(
   const pages: AsyncIterable<readonly SecurityCase[]> = listCasePages(client, {
     ...(query.filter === undefined ? {} : { filter: query.filter }),
     ...(query.sort === undefined ? {} : { sort: query.sort }),
-    ...(query.fields === undefined || query.fields.length === 0 ? {} : { fields: query.fields.join(',') }),
+    ...(query.fields === undefined || query.fields.length === 0 ? {} : { fields: fieldsToAsk(query.fields) }),
     ...(query.pageSize === undefined ? {} : { pageSize: query.pageSize }),
     ...(query.signal === undefined ? {} : { signal: query.signal }),
   });

@@ -2,6 +2,13 @@
  * The service's endpoints, as plain functions from a parsed request to a {@link Reply}. Auth, faults,
  * latency, rate limiting and the socket live in `server.ts`; this file is the service's behaviour.
  */
+import {
+  type AuthRefusal,
+  caseKeyOf,
+  type PagingParameter,
+  type ProfileSourceStyle,
+  withSourceNames,
+} from './deployment.js';
 import { isObjectId, newObjectId } from './ids.js';
 import { findMaskedValues, maskConnection, secretKeysOf } from './masking.js';
 import {
@@ -61,16 +68,23 @@ export interface HandlerDeps {
     readonly testAnswerShape: 'operationStatus' | 'success';
     /** Serve `scanner-status` and `credentials` (else 404). */
     readonly referencesApi: boolean;
+    /** How a refused token is answered (see `deployment.ts`). */
+    readonly authRefusal: AuthRefusal;
+    /** The parameter lists honour for the start of a page. */
+    readonly paging: PagingParameter;
+    /** How profiles answer `dataSourceList`. */
+    readonly profileSources: ProfileSourceStyle;
   };
 }
 
-/** Case statuses the service knows (api-notes). */
+/** Case statuses the service knows (api-notes: `closed` too, [docs]). */
 export const CASE_STATUSES: readonly string[] = [
   'open',
   'acknowledged',
   'silenced',
   'resolved',
   'remediated',
+  'closed',
 ];
 
 /**
@@ -199,7 +213,12 @@ export function refreshAccessToken(ctx: RequestContext, deps: HandlerDeps): Repl
 // ---- connections -------------------------------------------------------------------------------
 
 function listConnections(ctx: RequestContext, deps: HandlerDeps): Reply {
-  const { skip, limit } = parsePaging(ctx.params, deps.settings.defaultPageSize, deps.settings.maxPageSize);
+  const { skip, limit } = parsePaging(
+    ctx.params,
+    deps.settings.defaultPageSize,
+    deps.settings.maxPageSize,
+    deps.settings.paging,
+  );
   const filter = parseFilter(ctx.params.get('filter'));
   const sort = parseSort(ctx.params.get('sort'));
   let page: ConnectionRecord[];
@@ -559,7 +578,14 @@ function createProfile(ctx: RequestContext, deps: HandlerDeps): Reply {
 
 /** `GET scanProfiles` ([code]): `{"scanProfiles":[...]}`, no envelope, in creation order. */
 function listProfiles(deps: HandlerDeps): Reply {
-  return ok({ scanProfiles: deps.store.profiles.map((p) => structuredClone(p)) });
+  return ok({ scanProfiles: deps.store.profiles.map((p) => answerProfile(p, deps)) });
+}
+
+/** A stored profile as answered: a copy, its data sources by name when the deployment lists them so. */
+function answerProfile(profile: ScanProfileRecord, deps: HandlerDeps): ScanProfileRecord {
+  const copy = structuredClone(profile);
+  if (deps.settings.profileSources !== 'names') return copy;
+  return withSourceNames(copy, (id) => deps.store.getConnectionById(id)?.name);
 }
 
 /** The stored profile of a path id, or the reply: 400 when not 24 hex, 404 when unknown (as GET). */
@@ -609,13 +635,18 @@ function deleteProfile(id: string, deps: HandlerDeps): Reply {
 
 function getProfile(id: string, deps: HandlerDeps): Reply {
   const lookup = findProfile(id, deps);
-  return 'reply' in lookup ? lookup.reply : ok(structuredClone(lookup.profile));
+  return 'reply' in lookup ? lookup.reply : ok(answerProfile(lookup.profile, deps));
 }
 
 // ---- cases -------------------------------------------------------------------------------------
 
 function listCases(ctx: RequestContext, deps: HandlerDeps): Reply {
-  const { skip, limit } = parsePaging(ctx.params, deps.settings.defaultPageSize, deps.settings.maxPageSize);
+  const { skip, limit } = parsePaging(
+    ctx.params,
+    deps.settings.defaultPageSize,
+    deps.settings.maxPageSize,
+    deps.settings.paging,
+  );
   const filter = parseFilter(ctx.params.get('filter'));
   const sort = parseSort(ctx.params.get('sort'));
   const fields = parseFields(ctx.params.get('fields'));
@@ -625,7 +656,7 @@ function listCases(ctx: RequestContext, deps: HandlerDeps): Reply {
   const sorted = plain ? matched : sortItems(matched, sort);
   const page = sorted
     .slice(skip, skip + limit)
-    .map((c) => (fields === null ? { ...c } : project(c, fields, ['id', 'caseId'])));
+    .map((c) => (fields === null ? { ...c } : project(c, fields, ['_id', 'id', 'caseId'])));
   const data: Record<string, unknown> = {};
   // Real deployments may leave `cases` out of an empty answer.
   if (page.length > 0 || !deps.settings.omitEmptyCases) data.cases = page;
@@ -683,7 +714,7 @@ function updateCases(actionType: string, ctx: RequestContext, deps: HandlerDeps)
         : undefined;
   const selected = deps.store.cases.filter((c) => filters.every((f) => f.values.has(String(c[f.field]))));
   for (const c of selected) deps.store.updateCase(c, field, newValue, reason, 'cases:update');
-  const caseIds = selected.map((c) => c.id);
+  const caseIds = selected.map(caseKeyOf);
   // Both readings of "an object that lists the ids ... in a field named caseIds".
   return ok(envelope({ caseIds }, { caseIds }), selected.length > 0);
 }
@@ -702,5 +733,5 @@ function updateCaseStatus(caseId: string, ctx: RequestContext, deps: HandlerDeps
   if (auditReason !== undefined && typeof auditReason !== 'string')
     return badRequest('auditReason must be a string');
   deps.store.updateCase(found, 'caseStatus', caseStatus, auditReason, 'case-status');
-  return ok(envelope({ caseId: found.id, caseStatus }), true);
+  return ok(envelope({ caseId: caseKeyOf(found), caseStatus }), true);
 }

@@ -1,8 +1,12 @@
 /** Security cases (spec 2.3) and their bulk update (spec 2.4, 4.5); unknown fields kept verbatim. */
 
-/** A security case (spec 2.3). `caseId` is filled from `caseId ?? id` on read. */
+/**
+ * A security case (spec 2.3), fields as the service sent them. `caseId` is filled from `caseId ?? id`
+ * on read; `writeId` is added: the id the write endpoints take (`_id` when present, else `caseId ?? id`).
+ */
 export interface SecurityCase {
   readonly caseId: string;
+  readonly writeId: string | undefined;
   readonly caseLabel?: string;
   readonly policyName?: string;
   readonly severityLevel?: string;
