@@ -13,7 +13,10 @@ import { parseListOption } from './options.js';
 
 /** ` (caseId SPC-12; found by caseId)` when the id written to is not simply the one given. */
 function aside(target: CaseTarget): string {
-  const plain = target.given === target.writeId && (target.caseId ?? target.writeId) === target.writeId;
+  const plain =
+    target.foundBy !== undefined &&
+    target.given === target.writeId &&
+    (target.caseId ?? target.writeId) === target.writeId;
   return plain ? '' : `  (${describeTarget(target)})`;
 }
 
