@@ -31,8 +31,7 @@ export function caseWriteId(c: Readonly<Record<string, unknown>>): string | unde
 /**
  * Read a cases page: `data.cases` (which an empty result may omit), `data` as an array, or a top-level
  * array (spec: "a list of case objects"). Every field is kept as the service sent it; `caseId` is
- * filled from `caseId ?? id` when absent, and `writeId` (see {@link caseWriteId}) is added, so output
- * shows the id a write takes beside the friendly one.
+ * filled from `caseId ?? id` when absent.
  */
 export function readCasesPage(body: unknown): Page<SecurityCase> {
   const data = isRecord(body) ? body.data : undefined;
@@ -48,13 +47,13 @@ export function readCasesPage(body: unknown): Page<SecurityCase> {
   const cases: SecurityCase[] = [];
   for (const c of items) {
     if (!isRecord(c)) continue;
-    // The parsed object is this reader's own: completed in place (no copy per case).
-    if (typeof c.caseId !== 'string') {
-      const id = c.caseId ?? c.id;
-      c.caseId = typeof id === 'number' ? String(id) : id;
+    // Most services say `caseId` already: the parsed object is handed on as is (no copy per case).
+    if (typeof c.caseId === 'string') {
+      cases.push(c as SecurityCase);
+      continue;
     }
-    c.writeId = caseWriteId(c);
-    cases.push(c as SecurityCase);
+    const id = c.caseId ?? c.id;
+    cases.push({ ...c, caseId: typeof id === 'number' ? String(id) : (id as string) } as SecurityCase);
   }
   return { items: cases, totalCount };
 }
@@ -90,7 +89,10 @@ export function listCasePages(
         fields: options.fields,
       },
       readPage: readCasesPage,
-      idOf: (c) => c.writeId,
+      idOf: caseWriteId,
+      // A million cases are listed in bounded memory: a listing that changes stops (exit 5) rather
+      // than remembering every id to read the list again.
+      readAgain: false,
     },
     options,
   );

@@ -50,6 +50,11 @@ export interface PagedEndpoint<T> {
   readonly readPage: (body: unknown) => Page<T>;
   /** Identity of an item: to notice an item seen twice and to read a list again. */
   readonly idOf: (item: T) => string | undefined;
+  /**
+   * Read the list again when it changed (default true): the ids handed out are remembered, up to
+   * {@link REREAD_MEMORY_ITEMS}. False: a change stops the listing at once (exit 5).
+   */
+  readonly readAgain?: boolean;
 }
 
 /** Why a list could not be read consistently. */
@@ -124,7 +129,7 @@ async function* readList<T>(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<readonly T[]> {
   // What was handed out, by id, while it can be remembered (undefined: a re-read cannot tell).
-  let handedOut: Set<string> | undefined = new Set<string>();
+  let handedOut: Set<string> | undefined = endpoint.readAgain === false ? undefined : new Set<string>();
   let handedAny = false;
   const remember = (page: readonly T[]): void => {
     handedAny = handedAny || page.length > 0;

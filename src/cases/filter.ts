@@ -25,8 +25,8 @@ export const CASE_STATUSES: readonly string[] = [
 export const CASE_SEVERITIES: readonly string[] = ['critical', 'high', 'medium', 'low'];
 
 /**
- * Fields of a case known from the spec (section 2.3) and api-notes (`id`, `_id`), and `writeId` (added
- * on read: the id a write takes). Others may exist (the spec says further fields are not shown), so an
+ * Fields of a case known from the spec (section 2.3) and api-notes (`id`, `_id`), and `writeId` (the id
+ * a write takes, computed by dds-migrate). Others may exist (the spec says further fields are not shown), so an
  * unknown one only warns.
  */
 export const KNOWN_CASE_FIELDS: readonly string[] = [

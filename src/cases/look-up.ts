@@ -6,7 +6,7 @@
  * ids share one request. A case found is written to by {@link caseWriteId}; an id no look-up finds is
  * sent as given (the service then says whether it knows it).
  */
-import { listCasePages } from '../api/cases.js';
+import { caseWriteId, listCasePages } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';
 
 /** The fields a case id may be, in the order they are tried for an id that is not 24 hex digits. */
@@ -66,9 +66,10 @@ export async function lookUpCases(
           for (const c of page) {
             const value = c[field];
             const key = typeof value === 'number' ? String(value) : value;
-            if (typeof key !== 'string' || !wanted.has(key) || found.has(key) || c.writeId === undefined)
+            const writeId = caseWriteId(c);
+            if (typeof key !== 'string' || !wanted.has(key) || found.has(key) || writeId === undefined)
               continue;
-            found.set(key, { writeId: c.writeId, caseId: c.caseId, foundBy: field });
+            found.set(key, { writeId, caseId: c.caseId, foundBy: field });
           }
           break;
         }

@@ -2,11 +2,10 @@
 
 /**
  * A security case (spec 2.3), fields as the service sent them. `caseId` is filled from `caseId ?? id`
- * on read; `writeId` is added: the id the write endpoints take (`_id` when present, else `caseId ?? id`).
+ * on read. The id the write endpoints take is `_id` when present, else `caseId ?? id` (api-notes [docs]).
  */
 export interface SecurityCase {
   readonly caseId: string;
-  readonly writeId: string | undefined;
   readonly caseLabel?: string;
   readonly policyName?: string;
   readonly severityLevel?: string;

@@ -186,7 +186,7 @@ describe('cases with a Mongo _id beside a friendly caseId (--case-ids mongo)', (
     return emulator({ caseIds: 'mongo', data: { cases: [...generateCases(6), dspm] } });
   }
 
-  it('cases list shows the write id first and the friendly caseId beside it; odd fields verbatim', async () => {
+  it('cases list shows the write id first and the friendly caseId beside it; JSON holds every field verbatim', async () => {
     const emu = await mongoEmulator();
     const csv = await runCli(['cases', 'list', '--env', emu.url, '--format', 'csv'], {
       env: { DDS_TOKEN: emu.token },
@@ -199,7 +199,12 @@ describe('cases with a Mongo _id beside a friendly caseId (--case-ids mongo)', (
       env: { DDS_TOKEN: emu.token },
     });
     const listed = ndjson(json.stdout).find((c) => c._id === dspm._id);
-    expect(listed).toEqual({ ...dspm, writeId: dspm._id });
+    expect(listed).toEqual(dspm);
+    const picked = await runCli(
+      ['cases', 'list', '--env', emu.url, '--fields', 'writeId,caseId', '--format', 'ndjson'],
+      { env: { DDS_TOKEN: emu.token } },
+    );
+    expect(ndjson(picked.stdout).at(-1)).toEqual({ writeId: dspm._id, caseId: 'SPC-900' });
   });
 
   for (const [form, given] of [

@@ -198,4 +198,21 @@ describe('a list that changes while it is read', () => {
     expect(error).toBeInstanceOf(InconsistentListError);
     expect(error.message).toContain('read 1 time)');
   });
+
+  it('cases are not read again (a million are listed in bounded memory): a change stops at once, exit 5', async () => {
+    let n = 0;
+    serve(
+      CASES,
+      casesEnvelope,
+      () => Array.from({ length: 10 + n }, (_, i) => ({ _id: `c${i}`, caseStatus: 'open' })),
+      'skip',
+      () => {
+        n += 1;
+      },
+    );
+    const { client } = makeClient();
+    const error = (await rejectionOf(collect(listCases(client, { pageSize: 4 })))) as InconsistentListError;
+    expect(error).toBeInstanceOf(InconsistentListError);
+    expect(error.message).toMatch(/changed while its cases were listed \(totalCount .*; read 1 time\)/);
+  });
 });
