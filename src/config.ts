@@ -77,6 +77,8 @@ export interface ResolvedEnvironment {
    * token file option. Never the token. Absent when not known (an environment built by a test).
    */
   readonly tokenSource?: string;
+  /** Where the user token was read (`DDS_PROD_USER_TOKEN (refreshTokenEnv of prod)`), for the hint of a refused exchange. */
+  readonly refreshTokenSource?: string;
 }
 
 /** Options given on the command line that affect resolution. */
@@ -319,9 +321,11 @@ export async function resolveEnvironment(
     token = readTokenVariable(entry.tokenEnv, io, label);
     tokenSource = `${entry.tokenEnv} (tokenEnv of ${label})`;
   }
+  let refreshTokenSource: string | undefined;
   if (entry?.refreshTokenEnv) {
     refreshToken = readTokenVariable(entry.refreshTokenEnv, io, label);
-    tokenSource ??= `${entry.refreshTokenEnv} (refreshTokenEnv of ${label})`;
+    refreshTokenSource = `${entry.refreshTokenEnv} (refreshTokenEnv of ${label})`;
+    tokenSource ??= refreshTokenSource;
   }
   if (token === undefined && refreshToken === undefined) {
     const role = readRoleToken(options.role, io, label, flag);
@@ -345,5 +349,6 @@ export async function resolveEnvironment(
     caFile,
     insecureHttp,
     ...(tokenSource === undefined ? {} : { tokenSource }),
+    ...(refreshTokenSource === undefined ? {} : { refreshTokenSource }),
   };
 }

@@ -16,8 +16,22 @@ import type { ListOptions } from './types.js';
 const LIST_PATH = '/actionable-insights/all-cases';
 
 /**
+ * The id the write endpoints of a case take (api-notes [docs], "verified against the live tenant":
+ * cases carry `_id`, the Mongo id the writes take, and `caseId`, sometimes a friendly `SPC-123`; the
+ * dspm example has `id`): `_id` when present, else `caseId ?? id`. Numbers are read as their text.
+ */
+export function caseWriteId(c: Readonly<Record<string, unknown>>): string | undefined {
+  for (const value of [c._id, c.caseId, c.id]) {
+    if (typeof value === 'string' && value !== '') return value;
+    if (typeof value === 'number') return String(value);
+  }
+  return undefined;
+}
+
+/**
  * Read a cases page: `data.cases` (which an empty result may omit), `data` as an array, or a top-level
- * array (spec: "a list of case objects"). `caseId` is filled from `caseId ?? id`.
+ * array (spec: "a list of case objects"). Every field is kept as the service sent it; `caseId` is
+ * filled from `caseId ?? id` when absent.
  */
 export function readCasesPage(body: unknown): Page<SecurityCase> {
   const data = isRecord(body) ? body.data : undefined;
@@ -68,13 +82,17 @@ export function listCasePages(
     client,
     {
       path: LIST_PATH,
+      what: 'cases',
       query: {
         sort: encodeCaseSort(options.sort),
         filter: encodeFilter(options.filter),
         fields: options.fields,
       },
       readPage: readCasesPage,
-      idOf: (c) => (typeof c.caseId === 'string' ? c.caseId : undefined),
+      idOf: caseWriteId,
+      // A million cases are listed in bounded memory: a listing that changes stops (exit 5) rather
+      // than remembering every id to read the list again.
+      readAgain: false,
     },
     options,
   );

@@ -66,6 +66,61 @@ export function contextOf(
   };
 }
 
+/**
+ * True when an answer refuses the token without a 401: an envelope that says it failed
+ * (`success:false`, or `statusCode: 401` inside it) at any status below 500, whose message says that
+ * authentication failed. api-notes [seen]: `GET /api/v1/ds-connections` with an invalid token answered
+ * `200`, `text/html`, `{"success":false,"message":"Failed to authenticate token."}`. This is the one
+ * place where the service's text decides a class: such an answer carries no other sign. The words
+ * matched are those of authentication only, so an entry's own error (a field named `*_token`) never
+ * reads as a refused token.
+ */
+export function isTokenRefusal(status: number, body: unknown): boolean {
+  if (status >= 500 || !isRecord(body)) return false;
+  if (body.statusCode === 401) return true;
+  if (body.success !== false && body.status !== 'error') return false;
+  const message =
+    typeof body.message === 'string' ? body.message : typeof body.error === 'string' ? body.error : '';
+  return AUTH_REFUSAL_WORDS.test(message);
+}
+
+/** What a refusal's message says ([seen] "Failed to authenticate token."). */
+const AUTH_REFUSAL_WORDS =
+  /\b(fail(ed)? to authenticate|authentication (failed|required)|not authenticated|unauthori[sz]ed)\b/i;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The failure of a refused token (a 401, or a refusal answered otherwise): an {@link AuthError}, exit 4,
+ * whose hint names where the token was read (never the token). Not retried; the client exchanges a
+ * user token again once when it has one.
+ */
+function refusedToken(
+  ctx: ClassifyContext,
+  method: string,
+  path: string,
+  status: number,
+  said: string | undefined,
+): Failure {
+  return {
+    error: new AuthError(
+      `The service rejected the token of ${ctx.label}`,
+      contextOf(ctx, method, path, status, said),
+      {
+        cause: { status, method, path: `${ctx.apiPrefix}${path}` },
+        ...(ctx.tokenSource === undefined
+          ? {}
+          : { hint: `Check the token in ${ctx.tokenSource} and that it is valid for ${ctx.label}` }),
+      },
+    ),
+    transient: false,
+    status,
+    unauthorized: true,
+  };
+}
+
 /** Turn a response (status + parsed body + Retry-After header) into an outcome. */
 export function classifyResponse<T>(
   ctx: ClassifyContext,
@@ -75,25 +130,9 @@ export function classifyResponse<T>(
   body: unknown,
   retryAfterHeader: string | undefined,
 ): Outcome<T> {
-  if (status === 401) {
+  if (status === 401 || isTokenRefusal(status, body)) {
     const said = extractServiceMessage(body instanceof NotJson ? body.text : body);
-    return {
-      failure: {
-        error: new AuthError(
-          `The service rejected the token of ${ctx.label}`,
-          contextOf(ctx, method, path, 401, said),
-          {
-            cause: { status: 401, method, path: `${ctx.apiPrefix}${path}` },
-            ...(ctx.tokenSource === undefined
-              ? {}
-              : { hint: `Check the token in ${ctx.tokenSource} and that it is valid for ${ctx.label}` }),
-          },
-        ),
-        transient: false,
-        status: 401,
-        unauthorized: true,
-      },
-    };
+    return { failure: refusedToken(ctx, method, path, status, said) };
   }
   const ok = status >= 200 && status < 300;
   if (ok && body instanceof NotJson) {

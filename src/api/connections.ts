@@ -59,6 +59,7 @@ export function listConnectionPages(
     client,
     {
       path: LIST_PATH,
+      what: 'connections',
       query: { sort: options.sort, filter: encodeFilter(options.filter) },
       readPage: readConnectionsPage,
       idOf: (c) => (typeof c._id === 'string' ? c._id : typeof c.name === 'string' ? c.name : undefined),

@@ -356,6 +356,25 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
             retryAfter,
           );
         }
+        if (peeked.first === '{') {
+          // A download is an array: an object is an envelope, read whole and classified as a JSON
+          // answer (a token refused with a 200 arrives so). One that is not a failure is handed on
+          // as it came, for the caller to judge.
+          const text = (await readStreamCapped(peeked.stream, maxResponseBytes)).toString('utf8');
+          if (cut) return fail(undefined);
+          const outcome = classifyResponse<T>(
+            ctx,
+            request.method,
+            request.path,
+            response.status,
+            parseBody(text),
+            retryAfter,
+          );
+          if (isFailure(outcome)) return outcome;
+          const again = new PassThrough();
+          again.end(text);
+          return { value: again as T };
+        }
         handedOver = true;
         return { value: wrapStream(peeked.stream, request, body, timer, () => cut, cutWith) as T };
       } catch (error) {

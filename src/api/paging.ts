@@ -1,16 +1,37 @@
 /**
- * Paging shared by the list endpoints (connections, cases): ask for `limit` items from `skip`, and
- * keep going until the service's `totalCount` is reached, or (without a total) until a page is
- * shorter than one already seen or empty. A service may clamp `limit` (ask 1000, get 100), so a page
- * shorter than asked proves nothing on its own. Also the helpers every endpoint's answer reader shares
- * (`isRecord`, `readCount`, `unexpectedShape`).
+ * Paging shared by the list endpoints (connections, cases), and the helpers every endpoint's answer
+ * reader shares (`isRecord`, `readCount`, `unexpectedShape`).
+ *
+ * A page is asked for with its start as both `skip` (the spec) and `offset` (api-notes [code]: BigID's
+ * own SIEM connector pages all-cases with `limit` + `offset`): a deployment honours one of the two,
+ * and the answers tell whether one was (a page that repeats the previous one: neither was). The list
+ * is read until the service's `totalCount` is reached, or (without a total) until a page is shorter
+ * than one already seen or empty. A service may clamp `limit` (ask 1000, get 100), so a page shorter
+ * than asked proves nothing on its own.
+ *
+ * A list that changes while it is read (other writers: api-notes says nothing pins it) is noticed:
+ * `totalCount` changing between pages, an item of the previous page seen again (an insert shifted the
+ * list), the list ending short of its `totalCount` (a delete shifted it). The list is then read again
+ * from the start, at most {@link LIST_READS} times in all, handing out only what was not handed out
+ * yet; when it never reads consistently, {@link InconsistentListError} (exit 5) ends the listing. A
+ * caller never gets an item twice nor a silently short list.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ApiError } from '../errors.js';
+import { ApiError, DdsError, ExitCode } from '../errors.js';
 import type { HttpClient } from './http.js';
 
 /** Default page size asked for; the service may clamp it. */
 export const DEFAULT_PAGE_SIZE = 1000;
+
+/** Reads of one list before a list that keeps changing is given up (exit 5). */
+export const LIST_READS = 3;
+
+/**
+ * Items a listing remembers to read the list again without handing an item out twice. A longer list
+ * that changes while it is read ends with {@link InconsistentListError} instead (a million cases are
+ * listed in bounded memory).
+ */
+export const REREAD_MEMORY_ITEMS = 200_000;
 
 /** One page as read from an envelope. */
 export interface Page<T> {
@@ -22,11 +43,43 @@ export interface Page<T> {
 /** How to read one list endpoint. */
 export interface PagedEndpoint<T> {
   readonly path: string;
+  /** What the list holds, plural, for messages (`connections`, `cases`). */
+  readonly what: string;
   readonly query: Readonly<Record<string, string | number | boolean | undefined>>;
   /** Read the items and the total out of a body; throws on an unexpected shape. */
   readonly readPage: (body: unknown) => Page<T>;
-  /** Identity of an item, to detect a service that ignores `skip`. */
+  /** Identity of an item: to notice an item seen twice and to read a list again. */
   readonly idOf: (item: T) => string | undefined;
+  /**
+   * Read the list again when it changed (default true): the ids handed out are remembered, up to
+   * {@link REREAD_MEMORY_ITEMS}. False: a change stops the listing at once (exit 5).
+   */
+  readonly readAgain?: boolean;
+}
+
+/** Why a list could not be read consistently. */
+export type InconsistentListReason =
+  /** It changed while it was read, on every read. */
+  | 'changed'
+  /** Every page repeats the first: the service honours neither `skip` nor `offset`. */
+  | 'paging-ignored';
+
+/**
+ * A list that could not be read consistently (exit 5): a caller must never act on part of it. The
+ * message says what was seen; the hint says to re-run.
+ */
+export class InconsistentListError extends DdsError {
+  readonly code = 'E_LIST_INCONSISTENT';
+  readonly exitCode = ExitCode.unavailable;
+  readonly reason: InconsistentListReason;
+  /** `GET /api/v1/...` of the list. */
+  readonly path: string;
+
+  constructor(reason: InconsistentListReason, message: string, path: string, hint: string) {
+    super(message, { hint });
+    this.reason = reason;
+    this.path = path;
+  }
 }
 
 /** Check a page size option once, at the boundary. */
@@ -39,15 +92,26 @@ export function checkPageSize(pageSize: number | undefined): number {
 /** Pages asked for ahead of the one being read (see {@link pagesThrough}). */
 export const PAGES_AHEAD = 2;
 
+/** A change seen while reading a list once (internal: the reader decides to read again). */
+class ListChanged extends Error {
+  constructor(
+    readonly reason: InconsistentListReason,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
 /**
  * Every page of a paged list endpoint, never empty, in order. Up to {@link PAGES_AHEAD} pages are asked
  * for ahead of the one the caller processes, so the service prepares the next pages while the caller
- * works and while this process reads an answer. The next page's `skip` is known once the current page
+ * works and while this process reads an answer. The next page's start is known once the current page
  * is read; the one after it is guessed (the same count again, only while pages come full and the
- * service said its total) and asked for again from the right `skip` when the guess was wrong (a read:
+ * service said its total) and asked for again from the right start when the guess was wrong (a read:
  * asking twice is harmless). A failure of a page surfaces after the pages before it. Pages, not items:
  * an async generator costs a promise per value handed out (about 2 µs: 2 s of a million cases), more
- * than a caller's synchronous work on an item; `yield*` a page where items are wanted.
+ * than a caller's synchronous work on an item; `yield*` a page where items are wanted. A list that
+ * changes while it is read is read again (see the file's comment).
  */
 export function pagesThrough<T>(
   client: HttpClient,
@@ -55,66 +119,118 @@ export function pagesThrough<T>(
   options: { readonly pageSize?: number | undefined; readonly signal?: AbortSignal | undefined } = {},
 ): AsyncGenerator<readonly T[]> {
   // The page size is checked now, not at the first page.
-  return pageLoop(client, endpoint, checkPageSize(options.pageSize), options.signal);
+  return readList(client, endpoint, checkPageSize(options.pageSize), options.signal);
 }
 
-async function* pageLoop<T>(
+async function* readList<T>(
   client: HttpClient,
   endpoint: PagedEndpoint<T>,
   pageSize: number,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<readonly T[]> {
-  const fetchPage = (skip: number): { readonly skip: number; readonly answer: Promise<unknown> } => {
+  // What was handed out, by id, while it can be remembered (undefined: a re-read cannot tell).
+  let handedOut: Set<string> | undefined = endpoint.readAgain === false ? undefined : new Set<string>();
+  let handedAny = false;
+  const remember = (page: readonly T[]): void => {
+    handedAny = handedAny || page.length > 0;
+    if (handedOut === undefined) return;
+    for (const item of page) {
+      const id = endpoint.idOf(item);
+      if (id === undefined || handedOut.size >= REREAD_MEMORY_ITEMS) {
+        handedOut = undefined;
+        return;
+      }
+      handedOut.add(id);
+    }
+  };
+  const label = client.environment.label;
+  const path = `/api/v1${endpoint.path}`;
+  for (let read = 1; ; read++) {
+    const already = read === 1 ? undefined : handedOut;
+    try {
+      for await (const page of readOnce(client, endpoint, pageSize, signal)) {
+        const fresh =
+          already === undefined ? page : page.filter((item) => !already.has(endpoint.idOf(item) ?? ''));
+        remember(fresh);
+        if (fresh.length > 0) yield fresh;
+      }
+      return;
+    } catch (error) {
+      if (!(error instanceof ListChanged)) throw error;
+      if (error.reason === 'paging-ignored') {
+        throw new InconsistentListError(
+          'paging-ignored',
+          `${label} answers every page of ${path} with the same ${endpoint.what} (${error.detail}): it honours neither skip nor offset`,
+          path,
+          'This service does not page as expected; report it with --log-level debug output',
+        );
+      }
+      const canReadAgain = read < LIST_READS && (handedOut !== undefined || !handedAny);
+      if (!canReadAgain) {
+        throw new InconsistentListError(
+          'changed',
+          `${label} changed while its ${endpoint.what} were listed (${error.detail}; read ${read} time${read === 1 ? '' : 's'})`,
+          path,
+          'Re-run the command when the target is not being changed',
+        );
+      }
+    }
+  }
+}
+
+/** One read of the list from its start: pages in order; throws {@link ListChanged} on a change. */
+async function* readOnce<T>(
+  client: HttpClient,
+  endpoint: PagedEndpoint<T>,
+  pageSize: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<readonly T[]> {
+  const fetchPage = (start: number): { readonly start: number; readonly answer: Promise<unknown> } => {
     const answer = client.request<unknown>({
       method: 'GET',
       path: endpoint.path,
-      query: { ...endpoint.query, skip, limit: pageSize, requireTotalCount: true },
+      // Both names of the start: a deployment honours one (see the file's comment).
+      query: { ...endpoint.query, skip: start, offset: start, limit: pageSize, requireTotalCount: true },
       retry: 'safe',
       ...(signal ? { signal } : {}),
     });
     // Observed when awaited; one dropped (a wrong guess, a caller that stops early) stays unobserved.
     answer.catch(() => undefined);
-    return { skip, answer };
+    return { start, answer };
   };
-  let skip = 0;
+  let start = 0;
   let largestPage = 0;
-  let previousFirstId: string | undefined;
-  let ahead = [fetchPage(skip)];
+  let firstTotal: number | undefined;
+  let previousIds: ReadonlySet<string> = new Set();
+  let ahead = [fetchPage(start)];
   for (;;) {
-    const asked = ahead.shift() as { readonly skip: number; readonly answer: Promise<unknown> };
+    const asked = ahead.shift() as { readonly start: number; readonly answer: Promise<unknown> };
     const page = endpoint.readPage(await asked.answer);
     const count = page.items.length;
-    if (count === 0) return;
-    const first = page.items[0];
-    const firstId = first === undefined ? undefined : endpoint.idOf(first);
-    if (skip > 0 && firstId !== undefined && firstId === previousFirstId) {
-      // Without this check a service that ignores `skip` would make the loop run forever.
-      throw new ApiError(
-        {
-          method: 'GET',
-          path: `/api/v1${endpoint.path}`,
-          status: 200,
-          serviceMessage: `the page at skip=${skip} starts with the same item as the previous page (the service seems to ignore skip)`,
-        },
-        { hint: 'This service does not page as expected; report it with --log-level debug output' },
-      );
+    if (start === 0) firstTotal = page.totalCount;
+    else if (page.totalCount !== firstTotal)
+      throw new ListChanged('changed', `totalCount ${String(firstTotal)} then ${String(page.totalCount)}`);
+    if (count === 0) {
+      if (firstTotal !== undefined && start < firstTotal)
+        throw new ListChanged('changed', `the list ended at ${start} of the ${firstTotal} it announced`);
+      return;
     }
-    previousFirstId = firstId;
-    skip += count;
+    if (start > 0) checkAgainstPrevious(page.items, previousIds, endpoint.idOf, start);
+    previousIds = idsOf(page.items, endpoint.idOf);
+    start += count;
     // Done after this page: the total is reached, or (no total) it is shorter than one already seen,
     // which makes it the clamped limit's last page.
-    const last = page.totalCount !== undefined ? skip >= page.totalCount : count < largestPage;
+    const last = firstTotal !== undefined ? start >= firstTotal : count < largestPage;
     const full = count >= largestPage;
     largestPage = Math.max(largestPage, count);
     if (!last) {
       // A guess that missed (the page came shorter than the one before) is dropped and asked again.
-      if (ahead[0]?.skip !== skip) ahead = [];
-      if (ahead.length === 0) ahead.push(fetchPage(skip));
-      const total = page.totalCount;
+      if (ahead[0]?.start !== start) ahead = [];
+      if (ahead.length === 0) ahead.push(fetchPage(start));
       // Each guess one page of this page's size after the last page asked for.
-      while (total !== undefined && full && ahead.length < PAGES_AHEAD) {
-        const next = (ahead.at(-1)?.skip ?? skip) + count;
-        if (next >= total) break;
+      while (firstTotal !== undefined && full && ahead.length < PAGES_AHEAD) {
+        const next = (ahead.at(-1)?.start ?? start) + count;
+        if (next >= firstTotal) break;
         ahead.push(fetchPage(next));
       }
       // The request is put on the wire by callbacks queued behind this one (the socket is handed over
@@ -125,6 +241,42 @@ async function* pageLoop<T>(
     yield page.items;
     if (last) return;
   }
+}
+
+function idsOf<T>(items: readonly T[], idOf: (item: T) => string | undefined): Set<string> {
+  const ids = new Set<string>();
+  for (const item of items) {
+    const id = idOf(item);
+    if (id !== undefined) ids.add(id);
+  }
+  return ids;
+}
+
+/**
+ * A page that holds an item of the previous page: every item (the page repeats it: the start was not
+ * honoured), or some (the list shifted under the reader: an insert before this page).
+ */
+function checkAgainstPrevious<T>(
+  items: readonly T[],
+  previous: ReadonlySet<string>,
+  idOf: (item: T) => string | undefined,
+  start: number,
+): void {
+  let again = 0;
+  let known = 0;
+  for (const item of items) {
+    const id = idOf(item);
+    if (id === undefined) continue;
+    known += 1;
+    if (previous.has(id)) again += 1;
+  }
+  if (again === 0) return;
+  if (again === known && known === previous.size)
+    throw new ListChanged('paging-ignored', `the page at ${start} repeats the previous one`);
+  throw new ListChanged(
+    'changed',
+    `${again} item${again === 1 ? '' : 's'} of the previous page seen again at ${start}`,
+  );
 }
 
 /** The items of `pages`, one at a time (for a caller whose work per item is not synchronous). */

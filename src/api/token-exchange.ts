@@ -70,22 +70,24 @@ export function createTokenExchange(
     | { readonly done: Promise<void>; readonly stop: AbortController; waiters: number }
     | undefined;
   const path = '/api/v1/refresh-access-token';
+  // Names the variable of the user token (never the token).
+  const refreshHint = `Check the user token in ${environment.refreshTokenSource ?? 'the variable named by refreshTokenEnv'}`;
 
   async function exchangeOnce(refreshToken: string, signal: AbortSignal | undefined): Promise<void> {
     let body: unknown;
     try {
       body = await send(refreshToken, signal);
     } catch (error) {
-      // `success:false` at HTTP 200, or a 4xx: the user token itself was refused.
-      if (error instanceof ApiError && !error.isTransient()) {
-        throw new AuthError(
-          `The service refused to exchange the user token of ${environment.label}`,
-          error.http,
-          {
-            hint: 'Check the user token named by refreshTokenEnv',
-            cause: { status: error.status, path: error.http.path },
-          },
-        );
+      // `success:false` at HTTP 200, a 401 or another 4xx: the user token itself was refused.
+      const refused =
+        (error instanceof ApiError && !error.isTransient()) ||
+        (error instanceof AuthError && error.http !== undefined);
+      if (refused) {
+        const http = (error as ApiError | AuthError).http as NonNullable<AuthError['http']>;
+        throw new AuthError(`The service refused to exchange the user token of ${environment.label}`, http, {
+          hint: refreshHint,
+          cause: { status: http.status, path: http.path },
+        });
       }
       throw error;
     }
@@ -95,7 +97,7 @@ export function createTokenExchange(
       throw new AuthError(
         `The service refused to exchange the user token of ${environment.label}`,
         { method: 'GET', path, status: 200, ...(said === undefined ? {} : { serviceMessage: said }) },
-        { hint: 'Check the user token named by refreshTokenEnv' },
+        { hint: refreshHint },
       );
     }
     registerSecret(record.systemToken);

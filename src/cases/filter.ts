@@ -8,25 +8,32 @@ import { UsageError } from '../errors.js';
 import { splitEscapedList, splitListValues } from '../list-values.js';
 import type { BulkCaseUpdate, CaseFilter } from '../model/security-case.js';
 
-/** Case statuses real deployments use (api-notes); `cases update --set caseStatus=` accepts only these. */
+/**
+ * Case statuses real deployments use (api-notes: `open`, `acknowledged`, `silenced`, `resolved`,
+ * `remediated` [seen], `closed` [docs]); `cases update --set caseStatus=` accepts only these.
+ */
 export const CASE_STATUSES: readonly string[] = [
   'open',
   'acknowledged',
   'silenced',
   'resolved',
   'remediated',
+  'closed',
 ];
 
 /** Severities real deployments use (api-notes, lowercase); not known to be the whole set, so others only warn. */
 export const CASE_SEVERITIES: readonly string[] = ['critical', 'high', 'medium', 'low'];
 
 /**
- * Fields of a case known from the spec (section 2.3) and api-notes (`id`). Others may exist (the spec says
- * further fields are not shown), so an unknown one only warns.
+ * Fields of a case known from the spec (section 2.3) and api-notes (`id`, `_id`), and `writeId` (the id
+ * a write takes, computed by dds-migrate). Others may exist (the spec says further fields are not shown), so an
+ * unknown one only warns.
  */
 export const KNOWN_CASE_FIELDS: readonly string[] = [
   'caseId',
   'id',
+  '_id',
+  'writeId',
   'caseLabel',
   'policyName',
   'severityLevel',
@@ -40,6 +47,7 @@ export const SETTABLE_CASE_FIELDS: readonly string[] = ['caseStatus', 'assignee'
 
 /** Default columns of `cases list` in table and csv formats. */
 export const DEFAULT_CASE_COLUMNS: readonly string[] = [
+  'writeId',
   'caseId',
   'caseStatus',
   'severityLevel',

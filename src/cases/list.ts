@@ -3,7 +3,7 @@
  * time (the one written and those asked for ahead, see `pagesThrough`), so memory does not grow with
  * the number of cases.
  */
-import { listCasePages } from '../api/cases.js';
+import { caseWriteId, listCasePages } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';
 import type { FilterClause } from '../api/types.js';
 import type { SecurityCase } from '../model/security-case.js';
@@ -26,22 +26,41 @@ export interface CaseListQuery {
   readonly sort?: string | undefined;
   /** Fields to ask for and to output, in this order; all fields when absent. */
   readonly fields?: readonly string[] | undefined;
+  /**
+   * Add `writeId` (the id a write takes, see {@link caseWriteId}) to each whole record (the table and
+   * CSV columns show it); a `writeId` named in `fields` is always filled.
+   */
+  readonly writeId?: boolean | undefined;
   readonly pageSize?: number | undefined;
   readonly signal?: AbortSignal | undefined;
 }
 
 /**
  * Only `fields` of a case, in that order. The service is asked for the same fields, but may add more
- * (`id`, `caseId`): the output holds what the user asked for and nothing else.
+ * (`id`, `caseId`): the output holds what the user asked for and nothing else. `writeId` is the id a
+ * write takes.
  */
 export function projectCase(
   c: Readonly<Record<string, unknown>>,
   fields: readonly string[],
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const f of fields) out[f] = c[f];
+  for (const f of fields) out[f] = f === 'writeId' ? caseWriteId(c) : c[f];
   return out;
 }
+
+/**
+ * The `fields` asked of the service: the user's, without `writeId` (computed here), plus the three ids
+ * a case may carry, so that the id a write takes is known whatever the user asked to see.
+ */
+export function fieldsToAsk(fields: readonly string[]): string {
+  const asked = fields.filter((f) => f !== 'writeId');
+  for (const id of CASE_ID_FIELDS) if (!asked.includes(id)) asked.push(id);
+  return asked.join(',');
+}
+
+/** The fields that may identify a case (api-notes [docs]). */
+const CASE_ID_FIELDS = ['_id', 'caseId', 'id'] as const;
 
 /**
  * The case listing, a page of output records at a time (projected when `fields` is given). Pages, not
@@ -54,16 +73,20 @@ export async function* listCaseRecordPages(
   const pages: AsyncIterable<readonly SecurityCase[]> = listCasePages(client, {
     ...(query.filter === undefined ? {} : { filter: query.filter }),
     ...(query.sort === undefined ? {} : { sort: query.sort }),
-    ...(query.fields === undefined || query.fields.length === 0 ? {} : { fields: query.fields.join(',') }),
+    ...(query.fields === undefined || query.fields.length === 0 ? {} : { fields: fieldsToAsk(query.fields) }),
     ...(query.pageSize === undefined ? {} : { pageSize: query.pageSize }),
     ...(query.signal === undefined ? {} : { signal: query.signal }),
   });
   const fields = query.fields;
-  // Each case is a fresh object already (read from its page): handed on as is.
-  for await (const page of pages)
-    yield fields === undefined || fields.length === 0
-      ? (page as readonly Record<string, unknown>[])
-      : page.map((c) => projectCase(c, fields));
+  for await (const page of pages) {
+    if (fields !== undefined && fields.length > 0) {
+      yield page.map((c) => projectCase(c, fields));
+      continue;
+    }
+    // Each case is a fresh object already (read from its page): completed in place, handed on as is.
+    if (query.writeId === true) for (const c of page) (c as Record<string, unknown>).writeId = caseWriteId(c);
+    yield page as readonly Record<string, unknown>[];
+  }
 }
 
 /** Stream every matching case into `sink`; resolves to the number written. The sink is ended on success only. */

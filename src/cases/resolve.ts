@@ -1,20 +1,23 @@
 /**
- * `cases resolve`: one PATCH case-status per case, with the audit reason, one at a time. Sequential on
- * purpose: outcomes come out in the order given, and a list typed by hand is short.
+ * `cases resolve`: one PATCH case-status per case, with the audit reason, one at a time, to the id the
+ * write takes (each id given is looked up first: `look-up.ts`). Sequential on purpose: outcomes come out
+ * in the order given, and a list typed by hand is short.
  */
 import { updateCaseStatus } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';
 import { ApiError, DdsError, InterruptedError, UsageError } from '../errors.js';
+import type { CaseTarget } from './look-up.js';
 
 /** The status `cases resolve` sets. */
 export const RESOLVED_STATUS = 'resolved';
 
 /** The outcome of one case. */
 export type ResolveOutcome =
-  | { readonly kind: 'resolved'; readonly caseId: string }
+  | { readonly kind: 'resolved'; readonly caseId: string; readonly target: CaseTarget }
   | {
       readonly kind: 'failed';
       readonly caseId: string;
+      readonly target: CaseTarget;
       readonly status: number | undefined;
       readonly message: string;
     };
@@ -37,20 +40,25 @@ export function checkAuditReason(reason: unknown): string {
   return text;
 }
 
-/** Resolve `caseIds` in order. A case the service refuses fails alone; auth, network and Ctrl-C stop the run. */
+/**
+ * Resolve `targets` in order, each PATCHed at its `writeId` (`caseId` of an outcome is that id). A case
+ * the service refuses fails alone; auth, network and Ctrl-C stop the run.
+ */
 export async function resolveCases(
   client: HttpClient,
-  caseIds: readonly string[],
+  targets: readonly CaseTarget[],
   auditReason: string,
   options: { readonly signal?: AbortSignal; readonly onOutcome?: (o: ResolveOutcome) => void } = {},
 ): Promise<ResolveRun> {
   const outcomes: ResolveOutcome[] = [];
-  for (let i = 0; i < caseIds.length; i++) {
-    const caseId = caseIds[i] as string;
+  const rest = (i: number): string[] => targets.slice(i).map((t) => t.writeId);
+  for (let i = 0; i < targets.length; i++) {
+    const target = targets[i] as CaseTarget;
+    const caseId = target.writeId;
     if (options.signal?.aborted) {
       return {
         outcomes,
-        notAttempted: caseIds.slice(i),
+        notAttempted: rest(i),
         stopped: new InterruptedError('Interrupted', { hint: 'Re-run with the cases not attempted' }),
       };
     }
@@ -59,12 +67,12 @@ export async function resolveCases(
       // May be retried by the client on a transient error: it sets the status to a fixed value, so a
       // repeat leaves the case as one request would (the audit reason is the same too).
       await updateCaseStatus(client, caseId, { caseStatus: RESOLVED_STATUS, auditReason });
-      outcome = { kind: 'resolved', caseId };
+      outcome = { kind: 'resolved', caseId, target };
     } catch (error) {
       if (error instanceof ApiError) {
-        outcome = { kind: 'failed', caseId, status: error.status, message: error.message };
+        outcome = { kind: 'failed', caseId, target, status: error.status, message: error.message };
       } else if (error instanceof DdsError) {
-        return { outcomes, notAttempted: caseIds.slice(i), stopped: error };
+        return { outcomes, notAttempted: rest(i), stopped: error };
       } else {
         throw error;
       }

@@ -137,14 +137,16 @@ export const casesListCommand: CommandSpec = {
       severity: parseListOption(args.severity, '--severity'),
     };
     for (const warning of checkCaseSelection(selection)) ctx.out.warn(warning);
+    const format = chooseCaseFormat(args, ctx);
     const query = {
       filter: combineCaseFilters(selection, typeof args.filter === 'string' ? args.filter : undefined),
       sort: typeof args.sort === 'string' ? parseSortOption(args.sort) : undefined,
       fields: fields.length > 0 ? fields : undefined,
+      // The table and CSV columns show the id a write takes; JSON is each case as the service sent it.
+      writeId: format === 'table' || format === 'csv',
       pageSize: readNumberOption(args, 'pageSize', 'page-size', { min: 1, integer: true }),
       signal: ctx.signal,
     };
-    const format = chooseCaseFormat(args, ctx);
     const columns = fields.length > 0 ? fields : DEFAULT_CASE_COLUMNS;
     const result = await listEnvironmentCases(
       {

@@ -1,7 +1,9 @@
 /**
- * `dds-migrate cases resolve CASE_ID,..`: one PATCH case-status per case with the audit reason; one
- * outcome line per case; exit 1 when any failed, with the service's message.
+ * `dds-migrate cases resolve CASE_ID,..`: each id (`_id`, `caseId` or `id`) looked up, then one PATCH
+ * case-status per case, to the id the write takes, with the audit reason; one outcome line per case;
+ * exit 1 when any failed, with the service's message. `--dry-run` looks up and says what it would send.
  */
+import { type CaseTarget, describeTarget } from '../cases/look-up.js';
 import { checkAuditReason, type ResolveOutcome } from '../cases/resolve.js';
 import { resolveCasesIn } from '../cases/resolve-cases-in.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
@@ -9,8 +11,23 @@ import type { CommandSpec } from './command.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { parseListOption } from './options.js';
 
+/** ` (caseId SPC-12; found by caseId)` when the id written to is not simply the one given. */
+function aside(target: CaseTarget): string {
+  const plain =
+    target.foundBy !== undefined &&
+    target.given === target.writeId &&
+    (target.caseId ?? target.writeId) === target.writeId;
+  return plain ? '' : `  (${describeTarget(target)})`;
+}
+
 function describeOutcome(o: ResolveOutcome): string {
-  return o.kind === 'resolved' ? `resolved  ${o.caseId}` : `failed    ${o.caseId}  ${o.message}`;
+  return o.kind === 'resolved'
+    ? `resolved  ${o.caseId}${aside(o.target)}`
+    : `failed    ${o.caseId}${aside(o.target)}  ${o.message}`;
+}
+
+function jsonTarget(t: CaseTarget): Record<string, unknown> {
+  return { given: t.given, writeId: t.writeId, caseId: t.caseId ?? null, foundBy: t.foundBy ?? null };
 }
 
 /** `cases resolve`. */
@@ -30,6 +47,10 @@ export const casesResolveCommand: CommandSpec = {
         type: 'string',
         requiresArg: true,
         describe: 'Name of a protected environment, to allow writing to it',
+      })
+      .option('dry-run', {
+        type: 'boolean',
+        describe: 'Look the ids up and print the id each PATCH would go to; send nothing',
       }),
   examples: [
     {
@@ -45,8 +66,9 @@ export const casesResolveCommand: CommandSpec = {
         hint: 'Example: cases resolve ID1,ID2 --env prod --reason "..."',
       });
     const reason = checkAuditReason(args.reason);
-    const { environment, run } = await resolveCasesIn(
-      { ids, reason, confirm: typeof args.confirm === 'string' ? args.confirm : undefined },
+    const dryRun = args.dryRun === true;
+    const { environment, targets, run } = await resolveCasesIn(
+      { ids, reason, confirm: typeof args.confirm === 'string' ? args.confirm : undefined, dryRun },
       {
         resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
         createClient: (env, options) => createEnvironmentClient(ctx, env, options),
@@ -56,6 +78,13 @@ export const casesResolveCommand: CommandSpec = {
         if (!ctx.globals.json) ctx.out.result(describeOutcome(event.outcome));
       },
     );
+    if (run === undefined) {
+      if (ctx.globals.json) ctx.out.json({ environment, dryRun: true, targets: targets.map(jsonTarget) });
+      else
+        for (const t of targets)
+          ctx.out.result(`would resolve  ${t.writeId}  (${describeTarget(t)}; 1 PATCH)`);
+      return ExitCode.ok;
+    }
     const failed = run.outcomes.filter((o) => o.kind === 'failed');
     const resolved = run.outcomes.filter((o) => o.kind === 'resolved');
     if (ctx.globals.json) {
@@ -65,6 +94,7 @@ export const casesResolveCommand: CommandSpec = {
         resolved: resolved.map((o) => o.caseId),
         failed: failed.map((o) => ({ caseId: o.caseId, status: o.status, message: o.message })),
         notAttempted: run.notAttempted,
+        targets: targets.map(jsonTarget),
       });
     } else {
       for (const id of run.notAttempted) ctx.out.result(`skipped   ${id}  (not attempted)`);

@@ -37,6 +37,26 @@ function readNameList(args: ParsedArgs, flag: string, key: string): string[] | u
     .filter((s) => s !== '');
 }
 
+/** The switches that make the emulator answer as a particular deployment does (api-notes). */
+function readDeploymentOptions(args: ParsedArgs): EmulatorOptions {
+  const refusal = optionalString(args, 'auth-refusal', 'authRefusal');
+  if (refusal !== undefined && refusal !== '401' && refusal !== '200')
+    throw new UsageError(`Expected --auth-refusal to be 401 or 200, got '${refusal}'`);
+  const pick = <T extends string>(flag: string, key: string, choices: readonly T[]): T | undefined => {
+    const value = optionalString(args, flag, key);
+    if (value === undefined) return undefined;
+    if (!(choices as readonly string[]).includes(value))
+      throw new UsageError(`Expected --${flag} to be one of ${choices.join(', ')}, got '${value}'`);
+    return value as T;
+  };
+  return {
+    ...(refusal === undefined ? {} : { authRefusal: refusal === '200' ? 200 : 401 }),
+    paging: pick('paging', 'paging', ['skip', 'offset', 'none'] as const),
+    caseIds: pick('case-ids', 'caseIds', ['same', 'mongo'] as const),
+    profileSources: pick('profile-sources', 'profileSources', ['as-stored', 'names'] as const),
+  };
+}
+
 /** Turn the parsed flags into emulator options; every check happens here, once. */
 export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOptions {
   const data = optionalString(args, 'data', 'data');
@@ -77,6 +97,7 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
     testFailures: readNameList(args, 'test-fail', 'testFail'),
     testAnswerShape: testAnswer === 'success' ? 'success' : 'operationStatus',
     referencesApi: args.referencesApi !== false,
+    ...readDeploymentOptions(args),
   };
   return options;
 }
@@ -137,6 +158,26 @@ export const emulatorCommand: CommandSpec = {
         type: 'string',
         choices: ['operation-status', 'success'],
         describe: 'Connection test answer: {operationStatus:"SUCCESS"|"FAILED"} or {success:true|false}',
+      })
+      .option('auth-refusal', {
+        type: 'string',
+        choices: ['401', '200'],
+        describe: 'Answer a refused token with 401, or with 200 {"success":false} as a real deployment did',
+      })
+      .option('paging', {
+        type: 'string',
+        choices: ['skip', 'offset', 'none'],
+        describe: 'Query parameter lists honour for the page start (none: every page is the first)',
+      })
+      .option('case-ids', {
+        type: 'string',
+        choices: ['same', 'mongo'],
+        describe: 'Case ids: id = caseId, or a Mongo _id (taken by writes) beside a friendly caseId SPC-n',
+      })
+      .option('profile-sources', {
+        type: 'string',
+        choices: ['as-stored', 'names'],
+        describe: "Scan profiles' dataSourceList as stored, or as connection names",
       })
       .option('references-api', {
         type: 'boolean',

@@ -1,77 +1,37 @@
 /**
- * The service's endpoints, as plain functions from a parsed request to a {@link Reply}. Auth, faults,
- * latency, rate limiting and the socket live in `server.ts`; this file is the service's behaviour.
+ * The service's endpoints, as plain functions from a parsed request to a {@link Reply}: the routes, and
+ * the connection endpoints (scan profiles: `profile-handlers.ts`, cases: `case-handlers.ts`). Auth,
+ * faults, latency, rate limiting and the socket live in `server.ts`; these files are the service's
+ * behaviour.
  */
-import { isObjectId, newObjectId } from './ids.js';
+import { listCases, updateCaseStatus, updateCases } from './case-handlers.js';
+import { newObjectId } from './ids.js';
 import { findMaskedValues, maskConnection, secretKeysOf } from './masking.js';
+import { createProfile, deleteProfile, getProfile, listProfiles, updateProfile } from './profile-handlers.js';
+import { matchesFilter, parseFilter, parsePaging, parseSort, QueryError, sortItems } from './query.js';
 import {
-  matchesFilter,
-  parseFields,
-  parseFilter,
-  parsePaging,
-  parseSort,
-  project,
-  QueryError,
-  sortItems,
-} from './query.js';
-import type { MutableRecord } from './record.js';
-import type { SessionTokens } from './session-tokens.js';
-import type { MemoryStore } from './store.js';
+  badRequest,
+  envelope,
+  type HandlerDeps,
+  isObject,
+  notFound,
+  ok,
+  type Reply,
+  type RequestContext,
+} from './reply.js';
 import { CONNECTION_NAME_PATTERN, getTemplate } from './templates.js';
-import type { ConnectionRecord, ScanProfileRecord, SecurityCaseRecord } from './types.js';
+import type { ConnectionRecord } from './types.js';
 
-/** What a handler answers; `server.ts` writes it (or a fault replaces it). */
-export interface Reply {
-  readonly status: number;
-  /** JSON body. */
-  readonly json?: unknown;
-  /** Plain text body (401). */
-  readonly text?: string;
-  /** A streamed JSON body, produced chunk by chunk. */
-  readonly stream?: () => Iterable<string>;
-  readonly headers?: Readonly<Record<string, string>>;
-  /** True when the request changed the store (persist before answering; record it). */
-  readonly mutated?: boolean;
-}
-
-/** A parsed request. */
-export interface RequestContext {
-  readonly method: string;
-  /** Decoded path segments below `/api/v1`. */
-  readonly segments: readonly string[];
-  readonly params: URLSearchParams;
-  /** Parsed JSON body; undefined when there was none. */
-  readonly body: unknown;
-  /** The Authorization header value with any `Bearer ` prefix removed. */
-  readonly credential: string | undefined;
-}
-
-/** What handlers need from the running emulator. */
-export interface HandlerDeps {
-  readonly store: MemoryStore;
-  readonly record: MutableRecord;
-  readonly sessions: SessionTokens;
-  readonly settings: {
-    readonly userToken: string;
-    readonly maxPageSize: number;
-    readonly defaultPageSize: number;
-    readonly exportClearSecrets: boolean;
-    readonly omitEmptyCases: boolean;
-    /** Shape of the `ds-connection-test` answer. */
-    readonly testAnswerShape: 'operationStatus' | 'success';
-    /** Serve `scanner-status` and `credentials` (else 404). */
-    readonly referencesApi: boolean;
-  };
-}
-
-/** Case statuses the service knows (api-notes). */
-export const CASE_STATUSES: readonly string[] = [
-  'open',
-  'acknowledged',
-  'silenced',
-  'resolved',
-  'remediated',
-];
+export { CASE_STATUSES } from './case-handlers.js';
+export {
+  badRequest,
+  envelope,
+  type HandlerDeps,
+  internalError,
+  notFound,
+  type Reply,
+  type RequestContext,
+} from './reply.js';
 
 /**
  * Fields a client may not set on a connection: the service manages them (api-notes, by exact name;
@@ -101,44 +61,7 @@ function isServerManaged(key: string): boolean {
   return SERVER_MANAGED.has(key);
 }
 
-const PROFILE_SERVER_MANAGED = new Set(['_id', 'id', 'createdAt', 'updatedAt', 'created_at', 'updated_at']);
-
 const nameRegex = new RegExp(CONNECTION_NAME_PATTERN);
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** The success envelope real deployments use. */
-export function envelope(data: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { status: 'success', statusCode: 200, data, message: null, ...extra };
-}
-
-/** 400 `{error}` (spec section 7). */
-export function badRequest(error: string): Reply {
-  return { status: 400, json: { error } };
-}
-
-/** 404 `{error}` (spec section 7). */
-export function notFound(error: string): Reply {
-  return { status: 404, json: { error } };
-}
-
-/** 500 with the spec's body `{status, message, errors}`. */
-export function internalError(message: string): Reply {
-  return {
-    status: 500,
-    json: {
-      status: 'error',
-      message: 'Internal Server Error',
-      errors: [{ code: 'INTERNAL_ERROR', message }],
-    },
-  };
-}
-
-function ok(json: unknown, mutated = false): Reply {
-  return { status: 200, json, mutated };
-}
 
 /** Route a request below `/api/v1`. Throws only on bugs (answered 500 by the server). */
 export function handle(ctx: RequestContext, deps: HandlerDeps): Reply {
@@ -199,7 +122,12 @@ export function refreshAccessToken(ctx: RequestContext, deps: HandlerDeps): Repl
 // ---- connections -------------------------------------------------------------------------------
 
 function listConnections(ctx: RequestContext, deps: HandlerDeps): Reply {
-  const { skip, limit } = parsePaging(ctx.params, deps.settings.defaultPageSize, deps.settings.maxPageSize);
+  const { skip, limit } = parsePaging(
+    ctx.params,
+    deps.settings.defaultPageSize,
+    deps.settings.maxPageSize,
+    deps.settings.paging,
+  );
   const filter = parseFilter(ctx.params.get('filter'));
   const sort = parseSort(ctx.params.get('sort'));
   let page: ConnectionRecord[];
@@ -478,229 +406,4 @@ function getConnectorTemplate(type: string): Reply {
   const template = getTemplate(type);
   if (template === undefined) return notFound(`No data source template for type '${type}'`);
   return ok(template);
-}
-
-// ---- scan profiles -----------------------------------------------------------------------------
-
-function checkSchedule(schedule: unknown): string | null {
-  if (!isObject(schedule)) return 'schedule must be an object {cronExpression, timeZone}';
-  const cron = schedule.cronExpression;
-  if (typeof cron !== 'string' || !/^\S+(\s+\S+){4,5}$/.test(cron.trim())) {
-    return `schedule.cronExpression must be a cron expression of 5 or 6 fields, got ${JSON.stringify(cron)}`;
-  }
-  const tz = schedule.timeZone;
-  if (typeof tz !== 'string' || tz === '') return 'schedule.timeZone must be an IANA time zone such as UTC';
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-  } catch {
-    return `schedule.timeZone '${tz}' is not a known time zone`;
-  }
-  return null;
-}
-
-/** The problem with a profile body, or null; `self` is the profile being updated (its own name is free). */
-function checkProfileInput(body: Record<string, unknown>, deps: HandlerDeps, self?: string): string | null {
-  const { name, dataSourceList, scanTemplateId, isSingleRunScan, schedule } = body;
-  if (typeof name !== 'string' || name.trim() === '') return 'Scan profile name is required';
-  if (!Array.isArray(dataSourceList) || dataSourceList.length === 0) {
-    return 'dataSourceList must be a non-empty array of data source ids';
-  }
-  for (const [i, ds] of dataSourceList.entries()) {
-    if (typeof ds !== 'string') return `dataSourceList[${i}] must be a string`;
-    // Real bodies list data sources by _id or by name (api-notes); either must exist here.
-    if (deps.store.getConnectionById(ds) === undefined && deps.store.getConnection(ds) === undefined) {
-      return `dataSourceList[${i}]: unknown data source '${ds}'`;
-    }
-  }
-  if (typeof scanTemplateId !== 'string' || !deps.store.isScanTemplate(scanTemplateId)) {
-    return `Invalid scanTemplateId ${JSON.stringify(scanTemplateId)}`;
-  }
-  if (isSingleRunScan !== undefined && typeof isSingleRunScan !== 'boolean') {
-    return 'isSingleRunScan must be a boolean';
-  }
-  const single = isSingleRunScan === true;
-  const scheduled = schedule !== undefined && schedule !== null;
-  if (single && scheduled) return 'Give either isSingleRunScan: true or a schedule, not both';
-  if (!single && !scheduled) return 'Give either isSingleRunScan: true or a schedule';
-  if (scheduled) {
-    const problem = checkSchedule(schedule);
-    if (problem !== null) return problem;
-  }
-  const existing = deps.store.getProfileByName(name);
-  // [guess] A duplicate name answers 400 "... already exists", as for connections.
-  if (existing !== undefined && existing._id !== self) return `Scan profile ${name} already exists`;
-  return null;
-}
-
-function createProfile(ctx: RequestContext, deps: HandlerDeps): Reply {
-  const body = ctx.body;
-  if (!isObject(body)) return badRequest('Request body must be a scan profile object');
-  const problem = checkProfileInput(body, deps);
-  if (problem !== null) return badRequest(problem);
-  const name = body.name as string;
-  const clean: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (!PROFILE_SERVER_MANAGED.has(k)) clean[k] = v;
-  const now = new Date().toISOString();
-  const _id = newObjectId();
-  const profile = { ...clean, _id, createdAt: now, updatedAt: now } as unknown as ScanProfileRecord;
-  deps.store.putProfile(profile);
-  deps.record.addCreate({ kind: 'scanProfile', name, id: _id, at: Date.now() });
-  if (body.isSingleRunScan === true) {
-    deps.store.recordScan({
-      scanId: newObjectId(),
-      profileId: _id,
-      profileName: name,
-      dataSourceList: [...(body.dataSourceList as string[])],
-      at: Date.now(),
-    });
-  }
-  return ok(structuredClone(profile), true);
-}
-
-/** `GET scanProfiles` ([code]): `{"scanProfiles":[...]}`, no envelope, in creation order. */
-function listProfiles(deps: HandlerDeps): Reply {
-  return ok({ scanProfiles: deps.store.profiles.map((p) => structuredClone(p)) });
-}
-
-/** The stored profile of a path id, or the reply: 400 when not 24 hex, 404 when unknown (as GET). */
-function findProfile(id: string, deps: HandlerDeps): { profile: ScanProfileRecord } | { reply: Reply } {
-  if (!isObjectId(id))
-    return { reply: badRequest(`Invalid scan profile id '${id}': expected 24 hex digits`) };
-  const profile = deps.store.getProfile(id);
-  if (profile === undefined) return { reply: notFound(`Scan profile ${id} not found`) };
-  return { profile };
-}
-
-/**
- * `PUT scanProfiles/{id}` ([guess]): the body replaces the profile (validated as a create; its own name
- * is not a duplicate); `_id` and `createdAt` kept, `updatedAt` renewed. No scan is started. Answers the
- * profile as stored, as a create does.
- */
-function updateProfile(id: string, ctx: RequestContext, deps: HandlerDeps): Reply {
-  const lookup = findProfile(id, deps);
-  if ('reply' in lookup) return lookup.reply;
-  const found = lookup.profile;
-  const body = ctx.body;
-  if (!isObject(body)) return badRequest('Request body must be a scan profile object');
-  const problem = checkProfileInput(body, deps, found._id);
-  if (problem !== null) return badRequest(problem);
-  const clean: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (!PROFILE_SERVER_MANAGED.has(k)) clean[k] = v;
-  const profile = {
-    ...clean,
-    _id: found._id,
-    createdAt: found.createdAt,
-    updatedAt: new Date().toISOString(),
-  } as unknown as ScanProfileRecord;
-  deps.store.replaceProfile(profile);
-  deps.record.addChange({ op: 'update', kind: 'scanProfile', name: profile.name, id, at: Date.now() });
-  return ok(structuredClone(profile), true);
-}
-
-/** `DELETE scanProfiles/{id}` ([guess]): 200 `{"_id", "name", "deleted": true}`. */
-function deleteProfile(id: string, deps: HandlerDeps): Reply {
-  const lookup = findProfile(id, deps);
-  if ('reply' in lookup) return lookup.reply;
-  const found = lookup.profile;
-  deps.store.deleteProfile(id);
-  deps.record.addChange({ op: 'delete', kind: 'scanProfile', name: found.name, id, at: Date.now() });
-  return ok({ _id: id, name: found.name, deleted: true }, true);
-}
-
-function getProfile(id: string, deps: HandlerDeps): Reply {
-  const lookup = findProfile(id, deps);
-  return 'reply' in lookup ? lookup.reply : ok(structuredClone(lookup.profile));
-}
-
-// ---- cases -------------------------------------------------------------------------------------
-
-function listCases(ctx: RequestContext, deps: HandlerDeps): Reply {
-  const { skip, limit } = parsePaging(ctx.params, deps.settings.defaultPageSize, deps.settings.maxPageSize);
-  const filter = parseFilter(ctx.params.get('filter'));
-  const sort = parseSort(ctx.params.get('sort'));
-  const fields = parseFields(ctx.params.get('fields'));
-  // Without a filter or a sort the page is a slice of the store: paging 1M cases stays linear.
-  const plain = filter.length === 0 && sort.length === 0;
-  const matched = plain ? deps.store.cases : deps.store.cases.filter((c) => matchesFilter(c, filter));
-  const sorted = plain ? matched : sortItems(matched, sort);
-  const page = sorted
-    .slice(skip, skip + limit)
-    .map((c) => (fields === null ? { ...c } : project(c, fields, ['id', 'caseId'])));
-  const data: Record<string, unknown> = {};
-  // Real deployments may leave `cases` out of an empty answer.
-  if (page.length > 0 || !deps.settings.omitEmptyCases) data.cases = page;
-  data.totalCount = matched.length;
-  return ok(envelope(data));
-}
-
-function updateCases(actionType: string, ctx: RequestContext, deps: HandlerDeps): Reply {
-  if (actionType !== 'update')
-    return badRequest(`Unsupported action type '${actionType}': only cases:update is supported`);
-  const body = ctx.body;
-  if (!isObject(body)) return badRequest('Request body must be an object');
-  if (body.type !== 'CasesDB') return badRequest(`type must be "CasesDB", got ${JSON.stringify(body.type)}`);
-  if (body.subType !== 'updateCases')
-    return badRequest(`subType must be "updateCases", got ${JSON.stringify(body.subType)}`);
-  const ap = body.additionalProperties;
-  if (!isObject(ap))
-    return badRequest('additionalProperties must be an object {field, newValue, casesFilters}');
-  const { field, newValue, casesFilters } = ap;
-  if (field !== 'caseStatus' && field !== 'assignee') {
-    return badRequest(
-      `additionalProperties.field must be caseStatus or assignee, got ${JSON.stringify(field)}`,
-    );
-  }
-  if (typeof newValue !== 'string' || newValue === '')
-    return badRequest('additionalProperties.newValue must be a non-empty string');
-  if (field === 'caseStatus' && !CASE_STATUSES.includes(newValue)) {
-    return badRequest(`Unknown case status '${newValue}'; expected one of ${CASE_STATUSES.join(', ')}`);
-  }
-  // No filter would select every case: refused, as a careful service would.
-  if (!Array.isArray(casesFilters) || casesFilters.length === 0) {
-    return badRequest(
-      'additionalProperties.casesFilters must be a non-empty array of {filterField, filterValues}',
-    );
-  }
-  const filters: Array<{ field: string; values: Set<string> }> = [];
-  for (const [i, f] of casesFilters.entries()) {
-    if (!isObject(f) || typeof f.filterField !== 'string' || f.filterField === '') {
-      return badRequest(`casesFilters[${i}].filterField must be a non-empty string`);
-    }
-    if (
-      !Array.isArray(f.filterValues) ||
-      f.filterValues.length === 0 ||
-      !f.filterValues.every((v) => typeof v === 'string')
-    ) {
-      return badRequest(`casesFilters[${i}].filterValues must be a non-empty array of strings`);
-    }
-    filters.push({ field: f.filterField, values: new Set(f.filterValues as string[]) });
-  }
-  const reason =
-    typeof ap.auditReason === 'string'
-      ? ap.auditReason
-      : typeof body.auditReason === 'string'
-        ? body.auditReason
-        : undefined;
-  const selected = deps.store.cases.filter((c) => filters.every((f) => f.values.has(String(c[f.field]))));
-  for (const c of selected) deps.store.updateCase(c, field, newValue, reason, 'cases:update');
-  const caseIds = selected.map((c) => c.id);
-  // Both readings of "an object that lists the ids ... in a field named caseIds".
-  return ok(envelope({ caseIds }, { caseIds }), selected.length > 0);
-}
-
-function updateCaseStatus(caseId: string, ctx: RequestContext, deps: HandlerDeps): Reply {
-  const found: SecurityCaseRecord | undefined = deps.store.getCase(caseId);
-  if (found === undefined) return notFound(`Case ${caseId} not found`);
-  const body = ctx.body;
-  if (!isObject(body)) return badRequest('Request body must be an object {caseStatus, auditReason}');
-  const { caseStatus, auditReason } = body;
-  if (typeof caseStatus !== 'string' || !CASE_STATUSES.includes(caseStatus)) {
-    return badRequest(
-      `caseStatus must be one of ${CASE_STATUSES.join(', ')}, got ${JSON.stringify(caseStatus)}`,
-    );
-  }
-  if (auditReason !== undefined && typeof auditReason !== 'string')
-    return badRequest('auditReason must be a string');
-  deps.store.updateCase(found, 'caseStatus', caseStatus, auditReason, 'case-status');
-  return ok(envelope({ caseId: found.id, caseStatus }), true);
 }

@@ -2,6 +2,7 @@
  * List queries shared by connections and cases: the JSON filter forms, sort strings, paging and
  * field projection. Errors are thrown as {@link QueryError} and answered 400 `{error}`.
  */
+import { type PagingParameter, pageStart } from './deployment.js';
 
 /** A malformed query parameter; the message is sent to the client. */
 export class QueryError extends Error {
@@ -198,13 +199,17 @@ export function parseNonNegativeInt(raw: string | null, name: string, fallback: 
   return n;
 }
 
-/** `skip` and `limit` of a list request; `limit` is clamped to `max`, never refused. */
+/**
+ * Start and `limit` of a list request; `limit` is clamped to `max`, never refused. The start is read
+ * from the parameter the deployment honours (`skip` by default: see `deployment.ts`).
+ */
 export function parsePaging(
   params: URLSearchParams,
   defaultLimit: number,
   max: number,
+  start: PagingParameter = 'skip',
 ): { skip: number; limit: number } {
-  const skip = parseNonNegativeInt(params.get('skip'), 'skip', 0);
+  const skip = pageStart(params, start, parseNonNegativeInt);
   const limit = Math.min(parseNonNegativeInt(params.get('limit'), 'limit', defaultLimit), max);
   return { skip, limit };
 }

@@ -52,8 +52,12 @@ export function checkSeed(value: unknown, source: string): EmulatorSeed {
   });
   (seed.cases as unknown[] | undefined)?.forEach((c, i) => {
     const o = c as Record<string, unknown> | null;
-    if (o === null || typeof o !== 'object' || (typeof o.id !== 'string' && typeof o.caseId !== 'string')) {
-      throw new Error(`${source}: cases[${i}] needs a string id or caseId`);
+    if (
+      o === null ||
+      typeof o !== 'object' ||
+      (typeof o.id !== 'string' && typeof o.caseId !== 'string' && typeof o._id !== 'string')
+    ) {
+      throw new Error(`${source}: cases[${i}] needs a string _id, id or caseId`);
     }
   });
   return seed as EmulatorSeed;

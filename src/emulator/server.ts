@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { createGzip, constants as zlibConstants } from 'node:zlib';
+import { refusedTokenReply, toMongoCases } from './deployment.js';
 import { decideFaults, type FaultDecision, parseFaults } from './faults.js';
 import { generateConnections } from './generate.js';
 import { generateCases } from './generate-cases.js';
@@ -60,6 +61,11 @@ function checkNumber(
   }
 }
 
+function checkChoice(name: string, value: unknown, choices: readonly unknown[]): void {
+  if (value === undefined || choices.includes(value)) return;
+  throw new Error(`Expected ${name} to be one of ${choices.join(', ')}, got ${String(value)}`);
+}
+
 /** Latency and jitter, ms: at most 10 minutes (Node's timer overflows past 2^31 - 1 ms and fires at once). */
 const MAX_LATENCY_MS = 600_000;
 
@@ -84,6 +90,12 @@ async function resolveSeed(options: EmulatorOptions): Promise<{ seed: EmulatorSe
     const existing = resolved.seed.cases ?? [];
     const cases = existing.length === 0 ? generated : [...existing, ...generated];
     resolved = { seed: { ...resolved.seed, cases }, owned: resolved.owned };
+  }
+  if (options.caseIds === 'mongo' && resolved.seed.cases !== undefined) {
+    resolved = {
+      seed: { ...resolved.seed, cases: toMongoCases(resolved.seed.cases) },
+      owned: resolved.owned,
+    };
   }
   return resolved;
 }
@@ -141,6 +153,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   checkNumber('generate', options.generate, 0, true);
   checkNumber('generateCases', options.generateCases, 0, true);
   checkNumber('maxRecordedRequests', options.maxRecordedRequests, 1, true);
+  checkChoice('authRefusal', options.authRefusal, [401, 200]);
+  checkChoice('paging', options.paging, ['skip', 'offset', 'none']);
+  checkChoice('caseIds', options.caseIds, ['same', 'mongo']);
+  checkChoice('profileSources', options.profileSources, ['as-stored', 'names']);
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? 'emulator-token';
   const userToken = options.userToken ?? 'emulator-user-token';
@@ -183,6 +199,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       omitEmptyCases: options.omitEmptyCases ?? true,
       testAnswerShape: options.testAnswerShape ?? 'operationStatus',
       referencesApi: options.referencesApi ?? true,
+      authRefusal: options.authRefusal ?? 401,
+      paging: options.paging ?? 'skip',
+      profileSources: options.profileSources ?? 'as-stored',
     },
   };
   const alwaysHtml = options.htmlContentType ?? false;
@@ -218,7 +237,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       body = [reply.text];
     } else {
       // Some deployments label JSON `text/html`; clients must parse by content.
-      headers['content-type'] = html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8';
+      headers['content-type'] =
+        reply.headers?.['content-type'] ??
+        (html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8');
       if (reply.stream !== undefined) {
         body = reply.stream();
       } else {
@@ -466,7 +487,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     if (method === 'GET' && segments.length === 1 && segments[0] === 'refresh-access-token') {
       return refreshAccessToken({ ...ctxBase, body: undefined }, deps);
     }
-    if (!isAuthorized(credential)) return { status: 401, text: 'Unauthorized' };
+    if (!isAuthorized(credential)) return refusedTokenReply(deps.settings.authRefusal);
     if (raw.trim() !== '') {
       // Spec section 5: clients send Content-Type: application/json with a body. A JSON body parser
       // ignores anything else, so a client that forgets it must find out here, not in production.

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { caseKeyOf } from './deployment.js';
 import { isObjectId, stableObjectId } from './ids.js';
 import type {
   CaseAuditEntry,
@@ -78,10 +79,16 @@ export class MemoryStore implements EmulatorStore {
       this.putProfile({ ...p, _id } as ScanProfileRecord);
     }
     for (const c of s.cases ?? []) {
-      const id = String(c.caseId ?? c.id);
-      const record = { ...c, id, caseId: id, caseStatus: c.caseStatus ?? 'open' } as SecurityCaseRecord;
+      const caseStatus = c.caseStatus ?? 'open';
+      let record: SecurityCaseRecord;
+      if (typeof c._id === 'string') {
+        record = { ...c, caseStatus };
+      } else {
+        const id = String(c.caseId ?? c.id);
+        record = { ...c, id, caseId: id, caseStatus };
+      }
       this.caseList.push(record);
-      this.caseById.set(id, record);
+      this.caseById.set(caseKeyOf(record), record);
     }
     const known = new Map(DEFAULT_SCAN_TEMPLATES.map((t) => [t._id, t]));
     for (const t of s.scanTemplates ?? []) known.set(t._id, t);
@@ -196,6 +203,7 @@ export class MemoryStore implements EmulatorStore {
     return this.caseList;
   }
 
+  /** Case by the id its write endpoints take (`_id` when it has one, else `caseId`). */
   getCase(id: string): SecurityCaseRecord | undefined {
     return this.caseById.get(id);
   }
@@ -211,7 +219,7 @@ export class MemoryStore implements EmulatorStore {
     const from = c[field];
     (c as Record<string, unknown>)[field] = value;
     c.updated_at = new Date().toISOString();
-    this.audit.push({ caseId: c.id, field, from, to: value, reason, via, at: Date.now() });
+    this.audit.push({ caseId: caseKeyOf(c), field, from, to: value, reason, via, at: Date.now() });
   }
 
   get scansStarted(): readonly StartedScan[] {

@@ -25,15 +25,25 @@ export type ScanProfileRecord = Record<string, unknown> & {
   schedule?: ScanSchedule;
 };
 
-/** A security case as stored; `id` and `caseId` always hold the same value. */
+/**
+ * A security case as stored. A case without `_id` holds `id` and `caseId` with the same value (the
+ * spec's shape); a case with `_id` (a deployment's Mongo id, which the write endpoints take) keeps its
+ * `caseId` and `id` as given.
+ */
 export type SecurityCaseRecord = Record<string, unknown> & {
-  id: string;
-  caseId: string;
+  _id?: string;
+  id?: string;
+  caseId?: string;
   caseStatus: string;
 };
 
-/** A case in a seed file: either `id` or `caseId` (or both) must be given. */
-export type SeedCase = Record<string, unknown> & { id?: string; caseId?: string; caseStatus?: string };
+/** A case in a seed file: one of `_id`, `id` or `caseId` must be given. */
+export type SeedCase = Record<string, unknown> & {
+  _id?: string;
+  id?: string;
+  caseId?: string;
+  caseStatus?: string;
+};
 
 /** A scan template a profile may reference through `scanTemplateId`. */
 export interface ScanTemplate {
@@ -205,6 +215,27 @@ export interface EmulatorOptions {
   referencesApi?: boolean;
   /** How many requests the record keeps (at least; the oldest go first); counters stay exact. Default 100000. */
   maxRecordedRequests?: number;
+  /**
+   * How a refused token is answered: `401` (the spec, default) or `200` with
+   * `{"success":false,"message":"Failed to authenticate token."}` labelled `text/html` (api-notes [seen]).
+   */
+  authRefusal?: 401 | 200;
+  /**
+   * The query parameter lists (connections, cases) honour for the start of a page: `skip` (the spec,
+   * default), `offset` (api-notes [code]: BigID's SIEM connector pages all-cases so), or `none` (every
+   * page is the first one).
+   */
+  paging?: 'skip' | 'offset' | 'none';
+  /**
+   * Ids of the cases: `same` (default: `id` = `caseId`) or `mongo` (each case without `_id` gets one,
+   * `caseId` becomes a friendly `SPC-<n>`, `id` is dropped; the write endpoints take `_id`: api-notes [docs]).
+   */
+  caseIds?: 'same' | 'mongo';
+  /**
+   * `dataSourceList` of listed and fetched scan profiles: `as-stored` (default) or `names` (each element
+   * that is a connection's `_id` answered as its name, as profiles made by BigID's CI action: api-notes [code]).
+   */
+  profileSources?: 'as-stored' | 'names';
 }
 
 /** One request as the emulator saw it. */

@@ -32,6 +32,7 @@ import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles
 import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
+import { remapDataSourceList } from '../profiles/data-source-list.js';
 import { isProfileServerField, stripProfileServerFields } from '../profiles/server-fields.js';
 import type { JournalOp } from '../sync/journal/records.js';
 import type { RunState } from '../sync/journal/replay.js';
@@ -366,34 +367,30 @@ function resolveDataSources(
   connectionByName: ReadonlyMap<string, ProfileTargetConnection>,
   created: ReadonlyMap<string, string>,
 ): { ok: true; dataSources: ProfileDataSource[] } | { ok: false; problems: Problem[] } {
-  const name = entry.scanProfile.name;
-  const problems: Problem[] = [];
-  const dataSources: ProfileDataSource[] = [];
-  entry.scanProfile.dataSourceList.forEach((ref, i) => {
-    const recorded = entry.dataSourceNames[i] ?? null;
-    // No recorded name: the element may be a name itself (real profiles often list names).
-    const sourceName = recorded ?? (connectionByName.has(ref) || created.has(ref) ? ref : undefined);
-    if (sourceName === undefined) {
-      problems.push({
-        entry: name,
-        path: `/dataSourceList/${i}`,
-        message: `data source ${ref} has no connection name in the snapshot and no connection of that name is in the target`,
-      });
-      return;
-    }
-    const targetName = created.get(sourceName) ?? (connectionByName.has(sourceName) ? sourceName : undefined);
-    if (targetName === undefined) {
-      problems.push({
-        entry: name,
-        path: `/dataSourceList/${i}`,
-        message: `connection '${sourceName}' is neither in the target nor created by this import`,
-        causedBy: sourceName,
-      });
-      return;
-    }
-    dataSources.push({ ref, targetName, asName: ref === sourceName });
+  const remapped = remapDataSourceList(entry.scanProfile.dataSourceList, {
+    recordedNames: entry.dataSourceNames,
+    targetNameOf: (n) => created.get(n) ?? (connectionByName.has(n) ? n : undefined),
   });
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, dataSources };
+  if (!remapped.ok) {
+    const name = entry.scanProfile.name;
+    return {
+      ok: false,
+      problems: remapped.problems.map((p) => ({
+        entry: name,
+        path: `/dataSourceList/${p.index}`,
+        message: p.message,
+        ...(p.causedBy === undefined ? {} : { causedBy: p.causedBy }),
+      })),
+    };
+  }
+  return {
+    ok: true,
+    dataSources: remapped.elements.map((e) => ({
+      ref: e.ref,
+      targetName: e.targetName,
+      asName: e.form === 'name',
+    })),
+  };
 }
 
 /** The compared fields that differ between the snapshot's profile and the target's (diff semantics). */

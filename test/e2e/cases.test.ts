@@ -40,7 +40,7 @@ function lines(text: string): Record<string, unknown>[] {
 function idsWhere(emu: RunningEmulator, pred: (c: Record<string, unknown>) => boolean): string[] {
   return emu.store.cases
     .filter(pred)
-    .map((c) => c.caseId)
+    .map((c) => String(c.caseId))
     .sort();
 }
 
@@ -84,7 +84,9 @@ describe('cases list', () => {
     ]);
     expect(run.exitCode).toBe(0);
     const rows = run.stdout.trimEnd().split('\n');
-    expect(rows[0]).toBe('caseId,caseStatus,severityLevel,policyName,dataSourceName,assignee,caseLabel');
+    expect(rows[0]).toBe(
+      'writeId,caseId,caseStatus,severityLevel,policyName,dataSourceName,assignee,caseLabel',
+    );
     const expected = idsWhere(
       emu,
       (c) => c.policyName === policy && ['high', 'critical'].includes(String(c.severityLevel)),
@@ -138,7 +140,7 @@ describe('cases resolve', () => {
     const open = emu.store.cases
       .filter((c) => c.caseStatus === 'open')
       .slice(0, 3)
-      .map((c) => c.caseId);
+      .map((c) => String(c.caseId));
     const run = await cli(emu, [
       'cases',
       'resolve',
@@ -195,7 +197,7 @@ describe('cases update', () => {
     const policy = policyOf(emu);
     const expected = idsWhere(emu, (c) => c.policyName === policy && c.caseStatus === 'open');
     const untouched = emu.store.cases
-      .filter((c) => !expected.includes(c.caseId))
+      .filter((c) => !expected.includes(String(c.caseId)))
       .map((c) => [c.caseId, c.caseStatus]);
     const audit = join(e2e.dir, 'audit.jsonl');
     const run = await casesUpdate(emu, [
@@ -214,7 +216,9 @@ describe('cases update', () => {
     expect(run.stdout.trim().split('\n').sort()).toEqual(expected);
     for (const id of expected) expect(emu.store.getCase(id)?.caseStatus).toBe('resolved');
     expect(
-      emu.store.cases.filter((c) => !expected.includes(c.caseId)).map((c) => [c.caseId, c.caseStatus]),
+      emu.store.cases
+        .filter((c) => !expected.includes(String(c.caseId)))
+        .map((c) => [c.caseId, c.caseStatus]),
     ).toEqual(untouched);
     expect(patches(emu)).toHaveLength(1);
 

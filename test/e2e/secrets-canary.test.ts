@@ -194,8 +194,8 @@ beforeAll(async () => {
     config,
     JSON.stringify({
       environments: {
-        canary: { url: a.url, refreshTokenEnv: 'CANARY_USER_TOKEN' },
-        other: { url: b.url, tokenEnv: 'CANARY_B_TOKEN' },
+        canary: { url: a.url, refreshTokenEnv: 'DDS_A_USER_TOKEN' },
+        other: { url: b.url, tokenEnv: 'DDS_B_TOKEN' },
       },
     }),
   );
@@ -248,7 +248,7 @@ describe('no canary credential or token reaches any output', { shuffle: false },
 
   it('connections list through a user-token exchange (refreshTokenEnv) and a token file', async () => {
     const run = await traced(['connections', 'list', '--env', 'canary', '--format', 'json'], {
-      CANARY_USER_TOKEN: USER_TOKEN,
+      DDS_A_USER_TOKEN: USER_TOKEN,
     });
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain(MASK);
@@ -359,7 +359,7 @@ describe('no canary credential or token reaches any output', { shuffle: false },
 
     const clone = await traced(
       ['profiles', 'clone', '66b2a0d1c3e4f5a6b7c8d901', '--from', a.url, '--to', 'other'],
-      { ...envA(), CANARY_B_TOKEN: TOKEN },
+      { ...envA(), DDS_B_TOKEN: TOKEN },
     );
     expect(clone.exitCode, clone.stderr + clone.stdout).toBe(0);
     expectClean(clone);
@@ -422,8 +422,10 @@ describe('no canary credential or token reaches any output', { shuffle: false },
       expectClean(run);
     }
     // A refused user token, through the config file.
-    const user = await traced(['connections', 'list', '--env', 'canary'], { CANARY_USER_TOKEN: WRONG_TOKEN });
+    const user = await traced(['connections', 'list', '--env', 'canary'], { DDS_A_USER_TOKEN: WRONG_TOKEN });
     expect(user.exitCode).toBe(4);
+    // The variable is named (never its value).
+    expect(user.stderr).toContain('Check the user token in DDS_A_USER_TOKEN (refreshTokenEnv of canary)');
     expectClean(user);
   });
 

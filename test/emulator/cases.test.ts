@@ -131,7 +131,7 @@ describe('security cases', () => {
   it('bulk-resolves exactly the cases matching every filter and lists their ids in caseIds', async () => {
     const expected = emu.store.cases
       .filter((c) => c.caseStatus === 'open' && c.policyName === 'PCI')
-      .map((c) => c.id);
+      .map((c) => String(c.id));
     expect(expected.length).toBeGreaterThan(0);
     const r = await api.patch(
       '/api/v1/actionable-insights/cases:update',
@@ -175,7 +175,7 @@ describe('security cases', () => {
     [
       'an unknown status',
       undefined,
-      bulk('caseStatus', 'closed', [{ filterField: 'policyName', filterValues: ['PCI'] }]),
+      bulk('caseStatus', 'archived', [{ filterField: 'policyName', filterValues: ['PCI'] }]),
     ],
     ['no filters', undefined, bulk('caseStatus', 'resolved', [])],
     [
@@ -201,7 +201,7 @@ describe('security cases', () => {
       auditReason: 'False positive: test data',
     });
     expect(r.status).toBe(200);
-    expect(emu.store.getCase(open.id)?.caseStatus).toBe('resolved');
+    expect(emu.store.getCase(String(open.id))?.caseStatus).toBe('resolved');
     expect(emu.store.caseAudit.at(-1)).toMatchObject({
       caseId: open.id,
       field: 'caseStatus',

@@ -94,7 +94,9 @@ describe('cases list paging', () => {
     nock(BASE).get(PATH).query(true).reply(200, envelope(undefined, 0));
     const run = await runCli(['cases', 'list', '--env', BASE, '--format', 'csv'], { env });
     expect(run.exitCode).toBe(0);
-    expect(run.stdout).toBe('caseId,caseStatus,severityLevel,policyName,dataSourceName,assignee,caseLabel\n');
+    expect(run.stdout).toBe(
+      'writeId,caseId,caseStatus,severityLevel,policyName,dataSourceName,assignee,caseLabel\n',
+    );
   });
 
   it('sends the filter as the JSON array with operator in, the sort as FIELD DESC and the fields', async () => {
@@ -126,7 +128,8 @@ describe('cases list paging', () => {
       { field: 'policyName', value: ['A, B'], operator: 'in' },
     ]);
     expect(q?.get('sort')).toBe('caseId DESC');
-    expect(q?.get('fields')).toBe('caseId,caseLabel');
+    // The ids a case may carry are always asked for: the id a write takes must be known.
+    expect(q?.get('fields')).toBe('caseId,caseLabel,_id,id');
     expect(Object.keys(JSON.parse(run.stdout.split('\n')[0] ?? '{}'))).toEqual(['caseId', 'caseLabel']);
   });
 

@@ -6,6 +6,7 @@ import {
   getConnectionByName,
   listConnections,
 } from '../../src/api/connections.js';
+import { InconsistentListError } from '../../src/api/paging.js';
 import { ApiError, UnavailableError } from '../../src/errors.js';
 import { BASE, collect, makeClient, rejectionOf } from './client-fixture.js';
 
@@ -119,16 +120,18 @@ describe('listConnections', () => {
     expect(query?.get('sort')).toBe('name:desc');
   });
 
-  it('refuses a service that ignores skip instead of looping forever', async () => {
+  it('refuses a service that ignores skip and offset instead of looping forever (exit 5)', async () => {
     nock(BASE)
       .persist()
       .get(LIST)
       .query(true)
       .reply(200, { data: { ds_connections: makeConnections(10), totalCount: 50 } });
     const { client } = makeClient();
-    const error = (await rejectionOf(collect(listConnections(client)))) as ApiError;
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error.message).toContain('ignore skip');
+    const error = (await rejectionOf(collect(listConnections(client)))) as InconsistentListError;
+    expect(error).toBeInstanceOf(InconsistentListError);
+    expect(error.reason).toBe('paging-ignored');
+    expect(error.exitCode).toBe(5);
+    expect(error.message).toContain('honours neither skip nor offset');
   });
 
   it('an unexpected envelope is a 502-like ApiError', async () => {

@@ -98,7 +98,7 @@ describe('case filters', () => {
 describe('checking case fields and values before anything is sent', () => {
   it('refuses an unknown status, naming the closest known one', () => {
     expect(() => checkCaseSelection({ status: ['opn'] })).toThrow(
-      /Expected --status to be one of open, acknowledged, silenced, resolved, remediated, got "opn" \(did you mean 'open'\?\)/,
+      /Expected --status to be one of open, acknowledged, silenced, resolved, remediated, closed, got "opn" \(did you mean 'open'\?\)/,
     );
     expect(checkCaseSelection({ status: ['open', 'resolved'], severity: ['HIGH'] })).toEqual([]);
   });
