@@ -128,6 +128,7 @@ const BASE_FILES = new Set([
   'src/protected.ts',
   'src/own-property.ts',
   'src/version.ts',
+  'src/markdown.ts',
   // The ajv seam: config.ts checks the config file with it, so it sits with the base.
   'src/schema/ajv.ts',
   // The retry policy is data (imports nothing): ApiError.isTransient() reads its statuses, so the one
