@@ -9,6 +9,7 @@
  */
 
 import { resolve } from 'node:path';
+import { renderDiffMarkdown } from '../diff/render-markdown.js';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
 import { collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
@@ -22,7 +23,7 @@ import { readStringOption } from './options.js';
 import { assertFormatFitsJson } from './render.js';
 
 /** Output formats of `diff`. */
-export const DIFF_FORMATS = ['text', 'json'] as const;
+export const DIFF_FORMATS = ['text', 'json', 'markdown'] as const;
 /** One output format of `diff`. */
 export type DiffFormat = (typeof DIFF_FORMATS)[number];
 
@@ -30,8 +31,8 @@ function chooseFormat(args: ParsedArgs, ctx: CliContext): DiffFormat {
   const format = args.format;
   assertFormatFitsJson(format, ctx.globals.json);
   if (format === undefined) return ctx.globals.json ? 'json' : 'text';
-  if (format === 'text' || format === 'json') return format;
-  throw new UsageError(`Expected --format to be text or json, got ${JSON.stringify(format)}`);
+  if (DIFF_FORMATS.includes(format as DiffFormat)) return format as DiffFormat;
+  throw new UsageError(`Expected --format to be text, json or markdown, got ${JSON.stringify(format)}`);
 }
 
 function printResult(
@@ -51,6 +52,10 @@ function printResult(
       'uncomparable',
       result.uncomparable,
     );
+    return;
+  }
+  if (format === 'markdown') {
+    ctx.out.result(renderDiffMarkdown(result, labels, typeOf).trimEnd());
     return;
   }
   const color = ctx.out.stdoutIsTTY && !ctx.io.env.NO_COLOR;
@@ -82,7 +87,8 @@ export const diffCommand: CommandSpec = {
       .option('format', {
         type: 'string',
         choices: DIFF_FORMATS,
-        describe: 'text (a plan: + added, - removed, ~ changed) or json (default text; json with --json)',
+        describe:
+          'text (a plan: + added, - removed, ~ changed), json, or markdown for a pull request or a ticket (default text; json with --json)',
       })
       .option('ignore-field', {
         type: 'string',

@@ -9,6 +9,7 @@ import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
 import { formatSummary } from '../importer/outputs.js';
 import type { ImportPlan } from '../importer/plan.js';
 import { describeStep } from '../importer/plan-describe.js';
+import { renderPlanMarkdown } from '../importer/plan-markdown.js';
 import { describeProfileStep, type ProfileReportLine } from '../importer/profile-report.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
@@ -24,7 +25,7 @@ function planJson(plan: ImportPlan) {
     ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
     ...('targetId' in s && s.targetId ? { targetId: s.targetId } : {}),
     ...(s.kind === 'invalid' ? { problems: s.problems } : {}),
-    ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path) } : {}),
+    ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path), secretsWritten: s.secrets } : {}),
     ...(s.kind === 'done' && s.op !== undefined ? { op: s.op } : {}),
   }));
 }
@@ -115,10 +116,20 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
   return Object.assign(render, { flush });
 }
 
+/** The forms of a dry run's plan (`--format`). */
+export const PLAN_FORMATS = ['text', 'markdown', 'json'] as const;
+export type PlanFormat = (typeof PLAN_FORMATS)[number];
+
 /** Print a dry run's plan and verdict. */
-export function renderDryRun(ctx: CliContext, result: Extract<ImportResult, { kind: 'dry-run' }>): ExitCode {
+export function renderDryRun(
+  ctx: CliContext,
+  result: Extract<ImportResult, { kind: 'dry-run' }>,
+  format: PlanFormat = ctx.globals.json ? 'json' : 'text',
+): ExitCode {
   const { plan, problems } = result;
-  if (ctx.globals.json) {
+  if (format === 'markdown') {
+    ctx.out.result(scrub(renderPlanMarkdown(plan, result.profilePlan, result)).trimEnd());
+  } else if (format === 'json') {
     ctx.out.json({
       dryRun: true,
       target: result.target,
@@ -140,10 +151,13 @@ export function renderDryRun(ctx: CliContext, result: Extract<ImportResult, { ki
       `Plan for importing ${countOf(result.entryCount, 'entry', 'entries')} into ${result.target} (dry run, nothing sent):`,
     );
     // An invalid step's problems are in the one list on stderr below, not repeated here.
-    for (const step of plan.steps)
-      ctx.out.result(
-        `  ${step.kind === 'invalid' ? `invalid    ${displayName(step.name)} (${step.type}): ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'} (listed on stderr)` : describeStep(step)}`,
-      );
+    for (const step of plan.steps) {
+      const text =
+        step.kind === 'invalid'
+          ? `invalid    ${displayName(step.name)} (${step.type}): ${countOf(step.problems.length, 'problem')} (listed on stderr)`
+          : describeStep(step);
+      for (const line of text.split('\n')) ctx.out.result(`  ${line}`);
+    }
     for (const step of result.profilePlan.steps) ctx.out.result(`  ${describeProfileStep(step)}`);
     const counts = Object.entries(plan.counts)
       .filter(([, n]) => n > 0)

@@ -11,10 +11,17 @@ import {
   importSnapshot,
 } from '../importer/import-snapshot.js';
 import { ON_CONFLICT_CHOICES, type OnConflict } from '../importer/plan.js';
+import { ImportSelection } from '../importer/selection.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { createEventRenderer, renderDryRun, renderRun } from './import-render.js';
+import {
+  createEventRenderer,
+  PLAN_FORMATS,
+  type PlanFormat,
+  renderDryRun,
+  renderRun,
+} from './import-render.js';
 import {
   CONCURRENCY_RANGE,
   checkNumberOption,
@@ -23,6 +30,7 @@ import {
   readNumberOption,
   readStringOption,
 } from './options.js';
+import { assertFormatFitsJson } from './render.js';
 
 /** `--rate` is read from its text, so that the message can quote what was typed (`got fast`). */
 function readRate(value: unknown): number | undefined {
@@ -43,7 +51,11 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
     );
   }
   const onlyNames = parseListOption(args.only, '--only', 'exact');
-  const only = onlyNames === undefined ? undefined : new Set(onlyNames);
+  const types = parseListOption(args.type, '--type');
+  const only =
+    onlyNames === undefined && types === undefined
+      ? undefined
+      : new ImportSelection(onlyNames, types === undefined ? undefined : new Set(types));
   const path = (key: string, flag: string) => {
     const p = readStringOption(args, key, flag);
     return p === undefined ? undefined : resolve(cwd, p);
@@ -74,9 +86,26 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   };
 }
 
+/** `--format` of a dry run's plan: text (default; json with --json), markdown or json. */
+function readPlanFormat(args: ParsedArgs, ctx: CliContext, dryRun: boolean): PlanFormat {
+  const format = args.format;
+  assertFormatFitsJson(format, ctx.globals.json);
+  if (format === undefined) return ctx.globals.json ? 'json' : 'text';
+  if (!PLAN_FORMATS.includes(format as PlanFormat))
+    throw new UsageError(
+      `Expected --format to be one of ${PLAN_FORMATS.join(', ')}, got ${JSON.stringify(format)}`,
+    );
+  if (!dryRun)
+    throw new UsageError('--format applies to the plan of a dry run', {
+      hint: 'Add --dry-run, or use --json for the result of a run',
+    });
+  return format as PlanFormat;
+}
+
 /** Run the import: read the options, call {@link importSnapshot}, render its events and result. */
 export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const options = readImportOptions(args, ctx.io.cwd);
+  const format = readPlanFormat(args, ctx, options.dryRun);
   const renderer = createEventRenderer(ctx);
   let result: Awaited<ReturnType<typeof importSnapshot>>;
   try {
@@ -100,7 +129,7 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
   }
   switch (result.kind) {
     case 'dry-run':
-      return renderDryRun(ctx, result);
+      return renderDryRun(ctx, result, format);
     case 'ran':
       return renderRun(ctx, result);
     default: {
@@ -141,7 +170,8 @@ export const importCommand: CommandSpec = {
       })
       .option('prune', {
         type: 'boolean',
-        describe: 'Delete connections of the target that the snapshot does not hold (within --only)',
+        describe:
+          'Delete connections of the target that the snapshot does not hold (within --only and --type)',
       })
       .option('overrides', {
         type: 'string',
@@ -152,7 +182,12 @@ export const importCommand: CommandSpec = {
       .option('only', {
         type: 'string',
         requiresArg: true,
-        describe: 'Import only these names (comma-separated)',
+        describe: "Import only these names or globs (comma-separated), e.g. 'finance-*'",
+      })
+      .option('type', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Import only connections of these types (comma-separated), e.g. s3,snowflake',
       })
       .option('max-changes', {
         type: 'number',
@@ -162,6 +197,12 @@ export const importCommand: CommandSpec = {
       .option('dry-run', {
         type: 'boolean',
         describe: 'Print the plan and the pre-flight verdict; send nothing but reads',
+      })
+      .option('format', {
+        type: 'string',
+        choices: PLAN_FORMATS,
+        describe:
+          "The dry run's plan as text, markdown (for a pull request or a ticket) or json (default text; json with --json)",
       })
       .option('journal', {
         type: 'string',
@@ -205,6 +246,11 @@ export const importCommand: CommandSpec = {
       command:
         '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json --id-map prod.dr.idmap.json --journal dr.journal.jsonl --rate 10',
       describe: 'Create what dr lacks, at 10 req/s, recording old and new ids (undo takes it back)',
+    },
+    {
+      command:
+        "$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json --only 'finance-*' --type snowflake --on-conflict update --prune --dry-run --format markdown",
+      describe: 'The plan for the finance Snowflake connections only, as Markdown for a review',
     },
     {
       command:

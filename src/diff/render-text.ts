@@ -26,7 +26,8 @@ const ANSI = {
 /**
  * The diff as lines of text:
  * `+ name (type)` added, `- name (type)` removed, `~ name (type)` changed with `    /path: <from> -> <to>` lines,
- * all in name order; then `? name /path: masked, not compared` lines (the first ten); then the summary line, or
+ * all in name order (a changed one's masked secrets named under it); then `? name /path: masked, not
+ * compared` lines of the others (the first ten); then the summary line, or
  * `no differences (...)`. Values are JSON (so `"yes"` and `true` look different); an absent side is `(absent)`.
  */
 export function renderDiffText(result: DiffResult, options: TextRenderOptions = {}): string[] {
@@ -39,18 +40,26 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
   const blocks: { name: string; lines: string[] }[] = [];
   for (const name of result.added) blocks.push({ name, lines: [paint('green', `+ ${label(name)}`)] });
   for (const name of result.removed) blocks.push({ name, lines: [paint('red', `- ${label(name)}`)] });
+  const changed = new Set(result.changed.map((c) => c.name));
+  const maskedOfChanged = new Map<string, string[]>();
+  for (const u of result.uncomparable)
+    if (changed.has(u.name)) maskedOfChanged.set(u.name, [...(maskedOfChanged.get(u.name) ?? []), u.path]);
   for (const entry of result.changed) {
     const lines = [paint('yellow', `~ ${label(entry.name)}`)];
     for (const field of entry.fields) {
       lines.push(`    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`);
     }
+    // An update writes a secret whose value it holds: named here, as the import's plan names it.
+    for (const path of maskedOfChanged.get(entry.name) ?? [])
+      lines.push(paint('dim', `    ${path}: ${MASKED_OF_CHANGED}`));
     blocks.push({ name: entry.name, lines });
   }
   // A name is in exactly one of added, removed, changed: a stable sort by name interleaves them.
   blocks.sort((x, y) => compareNames(x.name, y.name));
   const lines = blocks.flatMap((b) => b.lines);
   lines.push(...renderProfiles(result, paint));
-  lines.push(...renderUncomparable(result).map((line) => paint('dim', line)));
+  const rest = { ...result, uncomparable: result.uncomparable.filter((u) => !changed.has(u.name)) };
+  lines.push(...renderUncomparable(rest).map((line) => paint('dim', line)));
   lines.push(summarize(result));
   return lines;
 }
@@ -79,6 +88,10 @@ function renderProfiles(
   blocks.sort((x, y) => compareNames(x.name, y.name));
   return blocks.flatMap((b) => b.lines);
 }
+
+/** A masked secret of a changed connection, on a line under it. */
+const MASKED_OF_CHANGED =
+  'masked, not compared (import --on-conflict update writes it when the snapshot or the overrides hold it)';
 
 /** At most this many `?` lines: a whole environment of masked secrets would drown the differences. */
 export const MAX_UNCOMPARABLE_LINES = 10;
@@ -129,7 +142,10 @@ export function summarize(result: DiffResult): string {
  * A scan profile's `dataSourceList` change as the connections it gains and loses (`+ a, + b, - c`),
  * not as two long arrays: the lists hold connection names (or an id with no known name).
  */
-function showDataSourceChange(field: { readonly from?: unknown; readonly to?: unknown }): string | undefined {
+export function showDataSourceChange(field: {
+  readonly from?: unknown;
+  readonly to?: unknown;
+}): string | undefined {
   const from = field.from ?? [];
   const to = field.to ?? [];
   if (!Array.isArray(from) || !Array.isArray(to)) return undefined;
@@ -142,7 +158,10 @@ function showDataSourceChange(field: { readonly from?: unknown; readonly to?: un
   return [...added.map((n) => `+ ${n}`), ...removed.map((n) => `- ${n}`)].join(', ');
 }
 
-function showValue(field: { readonly from?: unknown; readonly to?: unknown }, side: 'from' | 'to'): string {
+export function showValue(
+  field: { readonly from?: unknown; readonly to?: unknown },
+  side: 'from' | 'to',
+): string {
   if (!Object.hasOwn(field, side)) return '(absent)';
   return JSON.stringify(field[side]) ?? 'null';
 }

@@ -13,6 +13,7 @@ import { findChangedFields } from '../diff/compare.js';
 import { valueAtComparedPath } from '../diff/normalize.js';
 import type { Connection } from '../model/connection.js';
 import { isMasked } from '../secrets.js';
+import { EMPTY_OVERRIDES, type Overrides, overrideSets } from './overrides.js';
 import type { ConvergeHelpers } from './plan.js';
 import { checkEntryForSend, type EntryTemplates } from './preflight.js';
 
@@ -21,8 +22,11 @@ export interface ConvergeCatalog extends EntryTemplates {
   secretFields(type: string): ReadonlySet<string>;
 }
 
-/** The converge helpers of a plan, bound to a catalog. */
-export function createConvergeHelpers(catalog: ConvergeCatalog): ConvergeHelpers {
+/** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
+export function createConvergeHelpers(
+  catalog: ConvergeCatalog,
+  overrides: Overrides = EMPTY_OVERRIDES,
+): ConvergeHelpers {
   const secretFields = (type: string) => catalog.secretFields(type);
   const typeOf = (c: Readonly<Record<string, unknown>>) => (typeof c.type === 'string' ? c.type : '');
   return {
@@ -35,6 +39,13 @@ export function createConvergeHelpers(catalog: ConvergeCatalog): ConvergeHelpers
     updateBody: (entry) => {
       const { body } = dropMaskedValues(entry.body);
       return { body, secretsSent: findClearSecrets(body, secretFields(entry.type)) };
+    },
+    secretsWritten: (entry) => {
+      const { body } = dropMaskedValues(entry.body);
+      return findClearSecrets(body, secretFields(entry.type)).map((path) => ({
+        path,
+        from: overrideSets(entry, body, path, overrides) ? 'overrides' : 'snapshot',
+      }));
     },
     // The entry's own fields, not a spread: a prepared entry makes its safe image when asked.
     checkUpdate: (entry) =>

@@ -30,7 +30,7 @@ import {
   type SourceIdChange,
 } from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
-import { PreflightError, type Problem, UsageError } from '../errors.js';
+import { PreflightError, type Problem } from '../errors.js';
 import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
@@ -181,10 +181,10 @@ async function importLeanSnapshot(
       checkEntry: (entry) => catalog.checkEntry(entry as Connection),
       requiredSecretFields: (type) => catalog.requiredSecretFields(type),
     };
-    const convergeHelpers = createConvergeHelpers({
-      ...templates,
-      secretFields: (t) => catalog.secretFields(t),
-    });
+    const convergeHelpers = createConvergeHelpers(
+      { ...templates, secretFields: (t) => catalog.secretFields(t) },
+      overrides,
+    );
     // Converging, each listed connection is compared with its snapshot entry as its page arrives, and
     // only the outcome kept (and its image when it may be updated or deleted).
     const summarize = converging
@@ -242,7 +242,7 @@ async function importLeanSnapshot(
     // (`early-checks.ts`); the plan takes what was found and checks the rest itself.
     const early = await checkWhileWaiting(
       lean.entries,
-      (entry) => stillToSend(entry) && (options.only?.has(entry.name) ?? true),
+      (entry) => stillToSend(entry) && (options.only?.has(entry.name, entry.type) ?? true),
       listing,
       (entry) => checkPreparedEntry(prepare(entry), templates),
     );

@@ -6,11 +6,13 @@
 import { listConnectionPages } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { checkEntryReferences, type TargetReferences } from '../connections/references.js';
+import { displayName } from '../display-name.js';
 import { UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { ImportOptions } from './import-types.js';
 import type { ConvergeHelpers, PlanEntry, PreparedEntry, TargetConnection } from './plan.js';
 import { summarizeTarget, type TargetSummaryRules } from './plan-target.js';
+import type { ImportSelection } from './selection.js';
 
 /**
  * An update's body names references too: the pre-flight checks them as it does for creates. A refused
@@ -74,18 +76,22 @@ export function targetSummarizer(
   return (connection) => summarizeTarget(connection, rules);
 }
 
-/** Check `--only` against the snapshot's names (connections and scan profiles; with `--prune`, the target's too). */
+/**
+ * Check `--only` against the snapshot's names (connections and scan profiles; with `--prune`, the
+ * target's too): each item must match one of them (a name, or a glob matching some).
+ */
 export function checkOnly(
-  only: ReadonlySet<string> | undefined,
+  only: ImportSelection | undefined,
   entries: readonly { readonly name: string }[],
   profileNames: readonly string[] = [],
 ): void {
-  if (!only) return;
-  const names = new Set([...entries.map((e) => e.name), ...profileNames]);
-  const unknown = [...only].filter((n) => !names.has(n));
+  if (only?.items === undefined) return;
+  const names = [...new Set([...entries.map((e) => e.name), ...profileNames])];
+  const unknown = only.items.filter((item) => !names.some((name) => only.matches(item, name)));
   if (unknown.length > 0) {
-    throw new UsageError(`--only names connections that are not in the snapshot: ${unknown.join(', ')}`, {
-      hint: 'Check the names (they are case-sensitive)',
-    });
+    throw new UsageError(
+      `--only names connections that are not in the snapshot: ${unknown.map(displayName).join(', ')}`,
+      { hint: 'Check the names (they are case-sensitive; a glob such as finance-* must match one)' },
+    );
   }
 }

@@ -12,6 +12,7 @@ import type { countOutcomes, ReportLine } from './outputs.js';
 import type { ImportPlan, OnConflict } from './plan.js';
 import type { ProfileOnConflict, ProfilePlan } from './profile-plan.js';
 import type { countProfileOutcomes, ProfileReportLine } from './profile-report.js';
+import type { ImportSelection } from './selection.js';
 
 /** Default concurrency when neither the options nor the environment's config set one. */
 export const DEFAULT_IMPORT_CONCURRENCY = 4;
@@ -25,7 +26,8 @@ export interface ImportOptions {
   /** Delete target connections (and, when the snapshot includes them, scan profiles) the snapshot does not hold (within `only`). */
   readonly prune?: boolean;
   readonly overrides: string | undefined;
-  readonly only: ReadonlySet<string> | undefined;
+  /** `--only` and `--type`: the connections and scan profiles the import considers; undefined = all. */
+  readonly only: ImportSelection | undefined;
   readonly maxChanges: number | undefined;
   readonly dryRun: boolean;
   readonly journal: string | undefined;

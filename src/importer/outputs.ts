@@ -12,6 +12,7 @@ import { writeFileAtomic } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { WriteOutcome } from '../sync/execute.js';
 import type { ImportPlan, PlanStep } from './plan.js';
+import type { SecretWritten } from './source.js';
 
 /** One line of `--report`: the outcome of one snapshot entry. */
 export type ReportLine =
@@ -36,6 +37,8 @@ export type ReportLine =
       readonly targetId: string | undefined;
       /** The fields that differed (JSON pointers); empty when an earlier run updated it. */
       readonly fields: readonly string[];
+      /** The secrets the update wrote and where each value came from (never the value). */
+      readonly secretsWritten: readonly SecretWritten[];
       readonly earlierRun: boolean;
     }
   | {
@@ -128,6 +131,7 @@ function reportChange(
           sourceId: step.sourceId,
           targetId: step.targetId,
           fields: step.fields.map((f) => f.path),
+          secretsWritten: step.secrets,
           earlierRun: false,
         });
       return lineOf(step, {
@@ -168,6 +172,7 @@ function reportStep(step: PlanStep, outcome: WriteOutcome | undefined): ReportLi
           sourceId: step.sourceId,
           targetId: step.targetId,
           fields: [],
+          secretsWritten: [],
           earlierRun: true,
         });
       }

@@ -304,6 +304,30 @@ function mergeCustomFields(current: unknown, override: unknown): unknown {
 }
 
 /**
+ * Whether the value at `pointer` of an entry's prepared body (overrides applied) was set by an override:
+ * its top-level field is in an override block, and for `custom_fields` the block replaces the whole list
+ * or holds an element of the same `field_name`. Pure.
+ */
+export function overrideSets(
+  entry: { readonly name: string; readonly type: string },
+  body: Readonly<Record<string, unknown>>,
+  pointer: string,
+  overrides: Overrides,
+): boolean {
+  const [, top = '', index] = pointer.split('/');
+  const key = top.replace(/~1/g, '/').replace(/~0/g, '~');
+  return blocksFor(entry, overrides).some((block) => {
+    if (!Object.hasOwn(block, key)) return false;
+    const value = block[key];
+    if (key !== 'custom_fields' || !Array.isArray(value)) return true;
+    if (!value.every((element) => customFieldName(element) !== undefined)) return true;
+    const list = body.custom_fields;
+    const name = Array.isArray(list) ? customFieldName(list[Number(index)]) : undefined;
+    return name !== undefined && value.some((element) => customFieldName(element) === name);
+  });
+}
+
+/**
  * Merge `all`, `byType[type]`, `byName[name]` over an entry's top-level fields (later wins), with
  * `custom_fields` merged by `field_name`. Pure.
  */

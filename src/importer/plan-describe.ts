@@ -4,8 +4,12 @@
 import { displayName } from '../display-name.js';
 import type { Problem } from '../errors.js';
 import type { PlanStep } from './plan.js';
+import type { SecretWritten } from './source.js';
 
-/** One line describing a step, for `--dry-run` text output (exhaustive over kinds). */
+/**
+ * One line describing a step, for `--dry-run` text output (exhaustive over kinds); an update's secrets
+ * follow on lines of their own, indented under its name.
+ */
 export function describeStep(step: PlanStep): string {
   const name = displayName(step.name);
   switch (step.kind) {
@@ -16,7 +20,10 @@ export function describeStep(step: PlanStep): string {
     case 'reconcile':
       return `reconcile  ${displayName(step.targetName)} (${step.type}): in doubt from an earlier run; look it up, create if absent`;
     case 'update':
-      return `update     ${name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`;
+      return [
+        `update     ${name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`,
+        ...step.secrets.map((s) => `           ${describeSecret(s)}`),
+      ].join('\n');
     case 'delete':
       return `delete     ${name}${step.type ? ` (${step.type})` : ''}: not in the snapshot (--prune)`;
     case 'unchanged':
@@ -34,6 +41,14 @@ export function describeStep(step: PlanStep): string {
       return String(unreachable);
     }
   }
+}
+
+/**
+ * A secret an update writes: `/password: written (from the snapshot)`. The target's value is masked, so
+ * it is not compared: the update writes it whether or not it differs.
+ */
+export function describeSecret(secret: SecretWritten): string {
+  return `${secret.path}: written (from the ${secret.from})`;
 }
 
 /** `message: /a, /b; other message: /c`: one mention of each problem kind, with every field it concerns. */

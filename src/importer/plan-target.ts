@@ -5,6 +5,7 @@
 import type { FieldChange } from '../diff/types.js';
 import type { Connection } from '../model/connection.js';
 import type { ConvergeHelpers, PreparedEntry, TargetConnection } from './plan.js';
+import type { NameSelection } from './selection.js';
 import { fieldAt, held } from './source.js';
 
 /** What {@link summarizeTarget} needs to know of the run. */
@@ -14,7 +15,7 @@ export interface TargetSummaryRules {
   /** `--prune`: a connection the snapshot does not hold keeps its image (its delete journals it). */
   readonly prune: boolean;
   /** `--only`: a name outside it is neither updated nor deleted. */
-  readonly only: ReadonlySet<string> | undefined;
+  readonly only: NameSelection | undefined;
   /** The snapshot's entry of that name, prepared, when the snapshot holds one. */
   readonly twin: (name: string) => (() => PreparedEntry) | undefined;
   readonly converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>;
@@ -32,7 +33,7 @@ export function summarizeTarget(connection: Connection, rules: TargetSummaryRule
     name: connection.name,
     _id: typeof connection._id === 'string' ? connection._id : undefined,
   };
-  if (rules.only !== undefined && !rules.only.has(connection.name)) return base;
+  if (rules.only !== undefined && !rules.only.has(connection.name, typeOf(connection))) return base;
   const twin = rules.twin(connection.name);
   if (twin !== undefined) {
     if (!rules.update) return base;
@@ -45,7 +46,11 @@ export function summarizeTarget(connection: Connection, rules: TargetSummaryRule
   if (!rules.prune) return base;
   return {
     ...base,
-    type: typeof connection.type === 'string' ? connection.type : '',
+    type: typeOf(connection),
     before: held(rules.converge.imageOf(connection)),
   };
+}
+
+function typeOf(connection: Connection): string {
+  return typeof connection.type === 'string' ? connection.type : '';
 }

@@ -25,7 +25,9 @@ import type { Problem } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SafeImage } from '../sync/journal/records.js';
 import type { JournalChangeState, JournalEntryState } from '../sync/journal/replay.js';
-import { fieldAt, held, type ImageSource, type Source } from './source.js';
+import { PreparedSource, PreparedUpdate } from './prepared-sources.js';
+import type { NameSelection } from './selection.js';
+import { fieldAt, held, type ImageSource, type SecretWritten, type Source } from './source.js';
 
 /** What to do with an entry whose name already exists in the target; the choices, for option checks. */
 export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
@@ -98,30 +100,6 @@ export interface SendStep extends StepBase {
 /** A send step's body, handed out when it is sent. */
 export type SendSource = Source<SendBody>;
 
-/**
- * A body prepared from its snapshot entry when loaded. A class, not a closure in the step: V8 gives an
- * object holding a distinct function value a shape of its own, and 100 000 shapes cost more memory
- * than the steps themselves.
- */
-class PreparedSource implements SendSource {
-  constructor(
-    private readonly prepare: (entry: PlanEntry) => PreparedEntry,
-    private readonly entry: PlanEntry,
-    private readonly targetName: string,
-  ) {}
-
-  load(): SendBody {
-    const entry = this.prepare(this.entry);
-    if (this.targetName === entry.name)
-      return entry.image === undefined ? { body: entry.body } : { body: entry.body, image: entry.image };
-    // Renamed: the body and its image under the new name.
-    return {
-      body: { ...entry.body, name: this.targetName },
-      ...(entry.image === undefined ? {} : { image: { ...entry.image, name: this.targetName } }),
-    };
-  }
-}
-
 /** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
 export interface UpdateStep extends StepBase {
   readonly kind: 'update';
@@ -129,6 +107,11 @@ export interface UpdateStep extends StepBase {
   readonly targetId: string | undefined;
   /** The fields that differ: their paths (`diff` shows the values). */
   readonly fields: readonly FieldChange[];
+  /**
+   * The secrets the PUT writes (held in clear by the snapshot or the overrides), and where each value
+   * comes from; the target's are masked, so they are not compared and not among `fields`.
+   */
+  readonly secrets: readonly SecretWritten[];
   /** The target's object before, secrets masked (journaled; undo puts it back). */
   readonly before: ImageSource;
   /**
@@ -150,19 +133,6 @@ export interface UpdateBody {
 
 /** An update step's body, handed out when it is sent. */
 export type UpdateSource = Source<UpdateBody>;
-
-/** An update body prepared from its snapshot entry when loaded (a class, as {@link PreparedSource}). */
-class PreparedUpdate implements UpdateSource {
-  constructor(
-    private readonly prepare: () => PreparedEntry,
-    private readonly converge: Pick<ConvergeHelpers, 'updateBody' | 'imageOf'>,
-  ) {}
-
-  load(): UpdateBody {
-    const { body, secretsSent } = this.converge.updateBody(this.prepare());
-    return { body, image: this.converge.imageOf(body), secretsSent };
-  }
-}
 
 /** A DELETE of a target connection the snapshot does not hold (`--prune`). */
 export interface DeleteStep extends StepBase {
@@ -228,8 +198,8 @@ export interface PlanInput {
   readonly target: readonly TargetConnection[];
   readonly journal: ReadonlyMap<string, JournalEntryState>;
   readonly onConflict: OnConflict;
-  /** Narrow the plan to these snapshot names (`--only`); undefined = all. */
-  readonly only?: ReadonlySet<string> | undefined;
+  /** Narrow the plan to these connections (`--only`, `--type`); undefined = all. */
+  readonly only?: NameSelection | undefined;
   /**
    * Problems that would stop this entry being sent (template, masked secrets, placeholders).
    * `prepared` prepares the entry when called (a caller that checked it earlier need not).
@@ -252,6 +222,8 @@ export interface ConvergeHelpers {
   compare(entry: PreparedEntry, target: Connection): readonly FieldChange[];
   /** The PUT body of an entry and the secrets it sends in clear. */
   updateBody(entry: PreparedEntry): { body: Record<string, unknown>; secretsSent: readonly string[] };
+  /** The secrets an update of the entry writes, and where each value comes from. */
+  secretsWritten(entry: PreparedEntry): readonly SecretWritten[];
   /** Problems that would stop the update being sent (a masked secret is kept by the service, not one). */
   checkUpdate(entry: PreparedEntry): readonly Problem[];
   /** A connection with every secret masked. */
@@ -292,7 +264,9 @@ export function chooseRenamedName(name: string, taken: ReadonlySet<string>): str
 
 /** Build the plan (see the module comment for the rules). */
 export function planImport(input: PlanInput): ImportPlan {
-  const selected = input.only ? input.entries.filter((e) => input.only?.has(e.name)) : [...input.entries];
+  const selected = input.only
+    ? input.entries.filter((e) => input.only?.has(e.name, e.type))
+    : [...input.entries];
   const targetById = new Map<string, TargetConnection>();
   for (const t of input.target) targetById.set(t.name, t);
   const taken = new Set<string>([...input.target.map((t) => t.name), ...input.entries.map((e) => e.name)]);
@@ -394,7 +368,7 @@ export function planImport(input: PlanInput): ImportPlan {
     const inTargetNames = new Set(input.target.map((t) => t.name));
     for (const [name, state] of [...(input.changes ?? new Map())].sort(([a], [b]) => compareNames(a, b))) {
       if (state.op !== 'delete' || state.state === 'failed' || inTargetNames.has(name)) continue;
-      if (input.only && !input.only.has(name)) continue;
+      if (input.only && !input.only.has(name, state.type ?? '')) continue;
       steps.push({
         kind: 'done',
         op: 'delete',
@@ -473,6 +447,7 @@ function planUpdate(
     targetName: planned.name,
     targetId,
     fields,
+    secrets: converge.secretsWritten(entry),
     before: current.before ?? held(converge.imageOf(current.connection as Connection)),
     source: new PreparedUpdate(prepared, converge),
   });
@@ -484,13 +459,15 @@ function planDeletes(
   input: PlanInput,
   converge: ConvergeHelpers,
 ): DeleteStep[] {
+  const typeOf = (t: TargetConnection) =>
+    t.type ?? (typeof t.connection?.type === 'string' ? t.connection.type : '');
   return onlyTarget
-    .filter((t) => input.only === undefined || input.only.has(t.name))
+    .filter((t) => input.only === undefined || input.only.has(t.name, typeOf(t)))
     .sort((a, b) => compareNames(a.name, b.name))
     .map((t) => ({
       kind: 'delete',
       name: t.name,
-      type: t.type ?? (typeof t.connection?.type === 'string' ? t.connection.type : ''),
+      type: typeOf(t),
       sourceId: undefined,
       targetName: t.name,
       targetId: t._id,

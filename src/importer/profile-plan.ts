@@ -27,6 +27,7 @@
  * The steps run one at a time (a one-time profile starts a scan, so nothing is sent in parallel).
  * Creating a scheduled profile starts no scan.
  */
+
 import { compareNames } from '../connections/match.js';
 import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
 import type { FieldChange } from '../diff/types.js';
@@ -36,6 +37,7 @@ import { remapDataSourceList } from '../profiles/data-source-list.js';
 import { isProfileServerField, stripProfileServerFields } from '../profiles/server-fields.js';
 import type { JournalOp } from '../sync/journal/records.js';
 import type { RunState } from '../sync/journal/replay.js';
+import type { NameSelection } from './selection.js';
 
 /** What to do with a profile whose name exists in the target (`--on-conflict`). */
 export type ProfileOnConflict = 'skip' | 'fail' | 'rename' | 'update';
@@ -188,7 +190,7 @@ export interface ProfilePlanInput {
   readonly prune: boolean;
   readonly allowRun: boolean;
   /** `--only`: profile names restored (and pruned within); undefined = all. */
-  readonly only: ReadonlySet<string> | undefined;
+  readonly only: NameSelection | undefined;
 }
 
 const SINGLE_RUN_REASON =

@@ -33,3 +33,10 @@ export type ImageSource = Source<SafeImage>;
 
 /** A field that differs, as a step keeps it: its path (the values are shown by `diff`, not kept here). */
 export const fieldAt = memoizeBounded((path: string): FieldChange => ({ path }), 1_000);
+
+/** A secret an update writes, and where its value comes from (the target's cannot be read). */
+export interface SecretWritten {
+  /** JSON pointer of the secret. */
+  readonly path: string;
+  readonly from: 'snapshot' | 'overrides';
+}

@@ -129,6 +129,7 @@ const BASE_FILES = new Set([
   'src/protected.ts',
   'src/own-property.ts',
   'src/version.ts',
+  'src/markdown.ts',
   // The ajv seam: config.ts checks the config file with it, so it sits with the base.
   'src/schema/ajv.ts',
   // The retry policy is data (it imports only errors.ts, where the transient statuses are defined).

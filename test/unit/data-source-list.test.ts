@@ -91,6 +91,7 @@ describe('remapDataSourceList', () => {
           index: 1,
           ref: 'gone-db',
           message: "connection 'gone-db' is neither in the target nor created by this import",
+          causedBy: 'gone-db',
         },
       ],
     });

@@ -1,0 +1,117 @@
+/**
+ * A diff as GitHub-flavoured Markdown (`diff --format markdown`), for a pull-request comment or a change
+ * ticket: a counts table (connections and scan profiles apart, in the terms of what `import
+ * --on-conflict update --prune` would do), then each change with its fields, and the secrets the
+ * service masked named, never valued; long lists folded in `<details>`. Pure: returns the text.
+ */
+import { compareNames } from '../connections/match.js';
+import { code, FOLD_AFTER, row, section } from '../markdown.js';
+import { showDataSourceChange, showValue } from './render-text.js';
+import type { DiffResult, FieldChange } from './types.js';
+
+/** Longest value shown in a field line; a longer one is cut (the JSON form has it whole). */
+const VALUE_LENGTH = 80;
+
+/** The diff as Markdown (ends with a newline); `typeOf` names each connection's type. */
+export function renderDiffMarkdown(
+  result: DiffResult,
+  labels: { readonly from: string; readonly to: string },
+  typeOf: (name: string) => string | undefined = () => undefined,
+): string {
+  const p = result.scanProfiles;
+  const masked = new Map<string, string[]>();
+  for (const u of result.uncomparable) {
+    const paths = masked.get(u.name) ?? [];
+    paths.push(u.path);
+    masked.set(u.name, paths);
+  }
+  const label = (name: string) => {
+    const type = typeOf(name);
+    return `${code(name)}${type ? ` (${type})` : ''}`;
+  };
+  const lines = [
+    `## Diff: from ${code(labels.from)} to ${code(labels.to)}`,
+    '',
+    'What `import --on-conflict update --prune` would do to the second side:',
+    '',
+    row(['', 'Create', 'Update', 'Delete', 'Unchanged']),
+    row(['---', '---:', '---:', '---:', '---:']),
+    row(['Connections', result.added.length, result.changed.length, result.removed.length, result.unchanged]),
+  ];
+  if (p !== undefined)
+    lines.push(row(['Scan profiles', p.added.length, p.changed.length, p.removed.length, '-']));
+  lines.push('');
+  lines.push(
+    ...section(
+      'Connections to create',
+      result.added.map((n) => [label(n)]),
+    ),
+  );
+  lines.push(
+    ...section(
+      'Connections to update',
+      [...result.changed]
+        .sort((a, b) => compareNames(a.name, b.name))
+        .map((c) => [
+          label(c.name),
+          ...c.fields.map((f) => `- ${fieldLine(f)}`),
+          ...(masked.get(c.name) ?? []).map((path) => `- secret ${code(path)}: masked, not compared`),
+        ]),
+    ),
+  );
+  lines.push(
+    ...section(
+      'Connections to delete',
+      result.removed.map((n) => [label(n)]),
+    ),
+  );
+  if (p !== undefined) {
+    lines.push(
+      ...section(
+        'Scan profiles to create',
+        p.added.map((n) => [code(n)]),
+      ),
+    );
+    lines.push(
+      ...section(
+        'Scan profiles to update',
+        p.changed.map((c) => [
+          code(c.name),
+          ...c.fields.map((f) => {
+            const connections = f.path === '/dataSourceList' ? showDataSourceChange(f) : undefined;
+            return connections === undefined
+              ? `- ${fieldLine(f)}`
+              : `- ${code(f.path)}: connections ${code(connections)}`;
+          }),
+        ]),
+      ),
+    );
+    lines.push(
+      ...section(
+        'Scan profiles to delete',
+        p.removed.map((n) => [code(n)]),
+      ),
+    );
+  }
+  const changed = new Set(result.changed.map((c) => c.name));
+  const otherMasked = [...masked].filter(([name]) => !changed.has(name));
+  if (otherMasked.length > 0) {
+    const count = otherMasked.reduce((n, [, paths]) => n + paths.length, 0);
+    lines.push(
+      ...section(
+        `Secrets masked by the service, not compared (${count} in ${otherMasked.length} unchanged connection${otherMasked.length === 1 ? '' : 's'})`,
+        otherMasked.map(([name, paths]) => [
+          `${label(name)}: ${paths.length > FOLD_AFTER ? `${paths.length} fields` : paths.map((x) => code(x)).join(', ')}`,
+        ]),
+      ),
+    );
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+/** `` `/path`: `from` → `to` ``, each value cut to {@link VALUE_LENGTH}. */
+function fieldLine(field: FieldChange): string {
+  const cut = (value: string) =>
+    value.length > VALUE_LENGTH ? `${value.slice(0, VALUE_LENGTH - 3)}...` : value;
+  return `${code(field.path)}: ${code(cut(showValue(field, 'from')))} → ${code(cut(showValue(field, 'to')))}`;
+}

@@ -1,0 +1,46 @@
+/**
+ * What `import --only` and `--type` select: connections whose name matches one of the `--only` items
+ * (a name, or a glob such as `finance-*`) and whose type is one of `--type`; scan profiles whose name
+ * matches `--only`. An item always matches the name it spells, also when it holds glob characters
+ * (`reports (eu)*` names itself when the snapshot holds that name); names keep their spaces exactly.
+ * With `--type` and no `--only`, no scan profile is selected (a profile has no connection type).
+ */
+import picomatch from 'picomatch';
+
+/** A selection, as the plans ask it: `type` given for a connection, absent for a scan profile. */
+export interface NameSelection {
+  has(name: string, type?: string): boolean;
+}
+
+/** `--only` items and `--type` types, either may be absent. */
+export class ImportSelection implements NameSelection, Iterable<string> {
+  private readonly matchers: readonly ((name: string) => boolean)[];
+
+  constructor(
+    /** The `--only` items as typed (names or globs); undefined: every name. */
+    readonly items: readonly string[] | undefined,
+    /** The `--type` types; undefined: every type. */
+    readonly types: ReadonlySet<string> | undefined,
+  ) {
+    this.matchers = (items ?? []).map((item) => {
+      const glob = picomatch.scan(item).isGlob ? picomatch(item, { dot: true }) : undefined;
+      return (name: string) => name === item || (glob?.(name) ?? false);
+    });
+  }
+
+  /** True when the item matches `name` (the item itself, or as a glob). */
+  matches(item: string, name: string): boolean {
+    const i = this.items?.indexOf(item) ?? -1;
+    return i >= 0 && (this.matchers[i]?.(name) ?? false);
+  }
+
+  has(name: string, type?: string): boolean {
+    const named = this.items === undefined || this.matchers.some((m) => m(name));
+    if (type === undefined) return named && (this.items !== undefined || this.types === undefined);
+    return named && (this.types === undefined || this.types.has(type));
+  }
+
+  [Symbol.iterator](): Iterator<string> {
+    return (this.items ?? [])[Symbol.iterator]();
+  }
+}
