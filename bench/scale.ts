@@ -1,5 +1,5 @@
 /**
- * Benchmark of issue 16 ("memory flat in the size of the environment, and no time lost outside the
+ * Benchmark of the scale goals ("memory flat in the size of the environment, and no time lost outside the
  * requests"). Every figure is printed beside its baseline, measured in the same run on the same machine
  * (ratios hold better than absolute times on a shared machine), and each goal says PASS or FAIL.
  *

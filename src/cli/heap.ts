@@ -4,7 +4,7 @@
  * large import does (each entry's body is read, sent and dropped): 50 MB live became 250 MB of heap.
  * With the growth capped at 1.5 times, the peak follows what is live (an import of 50 000 entries:
  * 194 MB peak RSS instead of 314 MB) for about 30 more full collections of a few ms each, the same
- * wall time (README, "Benchmark: scale"). V8 reads this flag at every collection, so setting it once
+ * wall time (bench/README.md). V8 reads this flag at every collection, so setting it once
  * the process runs takes effect.
  */
 import { setFlagsFromString } from 'node:v8';
@@ -25,7 +25,7 @@ export const STREAMING_HEAP_GROWING_PERCENT = 100;
  * the environment (`cases list` streams page by page). Capped at 1.5 times, a heap of 16 MB live grows
  * by V8's minimum step and is fully collected every few pages: 36 full collections instead of 1 for
  * 300 000 cases. V8's own growth (up to 4 times) peaked 8 MB higher for 1 000 000 cases (144 to 150 MB
- * against 138 to 140 MB at 2 times, the same wall time: README, "Benchmark: scale").
+ * against 138 to 140 MB at 2 times, the same wall time: bench/README.md).
  */
 export function relaxHeapGrowth(): void {
   setFlagsFromString(`--heap-growing-percent=${STREAMING_HEAP_GROWING_PERCENT}`);

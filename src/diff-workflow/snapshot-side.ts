@@ -75,7 +75,7 @@ type PortError =
  * transferred), and the side splits them into connections (`array-elements.ts`) and parses each with
  * `JSON.parse`: the export's thread, which parses the same bytes with the export's streaming parser,
  * then does nothing more per connection (its `JSON.stringify` and the structured clone of each
- * connection cost it 0.5 to 0.7 s of 100 000, measured in the tenth session). A connection that waits
+ * connection cost it 0.5 to 0.7 s of 100 000). A connection that waits
  * for the snapshot's first pass waits as its text (a quarter of the parsed object's memory).
  */
 type ToSide =
@@ -100,8 +100,7 @@ type FromSide =
       readonly kind: 'done';
       /**
        * The diff's result as JSON text (JSON values and strings only): one string crosses faster than
-       * its many small objects (100 000 uncomparable fields: 30 ms for the text against 200 ms cloned,
-       * measured in the tenth session).
+       * its many small objects (100 000 uncomparable fields: 30 ms for the text against 200 ms cloned).
        */
       readonly result: string;
       readonly counts: { readonly from: number; readonly to: number };
@@ -246,7 +245,7 @@ export function serveSnapshotSide(port: MessagePort, request: ServedSnapshotSide
    * Parse and compare each connection split from the export. During the first pass, a connection
    * whose twin the pass has not reached waits for its end (a twin further on, or none), as its text;
    * the snapshot is in name order, so as the pass goes on more of what arrives is compared at once and
-   * the export is held back less (on the seventh session's machine its thread waited 0.8 s of 6.3 s
+   * the export is held back less (on the 2-core benchmark machine its thread waited 0.8 s of 6.3 s
    * for the pass when everything waited). Nothing is reported before the pass has checked the file whole.
    */
   const take = (split: readonly Buffer[]) => {

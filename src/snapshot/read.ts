@@ -224,7 +224,7 @@ export interface PlacedSnapshotOptions extends ReadEntriesOptions {
    * this many bytes (default 0: each reread reads its line from the file, checked against the CRC-32
    * of its first read). For a caller that rereads most entries: a read per entry costs more than the
    * entry's parse. The bytes kept are the very bytes checked, so a held line needs no CRC: on the
-   * seventh session's machine the CRC of every line, at its first read and at its reread, and the
+   * 2-core benchmark machine the CRC of every line, at its first read and at its reread, and the
    * second read of the whole file were about 0.5 s of a 100 000-connection diff's snapshot side.
    */
   readonly holdForRereadsUpTo?: number;
@@ -436,8 +436,7 @@ const READ_BYTES_PER_TURN = 1024 * 1024;
 
 /**
  * Chunk buffers used again. A buffer allocated per chunk is memory never touched before: on a
- * machine where a first touch costs about 11 microseconds a page (the 2-core benchmark machine of the
- * seventh session), 76 MB read in fresh 256 KiB buffers spent about 50 ms in page faults, twice that for
+ * machine where a first touch costs about 11 microseconds a page (the 2-core benchmark machine), 76 MB read in fresh 256 KiB buffers spent about 50 ms in page faults, twice that for
  * a diff of two snapshots, besides the garbage collections that free them.
  */
 class ChunkPool {
