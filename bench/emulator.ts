@@ -1,5 +1,5 @@
 /**
- * Benchmark of the emulator's rate limit (issue #3: "429s carry Retry-After; the rate limit holds within
+ * Benchmark of the emulator's rate limit (goal: "429s carry Retry-After; the rate limit holds within
  * 10 % over 10 s"). An emulator runs in-process with `rateLimit` 20, then 100; a few concurrent raw HTTP
  * clients (node:http, keep-alive, no pacing, no retries) hammer `GET /ds-connections?limit=1` for 10 s.
  *

@@ -1,5 +1,5 @@
 /**
- * Benchmark of `export` (issue #4: "the export body is parsed as a stream: memory must not grow with the
+ * Benchmark of `export` (goal: "the export body is parsed as a stream: memory must not grow with the
  * size of the environment"). For 10k, 50k and 100k connections:
  *
  * - a seed file is generated (`writeGeneratedSeed`, as `bench/gen-data.ts` does) and served by the

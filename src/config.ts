@@ -2,7 +2,7 @@
  * Configuration: the config file, environment resolution, token sources and the https rule
  * (contract section 1).
  *
- * Choices where the contract is silent (also in the README):
+ * Choices where the contract is silent (also in docs/configuration.md):
  * - a missing config file is not an error unless it was named (`--config`, `$DDS_MIGRATE_CONFIG`):
  *   bare URLs work without one;
  * - a base URL may end in `/` or `/api/v1` (stripped); any other path, a query, a fragment or

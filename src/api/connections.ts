@@ -103,7 +103,7 @@ export async function* exportConnections(
   // is not an array (an HTML page was already refused by the client) fails in the parser. Keys, strings
   // and numbers come as whole values only (`streamValues: false`), not also as chunks nobody reads:
   // a third of the tokens, and 100 000 exported connections parsed in 3.1 to 3.3 s instead of 5.3 to
-  // 7.3 s (README, "Benchmark: scale"). A value is then held whole until it ends: one string of a
+  // 7.3 s (bench/README.md). A value is then held whole until it ends: one string of a
   // connection, as the assembled connection holds it anyway.
   // (withParser hands its options to the parser too; its types name only the streamer's.)
   const parserOptions: Parser.ParserOptions = { streamValues: false };

@@ -7,7 +7,7 @@ import type { ScanProfilesDiff } from './scan-profiles.js';
 
 /** One field that differs. A side on which the field is absent has no `from` (or `to`) key. */
 export interface FieldChange {
-  /** JSON pointer (RFC 6901) into the compared document; see the README (diff) for set-like arrays. */
+  /** JSON pointer (RFC 6901) into the compared document; see docs/diff.md for set-like arrays. */
   readonly path: string;
   readonly from?: unknown;
   readonly to?: unknown;

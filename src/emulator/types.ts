@@ -100,10 +100,10 @@ export interface EmulatorSeed {
   connectionTestFailures?: string[];
 }
 
-/** A scanner, as listed by `GET /api/v1/scanner-status` (shape: a guess, see README). */
+/** A scanner, as listed by `GET /api/v1/scanner-status` (shape: a guess, see docs/emulator.md). */
 export type ScannerRecord = Record<string, unknown> & { name: string; scanner_group: string };
 
-/** A stored credential, as listed by `GET /api/v1/credentials` (shape: a guess, see README). */
+/** A stored credential, as listed by `GET /api/v1/credentials` (shape: a guess, see docs/emulator.md). */
 export type CredentialRecord = Record<string, unknown> & { credential_id: string };
 
 /** What a fault does to a request it hits. */
@@ -183,7 +183,7 @@ export interface EmulatorOptions {
   rateLimit?: number;
   /** Bucket size; default `max(1, rateLimit)`. */
   rateLimitBurst?: number;
-  /** Fault rules, or their string form (see README). */
+  /** Fault rules, or their string form (see docs/emulator.md). */
   faults?: string | FaultRule[];
   /** PRNG seed for faults and jitter; default 0x5eed (deterministic). */
   seed?: number;

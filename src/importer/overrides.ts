@@ -74,7 +74,7 @@ export async function parseOverrides(text: string, file: string): Promise<Overri
   return checkOverrides(value, file);
 }
 
-const OVERRIDES_SHAPE_HINT = "Fix the overrides file; the README's Overrides section shows its shape";
+const OVERRIDES_SHAPE_HINT = 'Fix the overrides file; docs/files.md (Overrides) shows its shape';
 
 /** Compiled once per process, as the config schema is. */
 let overridesCheck: Promise<SchemaCheck> | undefined;

@@ -8,6 +8,7 @@ import { EXPORT_ID_BATCH } from '../../src/export/export-snapshot.js';
 import type { Connection } from '../../src/model/connection.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { canonicalizeEntry } from '../../src/snapshot/format.js';
+import { TOOL_VERSION } from '../../src/version.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -61,7 +62,7 @@ describe('export', () => {
     expect(header).toMatchObject({
       kind: 'dds-migrate/snapshot',
       formatVersion: 2,
-      tool: 'dds-migrate 0.1.0',
+      tool: `dds-migrate ${TOOL_VERSION}`,
       source: { url: emu.url, environment: new URL(emu.url).host },
       selection: { ids: null, types: null, name: null },
       include: ['connections', 'scanProfiles'],

@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
- * Issue 17, end to end: a bad file, a full disk, a closed pipe, a bad flag each get one line and the
+ * End to end: a bad file, a full disk, a closed pipe, a bad flag each get one line and the
  * contract's exit code (2; 0 for a reader that closed the pipe), never "this is a bug" (70), and
  * nothing is sent when an output could not be written. Standard output failures need the real
  * process, so those tests run the built CLI as a child; so does the test as a user who is not root.

@@ -1,5 +1,5 @@
 /**
- * The whole environment in a snapshot (issue 13): `export` writes the scan profiles beside the
+ * The whole environment in a snapshot: `export` writes the scan profiles beside the
  * connections (format 2), `import` restores them after the connections with `dataSourceList` remapped
  * to the target's ids by name, one-time profiles only with `--allow-run`; a re-run sends nothing; `diff`
  * between the snapshot and the restored environment finds nothing; a version 1 snapshot imports as

@@ -1,5 +1,5 @@
 /**
- * References (issue 11 item 4), end to end: the CLI imports prod's snapshot into the DR fixture, which
+ * References, end to end: the CLI imports prod's snapshot into the DR fixture, which
  * lacks the `eu-scanners` group and the `svc-fileshare-scan` stored credential on purpose.
  * - the pre-flight refuses with the list (exit 3, zero writes), and `--dry-run` shows the same problems;
  * - overrides apply first: an overridden `scanner_group` / `credential_id` is what gets checked;

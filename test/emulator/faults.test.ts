@@ -1,4 +1,4 @@
-/** Conformance: faults on purpose (issue #3): every kind, by route and probability, deterministic by seed. */
+/** Conformance: faults on purpose: every kind, by route and probability, deterministic by seed. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseFaults, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { clientFor, obj, send } from './raw-http.js';

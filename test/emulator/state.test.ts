@@ -1,4 +1,4 @@
-/** Conformance: `--state FILE` persists changes atomically and survives a restart (issue #3, Data). */
+/** Conformance: `--state FILE` persists changes atomically and survives a restart. */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Client hardening (issue 17): names that cannot be looked up, an overall deadline per request, a
+ * Client hardening: names that cannot be looked up, an overall deadline per request, a
  * size cap on buffered answers, TLS verification pinned on, a garbage CA file refused, the TLS hint.
  * Raw node:http(s) servers on 127.0.0.1 where nock cannot express the behaviour (a trickling body, TLS).
  */

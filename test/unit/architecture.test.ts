@@ -106,8 +106,8 @@ describe('only the entry point exits the process', () => {
 /**
  * The layers, lowest first: `model <- base <- api | snapshot | schema | diff <- workflows <- cli`. A file
  * may import its own layer and the layers below it, never above. Each `src/` file belongs to exactly one
- * layer (a file of none fails the test, so a new folder is placed deliberately). The README's
- * "Development" section shows the same table.
+ * layer (a file of none fails the test, so a new folder is placed deliberately). ARCHITECTURE.md shows the
+ * same table.
  */
 const LAYERS = ['model', 'base', 'core', 'workflow', 'cli', 'entry'] as const;
 type Layer = (typeof LAYERS)[number];

@@ -1,5 +1,5 @@
 /**
- * Issue 17 item 12: an export body that breaks off mid-stream (it starts as a JSON array, then tears)
+ * An export body that breaks off mid-stream (it starts as a JSON array, then tears)
  * is downloaded again from the start, within the run's retry budget, and the snapshot starts over with
  * it. Before, the stream parser's 502 ended the export at the first torn body.
  */

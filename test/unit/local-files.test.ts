@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
- * Issue 17, the local side: every local write that fails (a full disk, a folder that cannot be
+ * The local side: every local write that fails (a full disk, a folder that cannot be
  * written, a path naming a folder) is one FileWriteError or UsageError (exit 2), never "a bug"; the
  * audit trail stays whole lines; killed exports' temporary files are cleaned; malformed overrides,
  * out-of-range flags and a diff side with a name twice are refused.
