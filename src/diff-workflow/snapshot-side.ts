@@ -28,6 +28,7 @@ import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { packageRoot } from '../paths.js';
 import { type EntryPlace, indexSnapshotNames, type PlacedSnapshot } from '../snapshot/read.js';
+import { isEncryptedSnapshot } from '../snapshot/source.js';
 import { JsonArrayElements, parseExportElement } from './array-elements.js';
 
 /**
@@ -486,7 +487,8 @@ export function startSnapshotSide(
   };
   let port: MessagePort | Worker;
   let stop: () => Promise<void>;
-  if (size >= thresholdBytes) {
+  // An encrypted snapshot is read on this thread, where the command's keys are (`snapshot/keys.ts`).
+  if (size >= thresholdBytes && !isEncryptedSnapshot(request.path)) {
     const worker = new Worker(workerFile(), { workerData: served });
     port = worker;
     stop = async () => {

@@ -16,7 +16,7 @@
  * The checksum covers the entry lines as stored (bytes, each with its `\n`). Header and trailer are not
  * covered (contract); the header is checked for its shape instead.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { compareNames } from '../connections/match.js';
@@ -36,6 +36,7 @@ import {
 } from './format.js';
 import { EntryLineScan } from './line-scan.js';
 import { composeMigrations, type MigrationRegistry, type Migrator, shippedMigrations } from './migrate.js';
+import { openSnapshotSource, type SnapshotSource } from './source.js';
 
 /** What a verified snapshot is: its header (migrated to the current version) and its checksum facts. */
 export interface VerifiedSnapshot {
@@ -271,18 +272,26 @@ export function openPlacedSnapshot(
   let held: Buffer | undefined;
   let heldUpTo = 0;
   let closed = false;
+  /** An encrypted file, kept open from its first read for the rereads (a plain one is opened again). */
+  let encrypted: SnapshotSource | undefined;
   /** The line at `place`, read from the file. */
   const lineAt = (place: EntryPlace): Buffer => {
-    fd ??= openSync(path, 'r');
     const bytes = Buffer.allocUnsafe(place.length);
-    const read = readSync(fd, bytes, 0, place.length, place.offset);
+    let read: number;
+    if (encrypted !== undefined) read = encrypted.readAt(bytes, place.length, place.offset);
+    else {
+      fd ??= openSync(path, 'r');
+      read = readSync(fd, bytes, 0, place.length, place.offset);
+    }
     return read === place.length ? bytes : bytes.subarray(0, read);
   };
   const scan = options.scanLines === true ? new EntryLineScan() : undefined;
   async function* entries(): AsyncGenerator<PlacedLine, VerifiedSnapshot, undefined> {
     // Held when small enough at the start; a file that then grows or shrinks was changed while read.
     const holdUpTo = options.holdForRereadsUpTo ?? 0;
-    const size = holdUpTo > 0 ? (statSync(path, { throwIfNoEntry: false })?.size ?? 0) : 0;
+    const source = await openSource(path, label);
+    if (source.encrypted && !closed) encrypted = source;
+    const size = holdUpTo > 0 ? source.size : 0;
     const holding = size > 0 && size <= holdUpTo ? Buffer.allocUnsafeSlow(size) : undefined;
     held = holding;
     const onChunk =
@@ -293,28 +302,32 @@ export function openPlacedSnapshot(
             chunk.copy(holding, heldUpTo);
             heldUpTo += chunk.length;
           };
-    for await (const batch of readLineBatches(path, { ...options, onChunk })) {
-      const placed: PlacedLine[] = [];
-      // A connection's place: where to read it again (a line kept in memory needs no CRC).
-      const placeOf = (raw: RawLine): EntryPlace => ({
-        offset: raw.offset,
-        length: raw.bytes.length,
-        line: raw.number,
-        crc: holding === undefined ? crc32(raw.bytes) : 0,
-      });
-      for (const raw of batch) {
-        const scanned = scan === undefined ? undefined : parser.pushIfScanned(raw, scan);
-        if (scanned !== undefined) {
-          placed.push({ name: scanned.name, type: scanned.type, entry: undefined, place: placeOf(raw) });
-          continue;
+    try {
+      for await (const batch of readLineBatches(path, { ...options, onChunk, source })) {
+        const placed: PlacedLine[] = [];
+        // A connection's place: where to read it again (a line kept in memory needs no CRC).
+        const placeOf = (raw: RawLine): EntryPlace => ({
+          offset: raw.offset,
+          length: raw.bytes.length,
+          line: raw.number,
+          crc: holding === undefined ? crc32(raw.bytes) : 0,
+        });
+        for (const raw of batch) {
+          const scanned = scan === undefined ? undefined : parser.pushIfScanned(raw, scan);
+          if (scanned !== undefined) {
+            placed.push({ name: scanned.name, type: scanned.type, entry: undefined, place: placeOf(raw) });
+            continue;
+          }
+          const parsed = parser.push(raw);
+          if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
+          if (parsed?.kind !== 'connection') continue;
+          const { entry } = parsed;
+          placed.push({ name: entry.name, type: entry.type, entry, place: placeOf(raw) });
         }
-        const parsed = parser.push(raw);
-        if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
-        if (parsed?.kind !== 'connection') continue;
-        const { entry } = parsed;
-        placed.push({ name: entry.name, type: entry.type, entry, place: placeOf(raw) });
+        yield* placed;
       }
-      yield* placed;
+    } finally {
+      if (!source.encrypted) source.close();
     }
     const verified = parser.finish();
     if (holding !== undefined && heldUpTo !== holding.length) throw changedWhileRead(label, undefined);
@@ -345,6 +358,8 @@ export function openPlacedSnapshot(
       closed = true;
       if (fd !== undefined) closeSync(fd);
       fd = undefined;
+      encrypted?.close();
+      encrypted = undefined;
       held = undefined;
     },
   };
@@ -462,28 +477,34 @@ class ChunkPool {
  * buffer of `pool` holding `length` bytes read; the caller gives it back once nothing refers to it.
  */
 async function* readChunks(
-  path: string,
+  source: SnapshotSource,
   pool: ChunkPool,
 ): AsyncGenerator<{ readonly buffer: Buffer; readonly length: number }> {
-  const fd = openSync(path, 'r');
-  try {
-    let sinceTurn = 0;
-    for (;;) {
-      const buffer = pool.take();
-      const length = readSync(fd, buffer, 0, pool.size, null);
-      if (length === 0) {
-        pool.give(buffer);
-        return;
-      }
-      yield { buffer, length };
-      sinceTurn += length;
-      if (sinceTurn >= READ_BYTES_PER_TURN) {
-        sinceTurn = 0;
-        await nextTurn();
-      }
+  let position = 0;
+  let sinceTurn = 0;
+  for (;;) {
+    const buffer = pool.take();
+    const length = source.readAt(buffer, pool.size, position);
+    if (length === 0) {
+      pool.give(buffer);
+      return;
     }
-  } finally {
-    closeSync(fd);
+    position += length;
+    yield { buffer, length };
+    sinceTurn += length;
+    if (sinceTurn >= READ_BYTES_PER_TURN) {
+      sinceTurn = 0;
+      await nextTurn();
+    }
+  }
+}
+
+/** The file's bytes, decrypted when it is an age file (`source.ts`); file errors as {@link toReadError}'s. */
+async function openSource(path: string, label: string): Promise<SnapshotSource> {
+  try {
+    return await openSnapshotSource(path, label);
+  } catch (error) {
+    throw toReadError(label, error);
   }
 }
 
@@ -499,10 +520,13 @@ export async function* readLineBatches(
   options: ReadSnapshotOptions & {
     /** Called with each chunk's bytes as read, before its lines are handed out (they are valid only during the call). */
     readonly onChunk?: (chunk: Buffer) => void;
+    /** The file, already open (the caller closes it); default: opened and closed here. */
+    readonly source?: SnapshotSource;
   },
 ): AsyncGenerator<RawLine[]> {
   const pool = new ChunkPool(options.chunkSize ?? 64 * 1024);
-  const chunks = readChunks(path, pool);
+  const source = options.source ?? (await openSource(path, options.label ?? path));
+  const chunks = readChunks(source, pool);
   // The chunks of the last two batches handed out, oldest first.
   const handedOut: Buffer[] = [];
   let pending: Buffer[] = [];
@@ -573,6 +597,7 @@ export async function* readLineBatches(
     throw toReadError(options.label ?? path, error);
   } finally {
     await chunks.return(undefined);
+    if (options.source === undefined) source.close();
   }
   if (pendingLength > 0) {
     yield [
