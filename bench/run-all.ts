@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['validate', 'export', 'diff', 'import', 'emulator', 'scale'] as const;
+const BENCHES = ['validate', 'export', 'diff', 'import', 'emulator', 'scale', 'encrypted'] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);
