@@ -327,7 +327,8 @@ export function openPlacedSnapshot(
         yield* placed;
       }
     } finally {
-      if (!source.encrypted) source.close();
+      // An encrypted file stays open for the rereads (close() releases it).
+      if (source !== encrypted) source.close();
     }
     const verified = parser.finish();
     if (holding !== undefined && heldUpTo !== holding.length) throw changedWhileRead(label, undefined);
