@@ -1,14 +1,15 @@
 /**
- * Benchmark of encrypted snapshots: `export --encrypt-to` and `import --identity` of N connections
+ * Benchmark of encrypted snapshots: `export --encrypt-to`, `import --identity` and `verify` of N connections
  * (default 100 000) against the same commands on a plain snapshot, in the same run, each in a child
  * process of its own (`bench/scale-child.ts`, so a peak RSS is the command's alone), the emulators in
  * others (`bench/scale.ts`'s harness).
  *
- * Goals: encrypted export and import, peak RSS <= 300 MB (the import's goal) and wall <= 1.2 x the plain
- * command. In rounds: each round exports plain and encrypted, then imports each into a fresh empty
- * emulator; each figure is the fastest of its rounds, each peak the highest.
+ * Goals: encrypted export, import and verify of the restore, peak RSS <= 300 MB (the import's goal) and
+ * wall <= 1.2 x the plain command. In rounds: each round exports plain and encrypted, then imports each
+ * into a fresh empty emulator and verifies it; each figure is the fastest of its rounds, each peak the
+ * highest.
  *
- * Run: `npm run build && node dist/bench/encrypted.js [--connections N] [--rounds R] [--only export]`
+ * Run: `npm run build && node dist/bench/encrypted.js [--connections N] [--rounds R] [--only export,import,verify]`
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,9 +38,9 @@ function createdOf(run: ScaleChildResult): number {
 
 const count = Number(readFlag('--connections') ?? 100_000);
 const roundCount = Number(readFlag('--rounds') ?? 2);
-const commands = (readFlag('--only') ?? 'export,import')
+const commands = (readFlag('--only') ?? 'export,import,verify')
   .split(',')
-  .filter((c) => c === 'export' || c === 'import');
+  .filter((c) => c === 'export' || c === 'import' || c === 'verify');
 const dir = mkdtempSync(join(tmpdir(), 'dds-bench-encrypted-'));
 let met = 0;
 let goals = 0;
@@ -81,7 +82,7 @@ try {
         if (run.exitCode !== 0) failures.push(`export ${kind}: ${run.stderr.slice(0, 500)}`);
         rounds.keep(`export ${kind}`, run);
       }
-      for (const kind of commands.includes('import') ? (['plain', 'age'] as const) : []) {
+      for (const kind of commands.some((c) => c !== 'export') ? (['plain', 'age'] as const) : []) {
         const target = await startEmulatorProcess(['--data', 'empty']);
         try {
           const keys = kind === 'age' ? ['--identity', keyFile] : [];
@@ -107,6 +108,14 @@ try {
               `import ${kind}: exit ${run.exitCode}, ${createdOf(run)} created: ${run.stderr.slice(0, 500)}`,
             );
           rounds.keep(`import ${kind}`, run);
+          // verify reads the snapshot again entry by entry as the environment's connections arrive.
+          const verify = await runChild(
+            ['cli', 'verify', snapshots[kind], '--env', target.url, ...keys, '--json'],
+            dir,
+          );
+          if (verify.exitCode > 1)
+            failures.push(`verify ${kind}: exit ${verify.exitCode}: ${verify.stderr.slice(0, 500)}`);
+          rounds.keep(`verify ${kind}`, verify);
         } finally {
           await stopEmulatorProcess(target.child);
         }
