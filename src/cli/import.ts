@@ -23,6 +23,7 @@ import {
   readNumberOption,
   readStringOption,
 } from './options.js';
+import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 /** `--rate` is read from its text, so that the message can quote what was typed (`got fast`). */
 function readRate(value: unknown): number | undefined {
@@ -77,6 +78,7 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
 /** Run the import: read the options, call {@link importSnapshot}, render its events and result. */
 export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const options = readImportOptions(args, ctx.io.cwd);
+  await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const renderer = createEventRenderer(ctx);
   let result: Awaited<ReturnType<typeof importSnapshot>>;
   try {
@@ -115,7 +117,7 @@ export const importCommand: CommandSpec = {
   command: 'import <snapshot>',
   describe: 'Create the connections of a snapshot in an environment, resumably',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['to'])
+    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['to'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
       .option('allow-run', {
         type: 'boolean',
