@@ -8,7 +8,17 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['validate', 'export', 'diff', 'import', 'emulator', 'scale', 'startup', 'clone'] as const;
+const BENCHES = [
+  'validate',
+  'export',
+  'diff',
+  'import',
+  'emulator',
+  'scale',
+  'startup',
+  'clone',
+  'encrypted',
+] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
 // Names as arguments, or comma-separated after --only.

@@ -61,7 +61,7 @@ function say(line: string): void {
 }
 
 /** Start `dds-migrate emulator` in a child process; resolves with its URL once it listens. */
-function startEmulatorProcess(args: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
+export function startEmulatorProcess(args: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
     ['--max-old-space-size=4096', MAIN, 'emulator', '--port', '0', '--token', TOKEN, '--json', ...args],
@@ -86,7 +86,7 @@ function startEmulatorProcess(args: readonly string[]): Promise<{ url: string; c
   });
 }
 
-function stopEmulatorProcess(child: ChildProcess): Promise<void> {
+export function stopEmulatorProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
@@ -95,7 +95,7 @@ function stopEmulatorProcess(child: ChildProcess): Promise<void> {
 }
 
 /** Run one measured task in its own process. */
-function runChild(args: readonly string[], cwd: string): Promise<ScaleChildResult> {
+export function runChild(args: readonly string[], cwd: string): Promise<ScaleChildResult> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
@@ -115,7 +115,7 @@ function runChild(args: readonly string[], cwd: string): Promise<ScaleChildResul
   });
 }
 
-function fmt(r: ScaleChildResult): string {
+export function fmt(r: ScaleChildResult): string {
   return `${r.seconds.toFixed(2)} s, ${r.peakRssMb.toFixed(0)} MB`;
 }
 
@@ -141,7 +141,7 @@ const CASES_ROUNDS = 2;
 const E2E_ROUNDS = 3;
 
 /** The runs of each measure over rounds: the fastest, the highest peak RSS, every time. */
-class Rounds {
+export class Rounds {
   private readonly runs = new Map<string, ScaleChildResult[]>();
 
   keep(key: string, run: ScaleChildResult): void {

@@ -21,6 +21,7 @@ import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions
 import { writeJsonDocument } from './json-document.js';
 import { readStringOption } from './options.js';
 import { assertFormatFitsJson } from './render.js';
+import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 /** Output formats of `diff`. */
 export const DIFF_FORMATS = ['text', 'json', 'markdown'] as const;
@@ -71,7 +72,7 @@ export const diffCommand: CommandSpec = {
   command: 'diff',
   describe: 'Show what differs between two environments or snapshots',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['from', 'to'])
+    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['from', 'to'])
       .option('from', {
         type: 'string',
         demandOption: true,
@@ -121,6 +122,7 @@ export const diffCommand: CommandSpec = {
     const config = await getConfig(ctx);
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
+    await useSnapshotKeysOf(args, ctx, [String(args.from ?? ''), String(args.to ?? '')]);
     const {
       diff: result,
       typeOf,

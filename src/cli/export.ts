@@ -24,6 +24,7 @@ import {
   withEnvironmentOptions,
 } from './environment.js';
 import { parseListOption, readStringOption } from './options.js';
+import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
 /** What the command was asked for, checked. */
 export interface ExportRequest {
@@ -85,7 +86,7 @@ export const exportCommand: CommandSpec = {
   command: 'export',
   describe: "Write a snapshot of an environment's connections",
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['from'])
+    withEnvironmentOptions(withEncryptionOptions(yargs), ['from'])
       .option('ids', {
         type: 'string',
         requiresArg: true,
@@ -128,9 +129,15 @@ export const exportCommand: CommandSpec = {
       command: "$0 export --from prod --name 'finance-*' -o finance.snapshot.jsonl",
       describe: 'Only names matching a glob',
     },
+    {
+      command:
+        '$0 export --from prod --encrypt-to age1vnkasu8eatf5ec2cewx4vk363ccvj06f7puv9j08pcq3ayp8hs9snyn33t -o prod.snapshot.age',
+      describe: 'Encrypted with age to a recipient (its key opens it: docs/encrypted-snapshots.md)',
+    },
   ],
   async run(args, ctx) {
     const request = readExportRequest(args);
+    const encryption = await readEncryption(args, ctx);
     const options: ExportOptions = {
       ids: request.ids,
       types: request.types,
@@ -140,6 +147,7 @@ export const exportCommand: CommandSpec = {
         'file' in request.output
           ? { file: resolve(ctx.io.cwd, request.output.file) }
           : { outDir: resolve(ctx.io.cwd, request.output.outDir) },
+      ...(encryption ? { encryption } : {}),
     };
     const { source, summary } = await exportSnapshot(
       options,
@@ -153,6 +161,13 @@ export const exportCommand: CommandSpec = {
       (event) => renderExportEvent(event, ctx),
     );
     printSummary(summary, source, ctx);
+    if (encryption && !ctx.globals.json) {
+      const to =
+        'passphrase' in encryption
+          ? 'a passphrase'
+          : `${encryption.recipients.length} ${encryption.recipients.length === 1 ? 'recipient' : 'recipients'}`;
+      ctx.out.info(`The snapshot is encrypted with age to ${to}`);
+    }
     return ExitCode.ok;
   },
 };

@@ -31,6 +31,7 @@ import {
   readStringOption,
 } from './options.js';
 import { assertFormatFitsJson } from './render.js';
+import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 /** `--rate` is read from its text, so that the message can quote what was typed (`got fast`). */
 function readRate(value: unknown): number | undefined {
@@ -106,6 +107,7 @@ function readPlanFormat(args: ParsedArgs, ctx: CliContext, dryRun: boolean): Pla
 export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const options = readImportOptions(args, ctx.io.cwd);
   const format = readPlanFormat(args, ctx, options.dryRun);
+  await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const renderer = createEventRenderer(ctx);
   let result: Awaited<ReturnType<typeof importSnapshot>>;
   try {
@@ -144,7 +146,7 @@ export const importCommand: CommandSpec = {
   command: 'import <snapshot>',
   describe: 'Create the connections of a snapshot in an environment, resumably',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['to'])
+    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['to'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
       .option('allow-run', {
         type: 'boolean',

@@ -9,13 +9,14 @@ import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_VARIABLE_PREFIX, initOverrides } from '../overrides/init-overrides.js';
 import type { CommandSpec } from './command.js';
 import { readStringOption } from './options.js';
+import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 /** `overrides init <snapshot>`. */
 export const overridesInitCommand: CommandSpec = {
   command: 'init <snapshot>',
   describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',
   builder: (yargs) =>
-    yargs
+    withSnapshotKeyOptions(yargs)
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
       .option('output', {
         alias: 'o',
@@ -48,6 +49,7 @@ export const overridesInitCommand: CommandSpec = {
   async run(args, ctx) {
     const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
     if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
+    await useSnapshotKeysOf(args, ctx, [snapshot]);
     const output = readStringOption(args, 'output', 'output', 'a path');
     if (output === undefined) throw new UsageError('Missing -o FILE', { hint: 'See --help' });
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a path');

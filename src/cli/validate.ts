@@ -14,6 +14,7 @@ import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide } from './environment.js';
 import { readStringOption } from './options.js';
+import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
 
 /** `validate <snapshot>`. */
@@ -21,7 +22,7 @@ export const validateCommand: CommandSpec = {
   command: 'validate <snapshot>',
   describe: 'Check a snapshot and every entry against its data source template',
   builder: (yargs) =>
-    yargs
+    withSnapshotKeyOptions(yargs)
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
       .option('schemas', {
         type: 'string',
@@ -59,6 +60,7 @@ export const validateCommand: CommandSpec = {
   async run(args, ctx) {
     const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
     if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
+    await useSnapshotKeysOf(args, ctx, [snapshot]);
     const schemasDir = readStringOption(args, 'schemas', 'schemas', 'a path');
     const templatesFrom = readStringOption(args, 'templatesFrom', 'templates-from', 'a path');
 

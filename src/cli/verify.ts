@@ -20,6 +20,7 @@ import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions
 import { checkNumberOption, RATE_RANGE, readStringOption } from './options.js';
 import { startStderrBar } from './progress-bar.js';
 import { assertFormatFitsJson } from './render.js';
+import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 import { buildVerifyJson, renderVerifyText } from './verify-render.js';
 
 /** Output formats of `verify`. */
@@ -126,6 +127,7 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
 export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const format = chooseFormat(args, ctx);
   const options = await readVerifyOptions(args, ctx);
+  await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const result = await verifyEnvironment(
     options,
     {
@@ -156,7 +158,7 @@ export const verifyCommand: CommandSpec = {
   command: 'verify <snapshot>',
   describe: 'Check that an environment is a complete, working restore of a snapshot',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env'])
+    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['env'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
       .option('test-connections', {
         type: 'boolean',

@@ -39,6 +39,7 @@ import { ApiError, UnavailableError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { findMaskedPaths } from '../schema/catalog.js';
+import type { AgeEncryption } from '../snapshot/age.js';
 import {
   createSnapshotHeader,
   orderParts,
@@ -60,6 +61,8 @@ export interface ExportOptions {
   readonly include?: readonly SnapshotPart[];
   /** A file (replaced atomically), or a folder that gets `<environment>/<UTC timestamp>.snapshot.jsonl`. */
   readonly output: { readonly file: string } | { readonly outDir: string };
+  /** Write the snapshot as an age file to these recipients or this passphrase (`--encrypt-to`, ...). */
+  readonly encryption?: AgeEncryption;
 }
 
 /** The outside world of {@link exportSnapshot}. */
@@ -203,6 +206,7 @@ export async function exportSnapshot(
           signal: ports.signal,
           onEntry,
           ...(namer ? { profiles: () => namer.finish(client, ports.signal) } : {}),
+          ...(options.encryption ? { encryption: options.encryption } : {}),
         });
         break;
       } catch (error) {

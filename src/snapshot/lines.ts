@@ -4,9 +4,9 @@
  * whole. What the reader refuses about the file itself (missing, a directory, unreadable, a line too
  * long) is an InputFileError naming it.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { InputFileError, InterruptedError } from '../errors.js';
+import { openSnapshotSource, type SnapshotSource } from './source.js';
 
 /** A line longer than this is refused rather than buffered: no connection is anywhere near it. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -38,6 +38,8 @@ export interface ReadLinesOptions {
   readonly chunkSize?: number;
   /** Called with each chunk's bytes as read, before its lines are handed out (they are valid only during the call). */
   readonly onChunk?: (chunk: Buffer) => void;
+  /** The file, already open (the caller closes it); default: opened and closed here. */
+  readonly source?: SnapshotSource;
 }
 
 /** One line of the file, without its newline. */
@@ -87,28 +89,34 @@ class ChunkPool {
  * buffer of `pool` holding `length` bytes read; the caller gives it back once nothing refers to it.
  */
 async function* readChunks(
-  path: string,
+  source: SnapshotSource,
   pool: ChunkPool,
 ): AsyncGenerator<{ readonly buffer: Buffer; readonly length: number }> {
-  const fd = openSync(path, 'r');
-  try {
-    let sinceTurn = 0;
-    for (;;) {
-      const buffer = pool.take();
-      const length = readSync(fd, buffer, 0, pool.size, null);
-      if (length === 0) {
-        pool.give(buffer);
-        return;
-      }
-      yield { buffer, length };
-      sinceTurn += length;
-      if (sinceTurn >= READ_BYTES_PER_TURN) {
-        sinceTurn = 0;
-        await nextTurn();
-      }
+  let position = 0;
+  let sinceTurn = 0;
+  for (;;) {
+    const buffer = pool.take();
+    const length = source.readAt(buffer, pool.size, position);
+    if (length === 0) {
+      pool.give(buffer);
+      return;
     }
-  } finally {
-    closeSync(fd);
+    position += length;
+    yield { buffer, length };
+    sinceTurn += length;
+    if (sinceTurn >= READ_BYTES_PER_TURN) {
+      sinceTurn = 0;
+      await nextTurn();
+    }
+  }
+}
+
+/** The file's bytes, decrypted when it is an age file (`source.ts`); file errors as {@link toReadError}'s. */
+export async function openSource(path: string, label: string): Promise<SnapshotSource> {
+  try {
+    return await openSnapshotSource(path, label);
+  } catch (error) {
+    throw toReadError(label, error);
   }
 }
 
@@ -121,7 +129,8 @@ async function* readChunks(
  */
 export async function* readLineBatches(path: string, options: ReadLinesOptions): AsyncGenerator<RawLine[]> {
   const pool = new ChunkPool(options.chunkSize ?? 64 * 1024);
-  const chunks = readChunks(path, pool);
+  const source = options.source ?? (await openSource(path, options.label ?? path));
+  const chunks = readChunks(source, pool);
   // The chunks of the last two batches handed out, oldest first.
   const handedOut: Buffer[] = [];
   let pending: Buffer[] = [];
@@ -192,6 +201,7 @@ export async function* readLineBatches(path: string, options: ReadLinesOptions):
     throw toReadError(options.label ?? path, error);
   } finally {
     await chunks.return(undefined);
+    if (options.source === undefined) source.close();
   }
   if (pendingLength > 0) {
     yield [

@@ -2,14 +2,15 @@
  * A snapshot read once in order, checked as every reader checks it, whose entries can be read again
  * later by their place in the file (a few numbers kept per connection instead of the connection).
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
-import { changedWhileRead, type RawLine, readLineBatches, toReadError } from './lines.js';
+import { changedWhileRead, openSource, type RawLine, readLineBatches, toReadError } from './lines.js';
 import { shippedMigrations } from './migrate.js';
 import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
 import type { ReadEntriesOptions } from './read.js';
+import type { SnapshotSource } from './source.js';
 
 /** Where an entry's line is in the file, to read it again later; a few numbers instead of the entry. */
 export interface EntryPlace {
@@ -82,17 +83,25 @@ export function openPlacedSnapshot(
   let held: Buffer | undefined;
   let heldUpTo = 0;
   let closed = false;
+  /** An encrypted file, kept open from its first read for the rereads (a plain one is opened again). */
+  let encrypted: SnapshotSource | undefined;
   /** The line at `place`, read from the file. */
   const lineAt = (place: EntryPlace): Buffer => {
-    fd ??= openSync(path, 'r');
     const bytes = Buffer.allocUnsafe(place.length);
-    const read = readSync(fd, bytes, 0, place.length, place.offset);
+    let read: number;
+    if (encrypted !== undefined) read = encrypted.readAt(bytes, place.length, place.offset);
+    else {
+      fd ??= openSync(path, 'r');
+      read = readSync(fd, bytes, 0, place.length, place.offset);
+    }
     return read === place.length ? bytes : bytes.subarray(0, read);
   };
   async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
     // Held when small enough at the start; a file that then grows or shrinks was changed while read.
     const holdUpTo = options.holdForRereadsUpTo ?? 0;
-    const size = holdUpTo > 0 ? (statSync(path, { throwIfNoEntry: false })?.size ?? 0) : 0;
+    const source = await openSource(path, label);
+    if (source.encrypted && !closed) encrypted = source;
+    const size = holdUpTo > 0 ? source.size : 0;
     const holding = size > 0 && size <= holdUpTo ? Buffer.allocUnsafeSlow(size) : undefined;
     held = holding;
     const onChunk =
@@ -103,23 +112,28 @@ export function openPlacedSnapshot(
             chunk.copy(holding, heldUpTo);
             heldUpTo += chunk.length;
           };
-    for await (const batch of readLineBatches(path, { ...options, onChunk })) {
-      const placed: PlacedEntry[] = [];
-      // A connection's place: where to read it again (a line kept in memory needs no CRC).
-      const placeOf = (raw: RawLine): EntryPlace => ({
-        offset: raw.offset,
-        length: raw.bytes.length,
-        line: raw.number,
-        crc: holding === undefined ? crc32(raw.bytes) : 0,
-      });
-      for (const raw of batch) {
-        const parsed = parser.push(raw);
-        if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
-        if (parsed?.kind !== 'connection') continue;
-        const { entry } = parsed;
-        placed.push({ name: entry.name, type: entry.type, entry, place: placeOf(raw) });
+    try {
+      for await (const batch of readLineBatches(path, { ...options, onChunk, source })) {
+        const placed: PlacedEntry[] = [];
+        // A connection's place: where to read it again (a line kept in memory needs no CRC).
+        const placeOf = (raw: RawLine): EntryPlace => ({
+          offset: raw.offset,
+          length: raw.bytes.length,
+          line: raw.number,
+          crc: holding === undefined ? crc32(raw.bytes) : 0,
+        });
+        for (const raw of batch) {
+          const parsed = parser.push(raw);
+          if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
+          if (parsed?.kind !== 'connection') continue;
+          const { entry } = parsed;
+          placed.push({ name: entry.name, type: entry.type, entry, place: placeOf(raw) });
+        }
+        yield* placed;
       }
-      yield* placed;
+    } finally {
+      // An encrypted file stays open for the rereads (close() releases it).
+      if (source !== encrypted) source.close();
     }
     const verified = parser.finish();
     if (holding !== undefined && heldUpTo !== holding.length) throw changedWhileRead(label, undefined);
@@ -150,6 +164,8 @@ export function openPlacedSnapshot(
       closed = true;
       if (fd !== undefined) closeSync(fd);
       fd = undefined;
+      encrypted?.close();
+      encrypted = undefined;
       held = undefined;
     },
   };

@@ -17,7 +17,7 @@
  *   `-3`, ... is added before `.snapshot.jsonl`.
  */
 import { readSync } from 'node:fs';
-import { type FileHandle, link, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { compareNames } from '../connections/match.js';
 import { detachString } from '../detach-string.js';
@@ -32,6 +32,8 @@ import {
 } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
+import { type AgeEncryption, type AgeWriter, createAgeWriter } from './age.js';
+import { type ByteSink, createBufferedWriter, fileSink } from './buffered-writer.js';
 import { createEntryHasher } from './checksum.js';
 import {
   formatFileTimestamp,
@@ -41,6 +43,8 @@ import {
   serializeProfileLine,
   serializeTrailerLine,
 } from './format.js';
+import { linkExclusive, replaceInto } from './place-file.js';
+import { SpillCipher } from './spill-cipher.js';
 
 /** Where to write: one file (`-o`), or a new file in a per-environment folder (`--out-dir`). */
 export type SnapshotTarget =
@@ -60,6 +64,11 @@ export interface WriteSnapshotOptions {
    * write (PreflightError). Requires a header whose `include` holds `scanProfiles`.
    */
   readonly profiles?: () => Promise<readonly SnapshotScanProfile[]> | readonly SnapshotScanProfile[];
+  /**
+   * Write the snapshot as an age file (`age.ts`) to these recipients or this passphrase. No plaintext
+   * byte reaches the disk: the spill file is enciphered under a key of this write alone (`spill-cipher.ts`).
+   */
+  readonly encryption?: AgeEncryption;
 }
 
 /** What was written. */
@@ -77,8 +86,6 @@ export const SNAPSHOT_FILE_MODE = PRIVATE_FILE_MODE;
 export const SNAPSHOT_DIR_MODE = 0o700;
 
 const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
-const WRITE_BUFFER_BYTES = 1024 * 1024;
-const MAX_NAME_SUFFIX = 1000;
 
 /** The folder an `--out-dir` snapshot goes to: `DIR/<environment>`, the name made filesystem-safe. */
 export function outDirFolder(outDir: string, environment: string): string {
@@ -179,11 +186,12 @@ export async function writeSnapshot(
   let tmpCreated = false;
   let written = false;
   try {
-    const index = await spillEntries(spillPath, entries, options);
+    const cipher = options.encryption === undefined ? undefined : new SpillCipher();
+    const index = await spillEntries(spillPath, entries, options, cipher);
     const order = sortIndex(index);
     const profiles = sortProfiles(options.profiles ? await options.profiles() : []);
     tmpCreated = true;
-    const sha256 = await writeSorted(tmpPath, spillPath, header, index, order, profiles);
+    const sha256 = await writeSorted(tmpPath, spillPath, header, { index, order, profiles, cipher }, options);
     const path =
       'path' in target
         ? await replaceInto(tmpPath, target.path)
@@ -219,13 +227,25 @@ async function spillEntries(
   spillPath: string,
   entries: AsyncIterable<Connection> | Iterable<Connection>,
   options: WriteSnapshotOptions,
+  cipher: SpillCipher | undefined,
 ): Promise<SpillIndex> {
   const index: SpillIndex = { names: [], offsets: [], lengths: [] };
   // Opened before the first entry is pulled: a folder that cannot be written stops the run before anything is fetched.
   const fh = await open(spillPath, 'wx', SNAPSHOT_FILE_MODE).catch((error: unknown) => {
     throw toFolderError(error, dirname(spillPath));
   });
-  const writer = createBufferedWriter(fh);
+  let written = 0;
+  const toFile = fileSink(fh);
+  const sink: ByteSink =
+    cipher === undefined
+      ? toFile
+      : async (data) => {
+          // In place: `data` is the buffered writer's own buffer (or a copy it made), written out below.
+          const sealed = cipher.apply(data, written);
+          written += data.length;
+          await toFile(sealed);
+        };
+  const writer = createBufferedWriter(sink);
   try {
     let position = 0;
     let arrival = 0;
@@ -344,20 +364,43 @@ async function writeSorted(
   tmpPath: string,
   spillPath: string,
   header: SnapshotHeader,
-  index: SpillIndex,
-  order: Uint32Array,
-  profiles: readonly SnapshotScanProfile[],
+  spilled: {
+    readonly index: SpillIndex;
+    readonly order: Uint32Array;
+    readonly profiles: readonly SnapshotScanProfile[];
+    readonly cipher: SpillCipher | undefined;
+  },
+  options: WriteSnapshotOptions,
 ): Promise<string> {
+  const { index, order, profiles, cipher } = spilled;
   const hasher = createEntryHasher();
   const out = await open(tmpPath, 'wx', SNAPSHOT_FILE_MODE);
+  const toFile = fileSink(out);
+  let age: AgeWriter | undefined;
   try {
+    if (options.encryption !== undefined) {
+      age = await createAgeWriter(options.encryption, (bytes) =>
+        toFile(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+      );
+    }
     // The umask could only narrow the mode; chmod states it whatever the umask.
     await out.chmod(SNAPSHOT_FILE_MODE);
-    const writer = createBufferedWriter(out);
+    const encrypt = age;
+    const writer = createBufferedWriter(encrypt === undefined ? toFile : (data) => encrypt.write(data));
     await writer.write(Buffer.from(`${serializeHeaderLine(header)}\n`, 'utf8'));
     const spill = await open(spillPath, 'r');
     try {
       const buffer = Buffer.allocUnsafe(COPY_BUFFER_BYTES);
+      const runs: { at: number; length: number; position: number }[] = [];
+      let batched = 0;
+      const copyBatch = async () => {
+        if (batched === 0) return;
+        cipher?.applyRuns(buffer, runs);
+        hasher.addRaw(buffer.subarray(0, batched));
+        await writer.write(buffer.subarray(0, batched));
+        runs.length = 0;
+        batched = 0;
+      };
       let i = 0;
       while (i < order.length) {
         // A run of lines that are adjacent in the spill file, copied with one read.
@@ -373,13 +416,25 @@ async function writeSorted(
           j += 1;
         }
         const length = end - start;
-        const chunk = length <= buffer.length ? buffer.subarray(0, length) : Buffer.allocUnsafe(length);
-        readFully(spill.fd, chunk, start);
+        if (cipher !== undefined && batched + length <= buffer.length) {
+          // Enciphered runs are gathered into the buffer and deciphered together (see spill-cipher.ts).
+          readFully(spill.fd, buffer.subarray(batched, batched + length), start);
+          runs.push({ at: batched, length, position: start });
+          batched += length;
+          i = j;
+          continue;
+        }
+        await copyBatch();
+        if (cipher !== undefined && length <= buffer.length) continue;
+        const read = length <= buffer.length ? buffer.subarray(0, length) : Buffer.allocUnsafe(length);
+        readFully(spill.fd, read, start);
+        const chunk = cipher === undefined ? read : cipher.apply(read, start);
         // Lines in the spill file carry their `\n`, so the run hashes as the contract's entry lines.
         hasher.addRaw(chunk);
         await writer.write(chunk);
         i = j;
       }
+      await copyBatch();
     } finally {
       await spill.close();
     }
@@ -398,8 +453,12 @@ async function writeSorted(
       ),
     );
     await writer.flush();
+    await age?.end();
     await out.sync();
     return sha256;
+  } catch (error) {
+    age?.abort();
+    throw error;
   } finally {
     await out.close();
   }
@@ -417,93 +476,4 @@ function readFully(fd: number, target: Buffer, position: number): void {
     if (bytesRead === 0) throw new Error(`Spill file ended early at ${position + done}`);
     done += bytesRead;
   }
-}
-
-/**
- * Collects small writes into ~1 MiB writes, copied into one buffer allocated once. Copying (rather than
- * keeping the caller's buffers and concatenating them) makes no garbage per entry: transient buffers
- * are freed only when V8 gets round to it, and a copy per line of a 100k-entry snapshot added ~20 MB
- * to the peak RSS (bench/export.ts).
- */
-function createBufferedWriter(fh: FileHandle): {
-  /** Write `bytes` (copied: the caller may reuse its buffer). */
-  write(bytes: Buffer): Promise<void>;
-  /** Write `text` as UTF-8; returns its length in bytes. */
-  writeText(text: string): Promise<number>;
-  flush(): Promise<void>;
-} {
-  const buffer = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
-  let size = 0;
-  async function writeOut(data: Buffer): Promise<void> {
-    let done = 0;
-    while (done < data.length) {
-      const { bytesWritten } = await fh.write(data, done, data.length - done);
-      done += bytesWritten;
-    }
-  }
-  async function flush(): Promise<void> {
-    if (size === 0) return;
-    await writeOut(buffer.subarray(0, size));
-    size = 0;
-  }
-  return {
-    async write(bytes) {
-      if (size + bytes.length > buffer.length) await flush();
-      if (bytes.length > buffer.length) {
-        await writeOut(bytes);
-        return;
-      }
-      bytes.copy(buffer, size);
-      size += bytes.length;
-    },
-    async writeText(text) {
-      const length = Buffer.byteLength(text, 'utf8');
-      if (size + length > buffer.length) await flush();
-      if (length > buffer.length) await writeOut(Buffer.from(text, 'utf8'));
-      else size += buffer.write(text, size, 'utf8');
-      return length;
-    },
-    flush,
-  };
-}
-
-// ---- placing the file --------------------------------------------------------------------------
-
-/** `-o FILE`: rename over the target (atomic replace). */
-async function replaceInto(tmpPath: string, path: string): Promise<string> {
-  await rename(tmpPath, path);
-  return path;
-}
-
-/**
- * `--out-dir`: give the file its timestamped name without ever replacing one. `link` fails when the
- * name exists, which makes it an exclusive create of a complete file; where hard links are not
- * supported, the name is reserved with an exclusive open and the file renamed over the reservation.
- */
-async function linkExclusive(tmpPath: string, dir: string, stamp: string): Promise<string> {
-  for (let n = 1; n <= MAX_NAME_SUFFIX; n++) {
-    const path = join(dir, `${stamp}${n === 1 ? '' : `-${n}`}.snapshot.jsonl`);
-    try {
-      await link(tmpPath, path);
-      await unlink(tmpPath);
-      return path;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') continue;
-      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
-    }
-    // No hard links on this filesystem: reserve the name exclusively, then rename over it.
-    try {
-      const reserved = await open(path, 'wx', SNAPSHOT_FILE_MODE);
-      await reserved.close();
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
-      throw error;
-    }
-    await rename(tmpPath, path);
-    return path;
-  }
-  throw new UsageError(`More than ${MAX_NAME_SUFFIX} snapshots named ${stamp} in ${dir}`, {
-    hint: 'Clean up the folder',
-  });
 }

@@ -51,6 +51,9 @@ describe('one seam per third-party library', () => {
   it('yargs only in src/cli/', () => {
     expect(offenders(/^yargs/, (f) => f.startsWith('src/cli/'))).toEqual([]);
   });
+  it('age-encryption only in src/snapshot/age.ts', () => {
+    expect(offenders(/^age-encryption/, (f) => f === 'src/snapshot/age.ts')).toEqual([]);
+  });
 });
 
 describe('a pure core', () => {

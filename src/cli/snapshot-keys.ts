@@ -1,0 +1,104 @@
+/**
+ * The age options of the commands that read snapshots (`--identity FILE`, `--passphrase-env VAR`, and
+ * `DDS_AGE_IDENTITY`) and of `export` (`--encrypt-to`, `--encrypt-to-file`, `--passphrase-env`): declared
+ * once, read once. See docs/encrypted-snapshots.md.
+ */
+import { resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { UsageError } from '../errors.js';
+import { splitListValues } from '../list-values.js';
+import {
+  AGE_IDENTITY_ENV,
+  type AgeEncryption,
+  loadEncryption,
+  loadSnapshotKeys,
+  useSnapshotKeys,
+} from '../snapshot/keys.js';
+import { isEncryptedSnapshot, openSnapshotSource } from '../snapshot/source.js';
+import type { ParsedArgs } from './command.js';
+import type { CliContext } from './context.js';
+import { readStringOption } from './options.js';
+
+/** `--identity` and `--passphrase-env`, for a command that reads snapshots. */
+export function withSnapshotKeyOptions(yargs: Argv): Argv {
+  return yargs
+    .option('identity', {
+      type: 'string',
+      array: true,
+      requiresArg: true,
+      describe: `An age identity file (as age-keygen writes) that opens an encrypted snapshot; repeatable (default: the file $${AGE_IDENTITY_ENV} names)`,
+    })
+    .option('passphrase-env', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Open an encrypted snapshot with the passphrase in the environment variable VAR',
+    });
+}
+
+/** `--encrypt-to`, `--encrypt-to-file` and `--passphrase-env`, for `export`. */
+export function withEncryptionOptions(yargs: Argv): Argv {
+  return yargs
+    .option('encrypt-to', {
+      type: 'string',
+      array: true,
+      requiresArg: true,
+      describe:
+        'Encrypt the snapshot with age to this recipient (age1..., the public key age-keygen prints); repeatable',
+    })
+    .option('encrypt-to-file', {
+      type: 'string',
+      array: true,
+      requiresArg: true,
+      describe: 'Encrypt the snapshot to the recipients in FILE (one a line, # comments); repeatable',
+    })
+    .option('passphrase-env', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Encrypt the snapshot with the passphrase in the environment variable VAR (age scrypt)',
+    });
+}
+
+/** Each value of a repeatable path option, non-empty. */
+function readPaths(value: unknown, flag: string): string[] {
+  if (value === undefined || value === null) return [];
+  const items = (Array.isArray(value) ? value : [value]).map(String);
+  if (items.some((item) => item.trim() === '')) {
+    throw new UsageError(`Expected ${flag} to be a path, got ""`, { hint: 'See --help' });
+  }
+  return items;
+}
+
+/**
+ * Read the command's keys and make them the ones its snapshots are opened with; then check that each
+ * encrypted snapshot of `snapshots` (paths as typed; environments are skipped) opens, so that a wrong
+ * key stops the command here (exit 2), before anything is sent.
+ */
+export async function useSnapshotKeysOf(
+  args: ParsedArgs,
+  ctx: CliContext,
+  snapshots: readonly (string | undefined)[],
+): Promise<void> {
+  const keys = await loadSnapshotKeys({
+    identityFiles: readPaths(args.identity, '--identity'),
+    passphraseEnv: readStringOption(args, 'passphraseEnv', 'passphrase-env', 'a variable name'),
+    env: ctx.io.env,
+    cwd: ctx.io.cwd,
+  });
+  useSnapshotKeys(keys);
+  for (const snapshot of snapshots) {
+    if (snapshot === undefined) continue;
+    const path = resolve(ctx.io.cwd, snapshot);
+    if (isEncryptedSnapshot(path)) (await openSnapshotSource(path, snapshot, keys)).close();
+  }
+}
+
+/** The encryption `export` was asked for (undefined: none), checked before anything is fetched. */
+export async function readEncryption(args: ParsedArgs, ctx: CliContext): Promise<AgeEncryption | undefined> {
+  return loadEncryption({
+    recipients: args.encryptTo === undefined ? [] : splitListValues(args.encryptTo),
+    recipientFiles: readPaths(args.encryptToFile, '--encrypt-to-file'),
+    passphraseEnv: readStringOption(args, 'passphraseEnv', 'passphrase-env', 'a variable name'),
+    env: ctx.io.env,
+    cwd: ctx.io.cwd,
+  });
+}

@@ -1,0 +1,359 @@
+/**
+ * The seam of `age-encryption` (the TypeScript implementation of age, age-encryption.org/v1, by the
+ * format's author): the only module that imports it. It checks identities and recipients, writes a
+ * file's header (and, with a passphrase, the whole file) and unwraps a file's key from its header.
+ *
+ * The payload is sealed and opened here, a chunk at a time, with Node's ChaCha20-Poly1305 (the age STREAM
+ * construction: HKDF-SHA256 of the file key and the 16-byte nonce that follows the header, labelled
+ * `payload`; 64 KiB chunks, each sealed with an 11-byte big-endian counter and a last-chunk flag as its
+ * nonce). The library decrypts only from the start to the end of a file; a reader that reads an entry
+ * again by its place (import, diff, verify) needs the one chunk that holds it, so the chunks are
+ * addressed here directly. Every chunk is authenticated as it is decrypted, the last one with its flag,
+ * so a changed, cut or extended file fails on the chunk where it differs.
+ *
+ * Library messages are never shown: some quote the key they could not read.
+ */
+import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
+import { armor, Decrypter, Encrypter, type Identity, type Recipient, type Stanza } from 'age-encryption';
+
+/** The first line of a binary age file. */
+export const AGE_MAGIC = 'age-encryption.org/v1\n';
+/** The first line of an armored (PEM-like) age file. */
+export const AGE_ARMOR_BEGIN = '-----BEGIN AGE ENCRYPTED FILE-----';
+
+/** Plaintext bytes per payload chunk, and the tag each carries. */
+export const AGE_CHUNK_BYTES = 64 * 1024;
+const TAG_BYTES = 16;
+const SEALED_CHUNK_BYTES = AGE_CHUNK_BYTES + TAG_BYTES;
+/** Chunks kept decrypted for rereads (1 MiB): a reader that rereads lines near each other decrypts each chunk once. */
+const RECENT_CHUNKS = 16;
+/** The payload nonce that follows the header. */
+export const AGE_NONCE_BYTES = 16;
+
+/** How a file's first bytes say it is an age file, if they do. */
+export type AgeFormat = 'binary' | 'armored';
+
+/** The age format `start` (the first bytes of a file) begins, or undefined for anything else. */
+export function ageFormatOf(start: Buffer): AgeFormat | undefined {
+  if (start.subarray(0, AGE_MAGIC.length).toString('latin1') === AGE_MAGIC) return 'binary';
+  // The armor allows whitespace before the file.
+  const text = start.toString('latin1').trimStart();
+  return text.startsWith(AGE_ARMOR_BEGIN) ? 'armored' : undefined;
+}
+
+/** The raw age file an armored one encodes; throws {@link AgeFileError} when it is not well formed. */
+export function decodeArmor(text: string): Uint8Array {
+  try {
+    return armor.decode(text);
+  } catch {
+    throw new AgeFileError('damaged', 'is an armored age file that is not well formed');
+  }
+}
+
+/** What may open an age file: X25519 (and hybrid) identities, and passphrases. Both hold secrets. */
+export interface AgeKeys {
+  readonly identities: readonly string[];
+  readonly passphrases: readonly string[];
+}
+
+/** True when `text` is an age identity this build reads (`AGE-SECRET-KEY-1...`, as age-keygen writes). */
+export function isAgeIdentity(text: string): boolean {
+  try {
+    new Decrypter().addIdentity(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when `text` is an age recipient this build encrypts to (`age1...`). */
+export function isAgeRecipient(text: string): boolean {
+  try {
+    new Encrypter().addRecipient(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why an age file cannot be read: no key was given (`no-key`; `needs-passphrase` when it was encrypted
+ * with a passphrase), none given opens it (`no-match`, `wrong-passphrase`), or it is not well formed or
+ * was changed (`damaged`, with what is wrong in `message`).
+ */
+export class AgeFileError extends Error {
+  constructor(
+    readonly reason: 'no-key' | 'needs-passphrase' | 'no-match' | 'wrong-passphrase' | 'damaged',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AgeFileError';
+  }
+}
+
+/** The end of the header (the byte after the newline of its `--- MAC` line) in `bytes`, or -1 if not there yet. */
+export function ageHeaderEnd(bytes: Buffer): number {
+  // Stanza lines start with "-> " and bodies are base64: only the MAC line starts with "---".
+  let at = bytes.indexOf('\n---');
+  while (at >= 0) {
+    const end = bytes.indexOf(0x0a, at + 1);
+    if (end < 0) return -1;
+    if (bytes[at + 4] === 0x20) return end + 1;
+    at = bytes.indexOf('\n---', end);
+  }
+  return -1;
+}
+
+/**
+ * File keys unwrapped with each set of keys, by header: a command that reads a snapshot more than
+ * once unwraps its key once (a passphrase's scrypt costs a second and 256 MB). Only with the same
+ * keys: other keys must open the file themselves.
+ */
+const unwrapped = new WeakMap<AgeKeys, Map<string, Uint8Array>>();
+
+/**
+ * The file key of the age file whose header (up to and with its MAC line) is `header`, unwrapped with
+ * one of `keys` and checked against the header's MAC. Throws {@link AgeFileError}.
+ */
+export async function unwrapFileKey(header: Buffer, keys: AgeKeys): Promise<Uint8Array> {
+  const id = header.toString('latin1');
+  const cache = unwrapped.get(keys) ?? new Map<string, Uint8Array>();
+  unwrapped.set(keys, cache);
+  const known = cache.get(id);
+  if (known !== undefined) return known;
+  // A passphrase-encrypted file has one stanza, of type scrypt.
+  const scrypt = /\n-> scrypt /.test(id);
+  if (keys.identities.length === 0 && keys.passphrases.length === 0) {
+    throw new AgeFileError(scrypt ? 'needs-passphrase' : 'no-key', 'no key was given');
+  }
+  const decrypter = new Decrypter();
+  for (const identity of keys.identities) decrypter.addIdentity(identity);
+  for (const passphrase of keys.passphrases) decrypter.addPassphrase(passphrase);
+  // Asked last, and only when no key before it opened the file.
+  let noneMatched = false;
+  const lastResort: Identity = {
+    unwrapFileKey: (_stanzas: Stanza[]) => {
+      noneMatched = true;
+      return null;
+    },
+  };
+  decrypter.addIdentity(lastResort);
+  let fileKey: Uint8Array;
+  try {
+    fileKey = await decrypter.decryptHeader(header);
+  } catch {
+    if (noneMatched) {
+      const reason = !scrypt
+        ? 'no-match'
+        : keys.passphrases.length > 0
+          ? 'wrong-passphrase'
+          : 'needs-passphrase';
+      throw new AgeFileError(reason, 'no key given opens it');
+    }
+    throw new AgeFileError('damaged', 'has an age header that is damaged or was changed');
+  }
+  if (cache.size >= 8) cache.clear();
+  cache.set(id, fileKey);
+  return fileKey;
+}
+
+/** Reads up to `length` bytes of the payload at `position` into `buffer` at `offset` (as `readSync`); 0 at its end. */
+export type CiphertextReader = (buffer: Buffer, offset: number, length: number, position: number) => number;
+
+/**
+ * The payload of an age file (after its header and nonce), decrypted a chunk at a time. `ciphertextBytes`
+ * is the payload's length in the file; `read` reads it at payload offsets.
+ */
+export class AgePayload {
+  /** Plaintext bytes. */
+  readonly size: number;
+  private readonly key: Buffer;
+  private readonly chunks: number;
+  private readonly sealed = Buffer.allocUnsafe(SEALED_CHUNK_BYTES);
+  /** The last chunks decrypted, by index (rereads of nearby lines find theirs here). */
+  private readonly recent = new Map<number, Buffer>();
+
+  constructor(
+    fileKey: Uint8Array,
+    nonce: Buffer,
+    private readonly ciphertextBytes: number,
+    private readonly read: CiphertextReader,
+  ) {
+    this.key = Buffer.from(hkdfSync('sha256', fileKey, nonce, 'payload', 32));
+    const chunks = Math.ceil(ciphertextBytes / SEALED_CHUNK_BYTES);
+    const last = ciphertextBytes - (chunks - 1) * SEALED_CHUNK_BYTES;
+    // At least one chunk; only a lone last chunk may be empty.
+    if (chunks === 0 || last < TAG_BYTES || (last === TAG_BYTES && chunks > 1)) {
+      throw new AgeFileError('damaged', 'is cut short or extended (its size is not that of an age payload)');
+    }
+    this.chunks = chunks;
+    this.size = ciphertextBytes - chunks * TAG_BYTES;
+  }
+
+  /** Copy up to `length` plaintext bytes at `position` into `buffer`; returns how many (0 at the end). */
+  readAt(buffer: Buffer, length: number, position: number): number {
+    let done = 0;
+    while (done < length && position + done < this.size) {
+      const at = position + done;
+      const index = Math.floor(at / AGE_CHUNK_BYTES);
+      const chunk = this.chunk(index);
+      const from = at - index * AGE_CHUNK_BYTES;
+      done += chunk.copy(buffer, done, from, Math.min(chunk.length, from + length - done));
+    }
+    return done;
+  }
+
+  private chunk(index: number): Buffer {
+    const known = this.recent.get(index);
+    if (known !== undefined) return known;
+    const start = index * SEALED_CHUNK_BYTES;
+    const length = Math.min(SEALED_CHUNK_BYTES, this.ciphertextBytes - start);
+    for (let got = 0; got < length; ) {
+      const n = this.read(this.sealed, got, length - got, start + got);
+      if (n === 0) throw new AgeFileError('damaged', 'was cut short while it was being read');
+      got += n;
+    }
+    let plain: Buffer;
+    try {
+      const nonce = chunkNonce(index, index === this.chunks - 1);
+      const decipher = createDecipheriv('chacha20-poly1305', this.key, nonce, { authTagLength: TAG_BYTES });
+      decipher.setAuthTag(this.sealed.subarray(length - TAG_BYTES, length));
+      plain = decipher.update(this.sealed.subarray(0, length - TAG_BYTES));
+      decipher.final();
+    } catch {
+      throw new AgeFileError(
+        'damaged',
+        `is damaged, cut short or was changed (chunk ${index + 1} of ${this.chunks} does not decrypt)`,
+      );
+    }
+    if (this.recent.size >= RECENT_CHUNKS) this.recent.delete(this.recent.keys().next().value as number);
+    this.recent.set(index, plain);
+    return plain;
+  }
+}
+
+/** What to encrypt a snapshot to: recipients, or one passphrase (age's scrypt). */
+export type AgeEncryption = { readonly recipients: readonly string[] } | { readonly passphrase: string };
+
+/** Bytes in, an age file out through `sink`; `end` once every byte is written. */
+export interface AgeWriter {
+  /** Encrypt `bytes` (copied: the caller may reuse its buffer). */
+  write(bytes: Buffer): Promise<void>;
+  /** The last chunk sealed and written. */
+  end(): Promise<void>;
+  /** Stop after a failure elsewhere. */
+  abort(): void;
+}
+
+/**
+ * An age writer. To recipients: the library writes the header (it draws the file key, wraps it for each
+ * recipient and MACs the header, handing the key to a {@link Recipient} of ours as it does to each), and
+ * the payload is sealed here, chunk by chunk, with Node's ChaCha20-Poly1305 as {@link AgePayload} opens
+ * it: the library's own chunks are sealed in JavaScript, about 1.4 s for a 76 MB export and its garbage.
+ * With a passphrase: the library's streaming encryption (a passphrase file is one scrypt stanza, which
+ * only the library writes).
+ */
+export async function createAgeWriter(
+  encryption: AgeEncryption,
+  sink: (bytes: Uint8Array) => Promise<void>,
+): Promise<AgeWriter> {
+  if ('passphrase' in encryption) return createLibraryWriter(encryption.passphrase, sink);
+  const encrypter = new Encrypter();
+  for (const recipient of encryption.recipients) encrypter.addRecipient(recipient);
+  let fileKey: Uint8Array | undefined;
+  const keeper: Recipient = {
+    wrapFileKey: (key: Uint8Array) => {
+      fileKey = key;
+      return [];
+    },
+  };
+  encrypter.addRecipient(keeper);
+  // An empty file: its header, its nonce, and one empty last chunk (not kept).
+  const empty = Buffer.from(await encrypter.encrypt(new Uint8Array(0)));
+  const headerEnd = ageHeaderEnd(empty);
+  if (fileKey === undefined || headerEnd < 0) throw new Error('age: the library wrote no header');
+  const nonce = empty.subarray(headerEnd, headerEnd + AGE_NONCE_BYTES);
+  const key = Buffer.from(hkdfSync('sha256', fileKey, nonce, 'payload', 32));
+  await sink(empty.subarray(0, headerEnd + AGE_NONCE_BYTES));
+  const chunk = Buffer.allocUnsafe(AGE_CHUNK_BYTES);
+  let used = 0;
+  let index = 0;
+  const seal = (last: boolean): Buffer => {
+    const cipher = createCipheriv('chacha20-poly1305', key, chunkNonce(index, last), {
+      authTagLength: TAG_BYTES,
+    });
+    index += 1;
+    const sealed = Buffer.concat([
+      cipher.update(chunk.subarray(0, used)),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ]);
+    used = 0;
+    return sealed;
+  };
+  return {
+    async write(bytes) {
+      const sealed: Buffer[] = [];
+      for (let at = 0; at < bytes.length; ) {
+        // A full chunk is sealed only once more bytes follow it: the last chunk carries the last flag.
+        if (used === AGE_CHUNK_BYTES) sealed.push(seal(false));
+        const n = bytes.copy(chunk, used, at, Math.min(bytes.length, at + AGE_CHUNK_BYTES - used));
+        used += n;
+        at += n;
+      }
+      if (sealed.length > 0) await sink(Buffer.concat(sealed));
+    },
+    async end() {
+      await sink(seal(true));
+    },
+    abort: () => undefined,
+  };
+}
+
+/** The nonce of payload chunk `index`: an 11-byte big-endian counter and the last-chunk flag. */
+function chunkNonce(index: number, last: boolean): Buffer {
+  const nonce = Buffer.alloc(12);
+  nonce.writeUIntBE(Math.floor(index / 2 ** 32), 3, 4);
+  nonce.writeUInt32BE(index % 2 ** 32, 7);
+  nonce[11] = last ? 1 : 0;
+  return nonce;
+}
+
+/** The library's streaming encryption with a passphrase, its output handed to `sink` as it comes. */
+async function createLibraryWriter(
+  passphrase: string,
+  sink: (bytes: Uint8Array) => Promise<void>,
+): Promise<AgeWriter> {
+  const encrypter = new Encrypter();
+  encrypter.setPassphrase(passphrase);
+  const plain = new TransformStream<Uint8Array, Uint8Array>();
+  const encrypted = await encrypter.encrypt(plain.readable);
+  const writer = plain.writable.getWriter();
+  const reader = encrypted.getReader();
+  const pumped = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      await sink(value);
+    }
+  })();
+  // A failed sink stops the writes that wait on it.
+  const failed = pumped.then(
+    () => new Promise<never>(() => undefined),
+    (error: unknown) => Promise.reject(error),
+  );
+  failed.catch(() => undefined);
+  return {
+    async write(bytes) {
+      await Promise.race([writer.write(Uint8Array.prototype.slice.call(bytes)), failed]);
+    },
+    async end() {
+      await Promise.race([writer.close(), failed]);
+      await pumped;
+    },
+    abort() {
+      writer.abort().catch(() => undefined);
+      reader.cancel().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * The age keys of a command: identities and passphrases that open an encrypted snapshot, recipients
+ * or a passphrase that `export` encrypts to. Read from the files and variables the user named, checked
+ * (one line per problem, exit 2, never quoting a key), and registered as secrets so that no output
+ * shows them.
+ *
+ * The keys that open snapshots are the command's, set once by its CLI file ({@link useSnapshotKeys}) and
+ * used by every snapshot the command reads (`source.ts`): the workflows under it read snapshots as they
+ * always do.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { InputFileError, UsageError } from '../errors.js';
+import { registerSecret } from '../secrets.js';
+import { type AgeEncryption, type AgeKeys, isAgeIdentity, isAgeRecipient } from './age.js';
+
+export type { AgeEncryption, AgeKeys } from './age.js';
+
+/** The variable naming an identity file when no `--identity` is given. */
+export const AGE_IDENTITY_ENV = 'DDS_AGE_IDENTITY';
+
+const NO_KEYS: AgeKeys = { identities: [], passphrases: [] };
+let current: AgeKeys = NO_KEYS;
+
+/** The keys that open the snapshots of this command (replacing those of an earlier command in-process). */
+export function useSnapshotKeys(keys: AgeKeys): void {
+  current = keys;
+}
+
+/** The keys {@link useSnapshotKeys} set (none by default). */
+export function snapshotKeys(): AgeKeys {
+  return current;
+}
+
+/** Where a command's keys come from. */
+export interface SnapshotKeyRequest {
+  /** `--identity FILE`, each (relative to `cwd`). */
+  readonly identityFiles: readonly string[];
+  /** `--passphrase-env VAR`. */
+  readonly passphraseEnv: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+const IDENTITY_HINT = 'Give the file age-keygen wrote (lines AGE-SECRET-KEY-1..., # comments allowed)';
+
+/**
+ * The identities of `--identity FILE` (or of the file `DDS_AGE_IDENTITY` names, when no `--identity`
+ * is given) and the passphrase of `--passphrase-env VAR`. A file that cannot be read or holds a line
+ * that is not an identity, or a variable that is unset or empty: exit 2.
+ */
+export async function loadSnapshotKeys(request: SnapshotKeyRequest): Promise<AgeKeys> {
+  const fromEnv = request.env[AGE_IDENTITY_ENV];
+  const files =
+    request.identityFiles.length > 0
+      ? request.identityFiles.map((file) => ({ file, label: file }))
+      : fromEnv !== undefined && fromEnv.trim() !== ''
+        ? [{ file: fromEnv, label: `${fromEnv} (${AGE_IDENTITY_ENV})` }]
+        : [];
+  const identities: string[] = [];
+  for (const { file, label } of files) {
+    const lines = await readKeyLines(resolve(request.cwd, file), label, 'identity file', IDENTITY_HINT);
+    for (const { text, line } of lines) {
+      if (!isAgeIdentity(text)) {
+        throw new InputFileError(
+          label,
+          line,
+          text.startsWith('age1')
+            ? 'is a recipient (a public key), not an identity'
+            : 'is not an age identity (AGE-SECRET-KEY-1...)',
+          { hint: IDENTITY_HINT },
+        );
+      }
+      registerSecret(text);
+      identities.push(text);
+    }
+    if (lines.length === 0) {
+      throw new InputFileError(label, undefined, 'holds no age identity', { hint: IDENTITY_HINT });
+    }
+  }
+  const passphrases =
+    request.passphraseEnv === undefined ? [] : [readPassphrase(request.env, request.passphraseEnv)];
+  return { identities, passphrases };
+}
+
+/** Where `export` encrypts to. */
+export interface EncryptionRequest {
+  /** `--encrypt-to RECIPIENT`, each. */
+  readonly recipients: readonly string[];
+  /** `--encrypt-to-file FILE`, each (relative to `cwd`). */
+  readonly recipientFiles: readonly string[];
+  /** `--passphrase-env VAR`. */
+  readonly passphraseEnv: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+const RECIPIENT_HINT =
+  'A recipient is the public key age-keygen prints (age1...); `age-keygen -y KEYFILE` shows it';
+
+/** The encryption `export` was asked for, checked; undefined when none was. */
+export async function loadEncryption(request: EncryptionRequest): Promise<AgeEncryption | undefined> {
+  const recipients: string[] = [];
+  for (const recipient of request.recipients) {
+    if (!isAgeRecipient(recipient)) {
+      // A secret key given by mistake is not quoted.
+      const shown = /^AGE-SECRET-KEY-/i.test(recipient)
+        ? 'a secret key (AGE-SECRET-KEY-...)'
+        : JSON.stringify(recipient);
+      throw new UsageError(`Expected --encrypt-to to be an age recipient (age1...), got ${shown}`, {
+        hint: RECIPIENT_HINT,
+      });
+    }
+    recipients.push(recipient);
+  }
+  for (const file of request.recipientFiles) {
+    const lines = await readKeyLines(resolve(request.cwd, file), file, 'recipients file', RECIPIENT_HINT);
+    for (const { text, line } of lines) {
+      if (!isAgeRecipient(text)) {
+        throw new InputFileError(file, line, 'is not an age recipient (age1...)', { hint: RECIPIENT_HINT });
+      }
+      recipients.push(text);
+    }
+    if (lines.length === 0) {
+      throw new InputFileError(file, undefined, 'holds no age recipient', { hint: RECIPIENT_HINT });
+    }
+  }
+  if (request.passphraseEnv !== undefined) {
+    if (recipients.length > 0) {
+      throw new UsageError('Give either --encrypt-to / --encrypt-to-file or --passphrase-env, not both', {
+        hint: 'A passphrase-encrypted age file has no other recipient',
+      });
+    }
+    return { passphrase: readPassphrase(request.env, request.passphraseEnv) };
+  }
+  return recipients.length > 0 ? { recipients: [...new Set(recipients)] } : undefined;
+}
+
+/** The passphrase in variable `name`, registered as a secret; unset or empty: exit 2. */
+function readPassphrase(env: Readonly<Record<string, string | undefined>>, name: string): string {
+  const value = env[name];
+  if (value === undefined || value === '') {
+    throw new UsageError(
+      `--passphrase-env ${name}: the variable ${name} is ${value === '' ? 'empty' : 'not set'}`,
+      {
+        hint: `Set ${name} to the passphrase (it is never printed)`,
+      },
+    );
+  }
+  registerSecret(value);
+  return value;
+}
+
+/** The lines of a key file that are neither blank nor `#` comments, trimmed, with their numbers. */
+async function readKeyLines(
+  path: string,
+  label: string,
+  what: string,
+  hint: string,
+): Promise<{ text: string; line: number }[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    throw new InputFileError(
+      label,
+      undefined,
+      code === 'ENOENT' ? 'no such file' : `cannot read the ${what} (${code ?? 'error'})`,
+      { hint, cause },
+    );
+  }
+  const lines: { text: string; line: number }[] = [];
+  for (const [i, raw] of text.split('\n').entries()) {
+    const trimmed = raw.trim();
+    if (trimmed !== '' && !trimmed.startsWith('#')) lines.push({ text: trimmed, line: i + 1 });
+  }
+  return lines;
+}

@@ -1,0 +1,189 @@
+/**
+ * A snapshot's bytes, whether the file holds them in the clear or encrypted with age: every snapshot
+ * reader (`lines.ts`, `placed.ts`) goes through {@link openSnapshotSource}, so a command reads an
+ * encrypted snapshot as it reads a plain one. Which one a file is comes from its first bytes
+ * (`age-encryption.org/v1`, or the armor's `-----BEGIN AGE ENCRYPTED FILE-----`), never from its name.
+ *
+ * An encrypted file is decrypted as it is read, a 64 KiB chunk at a time (`age.ts`): no plaintext is
+ * written anywhere and memory does not grow with the file. An armored file is decoded whole into memory
+ * first (it is base64 text, about a third larger than the binary file): fine for small files, and
+ * `export` writes the binary form.
+ */
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { InputFileError } from '../errors.js';
+import {
+  AGE_NONCE_BYTES,
+  AgeFileError,
+  type AgeKeys,
+  AgePayload,
+  ageFormatOf,
+  ageHeaderEnd,
+  decodeArmor,
+  unwrapFileKey,
+} from './age.js';
+import { snapshotKeys } from './keys.js';
+
+/** The bytes of a snapshot file (decrypted when it is encrypted). */
+export interface SnapshotSource {
+  /** Bytes of the snapshot (of the plaintext when encrypted). */
+  readonly size: number;
+  readonly encrypted: boolean;
+  /** Read up to `length` bytes at `position` into the start of `buffer`; returns how many (0 at the end). */
+  readAt(buffer: Buffer, length: number, position: number): number;
+  /** Release the file. Idempotent. */
+  close(): void;
+}
+
+/** Bytes looked at to tell an age file (its header usually fits; a longer one is read on). */
+const START_BYTES = 4096;
+/** An age header longer than this is not one dds-migrate reads (a few recipients take a few hundred bytes). */
+const MAX_HEADER_BYTES = 1024 * 1024;
+
+const KEY_HINT =
+  'Give --identity FILE (the key file age-keygen wrote) or set DDS_AGE_IDENTITY to its path; for a passphrase, --passphrase-env VAR';
+
+/**
+ * Open `path` for reading (`label` names it in messages). An encrypted file is opened with `keys`
+ * (default: the ones the command was given, `keys.ts`); one that none of them opens, or whose header is
+ * damaged, is an InputFileError (exit 2) here, before anything is read.
+ */
+export async function openSnapshotSource(
+  path: string,
+  label: string,
+  keys: AgeKeys = snapshotKeys(),
+): Promise<SnapshotSource> {
+  const fd = openSync(path, 'r');
+  let kept = false;
+  try {
+    const fileSize = fstatSync(fd).size;
+    const start = readSome(fd, Math.min(fileSize, START_BYTES), 0);
+    const format = ageFormatOf(start);
+    if (format === undefined) {
+      kept = true;
+      return plainSource(fd, fileSize);
+    }
+    let file: { size: number; read: (b: Buffer, o: number, l: number, p: number) => number };
+    if (format === 'armored') {
+      const raw = Buffer.from(decodeArmor(readFileSync(fd, 'latin1')));
+      file = { size: raw.length, read: (b, o, l, p) => raw.copy(b, o, p, Math.min(raw.length, p + l)) };
+    } else {
+      file = { size: fileSize, read: (b, o, l, p) => readSync(fd, b, o, l, p) };
+    }
+    let head = format === 'armored' ? readSome(file, Math.min(file.size, START_BYTES), 0) : start;
+    let end = ageHeaderEnd(head);
+    while (end < 0 && head.length < Math.min(file.size, MAX_HEADER_BYTES)) {
+      head = readSome(file, Math.min(file.size, MAX_HEADER_BYTES, head.length * 4), 0);
+      end = ageHeaderEnd(head);
+    }
+    if (end < 0 || file.size < end + AGE_NONCE_BYTES) {
+      throw new InputFileError(label, undefined, 'the encrypted snapshot has no complete age header', {
+        hint: 'The file is damaged or cut short: restore it from another copy',
+      });
+    }
+    const fileKey = await unwrapFileKey(head.subarray(0, end), keys);
+    const nonce = readSome(file, AGE_NONCE_BYTES, end);
+    const payloadStart = end + AGE_NONCE_BYTES;
+    const payload = new AgePayload(fileKey, nonce, file.size - payloadStart, (b, o, l, p) =>
+      file.read(b, o, l, payloadStart + p),
+    );
+    // An armored file is in memory by now: its descriptor is closed below.
+    kept = format === 'binary';
+    let closed = false;
+    return {
+      size: payload.size,
+      encrypted: true,
+      readAt(buffer, length, position) {
+        try {
+          return payload.readAt(buffer, length, position);
+        } catch (error) {
+          throw toSourceError(label, error);
+        }
+      },
+      close() {
+        if (closed) return;
+        closed = true;
+        if (format === 'binary') closeSync(fd);
+      },
+    };
+  } catch (error) {
+    throw toSourceError(label, error);
+  } finally {
+    if (!kept) closeSync(fd);
+  }
+}
+
+/** True when the file at `path` begins as an age file (false when it cannot be read). */
+export function isEncryptedSnapshot(path: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    return ageFormatOf(readSome(fd, 256, 0)) !== undefined;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function plainSource(fd: number, size: number): SnapshotSource {
+  let closed = false;
+  return {
+    size,
+    encrypted: false,
+    readAt: (buffer, length, position) => readSync(fd, buffer, 0, length, position),
+    close() {
+      if (closed) return;
+      closed = true;
+      closeSync(fd);
+    },
+  };
+}
+
+/** Up to `length` bytes at `position` (fewer at the end of the file). */
+function readSome(
+  from: number | { read: (b: Buffer, o: number, l: number, p: number) => number },
+  length: number,
+  position: number,
+): Buffer {
+  const buffer = Buffer.alloc(length);
+  const read =
+    typeof from === 'number'
+      ? (o: number, l: number, p: number) => readSync(from, buffer, o, l, p)
+      : (o: number, l: number, p: number) => from.read(buffer, o, l, p);
+  let got = 0;
+  while (got < length) {
+    const n = read(got, length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got === length ? buffer : buffer.subarray(0, got);
+}
+
+/** An age failure as the one line a user sees (exit 2); other errors as they are. */
+function toSourceError(label: string, error: unknown): unknown {
+  if (!(error instanceof AgeFileError)) return error;
+  const [message, hint] = AGE_FAILURES[error.reason] ?? [
+    `the encrypted snapshot ${error.message}`,
+    DAMAGED_HINT,
+  ];
+  return new InputFileError(label, undefined, message, { hint });
+}
+
+const DAMAGED_HINT = 'Restore it from another copy, or export it again';
+
+/** What each failure says, and what to do (`damaged` says what is wrong itself). */
+const AGE_FAILURES: Partial<Record<AgeFileError['reason'], readonly [string, string]>> = {
+  'no-key': ['the snapshot is encrypted (age) and no identity was given', KEY_HINT],
+  'needs-passphrase': [
+    'the snapshot is encrypted with a passphrase (age) and none was given',
+    'Give --passphrase-env VAR, VAR holding the passphrase',
+  ],
+  'no-match': [
+    'cannot decrypt the snapshot: none of the identities given opens it',
+    'Give the identity of a recipient it was encrypted to (--identity FILE or DDS_AGE_IDENTITY)',
+  ],
+  'wrong-passphrase': [
+    'cannot decrypt the snapshot: the passphrase given does not open it',
+    'Check the passphrase in the variable --passphrase-env names',
+  ],
+};
