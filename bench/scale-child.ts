@@ -217,8 +217,9 @@ export async function runScaleChild(args: readonly string[]): Promise<ScaleChild
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  // The heap grows as in `dds-migrate` itself (src/cli/main.ts), for the command and its baselines alike.
-  limitHeapGrowth();
+  // The heap grows as in `dds-migrate` itself (src/cli/main.ts), for the command and its baselines alike,
+  // unless SCALE_V8_DEFAULT_HEAP=1 asks for V8's own growth.
+  if (process.env.SCALE_V8_DEFAULT_HEAP !== '1') limitHeapGrowth();
   const result = await runScaleChild(process.argv.slice(2));
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -228,6 +228,9 @@ async function importLeanSnapshot(
       replay = journal.replay;
     }
     const { run, continuing } = chooseImportRun(replay, journalPath);
+    // Every earlier run's states are let go: the run continued (if any) is all the import needs.
+    replay = undefined;
+    journal?.releaseReplay();
     const journalState = entryStates(continuing);
     const journalChanges = changeStates(continuing);
     const profileJournal = profileStates(continuing);

@@ -29,23 +29,24 @@ const NO_FIELDS: readonly FieldChange[] = [];
  * (`prune`), its type and image. The plan is the one it would be with the whole connection kept.
  */
 export function summarizeTarget(connection: Connection, rules: TargetSummaryRules): TargetConnection {
-  const base = {
-    name: connection.name,
-    _id: typeof connection._id === 'string' ? connection._id : undefined,
-  };
-  if (rules.only !== undefined && !rules.only.has(connection.name, typeOf(connection))) return base;
-  const twin = rules.twin(connection.name);
+  // Object literals, not spreads of a common base: in V8 each `{ ...base, key }` gets a hidden class of
+  // its own, and a summary is held for every connection of the target until the run ends.
+  const name = connection.name;
+  const _id = typeof connection._id === 'string' ? connection._id : undefined;
+  if (rules.only !== undefined && !rules.only.has(name, typeOf(connection))) return { name, _id };
+  const twin = rules.twin(name);
   if (twin !== undefined) {
-    if (!rules.update) return base;
+    if (!rules.update) return { name, _id };
     const found = rules.converge.compare(twin(), connection);
-    if (found.length === 0) return { ...base, compared: NO_FIELDS };
+    if (found.length === 0) return { name, _id, compared: NO_FIELDS };
     // Paths only, one object per path shared by every step: the values may be long, and are not shown.
     const compared = found.map((f) => fieldAt(f.path));
-    return { ...base, compared, before: held(rules.converge.imageOf(connection)) };
+    return { name, _id, compared, before: held(rules.converge.imageOf(connection)) };
   }
-  if (!rules.prune) return base;
+  if (!rules.prune) return { name, _id };
   return {
-    ...base,
+    name,
+    _id,
     type: typeOf(connection),
     before: held(rules.converge.imageOf(connection)),
   };

@@ -237,27 +237,36 @@ export async function undoRun(
     if ((error as { exitCode?: unknown }).exitCode !== undefined) throw error;
     throw cannotRead(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
   }
+  // What the undo needs of the replay; the rest (every earlier run's states) is let go before it runs.
+  const opened: OpenedJournal = { begin: replay.begin, chosen: chooseUndo(replay.runs) };
+  replay = undefined;
+  journal?.releaseReplay();
   const reader = openJournalRecordReader(options.journal);
   try {
-    return await undoFromReplay(options, ports, onEvent, replay, journal, reader);
+    return await undoFromReplay(options, ports, onEvent, opened, journal, reader);
   } finally {
     reader.close();
     await journal?.close();
   }
 }
 
+/** What an undo takes of the journal's replay. */
+interface OpenedJournal {
+  readonly begin: JournalReplay['begin'];
+  readonly chosen: ReturnType<typeof chooseUndo>;
+}
+
 async function undoFromReplay(
   options: UndoOptions,
   ports: UndoPorts,
   onEvent: (event: UndoEvent) => void,
-  replay: JournalReplay,
+  opened: OpenedJournal,
   journal: Journal | undefined,
   reader: ReturnType<typeof openJournalRecordReader>,
 ): Promise<UndoResult> {
-  const begin = replay.begin;
+  const { begin, chosen } = opened;
   if (begin === undefined)
     throw new InputFileError(options.journal, 1, 'the journal is empty: the import wrote nothing to undo');
-  const chosen = chooseUndo(replay.runs);
   if (chosen === undefined) return { kind: 'nothing', journal: options.journal };
 
   // The run's records, read again (images stay in the file, read when a step needs them).

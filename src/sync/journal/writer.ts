@@ -50,8 +50,13 @@ export function defaultJournalPath(snapshotPath: string, targetUrl: string): str
 /** An open, locked journal. */
 export interface Journal {
   readonly path: string;
-  /** What the file held when opened (before this run's records). */
+  /** What the file held when opened (before this run's records); read it before {@link releaseReplay}. */
   readonly replay: JournalReplay;
+  /**
+   * Let go of {@link replay} once the caller has taken what it needs (the run it continues or undoes):
+   * it holds the state of every object of every earlier run, 100 000 of them after a large import.
+   */
+  releaseReplay(): void;
   /** True when the file did not exist (or was empty) and this run began it. */
   readonly fresh: boolean;
   /**
@@ -216,9 +221,16 @@ export async function openJournal(
     }
 
     let closing: Promise<void> | undefined;
+    let held: JournalReplay | undefined = replay;
     return {
       path,
-      replay,
+      get replay(): JournalReplay {
+        if (held === undefined) throw new Error('the journal replay was read after its release');
+        return held;
+      },
+      releaseReplay() {
+        held = undefined;
+      },
       fresh,
       append,
       close() {
