@@ -5,7 +5,7 @@
 
 import { countOf, displayName } from '../display-name.js';
 import { ExitCode } from '../errors.js';
-import type { ImportEvent, ImportResult } from '../importer/import-snapshot.js';
+import type { ImportEvent, ImportResult } from '../importer/import-types.js';
 import { formatSummary } from '../importer/outputs.js';
 import type { ImportPlan } from '../importer/plan.js';
 import { describeStep } from '../importer/plan-describe.js';

@@ -5,11 +5,8 @@
  */
 import { resolve } from 'node:path';
 import { type ExitCode, UsageError, withResumeHint } from '../errors.js';
-import {
-  DEFAULT_IMPORT_CONCURRENCY,
-  type ImportOptions,
-  importSnapshot,
-} from '../importer/import-snapshot.js';
+import { importSnapshot } from '../importer/import-snapshot.js';
+import { DEFAULT_IMPORT_CONCURRENCY, type ImportOptions } from '../importer/import-types.js';
 import { ON_CONFLICT_CHOICES, type OnConflict } from '../importer/plan.js';
 import { ImportSelection } from '../importer/selection.js';
 import type { CommandSpec, ParsedArgs } from './command.js';

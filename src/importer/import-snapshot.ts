@@ -89,14 +89,6 @@ import { buildProfileReport, countProfileOutcomes, serializeProfileReport } from
 import { describeImportReferenceWarnings } from './references.js';
 import { countProfileWrites, runImportSteps } from './run-import.js';
 
-export {
-  DEFAULT_IMPORT_CONCURRENCY,
-  type ImportEvent,
-  type ImportOptions,
-  type ImportPorts,
-  type ImportResult,
-} from './import-types.js';
-
 /**
  * Import a snapshot into the target (see the module comment for the order of side effects).
  * Throws UsageError, PreflightError (after a `refused` event) and the typed errors of the layers below.

@@ -10,12 +10,8 @@ import type { ClientOptions } from '../../src/api/client-factory.js';
 import type { HttpClient, HttpRequest } from '../../src/api/http.js';
 import type { ResolvedEnvironment } from '../../src/config.js';
 import { ApiError } from '../../src/errors.js';
-import {
-  type ImportEvent,
-  type ImportOptions,
-  type ImportPorts,
-  importSnapshot,
-} from '../../src/importer/import-snapshot.js';
+import { importSnapshot } from '../../src/importer/import-snapshot.js';
+import type { ImportEvent, ImportOptions, ImportPorts } from '../../src/importer/import-types.js';
 import { createSilentLogger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
 import type { Clock } from '../../src/sync/throttle.js';
