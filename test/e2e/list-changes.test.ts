@@ -4,70 +4,24 @@
  * between two pages; every command either gives the complete and correct result or exits 5 with one
  * line: never exit 0 with an item missing or doubled.
  */
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateConnections, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { direct, proxyOf as startListProxy } from '../helpers/list-proxy.js';
 import { runCli } from '../helpers/run-cli.js';
 import { writeSnapshotFile } from '../helpers/snapshot-file.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-const LIST = '/api/v1/ds-connections';
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c()));
 });
 
-/** Send one request to the emulator itself (what another writer does). */
-function direct(emu: RunningEmulator, method: string, path: string, body?: unknown): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      `${emu.url}${path}`,
-      {
-        method,
-        headers: {
-          authorization: `Bearer ${emu.token}`,
-          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-/**
- * A proxy to `emu` that runs `change(n)` before it forwards the n-th list request (1-based): another
- * writer acting between two pages.
- */
+/** A proxy to `emu` that runs `change(n)` before it forwards the n-th list request; closed after the test. */
 async function proxyOf(emu: RunningEmulator, change: (n: number) => Promise<void>): Promise<string> {
-  let lists = 0;
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      if (req.method === 'GET' && req.url?.split('?')[0] === LIST) {
-        lists += 1;
-        await change(lists);
-      }
-      const upstream = request(
-        `${emu.url}${req.url}`,
-        { method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      req.pipe(upstream);
-    })();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const proxy = await startListProxy(emu, change);
+  cleanups.push(() => proxy.close());
+  return proxy.url;
 }
 
 const connections = generateConnections(67, { seed: 31 });
