@@ -6,10 +6,8 @@ import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { createGzip, constants as zlibConstants } from 'node:zlib';
-import { refusedTokenReply, toMongoCases } from './deployment.js';
+import { refusedTokenReply } from './deployment.js';
 import { decideFaults, type FaultDecision, parseFaults } from './faults.js';
-import { generateConnections } from './generate.js';
-import { generateCases } from './generate-cases.js';
 import {
   type HandlerDeps,
   handle,
@@ -22,10 +20,18 @@ import {
 import { createPrng } from './prng.js';
 import { TokenBucket } from './rate-limiter.js';
 import { createRecord, DEFAULT_MAX_RECORDED } from './record.js';
-import { checkSeed, loadSeed } from './seed.js';
+import {
+  checkChoice,
+  checkNumber,
+  decodeSegments,
+  readBody,
+  resolveSeed,
+  sleep,
+  sleepUntil,
+} from './server-plumbing.js';
 import { SessionTokens } from './session-tokens.js';
 import { MemoryStore, StatePersister } from './store.js';
-import type { EmulatorOptions, EmulatorSeed, FaultRule, RecordedRequest, RunningEmulator } from './types.js';
+import type { EmulatorOptions, FaultRule, RecordedRequest, RunningEmulator } from './types.js';
 
 const API_PREFIX = '/api/v1';
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -47,99 +53,10 @@ const BAD_GATEWAY_PAGE =
   '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n' +
   '<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
 
-function checkNumber(
-  name: string,
-  value: number | undefined,
-  min: number,
-  integer = false,
-  max = Number.POSITIVE_INFINITY,
-): void {
-  if (value === undefined) return;
-  if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
-    const range = max === Number.POSITIVE_INFINITY ? `>= ${min}` : `from ${min} to ${max}`;
-    throw new Error(`Expected ${name} to be ${integer ? 'an integer' : 'a number'} ${range}, got ${value}`);
-  }
-}
-
-function checkChoice(name: string, value: unknown, choices: readonly unknown[]): void {
-  if (value === undefined || choices.includes(value)) return;
-  throw new Error(`Expected ${name} to be one of ${choices.join(', ')}, got ${String(value)}`);
-}
-
 /** Latency and jitter, ms: at most 10 minutes (Node's timer overflows past 2^31 - 1 ms and fires at once). */
 const MAX_LATENCY_MS = 600_000;
 
 /** The initial data, and whether it is ours to keep (parsed from a file) or the caller's (to copy). */
-async function resolveSeed(options: EmulatorOptions): Promise<{ seed: EmulatorSeed; owned: boolean }> {
-  if (options.statePath !== undefined && existsSync(options.statePath)) {
-    return { seed: await loadSeed(options.statePath), owned: true };
-  }
-  let resolved: { seed: EmulatorSeed; owned: boolean } = { seed: {}, owned: true };
-  if (typeof options.data === 'string') resolved = { seed: await loadSeed(options.data), owned: true };
-  else if (options.data !== undefined) resolved = { seed: checkSeed(options.data, 'data'), owned: false };
-  const n = options.generate ?? 0;
-  if (n > 0) {
-    const generated = generateConnections(n, { seed: 1 });
-    const connections = [...(resolved.seed.connections ?? []), ...generated];
-    // The caller's seed is not ours to change: a new outer object (the store copies the rest).
-    resolved = { seed: { ...resolved.seed, connections }, owned: resolved.owned };
-  }
-  const m = options.generateCases ?? 0;
-  if (m > 0) {
-    const generated = generateCases(m, { seed: 1 });
-    const existing = resolved.seed.cases ?? [];
-    const cases = existing.length === 0 ? generated : [...existing, ...generated];
-    resolved = { seed: { ...resolved.seed, cases }, owned: resolved.owned };
-  }
-  if (options.caseIds === 'mongo' && resolved.seed.cases !== undefined) {
-    resolved = {
-      seed: { ...resolved.seed, cases: toMongoCases(resolved.seed.cases) },
-      owned: resolved.owned,
-    };
-  }
-  return resolved;
-}
-
-function readBody(req: IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        resolve(null);
-        req.removeAllListeners('data');
-        req.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Resolves at `due` (a `performance.now()` time), at once when it has passed. */
-function sleepUntil(due: number): Promise<void> | undefined {
-  const ms = due - performance.now();
-  return ms > 0 ? sleep(ms) : undefined;
-}
-
-function decodeSegments(pathname: string): string[] | null {
-  try {
-    return pathname
-      .split('/')
-      .filter((s) => s !== '')
-      .map((s) => decodeURIComponent(s));
-  } catch {
-    return null;
-  }
-}
-
 /** Start an emulator; resolves once it listens. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   checkNumber('port', options.port, 0, true);
@@ -385,7 +302,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     else if (decision.htmlContentType) rec.fault = 'html-content-type';
     const html = alwaysHtml || decision.htmlContentType;
 
-    const raw = await readBody(req);
+    const raw = await readBody(req, MAX_BODY_BYTES);
     // The answer leaves `latency` after the request arrived, the work done meanwhile: a service's
     // latency holds its own work (waiting first and working after made every answer latency + work,
     // and the answers of requests arriving together waited for each other's work at the end).

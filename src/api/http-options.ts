@@ -1,0 +1,149 @@
+/**
+ * The HTTP client's surface and the pieces of it that need no axios: what a request and the client's
+ * options are, the query string, waits and signals, and the trusted CAs of an environment.
+ */
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import type { ResolvedEnvironment } from '../config.js';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { RetryBudget, RetryPolicy } from './retry-policy.js';
+
+/** One request. `path` is relative to `/api/v1`, e.g. `/ds-connections`. */
+export interface HttpRequest {
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  readonly body?: unknown;
+  /**
+   * `safe`: retried on transient failures per policy (GET, and idempotent PUT/DELETE); `never`: one
+   * attempt (creating POSTs: the caller decides, with what it knows).
+   */
+  readonly retry: 'safe' | 'never';
+  readonly signal?: AbortSignal;
+  /** Per-request idle timeout override. */
+  readonly timeoutMs?: number;
+  /** Per-request overall deadline override (per attempt). */
+  readonly deadlineMs?: number;
+}
+
+export interface HttpClientOptions {
+  readonly log: Logger;
+  /** Idle timeout: no byte for this long fails the attempt (ETIMEDOUT). Default 30 s. */
+  readonly timeoutMs?: number;
+  /**
+   * Overall deadline of one attempt of a buffered request, headers and whole body: a body that
+   * trickles cannot hold a run. Not retried when it passes. Default {@link DEFAULT_DEADLINE_MS} (2 min).
+   */
+  readonly deadlineMs?: number;
+  /** Overall deadline of a streamed download, start to last byte. Default 30 min. */
+  readonly streamDeadlineMs?: number;
+  /** Cap of a buffered answer in decoded bytes. Default 64 MiB. Streamed downloads are not capped. */
+  readonly maxResponseBytes?: number;
+  readonly retryPolicy?: Partial<RetryPolicy>;
+  readonly retryBudget?: RetryBudget;
+  /**
+   * Aborts the requests of the client (Ctrl-C): no new request starts, backoff waits end, and
+   * in-flight `retry: 'safe'` requests are cancelled. An in-flight `retry: 'never'` request (a create)
+   * is left to settle so that its outcome can be recorded.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * Called when the service answers 429 to a request the client retries itself (`retry: 'safe'`),
+   * with the delay it asked for (ms), for adaptive throttles. A 429 to a `retry: 'never'` request is
+   * not reported here: it reaches the caller as an {@link ApiError} with `retryAfterMs`, and the caller
+   * (the importer, which knows when it sent the request) reports it to its throttle.
+   */
+  readonly onRateLimited?: (retryAfterMs: number | undefined) => void;
+  /** Random number in [0, 1) for the backoff jitter (tests inject a fixed one). Default Math.random. */
+  readonly random?: () => number;
+  /** Wait between attempts (tests inject an instant one). Default a timer that ends early on abort. */
+  readonly sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+}
+
+/** A client bound to one environment: base URL + /api/v1, auth, timeouts, keep-alive, retries. */
+export interface HttpClient {
+  readonly environment: ResolvedEnvironment;
+  /** Send a request and return the parsed JSON body (parsed by content, whatever the content-type). */
+  request<T = unknown>(request: HttpRequest): Promise<T>;
+  /** Send a GET and return the body as a stream (large exports). Errors as for `request`. */
+  requestStream(request: HttpRequest): Promise<NodeJS.ReadableStream>;
+  /** Free keep-alive sockets. */
+  close(): void;
+}
+
+export function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted || ms <= 0) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+export function combineSignals(signals: readonly (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (present.length === 0) return undefined;
+  if (present.length === 1) return present[0];
+  return AbortSignal.any(present);
+}
+
+export function buildQuery(query: HttpRequest['query']): Record<string, string> | undefined {
+  if (!query) return undefined;
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) out[key] = String(value);
+  }
+  return out;
+}
+
+/** `a=1&b=%5B...%5D`: keys and values percent-encoded with encodeURIComponent. */
+export function serializeQuery(params: Record<string, unknown>): string {
+  return Object.entries(params)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`)
+    .join('&');
+}
+
+/**
+ * The trusted CAs: Node's roots plus the environment's `caFile` (which adds, never replaces). A file
+ * that cannot be read, or holds no certificate that parses, is refused here, when the client is
+ * created (Node would otherwise ignore it silently and fail at the first request).
+ */
+export function readCa(caFile: string | undefined): string[] | undefined {
+  if (!caFile) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(caFile, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new ConfigError(`Cannot read the CA file ${caFile}${code ? ` (${code})` : ''}`, {
+      hint: 'Check --ca-file / caFile',
+    });
+  }
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  const valid = blocks.length > 0 && blocks.every(isCertificate);
+  if (!valid) {
+    throw new ConfigError(`The CA file ${caFile} holds no valid PEM certificate`, {
+      hint: 'Check --ca-file / caFile (a PEM file with -----BEGIN CERTIFICATE----- blocks)',
+    });
+  }
+  return [...rootCertificates, text];
+}
+
+function isCertificate(pem: string): boolean {
+  try {
+    new X509Certificate(pem);
+    return true;
+  } catch {
+    return false;
+  }
+}
