@@ -26,6 +26,27 @@ export interface ReadJsonFileOptions {
 }
 
 /**
+ * Read a text file (UTF-8). A missing file (`<label>: no such file`) or an unreadable one (`<label>:
+ * cannot read the <what> (CODE)`) is an {@link InputFileError} (exit 2) with `readHint`.
+ */
+export async function readTextFile(
+  path: string,
+  options: Pick<ReadJsonFileOptions, 'what' | 'label' | 'readHint'> = {},
+): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    throw new InputFileError(
+      options.label ?? path,
+      undefined,
+      code === 'ENOENT' ? 'no such file' : `cannot read the ${options.what ?? 'file'} (${code ?? 'error'})`,
+      { ...(options.readHint === undefined ? {} : { hint: options.readHint }), cause },
+    );
+  }
+}
+
+/**
  * Read and parse a JSON file. A missing file (`<label>: no such file`), an unreadable one
  * (`<label>: cannot read the <what> (CODE)`) and one that is not JSON (`<label>: is not valid JSON
  * (...)`, without V8's excerpt of the content, which could be a credential) are {@link InputFileError}s
@@ -33,18 +54,7 @@ export interface ReadJsonFileOptions {
  */
 export async function readJsonFile(path: string, options: ReadJsonFileOptions = {}): Promise<unknown> {
   const label = options.label ?? path;
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    throw new InputFileError(
-      label,
-      undefined,
-      code === 'ENOENT' ? 'no such file' : `cannot read the ${options.what ?? 'file'} (${code ?? 'error'})`,
-      { ...(options.readHint === undefined ? {} : { hint: options.readHint }), cause },
-    );
-  }
+  const text = await readTextFile(path, options);
   try {
     return JSON.parse(text) as unknown;
   } catch (cause) {

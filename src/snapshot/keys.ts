@@ -1,16 +1,6 @@
-/**
- * The age keys of a command: identities and passphrases that open an encrypted snapshot, recipients
- * or a passphrase that `export` encrypts to. Read from the files and variables the user named, checked
- * (one line per problem, exit 2, never quoting a key), and registered as secrets so that no output
- * shows them.
- *
- * The keys that open snapshots are the command's, set once by its CLI file ({@link useSnapshotKeys}) and
- * used by every snapshot the command reads (`source.ts`): the workflows under it read snapshots as they
- * always do.
- */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { InputFileError, UsageError } from '../errors.js';
+import { readTextFile } from '../files.js';
 import { registerSecret } from '../secrets.js';
 import { type AgeEncryption, type AgeKeys, isAgeIdentity, isAgeRecipient } from './age.js';
 
@@ -158,18 +148,7 @@ async function readKeyLines(
   what: string,
   hint: string,
 ): Promise<{ text: string; line: number }[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    throw new InputFileError(
-      label,
-      undefined,
-      code === 'ENOENT' ? 'no such file' : `cannot read the ${what} (${code ?? 'error'})`,
-      { hint, cause },
-    );
-  }
+  const text = await readTextFile(path, { label, what, readHint: hint });
   const lines: { text: string; line: number }[] = [];
   for (const [i, raw] of text.split('\n').entries()) {
     const trimmed = raw.trim();
