@@ -9,31 +9,8 @@
  * one JSON line: how many were created and the ms from start to the first POST.
  */
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-
-function post(agent: Agent, url: URL, token: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        agent,
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+import { Agent } from 'node:http';
+import { postJson as post } from './bare-post.js';
 
 const [base, snapshot, concurrencyArg] = process.argv.slice(2);
 if (base === undefined || snapshot === undefined) {

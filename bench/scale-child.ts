@@ -24,6 +24,7 @@ import { limitHeapGrowth } from '../src/cli/heap.js';
 import { runCli } from '../src/cli/run-cli.js';
 import { createSilentLogger } from '../src/log.js';
 import { readSnapshotEntries } from '../src/snapshot/read.js';
+import { postJson } from './bare-post.js';
 import { collect } from './capture.js';
 import { measureCli } from './export-child.js';
 
@@ -113,30 +114,6 @@ async function pageCasesBare(base: string, pageSize: number): Promise<number> {
   }
 }
 
-function postJson(agent: Agent, url: URL, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        agent,
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token()}`,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 async function postAllBare(base: string, snapshot: string, concurrency: number): Promise<number> {
   const bodies: string[] = [];
   for await (const entry of readSnapshotEntries(snapshot))
@@ -148,7 +125,7 @@ async function postAllBare(base: string, snapshot: string, concurrency: number):
   const worker = async () => {
     while (next < bodies.length) {
       const body = bodies[next++] as string;
-      const status = await postJson(agent, url, body);
+      const status = await postJson(agent, url, token(), body);
       if (status >= 200 && status < 300) created++;
     }
   };

@@ -84,11 +84,6 @@ export async function* exportConnections(
   options: {
     readonly ids?: readonly string[];
     readonly signal?: AbortSignal;
-    /**
-     * Each chunk of the body as it arrives, before the connections it holds are parsed (the diff
-     * hands the bytes to the thread that compares them: see `src/diff-workflow/snapshot-side.ts`).
-     */
-    readonly onBytes?: (chunk: Buffer) => void;
   } = {},
 ): AsyncIterable<Connection> {
   const ids = options.ids && options.ids.length > 0 ? options.ids.join(',') : undefined;
@@ -109,10 +104,6 @@ export async function* exportConnections(
   const parserOptions: Parser.ParserOptions = { streamValues: false };
   const pipeline = StreamArray.withParser(parserOptions);
   body.on('error', (error) => pipeline.destroy(error));
-  const onBytes = options.onBytes;
-  // Before the pipe: each chunk is seen before the parser reads it.
-  if (onBytes !== undefined)
-    body.on('data', (chunk: Buffer | string) => onBytes(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)));
   body.pipe(pipeline);
   try {
     for await (const item of pipeline as AsyncIterable<{ key: number; value: unknown }>) {
