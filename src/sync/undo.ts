@@ -17,7 +17,14 @@ import { listConnections } from '../api/connections.js';
 import { createRetryBudget } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import type { ResolvedEnvironment } from '../config.js';
-import { type DdsError, InputFileError, PreflightError, type Problem, UsageError } from '../errors.js';
+import {
+  type DdsError,
+  InputFileError,
+  isDdsError,
+  PreflightError,
+  type Problem,
+  UsageError,
+} from '../errors.js';
 import { DEFAULT_IMPORT_CONCURRENCY } from '../importer/import-types.js';
 import { EMPTY_OVERRIDES, loadOverrides, resolveOverrides } from '../importer/overrides.js';
 import type { Logger } from '../log.js';
@@ -233,8 +240,8 @@ export async function undoRun(
     }
   } catch (error) {
     await journal?.close();
-    if (error instanceof InputFileError || error instanceof UsageError) throw error;
-    if ((error as { exitCode?: unknown }).exitCode !== undefined) throw error;
+    // A typed error (a damaged journal, the lock held, a full disk) says what it is; anything else is a read.
+    if (isDdsError(error)) throw error;
     throw cannotRead(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
   }
   // What the undo needs of the replay; the rest (every earlier run's states) is let go before it runs.
