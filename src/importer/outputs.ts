@@ -105,151 +105,72 @@ function lineOf<const T extends object>(step: { readonly name: string; readonly 
 
 /** Combine the plan and the run's outcomes into one report line per entry, in name order. */
 export function buildReport(plan: ImportPlan, outcomes: ReadonlyMap<string, WriteOutcome>): ReportLine[] {
-  return plan.steps.map((step) =>
-    step.kind === 'update' || step.kind === 'delete'
-      ? reportChange(step, outcomes.get(step.name))
-      : reportStep(step, outcomes.get(step.name)),
-  );
+  return plan.steps.map((step) => reportLine(step, outcomes.get(step.name)));
 }
 
-function reportChange(
-  step: Extract<PlanStep, { kind: 'update' | 'delete' }>,
-  outcome: WriteOutcome | undefined,
+type WritingStep = Extract<PlanStep, { readonly targetName: string }>;
+
+/** The line of a write: made by this run (`targetId` from its answer or the plan) or by an earlier one. */
+function appliedLine(
+  step: WritingStep,
+  op: 'create' | 'update' | 'delete',
+  targetId: string | undefined,
+  earlierRun: boolean,
+  reconciled: boolean,
 ): ReportLine {
-  if (outcome === undefined || outcome.kind === 'pending') {
+  if (op === 'update') {
+    const fields = step.kind === 'update' ? step.fields.map((f) => f.path) : [];
+    const secretsWritten = step.kind === 'update' ? step.secrets : [];
     return lineOf(step, {
-      outcome: 'pending',
-      targetName: step.targetName,
-      inDoubt: outcome?.kind === 'pending' && outcome.inDoubt,
+      outcome: 'updated',
+      sourceId: step.sourceId,
+      targetId,
+      fields,
+      secretsWritten,
+      earlierRun,
     });
   }
-  switch (outcome.kind) {
-    case 'applied':
-      if (step.kind === 'update')
-        return lineOf(step, {
-          outcome: 'updated',
-          sourceId: step.sourceId,
-          targetId: step.targetId,
-          fields: step.fields.map((f) => f.path),
-          secretsWritten: step.secrets,
-          earlierRun: false,
-        });
-      return lineOf(step, {
-        outcome: 'deleted',
-        targetId: step.targetId,
-        earlierRun: false,
-      });
-    case 'exists':
-    case 'failed':
-      return lineOf(step, {
-        outcome: 'failed',
-        targetName: step.targetName,
-        httpStatus: outcome.kind === 'failed' ? outcome.httpStatus : undefined,
-        message: outcome.kind === 'failed' ? scrub(outcome.message) : 'created by someone else meanwhile',
-      });
-    default: {
-      const unreachable: never = outcome;
-      return unreachable;
-    }
-  }
+  if (op === 'delete') return lineOf(step, { outcome: 'deleted', targetId, earlierRun });
+  const outcome = step.targetName === step.name ? 'created' : 'renamed';
+  const { targetName, sourceId } = step;
+  return lineOf(step, { outcome, targetName, sourceId, targetId, earlierRun, reconciled });
 }
 
-function reportStep(step: PlanStep, outcome: WriteOutcome | undefined): ReportLine {
+function reportLine(step: PlanStep, outcome: WriteOutcome | undefined): ReportLine {
   switch (step.kind) {
-    case 'update':
-    case 'delete':
-      return reportChange(step, undefined);
     case 'unchanged':
-      return lineOf(step, {
-        outcome: 'unchanged',
-        sourceId: step.sourceId,
-        targetId: step.targetId,
-      });
+      return lineOf(step, { outcome: 'unchanged', sourceId: step.sourceId, targetId: step.targetId });
     case 'done':
-      if (step.op === 'update') {
-        return lineOf(step, {
-          outcome: 'updated',
-          sourceId: step.sourceId,
-          targetId: step.targetId,
-          fields: [],
-          secretsWritten: [],
-          earlierRun: true,
-        });
-      }
-      if (step.op === 'delete')
-        return lineOf(step, {
-          outcome: 'deleted',
-          targetId: step.targetId,
-          earlierRun: true,
-        });
-      return lineOf(step, {
-        outcome: step.targetName === step.name ? 'created' : 'renamed',
-        targetName: step.targetName,
-        sourceId: step.sourceId,
-        targetId: step.targetId,
-        earlierRun: true,
-        reconciled: false,
-      });
+      return appliedLine(step, step.op ?? 'create', step.targetId, true, false);
     case 'exists':
     case 'conflict':
-      return lineOf(step, {
-        outcome: 'exists',
-        sourceId: step.sourceId,
-        targetId: step.targetId,
-      });
+      return lineOf(step, { outcome: 'exists', sourceId: step.sourceId, targetId: step.targetId });
     case 'invalid':
       return lineOf(step, { outcome: 'invalid', problems: step.problems });
-    case 'create':
-    case 'rename':
-    case 'reconcile': {
-      if (outcome === undefined)
-        return lineOf(step, {
-          outcome: 'pending',
-          targetName: step.targetName,
-          inDoubt: step.kind === 'reconcile',
-        });
-      switch (outcome.kind) {
-        case 'applied':
-          return lineOf(step, {
-            outcome: step.targetName === step.name ? 'created' : 'renamed',
-            targetName: step.targetName,
-            sourceId: step.sourceId,
-            targetId: outcome.targetId,
-            earlierRun: false,
-            reconciled: outcome.via === 'lookup',
-          });
-        case 'exists':
-          // Created by someone else after the target was listed: existing, not this run's.
-          return lineOf(step, {
-            outcome: 'exists',
-            sourceId: step.sourceId,
-            targetId: outcome.targetId,
-            meanwhile: true,
-          });
-        case 'failed':
-          return lineOf(step, {
-            outcome: 'failed',
-            targetName: step.targetName,
-            httpStatus: outcome.httpStatus,
-            message: scrub(outcome.message),
-          });
-        case 'pending':
-          return lineOf(step, {
-            outcome: 'pending',
-            targetName: step.targetName,
-            inDoubt: outcome.inDoubt,
-          });
-        default: {
-          const unreachable: never = outcome;
-          return unreachable;
-        }
-      }
-    }
-    default: {
-      const unreachable: never = step;
-      return unreachable;
-    }
   }
+  const op = step.kind === 'update' || step.kind === 'delete' ? step.kind : 'create';
+  if (outcome === undefined || outcome.kind === 'pending') {
+    const inDoubt = outcome === undefined ? step.kind === 'reconcile' : outcome.inDoubt;
+    return lineOf(step, { outcome: 'pending', targetName: step.targetName, inDoubt });
+  }
+  if (outcome.kind === 'applied') {
+    const targetId = 'targetId' in step ? step.targetId : outcome.targetId;
+    return appliedLine(step, op, targetId, false, outcome.via === 'lookup');
+  }
+  // Created by someone else after the target was listed: existing, not this run's.
+  if (outcome.kind === 'exists' && op === 'create')
+    return lineOf(step, {
+      outcome: 'exists',
+      sourceId: step.sourceId,
+      targetId: outcome.targetId,
+      meanwhile: true,
+    });
+  return lineOf(step, {
+    outcome: 'failed',
+    targetName: step.targetName,
+    httpStatus: outcome.kind === 'failed' ? outcome.httpStatus : undefined,
+    message: outcome.kind === 'failed' ? scrub(outcome.message) : 'created by someone else meanwhile',
+  });
 }
 
 /**

@@ -25,13 +25,12 @@ import type { Problem } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SafeImage } from '../sync/journal/records.js';
 import type { JournalChangeState, JournalEntryState } from '../sync/journal/replay.js';
+import { decideExisting, journaledDeletes, type OnConflict, prunable } from '../sync/plan.js';
 import { PreparedSource, PreparedUpdate } from './prepared-sources.js';
 import type { NameSelection } from './selection.js';
 import { fieldAt, held, type ImageSource, type SecretWritten, type Source } from './source.js';
 
-/** What to do with an entry whose name already exists in the target; the choices, for option checks. */
-export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
-export const ON_CONFLICT_CHOICES: readonly OnConflict[] = ['skip', 'fail', 'rename', 'update'];
+export { chooseRenamedName, ON_CONFLICT_CHOICES, type OnConflict } from '../sync/plan.js';
 
 /**
  * A snapshot entry as the plan holds it: what it is, not its body. An import of 100 000 entries keeps
@@ -250,18 +249,6 @@ export function isSendStep(step: PlanStep): step is SendStep {
   return step.kind === 'create' || step.kind === 'rename' || step.kind === 'reconcile';
 }
 
-/**
- * The name a renamed entry gets: `<name> (2)`, `<name> (3)`, ... the first one taken by nobody (target,
- * snapshot, or an earlier rename). Parentheses, digits and a space keep it within the service's name
- * pattern `^[\w\-\s\(\):]+$`.
- */
-export function chooseRenamedName(name: string, taken: ReadonlySet<string>): string {
-  for (let n = 2; ; n++) {
-    const candidate = `${name} (${n})`;
-    if (!taken.has(candidate)) return candidate;
-  }
-}
-
 /** Build the plan (see the module comment for the rules). */
 export function planImport(input: PlanInput): ImportPlan {
   const selected = input.only
@@ -317,29 +304,24 @@ export function planImport(input: PlanInput): ImportPlan {
     } else if (inTarget.has(entry.name)) {
       const current = targetById.get(entry.name);
       const targetId = current?._id;
-      if (
-        input.onConflict === 'update' &&
-        current !== undefined &&
-        (current.connection !== undefined || current.compared !== undefined) &&
-        input.converge !== undefined
-      ) {
-        steps.push(planUpdate(entry, () => prepare(entry), current, input.converge, input.changes));
+      const decision = decideExisting(entry.name, input.onConflict, taken);
+      if (decision.kind === 'update') {
+        const comparable = current?.connection !== undefined || current?.compared !== undefined;
+        steps.push(
+          comparable && current !== undefined && input.converge !== undefined
+            ? planUpdate(entry, () => prepare(entry), current, input.converge, input.changes)
+            : stepOf(entry, { kind: 'exists', targetId }),
+        );
         continue;
       }
-      if (input.onConflict === 'skip') {
-        steps.push(stepOf(entry, { kind: 'exists', targetId }));
+      if (decision.kind !== 'rename') {
+        steps.push(stepOf(entry, { kind: decision.kind, targetId }));
         continue;
       }
-      if (input.onConflict === 'fail') {
-        steps.push(stepOf(entry, { kind: 'conflict', targetId }));
-        continue;
-      }
-      const targetName = chooseRenamedName(entry.name, taken);
-      taken.add(targetName);
       send = stepOf(entry, {
         kind: 'rename',
-        targetName,
-        source: new PreparedSource(prepare, entry, targetName),
+        targetName: decision.targetName,
+        source: new PreparedSource(prepare, entry, decision.targetName),
       });
     } else {
       send = stepOf(entry, {
@@ -366,14 +348,19 @@ export function planImport(input: PlanInput): ImportPlan {
   if (input.prune && input.converge !== undefined) {
     steps.push(...planDeletes(pairing.onlyTarget, input, input.converge));
     const inTargetNames = new Set(input.target.map((t) => t.name));
-    for (const [name, state] of [...(input.changes ?? new Map())].sort(([a], [b]) => compareNames(a, b))) {
-      if (state.op !== 'delete' || state.state === 'failed' || inTargetNames.has(name)) continue;
-      if (input.only && !input.only.has(name, state.type ?? '')) continue;
+    const deletes = journaledDeletes(
+      input.changes ?? new Map<string, JournalChangeState>(),
+      (state) => state.op === 'delete' && state.state !== 'failed',
+      (name) => inTargetNames.has(name),
+      (name, state) => input.only?.has(name, state.type ?? '') ?? true,
+    );
+    for (const [name, state] of deletes) {
+      const type = state.type ?? '';
       steps.push({
         kind: 'done',
         op: 'delete',
         name,
-        type: state.type ?? '',
+        type,
         sourceId: undefined,
         targetName: name,
         targetId: undefined,
@@ -461,10 +448,8 @@ function planDeletes(
 ): DeleteStep[] {
   const typeOf = (t: TargetConnection) =>
     t.type ?? (typeof t.connection?.type === 'string' ? t.connection.type : '');
-  return onlyTarget
-    .filter((t) => input.only === undefined || input.only.has(t.name, typeOf(t)))
-    .sort((a, b) => compareNames(a.name, b.name))
-    .map((t) => ({
+  return prunable(onlyTarget, (t) => input.only === undefined || input.only.has(t.name, typeOf(t))).map(
+    (t) => ({
       kind: 'delete',
       name: t.name,
       type: typeOf(t),
@@ -472,5 +457,6 @@ function planDeletes(
       targetName: t.name,
       targetId: t._id,
       before: t.before ?? held(converge.imageOf(t.connection ?? { name: t.name })),
-    }));
+    }),
+  );
 }

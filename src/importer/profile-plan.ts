@@ -29,18 +29,27 @@
  */
 
 import { compareNames } from '../connections/match.js';
-import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
 import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { remapDataSourceList } from '../profiles/data-source-list.js';
-import { isProfileServerField, stripProfileServerFields } from '../profiles/server-fields.js';
+import { stripProfileServerFields } from '../profiles/server-fields.js';
 import type { JournalOp } from '../sync/journal/records.js';
 import type { RunState } from '../sync/journal/replay.js';
+import {
+  compareProfile,
+  type DataSourceRef,
+  makeProfileImage,
+  type ProfileImage,
+  placeDataSources,
+} from '../sync/kinds/scan-profile.js';
+import { decideExisting, journaledDeletes, type OnConflict, prunable } from '../sync/plan.js';
 import type { NameSelection } from './selection.js';
 
+export type { ProfileImage } from '../sync/kinds/scan-profile.js';
+
 /** What to do with a profile whose name exists in the target (`--on-conflict`). */
-export type ProfileOnConflict = 'skip' | 'fail' | 'rename' | 'update';
+export type ProfileOnConflict = OnConflict;
 
 /** What the journal says about one profile (by its snapshot name; a delete by its target name). */
 export type ProfileJournalState =
@@ -72,16 +81,6 @@ export function profileStates(run: RunState | undefined): ReadonlyMap<string, Pr
   return states;
 }
 
-/** One `dataSourceList` element, resolved to a connection name of the target. */
-export interface ProfileDataSource {
-  /** As in the snapshot's profile. */
-  readonly ref: string;
-  /** The connection's name in the target (after a rename by this run). */
-  readonly targetName: string;
-  /** True when the source listed the data source by name: the name is sent, not the id. */
-  readonly asName: boolean;
-}
-
 interface ProfileStepBase {
   /** The snapshot's profile name (a delete: the target's). */
   readonly name: string;
@@ -94,7 +93,7 @@ export type ProfileSendStep =
       /** The name POSTed (`<name> (2)` for `--on-conflict rename`). */
       readonly targetName: string;
       readonly profile: ScanProfile;
-      readonly dataSources: readonly ProfileDataSource[];
+      readonly dataSources: readonly DataSourceRef<string>[];
       /** 2 or more: resent after an in-doubt intent that the target's list did not show. */
       readonly attempt: number;
     })
@@ -103,7 +102,7 @@ export type ProfileSendStep =
       readonly targetName: string;
       readonly targetId: string;
       readonly profile: ScanProfile;
-      readonly dataSources: readonly ProfileDataSource[];
+      readonly dataSources: readonly DataSourceRef<string>[];
       readonly fields: readonly FieldChange[];
       readonly attempt: number;
       /** The target's profile before the update (journaled; undo puts it back). */
@@ -117,29 +116,6 @@ export type ProfileSendStep =
       /** The target's profile before the delete (journaled; undo creates it again). */
       readonly before: ProfileImage;
     });
-
-/**
- * A scan profile as a journal keeps it: as a snapshot does (`scanProfile` without server fields, and
- * the connection name of each `dataSourceList` element, so that undo can remap them to the ids the
- * target has then).
- */
-export interface ProfileImage {
-  readonly [key: string]: unknown;
-  readonly scanProfile: Readonly<Record<string, unknown>>;
-  readonly dataSourceNames: readonly (string | null)[];
-}
-
-/** The journal image of a target's profile; `nameOf` names the connection of an id. */
-export function makeProfileImage(
-  profile: ScanProfile,
-  nameOf: (ref: string) => string | undefined,
-): ProfileImage {
-  const list = Array.isArray(profile.dataSourceList) ? profile.dataSourceList : [];
-  return {
-    scanProfile: stripProfileServerFields(profile),
-    dataSourceNames: list.map((ref) => nameOf(String(ref)) ?? null),
-  };
-}
 
 /** One decision of the profile plan. */
 export type ProfileStep =
@@ -204,6 +180,8 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
   const connectionByName = new Map(input.targetConnections.map((c) => [c.name, c]));
   const connectionNameById = new Map<string, string>();
   for (const c of input.targetConnections) if (c._id !== undefined) connectionNameById.set(c._id, c.name);
+  const nameOf = (ref: string) =>
+    connectionNameById.get(ref) ?? (connectionByName.has(ref) ? ref : undefined);
   const reserved = new Set(targetByName.keys());
   for (const p of input.profiles) reserved.add(p.scanProfile.name);
 
@@ -264,111 +242,72 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
       continue;
     }
     const existing = targetByName.get(name);
-    if (existing === undefined) {
-      steps.push({
-        kind: 'create',
-        name,
-        targetName: name,
-        profile: entry.scanProfile,
-        dataSources,
-        attempt,
-      });
+    const decision = existing === undefined ? undefined : decideExisting(name, input.onConflict, reserved);
+    if (existing === undefined || decision === undefined || decision.kind === 'rename') {
+      const targetName = decision?.kind === 'rename' ? decision.targetName : name;
+      steps.push({ kind: 'create', name, targetName, profile: entry.scanProfile, dataSources, attempt });
       continue;
     }
-    switch (input.onConflict) {
-      case 'skip':
-        steps.push({ kind: 'exists', name, targetId: existing._id });
-        break;
-      case 'fail':
-        steps.push({ kind: 'conflict', name, targetId: existing._id });
-        problems.push({
-          entry: name,
-          message: `scan profile '${name}' already exists in the target (--on-conflict fail)`,
-        });
-        break;
-      case 'rename': {
-        const targetName = nextFreeName(name, reserved);
-        reserved.add(targetName);
-        steps.push({ kind: 'create', name, targetName, profile: entry.scanProfile, dataSources, attempt });
-        break;
-      }
-      case 'update': {
-        const fields = compareWithTarget(entry, dataSources, existing, connectionNameById);
-        if (fields.length === 0 || existing._id === undefined) {
-          steps.push({ kind: 'unchanged', name, targetId: existing._id });
-        } else {
-          steps.push({
-            kind: 'update',
-            name,
-            targetName: name,
-            targetId: existing._id,
-            profile: entry.scanProfile,
-            dataSources,
-            fields,
-            attempt,
-            before: makeProfileImage(
-              existing,
-              (ref) => connectionNameById.get(ref) ?? (connectionByName.has(ref) ? ref : undefined),
-            ),
-          });
-        }
-        break;
-      }
-      default: {
-        const unreachable: never = input.onConflict;
-        throw new Error(`unknown --on-conflict ${String(unreachable)}`);
-      }
+    if (decision.kind === 'conflict')
+      problems.push({
+        entry: name,
+        message: `scan profile '${name}' already exists in the target (--on-conflict fail)`,
+      });
+    const fields =
+      decision.kind === 'update'
+        ? compareProfile(
+            entry.scanProfile,
+            dataSources.map((d) => d.targetName),
+            existing,
+            nameOf,
+          )
+        : [];
+    if (decision.kind !== 'update' || fields.length === 0 || existing._id === undefined) {
+      const kind = decision.kind === 'update' ? 'unchanged' : decision.kind;
+      steps.push({ kind, name, targetId: existing._id });
+      continue;
     }
+    steps.push({
+      kind: 'update',
+      name,
+      targetName: name,
+      targetId: existing._id,
+      profile: entry.scanProfile,
+      dataSources,
+      fields,
+      attempt,
+      before: makeProfileImage(existing, nameOf),
+    });
   }
   if (input.prune) {
-    const extra = [...targetByName.values()]
-      .filter((p) => !snapshotNames.has(p.name) && (input.only === undefined || input.only.has(p.name)))
-      .sort((a, b) => compareNames(a.name, b.name));
-    for (const p of extra) {
+    const extra = [...targetByName.values()].filter((p) => !snapshotNames.has(p.name));
+    for (const p of prunable(extra, (p) => input.only === undefined || input.only.has(p.name))) {
       if (p._id === undefined) continue;
       const journal = input.journal.get(p.name);
-      steps.push({
-        kind: 'delete',
-        name: p.name,
-        targetName: p.name,
-        targetId: p._id,
-        attempt: journal?.state === 'in-doubt' ? journal.attempt + 1 : 1,
-        before: makeProfileImage(
-          p,
-          (ref) => connectionNameById.get(ref) ?? (connectionByName.has(ref) ? ref : undefined),
-        ),
-      });
+      const attempt = journal?.state === 'in-doubt' ? journal.attempt + 1 : 1;
+      const before = makeProfileImage(p, nameOf);
+      steps.push({ kind: 'delete', name: p.name, targetName: p.name, targetId: p._id, attempt, before });
     }
-    // A delete recorded done whose profile is gone: reported as done.
-    for (const [name, state] of input.journal) {
-      if (state.state === 'done' && state.action === 'delete' && !targetByName.has(name)) {
-        steps.push({
-          kind: 'done',
-          name,
-          action: 'delete',
-          targetName: state.targetName,
-          targetId: state.targetId,
-          via: 'journal',
-        });
-      }
+    const deletes = journaledDeletes(
+      input.journal,
+      (state) => state.state !== 'failed' && state.action === 'delete',
+      (name) => targetByName.has(name),
+      (name) => input.only === undefined || input.only.has(name),
+    );
+    for (const [name, state] of deletes) {
+      const targetId = state.state === 'failed' ? undefined : state.targetId;
+      const targetName = state.targetName;
+      steps.push({ kind: 'done', name, action: 'delete', targetName, targetId, via: 'journal' });
     }
   }
   return { steps, problems };
-}
-
-/** `<name> (2)`, `(3)`, ...: the first not taken. */
-function nextFreeName(name: string, taken: ReadonlySet<string>): string {
-  for (let n = 2; ; n++) {
-    const candidate = `${name} (${n})`;
-    if (!taken.has(candidate)) return candidate;
-  }
 }
 
 function resolveDataSources(
   entry: SnapshotScanProfile,
   connectionByName: ReadonlyMap<string, ProfileTargetConnection>,
   created: ReadonlyMap<string, string>,
-): { ok: true; dataSources: ProfileDataSource[] } | { ok: false; problems: Problem[] } {
+): { ok: true; dataSources: DataSourceRef<string>[] } | { ok: false; problems: Problem[] } {
   const remapped = remapDataSourceList(entry.scanProfile.dataSourceList, {
     recordedNames: entry.dataSourceNames,
     targetNameOf: (n) => created.get(n) ?? (connectionByName.has(n) ? n : undefined),
@@ -395,42 +334,18 @@ function resolveDataSources(
   };
 }
 
-/** The compared fields that differ between the snapshot's profile and the target's (diff semantics). */
-function compareWithTarget(
-  entry: SnapshotScanProfile,
-  dataSources: readonly ProfileDataSource[],
-  existing: ScanProfile,
-  connectionNameById: ReadonlyMap<string, string>,
-): FieldChange[] {
-  const wanted = toComparableProfile(
-    entry.scanProfile,
-    dataSources.map((d) => d.targetName),
-    isProfileServerField,
-  );
-  const list = Array.isArray(existing.dataSourceList) ? existing.dataSourceList : [];
-  const current = toComparableProfile(
-    existing,
-    list.map((ref) => connectionNameById.get(ref) ?? ref),
-    isProfileServerField,
-  );
-  return compareProfileFields(wanted, current);
-}
-
 /** The body to send: server fields dropped, the target name, `dataSourceList` remapped. */
 export function buildProfileBody(
   step: Extract<ProfileSendStep, { kind: 'create' | 'update' }>,
   connectionIds: ReadonlyMap<string, string | undefined>,
 ): { ok: true; body: Record<string, unknown> } | { ok: false; message: string } {
-  const list: string[] = [];
-  for (const ds of step.dataSources) {
-    if (!connectionIds.has(ds.targetName)) {
-      return {
-        ok: false,
-        message: `connection '${ds.targetName}' is not in the target (was its creation refused?)`,
-      };
-    }
-    list.push(ds.asName ? ds.targetName : (connectionIds.get(ds.targetName) ?? ds.targetName));
-  }
+  const { list, missing } = placeDataSources(step.dataSources, connectionIds);
+  const first = missing[0];
+  if (first !== undefined)
+    return {
+      ok: false,
+      message: `connection '${first.name}' is not in the target (was its creation refused?)`,
+    };
   return {
     ok: true,
     body: { ...stripProfileServerFields(step.profile), name: step.targetName, dataSourceList: list },

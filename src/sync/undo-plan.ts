@@ -26,18 +26,22 @@ import {
 } from '../connections/images.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import { findChangedFields } from '../diff/compare.js';
-import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
 import type { Problem } from '../errors.js';
 import { applyOverrides, type Overrides } from '../importer/overrides.js';
 import { checkEntryForSend } from '../importer/preflight.js';
 import { held, type Source } from '../importer/source.js';
 import type { Connection } from '../model/connection.js';
 import type { ScanProfile } from '../model/scan-profile.js';
-import { isProfileServerField } from '../profiles/server-fields.js';
 import type { TemplateCatalog } from '../schema/catalog.js';
 import { isMasked, registerSecretsOf } from '../secrets.js';
 import type { JournalObject, JournalRecord, SafeImage } from './journal/records.js';
 import { type JournalRecordReader, type RecordPlace, writeKey } from './journal/replay.js';
+import {
+  compareProfile,
+  type DataSourceRef,
+  placeDataSources,
+  readProfileImage,
+} from './kinds/scan-profile.js';
 
 /** A masked image, held or read again from the journal when it is needed. */
 export type ImageSource = Source<SafeImage | undefined>;
@@ -174,14 +178,14 @@ export type UndoStep =
       readonly secretsSent: readonly string[];
       readonly targetId?: string;
       /** A profile's `dataSourceList`, by connection name: remapped to the target's ids when sent. */
-      readonly dataSources?: readonly ProfileSource[];
+      readonly dataSources?: readonly DataSourceRef[];
     })
   /** The run deleted it: POST of the before-image. */
   | (StepBase & {
       readonly kind: 're-create';
       readonly body: Readonly<Record<string, unknown>>;
       readonly image: SafeImage;
-      readonly dataSources?: readonly ProfileSource[];
+      readonly dataSources?: readonly DataSourceRef[];
     })
   /** Not reverted, and why (changed since, in doubt whose it is, a kind it cannot revert). */
   | (StepBase & { readonly kind: 'left'; readonly reason: string })
@@ -208,6 +212,33 @@ export interface UndoContext {
 const IN_DOUBT_REASON =
   "its create was in doubt (the answer was lost and a look-up found the name): it may be someone else's; pass --include-in-doubt to delete it";
 
+/**
+ * The step of an object the run created: gone -> `reverted`; in doubt whose it is -> `left` (unless
+ * `--include-in-doubt`); changed since (`changes` of what was created, undefined when the journal holds
+ * no usable image) -> `left`; else `delete-created`.
+ */
+function planCreatedUndo(
+  h: History,
+  current: unknown,
+  context: Pick<UndoContext, 'includeInDoubt'>,
+  step: <const T extends object>(own: T) => StepBase & T,
+  changes: (created: SafeImage) => readonly { readonly path: string }[] | undefined,
+): UndoStep {
+  if (current === undefined) return step({ kind: 'reverted' });
+  if (h.inDoubt && !context.includeInDoubt) return step({ kind: 'left', reason: IN_DOUBT_REASON });
+  const image = h.lastImage;
+  const created = image?.load();
+  const fields = created === undefined ? undefined : changes(created);
+  if (image === undefined || fields === undefined) {
+    return step({ kind: 'left', reason: 'the journal holds no image of what was created (older journal)' });
+  }
+  if (fields.length > 0) {
+    const paths = fields.map((f) => f.path).join(', ');
+    return step({ kind: 'left', reason: `changed since the import created it (${paths})` });
+  }
+  return step({ kind: 'delete-created', before: image });
+}
+
 /** Decide the step of one connection against the target's current object (pure). */
 export function planConnectionUndo(
   h: History,
@@ -219,21 +250,9 @@ export function planConnectionUndo(
   const step = <const T extends object>(own: T) =>
     Object.assign({ object: 'connection' as const, name: h.name, type: h.type }, own);
   if (h.firstOp === 'create') {
-    if (current === undefined) return step({ kind: 'reverted' });
-    if (h.inDoubt && !context.includeInDoubt) return step({ kind: 'left', reason: IN_DOUBT_REASON });
-    const image = h.lastImage;
-    const created = image?.load();
-    if (image === undefined || created === undefined) {
-      return step({ kind: 'left', reason: 'the journal holds no image of what was created (older journal)' });
-    }
-    const fields = findChangedFields(created as Connection, current, secretFields);
-    if (fields.length > 0) {
-      return step({
-        kind: 'left',
-        reason: `changed since the import created it (${fields.map((f) => f.path).join(', ')})`,
-      });
-    }
-    return step({ kind: 'delete-created', before: image });
+    return planCreatedUndo(h, current, context, step, (created) =>
+      findChangedFields(created as Connection, current as Connection, secretFields),
+    );
   }
   const before = h.firstBefore ?? {};
   const restored = applyOverrides(
@@ -275,60 +294,10 @@ export function planConnectionUndo(
   });
 }
 
-/** One `dataSourceList` element of a profile to put back: as it was, and the connection it named. */
-export interface ProfileSource {
-  readonly ref: unknown;
-  /** The connection's name (null when the journal could not name it: the element is kept as it was). */
-  readonly name: string | null;
-  /** The element was the name itself (a source that lists data sources by name). */
-  readonly asName: boolean;
-}
-
-/**
- * A profile's `dataSourceList` with each named connection's id in `idByName` (names stay names); the
- * names it cannot place, or undefined when every one is placed.
- */
-export function remapProfileSources(
-  sources: readonly ProfileSource[],
-  idByName: ReadonlyMap<string, string | undefined>,
-): { readonly list: unknown[]; readonly missing: readonly { index: number; name: string }[] } {
-  const missing: { index: number; name: string }[] = [];
-  const list = sources.map((s, index) => {
-    if (s.name === null || s.asName) return s.ref;
-    const id = idByName.get(s.name);
-    if (id === undefined) {
-      missing.push({ index, name: s.name });
-      return s.ref;
-    }
-    return id;
-  });
-  return { list, missing };
-}
-
 /** The target's connections, for remapping a profile's `dataSourceList`: name -> id, id -> name. */
 export interface TargetConnectionIds {
   readonly idByName: ReadonlyMap<string, string | undefined>;
   readonly nameById: ReadonlyMap<string, string>;
-}
-
-/** A journal image of a profile (see `ProfileImage` in importer/profile-plan.ts), or undefined. */
-function readProfileImage(
-  image: SafeImage | undefined,
-): { scanProfile: Record<string, unknown>; dataSourceNames: readonly (string | null)[] } | undefined {
-  const profile = image?.scanProfile;
-  if (profile === null || typeof profile !== 'object' || Array.isArray(profile)) return undefined;
-  const names = Array.isArray(image?.dataSourceNames) ? (image.dataSourceNames as (string | null)[]) : [];
-  return { scanProfile: profile as Record<string, unknown>, dataSourceNames: names };
-}
-
-/** The compared form of a profile of the target (its `dataSourceList` as connection names). */
-function comparableCurrent(current: ScanProfile, ids: TargetConnectionIds) {
-  const list = Array.isArray(current.dataSourceList) ? current.dataSourceList : [];
-  return toComparableProfile(
-    current,
-    list.map((ref) => ids.nameById.get(String(ref)) ?? String(ref)),
-    isProfileServerField,
-  );
 }
 
 /** Decide the step of one scan profile against the target's current profile (pure). */
@@ -344,38 +313,30 @@ export function planProfileUndo(
   const step = <const T extends object>(own: T) =>
     Object.assign({ object: 'scan-profile' as const, name: h.name, type: '' }, own);
   const targetId = typeof current?._id === 'string' ? current._id : undefined;
+  const nameOf = (ref: string) => ids.nameById.get(ref);
   if (h.firstOp === 'create') {
-    if (current === undefined) return step({ kind: 'reverted' });
-    if (h.inDoubt && !context.includeInDoubt) return step({ kind: 'left', reason: IN_DOUBT_REASON });
-    const created = readProfileImage(h.lastImage?.load());
-    if (created === undefined) {
-      return step({ kind: 'left', reason: 'the journal holds no image of what was created (older journal)' });
-    }
-    const wanted = toComparableProfile(created.scanProfile, created.dataSourceNames, isProfileServerField);
-    const fields = compareProfileFields(wanted, comparableCurrent(current, ids));
-    if (fields.length > 0) {
-      return step({
-        kind: 'left',
-        reason: `changed since the import created it (${fields.map((f) => f.path).join(', ')})`,
-      });
-    }
-    return step({
-      kind: 'delete-created',
-      before: held(h.lastImage?.load()),
-      ...(targetId ? { targetId } : {}),
+    const created = planCreatedUndo(h, current, context, step, (image) => {
+      const wanted = readProfileImage(image);
+      return (
+        wanted && compareProfile(wanted.scanProfile, wanted.dataSourceNames, current as ScanProfile, nameOf)
+      );
     });
+    return created.kind === 'delete-created' && targetId ? { ...created, targetId } : created;
   }
   const before = readProfileImage(h.firstBefore);
   if (before === undefined) {
     return step({ kind: 'left', reason: 'the journal holds no image of it before the run (older journal)' });
   }
   const list = Array.isArray(before.scanProfile.dataSourceList) ? before.scanProfile.dataSourceList : [];
-  const dataSources: ProfileSource[] = list.map((ref, i) => {
+  // An element that was a name is sent as it was (no connection looked up for it).
+  const dataSources: DataSourceRef[] = list.map((ref, i) => {
     const name = before.dataSourceNames[i] ?? null;
-    return { ref, name, asName: name !== null && ref === name };
+    return name !== null && ref === name
+      ? { ref, targetName: null, asName: true }
+      : { ref, targetName: name, asName: false };
   });
   // A connection this undo creates again gets its id only then: placed when the step is sent.
-  const { list: remapped, missing } = remapProfileSources(dataSources, ids.idByName);
+  const { list: remapped, missing } = placeDataSources(dataSources, ids.idByName);
   const problems: Problem[] = missing
     .filter((m) => !context.recreated.has(m.name))
     .map((m) => ({
@@ -386,8 +347,7 @@ export function planProfileUndo(
   const body = { ...before.scanProfile, name: h.name, dataSourceList: remapped };
   const image = { scanProfile: body, dataSourceNames: before.dataSourceNames };
   if (current !== undefined) {
-    const wanted = toComparableProfile(before.scanProfile, before.dataSourceNames, isProfileServerField);
-    const fields = compareProfileFields(wanted, comparableCurrent(current, ids));
+    const fields = compareProfile(before.scanProfile, before.dataSourceNames, current, nameOf);
     if (fields.length === 0) return step({ kind: 'reverted' });
     if (problems.length > 0) return step({ kind: 'invalid', problems });
     return step({

@@ -43,7 +43,7 @@ import {
 } from './journal/replay.js';
 import { type Journal, normaliseTargetUrl, openJournal } from './journal/writer.js';
 import { connectionWriter } from './kinds/connection.js';
-import { scanProfileWriter } from './kinds/scan-profile.js';
+import { placeDataSources, scanProfileWriter } from './kinds/scan-profile.js';
 import { createRateLimiter } from './throttle.js';
 import {
   createRunHistory,
@@ -51,7 +51,6 @@ import {
   isWritingStep,
   planConnectionUndo,
   planProfileUndo,
-  remapProfileSources,
   type TargetConnectionIds,
   type UndoStep,
 } from './undo-plan.js';
@@ -194,7 +193,7 @@ class UndoWrite implements WriteStep {
     step: Extract<UndoStep, { kind: 're-create' | 'put-back' }>,
   ): Readonly<Record<string, unknown>> {
     if (step.dataSources === undefined || this.idByName === undefined) return step.body;
-    const { list, missing } = remapProfileSources(step.dataSources, this.idByName());
+    const { list, missing } = placeDataSources(step.dataSources, this.idByName());
     const first = missing[0];
     if (first !== undefined)
       throw new StepRefused(`connection '${first.name}' is not in the target, so the profile cannot name it`);
