@@ -24,6 +24,8 @@ import { listScanProfiles } from '../api/scan-profiles.js';
 import {
   checkEntryReferences,
   createReferenceCollector,
+  describeReferenceWarnings,
+  describeSourceIdDrops,
   REFERENCE_POINTERS,
   REMAP_NOTHING,
   type ReferencingEntry,
@@ -43,12 +45,12 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
+import { createConvergeHelpers } from '../sync/kinds/connection.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { createConvergeHelpers } from './converge.js';
 import { checkPreparedEntry, checkWhileWaiting } from './early-checks.js';
 import { checkOnly, listTarget, targetSummarizer, withReferenceChecks } from './import-target.js';
 import {
@@ -86,7 +88,6 @@ import {
 } from './preflight.js';
 import { planProfiles, profileStates } from './profile-plan.js';
 import { buildProfileReport, countProfileOutcomes, serializeProfileReport } from './profile-report.js';
-import { describeImportReferenceWarnings } from './references.js';
 import { countProfileWrites, runImportSteps } from './run-import.js';
 
 /**
@@ -282,12 +283,11 @@ async function importLeanSnapshot(
         messages: [...warnings.keys()],
         warnings: [...warnings.values()],
       });
-    const referenceWarnings = describeImportReferenceWarnings(
-      references.needs(),
-      referencing,
-      targetReferences,
-      sourceIdChanges,
-    );
+    // Kinds the target could not list, certificates (never checkable), source-environment ids dropped.
+    const referenceWarnings = [
+      ...describeReferenceWarnings(references.needs(), targetReferences),
+      ...describeSourceIdDrops(new Map([...sourceIdChanges].filter(([name]) => referencing.has(name)))),
+    ];
     if (referenceWarnings.length > 0) onEvent({ kind: 'reference-warnings', messages: referenceWarnings });
 
     const createdConnections = new Map<string, string>();

@@ -19,6 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isDeepEqual, isPlainObject } from '../diff/values.js';
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import { schemasDir } from '../paths.js';
@@ -55,10 +56,6 @@ export function describeUnresolved(placeholder: string): string {
   if (file) return `make the file ${file[1]} readable (a \${file:PATH} placeholder)`;
   const variable = /\$\{env:([^}]*)\}/.exec(placeholder)?.[1] ?? '';
   return `set the environment variable ${variable}`;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** Parse and check an overrides document; `file` names it in errors (exit 2, naming the JSON pointer). */
@@ -119,7 +116,7 @@ function checkStructure(value: unknown, file: string): void {
       v.forEach((item, i) => {
         stack.push([item, `${pointer}/${i}`, depth + 1]);
       });
-    } else if (isObject(v)) {
+    } else if (isPlainObject(v)) {
       for (const [k, item] of Object.entries(v))
         stack.push([item, `${pointer}/${escapePointer(k)}`, depth + 1]);
     }
@@ -129,15 +126,15 @@ function checkStructure(value: unknown, file: string): void {
 /** Check a parsed overrides document (exit 2, naming the JSON pointer). */
 export async function checkOverrides(value: unknown, file: string): Promise<Overrides> {
   checkStructure(value, file);
-  if (isObject(value)) {
+  if (isPlainObject(value)) {
     const blocks: [string, unknown][] = [['/all', value.all]];
     for (const group of ['byType', 'byName'] as const) {
       const g = value[group];
-      if (isObject(g))
+      if (isPlainObject(g))
         for (const [k, v] of Object.entries(g)) blocks.push([`/${group}/${escapePointer(k)}`, v]);
     }
     for (const [pointer, block] of blocks) {
-      if (!isObject(block)) continue;
+      if (!isPlainObject(block)) continue;
       for (const key of Object.keys(block)) {
         if (FIXED_FIELDS.has(key)) {
           throw new InputFileError(
@@ -225,7 +222,7 @@ function resolveValue(value: unknown, sources: PlaceholderSources, missing: Set<
     });
   }
   if (Array.isArray(value)) return value.map((v) => resolveValue(v, sources, missing));
-  if (isObject(value)) {
+  if (isPlainObject(value)) {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v, sources, missing)]));
   }
   return value;
@@ -281,7 +278,7 @@ export function overridesApplyTo(
 
 /** The `field_name` of a `custom_fields` element, when it has one. */
 function customFieldName(element: unknown): string | undefined {
-  return isObject(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
+  return isPlainObject(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
 }
 
 /**
@@ -367,36 +364,19 @@ export function findOverrideRemovals(
       const kept = new Set(after.map(customFieldName));
       before.forEach((element, i) => {
         const name = customFieldName(element);
-        if (name === undefined ? !after.some((e) => sameJson(e, element)) : !kept.has(name))
+        if (name === undefined ? !after.some((e) => isDeepEqual(e, element)) : !kept.has(name))
           removed.push(`${at}/${name === undefined ? i : escapePointer(name)}`);
       });
     } else if (Array.isArray(before) && Array.isArray(after)) {
       before.forEach((element, i) => {
-        if (!after.some((e) => sameJson(e, element))) removed.push(`${at}/${i}`);
+        if (!after.some((e) => isDeepEqual(e, element))) removed.push(`${at}/${i}`);
       });
-    } else if (isObject(before) && isObject(after)) {
+    } else if (isPlainObject(before) && isPlainObject(after)) {
       for (const inner of Object.keys(before))
         if (!Object.hasOwn(after, inner)) removed.push(`${at}/${escapePointer(inner)}`);
     }
   }
   return removed;
-}
-
-/** Structural equality of two JSON values (key order ignored). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return (
-      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]))
-    );
-  }
-  if (isObject(a) && isObject(b)) {
-    const keys = Object.keys(a);
-    return (
-      keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]))
-    );
-  }
-  return false;
 }
 
 /** Override keys (`byType` types, `byName` names) that match no entry: most likely typos. */

@@ -61,7 +61,7 @@ export interface SendBody {
 
 /**
  * A connection of the target, as far as planning needs it. For `--on-conflict update` and `--prune`
- * either the whole connection as listed (`connection`), or what {@link summarizeTarget} kept of it
+ * either the whole connection as listed (`connection`), or what {@link targetSummarizer} kept of it
  * while it was listed: the comparison with its snapshot entry, and its masked image only when it may be
  * updated or deleted, so that what is held does not grow with the target's unchanged connections.
  */

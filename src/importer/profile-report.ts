@@ -123,11 +123,6 @@ export function countProfileOutcomes(
   return counts;
 }
 
-/** The sends of a plan (creates, updates, deletes), for `--max-changes` and progress. */
-export function countProfileSends(plan: ProfilePlan): number {
-  return plan.steps.filter((s) => s.kind === 'create' || s.kind === 'update' || s.kind === 'delete').length;
-}
-
 /** One line per step for a dry run. */
 export function describeProfileStep(step: ProfileStep): string {
   switch (step.kind) {

@@ -36,6 +36,13 @@ function countsOf(run: RunState, object: JournalObject): RunCounts & { readonly 
   return { ...run.counts[object], inDoubt };
 }
 
+const JOURNAL_HINT = 'Pass the journal an import wrote (default <snapshot>.<target host>.journal.jsonl)';
+
+/** A journal that cannot be read (`code`: the system's error code). */
+export function cannotReadJournal(path: string, code: string): InputFileError {
+  return new InputFileError(path, undefined, `cannot read the journal (${code})`, { hint: JOURNAL_HINT });
+}
+
 /** Read the runs of the journal at `path`. */
 export async function listRuns(path: string): Promise<JournalRuns> {
   let read: Awaited<ReturnType<typeof replayJournalFile>>;
@@ -43,26 +50,12 @@ export async function listRuns(path: string): Promise<JournalRuns> {
     read = await replayJournalFile(path, { keepRecord: () => false });
   } catch (error) {
     if (error instanceof InputFileError) throw error;
-    throw new InputFileError(
-      path,
-      undefined,
-      `cannot read the journal (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        hint: 'Pass the journal an import wrote (default <snapshot>.<target host>.journal.jsonl)',
-      },
-    );
+    throw cannotReadJournal(path, (error as NodeJS.ErrnoException).code ?? 'error');
   }
   const begin = read?.replay.begin;
-  if (read === undefined || begin === undefined) {
-    throw new InputFileError(
-      path,
-      undefined,
-      read === undefined ? 'cannot read the journal (ENOENT)' : 'the journal is empty',
-      {
-        hint: 'Pass the journal an import wrote (default <snapshot>.<target host>.journal.jsonl)',
-      },
-    );
-  }
+  if (read === undefined) throw cannotReadJournal(path, 'ENOENT');
+  if (begin === undefined)
+    throw new InputFileError(path, undefined, 'the journal is empty', { hint: JOURNAL_HINT });
   const runs = read.replay.runs;
   const undoneBy = new Map<number, number>();
   for (const r of runs)

@@ -44,6 +44,7 @@ import {
 import { type Journal, normaliseTargetUrl, openJournal } from './journal/writer.js';
 import { connectionWriter } from './kinds/connection.js';
 import { placeDataSources, scanProfileWriter } from './kinds/scan-profile.js';
+import { cannotReadJournal } from './runs.js';
 import { createRateLimiter } from './throttle.js';
 import {
   createRunHistory,
@@ -142,12 +143,6 @@ function chooseUndo(
   return { run: (newest?.run ?? 0) + 1, undoes: target.run, continuing: undefined };
 }
 
-function cannotRead(journal: string, code: string): InputFileError {
-  return new InputFileError(journal, undefined, `cannot read the journal (${code})`, {
-    hint: 'Pass the journal the import wrote (default <snapshot>.<target host>.journal.jsonl)',
-  });
-}
-
 /** An undo step as the executor runs it. */
 class UndoWrite implements WriteStep {
   readonly op: 'create' | 'update' | 'delete';
@@ -214,7 +209,7 @@ export async function undoRun(
   try {
     await stat(options.journal);
   } catch (error) {
-    throw cannotRead(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
+    throw cannotReadJournal(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
   }
   let journal: Journal | undefined;
   let replay: JournalReplay | undefined;
@@ -241,7 +236,7 @@ export async function undoRun(
     await journal?.close();
     // A typed error (a damaged journal, the lock held, a full disk) says what it is; anything else is a read.
     if (isDdsError(error)) throw error;
-    throw cannotRead(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
+    throw cannotReadJournal(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
   }
   // What the undo needs of the replay; the rest (every earlier run's states) is let go before it runs.
   const opened: OpenedJournal = { begin: replay.begin, chosen: chooseUndo(replay.runs) };

@@ -6,18 +6,18 @@
 import { describe, expect, it } from 'vitest';
 import { dropMaskedValues, findClearSecrets, makeSafeImage } from '../../src/connections/images.js';
 import type { Problem } from '../../src/errors.js';
-import { createConvergeHelpers } from '../../src/importer/converge.js';
+import { targetSummarizer } from '../../src/importer/import-target.js';
 import {
   type OnConflict,
   type PreparedEntry,
   planImport,
   type TargetConnection,
 } from '../../src/importer/plan.js';
-import { summarizeTarget } from '../../src/importer/plan-target.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
 import { type JournalChangeState, replayJournal } from '../../src/sync/journal/replay.js';
+import { createConvergeHelpers } from '../../src/sync/kinds/connection.js';
 import { createRunHistory } from '../../src/sync/undo-plan.js';
 
 const at = '2026-01-01T00:00:00.000Z';
@@ -118,7 +118,7 @@ describe('journal records with op and object', () => {
   });
 });
 
-describe('summarizeTarget: what the import keeps of each listed connection', () => {
+describe('targetSummarizer: what the import keeps of each listed connection', () => {
   const entries = [
     entry('same'),
     entry('stale', { rdb_url: 'jdbc:mysql://new/db' }),
@@ -131,23 +131,18 @@ describe('summarizeTarget: what the import keeps of each listed connection', () 
     { name: 'extra', _id: 'id-extra', connection: conn('extra', { password: 'clear-text-secret' }) },
     { name: 'done-before', _id: 'id-done-before', connection: conn('done-before') },
   ];
-  const byName = new Map(entries.map((e) => [e.name, e]));
   const summarized = (
     onConflict: OnConflict,
     prune: boolean,
     only?: ReadonlySet<string>,
   ): TargetConnection[] =>
     target.map((t) =>
-      summarizeTarget(t.connection, {
-        update: onConflict === 'update',
-        prune,
-        only,
-        twin: (name) => {
-          const e = byName.get(name);
-          return e === undefined ? undefined : () => e;
-        },
-        converge: helpers,
-      }),
+      targetSummarizer(
+        entries,
+        (e) => e as PreparedEntry,
+        { onConflict, prune, only },
+        helpers,
+      )(t.connection),
     );
   const planWith = (
     t: readonly TargetConnection[],

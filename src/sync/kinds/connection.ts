@@ -1,6 +1,9 @@
 /**
- * The connection kind: how the executor writes a data source connection (`/ds_connections`, keyed by
- * name: spec 4.x, api-notes [code]) and how a journal image of one is made.
+ * The connection kind: keyed by name; how the executor writes a data source connection
+ * (`/ds_connections`: spec 4.x, api-notes [code]); and what `--on-conflict update` and `--prune` need
+ * of it, bound to the template catalog: the diff's comparison, the PUT body of an update (masked values
+ * left out, so the service keeps the stored secret), the update's pre-flight check, and masked images
+ * for the journal.
  */
 import {
   createConnection,
@@ -9,6 +12,19 @@ import {
   updateConnection,
 } from '../../api/connections.js';
 import type { HttpClient } from '../../api/http.js';
+import {
+  dropMaskedValues,
+  fillMaskedForCheck,
+  findClearSecrets,
+  makeSafeImage,
+} from '../../connections/images.js';
+import { findChangedFields } from '../../diff/compare.js';
+import { valueAtComparedPath } from '../../diff/normalize.js';
+import { EMPTY_OVERRIDES, type Overrides, overrideSets } from '../../importer/overrides.js';
+import type { ConvergeHelpers } from '../../importer/plan.js';
+import { checkEntryForSend, type EntryTemplates } from '../../importer/preflight.js';
+import type { Connection } from '../../model/connection.js';
+import { isMasked } from '../../secrets.js';
 import type { KindWriter } from '../execute.js';
 
 /** The executor's writer of connections, bound to `client`. */
@@ -26,5 +42,50 @@ export function connectionWriter(client: HttpClient): KindWriter {
       const found = await getConnectionByName(client, name, { signal });
       return found === undefined ? undefined : { id: typeof found._id === 'string' ? found._id : undefined };
     },
+  };
+}
+
+/** What {@link createConvergeHelpers} needs of the template catalog. */
+export interface ConvergeCatalog extends EntryTemplates {
+  secretFields(type: string): ReadonlySet<string>;
+}
+
+/** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
+export function createConvergeHelpers(
+  catalog: ConvergeCatalog,
+  overrides: Overrides = EMPTY_OVERRIDES,
+): ConvergeHelpers {
+  const secretFields = (type: string) => catalog.secretFields(type);
+  const typeOf = (c: Readonly<Record<string, unknown>>) => (typeof c.type === 'string' ? c.type : '');
+  return {
+    // A field whose snapshot value is masked is left out of the PUT (the service keeps what it holds),
+    // so it cannot justify an update: counted as one, the same update was planned on every run.
+    compare: (entry, target) =>
+      findChangedFields(entry.body as Connection, target, secretFields).filter(
+        (field) => !isMasked(valueAtComparedPath(entry.body, field.path)),
+      ),
+    updateBody: (entry) => {
+      const { body } = dropMaskedValues(entry.body);
+      return { body, secretsSent: findClearSecrets(body, secretFields(entry.type)) };
+    },
+    secretsWritten: (entry) => {
+      const { body } = dropMaskedValues(entry.body);
+      return findClearSecrets(body, secretFields(entry.type)).map((path) => ({
+        path,
+        from: overrideSets(entry, body, path, overrides) ? 'overrides' : 'snapshot',
+      }));
+    },
+    // The entry's own fields, not a spread: a prepared entry makes its safe image when asked.
+    checkUpdate: (entry) =>
+      checkEntryForSend(
+        {
+          name: entry.name,
+          type: entry.type,
+          sourceId: entry.sourceId,
+          body: fillMaskedForCheck(entry.body),
+        },
+        catalog,
+      ).problems,
+    imageOf: (connection) => makeSafeImage(connection, secretFields(typeOf(connection))),
   };
 }
