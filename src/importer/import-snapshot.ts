@@ -4,9 +4,9 @@
  * place in the file) -> target resolved -> throttle and client created -> templates loaded -> journal
  * locked and replayed, then the target listed (connections, scan profiles when the snapshot includes
  * them, scanner groups and credentials; a dry run only peeks at the journal) -> plan (connections, then
- * profiles: `profile-plan.ts`) against the live target -> pre-flight -> (dry run: return the plans) ->
- * (refused: report written, fresh journal deleted under the lock, PreflightError) -> the run's writes
- * through the executor (`run-import.ts`) -> report, id map.
+ * profiles: `plan.ts`, `profile-plan.ts`, on the rules of `sync/plan.ts`) against the live target ->
+ * pre-flight -> (dry run: return the plans) -> (refused: report written, fresh journal deleted under
+ * the lock, PreflightError) -> the run's writes through the executor (`run-import.ts`) -> report, id map.
  *
  * Runs: the journal holds the runs of one snapshot into one target. An interrupted run is finished:
  * what it left in doubt is looked up by name before anything is sent again, what it did is reported as
@@ -78,7 +78,7 @@ import {
   overridesApplyTo,
   resolveOverrides,
 } from './overrides.js';
-import { type PlanEntry, planImport } from './plan.js';
+import { isSendStep, type PlanEntry, planImport } from './plan.js';
 import {
   checkPreflight,
   checkProfilePreflight,
@@ -291,15 +291,8 @@ async function importLeanSnapshot(
     if (referenceWarnings.length > 0) onEvent({ kind: 'reference-warnings', messages: referenceWarnings });
 
     const createdConnections = new Map<string, string>();
-    for (const step of plan.steps) {
-      if (
-        step.kind === 'create' ||
-        step.kind === 'rename' ||
-        step.kind === 'reconcile' ||
-        step.kind === 'done'
-      )
-        createdConnections.set(step.name, step.targetName);
-    }
+    for (const step of plan.steps)
+      if (isSendStep(step) || step.kind === 'done') createdConnections.set(step.name, step.targetName);
     const profilePlan = planProfiles({
       profiles: lean.profiles,
       included: profilesIncluded,
@@ -332,15 +325,10 @@ async function importLeanSnapshot(
     );
 
     if (options.dryRun) {
-      const protectedTarget = {
-        name: environment.name,
-        label: environment.label,
-        protected: environment.protected,
-      };
       const needsConfirm =
         plan.changes > 0 &&
         environment.protected &&
-        checkWriteConfirmed(protectedTarget, options.confirm, '--to') !== undefined;
+        checkWriteConfirmed(environment, options.confirm, '--to') !== undefined;
       return {
         kind: 'dry-run',
         target: environment.label,
