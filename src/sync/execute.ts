@@ -12,9 +12,8 @@
  *   request, applied late ("already exists").
  * - In doubt (no answer, reset, timeout, 5xx, 408): a create takes one retry from the run's budget,
  *   waits (full-jitter backoff) and looks the name up: found -> applied `via: 'lookup'` (in doubt whose
- *   it is), or `not ours` when its `created_at` (server-managed, api-notes) is older than this run's first
- *   intent of it by more than {@link CLOCK_SKEW_MS}; absent -> sent again. An update or a delete was retried by the HTTP client already (both
- *   are idempotent): the run stops (exit 5) with the intent open, and the next run plans it afresh.
+ *   it is), or `not ours` when created before this run's intent (`ownership.ts`); absent -> sent again.
+ *   An update or a delete was retried by the HTTP client already (both are idempotent): the run stops (exit 5) with the intent open, and the next run plans it afresh.
  * - 401: the run stops (exit 4). Ctrl-C: no new request starts, requests in flight settle (exit 130).
  * - Budget spent or look-ups failing: the run stops (exit 5, re-run to resume).
  * Every stop is run-wide and prompt: waits end at once, no new request starts, and a request already
@@ -30,6 +29,7 @@ import { intentRecord, outcomeRecord } from './execute-records.js';
 import type { JournalObject, JournalOp, SafeImage } from './journal/records.js';
 import type { Journal } from './journal/writer.js';
 import { forEachLimited } from './limited.js';
+import { notOursReason, notOursStamp } from './ownership.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
 /** The object a request addresses in the target. */
@@ -58,19 +58,6 @@ export interface KindWriter {
 export interface Found {
   readonly id: string | undefined;
   readonly createdAt?: unknown;
-}
-
-/**
- * How far the service's clock may be behind ours: an object found after an in-doubt create is `not ours`
- * only when its `created_at` is older than our first intent by more than this. Larger errs safe: an
- * object left `in doubt` is deleted only with `--include-in-doubt`; one wrongly called `not ours` never.
- */
-export const CLOCK_SKEW_MS = 60_000;
-
-/** The creation time of a found object when it is an ISO 8601 time with a zone (as recorded), else NaN. */
-function createdMs(createdAt: unknown): number {
-  const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)$/;
-  return typeof createdAt === 'string' && iso.test(createdAt) ? Date.parse(createdAt) : Number.NaN;
 }
 
 /** What a step sends, prepared when it is sent (a plan of many steps holds no bodies). */
@@ -320,16 +307,10 @@ export async function executeSteps<S extends WriteStep>(
     settle({ kind: 'failed', step, httpStatus, message: scrub(message) });
   /** A create in doubt, found by name: in doubt whose it is, or provably someone else's (`not ours`). */
   const foundInDoubt = (step: S, state: StepState, found: Found) => {
-    const created = createdMs(found.createdAt);
-    if (!(created < (state.firstIntentMs ?? Number.NaN) - CLOCK_SKEW_MS))
-      return applied(step, state, found.id, 'lookup');
-    const createdAt = found.createdAt as string;
+    const createdAt = notOursStamp(found.createdAt, state.firstIntentMs);
+    if (createdAt === undefined) return applied(step, state, found.id, 'lookup');
     if (step.whenTaken === 'exists') return settle({ kind: 'exists', step, targetId: found.id, createdAt });
-    return failed(
-      step,
-      undefined,
-      `not ours: created by someone else at ${createdAt}, before this run's request`,
-    );
+    return failed(step, undefined, notOursReason(createdAt));
   };
 
   const send = async (step: S, payload: WritePayload): Promise<string | undefined | 'absent'> => {

@@ -38,6 +38,7 @@ import type { TemplateCatalog } from '../schema/catalog.js';
 import { isMasked, registerSecretsOf } from '../secrets.js';
 import type { JournalObject, JournalRecord, SafeImage } from './journal/records.js';
 import { type JournalRecordReader, type RecordPlace, writeKey } from './journal/replay.js';
+import { notOursReason } from './ownership.js';
 
 /** A masked image, held or read again from the journal when it is needed. */
 export type ImageSource = Source<SafeImage | undefined>;
@@ -136,8 +137,7 @@ export function createRunHistory(
     h.pending = false;
     if (record.result !== 'failed' && record.result !== 'exists') h.applied = true;
     if (record.result === 'created') h.inDoubt = record.via === 'lookup';
-    if (record.result === 'exists' && record.createdAt !== undefined)
-      h.notOurs = `not ours: created by someone else at ${record.createdAt}, before this run's request`;
+    if (record.result === 'exists' && record.createdAt) h.notOurs = notOursReason(record.createdAt);
     h.lastIndex = index;
   };
   return {

@@ -7,6 +7,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { InputFileError } from '../../errors.js';
+import { notOursReason } from '../ownership.js';
 import {
   type BeginRecord,
   checkRecord,
@@ -265,10 +266,9 @@ class Folder {
           ...(record.result === 'failed' ? { httpStatus: record.httpStatus, message: record.message } : {}),
           ...(record.result === 'exists'
             ? {
-                message:
-                  record.createdAt === undefined
-                    ? 'created by someone else meanwhile'
-                    : `not ours: created by someone else at ${record.createdAt}, before this run's request`,
+                message: record.createdAt
+                  ? notOursReason(record.createdAt)
+                  : 'created by someone else meanwhile',
               }
             : {}),
         });
