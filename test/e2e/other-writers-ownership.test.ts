@@ -88,11 +88,24 @@ async function failingFirstPostOf(emu: RunningEmulator, name: string, before: ()
   return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
 }
 
-const byHand = (emu: RunningEmulator, name: string) =>
+const byHand = (emu: RunningEmulator, name: string, description = 'made by hand') =>
   send(emu.url, 'POST', '/api/v1/ds_connections', {
     token: emu.token,
-    body: { ds_connection: { name, type: 'custom-type', description: 'made by hand' } },
+    body: { ds_connection: { name, type: 'custom-type', description } },
   });
+
+/** Once the import is writing (the target was listed without it), someone creates `name`. */
+async function whenWriting(emu: RunningEmulator, name: string, description?: string): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const poll = setInterval(() => {
+      if (emu.record.creates.length > 0) {
+        clearInterval(poll);
+        resolve();
+      }
+    }, 5);
+  });
+  expect((await byHand(emu, name, description)).status).toBeLessThan(300);
+}
 
 type Line = { name: string; outcome: string; createdAt?: string; fields?: string[] };
 async function reportLines(path: string): Promise<Line[]> {
@@ -169,16 +182,7 @@ describe('other writers: whose object it is', () => {
       join(dir, 'j'),
     ];
     const running = runCli([...args, '--concurrency', '1', '--report', report], { env });
-    // Once the import is writing (the target was listed without it), someone creates the last name.
-    await new Promise<void>((resolve) => {
-      const poll = setInterval(() => {
-        if (emu.record.creates.length > 0) {
-          clearInterval(poll);
-          resolve();
-        }
-      }, 5);
-    });
-    expect((await byHand(emu, last.name)).status).toBeLessThan(300);
+    await whenWriting(emu, last.name);
     const run = await running;
     expect(run.exitCode, run.stderr + run.stdout).toBe(0);
     expect(emu.record.createCount(last.name, 'connection')).toBe(1);
@@ -207,5 +211,24 @@ describe('other writers: whose object it is', () => {
     expect(undo.exitCode, undo.stderr + undo.stdout).toBe(0);
     expect(emu.store.connections.map((c) => [c.name, c.description])).toEqual([[last.name, 'made by hand']]);
     expect(emu.store.profiles).toEqual([]);
+  });
+
+  it('--on-conflict update: one created by hand mid-run equal to its entry is unchanged: no PUT, exit 0', async () => {
+    const connections = Array.from({ length: 12 }, (_, i) => connection(i));
+    const snapshot = await snapshotOf(connections);
+    target = await startEmulator({ data: { connections: [] }, latencyMs: 40 });
+    const emu = target;
+    const report = join(dir, 'report.jsonl');
+    const args = ['import', snapshot, '--to', emu.url, '--on-conflict', 'update', '--concurrency', '1'];
+    const running = runCli([...args, '--report', report, '--journal', join(dir, 'j')], {
+      env: { DDS_TARGET_TOKEN: emu.token },
+    });
+    await whenWriting(emu, 'conn-11', 'source 11');
+    const run = await running;
+    expect(run.exitCode, run.stderr + run.stdout).toBe(0);
+    expect(emu.record.changes.filter((c) => c.op === 'update')).toEqual([]);
+    expect((await reportLines(report)).find((l) => l.name === 'conn-11')).toMatchObject({
+      outcome: 'unchanged',
+    });
   });
 });
