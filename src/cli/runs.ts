@@ -17,6 +17,7 @@ function describeCounts(c: RunSummary['connections']): string {
   if (c.created > 0) parts.push(`created ${c.created}${c.found > 0 ? ` (${c.found} in doubt)` : ''}`);
   if (c.updated > 0) parts.push(`updated ${c.updated}`);
   if (c.deleted > 0) parts.push(`deleted ${c.deleted}`);
+  if (c.notOurs > 0) parts.push(`not ours ${c.notOurs}`);
   if (c.failed > 0) parts.push(`failed ${c.failed}`);
   if (c.inDoubt > 0) parts.push(`unsettled ${c.inDoubt}`);
   return parts.length > 0 ? parts.join(', ') : '-';

@@ -255,7 +255,7 @@ async function importLeanSnapshot(
       references.add(entry);
       referencing.add(entry.name);
     };
-    const plan = planImport({
+    const planInput: Parameters<typeof planImport>[0] = {
       entries: lean.entries,
       prepare,
       target,
@@ -276,7 +276,8 @@ async function importLeanSnapshot(
         }
         return [...checked.problems, ...checkEntryReferences(checked.referencing, targetReferences)];
       },
-    });
+    };
+    const plan = planImport(planInput);
     if (warnings.size > 0)
       onEvent({
         kind: 'template-warnings',
@@ -423,6 +424,12 @@ async function importLeanSnapshot(
           onOutcome: (outcome) => onEvent({ kind: 'write-settled', outcome }),
           onProfilesStarted: (sends) =>
             onEvent({ kind: 'profiles-started', target: environment.label, sends }),
+          replan: (found) => {
+            const names = new Set(found.map((c) => c.name));
+            const target = found.map((c) => ({ name: c.name, _id: c._id, connection: c }));
+            const entries = lean.entries.filter((e) => names.has(e.name));
+            return planImport({ ...planInput, entries, target, journal: new Map(), prune: false });
+          },
         });
       } finally {
         onEvent({ kind: 'run-ended' });
@@ -435,7 +442,7 @@ async function importLeanSnapshot(
     const wrote = writes > 0 || continuing !== undefined;
     await activeJournal.close();
 
-    const report = buildReport(plan, outcomes.connections);
+    const report = buildReport(outcomes.plan ?? plan, outcomes.connections);
     const profileReport = buildProfileReport(profilePlan, outcomes.profiles);
     const reportRun = wrote ? run : undefined;
     if (options.report) {

@@ -65,6 +65,11 @@ export type ReportLine =
       readonly targetId: string | undefined;
       /** True when someone else created it while this run was writing (its create was refused). */
       readonly meanwhile?: boolean;
+      /**
+       * Set when it is `not ours`: this run's create was in doubt and a look-up found an object created
+       * (this `created_at`) before the run's request.
+       */
+      readonly createdAt?: string;
     }
   | {
       readonly outcome: 'failed';
@@ -164,6 +169,7 @@ function reportLine(step: PlanStep, outcome: WriteOutcome | undefined): ReportLi
       sourceId: step.sourceId,
       targetId: outcome.targetId,
       meanwhile: true,
+      ...(outcome.createdAt === undefined ? {} : { createdAt: outcome.createdAt }),
     });
   return lineOf(step, {
     outcome: 'failed',
@@ -237,8 +243,13 @@ export function formatSummary(report: readonly ReportLine[], targetLabel: string
   if (c.updated + c.deleted + c.unchanged > 0) {
     rows.push(['updated', c.updated, ''], ['deleted', c.deleted, ''], ['unchanged', c.unchanged, '']);
   }
+  const notOurs = report.filter((l) => l.outcome === 'exists' && l.createdAt !== undefined).length;
   rows.push(
-    ['existed', c.exists, '(already in the target, skipped)'],
+    [
+      'existed',
+      c.exists,
+      `(already in the target, skipped${notOurs > 0 ? `; ${notOurs} not ours: created by someone else before this run's request` : ''})`,
+    ],
     ['failed', c.failed, ''],
     ['invalid', c.invalid, ''],
   );

@@ -2,11 +2,14 @@
  * The writing part of an import: the plan's steps handed to the executor (`sync/execute.ts`) in this
  * order: connection creates, then updates, then deletes (the most destructive last), then, once every
  * connection has settled, scan profiles one at a time (they name connections by id, read again then).
+ * Under `--on-conflict update`, a create answered "someone else's" (`exists`) is read and planned again
+ * as an existing connection (the planner's comparison): its update, if it differs, joins the updates.
  */
-import { listConnectionPages } from '../api/connections.js';
+import { getConnectionByName, listConnectionPages } from '../api/connections.js';
 import type { HttpClient, RetryBudget } from '../api/http.js';
 import type { DdsError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { Connection } from '../model/connection.js';
 import {
   type ExecuteDeps,
   executeSteps,
@@ -25,6 +28,7 @@ import {
   isChangeStep,
   isSendStep,
   type OnConflict,
+  type PlanStep,
   type SendStep,
 } from './plan.js';
 import { buildProfileBody, type ProfilePlan, type ProfileStep } from './profile-plan.js';
@@ -153,6 +157,8 @@ export interface RunImportInput {
   readonly onOutcome: (outcome: WriteOutcome) => void;
   /** Called before the profile steps start (after the connections). */
   readonly onProfilesStarted: (sends: number) => void;
+  /** Plan again, as existing, the entries of connections someone else created meanwhile (`update`). */
+  readonly replan?: (found: readonly Connection[]) => ImportPlan;
 }
 
 /** What the run did: connection outcomes by name, profile outcomes by plan index, why it stopped. */
@@ -160,6 +166,8 @@ export interface RunImportResult {
   readonly connections: ReadonlyMap<string, WriteOutcome>;
   readonly profiles: ReadonlyMap<number, ProfileOutcome>;
   readonly stoppedBy: DdsError | undefined;
+  /** The plan as run: a create that met someone else's connection replaced by its second plan. */
+  readonly plan?: ImportPlan;
 }
 
 /** Run the plan's writes (see the module comment). */
@@ -185,12 +193,27 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     changes.filter((s) => s.kind === 'update').map(write),
     changes.filter((s) => s.kind === 'delete').map(write),
   ];
-  for (const phase of phases) {
+  const replanned = new Map<string, PlanStep>();
+  let asRun = plan;
+  for (const [i, phase] of phases.entries()) {
+    if (i === 1 && input.replan !== undefined && input.onConflict === 'update') {
+      const taken: Connection[] = [];
+      for (const c of creates) {
+        if (connections.get(c.name)?.kind !== 'exists') continue;
+        const found = await getConnectionByName(client, c.targetName, { signal: input.signal });
+        if (found !== undefined) taken.push(found);
+      }
+      for (const step of taken.length > 0 ? input.replan(taken).steps : []) {
+        replanned.set(step.name, step);
+        if (step.kind === 'update') phase.unshift(write(step));
+      }
+      asRun = { ...plan, steps: plan.steps.map((s) => (isSendStep(s) && replanned.get(s.name)) || s) };
+    }
     if (phase.length === 0) continue;
     const result = await executeSteps(phase, deps, { concurrency: input.concurrency });
     for (const outcome of result.outcomes) connections.set(outcome.step.name, outcome);
     if (result.stoppedBy !== undefined)
-      return { connections, profiles: new Map(), stoppedBy: result.stoppedBy };
+      return { connections, profiles: new Map(), stoppedBy: result.stoppedBy, plan: asRun };
   }
 
   const profiles = new Map<number, ProfileOutcome>();
@@ -201,8 +224,13 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
   };
   // A profile naming a connection this run was to create but did not (failed, or someone else's
   // meanwhile) is not created: it would point at an object this run did not make or match.
+  // One found equal (`update`: unchanged, or updated here) is matched, as a planned existing one is.
   const notCreated = new Set(
-    creates.filter((c) => connections.get(c.name)?.kind !== 'applied').map((c) => c.targetName),
+    creates
+      .filter(
+        (c) => connections.get(c.name)?.kind !== 'applied' && replanned.get(c.name)?.kind !== 'unchanged',
+      )
+      .map((c) => c.targetName),
   );
   const profileSteps: ProfileWrite[] = [];
   profilePlan.steps.forEach((step, i) => {
@@ -220,7 +248,7 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     }
     profileSteps.push(new ProfileWrite(step, i, connectionIds));
   });
-  if (profileSteps.length === 0) return { connections, profiles, stoppedBy: undefined };
+  if (profileSteps.length === 0) return { connections, profiles, stoppedBy: undefined, plan: asRun };
   input.budget.extend(Math.max(10, Math.ceil(profileSteps.length / 10)));
   input.onProfilesStarted(countProfileWrites(profilePlan));
   ids = new Map();
@@ -242,5 +270,5 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
         message: outcome.message,
       });
   }
-  return { connections, profiles, stoppedBy: result.stoppedBy };
+  return { connections, profiles, stoppedBy: result.stoppedBy, plan: asRun };
 }

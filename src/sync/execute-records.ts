@@ -53,7 +53,14 @@ export function outcomeRecord(outcome: WriteOutcome, run: number, at: string): J
   };
   if (outcome.kind === 'pending') return undefined;
   if (outcome.kind === 'exists') {
-    return { ...base, op: 'create', result: 'exists', targetId: outcome.targetId };
+    const { targetId, createdAt } = outcome;
+    return {
+      ...base,
+      op: 'create',
+      result: 'exists',
+      targetId,
+      ...(createdAt === undefined ? {} : { createdAt }),
+    };
   }
   if (outcome.kind === 'failed') {
     return {

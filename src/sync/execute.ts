@@ -12,8 +12,8 @@
  *   request, applied late ("already exists").
  * - In doubt (no answer, reset, timeout, 5xx, 408): a create takes one retry from the run's budget,
  *   waits (full-jitter backoff) and looks the name up: found -> applied `via: 'lookup'` (in doubt whose
- *   it is); absent -> sent again. An update or a delete was retried by the HTTP client already (both
- *   are idempotent): the run stops (exit 5) with the intent open, and the next run plans it afresh.
+ *   it is), or `not ours` when created before this run's intent (`ownership.ts`); absent -> sent again.
+ *   An update or a delete was retried by the HTTP client already (both are idempotent): the run stops (exit 5) with the intent open, and the next run plans it afresh.
  * - 401: the run stops (exit 4). Ctrl-C: no new request starts, requests in flight settle (exit 130).
  * - Budget spent or look-ups failing: the run stops (exit 5, re-run to resume).
  * Every stop is run-wide and prompt: waits end at once, no new request starts, and a request already
@@ -29,6 +29,7 @@ import { intentRecord, outcomeRecord } from './execute-records.js';
 import type { JournalObject, JournalOp, SafeImage } from './journal/records.js';
 import type { Journal } from './journal/writer.js';
 import { forEachLimited } from './limited.js';
+import { notOursReason, notOursStamp } from './ownership.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
 /** The object a request addresses in the target. */
@@ -49,8 +50,14 @@ export interface KindWriter {
   ): Promise<'applied' | 'absent'>;
   /** Delete the object; `absent` when it was already gone. */
   remove(target: WriteTarget, signal: AbortSignal): Promise<'applied' | 'absent'>;
-  /** Find an object by the name it was created under; its id, or undefined when absent. */
-  lookup(name: string, signal: AbortSignal): Promise<{ readonly id: string | undefined } | undefined>;
+  /** Find an object by the name it was created under: its id and creation time, or undefined when absent. */
+  lookup(name: string, signal: AbortSignal): Promise<Found | undefined>;
+}
+
+/** An object a look-up found: its id, and its `created_at` as the service gave it (any type). */
+export interface Found {
+  readonly id: string | undefined;
+  readonly createdAt?: unknown;
 }
 
 /** What a step sends, prepared when it is sent (a plan of many steps holds no bodies). */
@@ -106,10 +113,14 @@ export type WriteOutcome<S extends WriteStep = WriteStep> =
       readonly attempts: number;
     }
   | {
-      /** A create refused because someone else had created the name meanwhile ({@link WriteStep.whenTaken}). */
+      /**
+       * Someone else's ({@link WriteStep.whenTaken}): a create refused because the name was taken, or
+       * (`createdAt` set: `not ours`) an in-doubt create found by name, created before this run's intent.
+       */
       readonly kind: 'exists';
       readonly step: S;
       readonly targetId: string | undefined;
+      readonly createdAt?: string;
     }
   | {
       readonly kind: 'failed';
@@ -187,6 +198,8 @@ class StopRun extends Error {}
 interface StepState {
   inDoubt: boolean;
   attempts: number;
+  /** When this run's first intent of the step was written (ms), for the `not ours` test. */
+  firstIntentMs?: number;
 }
 
 const INTERRUPTED = 'Interrupted: requests in flight settled, journal flushed';
@@ -239,7 +252,7 @@ export async function executeSteps<S extends WriteStep>(
   };
 
   /** Look a name up through the throttle; a failure stops the run (the service is not answering). */
-  const lookup = async (step: WriteStep): Promise<{ readonly id: string | undefined } | undefined> => {
+  const lookup = async (step: WriteStep): Promise<Found | undefined> => {
     checkGoing();
     await waitFor(limiter.acquire(waitSignal));
     checkGoing();
@@ -292,6 +305,13 @@ export async function executeSteps<S extends WriteStep>(
   ) => settle({ kind: 'applied', step, targetId, via, attempts: state.attempts });
   const failed = (step: S, httpStatus: number | undefined, message: string) =>
     settle({ kind: 'failed', step, httpStatus, message: scrub(message) });
+  /** A create in doubt, found by name: in doubt whose it is, or provably someone else's (`not ours`). */
+  const foundInDoubt = (step: S, state: StepState, found: Found) => {
+    const createdAt = notOursStamp(found.createdAt, state.firstIntentMs);
+    if (createdAt === undefined) return applied(step, state, found.id, 'lookup');
+    if (step.whenTaken === 'exists') return settle({ kind: 'exists', step, targetId: found.id, createdAt });
+    return failed(step, undefined, notOursReason(createdAt));
+  };
 
   const send = async (step: S, payload: WritePayload): Promise<string | undefined | 'absent'> => {
     const writer = writerOf(step);
@@ -316,7 +336,7 @@ export async function executeSteps<S extends WriteStep>(
     checkGoing();
     if (state.inDoubt && step.op === 'create') {
       const found = await lookup(step);
-      if (found) return applied(step, state, found.id, 'lookup');
+      if (found) return foundInDoubt(step, state, found);
     }
     let payload: WritePayload;
     try {
@@ -333,8 +353,10 @@ export async function executeSteps<S extends WriteStep>(
       checkGoing();
       state.attempts += 1;
       // The intent must be durable before the request leaves: a crash after it is reconciled by name.
+      const at = now();
+      state.firstIntentMs ??= Date.parse(at);
       await journal.append(
-        intentRecord(step, payload, run, (step.firstAttempt ?? 1) + state.attempts - 1, now()),
+        intentRecord(step, payload, run, (step.firstAttempt ?? 1) + state.attempts - 1, at),
       );
       // A stop that came during the fsync still prevents the request; the open intent costs one look-up.
       checkGoing();
@@ -366,7 +388,7 @@ export async function executeSteps<S extends WriteStep>(
             if (state.inDoubt && step.op === 'create') {
               // Maybe our own earlier request, applied late ("already exists"): ask before calling it failed.
               const found = await lookup(step);
-              if (found) return applied(step, state, found.id, 'lookup');
+              if (found) return foundInDoubt(step, state, found);
             } else if (step.op === 'create' && step.whenTaken === 'exists') {
               // A name someone created after the target was listed: told apart from other refusals by
               // a look-up, not by the service's message.
@@ -403,7 +425,7 @@ export async function executeSteps<S extends WriteStep>(
               clock.sleep(computeFullJitter(baseMs, maxMs, state.attempts - 1, random), waitSignal),
             );
             const found = await lookup(step);
-            if (found) return applied(step, state, found.id, 'lookup');
+            if (found) return foundInDoubt(step, state, found);
             continue;
           }
           case undefined:

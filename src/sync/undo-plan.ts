@@ -42,6 +42,7 @@ import {
   placeDataSources,
   readProfileImage,
 } from './kinds/scan-profile.js';
+import { notOursReason } from './ownership.js';
 
 /** A masked image, held or read again from the journal when it is needed. */
 export type ImageSource = Source<SafeImage | undefined>;
@@ -77,6 +78,8 @@ export interface History {
   pending: boolean;
   /** The create was found by a look-up after its answer was lost (or never settled): maybe not ours. */
   inDoubt: boolean;
+  /** Why it is provably someone else's (a `not ours` create): left, even with `--include-in-doubt`. */
+  notOurs?: string;
 }
 
 /**
@@ -97,7 +100,8 @@ export function createRunHistory(
     const key = writeKey(record.object, record.targetName);
     if (record.kind === 'intent') {
       let h = byKey.get(key);
-      if (h === undefined) {
+      // A write that settled without applying anything (failed, someone else's) starts nothing.
+      if (h === undefined || (!h.applied && !h.pending)) {
         const firstBefore = record.op === 'create' ? undefined : record.before;
         const type = typeof firstBefore?.type === 'string' ? firstBefore.type : '';
         h = {
@@ -137,13 +141,14 @@ export function createRunHistory(
     h.pending = false;
     if (record.result !== 'failed' && record.result !== 'exists') h.applied = true;
     if (record.result === 'created') h.inDoubt = record.via === 'lookup';
+    if (record.result === 'exists' && record.createdAt) h.notOurs = notOursReason(record.createdAt);
     h.lastIndex = index;
   };
   return {
     add,
     finish: () => {
       const histories = [...byKey.values()]
-        .filter((h) => h.applied || h.pending)
+        .filter((h) => h.applied || h.pending || h.notOurs !== undefined)
         .map((h) => {
           // A create that never settled and is found now may be ours or someone else's.
           if (h.firstOp === 'create' && h.pending && !h.applied) h.inDoubt = true;
@@ -225,6 +230,7 @@ function planCreatedUndo(
   changes: (created: SafeImage) => readonly { readonly path: string }[] | undefined,
 ): UndoStep {
   if (current === undefined) return step({ kind: 'reverted' });
+  if (h.notOurs !== undefined) return step({ kind: 'left', reason: h.notOurs });
   if (h.inDoubt && !context.includeInDoubt) return step({ kind: 'left', reason: IN_DOUBT_REASON });
   const image = h.lastImage;
   const created = image?.load();

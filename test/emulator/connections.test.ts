@@ -239,6 +239,17 @@ describe('connections', () => {
     expect(stored.updated_at).toEqual(expect.any(String));
   });
 
+  it('stamps created_at and updated_at on a create as recorded deployments do (ISO 8601, UTC, ms); a GET by name gives them', async () => {
+    const before = new Date().toISOString();
+    expect(
+      (await api.post('/api/v1/ds_connections', { ds_connection: { ...mysql, name: 'stamped' } })).status,
+    ).toBe(200);
+    const found = obj(await api.get('/api/v1/ds_connections/stamped')).data.ds_connection;
+    expect(found.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(found.created_at >= before).toBe(true);
+    expect(found.updated_at).toBe(found.created_at);
+  });
+
   it.each([
     ['a missing name', { ...mysql, name: undefined }],
     ['an invalid name', { ...mysql, name: 'bad/name!' }],

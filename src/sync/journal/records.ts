@@ -135,12 +135,15 @@ export type OutcomeRecord =
     })
   | (OutcomeBase & {
       /**
-       * The create was refused and a look-up found the name: someone else created it after this run
-       * listed the target. Not this run's: undo leaves it.
+       * Someone else created the name after this run listed the target: the create was refused and a
+       * look-up found it, or (`createdAt` set: `not ours`) the create was in doubt and the object found
+       * is older than this run's intent. Not this run's: undo leaves it (a `not ours` one, named).
        */
       readonly op: 'create';
       readonly result: 'exists';
       readonly targetId: string | undefined;
+      /** The found object's `created_at`. */
+      readonly createdAt?: string;
     })
   | (OutcomeBase & {
       readonly op: 'update';

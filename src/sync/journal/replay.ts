@@ -7,6 +7,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { InputFileError } from '../../errors.js';
+import { notOursReason } from '../ownership.js';
 import {
   type BeginRecord,
   checkRecord,
@@ -68,8 +69,10 @@ export interface RunCounts {
   failed: number;
   /** Creates whose answer was lost, found by name afterwards (in doubt: maybe someone else's). */
   found: number;
-  /** Creates refused because someone else had created the name meanwhile. */
+  /** Creates of a name someone else had created meanwhile (refused, or `not ours`). */
   existed: number;
+  /** Of `existed`: creates in doubt found by name and older than the run's intent (`not ours`). */
+  notOurs: number;
 }
 
 /** One run as the journal tells it. */
@@ -157,7 +160,15 @@ export function changeStates(run: RunState | undefined): Map<string, JournalChan
 }
 
 function emptyCounts(): Record<JournalObject, RunCounts> {
-  const zero = (): RunCounts => ({ created: 0, updated: 0, deleted: 0, failed: 0, found: 0, existed: 0 });
+  const zero = (): RunCounts => ({
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    failed: 0,
+    found: 0,
+    existed: 0,
+    notOurs: 0,
+  });
   return { connection: zero(), 'scan-profile': zero() };
 }
 
@@ -235,6 +246,7 @@ class Folder {
         else if (record.result === 'exists') counts.existed += 1;
         else counts[record.result] += 1;
         if (record.result === 'created' && record.via === 'lookup') counts.found += 1;
+        if (record.result === 'exists' && record.createdAt !== undefined) counts.notOurs += 1;
         run.writes.set(key, {
           object: record.object,
           op: record.op,
@@ -252,7 +264,13 @@ class Folder {
                 : undefined,
           type: previous?.type,
           ...(record.result === 'failed' ? { httpStatus: record.httpStatus, message: record.message } : {}),
-          ...(record.result === 'exists' ? { message: 'created by someone else meanwhile' } : {}),
+          ...(record.result === 'exists'
+            ? {
+                message: record.createdAt
+                  ? notOursReason(record.createdAt)
+                  : 'created by someone else meanwhile',
+              }
+            : {}),
         });
         return;
       }

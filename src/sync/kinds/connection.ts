@@ -40,7 +40,8 @@ export function connectionWriter(client: HttpClient): KindWriter {
       (await deleteConnection(client, target.name, { signal })).kind === 'absent' ? 'absent' : 'applied',
     lookup: async (name, signal) => {
       const found = await getConnectionByName(client, name, { signal });
-      return found === undefined ? undefined : { id: typeof found._id === 'string' ? found._id : undefined };
+      const id = typeof found?._id === 'string' ? found._id : undefined;
+      return found === undefined ? undefined : { id, createdAt: found.created_at };
     },
   };
 }

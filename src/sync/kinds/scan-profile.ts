@@ -35,7 +35,8 @@ export function scanProfileWriter(client: HttpClient): KindWriter {
       (await deleteScanProfile(client, idOf(target), { signal })).kind === 'absent' ? 'absent' : 'applied',
     lookup: async (name, signal) => {
       const found = (await listScanProfiles(client, { signal })).find((p) => p.name === name);
-      return found === undefined ? undefined : { id: typeof found._id === 'string' ? found._id : undefined };
+      const id = typeof found?._id === 'string' ? found._id : undefined;
+      return found === undefined ? undefined : { id, createdAt: found.createdAt ?? found.created_at };
     },
   };
 }
