@@ -17,7 +17,14 @@ import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext, Output } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { parseListOption, parseSortOption, readNumberOption, SORT_OPTION } from './options.js';
+import {
+  listOption,
+  parseListOption,
+  parseSortOption,
+  readNumberOption,
+  SORT_OPTION,
+  stringOption,
+} from './options.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
 
 const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
@@ -65,55 +72,28 @@ export const casesListCommand: CommandSpec = {
   command: 'list',
   describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env'])
-      .option('status', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Only these statuses (comma-separated), e.g. open,acknowledged',
-      })
-      .option('policy', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Only these policy names (comma-separated; \\, for a comma in a name)',
-      })
-      .option('severity', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Only these severities (comma-separated), e.g. critical,high',
-      })
-      .option('filter', {
-        type: 'string',
-        requiresArg: true,
-        describe:
-          'The service filter as JSON, e.g. \'[{"field":"assignee","value":"bob","operator":"equal"}]\' (combined with the options above)',
-      })
-      .option('fields', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Fields to ask for and print, in order (comma-separated)',
-      })
-      .option('sort', SORT_OPTION)
-      .option('format', {
+    withEnvironmentOptions(yargs, ['env']).options({
+      status: listOption('Only these statuses (comma-separated), e.g. open,acknowledged'),
+      policy: listOption('Only these policy names (comma-separated; \\, for a comma in a name)'),
+      severity: listOption('Only these severities (comma-separated), e.g. critical,high'),
+      filter: stringOption(
+        'The service filter as JSON, e.g. \'[{"field":"assignee","value":"bob","operator":"equal"}]\' (combined with the options above)',
+      ),
+      fields: listOption('Fields to ask for and print, in order (comma-separated)'),
+      sort: SORT_OPTION,
+      format: {
         type: 'string',
         choices: OUTPUT_FORMATS,
         describe:
           'Output format (default: from the -o extension; else table on a terminal, ndjson otherwise; json with --json)',
-      })
-      .option('output', {
-        alias: 'o',
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write to FILE (atomically, mode 0600) instead of stdout',
-      })
-      .option('page-size', {
+      },
+      output: stringOption('Write to FILE (atomically, mode 0600) instead of stdout', { alias: 'o' }),
+      'page-size': {
         type: 'number',
         requiresArg: true,
         describe: 'Cases asked for per page (default 1000; the service may clamp it)',
-      }),
+      },
+    }),
   examples: [
     {
       command: '$0 cases list --env prod --status open --format ndjson',

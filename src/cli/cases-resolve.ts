@@ -9,7 +9,7 @@ import { resolveCasesIn } from '../cases/resolve-cases-in.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import type { CommandSpec } from './command.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { parseListOption } from './options.js';
+import { booleanOption, parseListOption, stringOption } from './options.js';
 
 /** ` (caseId SPC-12; found by caseId)` when the id written to is not simply the one given. */
 function aside(target: CaseTarget): string {
@@ -37,20 +37,12 @@ export const casesResolveCommand: CommandSpec = {
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env'])
       .positional('ids', { type: 'string', array: true, describe: 'Case ids (comma- or space-separated)' })
-      .option('reason', {
-        type: 'string',
-        requiresArg: true,
-        demandOption: true,
-        describe: 'Why the cases are resolved (required; kept by the service as auditReason)',
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected environment, to allow writing to it',
-      })
-      .option('dry-run', {
-        type: 'boolean',
-        describe: 'Look the ids up and print the id each PATCH would go to; send nothing',
+      .options({
+        reason: stringOption('Why the cases are resolved (required; kept by the service as auditReason)', {
+          demandOption: true,
+        }),
+        confirm: stringOption('Name of a protected environment, to allow writing to it'),
+        'dry-run': booleanOption('Look the ids up and print the id each PATCH would go to; send nothing'),
       }),
   examples: [
     {

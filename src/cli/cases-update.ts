@@ -13,7 +13,7 @@ import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { readStringOption } from './options.js';
+import { booleanOption, listOption, readStringOption, stringOption } from './options.js';
 import { renderTable } from './render.js';
 
 /** How many matched cases the preview shows. */
@@ -122,39 +122,26 @@ export const casesUpdateCommand: CommandSpec = {
   describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env'])
-      .option('where', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe:
+      .options({
+        where: listOption(
           'FIELD=V1,V2: cases whose FIELD is one of the values (repeat for more fields; all must match)',
-      })
-      .option('set', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'FIELD=VALUE: caseStatus (open, acknowledged, silenced, resolved, remediated) or assignee',
-      })
-      .option('dry-run', { type: 'boolean', describe: 'Only show how many cases match, and the first few' })
-      .option('yes', {
-        alias: 'y',
-        type: 'boolean',
-        describe: 'Do not ask for confirmation (required when not on a terminal)',
-      })
-      .option('reason', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+        ),
+        set: stringOption(
+          'FIELD=VALUE: caseStatus (open, acknowledged, silenced, resolved, remediated) or assignee',
+        ),
+        'dry-run': booleanOption('Only show how many cases match, and the first few'),
+        yes: {
+          alias: 'y',
+          type: 'boolean',
+          describe: 'Do not ask for confirmation (required when not on a terminal)',
+        },
+        reason: stringOption(
           'Why (kept on every line of the --audit trail; the bulk request itself has no field for it)',
-      })
-      .option('audit', {
-        type: 'string',
-        requiresArg: true,
-        describe: "Append each matched case's before-state and the result to this JSON Lines file (0600)",
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected environment, to allow writing to it',
+        ),
+        audit: stringOption(
+          "Append each matched case's before-state and the result to this JSON Lines file (0600)",
+        ),
+        confirm: stringOption('Name of a protected environment, to allow writing to it'),
       })
       .demandOption(['set']),
   examples: [

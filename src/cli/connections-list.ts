@@ -8,7 +8,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import { listEnvironmentConnections } from '../listing/list-environment-connections.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { parseListOption, parseSortOption, SORT_OPTION } from './options.js';
+import { parseListOption, parseSortOption, SORT_OPTION, stringOption } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';
 
 /** Columns of the table and of the CSV. */
@@ -63,24 +63,18 @@ export const connectionsListCommand: CommandSpec = {
   command: 'list',
   describe: 'List every connection of an environment, all pages',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env'])
-      .option('type', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Only these types (comma-separated), e.g. s3,snowflake',
-      })
-      .option('filter', {
-        type: 'string',
-        requiresArg: true,
-        describe:
-          'The service filter as a JSON array, e.g. \'[{"field":"enabled","value":"yes","operator":"equal"}]\'',
-      })
-      .option('sort', SORT_OPTION)
-      .option('format', {
+    withEnvironmentOptions(yargs, ['env']).options({
+      type: stringOption('Only these types (comma-separated), e.g. s3,snowflake'),
+      filter: stringOption(
+        'The service filter as a JSON array, e.g. \'[{"field":"enabled","value":"yes","operator":"equal"}]\'',
+      ),
+      sort: SORT_OPTION,
+      format: {
         type: 'string',
         choices: OUTPUT_FORMATS,
         describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
-      }),
+      },
+    }),
   examples: [
     { command: '$0 connections list --env prod', describe: 'Table of every connection of prod' },
     {

@@ -19,7 +19,7 @@ import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
-import { readStringOption } from './options.js';
+import { listOption, readStringOption, stringOption } from './options.js';
 import { assertFormatFitsJson } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
@@ -72,37 +72,26 @@ export const diffCommand: CommandSpec = {
   command: 'diff',
   describe: 'Show what differs between two environments or snapshots',
   builder: (yargs) =>
-    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['from', 'to'])
-      .option('from', {
-        type: 'string',
+    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['from', 'to']).options({
+      from: stringOption('The side to compare from: a config name, a base URL or a snapshot file', {
         demandOption: true,
-        requiresArg: true,
-        describe: 'The side to compare from: a config name, a base URL or a snapshot file',
-      })
-      .option('to', {
-        type: 'string',
+      }),
+      to: stringOption('The side to compare to: a config name, a base URL or a snapshot file', {
         demandOption: true,
-        requiresArg: true,
-        describe: 'The side to compare to: a config name, a base URL or a snapshot file',
-      })
-      .option('format', {
+      }),
+      format: {
         type: 'string',
         choices: DIFF_FORMATS,
         describe:
           'text (a plan: + added, - removed, ~ changed), json, or markdown for a pull request or a ticket (default text; json with --json)',
-      })
-      .option('ignore-field', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Ignore a top-level field name or a JSON pointer (* matches any key or index); repeatable',
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe:
-          'Template schemas folder whose x-secret fields are masked (default: the shipped schemas/templates)',
-      }),
+      },
+      'ignore-field': listOption(
+        'Ignore a top-level field name or a JSON pointer (* matches any key or index); repeatable',
+      ),
+      schemas: stringOption(
+        'Template schemas folder whose x-secret fields are masked (default: the shipped schemas/templates)',
+      ),
+    }),
   examples: [
     {
       command: '$0 diff --from prod --to dr',

@@ -10,7 +10,7 @@ import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/in
 import { resolveDataOption } from '../environments/shipped-environments.js';
 import { ExitCode, InputFileError, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import { readNumberOption } from './options.js';
+import { booleanOption, readNumberOption } from './options.js';
 
 /**
  * `--latency` and `--jitter`: at most 10 minutes (in ms), longer than any timeout of the client; a
@@ -107,83 +107,78 @@ export const emulatorCommand: CommandSpec = {
   command: 'emulator',
   describe: 'Run a local Data Discovery Service (tests, demos, rehearsals)',
   builder: (yargs) =>
-    yargs
-      .option('port', { type: 'number', describe: 'Port to listen on (0: any free port)', default: 0 })
-      .option('host', { type: 'string', describe: 'Interface to listen on', default: '127.0.0.1' })
-      .option('data', {
+    yargs.options({
+      port: { type: 'number', describe: 'Port to listen on (0: any free port)', default: 0 },
+      host: { type: 'string', describe: 'Interface to listen on', default: '127.0.0.1' },
+      data: {
         type: 'string',
         describe:
           'Seed file {connections, scanProfiles, cases, ...}, or a shipped environment: prod, dr-partial, empty',
-      })
-      .option('generate', {
+      },
+      generate: {
         type: 'number',
         describe: 'Add N generated valid connections (gen-<type>-<dept>-<i>) to the data',
-      })
-      .option('generate-cases', {
+      },
+      'generate-cases': {
         type: 'number',
         describe: 'Add N generated security cases (ids ca5e...) to the data',
-      })
-      .option('state', { type: 'string', describe: 'Persist changes to this file and reload it on start' })
-      .option('token', { type: 'string', describe: 'API token to accept (default emulator-token)' })
-      .option('user-token', {
+      },
+      state: { type: 'string', describe: 'Persist changes to this file and reload it on start' },
+      token: { type: 'string', describe: 'API token to accept (default emulator-token)' },
+      'user-token': {
         type: 'string',
         describe: 'User token for refresh-access-token (default emulator-user-token)',
-      })
-      .option('session-ttl', { type: 'number', describe: 'Lifetime of session tokens, ms (default 3600000)' })
-      .option('latency', {
+      },
+      'session-ttl': { type: 'number', describe: 'Lifetime of session tokens, ms (default 3600000)' },
+      latency: {
         type: 'number',
         describe: "Time from a request's arrival to its answer, ms (the emulator's own work inside it)",
-      })
-      .option('jitter', { type: 'number', describe: 'Latency jitter, ms (default 10% of --latency)' })
-      .option('rate-limit', { type: 'number', describe: 'Requests per second before 429 + Retry-After' })
-      .option('faults', {
+      },
+      jitter: { type: 'number', describe: 'Latency jitter, ms (default 10% of --latency)' },
+      'rate-limit': { type: 'number', describe: 'Requests per second before 429 + Retry-After' },
+      faults: {
         type: 'string',
         describe: 'Fault rules, e.g. commit-then-drop:0.05@POST:/ds_connections,500:0.02,reset:0.01@GET:*',
-      })
-      .option('seed', { type: 'number', describe: 'PRNG seed for faults and jitter' })
-      .option('max-page-size', { type: 'number', describe: 'Largest page limit honoured (default 1000)' })
-      .option('html-content-type', {
-        type: 'boolean',
-        describe: 'Label JSON answers text/html, as some deployments do',
-      })
-      .option('export-clear-secrets', {
-        type: 'boolean',
-        describe: 'Export secrets in the clear instead of ******',
-      })
-      .option('test-fail', {
+      },
+      seed: { type: 'number', describe: 'PRNG seed for faults and jitter' },
+      'max-page-size': { type: 'number', describe: 'Largest page limit honoured (default 1000)' },
+      'html-content-type': booleanOption('Label JSON answers text/html, as some deployments do'),
+      'export-clear-secrets': booleanOption('Export secrets in the clear instead of ******'),
+      'test-fail': {
         type: 'string',
         describe: 'Connections (names, comma-separated) whose ds-connection-test fails',
-      })
-      .option('test-answer', {
+      },
+      'test-answer': {
         type: 'string',
         choices: ['operation-status', 'success'],
         describe: 'Connection test answer: {operationStatus:"SUCCESS"|"FAILED"} or {success:true|false}',
-      })
-      .option('auth-refusal', {
+      },
+      'auth-refusal': {
         type: 'string',
         choices: ['401', '200'],
         describe: 'Answer a refused token with 401, or with 200 {"success":false} as a real deployment did',
-      })
-      .option('paging', {
+      },
+      paging: {
         type: 'string',
         choices: ['skip', 'offset', 'none'],
         describe: 'Query parameter lists honour for the page start (none: every page is the first)',
-      })
-      .option('case-ids', {
+      },
+      'case-ids': {
         type: 'string',
         choices: ['same', 'mongo'],
         describe: 'Case ids: id = caseId, or a Mongo _id (taken by writes) beside a friendly caseId SPC-n',
-      })
-      .option('profile-sources', {
+      },
+      'profile-sources': {
         type: 'string',
         choices: ['as-stored', 'names'],
         describe: "Scan profiles' dataSourceList as stored, or as connection names",
-      })
-      .option('references-api', {
+      },
+      'references-api': {
         type: 'boolean',
         default: true,
         describe: 'Serve scanner-status and credentials (--no-references-api: both answer 404)',
-      }),
+      },
+    }),
   examples: [
     {
       command: '$0 emulator --data prod',

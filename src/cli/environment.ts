@@ -15,7 +15,7 @@ import {
 import { UsageError } from '../errors.js';
 import type { ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { readStringOption } from './options.js';
+import { booleanOption, readStringOption, stringOption } from './options.js';
 
 /** Which option names an environment. */
 export type EnvironmentSide = 'env' | 'from' | 'to';
@@ -47,29 +47,22 @@ export function withEnvironmentOptions(
 ): Argv {
   let y = yargs;
   for (const side of sides) {
-    const tokenFile = TOKEN_FILE_OPTION[side];
-    y = y
-      .option(side, {
-        type: 'string',
-        describe: SIDE_DESCRIPTION[side],
-        demandOption: options.optional !== true,
-        requiresArg: true,
-      })
-      .option(tokenFile.flag, {
-        type: 'string',
-        requiresArg: true,
-        describe: `Read the token of --${side} from this file (instead of ${
-          TOKEN_VARIABLES[ROLE_OF[side]][0]
-        } or tokenEnv)`,
-      });
+    const variable = TOKEN_VARIABLES[ROLE_OF[side]][0];
+    y = y.options({
+      [side]: stringOption(SIDE_DESCRIPTION[side], { demandOption: options.optional !== true }),
+      [TOKEN_FILE_OPTION[side].flag]: stringOption(
+        `Read the token of --${side} from this file (instead of ${variable} or tokenEnv)`,
+      ),
+    });
   }
-  return y
-    .option('insecure-http', {
-      type: 'boolean',
-      describe: 'Allow plain http to a non-loopback host (the token travels unencrypted)',
-    })
-    .option('ca-file', { type: 'string', requiresArg: true, describe: 'Extra trusted CA certificate (PEM)' });
+  return y.options(CONNECTION_OPTIONS);
 }
+
+/** How to reach a service at all (`validate --templates-from` declares them too). */
+export const CONNECTION_OPTIONS = {
+  'insecure-http': booleanOption('Allow plain http to a non-loopback host (the token travels unencrypted)'),
+  'ca-file': stringOption('Extra trusted CA certificate (PEM)'),
+};
 
 const runs = new WeakMap<CliContext, RunEnvironments>();
 

@@ -23,7 +23,7 @@ import {
   resolveSide,
   withEnvironmentOptions,
 } from './environment.js';
-import { parseListOption, readStringOption } from './options.js';
+import { parseListOption, readStringOption, stringOption } from './options.js';
 import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
 /** What the command was asked for, checked. */
@@ -87,36 +87,13 @@ export const exportCommand: CommandSpec = {
   describe: "Write a snapshot of an environment's connections",
   builder: (yargs) =>
     withEnvironmentOptions(withEncryptionOptions(yargs), ['from'])
-      .option('ids', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Only these connection ids (comma-separated)',
-      })
-      .option('type', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Only these types (comma-separated), e.g. s3,snowflake',
-      })
-      .option('name', {
-        type: 'string',
-        requiresArg: true,
-        describe: "Only names matching this glob, e.g. 'finance-*'",
-      })
-      .option('include', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'What to export: connections,profiles (default both)',
-      })
-      .option('o', {
-        alias: 'output',
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write the snapshot to FILE (replaced atomically if it exists)',
-      })
-      .option('out-dir', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write DIR/<environment>/<UTC timestamp>.snapshot.jsonl (never overwrites)',
+      .options({
+        ids: stringOption('Only these connection ids (comma-separated)'),
+        type: stringOption('Only these types (comma-separated), e.g. s3,snowflake'),
+        name: stringOption("Only names matching this glob, e.g. 'finance-*'"),
+        include: stringOption('What to export: connections,profiles (default both)'),
+        o: stringOption('Write the snapshot to FILE (replaced atomically if it exists)', { alias: 'output' }),
+        'out-dir': stringOption('Write DIR/<environment>/<UTC timestamp>.snapshot.jsonl (never overwrites)'),
       })
       .conflicts('o', 'out-dir'),
   examples: [

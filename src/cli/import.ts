@@ -20,12 +20,14 @@ import {
   renderRun,
 } from './import-render.js';
 import {
+  booleanOption,
   CONCURRENCY_RANGE,
   checkNumberOption,
   parseListOption,
   RATE_RANGE,
   readNumberOption,
   readStringOption,
+  stringOption,
 } from './options.js';
 import { assertFormatFitsJson } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
@@ -145,96 +147,54 @@ export const importCommand: CommandSpec = {
   builder: (yargs) =>
     withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['to'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .option('allow-run', {
-        type: 'boolean',
-        describe: 'Also create one-time scan profiles (each starts a scan at once); default: skipped',
-      })
-      .option('concurrency', {
-        type: 'number',
-        requiresArg: true,
-        describe: `Requests in flight at once (default: the environment's concurrency, else ${DEFAULT_IMPORT_CONCURRENCY})`,
-      })
-      .option('rate', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+      .options({
+        'allow-run': booleanOption(
+          'Also create one-time scan profiles (each starts a scan at once); default: skipped',
+        ),
+        concurrency: {
+          type: 'number',
+          requiresArg: true,
+          describe: `Requests in flight at once (default: the environment's concurrency, else ${DEFAULT_IMPORT_CONCURRENCY})`,
+        },
+        rate: stringOption(
           "Requests per second, all requests of the run (default: the environment's rate, else adaptive)",
-      })
-      .option('on-conflict', {
-        type: 'string',
-        choices: ON_CONFLICT_CHOICES,
-        default: 'skip',
-        describe:
-          'A name that already exists in the target: skip it, fail the pre-flight, create it renamed "<name> (2)", or update it (PUT) when a compared field differs',
-      })
-      .option('prune', {
-        type: 'boolean',
-        describe:
+        ),
+        'on-conflict': {
+          type: 'string',
+          choices: ON_CONFLICT_CHOICES,
+          default: 'skip',
+          describe:
+            'A name that already exists in the target: skip it, fail the pre-flight, create it renamed "<name> (2)", or update it (PUT) when a compared field differs',
+        },
+        prune: booleanOption(
           'Delete connections of the target that the snapshot does not hold (within --only and --type)',
-      })
-      .option('overrides', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+        ),
+        overrides: stringOption(
           'JSON file of values to set on the way in ({all, byType, byName}; "${env:NAME}" reads a variable)',
-      })
-      .option('only', {
-        type: 'string',
-        requiresArg: true,
-        describe: "Import only these names or globs (comma-separated), e.g. 'finance-*'",
-      })
-      .option('type', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Import only connections of these types (comma-separated), e.g. s3,snowflake',
-      })
-      .option('max-changes', {
-        type: 'number',
-        requiresArg: true,
-        describe: 'Refuse (exit 3) when more changes (creates + updates + deletes) would be made',
-      })
-      .option('dry-run', {
-        type: 'boolean',
-        describe: 'Print the plan and the pre-flight verdict; send nothing but reads',
-      })
-      .option('format', {
-        type: 'string',
-        choices: PLAN_FORMATS,
-        describe:
-          "The dry run's plan as text, markdown (for a pull request or a ticket) or json (default text; json with --json)",
-      })
-      .option('journal', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Journal file (default <snapshot>.<target host>.journal.jsonl)',
-      })
-      .option('id-map', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write {sourceId: {name, targetId}} here',
-      })
-      .option('report', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write one JSON line per entry (its outcome) here',
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected target environment, to allow writing to it',
-      })
-      .option('allow-same-source', {
-        type: 'boolean',
-        describe: 'Allow importing into the environment the snapshot was exported from',
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Folder of <type>.schema.json files for the pre-flight (default: shipped)',
-      })
-      .option('templates-from-target', {
-        type: 'boolean',
-        describe: "Check entries against the target's own connector templates",
+        ),
+        only: stringOption("Import only these names or globs (comma-separated), e.g. 'finance-*'"),
+        type: stringOption('Import only connections of these types (comma-separated), e.g. s3,snowflake'),
+        'max-changes': {
+          type: 'number',
+          requiresArg: true,
+          describe: 'Refuse (exit 3) when more changes (creates + updates + deletes) would be made',
+        },
+        'dry-run': booleanOption('Print the plan and the pre-flight verdict; send nothing but reads'),
+        format: {
+          type: 'string',
+          choices: PLAN_FORMATS,
+          describe:
+            "The dry run's plan as text, markdown (for a pull request or a ticket) or json (default text; json with --json)",
+        },
+        journal: stringOption('Journal file (default <snapshot>.<target host>.journal.jsonl)'),
+        'id-map': stringOption('Write {sourceId: {name, targetId}} here'),
+        report: stringOption('Write one JSON line per entry (its outcome) here'),
+        confirm: stringOption('Name of a protected target environment, to allow writing to it'),
+        'allow-same-source': booleanOption(
+          'Allow importing into the environment the snapshot was exported from',
+        ),
+        schemas: stringOption('Folder of <type>.schema.json files for the pre-flight (default: shipped)'),
+        'templates-from-target': booleanOption("Check entries against the target's own connector templates"),
       }),
   examples: [
     {

@@ -141,12 +141,23 @@ export function readNumberOption(
   return checkNumberOption(value, flag, range);
 }
 
+/** An option that takes a text value (`--report FILE`): the declaration most options share. */
+export function stringOption(describe: string, more: Options = {}): Options {
+  return { type: 'string', requiresArg: true, describe, ...more };
+}
+
+/** A repeatable text option (`--where A --where B`). */
+export function listOption(describe: string): Options {
+  return stringOption(describe, { array: true });
+}
+
+/** A switch (`--dry-run`). */
+export function booleanOption(describe: string): Options {
+  return { type: 'boolean', describe };
+}
+
 /** The `--sort` option of list commands; parse its value with {@link parseSortOption}. */
-export const SORT_OPTION = {
-  type: 'string',
-  requiresArg: true,
-  describe: 'Sort by FIELD, FIELD:asc or FIELD:desc',
-} as const satisfies Options;
+export const SORT_OPTION = stringOption('Sort by FIELD, FIELD:asc or FIELD:desc');
 
 /** `--sort field[:asc|desc]`, checked and normalised to the client's `field:asc|desc` form. */
 export function parseSortOption(text: string): string {

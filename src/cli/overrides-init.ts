@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_VARIABLE_PREFIX, initOverrides } from '../overrides/init-overrides.js';
 import type { CommandSpec } from './command.js';
-import { readStringOption } from './options.js';
+import { booleanOption, readStringOption, stringOption } from './options.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 /** `overrides init <snapshot>`. */
@@ -18,24 +18,17 @@ export const overridesInitCommand: CommandSpec = {
   builder: (yargs) =>
     withSnapshotKeyOptions(yargs)
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .option('output', {
-        alias: 'o',
-        type: 'string',
-        requiresArg: true,
-        demandOption: true,
-        describe: 'The overrides file to write (mode 0600; never overwritten without --force)',
-      })
-      .option('prefix', {
-        type: 'string',
-        requiresArg: true,
-        describe: `Prefix of the variable names (default ${DEFAULT_VARIABLE_PREFIX}: ${DEFAULT_VARIABLE_PREFIX}_<ENTRY>_<FIELD>)`,
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Folder of <type>.schema.json files (default: the shipped schemas/templates)',
-      })
-      .option('force', { type: 'boolean', describe: 'Replace an existing output file' }),
+      .options({
+        output: stringOption('The overrides file to write (mode 0600; never overwritten without --force)', {
+          alias: 'o',
+          demandOption: true,
+        }),
+        prefix: stringOption(
+          `Prefix of the variable names (default ${DEFAULT_VARIABLE_PREFIX}: ${DEFAULT_VARIABLE_PREFIX}_<ENTRY>_<FIELD>)`,
+        ),
+        schemas: stringOption('Folder of <type>.schema.json files (default: the shipped schemas/templates)'),
+        force: booleanOption('Replace an existing output file'),
+      }),
   examples: [
     {
       command: '$0 overrides init prod.snapshot.jsonl -o secrets.overrides.json',

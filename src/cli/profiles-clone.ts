@@ -11,7 +11,7 @@ import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../p
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { parseListOption } from './options.js';
+import { booleanOption, parseListOption, stringOption } from './options.js';
 import { renderTable, withRefusalJson } from './render.js';
 
 function describeMapping(m: DataSourceMapping): string {
@@ -106,23 +106,13 @@ export const profilesCloneCommand: CommandSpec = {
         array: true,
         describe: 'Source profile ids (comma- or space-separated)',
       })
-      .option('id-map', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'The id map written by `import --id-map` (source _id -> target _id)',
-      })
-      .option('dry-run', {
-        type: 'boolean',
-        describe: 'Print the plan (every data source mapping) and send nothing',
-      })
-      .option('allow-run', {
-        type: 'boolean',
-        describe: 'Allow one-time profiles (isSingleRunScan: true): each starts a scan at once',
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected target environment, to allow writing to it',
+      .options({
+        'id-map': stringOption('The id map written by `import --id-map` (source _id -> target _id)'),
+        'dry-run': booleanOption('Print the plan (every data source mapping) and send nothing'),
+        'allow-run': booleanOption(
+          'Allow one-time profiles (isSingleRunScan: true): each starts a scan at once',
+        ),
+        confirm: stringOption('Name of a protected target environment, to allow writing to it'),
       }),
   examples: [
     {

@@ -13,7 +13,7 @@ import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
-import { readStringOption } from './options.js';
+import { booleanOption, readStringOption, stringOption } from './options.js';
 import { printProblems, reportRefusal } from './render.js';
 
 /** One line describing an undo step (exhaustive over kinds). */
@@ -178,30 +178,16 @@ export const undoCommand: CommandSpec = {
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['to'], { optional: true })
       .positional('journal', { type: 'string', describe: 'The journal the import wrote' })
-      .option('overrides', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+      .options({
+        overrides: stringOption(
           'Secrets to restore with (same format as import --overrides; "${env:NAME}" reads a variable)',
-      })
-      .option('dry-run', {
-        type: 'boolean',
-        describe: 'Print what would be reverted; send nothing but reads',
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected target environment, to allow writing to it',
-      })
-      .option('include-in-doubt', {
-        type: 'boolean',
-        describe:
+        ),
+        'dry-run': booleanOption('Print what would be reverted; send nothing but reads'),
+        confirm: stringOption('Name of a protected target environment, to allow writing to it'),
+        'include-in-doubt': booleanOption(
           "Also delete objects whose create was in doubt (answer lost, found by name): they may be someone else's",
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Folder of <type>.schema.json files for the pre-flight (default: shipped)',
+        ),
+        schemas: stringOption('Folder of <type>.schema.json files for the pre-flight (default: shipped)'),
       }),
   examples: [
     {

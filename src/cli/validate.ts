@@ -12,8 +12,8 @@ import type { ValidationReport } from '../schema/validate-snapshot.js';
 import { type ValidateResult, validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide } from './environment.js';
-import { readStringOption } from './options.js';
+import { CONNECTION_OPTIONS, createEnvironmentClient, resolveSide } from './environment.js';
+import { readStringOption, stringOption } from './options.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
 
@@ -24,29 +24,15 @@ export const validateCommand: CommandSpec = {
   builder: (yargs) =>
     withSnapshotKeyOptions(yargs)
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Folder of <type>.schema.json files (default: the shipped schemas/templates)',
-      })
-      .option('templates-from', {
-        type: 'string',
-        requiresArg: true,
-        describe: "Build the schemas from this environment's own connector templates (config name or URL)",
-      })
-      .option('token-file', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Read the token of --templates-from from this file (instead of DDS_TOKEN or tokenEnv)',
-      })
-      .option('insecure-http', {
-        type: 'boolean',
-        describe: 'Allow plain http to a non-loopback host (the token travels unencrypted)',
-      })
-      .option('ca-file', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Extra trusted CA certificate (PEM)',
+      .options({
+        schemas: stringOption('Folder of <type>.schema.json files (default: the shipped schemas/templates)'),
+        'templates-from': stringOption(
+          "Build the schemas from this environment's own connector templates (config name or URL)",
+        ),
+        'token-file': stringOption(
+          'Read the token of --templates-from from this file (instead of DDS_TOKEN or tokenEnv)',
+        ),
+        ...CONNECTION_OPTIONS,
       })
       .conflicts('schemas', 'templates-from'),
   examples: [

@@ -17,7 +17,14 @@ import { type VerifyEvent, type VerifyOptions, verifyEnvironment } from '../veri
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
-import { checkNumberOption, RATE_RANGE, readStringOption } from './options.js';
+import {
+  booleanOption,
+  checkNumberOption,
+  listOption,
+  RATE_RANGE,
+  readStringOption,
+  stringOption,
+} from './options.js';
 import { startStderrBar } from './progress-bar.js';
 import { assertFormatFitsJson } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
@@ -160,43 +167,28 @@ export const verifyCommand: CommandSpec = {
   builder: (yargs) =>
     withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['env'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .option('test-connections', {
-        type: 'boolean',
-        describe:
+      .options({
+        'test-connections': booleanOption(
           'Also test each present connection with the service (POST ds-connection-test, stored secret); a failure that passed at export is a regression',
-      })
-      .option('rate', {
-        type: 'string',
-        requiresArg: true,
-        describe: `Connection tests per second (default ${DEFAULT_TEST_RATE}, or the environment's rate if lower; ${DEFAULT_TEST_CONCURRENCY} at once at most)`,
-      })
-      .option('format', {
-        type: 'string',
-        choices: VERIFY_FORMATS,
-        describe: 'text (summary, then details) or json (default text; json with --json)',
-      })
-      .option('report', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write one JSON line per object (its state and test verdict) here',
-      })
-      .option('overrides', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+        ),
+        rate: stringOption(
+          `Connection tests per second (default ${DEFAULT_TEST_RATE}, or the environment's rate if lower; ${DEFAULT_TEST_CONCURRENCY} at once at most)`,
+        ),
+        format: {
+          type: 'string',
+          choices: VERIFY_FORMATS,
+          describe: 'text (summary, then details) or json (default text; json with --json)',
+        },
+        report: stringOption('Write one JSON line per object (its state and test verdict) here'),
+        overrides: stringOption(
           "The import's overrides file: a field it sets is compared with its value (secrets are never compared)",
-      })
-      .option('ignore-field', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe:
+        ),
+        'ignore-field': listOption(
           'Ignore a top-level field name or a JSON pointer, as diff does (e.g. a field set by overrides)',
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Template schemas folder whose x-secret fields are masked (default: the shipped ones)',
+        ),
+        schemas: stringOption(
+          'Template schemas folder whose x-secret fields are masked (default: the shipped ones)',
+        ),
       }),
   examples: [
     {
