@@ -12,11 +12,10 @@ import {
 } from '../cases/filter.js';
 import { listEnvironmentCases } from '../cases/list-cases.js';
 import { ExitCode } from '../errors.js';
-import type { AtomicTextFile } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import type { CliContext, Output } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import type { CliContext } from './context.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import {
   listOption,
   parseListOption,
@@ -44,20 +43,6 @@ export function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputForma
   if (typeof args.output !== 'string') return chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
   if (typeof args.format === 'string') return args.format as OutputFormat;
   return FORMAT_OF_EXTENSION[extname(args.output).toLowerCase()] ?? (ctx.globals.json ? 'json' : 'ndjson');
-}
-
-/** An {@link Output} whose results go to an atomic file; information and warnings still go to stderr. */
-function createFileOutput(file: AtomicTextFile, out: Output): Output {
-  return {
-    result: (text) => file.write(`${scrub(text)}\n`),
-    json: (value) => file.write(`${scrub(JSON.stringify(value, null, 2))}\n`),
-    write: (text) => file.write(scrub(text)),
-    info: (text) => out.info(text),
-    warn: (text) => out.warn(text),
-    stdoutIsTTY: false,
-    stderrIsTTY: out.stderrIsTTY,
-    showProgress: out.showProgress,
-  };
 }
 
 /** Wait while `stream` has a full buffer, so a slow reader (a pipe, a disk) bounds memory. */
@@ -135,13 +120,13 @@ export const casesListCommand: CommandSpec = {
         output: typeof args.output === 'string' ? resolve(ctx.io.cwd, args.output) : undefined,
       },
       {
-        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+        createClient: clientFactory(ctx),
       },
       (file) => {
         const writer = createRecordWriter(
           format,
-          file === undefined ? ctx.out : createFileOutput(file, ctx.out),
+          file === undefined ? ctx.out : { write: (text) => file.write(scrub(text)) },
           {
             columns,
           },

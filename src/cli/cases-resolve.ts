@@ -8,7 +8,7 @@ import { checkAuditReason, type ResolveOutcome } from '../cases/resolve.js';
 import { resolveCasesIn } from '../cases/resolve-cases-in.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import type { CommandSpec } from './command.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, stringOption } from './options.js';
 
 /** ` (caseId SPC-12; found by caseId)` when the id written to is not simply the one given. */
@@ -62,8 +62,8 @@ export const casesResolveCommand: CommandSpec = {
     const { environment, targets, run } = await resolveCasesIn(
       { ids, reason, confirm: typeof args.confirm === 'string' ? args.confirm : undefined, dryRun },
       {
-        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-        createClient: (env, options) => createEnvironmentClient(ctx, env, options),
+        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+        createClient: clientFactory(ctx),
         signal: ctx.signal,
       },
       (event) => {

@@ -12,7 +12,7 @@ import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { booleanOption, listOption, readStringOption, stringOption } from './options.js';
 import { renderTable } from './render.js';
 
@@ -177,8 +177,8 @@ export const casesUpdateCommand: CommandSpec = {
         confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
       },
       {
-        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+        createClient: clientFactory(ctx),
         confirmUpdate: (matched) => confirmUpdate(ctx, args.yes === true, matched.length),
         signal: ctx.signal,
       },

@@ -14,31 +14,20 @@ import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
 import { collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
 import { countOf } from '../display-name.js';
-import { ExitCode, UsageError } from '../errors.js';
-import type { CommandSpec, ParsedArgs } from './command.js';
+import { ExitCode } from '../errors.js';
+import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { listOption, readStringOption, stringOption } from './options.js';
-import { assertFormatFitsJson } from './render.js';
+import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
-/** Output formats of `diff`. */
-export const DIFF_FORMATS = ['text', 'json', 'markdown'] as const;
-/** One output format of `diff`. */
-export type DiffFormat = (typeof DIFF_FORMATS)[number];
-
-function chooseFormat(args: ParsedArgs, ctx: CliContext): DiffFormat {
-  const format = args.format;
-  assertFormatFitsJson(format, ctx.globals.json);
-  if (format === undefined) return ctx.globals.json ? 'json' : 'text';
-  if (DIFF_FORMATS.includes(format as DiffFormat)) return format as DiffFormat;
-  throw new UsageError(`Expected --format to be text, json or markdown, got ${JSON.stringify(format)}`);
-}
+const DIFF_FORMATS = ['text', 'json', 'markdown'] as const;
 
 function printResult(
   result: DiffResult,
-  format: DiffFormat,
+  format: (typeof DIFF_FORMATS)[number],
   typeOf: (name: string) => string | undefined,
   ctx: CliContext,
   labels: { readonly from: string; readonly to: string },
@@ -107,7 +96,7 @@ export const diffCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const format = chooseFormat(args, ctx);
+    const format = chooseFormat(args.format, ctx.globals.json, DIFF_FORMATS, 'text');
     const config = await getConfig(ctx);
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
     const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
@@ -127,8 +116,8 @@ export const diffCommand: CommandSpec = {
         schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
       },
       {
-        resolveEnvironment: async (flag) => (await resolveSide(ctx, args, flag)).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveEnvironment: (flag) => resolveSide(ctx, args, flag),
+        createClient: clientFactory(ctx),
         signal: ctx.signal,
       },
       (event) => {

@@ -91,50 +91,34 @@ export function getConfig(ctx: CliContext): Promise<Config> {
   return environmentsOf(ctx).config();
 }
 
-/** Resolve the environment of one side without opening a client (e.g. to print where a diff goes). */
+/** Resolve the environment of `--env`, `--from` or `--to` (its clients come from {@link clientFactory}). */
 export async function resolveSide(
   ctx: CliContext,
   args: ParsedArgs,
   side: EnvironmentSide,
-): Promise<{ environment: ResolvedEnvironment; config: Config }> {
+): Promise<ResolvedEnvironment> {
   const ref = readStringOption(args, side, side);
   if (ref === undefined) throw new UsageError(`Missing --${side}`, { hint: 'See --help' });
   const tokenFile = readStringOption(args, TOKEN_FILE_OPTION[side].key, TOKEN_FILE_OPTION[side].flag);
   const caFile = readStringOption(args, 'caFile', 'ca-file');
-  const environments = environmentsOf(ctx);
-  const environment = await environments.resolve({
+  const environment = await environmentsOf(ctx).resolve({
     ref,
     role: ROLE_OF[side],
     ...(tokenFile === undefined ? {} : { tokenFile }),
     ...(caFile === undefined ? {} : { caFile }),
     insecureHttp: args.insecureHttp === true,
   });
-  const config = await environments.config();
   if (environment.insecureHttp) {
     ctx.out.warn(
       `--insecure-http: talking to ${environment.label} over plain http; the token travels unencrypted`,
     );
   }
-  return { environment, config };
+  return environment;
 }
 
-/** Resolve `--env`/`--from`/`--to` and create its HTTP client (the caller closes it). */
-export async function openEnvironment(
+/** The run's HTTP clients: with its logger and Ctrl-C signal (the caller closes each). */
+export function clientFactory(
   ctx: CliContext,
-  args: ParsedArgs,
-  side: EnvironmentSide,
-  options: RunClientOptions = {},
-): Promise<{ environment: ResolvedEnvironment; client: HttpClient; config: Config }> {
-  const { environment, config } = await resolveSide(ctx, args, side);
-  const client = createEnvironmentClient(ctx, environment, options);
-  return { environment, client, config };
-}
-
-/** The HTTP client of a resolved environment, with the run's logger and Ctrl-C signal (the caller closes it). */
-export function createEnvironmentClient(
-  ctx: CliContext,
-  environment: ResolvedEnvironment,
-  options: RunClientOptions = {},
-): HttpClient {
-  return environmentsOf(ctx).createClient(environment, options);
+): (environment: ResolvedEnvironment, options?: RunClientOptions) => HttpClient {
+  return (environment, options = {}) => environmentsOf(ctx).createClient(environment, options);
 }

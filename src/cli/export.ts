@@ -17,12 +17,7 @@ import {
 import type { SnapshotPart } from '../snapshot/format.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import {
-  createEnvironmentClient,
-  getRunRetryBudget,
-  resolveSide,
-  withEnvironmentOptions,
-} from './environment.js';
+import { clientFactory, getRunRetryBudget, resolveSide, withEnvironmentOptions } from './environment.js';
 import { parseListOption, readStringOption, stringOption } from './options.js';
 import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
@@ -129,9 +124,8 @@ export const exportCommand: CommandSpec = {
     const { source, summary } = await exportSnapshot(
       options,
       {
-        resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
-        createClient: (environment, clientOptions) =>
-          createEnvironmentClient(ctx, environment, clientOptions),
+        resolveSource: () => resolveSide(ctx, args, 'from'),
+        createClient: clientFactory(ctx),
         retryBudget: getRunRetryBudget(ctx),
         signal: ctx.signal,
       },

@@ -11,14 +11,8 @@ import { ON_CONFLICT_CHOICES, type OnConflict } from '../importer/plan.js';
 import { ImportSelection } from '../importer/selection.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import {
-  createEventRenderer,
-  PLAN_FORMATS,
-  type PlanFormat,
-  renderDryRun,
-  renderRun,
-} from './import-render.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { createEventRenderer, PLAN_FORMATS, renderDryRun, renderRun } from './import-render.js';
 import {
   booleanOption,
   CONCURRENCY_RANGE,
@@ -29,7 +23,7 @@ import {
   readStringOption,
   stringOption,
 } from './options.js';
-import { assertFormatFitsJson } from './render.js';
+import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 /** `--rate` is read from its text, so that the message can quote what was typed (`got fast`). */
@@ -86,26 +80,14 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   };
 }
 
-/** `--format` of a dry run's plan: text (default; json with --json), markdown or json. */
-function readPlanFormat(args: ParsedArgs, ctx: CliContext, dryRun: boolean): PlanFormat {
-  const format = args.format;
-  assertFormatFitsJson(format, ctx.globals.json);
-  if (format === undefined) return ctx.globals.json ? 'json' : 'text';
-  if (!PLAN_FORMATS.includes(format as PlanFormat))
-    throw new UsageError(
-      `Expected --format to be one of ${PLAN_FORMATS.join(', ')}, got ${JSON.stringify(format)}`,
-    );
-  if (!dryRun)
-    throw new UsageError('--format applies to the plan of a dry run', {
-      hint: 'Add --dry-run, or use --json for the result of a run',
-    });
-  return format as PlanFormat;
-}
-
 /** Run the import: read the options, call {@link importSnapshot}, render its events and result. */
 export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const options = readImportOptions(args, ctx.io.cwd);
-  const format = readPlanFormat(args, ctx, options.dryRun);
+  const format = chooseFormat(args.format, ctx.globals.json, PLAN_FORMATS, 'text');
+  if (args.format !== undefined && !options.dryRun)
+    throw new UsageError('--format applies to the plan of a dry run', {
+      hint: 'Add --dry-run, or use --json for the result of a run',
+    });
   await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const renderer = createEventRenderer(ctx);
   let result: Awaited<ReturnType<typeof importSnapshot>>;
@@ -113,9 +95,8 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
     result = await importSnapshot(
       options,
       {
-        resolveTarget: async () => (await resolveSide(ctx, args, 'to')).environment,
-        createClient: (environment, clientOptions) =>
-          createEnvironmentClient(ctx, environment, clientOptions),
+        resolveTarget: () => resolveSide(ctx, args, 'to'),
+        createClient: clientFactory(ctx),
         env: ctx.io.env,
         log: ctx.log,
         signal: ctx.signal,

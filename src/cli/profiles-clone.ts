@@ -10,7 +10,7 @@ import { cloneProfiles } from '../profiles/clone-profiles.js';
 import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../profiles/plan.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, stringOption } from './options.js';
 import { renderTable, withRefusalJson } from './render.js';
 
@@ -142,9 +142,9 @@ export const profilesCloneCommand: CommandSpec = {
           confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
         },
         {
-          resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
-          resolveTarget: async () => (await resolveSide(ctx, args, 'to')).environment,
-          createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+          resolveSource: () => resolveSide(ctx, args, 'from'),
+          resolveTarget: () => resolveSide(ctx, args, 'to'),
+          createClient: clientFactory(ctx),
           log: ctx.log,
           signal: ctx.signal,
         },

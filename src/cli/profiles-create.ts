@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { createProfileFromFile } from '../profiles/create-profile-from-file.js';
 import type { CommandSpec } from './command.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { booleanOption, stringOption } from './options.js';
 import { withRefusalJson } from './render.js';
 
@@ -39,8 +39,8 @@ export const profilesCreateCommand: CommandSpec = {
           confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
         },
         {
-          resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-          createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+          resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+          createClient: clientFactory(ctx),
           signal: ctx.signal,
         },
       ),

@@ -11,7 +11,7 @@ import { scrub } from '../secrets.js';
 import { isWritingStep, type UndoEvent, type UndoLine, type UndoStep, undoRun } from '../sync/undo.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { booleanOption, readStringOption, stringOption } from './options.js';
 import { printProblems, reportRefusal } from './render.js';
@@ -90,10 +90,9 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
         includeInDoubt: args.includeInDoubt === true,
       },
       {
-        resolveTarget: async (boundUrl) =>
-          (await resolveSide(ctx, { ...args, to: readStringOption(args, 'to', 'to') ?? boundUrl }, 'to'))
-            .environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveTarget: (boundUrl) =>
+          resolveSide(ctx, { ...args, to: readStringOption(args, 'to', 'to') ?? boundUrl }, 'to'),
+        createClient: clientFactory(ctx),
         env: ctx.io.env,
         log: ctx.log,
         signal: ctx.signal,

@@ -12,7 +12,7 @@ import type { ValidationReport } from '../schema/validate-snapshot.js';
 import { type ValidateResult, validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { CONNECTION_OPTIONS, createEnvironmentClient, resolveSide } from './environment.js';
+import { CONNECTION_OPTIONS, clientFactory, resolveSide } from './environment.js';
 import { readStringOption, stringOption } from './options.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
@@ -65,9 +65,8 @@ export const validateCommand: CommandSpec = {
       },
       {
         // resolveSide reads the side's option by name: present --templates-from as --env.
-        resolveTemplatesSource: async () =>
-          (await resolveSide(ctx, { ...args, env: templatesFrom }, 'env')).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveTemplatesSource: () => resolveSide(ctx, { ...args, env: templatesFrom }, 'env'),
+        createClient: clientFactory(ctx),
         signal: ctx.signal,
       },
     );

@@ -12,11 +12,10 @@ import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
 import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE } from '../verify/test-connections.js';
-import type { TestVerdict } from '../verify/verdict.js';
 import { type VerifyEvent, type VerifyOptions, verifyEnvironment } from '../verify/verify-environment.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
 import {
   booleanOption,
   checkNumberOption,
@@ -25,23 +24,10 @@ import {
   readStringOption,
   stringOption,
 } from './options.js';
-import { startStderrBar } from './progress-bar.js';
-import { assertFormatFitsJson } from './render.js';
+import { type CountingBar, startCountingBar } from './progress-bar.js';
+import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 import { buildVerifyJson, renderVerifyText } from './verify-render.js';
-
-/** Output formats of `verify`. */
-export const VERIFY_FORMATS = ['text', 'json'] as const;
-/** One output format of `verify`. */
-export type VerifyFormat = (typeof VERIFY_FORMATS)[number];
-
-function chooseFormat(args: ParsedArgs, ctx: CliContext): VerifyFormat {
-  const format = args.format;
-  assertFormatFitsJson(format, ctx.globals.json);
-  if (format === undefined) return ctx.globals.json ? 'json' : 'text';
-  if (format === 'text' || format === 'json') return format;
-  throw new UsageError(`Expected --format to be text or json, got ${JSON.stringify(format)}`);
-}
 
 /** Check the command line once (UsageError, exit 2). */
 export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Promise<VerifyOptions> {
@@ -72,31 +58,9 @@ export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Prom
   };
 }
 
-/** The bar of the connection tests (see {@link startStderrBar}): tests settled, those failing. */
-function createProgress(ctx: CliContext, total: number) {
-  const bar = startStderrBar(
-    ctx,
-    total,
-    'tests |{bar}| {value}/{total} | ETA {eta_formatted} | failing {failing}',
-    { failing: 0 },
-    20,
-  );
-  if (bar === undefined) return undefined;
-  let done = 0;
-  let failing = 0;
-  return {
-    tick(verdict: TestVerdict) {
-      if (verdict.kind !== 'passed') failing += 1;
-      done += 1;
-      bar.update(done, { failing });
-    },
-    stop: () => bar.stop(),
-  };
-}
-
 /** An event renderer for one run: progress on stderr. */
 export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent) => void {
-  let progress: ReturnType<typeof createProgress>;
+  let progress: CountingBar | undefined;
   return (event) => {
     switch (event.kind) {
       case 'sides-read':
@@ -110,10 +74,15 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
             event.rate === undefined ? '' : `, rate ${event.rate} tests/s`
           })`,
         );
-        progress = createProgress(ctx, event.total);
+        progress = startCountingBar(
+          ctx,
+          event.total,
+          'tests |{bar}| {value}/{total} | ETA {eta_formatted} | failing {failed}',
+          20,
+        );
         return;
       case 'test-settled':
-        progress?.tick(event.verdict);
+        progress?.tick(event.verdict.kind !== 'passed');
         return;
       case 'tests-ended':
         // Also when the run throws: the bar must not be left drawing over the error line.
@@ -132,14 +101,14 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
 
 /** Run the verify: read the options, call {@link verifyEnvironment}, render its events and result. */
 export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
-  const format = chooseFormat(args, ctx);
+  const format = chooseFormat(args.format, ctx.globals.json, ['text', 'json'], 'text');
   const options = await readVerifyOptions(args, ctx);
   await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const result = await verifyEnvironment(
     options,
     {
-      resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-      createClient: (environment, clientOptions) => createEnvironmentClient(ctx, environment, clientOptions),
+      resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+      createClient: clientFactory(ctx),
       signal: ctx.signal,
       env: ctx.io.env,
     },
@@ -176,7 +145,7 @@ export const verifyCommand: CommandSpec = {
         ),
         format: {
           type: 'string',
-          choices: VERIFY_FORMATS,
+          choices: ['text', 'json'],
           describe: 'text (summary, then details) or json (default text; json with --json)',
         },
         report: stringOption('Write one JSON line per object (its state and test verdict) here'),
