@@ -3,7 +3,7 @@
  * to stdout or atomically to `-o FILE`. The listing and the file are the workflow {@link listEnvironmentCases};
  * this file reads options and renders the records.
  */
-import { extname, resolve } from 'node:path';
+import { extname } from 'node:path';
 import {
   checkCaseSelection,
   combineCaseFilters,
@@ -21,6 +21,7 @@ import {
   parseListOption,
   parseSortOption,
   readNumberOption,
+  readPathOption,
   SORT_OPTION,
   stringOption,
 } from './options.js';
@@ -109,7 +110,7 @@ export const casesListCommand: CommandSpec = {
       fields: fields.length > 0 ? fields : undefined,
       // The table and CSV columns show the id a write takes; JSON is each case as the service sent it.
       writeId: format === 'table' || format === 'csv',
-      pageSize: readNumberOption(args, 'pageSize', 'page-size', { min: 1, integer: true }),
+      pageSize: readNumberOption(args, 'page-size', { min: 1, integer: true }),
       signal: ctx.signal,
     };
     const columns = fields.length > 0 ? fields : DEFAULT_CASE_COLUMNS;
@@ -117,7 +118,7 @@ export const casesListCommand: CommandSpec = {
       {
         query,
         // Paths are relative to the run's working directory (the CLI may run in-process elsewhere).
-        output: typeof args.output === 'string' ? resolve(ctx.io.cwd, args.output) : undefined,
+        output: readPathOption(args, 'output', ctx.io.cwd),
       },
       {
         resolveEnvironment: () => resolveSide(ctx, args, 'env'),

@@ -1,9 +1,3 @@
-/**
- * `dds-migrate cases update --where FIELD=V1,V2 .. --set FIELD=VALUE`: shows how many cases the filters
- * select (and the first few), then, confirmed on a terminal or by `--yes`, sends one bulk PATCH
- * `cases:update` and prints the ids the service reported.
- */
-import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { checkWhereFilters, parseSet, parseWhere } from '../cases/filter.js';
 import type { CaseUpdateResult } from '../cases/update.js';
@@ -13,7 +7,7 @@ import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
-import { booleanOption, listOption, readStringOption, stringOption } from './options.js';
+import { booleanOption, listOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { renderTable } from './render.js';
 
 /** How many matched cases the preview shows. */
@@ -165,9 +159,9 @@ export const casesUpdateCommand: CommandSpec = {
     const where = readWhereValues(args.where);
     const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
     for (const warning of checkWhereFilters(update.filters)) ctx.out.warn(warning);
-    const reason = readStringOption(args, 'reason', 'reason', 'a non-empty reason');
+    const reason = readStringOption(args, 'reason', 'a non-empty reason');
     const dryRun = args.dryRun === true;
-    const auditFile = typeof args.audit === 'string' ? resolve(ctx.io.cwd, args.audit) : undefined;
+    const auditFile = readPathOption(args, 'audit', ctx.io.cwd);
     const outcome = await updateCases(
       {
         update,

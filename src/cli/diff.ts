@@ -8,7 +8,6 @@
  * 2: bad input; 4/5: the service rejected the token / could not be reached.
  */
 
-import { resolve } from 'node:path';
 import { renderDiffMarkdown } from '../diff/render-markdown.js';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
@@ -19,7 +18,7 @@ import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
-import { listOption, readStringOption, stringOption } from './options.js';
+import { listOption, readPathOption, stringOption } from './options.js';
 import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
@@ -99,7 +98,7 @@ export const diffCommand: CommandSpec = {
     const format = chooseFormat(args.format, ctx.globals.json, DIFF_FORMATS, 'text');
     const config = await getConfig(ctx);
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
-    const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
+    const schemas = readPathOption(args, 'schemas', ctx.io.cwd, 'a folder');
     await useSnapshotKeysOf(args, ctx, [String(args.from ?? ''), String(args.to ?? '')]);
     const {
       diff: result,
@@ -113,7 +112,7 @@ export const diffCommand: CommandSpec = {
         config,
         cwd: ctx.io.cwd,
         ignoreFields,
-        schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
+        schemas,
       },
       {
         resolveEnvironment: (flag) => resolveSide(ctx, args, flag),

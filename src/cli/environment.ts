@@ -26,11 +26,11 @@ const ROLE_OF: Readonly<Record<EnvironmentSide, EnvironmentRole>> = {
   to: 'target',
 };
 
-/** The `--…-token-file` option of each side (yargs camel-cases it in the parsed args). */
-const TOKEN_FILE_OPTION: Readonly<Record<EnvironmentSide, { flag: string; key: string }>> = {
-  env: { flag: 'token-file', key: 'tokenFile' },
-  from: { flag: 'from-token-file', key: 'fromTokenFile' },
-  to: { flag: 'to-token-file', key: 'toTokenFile' },
+/** The `--…-token-file` option of each side. */
+const TOKEN_FILE_OPTION: Readonly<Record<EnvironmentSide, string>> = {
+  env: 'token-file',
+  from: 'from-token-file',
+  to: 'to-token-file',
 };
 
 const SIDE_DESCRIPTION: Readonly<Record<EnvironmentSide, string>> = {
@@ -50,7 +50,7 @@ export function withEnvironmentOptions(
     const variable = TOKEN_VARIABLES[ROLE_OF[side]][0];
     y = y.options({
       [side]: stringOption(SIDE_DESCRIPTION[side], { demandOption: options.optional !== true }),
-      [TOKEN_FILE_OPTION[side].flag]: stringOption(
+      [TOKEN_FILE_OPTION[side]]: stringOption(
         `Read the token of --${side} from this file (instead of ${variable} or tokenEnv)`,
       ),
     });
@@ -97,10 +97,10 @@ export async function resolveSide(
   args: ParsedArgs,
   side: EnvironmentSide,
 ): Promise<ResolvedEnvironment> {
-  const ref = readStringOption(args, side, side);
+  const ref = readStringOption(args, side);
   if (ref === undefined) throw new UsageError(`Missing --${side}`, { hint: 'See --help' });
-  const tokenFile = readStringOption(args, TOKEN_FILE_OPTION[side].key, TOKEN_FILE_OPTION[side].flag);
-  const caFile = readStringOption(args, 'caFile', 'ca-file');
+  const tokenFile = readStringOption(args, TOKEN_FILE_OPTION[side]);
+  const caFile = readStringOption(args, 'ca-file');
   const environment = await environmentsOf(ctx).resolve({
     ref,
     role: ROLE_OF[side],

@@ -21,20 +21,11 @@ import { clientFactory, getRunRetryBudget, resolveSide, withEnvironmentOptions }
 import { parseListOption, readStringOption, stringOption } from './options.js';
 import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
-/** What the command was asked for, checked. */
-export interface ExportRequest {
-  readonly ids: readonly string[] | undefined;
-  readonly types: readonly string[] | undefined;
-  readonly nameGlob: string | undefined;
-  readonly include: readonly SnapshotPart[];
-  readonly output: { readonly file: string } | { readonly outDir: string };
-}
-
-/** Check the options once, before anything is sent. */
-export function readExportRequest(args: ParsedArgs): ExportRequest {
+/** Check the options once, before anything is sent (paths resolved against `cwd`). */
+function readExportOptions(args: ParsedArgs, cwd: string): ExportOptions {
   const ids = parseListOption(args.ids, '--ids');
   const types = parseListOption(args.type, '--type');
-  const nameGlob = readStringOption(args, 'name', 'name', "a glob such as 'finance-*'");
+  const nameGlob = readStringOption(args, 'name', "a glob such as 'finance-*'");
   const file = args.o ?? args.output;
   const outDir = args.outDir;
   for (const [flag, value] of [
@@ -54,7 +45,8 @@ export function readExportRequest(args: ParsedArgs): ExportRequest {
     types,
     nameGlob,
     include,
-    output: typeof file === 'string' ? { file } : { outDir: outDir as string },
+    output:
+      typeof file === 'string' ? { file: resolve(cwd, file) } : { outDir: resolve(cwd, outDir as string) },
   };
 }
 
@@ -108,19 +100,9 @@ export const exportCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const request = readExportRequest(args);
+    const request = readExportOptions(args, ctx.io.cwd);
     const encryption = await readEncryption(args, ctx);
-    const options: ExportOptions = {
-      ids: request.ids,
-      types: request.types,
-      nameGlob: request.nameGlob,
-      include: request.include,
-      output:
-        'file' in request.output
-          ? { file: resolve(ctx.io.cwd, request.output.file) }
-          : { outDir: resolve(ctx.io.cwd, request.output.outDir) },
-      ...(encryption ? { encryption } : {}),
-    };
+    const options: ExportOptions = { ...request, ...(encryption ? { encryption } : {}) };
     const { source, summary } = await exportSnapshot(
       options,
       {

@@ -16,28 +16,21 @@ import { createEventRenderer, PLAN_FORMATS, renderDryRun, renderRun } from './im
 import {
   booleanOption,
   CONCURRENCY_RANGE,
-  checkNumberOption,
   parseListOption,
-  RATE_RANGE,
   readNumberOption,
+  readPathOption,
+  readRateOption,
   readStringOption,
   stringOption,
 } from './options.js';
 import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
-/** `--rate` is read from its text, so that the message can quote what was typed (`got fast`). */
-function readRate(value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  const rate = typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
-  return checkNumberOption(rate, 'rate', RATE_RANGE, String(value));
-}
-
 /** Check the command line once (UsageError, exit 2). */
 export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions {
-  const snapshot = readStringOption(args, 'snapshot', 'snapshot');
+  const snapshot = readStringOption(args, 'snapshot');
   if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
-  const rate = readRate(args.rate);
+  const rate = readRateOption(args.rate);
   const onConflict = (args.onConflict ?? 'skip') as string;
   if (!ON_CONFLICT_CHOICES.includes(onConflict as OnConflict)) {
     throw new UsageError(
@@ -50,29 +43,26 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
     onlyNames === undefined && types === undefined
       ? undefined
       : new ImportSelection(onlyNames, types === undefined ? undefined : new Set(types));
-  const path = (key: string, flag: string) => {
-    const p = readStringOption(args, key, flag);
-    return p === undefined ? undefined : resolve(cwd, p);
-  };
-  const schemas = path('schemas', 'schemas');
+  const path = (flag: string) => readPathOption(args, flag, cwd);
+  const schemas = path('schemas');
   const templatesFromTarget = args.templatesFromTarget === true;
   if (schemas !== undefined && templatesFromTarget) {
     throw new UsageError('Give either --schemas or --templates-from-target, not both');
   }
   return {
     snapshot: resolve(cwd, snapshot),
-    concurrency: readNumberOption(args, 'concurrency', 'concurrency', CONCURRENCY_RANGE),
+    concurrency: readNumberOption(args, 'concurrency', CONCURRENCY_RANGE),
     rate,
     onConflict: onConflict as OnConflict,
     prune: args.prune === true,
-    overrides: path('overrides', 'overrides'),
+    overrides: path('overrides'),
     only,
-    maxChanges: readNumberOption(args, 'maxChanges', 'max-changes', { min: 0, integer: true }),
+    maxChanges: readNumberOption(args, 'max-changes', { min: 0, integer: true }),
     dryRun: args.dryRun === true,
-    journal: path('journal', 'journal'),
-    idMap: path('idMap', 'id-map'),
-    report: path('report', 'report'),
-    confirm: readStringOption(args, 'confirm', 'confirm'),
+    journal: path('journal'),
+    idMap: path('id-map'),
+    report: path('report'),
+    confirm: readStringOption(args, 'confirm'),
     allowSameSource: args.allowSameSource === true,
     schemas,
     templatesFromTarget,

@@ -40,13 +40,13 @@ export const overridesInitCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
+    const snapshot = readStringOption(args, 'snapshot', 'a path');
     if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
     await useSnapshotKeysOf(args, ctx, [snapshot]);
-    const output = readStringOption(args, 'output', 'output', 'a path');
+    const output = readStringOption(args, 'output', 'a path');
     if (output === undefined) throw new UsageError('Missing -o FILE', { hint: 'See --help' });
-    const schemas = readStringOption(args, 'schemas', 'schemas', 'a path');
-    const prefix = readStringOption(args, 'prefix', 'prefix');
+    const schemas = readStringOption(args, 'schemas', 'a path');
+    const prefix = readStringOption(args, 'prefix');
     const result = await initOverrides({
       snapshot: resolve(ctx.io.cwd, snapshot),
       output: resolve(ctx.io.cwd, output),

@@ -1,9 +1,3 @@
-/**
- * `dds-migrate profiles clone ID,.. --from E --to E [--id-map FILE] [--dry-run] [--allow-run]`: plan every
- * profile (data sources remapped by name or through an import's id map), refuse the whole run if any
- * profile has a problem, then create them in the target. Prints source id -> target id.
- */
-import { resolve } from 'node:path';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import { assertPlanClean, type CloneResult } from '../profiles/clone.js';
 import { cloneProfiles } from '../profiles/clone-profiles.js';
@@ -11,7 +5,7 @@ import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../p
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
-import { booleanOption, parseListOption, stringOption } from './options.js';
+import { booleanOption, parseListOption, readPathOption, stringOption } from './options.js';
 import { renderTable, withRefusalJson } from './render.js';
 
 function describeMapping(m: DataSourceMapping): string {
@@ -136,7 +130,7 @@ export const profilesCloneCommand: CommandSpec = {
       cloneProfiles(
         {
           ids,
-          idMap: typeof args.idMap === 'string' ? resolve(ctx.io.cwd, args.idMap) : undefined,
+          idMap: readPathOption(args, 'id-map', ctx.io.cwd),
           dryRun: args.dryRun === true,
           allowRun: args.allowRun === true,
           confirm: typeof args.confirm === 'string' ? args.confirm : undefined,

@@ -47,7 +47,7 @@ export const runsCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const journal = readStringOption(args, 'journal', 'journal');
+    const journal = readStringOption(args, 'journal');
     if (journal === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
     const result = await listRuns(resolve(ctx.io.cwd, journal));
     const format = args.format ?? (ctx.globals.json ? 'json' : 'table');

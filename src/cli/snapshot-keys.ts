@@ -68,7 +68,7 @@ export async function useSnapshotKeysOf(
 ): Promise<void> {
   const keys = await loadSnapshotKeys({
     identityFiles: readPaths(args.identity, '--identity'),
-    passphraseEnv: readStringOption(args, 'passphraseEnv', 'passphrase-env', 'a variable name'),
+    passphraseEnv: readStringOption(args, 'passphrase-env', 'a variable name'),
     env: ctx.io.env,
     cwd: ctx.io.cwd,
   });
@@ -85,7 +85,7 @@ export async function readEncryption(args: ParsedArgs, ctx: CliContext): Promise
   return loadEncryption({
     recipients: args.encryptTo === undefined ? [] : splitListValues(args.encryptTo),
     recipientFiles: readPaths(args.encryptToFile, '--encrypt-to-file'),
-    passphraseEnv: readStringOption(args, 'passphraseEnv', 'passphrase-env', 'a variable name'),
+    passphraseEnv: readStringOption(args, 'passphrase-env', 'a variable name'),
     env: ctx.io.env,
     cwd: ctx.io.cwd,
   });

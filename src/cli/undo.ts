@@ -13,7 +13,7 @@ import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
-import { booleanOption, readStringOption, stringOption } from './options.js';
+import { booleanOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { printProblems, reportRefusal } from './render.js';
 
 /** One line describing an undo step (exhaustive over kinds). */
@@ -56,10 +56,8 @@ function lineJson(line: UndoLine) {
 
 /** Run `undo`. */
 export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
-  const journalArg = readStringOption(args, 'journal', 'journal');
+  const journalArg = readStringOption(args, 'journal');
   if (journalArg === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
-  const overrides = readStringOption(args, 'overrides', 'overrides');
-  const schemas = readStringOption(args, 'schemas', 'schemas');
   const onEvent = (event: UndoEvent): void => {
     switch (event.kind) {
       case 'refused':
@@ -83,15 +81,15 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
     result = await undoRun(
       {
         journal: resolve(ctx.io.cwd, journalArg),
-        overrides: overrides === undefined ? undefined : resolve(ctx.io.cwd, overrides),
+        overrides: readPathOption(args, 'overrides', ctx.io.cwd),
         dryRun: args.dryRun === true,
-        confirm: readStringOption(args, 'confirm', 'confirm'),
-        schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
+        confirm: readStringOption(args, 'confirm'),
+        schemas: readPathOption(args, 'schemas', ctx.io.cwd),
         includeInDoubt: args.includeInDoubt === true,
       },
       {
         resolveTarget: (boundUrl) =>
-          resolveSide(ctx, { ...args, to: readStringOption(args, 'to', 'to') ?? boundUrl }, 'to'),
+          resolveSide(ctx, { ...args, to: readStringOption(args, 'to') ?? boundUrl }, 'to'),
         createClient: clientFactory(ctx),
         env: ctx.io.env,
         log: ctx.log,

@@ -44,11 +44,11 @@ export const validateCommand: CommandSpec = {
     { command: '$0 validate prod.snapshot.jsonl --json > report.json', describe: 'The whole report as JSON' },
   ],
   async run(args, ctx) {
-    const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
+    const snapshot = readStringOption(args, 'snapshot', 'a path');
     if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
     await useSnapshotKeysOf(args, ctx, [snapshot]);
-    const schemasDir = readStringOption(args, 'schemas', 'schemas', 'a path');
-    const templatesFrom = readStringOption(args, 'templatesFrom', 'templates-from', 'a path');
+    const schemasDir = readStringOption(args, 'schemas', 'a path');
+    const templatesFrom = readStringOption(args, 'templates-from', 'a path');
 
     const report = await validateSnapshotFile(
       {

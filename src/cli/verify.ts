@@ -18,9 +18,9 @@ import type { CliContext } from './context.js';
 import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
 import {
   booleanOption,
-  checkNumberOption,
   listOption,
-  RATE_RANGE,
+  readPathOption,
+  readRateOption,
   readStringOption,
   stringOption,
 } from './options.js';
@@ -31,30 +31,26 @@ import { buildVerifyJson, renderVerifyText } from './verify-render.js';
 
 /** Check the command line once (UsageError, exit 2). */
 export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Promise<VerifyOptions> {
-  const snapshot = readStringOption(args, 'snapshot', 'snapshot');
+  const snapshot = readStringOption(args, 'snapshot');
   if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
   const testConnections = args.testConnections === true;
-  let rate: number | undefined;
-  if (args.rate !== undefined) {
-    const value = typeof args.rate === 'string' && args.rate.trim() !== '' ? Number(args.rate) : Number.NaN;
-    rate = checkNumberOption(value, 'rate', RATE_RANGE, String(args.rate));
-    if (!testConnections) {
-      throw new UsageError('--rate sets the pace of the connection tests: give it with --test-connections');
-    }
+  const rate = readRateOption(args.rate);
+  if (rate !== undefined && !testConnections) {
+    throw new UsageError('--rate sets the pace of the connection tests: give it with --test-connections');
   }
-  const report = readStringOption(args, 'report', 'report');
-  const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
-  const overrides = readStringOption(args, 'overrides', 'overrides', 'a file');
+  const report = readPathOption(args, 'report', ctx.io.cwd);
+  const schemas = readPathOption(args, 'schemas', ctx.io.cwd, 'a folder');
+  const overrides = readPathOption(args, 'overrides', ctx.io.cwd, 'a file');
   const config = await getConfig(ctx);
   return {
     snapshot: resolve(ctx.io.cwd, snapshot),
     snapshotLabel: snapshot,
     testConnections,
     rate,
-    report: report === undefined ? undefined : resolve(ctx.io.cwd, report),
+    report,
     ignoreFields: collectIgnoreFields(args.ignoreField, config),
-    schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
-    overrides: overrides === undefined ? undefined : resolve(ctx.io.cwd, overrides),
+    schemas,
+    overrides,
   };
 }
 
