@@ -53,7 +53,6 @@ function waitForDrain(stream: NodeJS.WritableStream): Promise<void> {
   return new Promise((resolve) => s.once('drain', () => resolve()));
 }
 
-/** `cases list`. */
 export const casesListCommand: CommandSpec = {
   command: 'list',
   describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',

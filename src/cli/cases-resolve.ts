@@ -30,7 +30,6 @@ function jsonTarget(t: CaseTarget): Record<string, unknown> {
   return { given: t.given, writeId: t.writeId, caseId: t.caseId ?? null, foundBy: t.foundBy ?? null };
 }
 
-/** `cases resolve`. */
 export const casesResolveCommand: CommandSpec = {
   command: 'resolve <ids..>',
   describe: 'Resolve cases one at a time, recording an audit reason',

@@ -58,7 +58,6 @@ export function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal
   };
 }
 
-/** `connections list`. */
 export const connectionsListCommand: CommandSpec = {
   command: 'list',
   describe: 'List every connection of an environment, all pages',

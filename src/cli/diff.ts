@@ -55,7 +55,6 @@ function printResult(
   ctx.out.result([header, ...lines].join('\n'));
 }
 
-/** `diff`. */
 export const diffCommand: CommandSpec = {
   command: 'diff',
   describe: 'Show what differs between two environments or snapshots',

@@ -69,7 +69,6 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
   };
 }
 
-/** `emulator`. */
 export const emulatorCommand: CommandSpec = {
   command: 'emulator',
   describe: 'Run a local Data Discovery Service (tests, demos, rehearsals)',

@@ -68,7 +68,6 @@ function readInclude(value: unknown): readonly SnapshotPart[] {
   return parts;
 }
 
-/** `export`. */
 export const exportCommand: CommandSpec = {
   command: 'export',
   describe: "Write a snapshot of an environment's connections",

@@ -11,7 +11,6 @@ import type { CommandSpec } from './command.js';
 import { booleanOption, readStringOption, stringOption } from './options.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
-/** `overrides init <snapshot>`. */
 export const overridesInitCommand: CommandSpec = {
   command: 'init <snapshot>',
   describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',

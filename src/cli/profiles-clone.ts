@@ -14,25 +14,11 @@ function describeMapping(m: DataSourceMapping): string {
 }
 
 function stepJson(step: ProfileCloneStep): Record<string, unknown> {
-  if (step.kind === 'exists') {
-    return { sourceId: step.sourceId, name: step.name, action: 'exists', targetId: step.targetId };
-  }
-  return step.kind === 'create'
-    ? {
-        sourceId: step.sourceId,
-        name: step.name,
-        action: 'create',
-        singleRun: step.singleRun,
-        dataSources: step.dataSources,
-        body: step.body,
-      }
-    : {
-        sourceId: step.sourceId,
-        name: step.name,
-        action: 'blocked',
-        singleRun: step.singleRun,
-        problems: step.problems,
-      };
+  const base = { sourceId: step.sourceId, name: step.name, action: step.kind };
+  if (step.kind === 'exists') return { ...base, targetId: step.targetId };
+  if (step.kind === 'create')
+    return { ...base, singleRun: step.singleRun, dataSources: step.dataSources, body: step.body };
+  return { ...base, singleRun: step.singleRun, problems: step.problems };
 }
 
 function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: string): void {
@@ -67,18 +53,15 @@ function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: st
 }
 
 function resultRow(r: CloneResult): Record<string, unknown> {
-  switch (r.kind) {
-    case 'created':
-      return { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: 'created' };
-    case 'exists':
-      return { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: 'exists' };
-    case 'failed':
-      return { sourceId: r.sourceId, targetId: '', name: r.name, result: `failed: ${r.message}` };
-    default: {
-      const unknown: never = r;
-      throw new Error(`unknown clone result ${JSON.stringify(unknown)}`);
-    }
-  }
+  if (r.kind === 'failed')
+    return { sourceId: r.sourceId, targetId: '', name: r.name, result: `failed: ${r.message}` };
+  return { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: r.kind };
+}
+
+function resultJson(r: CloneResult): Record<string, unknown> {
+  const base = { sourceId: r.sourceId, name: r.name, result: r.kind };
+  if (r.kind === 'failed') return { ...base, status: r.status, message: r.message };
+  return { ...base, targetId: r.targetId, ...(r.kind === 'created' ? { dataSources: r.dataSources } : {}) };
 }
 
 /** `N created, N existed, N failed, N not attempted`: what the run really did. */
@@ -89,7 +72,6 @@ function countResults(results: readonly CloneResult[], notAttempted: number): st
   return parts.join(', ');
 }
 
-/** `profiles clone`. */
 export const profilesCloneCommand: CommandSpec = {
   command: 'clone <ids..>',
   describe: 'Copy scan profiles to another environment, remapping their data sources by connection name',
@@ -150,35 +132,17 @@ export const profilesCloneCommand: CommandSpec = {
       return ExitCode.ok;
     }
     const outcome = result.outcome;
-    const rows = outcome.results.map(resultRow);
-    for (const step of outcome.notAttempted)
-      rows.push({ sourceId: step.sourceId, targetId: '', name: step.name, result: 'not confirmed' });
     if (ctx.globals.json) {
       ctx.out.json({
         from: result.from,
         to: result.to,
-        profiles: outcome.results.map((r) =>
-          r.kind === 'created'
-            ? {
-                sourceId: r.sourceId,
-                name: r.name,
-                result: 'created',
-                targetId: r.targetId,
-                dataSources: r.dataSources,
-              }
-            : r.kind === 'exists'
-              ? { sourceId: r.sourceId, name: r.name, result: 'exists', targetId: r.targetId }
-              : {
-                  sourceId: r.sourceId,
-                  name: r.name,
-                  result: 'failed',
-                  status: r.status,
-                  message: r.message,
-                },
-        ),
+        profiles: outcome.results.map(resultJson),
         notAttempted: outcome.notAttempted.map((s) => ({ sourceId: s.sourceId, name: s.name })),
       });
-    } else if (rows.length > 0) {
+    } else if (outcome.results.length + outcome.notAttempted.length > 0) {
+      const rows = outcome.results.map(resultRow);
+      for (const step of outcome.notAttempted)
+        rows.push({ sourceId: step.sourceId, targetId: '', name: step.name, result: 'not confirmed' });
       ctx.out.result(renderTable(rows, ['sourceId', 'targetId', 'name', 'result'], 120));
     }
     if (outcome.stopped !== undefined) throw outcome.stopped;

@@ -11,7 +11,6 @@ import { clientFactory, resolveSide, withEnvironmentOptions } from './environmen
 import { booleanOption, stringOption } from './options.js';
 import { withRefusalJson } from './render.js';
 
-/** `profiles create`. */
 export const profilesCreateCommand: CommandSpec = {
   command: 'create',
   describe: 'Create a scan profile from a JSON file',

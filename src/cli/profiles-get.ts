@@ -4,7 +4,6 @@ import { getProfile } from '../profiles/get-profile.js';
 import type { CommandSpec } from './command.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 
-/** `profiles get`. */
 export const profilesGetCommand: CommandSpec = {
   command: 'get <id>',
   describe: 'Print one scan profile as JSON',

@@ -19,7 +19,6 @@ export const PROFILE_COLUMNS: readonly string[] = [
   'dataSourceList',
 ];
 
-/** `profiles list`. */
 export const profilesListCommand: CommandSpec = {
   command: 'list',
   describe: 'List every scan profile of an environment',

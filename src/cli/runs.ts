@@ -27,7 +27,6 @@ function whatOf(run: RunSummary): string {
   return run.undoneBy === null ? 'import' : `import (undone by run ${run.undoneBy})`;
 }
 
-/** `runs <journal>`. */
 export const runsCommand: CommandSpec = {
   command: 'runs <journal>',
   describe: 'List the runs of an import journal: what each wrote, and which are undone',

@@ -16,29 +16,24 @@ import { writeJsonDocument } from './json-document.js';
 import { booleanOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { printProblems, reportRefusal } from './render.js';
 
-/** One line describing an undo step (exhaustive over kinds). */
-export function describeUndoStep(step: UndoStep): string {
-  return step.object === 'scan-profile' ? `scan profile ${describeStep(step)}` : describeStep(step);
-}
-
-function describeStep(step: UndoStep): string {
+/** One line describing an undo step. */
+function describeUndoStep(step: UndoStep): string {
+  const name = displayName(step.name);
+  const typed = `${name}${step.type ? ` (${step.type})` : ''}`;
+  const prefix = step.object === 'scan-profile' ? 'scan profile ' : '';
   switch (step.kind) {
     case 'delete-created':
-      return `delete     ${displayName(step.name)}${step.type ? ` (${step.type})` : ''}: created by the import`;
+      return `${prefix}delete     ${typed}: created by the import`;
     case 'put-back':
-      return `put back   ${displayName(step.name)}${step.type ? ` (${step.type})` : ''}: ${step.fields.length > 0 ? step.fields.join(', ') : 'secrets the import changed'}`;
+      return `${prefix}put back   ${typed}: ${step.fields.length > 0 ? step.fields.join(', ') : 'secrets the import changed'}`;
     case 're-create':
-      return `re-create  ${displayName(step.name)}${step.type ? ` (${step.type})` : ''}: deleted by the import`;
+      return `${prefix}re-create  ${typed}: deleted by the import`;
     case 'left':
-      return `left       ${displayName(step.name)}: ${step.reason}`;
+      return `${prefix}left       ${name}: ${step.reason}`;
     case 'reverted':
-      return `reverted   ${displayName(step.name)}: already as before the import`;
+      return `${prefix}reverted   ${name}: already as before the import`;
     case 'invalid':
-      return `invalid    ${displayName(step.name)}: ${step.problems.map((p) => `${p.path ?? ''} ${p.message}`.trim()).join('; ')}`;
-    default: {
-      const unreachable: never = step;
-      return String(unreachable);
-    }
+      return `${prefix}invalid    ${name}: ${step.problems.map((p) => `${p.path ?? ''} ${p.message}`.trim()).join('; ')}`;
   }
 }
 
@@ -54,27 +49,15 @@ function lineJson(line: UndoLine) {
   };
 }
 
-/** Run `undo`. */
 export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const journalArg = readStringOption(args, 'journal');
   if (journalArg === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
   const onEvent = (event: UndoEvent): void => {
-    switch (event.kind) {
-      case 'refused':
-        reportRefusal(ctx, event.problems);
-        return;
-      case 'run-started':
-        ctx.out.info(
-          `Undoing run ${event.undoes}: ${event.writes} change${event.writes === 1 ? '' : 's'} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
-        );
-        return;
-      case 'step-settled':
-        return;
-      default: {
-        const unknown: never = event;
-        throw new Error(`unknown undo event ${JSON.stringify(unknown)}`);
-      }
-    }
+    if (event.kind === 'refused') reportRefusal(ctx, event.problems);
+    if (event.kind === 'run-started')
+      ctx.out.info(
+        `Undoing run ${event.undoes}: ${event.writes} change${event.writes === 1 ? '' : 's'} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
+      );
   };
   let result: Awaited<ReturnType<typeof undoRun>>;
   try {
@@ -168,7 +151,6 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
   return failed.length > 0 || left.length > 0 ? ExitCode.partial : ExitCode.ok;
 }
 
-/** `undo <journal>`. */
 export const undoCommand: CommandSpec = {
   command: 'undo <journal>',
   describe: 'Take back the newest run of an import journal not yet undone (again: the one before)',

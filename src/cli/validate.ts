@@ -17,7 +17,6 @@ import { readStringOption, stringOption } from './options.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
 
-/** `validate <snapshot>`. */
 export const validateCommand: CommandSpec = {
   command: 'validate <snapshot>',
   describe: 'Check a snapshot and every entry against its data source template',

@@ -125,7 +125,6 @@ export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promi
   return result.verified ? ExitCode.ok : ExitCode.partial;
 }
 
-/** `verify <snapshot>`. */
 export const verifyCommand: CommandSpec = {
   command: 'verify <snapshot>',
   describe: 'Check that an environment is a complete, working restore of a snapshot',
