@@ -7,6 +7,7 @@
  * stderr; with `--json`, one JSON result on stdout instead.
  */
 import { resolve } from 'node:path';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import {
   type ExportEvent,
@@ -115,9 +116,7 @@ export const exportCommand: CommandSpec = {
     printSummary(summary, source, ctx);
     if (encryption && !ctx.globals.json) {
       const to =
-        'passphrase' in encryption
-          ? 'a passphrase'
-          : `${encryption.recipients.length} ${encryption.recipients.length === 1 ? 'recipient' : 'recipients'}`;
+        'passphrase' in encryption ? 'a passphrase' : countOf(encryption.recipients.length, 'recipient');
       ctx.out.info(`The snapshot is encrypted with age to ${to}`);
     }
     return ExitCode.ok;
@@ -178,11 +177,11 @@ function printSummary(summary: ExportSummary, label: string, ctx: CliContext): v
     .map(([type, count]) => `${type}: ${count}`)
     .join(', ');
   ctx.out.info(
-    `Wrote ${n} ${n === 1 ? 'connection' : 'connections'} of ${label} to ${summary.path}${byType ? ` (${byType})` : ''}`,
+    `Wrote ${countOf(n, 'connection')} of ${label} to ${summary.path}${byType ? ` (${byType})` : ''}`,
   );
   if (summary.include.includes('scanProfiles')) {
     const p = summary.scanProfileCount;
-    ctx.out.info(`Wrote ${p} scan ${p === 1 ? 'profile' : 'profiles'}`);
+    ctx.out.info(`Wrote ${countOf(p, 'scan profile')}`);
   }
   const masked = summary.maskedSecrets;
   if (masked.entries > 0) {

@@ -219,8 +219,8 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
   const profileFailures = result.profileCounts.failed;
   if (counts.failed > 0 || profileFailures > 0) {
     const parts = [
-      ...(counts.failed > 0 ? [`${counts.failed} entr${counts.failed === 1 ? 'y' : 'ies'}`] : []),
-      ...(profileFailures > 0 ? [`${profileFailures} scan profile${profileFailures === 1 ? '' : 's'}`] : []),
+      ...(counts.failed > 0 ? [countOf(counts.failed, 'entry', 'entries')] : []),
+      ...(profileFailures > 0 ? [countOf(profileFailures, 'scan profile')] : []),
     ];
     ctx.out.warn(`${parts.join(' and ')} failed (see above); fix them and re-run to retry`);
     return ExitCode.partial;

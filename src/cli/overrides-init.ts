@@ -5,6 +5,7 @@
  * variable names on stdout, one per line (`--json`: one object), so a script can check they are set.
  */
 import { resolve } from 'node:path';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_VARIABLE_PREFIX, initOverrides } from '../overrides/init-overrides.js';
 import type { CommandSpec } from './command.js';
@@ -68,7 +69,7 @@ export const overridesInitCommand: CommandSpec = {
       ctx.out.info(
         n === 0
           ? `${result.file}: no secret to supply (${result.entryCount} entries checked)`
-          : `${result.file}: ${n} variable${n === 1 ? '' : 's'} for ${result.entriesWithSecrets} of ${result.entryCount} entries; set them, then: dds-migrate import SNAPSHOT --to E --overrides ${result.file}`,
+          : `${result.file}: ${countOf(n, 'variable')} for ${result.entriesWithSecrets} of ${result.entryCount} entries; set them, then: dds-migrate import SNAPSHOT --to E --overrides ${result.file}`,
       );
     }
     return ExitCode.ok;

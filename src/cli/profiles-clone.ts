@@ -1,3 +1,4 @@
+import { countOf } from '../display-name.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import { assertPlanClean, type CloneResult } from '../profiles/clone.js';
 import { cloneProfiles } from '../profiles/clone-profiles.js';
@@ -46,7 +47,7 @@ function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: st
       // Its problems are in the one list of the error line on stderr, not repeated here.
       const n = step.problems.length;
       ctx.out.result(
-        `blocked  ${step.sourceId}  '${step.name}': ${n} problem${n === 1 ? '' : 's'} (listed on stderr)`,
+        `blocked  ${step.sourceId}  '${step.name}': ${countOf(n, 'problem')} (listed on stderr)`,
       );
     }
   }

@@ -205,7 +205,7 @@ export function printProblems(
   heading: (count: string) => string,
 ): void {
   if (ctx.globals.json) return;
-  ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
+  ctx.io.stderr.write(`${heading(countOf(problems.length, 'problem'))}\n`);
   const { own, following } = ctx.globals.verbose
     ? { own: problems, following: [] }
     : splitFollowingProblems(problems);

@@ -5,7 +5,7 @@
  * its events and result.
  */
 import { resolve } from 'node:path';
-import { displayName } from '../display-name.js';
+import { countOf, displayName } from '../display-name.js';
 import { ExitCode, UsageError, withResumeHint } from '../errors.js';
 import { scrub } from '../secrets.js';
 import { isWritingStep, type UndoEvent, type UndoLine, type UndoStep, undoRun } from '../sync/undo.js';
@@ -56,7 +56,7 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
     if (event.kind === 'refused') reportRefusal(ctx, event.problems);
     if (event.kind === 'run-started')
       ctx.out.info(
-        `Undoing run ${event.undoes}: ${event.writes} change${event.writes === 1 ? '' : 's'} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
+        `Undoing run ${event.undoes}: ${countOf(event.writes, 'change')} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
       );
   };
   let result: Awaited<ReturnType<typeof undoRun>>;
@@ -101,9 +101,7 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
       ctx.out.result(`Plan for undoing run ${result.undoes} in ${result.target} (dry run, nothing sent):`);
       for (const step of result.steps) ctx.out.result(`  ${describeUndoStep(step)}`);
       const writes = result.steps.filter(isWritingStep).length;
-      ctx.out.result(
-        `Total: ${writes === 0 ? 'nothing to do' : `${writes} change${writes === 1 ? '' : 's'}`}`,
-      );
+      ctx.out.result(`Total: ${writes === 0 ? 'nothing to do' : countOf(writes, 'change')}`);
     }
     if (result.problems.length > 0) {
       printProblems(ctx, result.problems, (count) => `Pre-flight would refuse this undo (${count}):`);
@@ -185,8 +183,8 @@ export const undoCommand: CommandSpec = {
 function describeObjects(lines: readonly UndoLine[]): string {
   const connections = lines.filter((l) => l.step.object === 'connection').length;
   const profiles = lines.length - connections;
-  const parts = [`${connections} connection${connections === 1 ? '' : 's'}`];
-  if (profiles > 0) parts.push(`${profiles} scan profile${profiles === 1 ? '' : 's'}`);
+  const parts = [countOf(connections, 'connection')];
+  if (profiles > 0) parts.push(countOf(profiles, 'scan profile'));
   return parts.join(', ');
 }
 

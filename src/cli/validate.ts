@@ -5,10 +5,10 @@
  * Masked secrets ("must be supplied at import") and types without a schema are warnings.
  */
 import { resolve } from 'node:path';
-import { formatReferenceNeeds, type ReferenceNeeds } from '../connections/references.js';
+import { formatReferenceNeeds } from '../connections/references.js';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { ValidationProblem } from '../schema/catalog.js';
-import type { ValidationReport } from '../schema/validate-snapshot.js';
 import { type ValidateResult, validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
@@ -79,17 +79,11 @@ export function formatProblem(problem: ValidationProblem): string {
   return `${problem.entry} (${problem.type}) ${problem.path || '/'}: ${problem.message}`;
 }
 
-/** `{name: [entries]}` per kind of reference, for `--json`. */
-function referencesJson(needs: ReferenceNeeds): Record<string, Record<string, readonly string[]>> {
-  return {
-    scannerGroups: Object.fromEntries(needs.scannerGroups),
-    credentials: Object.fromEntries(needs.credentials),
-    certificates: Object.fromEntries(needs.certificates),
-  };
-}
-
-/** The report as `--json` prints it (with `references`: what a target must hold, per name its entries). */
-export function toJsonReport(report: ValidationReport | ValidateResult): Record<string, unknown> {
+/**
+ * The report as `--json` prints it (with `references`: what a target must hold, per name its entries;
+ * with `--templates-from`, the problems and warnings of checking them there).
+ */
+function toJsonReport(report: ValidateResult): Record<string, unknown> {
   const strip = ({ kind, entry, type, path, message }: ValidationProblem) => ({
     kind,
     entry,
@@ -97,6 +91,7 @@ export function toJsonReport(report: ValidationReport | ValidateResult): Record<
     path,
     message,
   });
+  const { scannerGroups, credentials, certificates } = report.references;
   return {
     snapshot: report.snapshot,
     valid: report.valid,
@@ -105,8 +100,12 @@ export function toJsonReport(report: ValidationReport | ValidateResult): Record<
     errors: report.errors.map(strip),
     warnings: report.warnings.map(strip),
     catalogWarnings: report.catalogWarnings,
-    ...('references' in report ? { references: referencesJson(report.references) } : {}),
-    ...('referenceCheck' in report && report.referenceCheck
+    references: {
+      scannerGroups: Object.fromEntries(scannerGroups),
+      credentials: Object.fromEntries(credentials),
+      certificates: Object.fromEntries(certificates),
+    },
+    ...(report.referenceCheck
       ? {
           referenceProblems: report.referenceCheck.problems,
           referenceWarnings: report.referenceCheck.warnings,
@@ -136,12 +135,10 @@ function printReport(report: ValidateResult, ctx: CliContext): void {
   const n = report.entryCount;
   const missing = check?.problems.length ?? 0;
   if (report.valid) {
-    out.result(`${n} ${n === 1 ? 'entry' : 'entries'} checked: all valid`);
+    out.result(`${countOf(n, 'entry', 'entries')} checked: all valid`);
   } else {
     out.result(
-      `${n} ${n === 1 ? 'entry' : 'entries'} checked: ${report.invalidCount} invalid (${report.errors.length} ${
-        report.errors.length === 1 ? 'problem' : 'problems'
-      })${missing > 0 ? `, ${missing} missing ${missing === 1 ? 'reference' : 'references'}` : ''}`,
+      `${countOf(n, 'entry', 'entries')} checked: ${report.invalidCount} invalid (${countOf(report.errors.length, 'problem')})${missing > 0 ? `, ${countOf(missing, 'missing reference')}` : ''}`,
     );
   }
 }
@@ -158,7 +155,7 @@ function printValidationWarnings(warnings: readonly ValidationProblem[], ctx: Cl
     const entries = new Set(masked.map((w) => w.entry)).size;
     const group = masked[0]?.message ?? '';
     hints[group] =
-      `${entries} ${entries === 1 ? 'entry' : 'entries'} (${summarizeFields(masked)}); 'dds-migrate overrides init' writes an overrides file for them`;
+      `${countOf(entries, 'entry', 'entries')} (${summarizeFields(masked)}); 'dds-migrate overrides init' writes an overrides file for them`;
   }
   printWarnings(
     ctx,

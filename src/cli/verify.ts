@@ -66,7 +66,7 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
         return;
       case 'tests-started':
         ctx.out.info(
-          `Testing ${event.total} present connection${event.total === 1 ? '' : 's'} (concurrency ${event.concurrency}${
+          `Testing ${countOf(event.total, 'present connection')} (concurrency ${event.concurrency}${
             event.rate === undefined ? '' : `, rate ${event.rate} tests/s`
           })`,
         );
@@ -119,7 +119,7 @@ export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promi
   const t = result.tests;
   if (t && t.unknown + t.error > 0) {
     ctx.out.warn(
-      `${t.unknown + t.error} connection test${t.unknown + t.error === 1 ? '' : 's'} gave no verdict (unknown answer or refused request); see the details`,
+      `${countOf(t.unknown + t.error, 'connection test')} gave no verdict (unknown answer or refused request); see the details`,
     );
   }
   return result.verified ? ExitCode.ok : ExitCode.partial;
