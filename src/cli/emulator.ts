@@ -15,6 +15,7 @@ import {
   readNumberOption,
   readPathOption,
   readStringOption,
+  stringOption,
 } from './options.js';
 
 /**
@@ -76,11 +77,9 @@ export const emulatorCommand: CommandSpec = {
     yargs.options({
       port: { type: 'number', describe: 'Port to listen on (0: any free port)', default: 0 },
       host: { type: 'string', describe: 'Interface to listen on', default: '127.0.0.1' },
-      data: {
-        type: 'string',
-        describe:
-          'Seed file {connections, scanProfiles, cases, ...}, or a shipped environment: prod, dr-partial, empty',
-      },
+      data: stringOption(
+        'Seed file {connections, scanProfiles, cases, ...}, or a shipped environment: prod, dr-partial, empty',
+      ),
       generate: {
         type: 'number',
         describe: 'Add N generated valid connections (gen-<type>-<dept>-<i>) to the data',
@@ -89,12 +88,9 @@ export const emulatorCommand: CommandSpec = {
         type: 'number',
         describe: 'Add N generated security cases (ids ca5e...) to the data',
       },
-      state: { type: 'string', describe: 'Persist changes to this file and reload it on start' },
-      token: { type: 'string', describe: 'API token to accept (default emulator-token)' },
-      'user-token': {
-        type: 'string',
-        describe: 'User token for refresh-access-token (default emulator-user-token)',
-      },
+      state: stringOption('Persist changes to this file and reload it on start'),
+      token: stringOption('API token to accept (default emulator-token)'),
+      'user-token': stringOption('User token for refresh-access-token (default emulator-user-token)'),
       'session-ttl': { type: 'number', describe: 'Lifetime of session tokens, ms (default 3600000)' },
       latency: {
         type: 'number',
@@ -102,43 +98,33 @@ export const emulatorCommand: CommandSpec = {
       },
       jitter: { type: 'number', describe: 'Latency jitter, ms (default 10% of --latency)' },
       'rate-limit': { type: 'number', describe: 'Requests per second before 429 + Retry-After' },
-      faults: {
-        type: 'string',
-        describe: 'Fault rules, e.g. commit-then-drop:0.05@POST:/ds_connections,500:0.02,reset:0.01@GET:*',
-      },
+      faults: stringOption(
+        'Fault rules, e.g. commit-then-drop:0.05@POST:/ds_connections,500:0.02,reset:0.01@GET:*',
+      ),
       seed: { type: 'number', describe: 'PRNG seed for faults and jitter' },
       'max-page-size': { type: 'number', describe: 'Largest page limit honoured (default 1000)' },
       'html-content-type': booleanOption('Label JSON answers text/html, as some deployments do'),
       'export-clear-secrets': booleanOption('Export secrets in the clear instead of ******'),
-      'test-fail': {
-        type: 'string',
-        describe: 'Connections (names, comma-separated) whose ds-connection-test fails',
-      },
-      'test-answer': {
-        type: 'string',
-        choices: ['operation-status', 'success'],
-        describe: 'Connection test answer: {operationStatus:"SUCCESS"|"FAILED"} or {success:true|false}',
-      },
-      'auth-refusal': {
-        type: 'string',
-        choices: ['401', '200'],
-        describe: 'Answer a refused token with 401, or with 200 {"success":false} as a real deployment did',
-      },
-      paging: {
-        type: 'string',
-        choices: ['skip', 'offset', 'none'],
-        describe: 'Query parameter lists honour for the page start (none: every page is the first)',
-      },
-      'case-ids': {
-        type: 'string',
-        choices: ['same', 'mongo'],
-        describe: 'Case ids: id = caseId, or a Mongo _id (taken by writes) beside a friendly caseId SPC-n',
-      },
-      'profile-sources': {
-        type: 'string',
+      'test-fail': stringOption('Connections (names, comma-separated) whose ds-connection-test fails'),
+      'test-answer': stringOption(
+        'Connection test answer: {operationStatus:"SUCCESS"|"FAILED"} or {success:true|false}',
+        { choices: ['operation-status', 'success'] },
+      ),
+      'auth-refusal': stringOption(
+        'Answer a refused token with 401, or with 200 {"success":false} as a real deployment did',
+        { choices: ['401', '200'] },
+      ),
+      paging: stringOption(
+        'Query parameter lists honour for the page start (none: every page is the first)',
+        { choices: ['skip', 'offset', 'none'] },
+      ),
+      'case-ids': stringOption(
+        'Case ids: id = caseId, or a Mongo _id (taken by writes) beside a friendly caseId SPC-n',
+        { choices: ['same', 'mongo'] },
+      ),
+      'profile-sources': stringOption("Scan profiles' dataSourceList as stored, or as connection names", {
         choices: ['as-stored', 'names'],
-        describe: "Scan profiles' dataSourceList as stored, or as connection names",
-      },
+      }),
       'references-api': {
         type: 'boolean',
         default: true,

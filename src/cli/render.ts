@@ -39,17 +39,11 @@ export interface RecordWriter {
   readonly count: number;
 }
 
-/** The default format: a table for a person at a terminal, NDJSON for a pipe or a file. */
-export function chooseDefaultFormat(out: Pick<Output, 'stdoutIsTTY'>, json: boolean): OutputFormat {
-  if (json) return 'json';
-  return out.stdoutIsTTY ? 'table' : 'ndjson';
-}
-
 /**
  * `--json` promises exactly one JSON document on stdout, so it cannot be combined with an explicit
  * `--format` of another kind when the result goes to stdout. Shared by every command with `--format`.
  */
-export function assertFormatFitsJson(format: unknown, json: boolean): void {
+function assertFormatFitsJson(format: unknown, json: boolean): void {
   if (json && format !== undefined && format !== 'json') {
     throw new UsageError(`--json cannot be combined with --format ${String(format)}`, {
       hint: 'Drop --json, or use --format json',
@@ -58,16 +52,15 @@ export function assertFormatFitsJson(format: unknown, json: boolean): void {
 }
 
 /**
- * The format of a record list written to stdout: `--format` when given (refused with `--json` unless it
- * is json, see {@link assertFormatFitsJson}), else {@link chooseDefaultFormat}.
+ * The format of a record list written to stdout ({@link chooseFormat}); by default a table for a person
+ * at a terminal, NDJSON for a pipe or a file.
  */
 export function chooseStdoutFormat(
   format: unknown,
   out: Pick<Output, 'stdoutIsTTY'>,
   json: boolean,
 ): OutputFormat {
-  assertFormatFitsJson(format, json);
-  return (format as OutputFormat | undefined) ?? chooseDefaultFormat(out, json);
+  return chooseFormat(format, json, OUTPUT_FORMATS, out.stdoutIsTTY ? 'table' : 'ndjson');
 }
 
 /**
