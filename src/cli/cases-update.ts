@@ -11,7 +11,7 @@ import { booleanOption, listOption, readPathOption, readStringOption, stringOpti
 import { renderTable } from './render.js';
 
 /** How many matched cases the preview shows. */
-export const SAMPLE_SIZE = 5;
+const SAMPLE_SIZE = 5;
 
 const SAMPLE_COLUMNS = [
   'caseId',
@@ -80,15 +80,11 @@ function renderUpdated(
   matched: readonly SecurityCase[],
   result: CaseUpdateResult,
 ): void {
+  const listed = (label: string, ids: readonly string[]) =>
+    ids.length === 0 ? '' : `; ${label}: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', ...' : ''}`;
   if (result.caseIds.length !== matched.length || result.missing.length > 0 || result.unexpected.length > 0) {
     ctx.out.warn(
-      `the service reported ${result.caseIds.length} updated case(s), the preview matched ${matched.length}` +
-        (result.missing.length > 0
-          ? `; not reported: ${result.missing.slice(0, 10).join(', ')}${result.missing.length > 10 ? ', ...' : ''}`
-          : '') +
-        (result.unexpected.length > 0
-          ? `; not in the preview: ${result.unexpected.slice(0, 10).join(', ')}${result.unexpected.length > 10 ? ', ...' : ''}`
-          : ''),
+      `the service reported ${result.caseIds.length} updated case(s), the preview matched ${matched.length}${listed('not reported', result.missing)}${listed('not in the preview', result.unexpected)}`,
     );
   }
   if (ctx.globals.json) {

@@ -109,7 +109,7 @@ export const RATE_RANGE: NumberOptionRange = {
 };
 
 /** "an integer from 1 to 64", "a number >= 0.001": the range as a message says it. */
-export function describeRange(range: NumberOptionRange): string {
+function describeRange(range: NumberOptionRange): string {
   const kind = range.unit ?? (range.integer ? 'an integer' : 'a number');
   return range.max === undefined ? `${kind} >= ${range.min}` : `${kind} from ${range.min} to ${range.max}`;
 }

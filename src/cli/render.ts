@@ -215,7 +215,7 @@ export function printProblems(
  * The problems that only follow from another one listed (a scan profile naming a connection that is
  * itself refused: `causedBy` names an entry with problems of its own), apart from the others.
  */
-export function splitFollowingProblems(problems: readonly Problem[]): {
+function splitFollowingProblems(problems: readonly Problem[]): {
   readonly own: readonly Problem[];
   readonly following: readonly Problem[];
 } {
@@ -242,7 +242,7 @@ export function reportRefusal(ctx: CliContext, problems: readonly Problem[]): vo
  * With `--json`, a pre-flight refusal (exit 3, nothing sent) as the one result on stdout:
  * `{"ok": false, "exitCode": 3, "problems": [...]}` (`import`, `undo`, `profiles create` and `clone`).
  */
-export function writeRefusalJson(ctx: CliContext, problems: readonly Problem[]): void {
+function writeRefusalJson(ctx: CliContext, problems: readonly Problem[]): void {
   if (ctx.globals.json) ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems });
 }
 
