@@ -51,7 +51,7 @@ function readExportOptions(args: ParsedArgs, cwd: string): ExportOptions {
   };
 }
 
-/** `--include connections,profiles` (the default: both) as snapshot parts. */
+/** `--include connections,profiles` (the default: both) as snapshot parts (parseListOption refuses an empty list). */
 function readInclude(value: unknown): readonly SnapshotPart[] {
   const listed = parseListOption(value, '--include') ?? ['connections', 'profiles'];
   const parts: SnapshotPart[] = [];
@@ -64,8 +64,6 @@ function readInclude(value: unknown): readonly SnapshotPart[] {
       });
     }
   }
-  if (parts.length === 0)
-    throw new UsageError('--include names nothing', { hint: 'Use --include connections,profiles' });
   return parts;
 }
 

@@ -64,7 +64,7 @@ function readPaths(value: unknown, flag: string): string[] {
 export async function useSnapshotKeysOf(
   args: ParsedArgs,
   ctx: CliContext,
-  snapshots: readonly (string | undefined)[],
+  snapshots: readonly string[],
 ): Promise<void> {
   const keys = await loadSnapshotKeys({
     identityFiles: readPaths(args.identity, '--identity'),
@@ -74,7 +74,6 @@ export async function useSnapshotKeysOf(
   });
   useSnapshotKeys(keys);
   for (const snapshot of snapshots) {
-    if (snapshot === undefined) continue;
     const path = resolve(ctx.io.cwd, snapshot);
     if (isEncryptedSnapshot(path)) (await openSnapshotSource(path, snapshot, keys)).close();
   }
