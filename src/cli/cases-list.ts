@@ -3,7 +3,7 @@
  * to stdout or atomically to `-o FILE`. The listing and the file are the workflow {@link listEnvironmentCases};
  * this file reads options and renders the records.
  */
-import { extname, resolve } from 'node:path';
+import { extname } from 'node:path';
 import {
   checkCaseSelection,
   combineCaseFilters,
@@ -12,12 +12,19 @@ import {
 } from '../cases/filter.js';
 import { listEnvironmentCases } from '../cases/list-cases.js';
 import { ExitCode } from '../errors.js';
-import type { AtomicTextFile } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import type { CliContext, Output } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { parseListOption, parseSortOption, readNumberOption, SORT_OPTION } from './options.js';
+import type { CliContext } from './context.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import {
+  listOption,
+  parseListOption,
+  parseSortOption,
+  readNumberOption,
+  readPathOption,
+  SORT_OPTION,
+  stringOption,
+} from './options.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
 
 const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
@@ -39,20 +46,6 @@ export function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputForma
   return FORMAT_OF_EXTENSION[extname(args.output).toLowerCase()] ?? (ctx.globals.json ? 'json' : 'ndjson');
 }
 
-/** An {@link Output} whose results go to an atomic file; information and warnings still go to stderr. */
-function createFileOutput(file: AtomicTextFile, out: Output): Output {
-  return {
-    result: (text) => file.write(`${scrub(text)}\n`),
-    json: (value) => file.write(`${scrub(JSON.stringify(value, null, 2))}\n`),
-    write: (text) => file.write(scrub(text)),
-    info: (text) => out.info(text),
-    warn: (text) => out.warn(text),
-    stdoutIsTTY: false,
-    stderrIsTTY: out.stderrIsTTY,
-    showProgress: out.showProgress,
-  };
-}
-
 /** Wait while `stream` has a full buffer, so a slow reader (a pipe, a disk) bounds memory. */
 function waitForDrain(stream: NodeJS.WritableStream): Promise<void> {
   const s = stream as NodeJS.WritableStream & { writableNeedDrain?: boolean };
@@ -60,60 +53,32 @@ function waitForDrain(stream: NodeJS.WritableStream): Promise<void> {
   return new Promise((resolve) => s.once('drain', () => resolve()));
 }
 
-/** `cases list`. */
 export const casesListCommand: CommandSpec = {
   command: 'list',
   describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env'])
-      .option('status', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Only these statuses (comma-separated), e.g. open,acknowledged',
-      })
-      .option('policy', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Only these policy names (comma-separated; \\, for a comma in a name)',
-      })
-      .option('severity', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Only these severities (comma-separated), e.g. critical,high',
-      })
-      .option('filter', {
-        type: 'string',
-        requiresArg: true,
-        describe:
-          'The service filter as JSON, e.g. \'[{"field":"assignee","value":"bob","operator":"equal"}]\' (combined with the options above)',
-      })
-      .option('fields', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Fields to ask for and print, in order (comma-separated)',
-      })
-      .option('sort', SORT_OPTION)
-      .option('format', {
+    withEnvironmentOptions(yargs, ['env']).options({
+      status: listOption('Only these statuses (comma-separated), e.g. open,acknowledged'),
+      policy: listOption('Only these policy names (comma-separated; \\, for a comma in a name)'),
+      severity: listOption('Only these severities (comma-separated), e.g. critical,high'),
+      filter: stringOption(
+        'The service filter as JSON, e.g. \'[{"field":"assignee","value":"bob","operator":"equal"}]\' (combined with the options above)',
+      ),
+      fields: listOption('Fields to ask for and print, in order (comma-separated)'),
+      sort: SORT_OPTION,
+      format: {
         type: 'string',
         choices: OUTPUT_FORMATS,
         describe:
           'Output format (default: from the -o extension; else table on a terminal, ndjson otherwise; json with --json)',
-      })
-      .option('output', {
-        alias: 'o',
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write to FILE (atomically, mode 0600) instead of stdout',
-      })
-      .option('page-size', {
+      },
+      output: stringOption('Write to FILE (atomically, mode 0600) instead of stdout', { alias: 'o' }),
+      'page-size': {
         type: 'number',
         requiresArg: true,
         describe: 'Cases asked for per page (default 1000; the service may clamp it)',
-      }),
+      },
+    }),
   examples: [
     {
       command: '$0 cases list --env prod --status open --format ndjson',
@@ -144,7 +109,7 @@ export const casesListCommand: CommandSpec = {
       fields: fields.length > 0 ? fields : undefined,
       // The table and CSV columns show the id a write takes; JSON is each case as the service sent it.
       writeId: format === 'table' || format === 'csv',
-      pageSize: readNumberOption(args, 'pageSize', 'page-size', { min: 1, integer: true }),
+      pageSize: readNumberOption(args, 'page-size', { min: 1, integer: true }),
       signal: ctx.signal,
     };
     const columns = fields.length > 0 ? fields : DEFAULT_CASE_COLUMNS;
@@ -152,16 +117,16 @@ export const casesListCommand: CommandSpec = {
       {
         query,
         // Paths are relative to the run's working directory (the CLI may run in-process elsewhere).
-        output: typeof args.output === 'string' ? resolve(ctx.io.cwd, args.output) : undefined,
+        output: readPathOption(args, 'output', ctx.io.cwd),
       },
       {
-        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+        createClient: clientFactory(ctx),
       },
       (file) => {
         const writer = createRecordWriter(
           format,
-          file === undefined ? ctx.out : createFileOutput(file, ctx.out),
+          file === undefined ? ctx.out : { write: (text) => file.write(scrub(text)) },
           {
             columns,
           },

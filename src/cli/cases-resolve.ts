@@ -8,8 +8,8 @@ import { checkAuditReason, type ResolveOutcome } from '../cases/resolve.js';
 import { resolveCasesIn } from '../cases/resolve-cases-in.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import type { CommandSpec } from './command.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { parseListOption } from './options.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { booleanOption, parseListOption, stringOption } from './options.js';
 
 /** ` (caseId SPC-12; found by caseId)` when the id written to is not simply the one given. */
 function aside(target: CaseTarget): string {
@@ -30,27 +30,18 @@ function jsonTarget(t: CaseTarget): Record<string, unknown> {
   return { given: t.given, writeId: t.writeId, caseId: t.caseId ?? null, foundBy: t.foundBy ?? null };
 }
 
-/** `cases resolve`. */
 export const casesResolveCommand: CommandSpec = {
   command: 'resolve <ids..>',
   describe: 'Resolve cases one at a time, recording an audit reason',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env'])
       .positional('ids', { type: 'string', array: true, describe: 'Case ids (comma- or space-separated)' })
-      .option('reason', {
-        type: 'string',
-        requiresArg: true,
-        demandOption: true,
-        describe: 'Why the cases are resolved (required; kept by the service as auditReason)',
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected environment, to allow writing to it',
-      })
-      .option('dry-run', {
-        type: 'boolean',
-        describe: 'Look the ids up and print the id each PATCH would go to; send nothing',
+      .options({
+        reason: stringOption('Why the cases are resolved (required; kept by the service as auditReason)', {
+          demandOption: true,
+        }),
+        confirm: stringOption('Name of a protected environment, to allow writing to it'),
+        'dry-run': booleanOption('Look the ids up and print the id each PATCH would go to; send nothing'),
       }),
   examples: [
     {
@@ -70,8 +61,8 @@ export const casesResolveCommand: CommandSpec = {
     const { environment, targets, run } = await resolveCasesIn(
       { ids, reason, confirm: typeof args.confirm === 'string' ? args.confirm : undefined, dryRun },
       {
-        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-        createClient: (env, options) => createEnvironmentClient(ctx, env, options),
+        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+        createClient: clientFactory(ctx),
         signal: ctx.signal,
       },
       (event) => {

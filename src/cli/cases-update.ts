@@ -1,9 +1,3 @@
-/**
- * `dds-migrate cases update --where FIELD=V1,V2 .. --set FIELD=VALUE`: shows how many cases the filters
- * select (and the first few), then, confirmed on a terminal or by `--yes`, sends one bulk PATCH
- * `cases:update` and prints the ids the service reported.
- */
-import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { checkWhereFilters, parseSet, parseWhere } from '../cases/filter.js';
 import type { CaseUpdateResult } from '../cases/update.js';
@@ -12,12 +6,12 @@ import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { readStringOption } from './options.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { booleanOption, listOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { renderTable } from './render.js';
 
 /** How many matched cases the preview shows. */
-export const SAMPLE_SIZE = 5;
+const SAMPLE_SIZE = 5;
 
 const SAMPLE_COLUMNS = [
   'caseId',
@@ -86,15 +80,11 @@ function renderUpdated(
   matched: readonly SecurityCase[],
   result: CaseUpdateResult,
 ): void {
+  const listed = (label: string, ids: readonly string[]) =>
+    ids.length === 0 ? '' : `; ${label}: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', ...' : ''}`;
   if (result.caseIds.length !== matched.length || result.missing.length > 0 || result.unexpected.length > 0) {
     ctx.out.warn(
-      `the service reported ${result.caseIds.length} updated case(s), the preview matched ${matched.length}` +
-        (result.missing.length > 0
-          ? `; not reported: ${result.missing.slice(0, 10).join(', ')}${result.missing.length > 10 ? ', ...' : ''}`
-          : '') +
-        (result.unexpected.length > 0
-          ? `; not in the preview: ${result.unexpected.slice(0, 10).join(', ')}${result.unexpected.length > 10 ? ', ...' : ''}`
-          : ''),
+      `the service reported ${result.caseIds.length} updated case(s), the preview matched ${matched.length}${listed('not reported', result.missing)}${listed('not in the preview', result.unexpected)}`,
     );
   }
   if (ctx.globals.json) {
@@ -116,45 +106,31 @@ function renderUpdated(
   }
 }
 
-/** `cases update`. */
 export const casesUpdateCommand: CommandSpec = {
   command: 'update',
   describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env'])
-      .option('where', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe:
+      .options({
+        where: listOption(
           'FIELD=V1,V2: cases whose FIELD is one of the values (repeat for more fields; all must match)',
-      })
-      .option('set', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'FIELD=VALUE: caseStatus (open, acknowledged, silenced, resolved, remediated) or assignee',
-      })
-      .option('dry-run', { type: 'boolean', describe: 'Only show how many cases match, and the first few' })
-      .option('yes', {
-        alias: 'y',
-        type: 'boolean',
-        describe: 'Do not ask for confirmation (required when not on a terminal)',
-      })
-      .option('reason', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+        ),
+        set: stringOption(
+          'FIELD=VALUE: caseStatus (open, acknowledged, silenced, resolved, remediated) or assignee',
+        ),
+        'dry-run': booleanOption('Only show how many cases match, and the first few'),
+        yes: {
+          alias: 'y',
+          type: 'boolean',
+          describe: 'Do not ask for confirmation (required when not on a terminal)',
+        },
+        reason: stringOption(
           'Why (kept on every line of the --audit trail; the bulk request itself has no field for it)',
-      })
-      .option('audit', {
-        type: 'string',
-        requiresArg: true,
-        describe: "Append each matched case's before-state and the result to this JSON Lines file (0600)",
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected environment, to allow writing to it',
+        ),
+        audit: stringOption(
+          "Append each matched case's before-state and the result to this JSON Lines file (0600)",
+        ),
+        confirm: stringOption('Name of a protected environment, to allow writing to it'),
       })
       .demandOption(['set']),
   examples: [
@@ -178,9 +154,9 @@ export const casesUpdateCommand: CommandSpec = {
     const where = readWhereValues(args.where);
     const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
     for (const warning of checkWhereFilters(update.filters)) ctx.out.warn(warning);
-    const reason = readStringOption(args, 'reason', 'reason', 'a non-empty reason');
+    const reason = readStringOption(args, 'reason', 'a non-empty reason');
     const dryRun = args.dryRun === true;
-    const auditFile = typeof args.audit === 'string' ? resolve(ctx.io.cwd, args.audit) : undefined;
+    const auditFile = readPathOption(args, 'audit', ctx.io.cwd);
     const outcome = await updateCases(
       {
         update,
@@ -190,8 +166,8 @@ export const casesUpdateCommand: CommandSpec = {
         confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
       },
       {
-        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+        createClient: clientFactory(ctx),
         confirmUpdate: (matched) => confirmUpdate(ctx, args.yes === true, matched.length),
         signal: ctx.signal,
       },
@@ -222,10 +198,6 @@ export const casesUpdateCommand: CommandSpec = {
       case 'updated':
         renderUpdated(ctx, update, outcome.matched, outcome.result);
         return ExitCode.ok;
-      default: {
-        const unknown: never = outcome;
-        throw new Error(`unknown cases update outcome ${JSON.stringify(unknown)}`);
-      }
     }
   },
 };

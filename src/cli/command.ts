@@ -39,10 +39,7 @@ export interface CommandSpec {
  * `--help` shows, and how to import the rest. `command` and `describe` are the module's own (a unit
  * test compares them), so a command that does not run costs nothing but these two strings.
  */
-export interface CommandRef {
-  /** The command string of the {@link CommandSpec}, e.g. `'import <snapshot>'`. */
-  readonly command: string;
-  readonly describe: string;
+export interface CommandRef extends Pick<CommandSpec, 'command' | 'describe'> {
   /** Imports the command's module (and with it whatever the command needs) and returns its spec. */
   load(): Promise<CommandSpec>;
 }

@@ -7,8 +7,8 @@ import type { FilterClause, ListOptions } from '../api/types.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { listEnvironmentConnections } from '../listing/list-environment-connections.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { parseListOption, parseSortOption, SORT_OPTION } from './options.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { parseListOption, parseSortOption, SORT_OPTION, stringOption } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';
 
 /** Columns of the table and of the CSV. */
@@ -58,29 +58,22 @@ export function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal
   };
 }
 
-/** `connections list`. */
 export const connectionsListCommand: CommandSpec = {
   command: 'list',
   describe: 'List every connection of an environment, all pages',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env'])
-      .option('type', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Only these types (comma-separated), e.g. s3,snowflake',
-      })
-      .option('filter', {
-        type: 'string',
-        requiresArg: true,
-        describe:
-          'The service filter as a JSON array, e.g. \'[{"field":"enabled","value":"yes","operator":"equal"}]\'',
-      })
-      .option('sort', SORT_OPTION)
-      .option('format', {
+    withEnvironmentOptions(yargs, ['env']).options({
+      type: stringOption('Only these types (comma-separated), e.g. s3,snowflake'),
+      filter: stringOption(
+        'The service filter as a JSON array, e.g. \'[{"field":"enabled","value":"yes","operator":"equal"}]\'',
+      ),
+      sort: SORT_OPTION,
+      format: {
         type: 'string',
         choices: OUTPUT_FORMATS,
         describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
-      }),
+      },
+    }),
   examples: [
     { command: '$0 connections list --env prod', describe: 'Table of every connection of prod' },
     {
@@ -96,8 +89,8 @@ export const connectionsListCommand: CommandSpec = {
     const { environment } = await listEnvironmentConnections(
       listOptions,
       {
-        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-        createClient: (env, options) => createEnvironmentClient(ctx, env, options),
+        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+        createClient: clientFactory(ctx),
       },
       (connection) => writer.write(connection),
     );

@@ -8,37 +8,25 @@
  * 2: bad input; 4/5: the service rejected the token / could not be reached.
  */
 
-import { resolve } from 'node:path';
 import { renderDiffMarkdown } from '../diff/render-markdown.js';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences } from '../diff/types.js';
 import { collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
 import { countOf } from '../display-name.js';
-import { ExitCode, UsageError } from '../errors.js';
-import type { CommandSpec, ParsedArgs } from './command.js';
+import { ExitCode } from '../errors.js';
+import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
-import { readStringOption } from './options.js';
-import { assertFormatFitsJson } from './render.js';
+import { listOption, readPathOption, stringOption } from './options.js';
+import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
-/** Output formats of `diff`. */
-export const DIFF_FORMATS = ['text', 'json', 'markdown'] as const;
-/** One output format of `diff`. */
-export type DiffFormat = (typeof DIFF_FORMATS)[number];
-
-function chooseFormat(args: ParsedArgs, ctx: CliContext): DiffFormat {
-  const format = args.format;
-  assertFormatFitsJson(format, ctx.globals.json);
-  if (format === undefined) return ctx.globals.json ? 'json' : 'text';
-  if (DIFF_FORMATS.includes(format as DiffFormat)) return format as DiffFormat;
-  throw new UsageError(`Expected --format to be text, json or markdown, got ${JSON.stringify(format)}`);
-}
+const DIFF_FORMATS = ['text', 'json', 'markdown'] as const;
 
 function printResult(
   result: DiffResult,
-  format: DiffFormat,
+  format: (typeof DIFF_FORMATS)[number],
   typeOf: (name: string) => string | undefined,
   ctx: CliContext,
   labels: { readonly from: string; readonly to: string },
@@ -67,42 +55,30 @@ function printResult(
   ctx.out.result([header, ...lines].join('\n'));
 }
 
-/** `diff`. */
 export const diffCommand: CommandSpec = {
   command: 'diff',
   describe: 'Show what differs between two environments or snapshots',
   builder: (yargs) =>
-    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['from', 'to'])
-      .option('from', {
-        type: 'string',
+    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['from', 'to']).options({
+      from: stringOption('The side to compare from: a config name, a base URL or a snapshot file', {
         demandOption: true,
-        requiresArg: true,
-        describe: 'The side to compare from: a config name, a base URL or a snapshot file',
-      })
-      .option('to', {
-        type: 'string',
+      }),
+      to: stringOption('The side to compare to: a config name, a base URL or a snapshot file', {
         demandOption: true,
-        requiresArg: true,
-        describe: 'The side to compare to: a config name, a base URL or a snapshot file',
-      })
-      .option('format', {
+      }),
+      format: {
         type: 'string',
         choices: DIFF_FORMATS,
         describe:
           'text (a plan: + added, - removed, ~ changed), json, or markdown for a pull request or a ticket (default text; json with --json)',
-      })
-      .option('ignore-field', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe: 'Ignore a top-level field name or a JSON pointer (* matches any key or index); repeatable',
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe:
-          'Template schemas folder whose x-secret fields are masked (default: the shipped schemas/templates)',
-      }),
+      },
+      'ignore-field': listOption(
+        'Ignore a top-level field name or a JSON pointer (* matches any key or index); repeatable',
+      ),
+      schemas: stringOption(
+        'Template schemas folder whose x-secret fields are masked (default: the shipped schemas/templates)',
+      ),
+    }),
   examples: [
     {
       command: '$0 diff --from prod --to dr',
@@ -118,10 +94,10 @@ export const diffCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const format = chooseFormat(args, ctx);
+    const format = chooseFormat(args.format, ctx.globals.json, DIFF_FORMATS, 'text');
     const config = await getConfig(ctx);
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
-    const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
+    const schemas = readPathOption(args, 'schemas', ctx.io.cwd, 'a folder');
     await useSnapshotKeysOf(args, ctx, [String(args.from ?? ''), String(args.to ?? '')]);
     const {
       diff: result,
@@ -135,11 +111,11 @@ export const diffCommand: CommandSpec = {
         config,
         cwd: ctx.io.cwd,
         ignoreFields,
-        schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
+        schemas,
       },
       {
-        resolveEnvironment: async (flag) => (await resolveSide(ctx, args, flag)).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveEnvironment: (flag) => resolveSide(ctx, args, flag),
+        createClient: clientFactory(ctx),
         signal: ctx.signal,
       },
       (event) => {

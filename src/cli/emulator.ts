@@ -4,13 +4,19 @@
  * flushes the state file.
  */
 
-import { resolve } from 'node:path';
 import { countOf } from '../display-name.js';
 import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/index.js';
 import { resolveDataOption } from '../environments/shipped-environments.js';
 import { ExitCode, InputFileError, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import { readNumberOption } from './options.js';
+import {
+  booleanOption,
+  parseListOption,
+  readNumberOption,
+  readPathOption,
+  readStringOption,
+  stringOption,
+} from './options.js';
 
 /**
  * `--latency` and `--jitter`: at most 10 minutes (in ms), longer than any timeout of the client; a
@@ -20,52 +26,12 @@ const LATENCY_RANGE = { min: 0, max: 600_000, integer: false, unit: 'a number of
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
-function optionalString(args: ParsedArgs, flag: string, key: string): string | undefined {
-  const value = args[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '')
-    throw new UsageError(`Expected --${flag} to be a non-empty value`);
-  return value;
-}
-
-function readNameList(args: ParsedArgs, flag: string, key: string): string[] | undefined {
-  const value = optionalString(args, flag, key);
-  if (value === undefined) return undefined;
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-}
-
-/** The switches that make the emulator answer as a particular deployment does (api-notes). */
-function readDeploymentOptions(args: ParsedArgs): EmulatorOptions {
-  const refusal = optionalString(args, 'auth-refusal', 'authRefusal');
-  if (refusal !== undefined && refusal !== '401' && refusal !== '200')
-    throw new UsageError(`Expected --auth-refusal to be 401 or 200, got '${refusal}'`);
-  const pick = <T extends string>(flag: string, key: string, choices: readonly T[]): T | undefined => {
-    const value = optionalString(args, flag, key);
-    if (value === undefined) return undefined;
-    if (!(choices as readonly string[]).includes(value))
-      throw new UsageError(`Expected --${flag} to be one of ${choices.join(', ')}, got '${value}'`);
-    return value as T;
-  };
-  return {
-    ...(refusal === undefined ? {} : { authRefusal: refusal === '200' ? 200 : 401 }),
-    paging: pick('paging', 'paging', ['skip', 'offset', 'none'] as const),
-    caseIds: pick('case-ids', 'caseIds', ['same', 'mongo'] as const),
-    profileSources: pick('profile-sources', 'profileSources', ['as-stored', 'names'] as const),
-  };
-}
-
-/** Turn the parsed flags into emulator options; every check happens here, once. */
+/** Turn the parsed flags into emulator options (yargs holds each flag to its `choices`). */
 export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOptions {
-  const data = optionalString(args, 'data', 'data');
+  const data = readStringOption(args, 'data');
   const dataPath = data === undefined ? undefined : resolveDataOption(data, cwd);
-  const testAnswer = optionalString(args, 'test-answer', 'testAnswer');
-  if (testAnswer !== undefined && testAnswer !== 'operation-status' && testAnswer !== 'success') {
-    throw new UsageError(`Expected --test-answer to be operation-status or success, got '${testAnswer}'`);
-  }
-  const faults = optionalString(args, 'faults', 'faults');
+  const refusal = readStringOption(args, 'auth-refusal');
+  const faults = readStringOption(args, 'faults');
   if (faults !== undefined) {
     try {
       parseFaults(faults);
@@ -75,115 +41,96 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
       });
     }
   }
-  const state = optionalString(args, 'state', 'state');
-  const options: EmulatorOptions = {
-    host: optionalString(args, 'host', 'host') ?? '127.0.0.1',
-    port: readNumberOption(args, 'port', 'port', { min: 0, integer: true, max: 65535 }) ?? 0,
-    token: optionalString(args, 'token', 'token'),
-    userToken: optionalString(args, 'user-token', 'userToken'),
-    sessionTtlMs: readNumberOption(args, 'sessionTtl', 'session-ttl', { min: 1, integer: true }),
+  return {
+    host: readStringOption(args, 'host') ?? '127.0.0.1',
+    port: readNumberOption(args, 'port', { min: 0, integer: true, max: 65535 }) ?? 0,
+    token: readStringOption(args, 'token'),
+    userToken: readStringOption(args, 'user-token'),
+    sessionTtlMs: readNumberOption(args, 'session-ttl', { min: 1, integer: true }),
     data: dataPath,
-    statePath: state === undefined ? undefined : resolve(cwd, state),
-    latencyMs: readNumberOption(args, 'latency', 'latency', LATENCY_RANGE),
-    latencyJitterMs: readNumberOption(args, 'jitter', 'jitter', LATENCY_RANGE),
-    rateLimit: readNumberOption(args, 'rateLimit', 'rate-limit', { min: 0.001, integer: false }),
+    statePath: readPathOption(args, 'state', cwd),
+    latencyMs: readNumberOption(args, 'latency', LATENCY_RANGE),
+    latencyJitterMs: readNumberOption(args, 'jitter', LATENCY_RANGE),
+    rateLimit: readNumberOption(args, 'rate-limit', { min: 0.001, integer: false }),
     faults,
-    seed: readNumberOption(args, 'seed', 'seed', { min: 0, integer: true }),
-    maxPageSize: readNumberOption(args, 'maxPageSize', 'max-page-size', { min: 1, integer: true }),
+    seed: readNumberOption(args, 'seed', { min: 0, integer: true }),
+    maxPageSize: readNumberOption(args, 'max-page-size', { min: 1, integer: true }),
     htmlContentType: args.htmlContentType === true,
     exportClearSecrets: args.exportClearSecrets === true,
-    generate: readNumberOption(args, 'generate', 'generate', { min: 0, integer: true }),
-    generateCases: readNumberOption(args, 'generateCases', 'generate-cases', { min: 0, integer: true }),
-    testFailures: readNameList(args, 'test-fail', 'testFail'),
-    testAnswerShape: testAnswer === 'success' ? 'success' : 'operationStatus',
+    generate: readNumberOption(args, 'generate', { min: 0, integer: true }),
+    generateCases: readNumberOption(args, 'generate-cases', { min: 0, integer: true }),
+    testFailures: parseListOption(args.testFail, '--test-fail'),
+    testAnswerShape: readStringOption(args, 'test-answer') === 'success' ? 'success' : 'operationStatus',
     referencesApi: args.referencesApi !== false,
-    ...readDeploymentOptions(args),
+    // The switches that make the emulator answer as a particular deployment does (api-notes).
+    ...(refusal === undefined ? {} : { authRefusal: refusal === '200' ? 200 : 401 }),
+    paging: readStringOption(args, 'paging') as EmulatorOptions['paging'],
+    caseIds: readStringOption(args, 'case-ids') as EmulatorOptions['caseIds'],
+    profileSources: readStringOption(args, 'profile-sources') as EmulatorOptions['profileSources'],
   };
-  return options;
 }
 
-/** `emulator`. */
 export const emulatorCommand: CommandSpec = {
   command: 'emulator',
   describe: 'Run a local Data Discovery Service (tests, demos, rehearsals)',
   builder: (yargs) =>
-    yargs
-      .option('port', { type: 'number', describe: 'Port to listen on (0: any free port)', default: 0 })
-      .option('host', { type: 'string', describe: 'Interface to listen on', default: '127.0.0.1' })
-      .option('data', {
-        type: 'string',
-        describe:
-          'Seed file {connections, scanProfiles, cases, ...}, or a shipped environment: prod, dr-partial, empty',
-      })
-      .option('generate', {
+    yargs.options({
+      port: { type: 'number', describe: 'Port to listen on (0: any free port)', default: 0 },
+      host: { type: 'string', describe: 'Interface to listen on', default: '127.0.0.1' },
+      data: stringOption(
+        'Seed file {connections, scanProfiles, cases, ...}, or a shipped environment: prod, dr-partial, empty',
+      ),
+      generate: {
         type: 'number',
         describe: 'Add N generated valid connections (gen-<type>-<dept>-<i>) to the data',
-      })
-      .option('generate-cases', {
+      },
+      'generate-cases': {
         type: 'number',
         describe: 'Add N generated security cases (ids ca5e...) to the data',
-      })
-      .option('state', { type: 'string', describe: 'Persist changes to this file and reload it on start' })
-      .option('token', { type: 'string', describe: 'API token to accept (default emulator-token)' })
-      .option('user-token', {
-        type: 'string',
-        describe: 'User token for refresh-access-token (default emulator-user-token)',
-      })
-      .option('session-ttl', { type: 'number', describe: 'Lifetime of session tokens, ms (default 3600000)' })
-      .option('latency', {
+      },
+      state: stringOption('Persist changes to this file and reload it on start'),
+      token: stringOption('API token to accept (default emulator-token)'),
+      'user-token': stringOption('User token for refresh-access-token (default emulator-user-token)'),
+      'session-ttl': { type: 'number', describe: 'Lifetime of session tokens, ms (default 3600000)' },
+      latency: {
         type: 'number',
         describe: "Time from a request's arrival to its answer, ms (the emulator's own work inside it)",
-      })
-      .option('jitter', { type: 'number', describe: 'Latency jitter, ms (default 10% of --latency)' })
-      .option('rate-limit', { type: 'number', describe: 'Requests per second before 429 + Retry-After' })
-      .option('faults', {
-        type: 'string',
-        describe: 'Fault rules, e.g. commit-then-drop:0.05@POST:/ds_connections,500:0.02,reset:0.01@GET:*',
-      })
-      .option('seed', { type: 'number', describe: 'PRNG seed for faults and jitter' })
-      .option('max-page-size', { type: 'number', describe: 'Largest page limit honoured (default 1000)' })
-      .option('html-content-type', {
-        type: 'boolean',
-        describe: 'Label JSON answers text/html, as some deployments do',
-      })
-      .option('export-clear-secrets', {
-        type: 'boolean',
-        describe: 'Export secrets in the clear instead of ******',
-      })
-      .option('test-fail', {
-        type: 'string',
-        describe: 'Connections (names, comma-separated) whose ds-connection-test fails',
-      })
-      .option('test-answer', {
-        type: 'string',
-        choices: ['operation-status', 'success'],
-        describe: 'Connection test answer: {operationStatus:"SUCCESS"|"FAILED"} or {success:true|false}',
-      })
-      .option('auth-refusal', {
-        type: 'string',
-        choices: ['401', '200'],
-        describe: 'Answer a refused token with 401, or with 200 {"success":false} as a real deployment did',
-      })
-      .option('paging', {
-        type: 'string',
-        choices: ['skip', 'offset', 'none'],
-        describe: 'Query parameter lists honour for the page start (none: every page is the first)',
-      })
-      .option('case-ids', {
-        type: 'string',
-        choices: ['same', 'mongo'],
-        describe: 'Case ids: id = caseId, or a Mongo _id (taken by writes) beside a friendly caseId SPC-n',
-      })
-      .option('profile-sources', {
-        type: 'string',
+      },
+      jitter: { type: 'number', describe: 'Latency jitter, ms (default 10% of --latency)' },
+      'rate-limit': { type: 'number', describe: 'Requests per second before 429 + Retry-After' },
+      faults: stringOption(
+        'Fault rules, e.g. commit-then-drop:0.05@POST:/ds_connections,500:0.02,reset:0.01@GET:*',
+      ),
+      seed: { type: 'number', describe: 'PRNG seed for faults and jitter' },
+      'max-page-size': { type: 'number', describe: 'Largest page limit honoured (default 1000)' },
+      'html-content-type': booleanOption('Label JSON answers text/html, as some deployments do'),
+      'export-clear-secrets': booleanOption('Export secrets in the clear instead of ******'),
+      'test-fail': stringOption('Connections (names, comma-separated) whose ds-connection-test fails'),
+      'test-answer': stringOption(
+        'Connection test answer: {operationStatus:"SUCCESS"|"FAILED"} or {success:true|false}',
+        { choices: ['operation-status', 'success'] },
+      ),
+      'auth-refusal': stringOption(
+        'Answer a refused token with 401, or with 200 {"success":false} as a real deployment did',
+        { choices: ['401', '200'] },
+      ),
+      paging: stringOption(
+        'Query parameter lists honour for the page start (none: every page is the first)',
+        { choices: ['skip', 'offset', 'none'] },
+      ),
+      'case-ids': stringOption(
+        'Case ids: id = caseId, or a Mongo _id (taken by writes) beside a friendly caseId SPC-n',
+        { choices: ['same', 'mongo'] },
+      ),
+      'profile-sources': stringOption("Scan profiles' dataSourceList as stored, or as connection names", {
         choices: ['as-stored', 'names'],
-        describe: "Scan profiles' dataSourceList as stored, or as connection names",
-      })
-      .option('references-api', {
+      }),
+      'references-api': {
         type: 'boolean',
         default: true,
         describe: 'Serve scanner-status and credentials (--no-references-api: both answer 404)',
-      }),
+      },
+    }),
   examples: [
     {
       command: '$0 emulator --data prod',

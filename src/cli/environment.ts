@@ -15,7 +15,7 @@ import {
 import { UsageError } from '../errors.js';
 import type { ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { readStringOption } from './options.js';
+import { booleanOption, readStringOption, stringOption } from './options.js';
 
 /** Which option names an environment. */
 export type EnvironmentSide = 'env' | 'from' | 'to';
@@ -26,11 +26,11 @@ const ROLE_OF: Readonly<Record<EnvironmentSide, EnvironmentRole>> = {
   to: 'target',
 };
 
-/** The `--…-token-file` option of each side (yargs camel-cases it in the parsed args). */
-const TOKEN_FILE_OPTION: Readonly<Record<EnvironmentSide, { flag: string; key: string }>> = {
-  env: { flag: 'token-file', key: 'tokenFile' },
-  from: { flag: 'from-token-file', key: 'fromTokenFile' },
-  to: { flag: 'to-token-file', key: 'toTokenFile' },
+/** The `--…-token-file` option of each side. */
+const TOKEN_FILE_OPTION: Readonly<Record<EnvironmentSide, string>> = {
+  env: 'token-file',
+  from: 'from-token-file',
+  to: 'to-token-file',
 };
 
 const SIDE_DESCRIPTION: Readonly<Record<EnvironmentSide, string>> = {
@@ -47,29 +47,22 @@ export function withEnvironmentOptions(
 ): Argv {
   let y = yargs;
   for (const side of sides) {
-    const tokenFile = TOKEN_FILE_OPTION[side];
-    y = y
-      .option(side, {
-        type: 'string',
-        describe: SIDE_DESCRIPTION[side],
-        demandOption: options.optional !== true,
-        requiresArg: true,
-      })
-      .option(tokenFile.flag, {
-        type: 'string',
-        requiresArg: true,
-        describe: `Read the token of --${side} from this file (instead of ${
-          TOKEN_VARIABLES[ROLE_OF[side]][0]
-        } or tokenEnv)`,
-      });
+    const variable = TOKEN_VARIABLES[ROLE_OF[side]][0];
+    y = y.options({
+      [side]: stringOption(SIDE_DESCRIPTION[side], { demandOption: options.optional !== true }),
+      [TOKEN_FILE_OPTION[side]]: stringOption(
+        `Read the token of --${side} from this file (instead of ${variable} or tokenEnv)`,
+      ),
+    });
   }
-  return y
-    .option('insecure-http', {
-      type: 'boolean',
-      describe: 'Allow plain http to a non-loopback host (the token travels unencrypted)',
-    })
-    .option('ca-file', { type: 'string', requiresArg: true, describe: 'Extra trusted CA certificate (PEM)' });
+  return y.options(CONNECTION_OPTIONS);
 }
+
+/** How to reach a service at all (`validate --templates-from` declares them too). */
+export const CONNECTION_OPTIONS = {
+  'insecure-http': booleanOption('Allow plain http to a non-loopback host (the token travels unencrypted)'),
+  'ca-file': stringOption('Extra trusted CA certificate (PEM)'),
+};
 
 const runs = new WeakMap<CliContext, RunEnvironments>();
 
@@ -98,50 +91,34 @@ export function getConfig(ctx: CliContext): Promise<Config> {
   return environmentsOf(ctx).config();
 }
 
-/** Resolve the environment of one side without opening a client (e.g. to print where a diff goes). */
+/** Resolve the environment of `--env`, `--from` or `--to` (its clients come from {@link clientFactory}). */
 export async function resolveSide(
   ctx: CliContext,
   args: ParsedArgs,
   side: EnvironmentSide,
-): Promise<{ environment: ResolvedEnvironment; config: Config }> {
-  const ref = readStringOption(args, side, side);
+): Promise<ResolvedEnvironment> {
+  const ref = readStringOption(args, side);
   if (ref === undefined) throw new UsageError(`Missing --${side}`, { hint: 'See --help' });
-  const tokenFile = readStringOption(args, TOKEN_FILE_OPTION[side].key, TOKEN_FILE_OPTION[side].flag);
-  const caFile = readStringOption(args, 'caFile', 'ca-file');
-  const environments = environmentsOf(ctx);
-  const environment = await environments.resolve({
+  const tokenFile = readStringOption(args, TOKEN_FILE_OPTION[side]);
+  const caFile = readStringOption(args, 'ca-file');
+  const environment = await environmentsOf(ctx).resolve({
     ref,
     role: ROLE_OF[side],
     ...(tokenFile === undefined ? {} : { tokenFile }),
     ...(caFile === undefined ? {} : { caFile }),
     insecureHttp: args.insecureHttp === true,
   });
-  const config = await environments.config();
   if (environment.insecureHttp) {
     ctx.out.warn(
       `--insecure-http: talking to ${environment.label} over plain http; the token travels unencrypted`,
     );
   }
-  return { environment, config };
+  return environment;
 }
 
-/** Resolve `--env`/`--from`/`--to` and create its HTTP client (the caller closes it). */
-export async function openEnvironment(
+/** The run's HTTP clients: with its logger and Ctrl-C signal (the caller closes each). */
+export function clientFactory(
   ctx: CliContext,
-  args: ParsedArgs,
-  side: EnvironmentSide,
-  options: RunClientOptions = {},
-): Promise<{ environment: ResolvedEnvironment; client: HttpClient; config: Config }> {
-  const { environment, config } = await resolveSide(ctx, args, side);
-  const client = createEnvironmentClient(ctx, environment, options);
-  return { environment, client, config };
-}
-
-/** The HTTP client of a resolved environment, with the run's logger and Ctrl-C signal (the caller closes it). */
-export function createEnvironmentClient(
-  ctx: CliContext,
-  environment: ResolvedEnvironment,
-  options: RunClientOptions = {},
-): HttpClient {
-  return environmentsOf(ctx).createClient(environment, options);
+): (environment: ResolvedEnvironment, options?: RunClientOptions) => HttpClient {
+  return (environment, options = {}) => environmentsOf(ctx).createClient(environment, options);
 }

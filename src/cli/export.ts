@@ -7,6 +7,7 @@
  * stderr; with `--json`, one JSON result on stdout instead.
  */
 import { resolve } from 'node:path';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import {
   type ExportEvent,
@@ -17,29 +18,15 @@ import {
 import type { SnapshotPart } from '../snapshot/format.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import {
-  createEnvironmentClient,
-  getRunRetryBudget,
-  resolveSide,
-  withEnvironmentOptions,
-} from './environment.js';
-import { parseListOption, readStringOption } from './options.js';
+import { clientFactory, getRunRetryBudget, resolveSide, withEnvironmentOptions } from './environment.js';
+import { parseListOption, readStringOption, stringOption } from './options.js';
 import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
-/** What the command was asked for, checked. */
-export interface ExportRequest {
-  readonly ids: readonly string[] | undefined;
-  readonly types: readonly string[] | undefined;
-  readonly nameGlob: string | undefined;
-  readonly include: readonly SnapshotPart[];
-  readonly output: { readonly file: string } | { readonly outDir: string };
-}
-
-/** Check the options once, before anything is sent. */
-export function readExportRequest(args: ParsedArgs): ExportRequest {
+/** Check the options once, before anything is sent (paths resolved against `cwd`). */
+function readExportOptions(args: ParsedArgs, cwd: string): ExportOptions {
   const ids = parseListOption(args.ids, '--ids');
   const types = parseListOption(args.type, '--type');
-  const nameGlob = readStringOption(args, 'name', 'name', "a glob such as 'finance-*'");
+  const nameGlob = readStringOption(args, 'name', "a glob such as 'finance-*'");
   const file = args.o ?? args.output;
   const outDir = args.outDir;
   for (const [flag, value] of [
@@ -59,11 +46,12 @@ export function readExportRequest(args: ParsedArgs): ExportRequest {
     types,
     nameGlob,
     include,
-    output: typeof file === 'string' ? { file } : { outDir: outDir as string },
+    output:
+      typeof file === 'string' ? { file: resolve(cwd, file) } : { outDir: resolve(cwd, outDir as string) },
   };
 }
 
-/** `--include connections,profiles` (the default: both) as snapshot parts. */
+/** `--include connections,profiles` (the default: both) as snapshot parts (parseListOption refuses an empty list). */
 function readInclude(value: unknown): readonly SnapshotPart[] {
   const listed = parseListOption(value, '--include') ?? ['connections', 'profiles'];
   const parts: SnapshotPart[] = [];
@@ -76,47 +64,21 @@ function readInclude(value: unknown): readonly SnapshotPart[] {
       });
     }
   }
-  if (parts.length === 0)
-    throw new UsageError('--include names nothing', { hint: 'Use --include connections,profiles' });
   return parts;
 }
 
-/** `export`. */
 export const exportCommand: CommandSpec = {
   command: 'export',
   describe: "Write a snapshot of an environment's connections",
   builder: (yargs) =>
     withEnvironmentOptions(withEncryptionOptions(yargs), ['from'])
-      .option('ids', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Only these connection ids (comma-separated)',
-      })
-      .option('type', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Only these types (comma-separated), e.g. s3,snowflake',
-      })
-      .option('name', {
-        type: 'string',
-        requiresArg: true,
-        describe: "Only names matching this glob, e.g. 'finance-*'",
-      })
-      .option('include', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'What to export: connections,profiles (default both)',
-      })
-      .option('o', {
-        alias: 'output',
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write the snapshot to FILE (replaced atomically if it exists)',
-      })
-      .option('out-dir', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write DIR/<environment>/<UTC timestamp>.snapshot.jsonl (never overwrites)',
+      .options({
+        ids: stringOption('Only these connection ids (comma-separated)'),
+        type: stringOption('Only these types (comma-separated), e.g. s3,snowflake'),
+        name: stringOption("Only names matching this glob, e.g. 'finance-*'"),
+        include: stringOption('What to export: connections,profiles (default both)'),
+        o: stringOption('Write the snapshot to FILE (replaced atomically if it exists)', { alias: 'output' }),
+        'out-dir': stringOption('Write DIR/<environment>/<UTC timestamp>.snapshot.jsonl (never overwrites)'),
       })
       .conflicts('o', 'out-dir'),
   examples: [
@@ -136,25 +98,14 @@ export const exportCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const request = readExportRequest(args);
+    const request = readExportOptions(args, ctx.io.cwd);
     const encryption = await readEncryption(args, ctx);
-    const options: ExportOptions = {
-      ids: request.ids,
-      types: request.types,
-      nameGlob: request.nameGlob,
-      include: request.include,
-      output:
-        'file' in request.output
-          ? { file: resolve(ctx.io.cwd, request.output.file) }
-          : { outDir: resolve(ctx.io.cwd, request.output.outDir) },
-      ...(encryption ? { encryption } : {}),
-    };
+    const options: ExportOptions = { ...request, ...(encryption ? { encryption } : {}) };
     const { source, summary } = await exportSnapshot(
       options,
       {
-        resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
-        createClient: (environment, clientOptions) =>
-          createEnvironmentClient(ctx, environment, clientOptions),
+        resolveSource: () => resolveSide(ctx, args, 'from'),
+        createClient: clientFactory(ctx),
         retryBudget: getRunRetryBudget(ctx),
         signal: ctx.signal,
       },
@@ -163,9 +114,7 @@ export const exportCommand: CommandSpec = {
     printSummary(summary, source, ctx);
     if (encryption && !ctx.globals.json) {
       const to =
-        'passphrase' in encryption
-          ? 'a passphrase'
-          : `${encryption.recipients.length} ${encryption.recipients.length === 1 ? 'recipient' : 'recipients'}`;
+        'passphrase' in encryption ? 'a passphrase' : countOf(encryption.recipients.length, 'recipient');
       ctx.out.info(`The snapshot is encrypted with age to ${to}`);
     }
     return ExitCode.ok;
@@ -226,11 +175,11 @@ function printSummary(summary: ExportSummary, label: string, ctx: CliContext): v
     .map(([type, count]) => `${type}: ${count}`)
     .join(', ');
   ctx.out.info(
-    `Wrote ${n} ${n === 1 ? 'connection' : 'connections'} of ${label} to ${summary.path}${byType ? ` (${byType})` : ''}`,
+    `Wrote ${countOf(n, 'connection')} of ${label} to ${summary.path}${byType ? ` (${byType})` : ''}`,
   );
   if (summary.include.includes('scanProfiles')) {
     const p = summary.scanProfileCount;
-    ctx.out.info(`Wrote ${p} scan ${p === 1 ? 'profile' : 'profiles'}`);
+    ctx.out.info(`Wrote ${countOf(p, 'scan profile')}`);
   }
   const masked = summary.maskedSecrets;
   if (masked.entries > 0) {

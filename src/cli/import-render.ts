@@ -13,7 +13,7 @@ import { renderPlanMarkdown } from '../importer/plan-markdown.js';
 import { describeProfileStep, type ProfileReportLine } from '../importer/profile-report.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
-import { createProgress } from './import-progress.js';
+import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { printProblems, reportRefusal } from './render.js';
 import { type GroupedWarning, printWarnings } from './warnings.js';
 
@@ -39,7 +39,7 @@ export type ImportEventRenderer = ((event: ImportEvent) => void) & { flush(): vo
  * many entries is one collapsed line.
  */
 export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
-  let progress: ReturnType<typeof createProgress>;
+  let progress: CountingBar | undefined;
   let removals: GroupedWarning[] = [];
   const flush = (): void => {
     if (removals.length === 0) return;
@@ -92,10 +92,15 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
             event.rate === undefined ? '' : `, rate ${event.rate} req/s`
           }); journal ${event.journal}`,
         );
-        progress = createProgress(ctx, event.sends);
+        progress = startCountingBar(
+          ctx,
+          event.sends,
+          'import |{bar}| {value}/{total} | {speed} req/s | ETA {eta_formatted} | failed {failed}',
+          50,
+        );
         return;
       case 'write-settled':
-        progress?.tick(event.outcome);
+        progress?.tick(event.outcome.kind === 'failed');
         return;
       case 'run-ended':
         // Also when the run throws: the bar must not be left drawing over the error line.
@@ -118,13 +123,12 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
 
 /** The forms of a dry run's plan (`--format`). */
 export const PLAN_FORMATS = ['text', 'markdown', 'json'] as const;
-export type PlanFormat = (typeof PLAN_FORMATS)[number];
 
 /** Print a dry run's plan and verdict. */
 export function renderDryRun(
   ctx: CliContext,
   result: Extract<ImportResult, { kind: 'dry-run' }>,
-  format: PlanFormat = ctx.globals.json ? 'json' : 'text',
+  format: (typeof PLAN_FORMATS)[number],
 ): ExitCode {
   const { plan, problems } = result;
   if (format === 'markdown') {
@@ -215,8 +219,8 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
   const profileFailures = result.profileCounts.failed;
   if (counts.failed > 0 || profileFailures > 0) {
     const parts = [
-      ...(counts.failed > 0 ? [`${counts.failed} entr${counts.failed === 1 ? 'y' : 'ies'}`] : []),
-      ...(profileFailures > 0 ? [`${profileFailures} scan profile${profileFailures === 1 ? '' : 's'}`] : []),
+      ...(counts.failed > 0 ? [countOf(counts.failed, 'entry', 'entries')] : []),
+      ...(profileFailures > 0 ? [countOf(profileFailures, 'scan profile')] : []),
     ];
     ctx.out.warn(`${parts.join(' and ')} failed (see above); fix them and re-run to retry`);
     return ExitCode.partial;

@@ -11,37 +11,26 @@ import { ON_CONFLICT_CHOICES, type OnConflict } from '../importer/plan.js';
 import { ImportSelection } from '../importer/selection.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { createEventRenderer, PLAN_FORMATS, renderDryRun, renderRun } from './import-render.js';
 import {
-  createEventRenderer,
-  PLAN_FORMATS,
-  type PlanFormat,
-  renderDryRun,
-  renderRun,
-} from './import-render.js';
-import {
+  booleanOption,
   CONCURRENCY_RANGE,
-  checkNumberOption,
   parseListOption,
-  RATE_RANGE,
   readNumberOption,
+  readPathOption,
+  readRateOption,
   readStringOption,
+  stringOption,
 } from './options.js';
-import { assertFormatFitsJson } from './render.js';
+import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
-
-/** `--rate` is read from its text, so that the message can quote what was typed (`got fast`). */
-function readRate(value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  const rate = typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
-  return checkNumberOption(rate, 'rate', RATE_RANGE, String(value));
-}
 
 /** Check the command line once (UsageError, exit 2). */
 export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions {
-  const snapshot = readStringOption(args, 'snapshot', 'snapshot');
+  const snapshot = readStringOption(args, 'snapshot');
   if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
-  const rate = readRate(args.rate);
+  const rate = readRateOption(args.rate);
   const onConflict = (args.onConflict ?? 'skip') as string;
   if (!ON_CONFLICT_CHOICES.includes(onConflict as OnConflict)) {
     throw new UsageError(
@@ -54,29 +43,26 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
     onlyNames === undefined && types === undefined
       ? undefined
       : new ImportSelection(onlyNames, types === undefined ? undefined : new Set(types));
-  const path = (key: string, flag: string) => {
-    const p = readStringOption(args, key, flag);
-    return p === undefined ? undefined : resolve(cwd, p);
-  };
-  const schemas = path('schemas', 'schemas');
+  const path = (flag: string) => readPathOption(args, flag, cwd);
+  const schemas = path('schemas');
   const templatesFromTarget = args.templatesFromTarget === true;
   if (schemas !== undefined && templatesFromTarget) {
     throw new UsageError('Give either --schemas or --templates-from-target, not both');
   }
   return {
     snapshot: resolve(cwd, snapshot),
-    concurrency: readNumberOption(args, 'concurrency', 'concurrency', CONCURRENCY_RANGE),
+    concurrency: readNumberOption(args, 'concurrency', CONCURRENCY_RANGE),
     rate,
     onConflict: onConflict as OnConflict,
     prune: args.prune === true,
-    overrides: path('overrides', 'overrides'),
+    overrides: path('overrides'),
     only,
-    maxChanges: readNumberOption(args, 'maxChanges', 'max-changes', { min: 0, integer: true }),
+    maxChanges: readNumberOption(args, 'max-changes', { min: 0, integer: true }),
     dryRun: args.dryRun === true,
-    journal: path('journal', 'journal'),
-    idMap: path('idMap', 'id-map'),
-    report: path('report', 'report'),
-    confirm: readStringOption(args, 'confirm', 'confirm'),
+    journal: path('journal'),
+    idMap: path('id-map'),
+    report: path('report'),
+    confirm: readStringOption(args, 'confirm'),
     allowSameSource: args.allowSameSource === true,
     schemas,
     templatesFromTarget,
@@ -84,26 +70,14 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   };
 }
 
-/** `--format` of a dry run's plan: text (default; json with --json), markdown or json. */
-function readPlanFormat(args: ParsedArgs, ctx: CliContext, dryRun: boolean): PlanFormat {
-  const format = args.format;
-  assertFormatFitsJson(format, ctx.globals.json);
-  if (format === undefined) return ctx.globals.json ? 'json' : 'text';
-  if (!PLAN_FORMATS.includes(format as PlanFormat))
-    throw new UsageError(
-      `Expected --format to be one of ${PLAN_FORMATS.join(', ')}, got ${JSON.stringify(format)}`,
-    );
-  if (!dryRun)
-    throw new UsageError('--format applies to the plan of a dry run', {
-      hint: 'Add --dry-run, or use --json for the result of a run',
-    });
-  return format as PlanFormat;
-}
-
 /** Run the import: read the options, call {@link importSnapshot}, render its events and result. */
 export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const options = readImportOptions(args, ctx.io.cwd);
-  const format = readPlanFormat(args, ctx, options.dryRun);
+  const format = chooseFormat(args.format, ctx.globals.json, PLAN_FORMATS, 'text');
+  if (args.format !== undefined && !options.dryRun)
+    throw new UsageError('--format applies to the plan of a dry run', {
+      hint: 'Add --dry-run, or use --json for the result of a run',
+    });
   await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const renderer = createEventRenderer(ctx);
   let result: Awaited<ReturnType<typeof importSnapshot>>;
@@ -111,9 +85,8 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
     result = await importSnapshot(
       options,
       {
-        resolveTarget: async () => (await resolveSide(ctx, args, 'to')).environment,
-        createClient: (environment, clientOptions) =>
-          createEnvironmentClient(ctx, environment, clientOptions),
+        resolveTarget: () => resolveSide(ctx, args, 'to'),
+        createClient: clientFactory(ctx),
         env: ctx.io.env,
         log: ctx.log,
         signal: ctx.signal,
@@ -131,110 +104,63 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
       return renderDryRun(ctx, result, format);
     case 'ran':
       return renderRun(ctx, result);
-    default: {
-      const unknown: never = result;
-      throw new Error(`unknown import result ${JSON.stringify(unknown)}`);
-    }
   }
 }
 
-/** `import <snapshot>`. */
 export const importCommand: CommandSpec = {
   command: 'import <snapshot>',
   describe: 'Create the connections of a snapshot in an environment, resumably',
   builder: (yargs) =>
     withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['to'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .option('allow-run', {
-        type: 'boolean',
-        describe: 'Also create one-time scan profiles (each starts a scan at once); default: skipped',
-      })
-      .option('concurrency', {
-        type: 'number',
-        requiresArg: true,
-        describe: `Requests in flight at once (default: the environment's concurrency, else ${DEFAULT_IMPORT_CONCURRENCY})`,
-      })
-      .option('rate', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+      .options({
+        'allow-run': booleanOption(
+          'Also create one-time scan profiles (each starts a scan at once); default: skipped',
+        ),
+        concurrency: {
+          type: 'number',
+          requiresArg: true,
+          describe: `Requests in flight at once (default: the environment's concurrency, else ${DEFAULT_IMPORT_CONCURRENCY})`,
+        },
+        rate: stringOption(
           "Requests per second, all requests of the run (default: the environment's rate, else adaptive)",
-      })
-      .option('on-conflict', {
-        type: 'string',
-        choices: ON_CONFLICT_CHOICES,
-        default: 'skip',
-        describe:
-          'A name that already exists in the target: skip it, fail the pre-flight, create it renamed "<name> (2)", or update it (PUT) when a compared field differs',
-      })
-      .option('prune', {
-        type: 'boolean',
-        describe:
+        ),
+        'on-conflict': {
+          type: 'string',
+          choices: ON_CONFLICT_CHOICES,
+          default: 'skip',
+          describe:
+            'A name that already exists in the target: skip it, fail the pre-flight, create it renamed "<name> (2)", or update it (PUT) when a compared field differs',
+        },
+        prune: booleanOption(
           'Delete connections of the target that the snapshot does not hold (within --only and --type)',
-      })
-      .option('overrides', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+        ),
+        overrides: stringOption(
           'JSON file of values to set on the way in ({all, byType, byName}; "${env:NAME}" reads a variable)',
-      })
-      .option('only', {
-        type: 'string',
-        requiresArg: true,
-        describe: "Import only these names or globs (comma-separated), e.g. 'finance-*'",
-      })
-      .option('type', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Import only connections of these types (comma-separated), e.g. s3,snowflake',
-      })
-      .option('max-changes', {
-        type: 'number',
-        requiresArg: true,
-        describe: 'Refuse (exit 3) when more changes (creates + updates + deletes) would be made',
-      })
-      .option('dry-run', {
-        type: 'boolean',
-        describe: 'Print the plan and the pre-flight verdict; send nothing but reads',
-      })
-      .option('format', {
-        type: 'string',
-        choices: PLAN_FORMATS,
-        describe:
-          "The dry run's plan as text, markdown (for a pull request or a ticket) or json (default text; json with --json)",
-      })
-      .option('journal', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Journal file (default <snapshot>.<target host>.journal.jsonl)',
-      })
-      .option('id-map', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write {sourceId: {name, targetId}} here',
-      })
-      .option('report', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write one JSON line per entry (its outcome) here',
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected target environment, to allow writing to it',
-      })
-      .option('allow-same-source', {
-        type: 'boolean',
-        describe: 'Allow importing into the environment the snapshot was exported from',
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Folder of <type>.schema.json files for the pre-flight (default: shipped)',
-      })
-      .option('templates-from-target', {
-        type: 'boolean',
-        describe: "Check entries against the target's own connector templates",
+        ),
+        only: stringOption("Import only these names or globs (comma-separated), e.g. 'finance-*'"),
+        type: stringOption('Import only connections of these types (comma-separated), e.g. s3,snowflake'),
+        'max-changes': {
+          type: 'number',
+          requiresArg: true,
+          describe: 'Refuse (exit 3) when more changes (creates + updates + deletes) would be made',
+        },
+        'dry-run': booleanOption('Print the plan and the pre-flight verdict; send nothing but reads'),
+        format: {
+          type: 'string',
+          choices: PLAN_FORMATS,
+          describe:
+            "The dry run's plan as text, markdown (for a pull request or a ticket) or json (default text; json with --json)",
+        },
+        journal: stringOption('Journal file (default <snapshot>.<target host>.journal.jsonl)'),
+        'id-map': stringOption('Write {sourceId: {name, targetId}} here'),
+        report: stringOption('Write one JSON line per entry (its outcome) here'),
+        confirm: stringOption('Name of a protected target environment, to allow writing to it'),
+        'allow-same-source': booleanOption(
+          'Allow importing into the environment the snapshot was exported from',
+        ),
+        schemas: stringOption('Folder of <type>.schema.json files for the pre-flight (default: shipped)'),
+        'templates-from-target': booleanOption("Check entries against the target's own connector templates"),
       }),
   examples: [
     {

@@ -3,6 +3,7 @@
  * list options (`--type a,b --type c`, positional `ID1,ID2 ID3`) and the text of a bad value in a
  * usage message.
  */
+import { resolve } from 'node:path';
 import type { Options } from 'yargs';
 import { UsageError } from '../errors.js';
 import { type ListItems, splitListValues } from '../list-values.js';
@@ -41,27 +42,41 @@ export function parseListOption(
   return [...new Set(listed)];
 }
 
+/** The key yargs parses `--flag` to: `ca-file` -> `caFile`. */
+function keyOf(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
 /**
  * A string option that, when given, must be one non-empty string (`--ca-file ''` usually means an empty
- * shell variable; given twice it is an array); undefined when absent. `key` is the camel-case key yargs
- * parsed it to, `flag` its name without dashes, `expected` what it should be, for the message:
- * "Expected --ca-file to be a non-empty value, got """. The value is quoted in the message: don't use
- * it for an option whose value is a secret.
+ * shell variable; given twice it is an array); undefined when absent. `flag` is its name without dashes,
+ * `expected` what it should be, for the message: "Expected --ca-file to be a non-empty value, got """.
+ * The value is quoted in the message: don't use it for an option whose value is a secret.
  */
 export function readStringOption(
   args: Readonly<Record<string, unknown>>,
-  key: string,
   flag: string,
   expected = 'a non-empty value',
 ): string | undefined {
-  const value = args[key];
+  const value = args[keyOf(flag)];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new UsageError(`Expected --${flag} to be ${expected}, got ${JSON.stringify(value)}`, {
+    throw new UsageError(`Expected --${flag} to be ${expected}, got ${describeGiven(value)}`, {
       hint: 'See --help',
     });
   }
   return value;
+}
+
+/** A path option ({@link readStringOption}) resolved against `cwd`; undefined when absent. */
+export function readPathOption(
+  args: Readonly<Record<string, unknown>>,
+  flag: string,
+  cwd: string,
+  expected?: string,
+): string | undefined {
+  const path = readStringOption(args, flag, expected);
+  return path === undefined ? undefined : resolve(cwd, path);
 }
 
 /** Bounds of {@link readNumberOption}. */
@@ -94,7 +109,7 @@ export const RATE_RANGE: NumberOptionRange = {
 };
 
 /** "an integer from 1 to 64", "a number >= 0.001": the range as a message says it. */
-export function describeRange(range: NumberOptionRange): string {
+function describeRange(range: NumberOptionRange): string {
   const kind = range.unit ?? (range.integer ? 'an integer' : 'a number');
   return range.max === undefined ? `${kind} >= ${range.min}` : `${kind} from ${range.min} to ${range.max}`;
 }
@@ -128,25 +143,42 @@ export function checkNumberOption(
 
 /**
  * A number option (declared `type: 'number'`) checked against `range` ({@link checkNumberOption});
- * undefined when absent. `key`/`flag` as in {@link readStringOption}.
+ * undefined when absent.
  */
 export function readNumberOption(
   args: Readonly<Record<string, unknown>>,
-  key: string,
   flag: string,
   range: NumberOptionRange,
 ): number | undefined {
-  const value = args[key];
+  const value = args[keyOf(flag)];
   if (value === undefined) return undefined;
   return checkNumberOption(value, flag, range);
 }
 
+/** An option that takes a text value (`--report FILE`): the declaration most options share. */
+export function stringOption(describe: string, more: Options = {}): Options {
+  return { type: 'string', requiresArg: true, describe, ...more };
+}
+
+/** A repeatable text option (`--where A --where B`). */
+export function listOption(describe: string): Options {
+  return stringOption(describe, { array: true });
+}
+
+/** A switch (`--dry-run`). */
+export function booleanOption(describe: string): Options {
+  return { type: 'boolean', describe };
+}
+
+/** `--rate`, read from its text so that the message can quote what was typed (`got fast`). */
+export function readRateOption(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const rate = typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+  return checkNumberOption(rate, 'rate', RATE_RANGE, String(value));
+}
+
 /** The `--sort` option of list commands; parse its value with {@link parseSortOption}. */
-export const SORT_OPTION = {
-  type: 'string',
-  requiresArg: true,
-  describe: 'Sort by FIELD, FIELD:asc or FIELD:desc',
-} as const satisfies Options;
+export const SORT_OPTION = stringOption('Sort by FIELD, FIELD:asc or FIELD:desc');
 
 /** `--sort field[:asc|desc]`, checked and normalised to the client's `field:asc|desc` form. */
 export function parseSortOption(text: string): string {

@@ -5,37 +5,30 @@
  * variable names on stdout, one per line (`--json`: one object), so a script can check they are set.
  */
 import { resolve } from 'node:path';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_VARIABLE_PREFIX, initOverrides } from '../overrides/init-overrides.js';
 import type { CommandSpec } from './command.js';
-import { readStringOption } from './options.js';
+import { booleanOption, readStringOption, stringOption } from './options.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
-/** `overrides init <snapshot>`. */
 export const overridesInitCommand: CommandSpec = {
   command: 'init <snapshot>',
   describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',
   builder: (yargs) =>
     withSnapshotKeyOptions(yargs)
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .option('output', {
-        alias: 'o',
-        type: 'string',
-        requiresArg: true,
-        demandOption: true,
-        describe: 'The overrides file to write (mode 0600; never overwritten without --force)',
-      })
-      .option('prefix', {
-        type: 'string',
-        requiresArg: true,
-        describe: `Prefix of the variable names (default ${DEFAULT_VARIABLE_PREFIX}: ${DEFAULT_VARIABLE_PREFIX}_<ENTRY>_<FIELD>)`,
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Folder of <type>.schema.json files (default: the shipped schemas/templates)',
-      })
-      .option('force', { type: 'boolean', describe: 'Replace an existing output file' }),
+      .options({
+        output: stringOption('The overrides file to write (mode 0600; never overwritten without --force)', {
+          alias: 'o',
+          demandOption: true,
+        }),
+        prefix: stringOption(
+          `Prefix of the variable names (default ${DEFAULT_VARIABLE_PREFIX}: ${DEFAULT_VARIABLE_PREFIX}_<ENTRY>_<FIELD>)`,
+        ),
+        schemas: stringOption('Folder of <type>.schema.json files (default: the shipped schemas/templates)'),
+        force: booleanOption('Replace an existing output file'),
+      }),
   examples: [
     {
       command: '$0 overrides init prod.snapshot.jsonl -o secrets.overrides.json',
@@ -47,13 +40,13 @@ export const overridesInitCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
+    const snapshot = readStringOption(args, 'snapshot', 'a path');
     if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
     await useSnapshotKeysOf(args, ctx, [snapshot]);
-    const output = readStringOption(args, 'output', 'output', 'a path');
+    const output = readStringOption(args, 'output', 'a path');
     if (output === undefined) throw new UsageError('Missing -o FILE', { hint: 'See --help' });
-    const schemas = readStringOption(args, 'schemas', 'schemas', 'a path');
-    const prefix = readStringOption(args, 'prefix', 'prefix');
+    const schemas = readStringOption(args, 'schemas', 'a path');
+    const prefix = readStringOption(args, 'prefix');
     const result = await initOverrides({
       snapshot: resolve(ctx.io.cwd, snapshot),
       output: resolve(ctx.io.cwd, output),
@@ -76,7 +69,7 @@ export const overridesInitCommand: CommandSpec = {
       ctx.out.info(
         n === 0
           ? `${result.file}: no secret to supply (${result.entryCount} entries checked)`
-          : `${result.file}: ${n} variable${n === 1 ? '' : 's'} for ${result.entriesWithSecrets} of ${result.entryCount} entries; set them, then: dds-migrate import SNAPSHOT --to E --overrides ${result.file}`,
+          : `${result.file}: ${countOf(n, 'variable')} for ${result.entriesWithSecrets} of ${result.entryCount} entries; set them, then: dds-migrate import SNAPSHOT --to E --overrides ${result.file}`,
       );
     }
     return ExitCode.ok;

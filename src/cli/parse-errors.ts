@@ -35,21 +35,6 @@ function splitNames(list: string): string[] {
     .filter((s) => s !== '');
 }
 
-/** The usage line of the command being parsed (first line of its help), e.g. `dds-migrate profiles get <id>`. */
-function usageLine(help: string): string {
-  return (help.split('\n')[0] ?? '').trim();
-}
-
-/** `<id>` and `<ids..>` of a usage line, in order. */
-function positionalsOf(usage: string): string[] {
-  return [...usage.matchAll(/<[^>]+>/g)].map((m) => m[0]);
-}
-
-/** True when the parsed command is a group (or the top level): it lists commands. */
-function listsCommands(help: string): boolean {
-  return /\nCommands:\n/.test(help);
-}
-
 /** The command path of a usage line: `dds-migrate <command> [options]` -> [dds-migrate]. */
 function commandPath(usage: string): string[] {
   return usage.split(/\s+/).filter((w) => w !== '' && !/^[<[]/.test(w));
@@ -90,7 +75,8 @@ function describeUnknownOptions(options: readonly string[], help: string): strin
 /** Rewrite one yargs failure message. */
 export function describeParseFailure(message: string, help: string, argv: readonly string[]): ParseFailure {
   const text = message.trim();
-  const usage = usageLine(help);
+  // The usage line of the command being parsed (first line of its help): `dds-migrate profiles get <id>`.
+  const usage = (help.split('\n')[0] ?? '').trim();
   const command = commandPath(usage).join(' ');
   const one = (m: string): ParseFailure => ({ message: m, showCommands: false, command });
 
@@ -103,7 +89,8 @@ export function describeParseFailure(message: string, help: string, argv: readon
     const names = splitNames(unknown[1]);
     const options = names.filter((n) => argv.some((a) => a === flagOf(n) || a.startsWith(`${flagOf(n)}=`)));
     const words = names.filter((n) => !options.includes(n));
-    if (words.length > 0 && listsCommands(help)) {
+    // A group (or the top level) lists commands.
+    if (words.length > 0 && /\nCommands:\n/.test(help)) {
       const known = commandNames(help, usage);
       return one(
         `Unknown command '${words[0]}'${known.length > 0 ? `; expected one of ${known.join(', ')}` : ''}`,
@@ -130,7 +117,7 @@ export function describeParseFailure(message: string, help: string, argv: readon
   const positionals = /^Not enough non-option arguments: got (\d+), need at least (\d+)$/.exec(text);
   if (positionals) {
     const got = Number(positionals[1]);
-    const names = positionalsOf(usage).slice(got);
+    const names = [...usage.matchAll(/<[^>]+>/g)].map((m) => m[0]).slice(got);
     const what = names.length > 0 ? names.join(' ') : 'an argument';
     return one(`Missing ${what}${usage ? ` (usage: ${usage} [options])` : ''}`);
   }

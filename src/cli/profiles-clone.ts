@@ -1,17 +1,12 @@
-/**
- * `dds-migrate profiles clone ID,.. --from E --to E [--id-map FILE] [--dry-run] [--allow-run]`: plan every
- * profile (data sources remapped by name or through an import's id map), refuse the whole run if any
- * profile has a problem, then create them in the target. Prints source id -> target id.
- */
-import { resolve } from 'node:path';
+import { countOf } from '../display-name.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import { assertPlanClean, type CloneResult } from '../profiles/clone.js';
 import { cloneProfiles } from '../profiles/clone-profiles.js';
 import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../profiles/plan.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
-import { parseListOption } from './options.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { booleanOption, parseListOption, readPathOption, stringOption } from './options.js';
 import { renderTable, withRefusalJson } from './render.js';
 
 function describeMapping(m: DataSourceMapping): string {
@@ -20,25 +15,11 @@ function describeMapping(m: DataSourceMapping): string {
 }
 
 function stepJson(step: ProfileCloneStep): Record<string, unknown> {
-  if (step.kind === 'exists') {
-    return { sourceId: step.sourceId, name: step.name, action: 'exists', targetId: step.targetId };
-  }
-  return step.kind === 'create'
-    ? {
-        sourceId: step.sourceId,
-        name: step.name,
-        action: 'create',
-        singleRun: step.singleRun,
-        dataSources: step.dataSources,
-        body: step.body,
-      }
-    : {
-        sourceId: step.sourceId,
-        name: step.name,
-        action: 'blocked',
-        singleRun: step.singleRun,
-        problems: step.problems,
-      };
+  const base = { sourceId: step.sourceId, name: step.name, action: step.kind };
+  if (step.kind === 'exists') return { ...base, targetId: step.targetId };
+  if (step.kind === 'create')
+    return { ...base, singleRun: step.singleRun, dataSources: step.dataSources, body: step.body };
+  return { ...base, singleRun: step.singleRun, problems: step.problems };
 }
 
 function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: string): void {
@@ -66,25 +47,22 @@ function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: st
       // Its problems are in the one list of the error line on stderr, not repeated here.
       const n = step.problems.length;
       ctx.out.result(
-        `blocked  ${step.sourceId}  '${step.name}': ${n} problem${n === 1 ? '' : 's'} (listed on stderr)`,
+        `blocked  ${step.sourceId}  '${step.name}': ${countOf(n, 'problem')} (listed on stderr)`,
       );
     }
   }
 }
 
 function resultRow(r: CloneResult): Record<string, unknown> {
-  switch (r.kind) {
-    case 'created':
-      return { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: 'created' };
-    case 'exists':
-      return { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: 'exists' };
-    case 'failed':
-      return { sourceId: r.sourceId, targetId: '', name: r.name, result: `failed: ${r.message}` };
-    default: {
-      const unknown: never = r;
-      throw new Error(`unknown clone result ${JSON.stringify(unknown)}`);
-    }
-  }
+  if (r.kind === 'failed')
+    return { sourceId: r.sourceId, targetId: '', name: r.name, result: `failed: ${r.message}` };
+  return { sourceId: r.sourceId, targetId: r.targetId ?? '', name: r.name, result: r.kind };
+}
+
+function resultJson(r: CloneResult): Record<string, unknown> {
+  const base = { sourceId: r.sourceId, name: r.name, result: r.kind };
+  if (r.kind === 'failed') return { ...base, status: r.status, message: r.message };
+  return { ...base, targetId: r.targetId, ...(r.kind === 'created' ? { dataSources: r.dataSources } : {}) };
 }
 
 /** `N created, N existed, N failed, N not attempted`: what the run really did. */
@@ -95,7 +73,6 @@ function countResults(results: readonly CloneResult[], notAttempted: number): st
   return parts.join(', ');
 }
 
-/** `profiles clone`. */
 export const profilesCloneCommand: CommandSpec = {
   command: 'clone <ids..>',
   describe: 'Copy scan profiles to another environment, remapping their data sources by connection name',
@@ -106,23 +83,13 @@ export const profilesCloneCommand: CommandSpec = {
         array: true,
         describe: 'Source profile ids (comma- or space-separated)',
       })
-      .option('id-map', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'The id map written by `import --id-map` (source _id -> target _id)',
-      })
-      .option('dry-run', {
-        type: 'boolean',
-        describe: 'Print the plan (every data source mapping) and send nothing',
-      })
-      .option('allow-run', {
-        type: 'boolean',
-        describe: 'Allow one-time profiles (isSingleRunScan: true): each starts a scan at once',
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected target environment, to allow writing to it',
+      .options({
+        'id-map': stringOption('The id map written by `import --id-map` (source _id -> target _id)'),
+        'dry-run': booleanOption('Print the plan (every data source mapping) and send nothing'),
+        'allow-run': booleanOption(
+          'Allow one-time profiles (isSingleRunScan: true): each starts a scan at once',
+        ),
+        confirm: stringOption('Name of a protected target environment, to allow writing to it'),
       }),
   examples: [
     {
@@ -146,15 +113,15 @@ export const profilesCloneCommand: CommandSpec = {
       cloneProfiles(
         {
           ids,
-          idMap: typeof args.idMap === 'string' ? resolve(ctx.io.cwd, args.idMap) : undefined,
+          idMap: readPathOption(args, 'id-map', ctx.io.cwd),
           dryRun: args.dryRun === true,
           allowRun: args.allowRun === true,
           confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
         },
         {
-          resolveSource: async () => (await resolveSide(ctx, args, 'from')).environment,
-          resolveTarget: async () => (await resolveSide(ctx, args, 'to')).environment,
-          createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+          resolveSource: () => resolveSide(ctx, args, 'from'),
+          resolveTarget: () => resolveSide(ctx, args, 'to'),
+          createClient: clientFactory(ctx),
           log: ctx.log,
           signal: ctx.signal,
         },
@@ -166,35 +133,17 @@ export const profilesCloneCommand: CommandSpec = {
       return ExitCode.ok;
     }
     const outcome = result.outcome;
-    const rows = outcome.results.map(resultRow);
-    for (const step of outcome.notAttempted)
-      rows.push({ sourceId: step.sourceId, targetId: '', name: step.name, result: 'not confirmed' });
     if (ctx.globals.json) {
       ctx.out.json({
         from: result.from,
         to: result.to,
-        profiles: outcome.results.map((r) =>
-          r.kind === 'created'
-            ? {
-                sourceId: r.sourceId,
-                name: r.name,
-                result: 'created',
-                targetId: r.targetId,
-                dataSources: r.dataSources,
-              }
-            : r.kind === 'exists'
-              ? { sourceId: r.sourceId, name: r.name, result: 'exists', targetId: r.targetId }
-              : {
-                  sourceId: r.sourceId,
-                  name: r.name,
-                  result: 'failed',
-                  status: r.status,
-                  message: r.message,
-                },
-        ),
+        profiles: outcome.results.map(resultJson),
         notAttempted: outcome.notAttempted.map((s) => ({ sourceId: s.sourceId, name: s.name })),
       });
-    } else if (rows.length > 0) {
+    } else if (outcome.results.length + outcome.notAttempted.length > 0) {
+      const rows = outcome.results.map(resultRow);
+      for (const step of outcome.notAttempted)
+        rows.push({ sourceId: step.sourceId, targetId: '', name: step.name, result: 'not confirmed' });
       ctx.out.result(renderTable(rows, ['sourceId', 'targetId', 'name', 'result'], 120));
     }
     if (outcome.stopped !== undefined) throw outcome.stopped;

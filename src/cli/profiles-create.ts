@@ -7,30 +7,21 @@ import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { createProfileFromFile } from '../profiles/create-profile-from-file.js';
 import type { CommandSpec } from './command.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { booleanOption, stringOption } from './options.js';
 import { withRefusalJson } from './render.js';
 
-/** `profiles create`. */
 export const profilesCreateCommand: CommandSpec = {
   command: 'create',
   describe: 'Create a scan profile from a JSON file',
   builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env'])
-      .option('file', {
-        type: 'string',
-        requiresArg: true,
-        demandOption: true,
-        describe: 'The profile (schemas/scan-profile.schema.json)',
-      })
-      .option('allow-run', {
-        type: 'boolean',
-        describe: 'Allow a one-time profile (isSingleRunScan: true): it starts a scan at once',
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected environment, to allow writing to it',
-      }),
+    withEnvironmentOptions(yargs, ['env']).options({
+      file: stringOption('The profile (schemas/scan-profile.schema.json)', { demandOption: true }),
+      'allow-run': booleanOption(
+        'Allow a one-time profile (isSingleRunScan: true): it starts a scan at once',
+      ),
+      confirm: stringOption('Name of a protected environment, to allow writing to it'),
+    }),
   examples: [
     {
       command: '$0 profiles create --env prod --file nightly-pii-copy.json',
@@ -47,8 +38,8 @@ export const profilesCreateCommand: CommandSpec = {
           confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
         },
         {
-          resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-          createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+          resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+          createClient: clientFactory(ctx),
           signal: ctx.signal,
         },
       ),

@@ -2,9 +2,8 @@
 import { ExitCode, UsageError } from '../errors.js';
 import { getProfile } from '../profiles/get-profile.js';
 import type { CommandSpec } from './command.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 
-/** `profiles get`. */
 export const profilesGetCommand: CommandSpec = {
   command: 'get <id>',
   describe: 'Print one scan profile as JSON',
@@ -27,8 +26,8 @@ export const profilesGetCommand: CommandSpec = {
     const id = typeof args.id === 'string' ? args.id.trim() : '';
     if (id === '') throw new UsageError('Expected a scan profile id, got an empty one');
     const profile = await getProfile(id, {
-      resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-      createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+      resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+      createClient: clientFactory(ctx),
     });
     ctx.out.json(profile);
     return ExitCode.ok;

@@ -5,7 +5,7 @@
 import { ExitCode } from '../errors.js';
 import { listEnvironmentProfiles } from '../profiles/list-profiles.js';
 import type { CommandSpec } from './command.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';
 
 /** Columns of the table and of the CSV (JSON and NDJSON carry whole profiles). */
@@ -19,7 +19,6 @@ export const PROFILE_COLUMNS: readonly string[] = [
   'dataSourceList',
 ];
 
-/** `profiles list`. */
 export const profilesListCommand: CommandSpec = {
   command: 'list',
   describe: 'List every scan profile of an environment',
@@ -41,8 +40,8 @@ export const profilesListCommand: CommandSpec = {
     const writer = createRecordWriter(format, ctx.out, { columns: PROFILE_COLUMNS });
     const { environment } = await listEnvironmentProfiles(
       {
-        resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-        createClient: (env, options) => createEnvironmentClient(ctx, env, options),
+        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+        createClient: clientFactory(ctx),
         signal: ctx.signal,
       },
       (profile) => writer.write(profile as unknown as Record<string, unknown>),

@@ -1,28 +1,28 @@
 /**
- * A progress bar on stderr (cli-progress), for a TTY only. Its line is cleared when it stops (what
+ * A progress bar on stderr (cli-progress), for a TTY only, counting settled items and the failed ones
+ * among them (`{failed}`) and their rate (`{speed}` per second). Its line is cleared when it stops (what
  * follows starts on a clean line), and it stops at once on Ctrl-C, before anything else is printed: a
  * bar still redrawing would overwrite the lines below it.
  */
 import cliProgress from 'cli-progress';
 import type { CliContext } from './context.js';
 
-/** A started bar: `update` moves it (a no-op once stopped); `stop` is idempotent. */
-export interface StderrBar {
-  update(value: number, payload: Record<string, unknown>): void;
+/** A started bar: `tick` counts one settled item (a no-op once stopped); `stop` is idempotent. */
+export interface CountingBar {
+  tick(failed: boolean): void;
   stop(): void;
 }
 
 /**
- * Start a bar of `total` steps with `format` (cli-progress tokens) and the initial `payload`, or
+ * Start a bar of `total` items with `format` (cli-progress tokens, plus `{speed}` and `{failed}`), or
  * undefined when no bar is shown (not a TTY, `--no-progress`, nothing to do, already interrupted).
  */
-export function startStderrBar(
+export function startCountingBar(
   ctx: CliContext,
   total: number,
   format: string,
-  payload: Record<string, unknown>,
   etaBuffer: number,
-): StderrBar | undefined {
+): CountingBar | undefined {
   if (!ctx.out.showProgress || total === 0 || ctx.signal.aborted) return undefined;
   const bar = new cliProgress.SingleBar(
     {
@@ -41,13 +41,20 @@ export function startStderrBar(
     ctx.signal.removeEventListener('abort', stop);
     bar.stop();
   };
-  bar.start(total, 0, payload);
+  bar.start(total, 0, { speed: '0.0', failed: 0 });
   // After start: a stop before the bar's first frame is done would be a no-op and leave it drawing.
   // An abort that came while it started is handled by the run's own end.
   ctx.signal.addEventListener('abort', stop);
+  const started = Date.now();
+  let done = 0;
+  let failed = 0;
   return {
-    update(value, next) {
-      if (!stopped) bar.update(value, next);
+    tick(failure) {
+      if (stopped) return;
+      done += 1;
+      if (failure) failed += 1;
+      const speed = (done / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
+      bar.update(done, { speed, failed });
     },
     stop,
   };

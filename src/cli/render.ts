@@ -14,6 +14,7 @@ import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js
 import { formatProblem } from '../importer/preflight.js';
 import { scrub } from '../secrets.js';
 import type { CliContext, Output } from './context.js';
+import { describeGiven } from './options.js';
 
 /** Every output format of a record list. */
 export type OutputFormat = 'table' | 'json' | 'ndjson' | 'csv';
@@ -27,8 +28,6 @@ export interface RecordWriterOptions {
   readonly columns: readonly string[];
   /** Also restrict JSON / NDJSON records to `columns` (default false: whole records). */
   readonly projectJson?: boolean;
-  /** Widest table cell before it is cut with `…` (default 60). */
-  readonly maxCellWidth?: number;
 }
 
 /** Writes records in one format; `end` must be called once, after the last record. */
@@ -40,17 +39,11 @@ export interface RecordWriter {
   readonly count: number;
 }
 
-/** The default format: a table for a person at a terminal, NDJSON for a pipe or a file. */
-export function chooseDefaultFormat(out: Pick<Output, 'stdoutIsTTY'>, json: boolean): OutputFormat {
-  if (json) return 'json';
-  return out.stdoutIsTTY ? 'table' : 'ndjson';
-}
-
 /**
  * `--json` promises exactly one JSON document on stdout, so it cannot be combined with an explicit
  * `--format` of another kind when the result goes to stdout. Shared by every command with `--format`.
  */
-export function assertFormatFitsJson(format: unknown, json: boolean): void {
+function assertFormatFitsJson(format: unknown, json: boolean): void {
   if (json && format !== undefined && format !== 'json') {
     throw new UsageError(`--json cannot be combined with --format ${String(format)}`, {
       hint: 'Drop --json, or use --format json',
@@ -59,16 +52,31 @@ export function assertFormatFitsJson(format: unknown, json: boolean): void {
 }
 
 /**
- * The format of a record list written to stdout: `--format` when given (refused with `--json` unless it
- * is json, see {@link assertFormatFitsJson}), else {@link chooseDefaultFormat}.
+ * The format of a record list written to stdout ({@link chooseFormat}); by default a table for a person
+ * at a terminal, NDJSON for a pipe or a file.
  */
 export function chooseStdoutFormat(
   format: unknown,
   out: Pick<Output, 'stdoutIsTTY'>,
   json: boolean,
 ): OutputFormat {
+  return chooseFormat(format, json, OUTPUT_FORMATS, out.stdoutIsTTY ? 'table' : 'ndjson');
+}
+
+/**
+ * `--format` of a command whose formats are `formats`: refused with `--json` unless json
+ * ({@link assertFormatFitsJson}); when absent, json with `--json`, else `fallback`.
+ */
+export function chooseFormat<F extends string>(
+  format: unknown,
+  json: boolean,
+  formats: readonly F[],
+  fallback: F,
+): F {
   assertFormatFitsJson(format, json);
-  return (format as OutputFormat | undefined) ?? chooseDefaultFormat(out, json);
+  if (format === undefined) return json ? ('json' as F) : fallback;
+  if (formats.includes(format as F)) return format as F;
+  throw new UsageError(`Expected --format to be one of ${formats.join(', ')}, got ${describeGiven(format)}`);
 }
 
 /** A cell's text: strings as they are, other scalars as their JSON text, nested values as JSON. */
@@ -122,78 +130,59 @@ export function renderTable(
 /** Create a writer for `format` on `out` (stdout, scrubbed of registered secrets). */
 export function createRecordWriter(
   format: OutputFormat,
-  out: Output,
+  out: Pick<Output, 'write'>,
   options: RecordWriterOptions,
 ): RecordWriter {
-  const columns = options.columns;
-  const project = (r: Record<string, unknown>): Record<string, unknown> =>
-    options.projectJson ? pick(r, columns) : r;
+  const render = recordRenderer(format, options);
   let count = 0;
+  return {
+    write(record) {
+      const text = render.record(record, count);
+      if (text !== '') out.write(text);
+      count += 1;
+    },
+    async end() {
+      const text = render.end(count);
+      if (text !== '') out.write(text);
+    },
+    get count() {
+      return count;
+    },
+  };
+}
+
+/** The text of the record at `index` in `format`, and the text after the last of `count` records. */
+function recordRenderer(
+  format: OutputFormat,
+  { columns, projectJson }: RecordWriterOptions,
+): { record(record: Record<string, unknown>, index: number): string; end(count: number): string } {
+  const json = (r: Record<string, unknown>): string => JSON.stringify(projectJson ? pick(r, columns) : r);
   switch (format) {
     case 'ndjson':
-      return {
-        write(record) {
-          out.write(`${JSON.stringify(project(record))}\n`);
-          count += 1;
-        },
-        async end() {},
-        get count() {
-          return count;
-        },
-      };
+      return { record: (r) => `${json(r)}\n`, end: () => '' };
     case 'json':
       return {
-        write(record) {
-          out.write(`${count === 0 ? '[\n' : ',\n'}${JSON.stringify(project(record))}`);
-          count += 1;
-        },
-        async end() {
-          out.write(count === 0 ? '[]\n' : '\n]\n');
-        },
-        get count() {
-          return count;
-        },
+        record: (r, i) => `${i === 0 ? '[\n' : ',\n'}${json(r)}`,
+        end: (n) => (n === 0 ? '[]\n' : '\n]\n'),
       };
     case 'csv': {
       // The header waits for the first record (or the end): a request that fails on the first page
       // leaves stdout empty rather than holding a header with no rows.
-      let headerWritten = false;
-      const writeHeader = () => {
-        if (!headerWritten) out.write(renderCsvRow(columns));
-        headerWritten = true;
-      };
+      const header = renderCsvRow(columns);
       return {
-        write(record) {
-          writeHeader();
-          out.write(renderCsvRow(columns.map((c) => renderCell(record[c]))));
-          count += 1;
-        },
-        async end() {
-          writeHeader();
-        },
-        get count() {
-          return count;
-        },
+        record: (r, i) => `${i === 0 ? header : ''}${renderCsvRow(columns.map((c) => renderCell(r[c])))}`,
+        end: (n) => (n === 0 ? header : ''),
       };
     }
     case 'table': {
       const rows: Record<string, unknown>[] = [];
       return {
-        write(record) {
-          rows.push(pick(record, columns));
-          count += 1;
+        record: (r) => {
+          rows.push(pick(r, columns));
+          return '';
         },
-        async end() {
-          out.write(`${renderTable(rows, columns, options.maxCellWidth)}\n`);
-        },
-        get count() {
-          return count;
-        },
+        end: () => `${renderTable(rows, columns)}\n`,
       };
-    }
-    default: {
-      const unknownFormat: never = format;
-      throw new Error(`unknown output format ${String(unknownFormat)}`);
     }
   }
 }
@@ -209,7 +198,7 @@ export function printProblems(
   heading: (count: string) => string,
 ): void {
   if (ctx.globals.json) return;
-  ctx.io.stderr.write(`${heading(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}\n`);
+  ctx.io.stderr.write(`${heading(countOf(problems.length, 'problem'))}\n`);
   const { own, following } = ctx.globals.verbose
     ? { own: problems, following: [] }
     : splitFollowingProblems(problems);
@@ -226,7 +215,7 @@ export function printProblems(
  * The problems that only follow from another one listed (a scan profile naming a connection that is
  * itself refused: `causedBy` names an entry with problems of its own), apart from the others.
  */
-export function splitFollowingProblems(problems: readonly Problem[]): {
+function splitFollowingProblems(problems: readonly Problem[]): {
   readonly own: readonly Problem[];
   readonly following: readonly Problem[];
 } {
@@ -253,7 +242,7 @@ export function reportRefusal(ctx: CliContext, problems: readonly Problem[]): vo
  * With `--json`, a pre-flight refusal (exit 3, nothing sent) as the one result on stdout:
  * `{"ok": false, "exitCode": 3, "problems": [...]}` (`import`, `undo`, `profiles create` and `clone`).
  */
-export function writeRefusalJson(ctx: CliContext, problems: readonly Problem[]): void {
+function writeRefusalJson(ctx: CliContext, problems: readonly Problem[]): void {
   if (ctx.globals.json) ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems });
 }
 

@@ -15,21 +15,22 @@ export function reportError(error: unknown, io: CliIo, debug: boolean): ExitCode
     if (debug && error.stack) io.stderr.write(`${scrub(error.stack)}\n`);
     return error.exitCode;
   }
-  writeBugReport(error, io.stderr);
-  return ExitCode.bug;
+  return reportUncaught(error, io.stderr);
 }
 
 /**
- * The "this is a bug" lines: the stack only, scrubbed. Never `util.inspect` of the error (what Node
- * prints for an uncaught error by default): that shows every property and its `cause`, and an axios
- * error's `config.headers` holds the Authorization header.
+ * Report a bug, or an error that escaped every handler (`uncaughtException`, `unhandledRejection`:
+ * `main.ts` installs it), and return its exit code (70): "this is a bug" and the stack only, scrubbed.
+ * Never `util.inspect` of the error (what Node prints for an uncaught error by default): that shows
+ * every property and its `cause`, and an axios error's `config.headers` holds the Authorization header.
  */
-function writeBugReport(error: unknown, stderr: NodeJS.WritableStream): void {
+export function reportUncaught(error: unknown, stderr: NodeJS.WritableStream): ExitCode {
   const stack =
     error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : describeNonError(error);
   stderr.write(
     `error: this is a bug in ${TOOL_NAME} ${TOOL_VERSION}; please report it with the lines below.\n${scrub(stack)}\n`,
   );
+  return ExitCode.bug;
 }
 
 /** A thrown non-Error, by its type only: its fields could be anything, a request config included. */
@@ -37,16 +38,6 @@ function describeNonError(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === null || typeof value !== 'object') return String(value);
   return `a thrown ${value.constructor?.name ?? 'object'} (not an Error)`;
-}
-
-/**
- * Report an error that escaped every handler (`uncaughtException`, `unhandledRejection`) the way
- * {@link runCli} reports a bug, and return the exit code (70). `main.ts` installs it so that Node's
- * default report, which inspects the whole error object, never runs.
- */
-export function reportUncaught(error: unknown, stderr: NodeJS.WritableStream): ExitCode {
-  writeBugReport(error, stderr);
-  return ExitCode.bug;
 }
 
 /**

@@ -28,7 +28,6 @@ function whatOf(run: RunSummary): string {
   return run.undoneBy === null ? 'import' : `import (undone by run ${run.undoneBy})`;
 }
 
-/** `runs <journal>`. */
 export const runsCommand: CommandSpec = {
   command: 'runs <journal>',
   describe: 'List the runs of an import journal: what each wrote, and which are undone',
@@ -48,7 +47,7 @@ export const runsCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const journal = readStringOption(args, 'journal', 'journal');
+    const journal = readStringOption(args, 'journal');
     if (journal === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
     const result = await listRuns(resolve(ctx.io.cwd, journal));
     const format = args.format ?? (ctx.globals.json ? 'json' : 'table');

@@ -17,45 +17,33 @@ import {
 import { isEncryptedSnapshot, openSnapshotSource } from '../snapshot/source.js';
 import type { ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { readStringOption } from './options.js';
+import { listOption, readStringOption, stringOption } from './options.js';
 
 /** `--identity` and `--passphrase-env`, for a command that reads snapshots. */
 export function withSnapshotKeyOptions(yargs: Argv): Argv {
-  return yargs
-    .option('identity', {
-      type: 'string',
-      array: true,
-      requiresArg: true,
-      describe: `An age identity file (as age-keygen writes) that opens an encrypted snapshot; repeatable (default: the file $${AGE_IDENTITY_ENV} names)`,
-    })
-    .option('passphrase-env', {
-      type: 'string',
-      requiresArg: true,
-      describe: 'Open an encrypted snapshot with the passphrase in the environment variable VAR',
-    });
+  return yargs.options({
+    identity: listOption(
+      `An age identity file (as age-keygen writes) that opens an encrypted snapshot; repeatable (default: the file $${AGE_IDENTITY_ENV} names)`,
+    ),
+    'passphrase-env': stringOption(
+      'Open an encrypted snapshot with the passphrase in the environment variable VAR',
+    ),
+  });
 }
 
 /** `--encrypt-to`, `--encrypt-to-file` and `--passphrase-env`, for `export`. */
 export function withEncryptionOptions(yargs: Argv): Argv {
-  return yargs
-    .option('encrypt-to', {
-      type: 'string',
-      array: true,
-      requiresArg: true,
-      describe:
-        'Encrypt the snapshot with age to this recipient (age1..., the public key age-keygen prints); repeatable',
-    })
-    .option('encrypt-to-file', {
-      type: 'string',
-      array: true,
-      requiresArg: true,
-      describe: 'Encrypt the snapshot to the recipients in FILE (one a line, # comments); repeatable',
-    })
-    .option('passphrase-env', {
-      type: 'string',
-      requiresArg: true,
-      describe: 'Encrypt the snapshot with the passphrase in the environment variable VAR (age scrypt)',
-    });
+  return yargs.options({
+    'encrypt-to': listOption(
+      'Encrypt the snapshot with age to this recipient (age1..., the public key age-keygen prints); repeatable',
+    ),
+    'encrypt-to-file': listOption(
+      'Encrypt the snapshot to the recipients in FILE (one a line, # comments); repeatable',
+    ),
+    'passphrase-env': stringOption(
+      'Encrypt the snapshot with the passphrase in the environment variable VAR (age scrypt)',
+    ),
+  });
 }
 
 /** Each value of a repeatable path option, non-empty. */
@@ -76,17 +64,16 @@ function readPaths(value: unknown, flag: string): string[] {
 export async function useSnapshotKeysOf(
   args: ParsedArgs,
   ctx: CliContext,
-  snapshots: readonly (string | undefined)[],
+  snapshots: readonly string[],
 ): Promise<void> {
   const keys = await loadSnapshotKeys({
     identityFiles: readPaths(args.identity, '--identity'),
-    passphraseEnv: readStringOption(args, 'passphraseEnv', 'passphrase-env', 'a variable name'),
+    passphraseEnv: readStringOption(args, 'passphrase-env', 'a variable name'),
     env: ctx.io.env,
     cwd: ctx.io.cwd,
   });
   useSnapshotKeys(keys);
   for (const snapshot of snapshots) {
-    if (snapshot === undefined) continue;
     const path = resolve(ctx.io.cwd, snapshot);
     if (isEncryptedSnapshot(path)) (await openSnapshotSource(path, snapshot, keys)).close();
   }
@@ -97,7 +84,7 @@ export async function readEncryption(args: ParsedArgs, ctx: CliContext): Promise
   return loadEncryption({
     recipients: args.encryptTo === undefined ? [] : splitListValues(args.encryptTo),
     recipientFiles: readPaths(args.encryptToFile, '--encrypt-to-file'),
-    passphraseEnv: readStringOption(args, 'passphraseEnv', 'passphrase-env', 'a variable name'),
+    passphraseEnv: readStringOption(args, 'passphrase-env', 'a variable name'),
     env: ctx.io.env,
     cwd: ctx.io.cwd,
   });

@@ -5,40 +5,35 @@
  * its events and result.
  */
 import { resolve } from 'node:path';
-import { displayName } from '../display-name.js';
+import { countOf, displayName } from '../display-name.js';
 import { ExitCode, UsageError, withResumeHint } from '../errors.js';
 import { scrub } from '../secrets.js';
 import { isWritingStep, type UndoEvent, type UndoLine, type UndoStep, undoRun } from '../sync/undo.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
-import { readStringOption } from './options.js';
+import { booleanOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { printProblems, reportRefusal } from './render.js';
 
-/** One line describing an undo step (exhaustive over kinds). */
-export function describeUndoStep(step: UndoStep): string {
-  return step.object === 'scan-profile' ? `scan profile ${describeStep(step)}` : describeStep(step);
-}
-
-function describeStep(step: UndoStep): string {
+/** One line describing an undo step. */
+function describeUndoStep(step: UndoStep): string {
+  const name = displayName(step.name);
+  const typed = `${name}${step.type ? ` (${step.type})` : ''}`;
+  const prefix = step.object === 'scan-profile' ? 'scan profile ' : '';
   switch (step.kind) {
     case 'delete-created':
-      return `delete     ${displayName(step.name)}${step.type ? ` (${step.type})` : ''}: created by the import`;
+      return `${prefix}delete     ${typed}: created by the import`;
     case 'put-back':
-      return `put back   ${displayName(step.name)}${step.type ? ` (${step.type})` : ''}: ${step.fields.length > 0 ? step.fields.join(', ') : 'secrets the import changed'}`;
+      return `${prefix}put back   ${typed}: ${step.fields.length > 0 ? step.fields.join(', ') : 'secrets the import changed'}`;
     case 're-create':
-      return `re-create  ${displayName(step.name)}${step.type ? ` (${step.type})` : ''}: deleted by the import`;
+      return `${prefix}re-create  ${typed}: deleted by the import`;
     case 'left':
-      return `left       ${displayName(step.name)}: ${step.reason}`;
+      return `${prefix}left       ${name}: ${step.reason}`;
     case 'reverted':
-      return `reverted   ${displayName(step.name)}: already as before the import`;
+      return `${prefix}reverted   ${name}: already as before the import`;
     case 'invalid':
-      return `invalid    ${displayName(step.name)}: ${step.problems.map((p) => `${p.path ?? ''} ${p.message}`.trim()).join('; ')}`;
-    default: {
-      const unreachable: never = step;
-      return String(unreachable);
-    }
+      return `${prefix}invalid    ${name}: ${step.problems.map((p) => `${p.path ?? ''} ${p.message}`.trim()).join('; ')}`;
   }
 }
 
@@ -54,46 +49,31 @@ function lineJson(line: UndoLine) {
   };
 }
 
-/** Run `undo`. */
 export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
-  const journalArg = readStringOption(args, 'journal', 'journal');
+  const journalArg = readStringOption(args, 'journal');
   if (journalArg === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
-  const overrides = readStringOption(args, 'overrides', 'overrides');
-  const schemas = readStringOption(args, 'schemas', 'schemas');
   const onEvent = (event: UndoEvent): void => {
-    switch (event.kind) {
-      case 'refused':
-        reportRefusal(ctx, event.problems);
-        return;
-      case 'run-started':
-        ctx.out.info(
-          `Undoing run ${event.undoes}: ${event.writes} change${event.writes === 1 ? '' : 's'} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
-        );
-        return;
-      case 'step-settled':
-        return;
-      default: {
-        const unknown: never = event;
-        throw new Error(`unknown undo event ${JSON.stringify(unknown)}`);
-      }
-    }
+    if (event.kind === 'refused') reportRefusal(ctx, event.problems);
+    if (event.kind === 'run-started')
+      ctx.out.info(
+        `Undoing run ${event.undoes}: ${countOf(event.writes, 'change')} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
+      );
   };
   let result: Awaited<ReturnType<typeof undoRun>>;
   try {
     result = await undoRun(
       {
         journal: resolve(ctx.io.cwd, journalArg),
-        overrides: overrides === undefined ? undefined : resolve(ctx.io.cwd, overrides),
+        overrides: readPathOption(args, 'overrides', ctx.io.cwd),
         dryRun: args.dryRun === true,
-        confirm: readStringOption(args, 'confirm', 'confirm'),
-        schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
+        confirm: readStringOption(args, 'confirm'),
+        schemas: readPathOption(args, 'schemas', ctx.io.cwd),
         includeInDoubt: args.includeInDoubt === true,
       },
       {
-        resolveTarget: async (boundUrl) =>
-          (await resolveSide(ctx, { ...args, to: readStringOption(args, 'to', 'to') ?? boundUrl }, 'to'))
-            .environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveTarget: (boundUrl) =>
+          resolveSide(ctx, { ...args, to: readStringOption(args, 'to') ?? boundUrl }, 'to'),
+        createClient: clientFactory(ctx),
         env: ctx.io.env,
         log: ctx.log,
         signal: ctx.signal,
@@ -121,9 +101,7 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
       ctx.out.result(`Plan for undoing run ${result.undoes} in ${result.target} (dry run, nothing sent):`);
       for (const step of result.steps) ctx.out.result(`  ${describeUndoStep(step)}`);
       const writes = result.steps.filter(isWritingStep).length;
-      ctx.out.result(
-        `Total: ${writes === 0 ? 'nothing to do' : `${writes} change${writes === 1 ? '' : 's'}`}`,
-      );
+      ctx.out.result(`Total: ${writes === 0 ? 'nothing to do' : countOf(writes, 'change')}`);
     }
     if (result.problems.length > 0) {
       printProblems(ctx, result.problems, (count) => `Pre-flight would refuse this undo (${count}):`);
@@ -171,37 +149,22 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
   return failed.length > 0 || left.length > 0 ? ExitCode.partial : ExitCode.ok;
 }
 
-/** `undo <journal>`. */
 export const undoCommand: CommandSpec = {
   command: 'undo <journal>',
   describe: 'Take back the newest run of an import journal not yet undone (again: the one before)',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['to'], { optional: true })
       .positional('journal', { type: 'string', describe: 'The journal the import wrote' })
-      .option('overrides', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+      .options({
+        overrides: stringOption(
           'Secrets to restore with (same format as import --overrides; "${env:NAME}" reads a variable)',
-      })
-      .option('dry-run', {
-        type: 'boolean',
-        describe: 'Print what would be reverted; send nothing but reads',
-      })
-      .option('confirm', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Name of a protected target environment, to allow writing to it',
-      })
-      .option('include-in-doubt', {
-        type: 'boolean',
-        describe:
+        ),
+        'dry-run': booleanOption('Print what would be reverted; send nothing but reads'),
+        confirm: stringOption('Name of a protected target environment, to allow writing to it'),
+        'include-in-doubt': booleanOption(
           "Also delete objects whose create was in doubt (answer lost, found by name): they may be someone else's",
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Folder of <type>.schema.json files for the pre-flight (default: shipped)',
+        ),
+        schemas: stringOption('Folder of <type>.schema.json files for the pre-flight (default: shipped)'),
       }),
   examples: [
     {
@@ -220,8 +183,8 @@ export const undoCommand: CommandSpec = {
 function describeObjects(lines: readonly UndoLine[]): string {
   const connections = lines.filter((l) => l.step.object === 'connection').length;
   const profiles = lines.length - connections;
-  const parts = [`${connections} connection${connections === 1 ? '' : 's'}`];
-  if (profiles > 0) parts.push(`${profiles} scan profile${profiles === 1 ? '' : 's'}`);
+  const parts = [countOf(connections, 'connection')];
+  if (profiles > 0) parts.push(countOf(profiles, 'scan profile'));
   return parts.join(', ');
 }
 

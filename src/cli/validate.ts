@@ -5,48 +5,33 @@
  * Masked secrets ("must be supplied at import") and types without a schema are warnings.
  */
 import { resolve } from 'node:path';
-import { formatReferenceNeeds, type ReferenceNeeds } from '../connections/references.js';
+import { formatReferenceNeeds } from '../connections/references.js';
+import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { ValidationProblem } from '../schema/catalog.js';
-import type { ValidationReport } from '../schema/validate-snapshot.js';
 import { type ValidateResult, validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, resolveSide } from './environment.js';
-import { readStringOption } from './options.js';
+import { CONNECTION_OPTIONS, clientFactory, resolveSide } from './environment.js';
+import { readStringOption, stringOption } from './options.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
 
-/** `validate <snapshot>`. */
 export const validateCommand: CommandSpec = {
   command: 'validate <snapshot>',
   describe: 'Check a snapshot and every entry against its data source template',
   builder: (yargs) =>
     withSnapshotKeyOptions(yargs)
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Folder of <type>.schema.json files (default: the shipped schemas/templates)',
-      })
-      .option('templates-from', {
-        type: 'string',
-        requiresArg: true,
-        describe: "Build the schemas from this environment's own connector templates (config name or URL)",
-      })
-      .option('token-file', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Read the token of --templates-from from this file (instead of DDS_TOKEN or tokenEnv)',
-      })
-      .option('insecure-http', {
-        type: 'boolean',
-        describe: 'Allow plain http to a non-loopback host (the token travels unencrypted)',
-      })
-      .option('ca-file', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Extra trusted CA certificate (PEM)',
+      .options({
+        schemas: stringOption('Folder of <type>.schema.json files (default: the shipped schemas/templates)'),
+        'templates-from': stringOption(
+          "Build the schemas from this environment's own connector templates (config name or URL)",
+        ),
+        'token-file': stringOption(
+          'Read the token of --templates-from from this file (instead of DDS_TOKEN or tokenEnv)',
+        ),
+        ...CONNECTION_OPTIONS,
       })
       .conflicts('schemas', 'templates-from'),
   examples: [
@@ -58,11 +43,11 @@ export const validateCommand: CommandSpec = {
     { command: '$0 validate prod.snapshot.jsonl --json > report.json', describe: 'The whole report as JSON' },
   ],
   async run(args, ctx) {
-    const snapshot = readStringOption(args, 'snapshot', 'snapshot', 'a path');
+    const snapshot = readStringOption(args, 'snapshot', 'a path');
     if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
     await useSnapshotKeysOf(args, ctx, [snapshot]);
-    const schemasDir = readStringOption(args, 'schemas', 'schemas', 'a path');
-    const templatesFrom = readStringOption(args, 'templatesFrom', 'templates-from', 'a path');
+    const schemasDir = readStringOption(args, 'schemas', 'a path');
+    const templatesFrom = readStringOption(args, 'templates-from', 'a path');
 
     const report = await validateSnapshotFile(
       {
@@ -79,9 +64,8 @@ export const validateCommand: CommandSpec = {
       },
       {
         // resolveSide reads the side's option by name: present --templates-from as --env.
-        resolveTemplatesSource: async () =>
-          (await resolveSide(ctx, { ...args, env: templatesFrom }, 'env')).environment,
-        createClient: (environment, options) => createEnvironmentClient(ctx, environment, options),
+        resolveTemplatesSource: () => resolveSide(ctx, { ...args, env: templatesFrom }, 'env'),
+        createClient: clientFactory(ctx),
         signal: ctx.signal,
       },
     );
@@ -95,17 +79,11 @@ export function formatProblem(problem: ValidationProblem): string {
   return `${problem.entry} (${problem.type}) ${problem.path || '/'}: ${problem.message}`;
 }
 
-/** `{name: [entries]}` per kind of reference, for `--json`. */
-function referencesJson(needs: ReferenceNeeds): Record<string, Record<string, readonly string[]>> {
-  return {
-    scannerGroups: Object.fromEntries(needs.scannerGroups),
-    credentials: Object.fromEntries(needs.credentials),
-    certificates: Object.fromEntries(needs.certificates),
-  };
-}
-
-/** The report as `--json` prints it (with `references`: what a target must hold, per name its entries). */
-export function toJsonReport(report: ValidationReport | ValidateResult): Record<string, unknown> {
+/**
+ * The report as `--json` prints it (with `references`: what a target must hold, per name its entries;
+ * with `--templates-from`, the problems and warnings of checking them there).
+ */
+function toJsonReport(report: ValidateResult): Record<string, unknown> {
   const strip = ({ kind, entry, type, path, message }: ValidationProblem) => ({
     kind,
     entry,
@@ -113,6 +91,7 @@ export function toJsonReport(report: ValidationReport | ValidateResult): Record<
     path,
     message,
   });
+  const { scannerGroups, credentials, certificates } = report.references;
   return {
     snapshot: report.snapshot,
     valid: report.valid,
@@ -121,8 +100,12 @@ export function toJsonReport(report: ValidationReport | ValidateResult): Record<
     errors: report.errors.map(strip),
     warnings: report.warnings.map(strip),
     catalogWarnings: report.catalogWarnings,
-    ...('references' in report ? { references: referencesJson(report.references) } : {}),
-    ...('referenceCheck' in report && report.referenceCheck
+    references: {
+      scannerGroups: Object.fromEntries(scannerGroups),
+      credentials: Object.fromEntries(credentials),
+      certificates: Object.fromEntries(certificates),
+    },
+    ...(report.referenceCheck
       ? {
           referenceProblems: report.referenceCheck.problems,
           referenceWarnings: report.referenceCheck.warnings,
@@ -152,12 +135,10 @@ function printReport(report: ValidateResult, ctx: CliContext): void {
   const n = report.entryCount;
   const missing = check?.problems.length ?? 0;
   if (report.valid) {
-    out.result(`${n} ${n === 1 ? 'entry' : 'entries'} checked: all valid`);
+    out.result(`${countOf(n, 'entry', 'entries')} checked: all valid`);
   } else {
     out.result(
-      `${n} ${n === 1 ? 'entry' : 'entries'} checked: ${report.invalidCount} invalid (${report.errors.length} ${
-        report.errors.length === 1 ? 'problem' : 'problems'
-      })${missing > 0 ? `, ${missing} missing ${missing === 1 ? 'reference' : 'references'}` : ''}`,
+      `${countOf(n, 'entry', 'entries')} checked: ${report.invalidCount} invalid (${countOf(report.errors.length, 'problem')})${missing > 0 ? `, ${countOf(missing, 'missing reference')}` : ''}`,
     );
   }
 }
@@ -174,7 +155,7 @@ function printValidationWarnings(warnings: readonly ValidationProblem[], ctx: Cl
     const entries = new Set(masked.map((w) => w.entry)).size;
     const group = masked[0]?.message ?? '';
     hints[group] =
-      `${entries} ${entries === 1 ? 'entry' : 'entries'} (${summarizeFields(masked)}); 'dds-migrate overrides init' writes an overrides file for them`;
+      `${countOf(entries, 'entry', 'entries')} (${summarizeFields(masked)}); 'dds-migrate overrides init' writes an overrides file for them`;
   }
   printWarnings(
     ctx,

@@ -12,84 +12,51 @@ import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
 import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE } from '../verify/test-connections.js';
-import type { TestVerdict } from '../verify/verdict.js';
 import { type VerifyEvent, type VerifyOptions, verifyEnvironment } from '../verify/verify-environment.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { createEnvironmentClient, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
-import { checkNumberOption, RATE_RANGE, readStringOption } from './options.js';
-import { startStderrBar } from './progress-bar.js';
-import { assertFormatFitsJson } from './render.js';
+import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
+import {
+  booleanOption,
+  listOption,
+  readPathOption,
+  readRateOption,
+  readStringOption,
+  stringOption,
+} from './options.js';
+import { type CountingBar, startCountingBar } from './progress-bar.js';
+import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 import { buildVerifyJson, renderVerifyText } from './verify-render.js';
 
-/** Output formats of `verify`. */
-export const VERIFY_FORMATS = ['text', 'json'] as const;
-/** One output format of `verify`. */
-export type VerifyFormat = (typeof VERIFY_FORMATS)[number];
-
-function chooseFormat(args: ParsedArgs, ctx: CliContext): VerifyFormat {
-  const format = args.format;
-  assertFormatFitsJson(format, ctx.globals.json);
-  if (format === undefined) return ctx.globals.json ? 'json' : 'text';
-  if (format === 'text' || format === 'json') return format;
-  throw new UsageError(`Expected --format to be text or json, got ${JSON.stringify(format)}`);
-}
-
 /** Check the command line once (UsageError, exit 2). */
 export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Promise<VerifyOptions> {
-  const snapshot = readStringOption(args, 'snapshot', 'snapshot');
+  const snapshot = readStringOption(args, 'snapshot');
   if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
   const testConnections = args.testConnections === true;
-  let rate: number | undefined;
-  if (args.rate !== undefined) {
-    const value = typeof args.rate === 'string' && args.rate.trim() !== '' ? Number(args.rate) : Number.NaN;
-    rate = checkNumberOption(value, 'rate', RATE_RANGE, String(args.rate));
-    if (!testConnections) {
-      throw new UsageError('--rate sets the pace of the connection tests: give it with --test-connections');
-    }
+  const rate = readRateOption(args.rate);
+  if (rate !== undefined && !testConnections) {
+    throw new UsageError('--rate sets the pace of the connection tests: give it with --test-connections');
   }
-  const report = readStringOption(args, 'report', 'report');
-  const schemas = readStringOption(args, 'schemas', 'schemas', 'a folder');
-  const overrides = readStringOption(args, 'overrides', 'overrides', 'a file');
+  const report = readPathOption(args, 'report', ctx.io.cwd);
+  const schemas = readPathOption(args, 'schemas', ctx.io.cwd, 'a folder');
+  const overrides = readPathOption(args, 'overrides', ctx.io.cwd, 'a file');
   const config = await getConfig(ctx);
   return {
     snapshot: resolve(ctx.io.cwd, snapshot),
     snapshotLabel: snapshot,
     testConnections,
     rate,
-    report: report === undefined ? undefined : resolve(ctx.io.cwd, report),
+    report,
     ignoreFields: collectIgnoreFields(args.ignoreField, config),
-    schemas: schemas === undefined ? undefined : resolve(ctx.io.cwd, schemas),
-    overrides: overrides === undefined ? undefined : resolve(ctx.io.cwd, overrides),
-  };
-}
-
-/** The bar of the connection tests (see {@link startStderrBar}): tests settled, those failing. */
-function createProgress(ctx: CliContext, total: number) {
-  const bar = startStderrBar(
-    ctx,
-    total,
-    'tests |{bar}| {value}/{total} | ETA {eta_formatted} | failing {failing}',
-    { failing: 0 },
-    20,
-  );
-  if (bar === undefined) return undefined;
-  let done = 0;
-  let failing = 0;
-  return {
-    tick(verdict: TestVerdict) {
-      if (verdict.kind !== 'passed') failing += 1;
-      done += 1;
-      bar.update(done, { failing });
-    },
-    stop: () => bar.stop(),
+    schemas,
+    overrides,
   };
 }
 
 /** An event renderer for one run: progress on stderr. */
 export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent) => void {
-  let progress: ReturnType<typeof createProgress>;
+  let progress: CountingBar | undefined;
   return (event) => {
     switch (event.kind) {
       case 'sides-read':
@@ -99,14 +66,19 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
         return;
       case 'tests-started':
         ctx.out.info(
-          `Testing ${event.total} present connection${event.total === 1 ? '' : 's'} (concurrency ${event.concurrency}${
+          `Testing ${countOf(event.total, 'present connection')} (concurrency ${event.concurrency}${
             event.rate === undefined ? '' : `, rate ${event.rate} tests/s`
           })`,
         );
-        progress = createProgress(ctx, event.total);
+        progress = startCountingBar(
+          ctx,
+          event.total,
+          'tests |{bar}| {value}/{total} | ETA {eta_formatted} | failing {failed}',
+          20,
+        );
         return;
       case 'test-settled':
-        progress?.tick(event.verdict);
+        progress?.tick(event.verdict.kind !== 'passed');
         return;
       case 'tests-ended':
         // Also when the run throws: the bar must not be left drawing over the error line.
@@ -125,14 +97,14 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
 
 /** Run the verify: read the options, call {@link verifyEnvironment}, render its events and result. */
 export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
-  const format = chooseFormat(args, ctx);
+  const format = chooseFormat(args.format, ctx.globals.json, ['text', 'json'], 'text');
   const options = await readVerifyOptions(args, ctx);
   await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const result = await verifyEnvironment(
     options,
     {
-      resolveEnvironment: async () => (await resolveSide(ctx, args, 'env')).environment,
-      createClient: (environment, clientOptions) => createEnvironmentClient(ctx, environment, clientOptions),
+      resolveEnvironment: () => resolveSide(ctx, args, 'env'),
+      createClient: clientFactory(ctx),
       signal: ctx.signal,
       env: ctx.io.env,
     },
@@ -147,56 +119,40 @@ export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promi
   const t = result.tests;
   if (t && t.unknown + t.error > 0) {
     ctx.out.warn(
-      `${t.unknown + t.error} connection test${t.unknown + t.error === 1 ? '' : 's'} gave no verdict (unknown answer or refused request); see the details`,
+      `${countOf(t.unknown + t.error, 'connection test')} gave no verdict (unknown answer or refused request); see the details`,
     );
   }
   return result.verified ? ExitCode.ok : ExitCode.partial;
 }
 
-/** `verify <snapshot>`. */
 export const verifyCommand: CommandSpec = {
   command: 'verify <snapshot>',
   describe: 'Check that an environment is a complete, working restore of a snapshot',
   builder: (yargs) =>
     withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['env'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .option('test-connections', {
-        type: 'boolean',
-        describe:
+      .options({
+        'test-connections': booleanOption(
           'Also test each present connection with the service (POST ds-connection-test, stored secret); a failure that passed at export is a regression',
-      })
-      .option('rate', {
-        type: 'string',
-        requiresArg: true,
-        describe: `Connection tests per second (default ${DEFAULT_TEST_RATE}, or the environment's rate if lower; ${DEFAULT_TEST_CONCURRENCY} at once at most)`,
-      })
-      .option('format', {
-        type: 'string',
-        choices: VERIFY_FORMATS,
-        describe: 'text (summary, then details) or json (default text; json with --json)',
-      })
-      .option('report', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Write one JSON line per object (its state and test verdict) here',
-      })
-      .option('overrides', {
-        type: 'string',
-        requiresArg: true,
-        describe:
+        ),
+        rate: stringOption(
+          `Connection tests per second (default ${DEFAULT_TEST_RATE}, or the environment's rate if lower; ${DEFAULT_TEST_CONCURRENCY} at once at most)`,
+        ),
+        format: {
+          type: 'string',
+          choices: ['text', 'json'],
+          describe: 'text (summary, then details) or json (default text; json with --json)',
+        },
+        report: stringOption('Write one JSON line per object (its state and test verdict) here'),
+        overrides: stringOption(
           "The import's overrides file: a field it sets is compared with its value (secrets are never compared)",
-      })
-      .option('ignore-field', {
-        type: 'string',
-        array: true,
-        requiresArg: true,
-        describe:
+        ),
+        'ignore-field': listOption(
           'Ignore a top-level field name or a JSON pointer, as diff does (e.g. a field set by overrides)',
-      })
-      .option('schemas', {
-        type: 'string',
-        requiresArg: true,
-        describe: 'Template schemas folder whose x-secret fields are masked (default: the shipped ones)',
+        ),
+        schemas: stringOption(
+          'Template schemas folder whose x-secret fields are masked (default: the shipped ones)',
+        ),
       }),
   examples: [
     {

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Output } from '../../src/cli/context.js';
 import {
-  chooseDefaultFormat,
+  chooseStdoutFormat,
   createRecordWriter,
   type OutputFormat,
   renderCell,
@@ -131,9 +131,9 @@ describe('table', () => {
 
 describe('defaults', () => {
   it('table on a terminal, ndjson otherwise, json with --json', () => {
-    expect(chooseDefaultFormat({ stdoutIsTTY: true }, false)).toBe('table');
-    expect(chooseDefaultFormat({ stdoutIsTTY: false }, false)).toBe('ndjson');
-    expect(chooseDefaultFormat({ stdoutIsTTY: true }, true)).toBe('json');
+    expect(chooseStdoutFormat(undefined, { stdoutIsTTY: true }, false)).toBe('table');
+    expect(chooseStdoutFormat(undefined, { stdoutIsTTY: false }, false)).toBe('ndjson');
+    expect(chooseStdoutFormat(undefined, { stdoutIsTTY: true }, true)).toBe('json');
   });
 
   it('renders cells', () => {
