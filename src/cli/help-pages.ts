@@ -1,8 +1,10 @@
 /**
  * The help pages' examples and global options: yargs wraps `.example()` in two columns and repeats the
  * global options on every page, so the pages carry a marker that {@link expandExamples} fills with the
- * examples of `commands.ts` and of the command modules, one copyable line each.
+ * examples of `commands.ts` and of the command modules, one copyable line each. And the pages laid out
+ * ahead by the build, which `--help` and `completion` print without loading yargs ({@link laidOutPage}).
  */
+import { createRequire } from 'node:module';
 import type { Argv } from 'yargs';
 import { TOOL_NAME } from '../version.js';
 import {
@@ -82,4 +84,69 @@ export function expandExamples(help: string, examplesByPage: ExamplesByPage): st
       );
     return lines.join('\n');
   });
+}
+
+/** The width yargs lays the help out at: the terminal's, at most 110 columns; 100 when not a terminal. */
+export function helpWidth(columns: number | undefined): number {
+  return Math.min(110, columns ?? 100);
+}
+
+/** The widths the build lays the help out at: not a terminal (100), a wide terminal (110), 80 columns. */
+export const LAID_OUT_WIDTHS = [80, 100, 110] as const;
+
+/**
+ * What the build writes (`scripts/build-help-pages.mjs`) next to this module's compiled file: what
+ * yargs prints for each help request, by width, and for `completion`, by shell. Absent when the CLI
+ * runs from its sources: yargs then lays out every page.
+ */
+const LAID_OUT_NAME = './help-pages.json';
+export const LAID_OUT_FILE = new URL(LAID_OUT_NAME, import.meta.url);
+
+/** The laid-out pages: `help[width][request]` (request: `--help`, `cases update --help`), `completion[shell]`. */
+export interface LaidOutPages {
+  readonly help: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly completion: Readonly<Record<string, string>>;
+}
+
+/** The help requests laid out ahead: the top level, each command and group, each group's commands. */
+export function laidOutRequests(entries: readonly CommandEntry[]): string[][] {
+  const requests = [['--help']];
+  for (const entry of entries) {
+    const name = pageKey(undefined, entry.command);
+    requests.push([name, '--help']);
+    if (isCommandGroup(entry))
+      for (const sub of entry.subcommands) requests.push([name, pageKey(undefined, sub.command), '--help']);
+  }
+  return requests;
+}
+
+/** The completion script yargs prints: zsh or fish as `$SHELL` (or `$ZSH_NAME`) says, else bash (yargs' rule). */
+export function completionShell(env: Readonly<Record<string, string | undefined>>): string {
+  if (env.SHELL?.includes('zsh') || env.ZSH_NAME?.includes('zsh')) return 'zsh';
+  return env.SHELL?.includes('fish') ? 'fish' : 'bash';
+}
+
+/**
+ * What `argv` prints when it is exactly a request laid out ahead (`[group] [command] --help` or `-h`
+ * at a width laid out, or `completion`), read from {@link LAID_OUT_FILE}: loading yargs costs more
+ * than the rest of such a start. undefined: yargs answers (any other command line, or no file).
+ */
+export function laidOutPage(
+  argv: readonly string[],
+  columns: number | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const words = argv.slice(0, -1);
+  const last = argv.at(-1);
+  const help = (last === '--help' || last === '-h') && words.every((word) => /^[a-z][a-z-]*$/.test(word));
+  if (!help && !(argv.length === 1 && last === 'completion')) return undefined;
+  let pages: LaidOutPages;
+  try {
+    // Loaded as the build left it, like the compiled code beside it (not an input of the run).
+    pages = createRequire(import.meta.url)(LAID_OUT_NAME) as LaidOutPages;
+  } catch {
+    return undefined;
+  }
+  if (!help) return pages.completion[completionShell(env)];
+  return pages.help[helpWidth(columns)]?.[[...words, '--help'].join(' ')];
 }

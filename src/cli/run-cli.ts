@@ -18,6 +18,8 @@ import {
   expandExamples,
   finishPage,
   GLOBAL_OPTIONS,
+  helpWidth,
+  laidOutPage,
   pageKey,
 } from './help-pages.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
@@ -139,12 +141,21 @@ export function skipHelpCache(parser: Argv): boolean {
 
 /** Run the CLI with `argv` (without `node` and the script) against `io`; resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  // `--version` alone is answered before the parser is loaded (yargs and its help layout: most of a
-  // start's time and memory), with what yargs' `.version()` prints.
-  if (argv.length === 1 && argv[0] === '--version') {
-    io.stdout.write(`${TOOL_VERSION}\n`);
+  // `--version`, and the help pages and completion scripts the build laid out with yargs, are answered
+  // without loading the parser (yargs and its help layout: most of such a start's time and memory).
+  const page =
+    argv.length === 1 && argv[0] === '--version'
+      ? `${TOOL_VERSION}\n`
+      : laidOutPage(argv, io.stdout.columns, io.env);
+  if (page !== undefined) {
+    io.stdout.write(page);
     return ExitCode.ok;
   }
+  return runYargs(argv, io);
+}
+
+/** {@link runCli} with every command line laid out and parsed by yargs (the build lays out its pages with it). */
+export async function runYargs(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { default: yargs } = await import('yargs');
   const state: RunState = {
     code: undefined,
@@ -205,7 +216,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     .demandCommand(1, NO_COMMAND_MESSAGE)
     .recommendCommands()
     .exitProcess(false)
-    .wrap(Math.min(110, io.stdout.columns ?? 100))
+    .wrap(helpWidth(io.stdout.columns))
+    // Every text of the CLI is English: yargs' headings and messages too, whatever $LANG says.
+    .locale('en')
     .help()
     .alias('h', 'help')
     .fail((message, error, context) => {

@@ -1,6 +1,7 @@
 /**
  * `--version`, `--help` and `completion` load only what they print: no HTTP client, no schema compiler,
- * no snapshot code, no emulator, no logger. The built CLI runs in a child process with a module loader
+ * no snapshot code, no emulator, no logger, and no yargs (the help pages and completion scripts are laid
+ * out by the build: test/e2e/laid-out-help.test.ts). The built CLI runs in a child process with a module loader
  * hook (`node --import`, `module.register`) that appends the URL of every module it loads to a file;
  * the test reads the list. A command that runs is the control: it lists the client it uses, so a hook
  * that saw nothing would fail the test instead of passing it.
@@ -66,6 +67,9 @@ async function loadedModules(
   return { urls, stdout };
 }
 
+/** yargs and the packages only it loads (its help layout). */
+const YARGS = /\/node_modules\/(yargs|yargs-parser|cliui|y18n|string-width)\//;
+
 function heavyAmong(urls: readonly string[]): string[] {
   return urls.filter((url) => HEAVY.some((pattern) => pattern.test(url)));
 }
@@ -74,19 +78,24 @@ describe('start-up loads only what it prints', () => {
   for (const [name, args, printed] of [
     ['version', ['--version'], /^\d+\.\d+\.\d+/],
     ['help', ['--help'], /Commands:/],
+    ['command-help', ['cases', 'update', '--help'], /dds-migrate cases update/],
     ['completion', ['completion'], /--get-yargs-completions/],
   ] as const) {
-    it(`dds-migrate ${args.join(' ')} loads no client, schema, snapshot, emulator or logger`, async () => {
+    it(`dds-migrate ${args.join(' ')} loads no client, schema, snapshot, emulator, logger or yargs`, async () => {
       const { urls, stdout } = await loadedModules(args, name);
       expect(stdout).toMatch(printed);
       // The hook saw the CLI itself (it works), and none of the heavy modules.
       expect(urls.some((url) => url.endsWith('/dist/src/cli/main.js'))).toBe(true);
       expect(heavyAmong(urls)).toEqual([]);
+      expect(urls.filter((url) => YARGS.test(url))).toEqual([]);
     });
   }
 
-  it('a command that runs loads its own modules (the control)', async () => {
-    const { urls } = await loadedModules(['connections', 'list', '--help'], 'control');
+  it('a command line yargs parses loads yargs and the modules of the command it names (the control)', async () => {
+    // Not a page laid out ahead (an option besides --help): yargs lays it out, with the command loaded.
+    const { urls, stdout } = await loadedModules(['connections', 'list', '--help', '--json'], 'control');
+    expect(stdout).toMatch(/dds-migrate connections list/);
+    expect(urls.some((url) => YARGS.test(url))).toBe(true);
     const heavy = heavyAmong(urls);
     expect(heavy.some((url) => url.includes('/dist/src/api/'))).toBe(true);
     expect(heavy.some((url) => url.includes('/node_modules/axios/'))).toBe(true);

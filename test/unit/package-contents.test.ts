@@ -36,6 +36,7 @@ describe('npm pack', () => {
     expect(pkg.license).toBe('MIT');
     for (const bin of Object.values(pkg.bin)) expect(files).toContain(bin);
     expect(files).toContain('LICENSE');
+    expect(files).toContain('dist/src/cli/help-pages.json');
     expect(files).toContain('schemas/connection.schema.json');
     expect(files).toContain('fixtures/environments/prod.json');
     expect(files.filter((f) => f.startsWith('schemas/templates/')).length).toBeGreaterThan(0);
