@@ -192,7 +192,7 @@ async function* readOnce<T>(
       // Both names of the start: a deployment honours one (see the file's comment).
       query: { ...endpoint.query, skip: start, offset: start, limit: pageSize, requireTotalCount: true },
       retry: 'safe',
-      ...(signal ? { signal } : {}),
+      signal,
     });
     // Observed when awaited; one dropped (a wrong guess, a caller that stops early) stays unobserved.
     answer.catch(() => undefined);
