@@ -26,7 +26,6 @@ export interface ProcessIo {
   readonly cwd: string;
 }
 
-/** One environment of the config file. */
 export interface EnvironmentConfig {
   readonly url: string;
   readonly tokenEnv?: string;

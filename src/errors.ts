@@ -253,7 +253,6 @@ export function withResumeHint(error: unknown, command: string): unknown {
   return copy;
 }
 
-/** Type guard for errors meant for the user. */
 export function isDdsError(error: unknown): error is DdsError {
   return error instanceof DdsError;
 }

@@ -13,7 +13,6 @@ import { describeJsonError } from './secrets.js';
 /** Mode of files that may hold credentials or say where sensitive data lives. */
 export const PRIVATE_FILE_MODE = 0o600;
 
-/** Options of {@link readJsonFile}. */
 export interface ReadJsonFileOptions {
   /** What the file is, for messages: `cannot read the <what> (EACCES)`. Default `file`. */
   readonly what?: string;
@@ -257,7 +256,6 @@ export async function checkWritableOutputs(
   for (const { path, flag } of outputs) if (path !== undefined) await checkWritableOutput(path, flag);
 }
 
-/** Options of {@link writeFileAtomic} and {@link openAtomicTextFile}. */
 export interface AtomicWriteOptions {
   /** File mode (default {@link PRIVATE_FILE_MODE}, 0600), stated with chmod whatever the umask. */
   readonly mode?: number;

@@ -155,7 +155,6 @@ class PinoLogger implements Logger {
   }
 }
 
-/** Create the run's logger. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level: LogLevel = options.level ?? 'warn';
   const streams: pino.StreamEntry[] = [];

@@ -5,7 +5,6 @@
 import type { ResolvedEnvironment } from '../config.js';
 import type { HttpClient, RetryBudget } from './http.js';
 
-/** What a workflow may set on a client it asks for. */
 export interface ClientOptions {
   /** The retry budget to draw on; default the run's shared budget. */
   readonly retryBudget?: RetryBudget;

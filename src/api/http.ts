@@ -30,7 +30,6 @@ import {
   type Outcome,
 } from './classify.js';
 import {
-  buildQuery,
   combineSignals,
   defaultSleep,
   type HttpClient,
@@ -191,7 +190,7 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
         response = await instance.request({
           method: request.method,
           url: request.path,
-          params: buildQuery(request.query),
+          params: request.query,
           data: request.body === undefined ? undefined : JSON.stringify(request.body),
           headers: {
             Accept: 'application/json',

@@ -40,7 +40,6 @@ export interface Page<T> {
   readonly totalCount: number | undefined;
 }
 
-/** How to read one list endpoint. */
 export interface PagedEndpoint<T> {
   readonly path: string;
   /** What the list holds, plural, for messages (`connections`, `cases`). */
@@ -82,7 +81,6 @@ export class InconsistentListError extends DdsError {
   }
 }
 
-/** Check a page size option once, at the boundary. */
 export function checkPageSize(pageSize: number | undefined): number {
   const size = pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`Expected a page size >= 1, got ${size}`);

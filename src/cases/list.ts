@@ -22,7 +22,6 @@ export interface RecordSink {
   end(): Promise<void>;
 }
 
-/** What to list. */
 export interface CaseListQuery {
   readonly filter?: readonly FilterClause[] | string | undefined;
   /** `field:asc|desc`. */

@@ -11,10 +11,8 @@ import { ApiError, DdsError, InterruptedError, UsageError } from '../errors.js';
 import { assertWriteConfirmed } from '../protected.js';
 import { type CaseTarget, lookUpCases } from './look-up.js';
 
-/** The status `cases resolve` sets. */
 export const RESOLVED_STATUS = 'resolved';
 
-/** The outcome of one case. */
 export type ResolveOutcome =
   | { readonly kind: 'resolved'; readonly caseId: string; readonly target: CaseTarget }
   | {

@@ -57,14 +57,12 @@ function describeAppliedButUnaudited(error: unknown, updated: number): unknown {
   );
 }
 
-/** What the bulk update did. */
 export interface CaseUpdateResult {
   readonly caseIds: readonly string[];
   readonly missing: readonly string[];
   readonly unexpected: readonly string[];
 }
 
-/** Options of {@link applyCaseUpdate}. */
 export interface ApplyCaseUpdateOptions {
   /** `--audit FILE`. */
   readonly auditFile?: string | undefined;
@@ -159,7 +157,6 @@ export interface UpdateCasesOptions {
   readonly confirm: string | undefined;
 }
 
-/** The outside world of {@link updateCases}. */
 export interface UpdateCasesPorts extends EnvironmentPorts {
   /**
    * Asked once the preview is known and non-empty, before anything is sent: resolves to go on, throws

@@ -52,7 +52,6 @@ export interface RunEnvironmentsOptions {
   readonly signal: AbortSignal;
 }
 
-/** The environments of one run. */
 export interface RunEnvironments {
   /** The retry budget every client of the run shares unless given its own. */
   readonly retryBudget: RetryBudget;

@@ -22,13 +22,11 @@ import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { isMasked } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
 
-/** The default variable prefix. */
 export const DEFAULT_VARIABLE_PREFIX = 'DDS';
 
 /** A prefix must itself start a valid variable name. */
 const PREFIX_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** What {@link initOverrides} writes. */
 export interface InitOverridesOptions {
   /** The snapshot (absolute). */
   readonly snapshot: string;
@@ -45,7 +43,6 @@ export interface InitOverridesOptions {
   readonly signal?: AbortSignal;
 }
 
-/** One variable of the skeleton. */
 export interface OverrideVariable {
   /** The environment variable to set. */
   readonly variable: string;
@@ -57,7 +54,6 @@ export interface OverrideVariable {
   readonly reason: 'masked' | 'required';
 }
 
-/** The outcome of {@link initOverrides}. */
 export interface InitOverridesResult {
   /** The file written (as typed). */
   readonly file: string;

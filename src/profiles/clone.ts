@@ -93,7 +93,6 @@ export function assertPlanClean(plan: ProfileClonePlan): void {
   );
 }
 
-/** The outcome of one profile. */
 export type CloneResult =
   | {
       readonly kind: 'created';
@@ -179,7 +178,6 @@ export interface CloneProfilesOptions {
   readonly confirm: string | undefined;
 }
 
-/** The outside world of {@link cloneProfiles}. */
 export interface CloneProfilesPorts {
   readonly resolveSource: EnvironmentResolver;
   readonly resolveTarget: EnvironmentResolver;

@@ -8,7 +8,6 @@
  * connection the target has). A list may mix both forms; order is kept.
  */
 
-/** How an element names its connection. */
 export type DataSourceForm = 'id' | 'name';
 
 /** What {@link remapDataSourceList} needs to know about the source and the target. */
@@ -29,7 +28,6 @@ export interface DataSourceListContext {
   readonly targetIdOf?: (targetName: string) => string | undefined;
 }
 
-/** One element, remapped. */
 export interface RemappedDataSource {
   /** As in the source's list. */
   readonly ref: string;

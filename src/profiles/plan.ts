@@ -16,7 +16,6 @@ export interface IdMapEntry {
 /** `<source _id>` -> entry. */
 export type IdMap = ReadonlyMap<string, IdMapEntry>;
 
-/** What the planner needs of a connection. */
 export interface ConnectionKey {
   readonly _id?: string | undefined;
   readonly name: string;
@@ -37,7 +36,6 @@ export interface DataSourceMapping {
   readonly via: 'id-map' | 'name' | 'name-passthrough';
 }
 
-/** One source profile to clone. */
 export interface SourceProfile {
   /** The id the user named (the profile's `_id` in the source). */
   readonly sourceId: string;
@@ -80,7 +78,6 @@ export interface ProfileClonePlan {
   readonly missingConnections: readonly string[];
 }
 
-/** Input of {@link planProfileClone}. */
 export interface ProfileCloneInput {
   readonly profiles: readonly SourceProfile[];
   /** The source's connections; may be empty when every id is in the id map. */
