@@ -234,19 +234,10 @@ export async function checkWritableOutput(path: string, flag: string): Promise<v
   if (existing?.isDirectory()) {
     throw new UsageError(`Cannot write ${path}: it is a folder`, { hint: `Name a file for ${flag}` });
   }
-  let probe: FileHandle;
-  const tmp = tempPathFor(path);
-  try {
-    probe = await open(tmp, 'wx', PRIVATE_FILE_MODE);
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code ?? 'error';
-    throw new UsageError(`Cannot write ${path} (${code})`, {
-      hint: `Check ${flag}: its folder must exist and be writable`,
-      cause,
-    });
-  }
-  await probe.close().catch(() => undefined);
-  await unlink(tmp).catch(() => undefined);
+  const { tmp, handle } = await openTemp(path, {
+    hint: `Check ${flag}: its folder must exist and be writable`,
+  });
+  await discardTemp(handle, tmp);
 }
 
 /** {@link checkWritableOutput} for each output given (`path` undefined: the option is absent). */

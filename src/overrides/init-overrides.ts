@@ -18,6 +18,7 @@ import { lstat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { writeFileAtomic } from '../files.js';
 import type { Connection } from '../model/connection.js';
+import { assignOwn } from '../own-property.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { isMasked } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
@@ -170,12 +171,7 @@ export function buildOverridesSkeleton(
   for (const entry of entries) {
     const skeleton = skeletonOf(entry, catalog, nameVariable);
     if (Object.keys(skeleton.block).length === 0) continue;
-    Object.defineProperty(byName, entry.name, {
-      value: skeleton.block,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    assignOwn(byName, entry.name, skeleton.block);
     variables.push(...skeleton.variables);
   }
   return { byName, variables };
@@ -202,7 +198,7 @@ async function checkOutputFree(path: string, label: string, force: boolean): Pro
 export async function initOverrides(options: InitOverridesOptions): Promise<InitOverridesResult> {
   const prefix = checkVariablePrefix(options.prefix ?? DEFAULT_VARIABLE_PREFIX);
   await checkOutputFree(options.output, options.outputLabel, options.force);
-  const snapshot = await loadSnapshot(options.snapshot, options.signal ? { signal: options.signal } : {});
+  const snapshot = await loadSnapshot(options.snapshot, { signal: options.signal });
   const catalog = await loadShippedCatalog(options.schemasDir);
   const { byName, variables } = buildOverridesSkeleton(snapshot.entries, catalog, prefix);
   const overrides = { byName };
