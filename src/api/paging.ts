@@ -282,10 +282,7 @@ export async function* itemsOf<T>(pages: AsyncIterable<readonly T[]>): AsyncGene
   for await (const page of pages) yield* page;
 }
 
-/** A JSON object (not an array, not null): what every reader of an answer looks into. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isRecord } from '../own-property.js';
 
 /** The error for a body of an unexpected shape (a different API version, a proxy): reported as a 502. */
 export function unexpectedShape(path: string, what: string): ApiError {

@@ -18,7 +18,7 @@ import { lstat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { writeFileAtomic } from '../files.js';
 import type { Connection } from '../model/connection.js';
-import { assignOwn } from '../own-property.js';
+import { assignOwn, isRecord } from '../own-property.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { isMasked } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
@@ -82,15 +82,11 @@ export function toVariablePart(text: string): string {
   return text.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** True when `value` holds the mask anywhere inside. */
 function holdsMask(value: unknown): boolean {
   if (isMasked(value)) return true;
   if (Array.isArray(value)) return value.some(holdsMask);
-  if (isObject(value)) return Object.values(value).some(holdsMask);
+  if (isRecord(value)) return Object.values(value).some(holdsMask);
   return false;
 }
 
@@ -125,7 +121,7 @@ function skeletonOf(
       block[key] = placeholder(key, 'masked');
     } else if (key === 'custom_fields' && Array.isArray(value)) {
       const masked = value.filter(
-        (f) => isObject(f) && isMasked(f.field_value) && typeof f.field_name === 'string',
+        (f) => isRecord(f) && isMasked(f.field_value) && typeof f.field_name === 'string',
       );
       if (masked.length > 0) {
         block.custom_fields = masked.map((f) => {
@@ -140,7 +136,7 @@ function skeletonOf(
         if (isMasked(v))
           return placeholder(`${key}${pointer.replace(/\//g, '_')}`, 'masked', `${key}${pointer}`);
         if (Array.isArray(v)) return v.map((item, i) => replace(item, `${pointer}/${i}`));
-        if (isObject(v)) {
+        if (isRecord(v)) {
           const out: Record<string, unknown> = {};
           for (const [k, item] of Object.entries(v)) out[k] = replace(item, `${pointer}/${k}`);
           return out;

@@ -130,30 +130,20 @@ function targetRef(conn: ConnectionKey): string {
 
 function resolveDataSource(ref: string, ix: Indexes): Resolution {
   const mapped = ix.idMap?.get(ref);
-  if (mapped !== undefined) {
-    // The id map is only a shortcut: the target is what counts, so its id is checked, and a stale id
-    // falls back to the name (the natural key).
-    if (mapped.targetId !== undefined && ix.targetById.has(mapped.targetId)) {
-      return { ok: true, mapping: { from: ref, to: mapped.targetId, name: mapped.name, via: 'id-map' } };
-    }
-    const byName = ix.targetByName.get(mapped.name);
-    if (byName !== undefined)
-      return { ok: true, mapping: { from: ref, to: targetRef(byName), name: mapped.name, via: 'name' } };
-    return {
-      ok: false,
-      missing: mapped.name,
-      message: `connection '${mapped.name}' (source id ${ref}) is not in the target`,
-    };
+  // The id map is only a shortcut: the target is what counts, so its id is checked, and a stale id
+  // falls back to the name (the natural key).
+  if (mapped?.targetId !== undefined && ix.targetById.has(mapped.targetId)) {
+    return { ok: true, mapping: { from: ref, to: mapped.targetId, name: mapped.name, via: 'id-map' } };
   }
-  const source = ix.sourceById.get(ref);
-  if (source !== undefined) {
-    const target = ix.targetByName.get(source.name);
+  const sourceName = mapped?.name ?? ix.sourceById.get(ref)?.name;
+  if (sourceName !== undefined) {
+    const target = ix.targetByName.get(sourceName);
     if (target !== undefined)
-      return { ok: true, mapping: { from: ref, to: targetRef(target), name: source.name, via: 'name' } };
+      return { ok: true, mapping: { from: ref, to: targetRef(target), name: sourceName, via: 'name' } };
     return {
       ok: false,
-      missing: source.name,
-      message: `connection '${source.name}' (source id ${ref}) is not in the target`,
+      missing: sourceName,
+      message: `connection '${sourceName}' (source id ${ref}) is not in the target`,
     };
   }
   // Not an id of a source connection: real profiles often list data sources by name (api-notes).
