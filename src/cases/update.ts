@@ -84,14 +84,18 @@ export async function applyCaseUpdate(
   options: ApplyCaseUpdateOptions,
 ): Promise<CaseUpdateResult> {
   const now = options.now ?? (() => new Date());
-  const runId = randomUUID();
-  const change = toAuditChange(update);
   const base = {
-    runId,
+    runId: randomUUID(),
     environment: options.environment,
-    change,
+    change: toAuditChange(update),
     ...(options.reason === undefined ? {} : { reason: options.reason }),
   } as const;
+  const outcome = () => ({
+    ...base,
+    at: now().toISOString(),
+    filters: update.filters,
+    matched: matched.length,
+  });
   if (options.auditFile !== undefined) {
     const at = now().toISOString();
     await appendAuditRecords(
@@ -108,16 +112,9 @@ export async function applyCaseUpdate(
     if (options.auditFile !== undefined) {
       const message = error instanceof DdsError ? error.message : String(error);
       // The PATCH's own error is the one reported: a trail that cannot take this line must not hide it.
-      await appendAuditRecords(options.auditFile, [
-        {
-          event: 'failed',
-          ...base,
-          at: now().toISOString(),
-          filters: update.filters,
-          matched: matched.length,
-          error: message,
-        },
-      ]).catch(() => undefined);
+      await appendAuditRecords(options.auditFile, [{ event: 'failed', ...outcome(), error: message }]).catch(
+        () => undefined,
+      );
     }
     throw error;
   }
@@ -128,16 +125,7 @@ export async function applyCaseUpdate(
   if (options.auditFile !== undefined) {
     try {
       await appendAuditRecords(options.auditFile, [
-        {
-          event: 'updated',
-          ...base,
-          at: now().toISOString(),
-          filters: update.filters,
-          matched: matched.length,
-          caseIds,
-          missing,
-          unexpected,
-        },
+        { event: 'updated', ...outcome(), caseIds, missing, unexpected },
       ]);
     } catch (error) {
       throw describeAppliedButUnaudited(error, caseIds.length);
