@@ -35,7 +35,6 @@ export interface EnvironmentConfig {
   readonly rate?: number;
   readonly protected?: boolean;
   readonly caFile?: string;
-  /** Free text for humans. */
   readonly description?: string;
 }
 

@@ -69,7 +69,6 @@ export interface HttpClient {
   request<T = unknown>(request: HttpRequest): Promise<T>;
   /** Send a GET and return the body as a stream (large exports). Errors as for `request`. */
   requestStream(request: HttpRequest): Promise<NodeJS.ReadableStream>;
-  /** Free keep-alive sockets. */
   close(): void;
 }
 

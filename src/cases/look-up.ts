@@ -17,7 +17,6 @@ export const LOOK_UP_BATCH = 50;
 
 /** One id given by a user, resolved to the id a write takes. */
 export interface CaseTarget {
-  /** As the user gave it. */
   readonly given: string;
   /** The id the PATCH is sent to. */
   readonly writeId: string;

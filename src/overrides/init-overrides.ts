@@ -39,19 +39,16 @@ export interface InitOverridesOptions {
   readonly prefix?: string;
   /** Folder of template schemas (absolute); default the shipped ones. */
   readonly schemasDir?: string;
-  /** Replace an existing output file. */
   readonly force: boolean;
   readonly signal?: AbortSignal;
 }
 
 export interface OverrideVariable {
-  /** The environment variable to set. */
   readonly variable: string;
   /** The connection (snapshot entry) it belongs to. */
   readonly entry: string;
   /** The field: a top-level key, `custom_fields[<field_name>]`, or a JSON pointer below a top-level key. */
   readonly field: string;
-  /** Why it is needed. */
   readonly reason: 'masked' | 'required';
 }
 
@@ -63,7 +60,6 @@ export interface InitOverridesResult {
   readonly entriesWithSecrets: number;
   /** In the order of the file. */
   readonly variables: readonly OverrideVariable[];
-  /** The document written. */
   readonly overrides: { readonly byName: Readonly<Record<string, Readonly<Record<string, unknown>>>> };
 }
 

@@ -32,9 +32,7 @@ export interface RemappedDataSource {
   /** As in the source's list. */
   readonly ref: string;
   readonly form: DataSourceForm;
-  /** The connection's name in the source. */
   readonly sourceName: string;
-  /** The connection's name in the target. */
   readonly targetName: string;
   /** What the target's list holds: the target's name for a name, its `_id` (else its name) for an id. */
   readonly to: string;

@@ -27,7 +27,6 @@ export interface DataSourceMapping {
   readonly from: string;
   /** As sent to the target. */
   readonly to: string;
-  /** The connection's name. */
   readonly name: string;
   /**
    * `id-map`: through the import's id map; `name`: source id -> name -> target id;
