@@ -223,10 +223,7 @@ export class InterruptedError extends DdsError {
   readonly exitCode = ExitCode.interrupted;
 
   constructor(message = 'Interrupted', options: DdsErrorOptions = {}) {
-    super(message, {
-      hint: options.hint ?? INTERRUPTED_HINT,
-      cause: options.cause,
-    });
+    super(message, { ...options, hint: options.hint ?? INTERRUPTED_HINT });
   }
 }
 
