@@ -26,7 +26,6 @@ export interface ProcessIo {
   readonly cwd: string;
 }
 
-/** One environment of the config file. */
 export interface EnvironmentConfig {
   readonly url: string;
   readonly tokenEnv?: string;
@@ -36,7 +35,6 @@ export interface EnvironmentConfig {
   readonly rate?: number;
   readonly protected?: boolean;
   readonly caFile?: string;
-  /** Free text for humans. */
   readonly description?: string;
 }
 

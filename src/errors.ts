@@ -223,10 +223,7 @@ export class InterruptedError extends DdsError {
   readonly exitCode = ExitCode.interrupted;
 
   constructor(message = 'Interrupted', options: DdsErrorOptions = {}) {
-    super(message, {
-      hint: options.hint ?? INTERRUPTED_HINT,
-      cause: options.cause,
-    });
+    super(message, { ...options, hint: options.hint ?? INTERRUPTED_HINT });
   }
 }
 
@@ -253,7 +250,6 @@ export function withResumeHint(error: unknown, command: string): unknown {
   return copy;
 }
 
-/** Type guard for errors meant for the user. */
 export function isDdsError(error: unknown): error is DdsError {
   return error instanceof DdsError;
 }

@@ -13,7 +13,6 @@ import { describeJsonError } from './secrets.js';
 /** Mode of files that may hold credentials or say where sensitive data lives. */
 export const PRIVATE_FILE_MODE = 0o600;
 
-/** Options of {@link readJsonFile}. */
 export interface ReadJsonFileOptions {
   /** What the file is, for messages: `cannot read the <what> (EACCES)`. Default `file`. */
   readonly what?: string;
@@ -235,19 +234,10 @@ export async function checkWritableOutput(path: string, flag: string): Promise<v
   if (existing?.isDirectory()) {
     throw new UsageError(`Cannot write ${path}: it is a folder`, { hint: `Name a file for ${flag}` });
   }
-  let probe: FileHandle;
-  const tmp = tempPathFor(path);
-  try {
-    probe = await open(tmp, 'wx', PRIVATE_FILE_MODE);
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code ?? 'error';
-    throw new UsageError(`Cannot write ${path} (${code})`, {
-      hint: `Check ${flag}: its folder must exist and be writable`,
-      cause,
-    });
-  }
-  await probe.close().catch(() => undefined);
-  await unlink(tmp).catch(() => undefined);
+  const { tmp, handle } = await openTemp(path, {
+    hint: `Check ${flag}: its folder must exist and be writable`,
+  });
+  await discardTemp(handle, tmp);
 }
 
 /** {@link checkWritableOutput} for each output given (`path` undefined: the option is absent). */
@@ -257,7 +247,6 @@ export async function checkWritableOutputs(
   for (const { path, flag } of outputs) if (path !== undefined) await checkWritableOutput(path, flag);
 }
 
-/** Options of {@link writeFileAtomic} and {@link openAtomicTextFile}. */
 export interface AtomicWriteOptions {
   /** File mode (default {@link PRIVATE_FILE_MODE}, 0600), stated with chmod whatever the umask. */
   readonly mode?: number;

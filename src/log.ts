@@ -39,15 +39,6 @@ export interface LoggerOptions {
   readonly stderr?: NodeJS.WritableStream;
 }
 
-const LEVEL_NAMES: Record<number, string> = {
-  10: 'trace',
-  20: 'debug',
-  30: 'info',
-  40: 'warn',
-  50: 'error',
-  60: 'fatal',
-};
-
 /** pino's number of each level: a record below the run's level is dropped before pino is loaded. */
 const LEVEL_VALUES: Readonly<Record<LogLevel, number>> = {
   trace: 10,
@@ -90,7 +81,7 @@ function createHumanStream(target: NodeJS.WritableStream): Writable {
           .filter(([, v]) => v !== undefined && (typeof v !== 'object' || v === null))
           .map(([k, v]) => `${k}=${String(v)}`)
           .join(' ');
-        const name = LEVEL_NAMES[Number(level)] ?? 'log';
+        const name = Object.keys(LEVEL_VALUES).find((n) => LEVEL_VALUES[n as LogLevel] === level) ?? 'log';
         target.write(`${name}: ${String(msg ?? '')}${extras ? ` (${extras})` : ''}\n`);
       } catch {
         target.write(chunk);
@@ -155,7 +146,6 @@ class PinoLogger implements Logger {
   }
 }
 
-/** Create the run's logger. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level: LogLevel = options.level ?? 'warn';
   const streams: pino.StreamEntry[] = [];

@@ -12,3 +12,8 @@ export function assignOwn(target: Record<string, unknown>, key: string, value: u
     target[key] = value;
   }
 }
+
+/** A JSON object (not an array, not null): what every reader of parsed JSON looks into. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

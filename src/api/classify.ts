@@ -13,6 +13,7 @@ import {
   UnavailableError,
 } from '../errors.js';
 import { scrub } from '../secrets.js';
+import { isRecord } from './paging.js';
 import { isTransientStatus, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { describeHtmlOrText, extractServiceMessage, isErrorEnvelope, NotJson } from './service-error.js';
 
@@ -31,10 +32,8 @@ export interface Failure {
   readonly detail?: string;
 }
 
-/** The outcome of one attempt. */
 export type Outcome<T> = { readonly value: T } | { readonly failure: Failure };
 
-/** True for a failed outcome. */
 export function isFailure<T>(outcome: Outcome<T>): outcome is { readonly failure: Failure } {
   return 'failure' in outcome;
 }
@@ -87,10 +86,6 @@ export function isTokenRefusal(status: number, body: unknown): boolean {
 /** What a refusal's message says ([seen] "Failed to authenticate token."). */
 const AUTH_REFUSAL_WORDS =
   /\b(fail(ed)? to authenticate|authentication (failed|required)|not authenticated|unauthori[sz]ed)\b/i;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The failure of a refused token (a 401, or a refusal answered otherwise): an {@link AuthError}, exit 4,
@@ -149,9 +144,10 @@ export function classifyResponse<T>(
   }
   if (ok && !isErrorEnvelope(body)) return { value: body as T };
   // An error status, or an error envelope on a 2xx.
-  const envelope = body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
   const bodyStatus =
-    typeof envelope?.statusCode === 'number' && envelope.statusCode >= 400 ? envelope.statusCode : undefined;
+    isRecord(body) && typeof body.statusCode === 'number' && body.statusCode >= 400
+      ? body.statusCode
+      : undefined;
   const effective = ok ? (bodyStatus ?? status) : status;
   const said = extractServiceMessage(body instanceof NotJson ? body.text : body);
   const http = contextOf(ctx, method, path, effective, said);

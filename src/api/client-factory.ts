@@ -5,7 +5,6 @@
 import type { ResolvedEnvironment } from '../config.js';
 import type { HttpClient, RetryBudget } from './http.js';
 
-/** What a workflow may set on a client it asks for. */
 export interface ClientOptions {
   /** The retry budget to draw on; default the run's shared budget. */
   readonly retryBudget?: RetryBudget;
@@ -19,3 +18,24 @@ export type ClientFactory = (environment: ResolvedEnvironment, options?: ClientO
 
 /** Resolves an environment (config file, token); a workflow calls it when the contract says it happens. */
 export type EnvironmentResolver = () => Promise<ResolvedEnvironment>;
+
+/** What a workflow on one environment is handed: how to resolve it, how to create its client, Ctrl-C. */
+export interface EnvironmentPorts {
+  readonly resolveEnvironment: EnvironmentResolver;
+  readonly createClient: ClientFactory;
+  readonly signal?: AbortSignal;
+}
+
+/** Resolve the environment of `ports`, run `work` with its client, then close the client. */
+export async function withClient<T>(
+  ports: EnvironmentPorts,
+  work: (client: HttpClient, environment: ResolvedEnvironment) => Promise<T>,
+): Promise<T> {
+  const environment = await ports.resolveEnvironment();
+  const client = ports.createClient(environment);
+  try {
+    return await work(client, environment);
+  } finally {
+    client.close();
+  }
+}

@@ -6,7 +6,7 @@ import { detachString } from '../detach-string.js';
 import { ApiError, isDdsError, UnaddressableNameError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import { scrubServiceText } from '../secrets.js';
-import type { HttpClient } from './http.js';
+import type { HttpClient, HttpRequest } from './http.js';
 import {
   encodeFilter,
   isRecord,
@@ -92,7 +92,7 @@ export async function* exportConnections(
     path: EXPORT_PATH,
     query: { ids },
     retry: 'safe',
-    ...(options.signal ? { signal: options.signal } : {}),
+    signal: options.signal,
   })) as Readable;
   // The export is one JSON array (spec 4.7), parsed token by token so memory stays flat. A body that
   // is not an array (an HTML page was already refused by the client) fails in the parser. Keys, strings
@@ -167,8 +167,8 @@ export async function createConnection(
     path: CREATE_PATH,
     body: { ds_connection: connection },
     retry: 'never',
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    signal: options.signal,
+    timeoutMs: options.timeoutMs,
   });
   const fallbackName = typeof connection.name === 'string' ? connection.name : '';
   const top = isRecord(body) ? body : {};
@@ -180,13 +180,30 @@ export async function createConnection(
   return { name, _id: id };
 }
 
+/** The outcome of an update or a delete by name: done, or no connection of that name. */
+export type ByNameResult<T> = { readonly kind: 'done'; readonly value: T } | { readonly kind: 'absent' };
+
 /**
- * True when a 400 answer to a look-up by name means "no such connection". Real deployments answer
- * 400 with "Unable to locate ..." instead of 404 (api-notes): this is the one place that reads a
- * service message to classify, and it is sanctioned by that note.
+ * Send a request to `/ds_connections/{name}` (refused before anything is sent for a name that
+ * {@link isAddressableName} refuses). `absent` when there is no connection of that name: real
+ * deployments answer 400 "Unable to locate ..." instead of 404 (api-notes), the one place that reads a
+ * service message to classify, sanctioned by that note.
  */
-export function isUnableToLocate(error: ApiError): boolean {
-  return error.status === 400 && /unable to locate/i.test(error.http.serviceMessage ?? '');
+async function sendByName(
+  client: HttpClient,
+  name: string,
+  request: Omit<HttpRequest, 'path'>,
+): Promise<ByNameResult<unknown>> {
+  const path = `${CREATE_PATH}/${encodeURIComponent(name)}`;
+  checkAddressable(request.method, path, name);
+  try {
+    return { kind: 'done', value: await client.request<unknown>({ ...request, path }) };
+  } catch (error) {
+    const status = error instanceof ApiError ? error.status : undefined;
+    const said = error instanceof ApiError ? (error.http.serviceMessage ?? '') : '';
+    if (status === 404 || (status === 400 && /unable to locate/i.test(said))) return { kind: 'absent' };
+    throw error;
+  }
 }
 
 /**
@@ -198,20 +215,8 @@ export async function getConnectionByName(
   name: string,
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<Connection | undefined> {
-  checkAddressable('GET', `${CREATE_PATH}/${encodeURIComponent(name)}`, name);
-  let body: unknown;
-  try {
-    body = await client.request<unknown>({
-      method: 'GET',
-      path: `${CREATE_PATH}/${encodeURIComponent(name)}`,
-      retry: 'safe',
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  } catch (error) {
-    if (error instanceof ApiError && (error.status === 404 || isUnableToLocate(error))) return undefined;
-    throw error;
-  }
-  return readOneConnection(body, name);
+  const answer = await sendByName(client, name, { method: 'GET', retry: 'safe', signal: options.signal });
+  return answer.kind === 'absent' ? undefined : readOneConnection(answer.value, name);
 }
 
 /** The connection inside a by-name answer: `data.ds_connection`, `data`, `ds_connection`, or the body. */
@@ -234,14 +239,6 @@ function readOneConnection(body: unknown, name: string): Connection | undefined 
   throw unexpectedShape(`${CREATE_PATH}/${encodeURIComponent(name)}`, 'no connection object in the answer');
 }
 
-/** The outcome of an update or a delete by name: done, or no connection of that name. */
-export type ByNameResult<T> = { readonly kind: 'done'; readonly value: T } | { readonly kind: 'absent' };
-
-/** True when an error of a by-name request means "no such connection" (400 "Unable to locate", 404). */
-function isAbsent(error: unknown): boolean {
-  return error instanceof ApiError && (error.status === 404 || isUnableToLocate(error));
-}
-
 /**
  * PUT /ds_connections/{name} `{ds_connection}` (api-notes [code]: real clients send the whole object).
  * Retried as a safe request: a PUT of the whole object is idempotent. `absent` when no connection has
@@ -255,29 +252,22 @@ export async function updateConnection(
   connection: Record<string, unknown>,
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<ByNameResult<Connection | undefined>> {
-  const path = `${CREATE_PATH}/${encodeURIComponent(name)}`;
-  checkAddressable('PUT', path, name);
-  let body: unknown;
+  const answer = await sendByName(client, name, {
+    method: 'PUT',
+    body: { ds_connection: connection },
+    retry: 'safe',
+    signal: options.signal,
+  });
+  if (answer.kind === 'absent') return answer;
   try {
-    body = await client.request<unknown>({
-      method: 'PUT',
-      path,
-      body: { ds_connection: connection },
-      retry: 'safe',
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  } catch (error) {
-    if (isAbsent(error)) return { kind: 'absent' };
-    throw error;
-  }
-  let value: Connection | undefined;
-  try {
-    value = readOneConnection(body, typeof connection.name === 'string' ? connection.name : name);
+    return {
+      kind: 'done',
+      value: readOneConnection(answer.value, typeof connection.name === 'string' ? connection.name : name),
+    };
   } catch {
     // An answer without the object (e.g. `{"status":"success"}`) still says it was updated.
-    value = undefined;
+    return { kind: 'done', value: undefined };
   }
-  return { kind: 'done', value };
 }
 
 /**
@@ -291,20 +281,8 @@ export async function deleteConnection(
   name: string,
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<ByNameResult<undefined>> {
-  const path = `${CREATE_PATH}/${encodeURIComponent(name)}`;
-  checkAddressable('DELETE', path, name);
-  try {
-    await client.request<unknown>({
-      method: 'DELETE',
-      path,
-      retry: 'safe',
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  } catch (error) {
-    if (isAbsent(error)) return { kind: 'absent' };
-    throw error;
-  }
-  return { kind: 'done', value: undefined };
+  const answer = await sendByName(client, name, { method: 'DELETE', retry: 'safe', signal: options.signal });
+  return answer.kind === 'absent' ? answer : { kind: 'done', value: undefined };
 }
 
 /** What a connection test said. `unknown`: an answer of no known shape (never guessed either way). */
@@ -334,7 +312,7 @@ export async function testConnection(
       path: TEST_PATH,
       body: { ds_connection: connection, isNewPassword: false },
       retry: 'safe',
-      ...(options.signal ? { signal: options.signal } : {}),
+      signal: options.signal,
     });
   } catch (error) {
     // The client reads `success:false` on a 2xx as an error envelope: here it is the test's answer.

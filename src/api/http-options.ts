@@ -69,7 +69,6 @@ export interface HttpClient {
   request<T = unknown>(request: HttpRequest): Promise<T>;
   /** Send a GET and return the body as a stream (large exports). Errors as for `request`. */
   requestStream(request: HttpRequest): Promise<NodeJS.ReadableStream>;
-  /** Free keep-alive sockets. */
   close(): void;
 }
 
@@ -96,16 +95,7 @@ export function combineSignals(signals: readonly (AbortSignal | undefined)[]): A
   return AbortSignal.any(present);
 }
 
-export function buildQuery(query: HttpRequest['query']): Record<string, string> | undefined {
-  if (!query) return undefined;
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined) out[key] = String(value);
-  }
-  return out;
-}
-
-/** `a=1&b=%5B...%5D`: keys and values percent-encoded with encodeURIComponent. */
+/** `a=1&b=%5B...%5D`: keys and values percent-encoded with encodeURIComponent; undefined ones left out. */
 export function serializeQuery(params: Record<string, unknown>): string {
   return Object.entries(params)
     .filter(([, value]) => value !== undefined)

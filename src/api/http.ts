@@ -30,7 +30,6 @@ import {
   type Outcome,
 } from './classify.js';
 import {
-  buildQuery,
   combineSignals,
   defaultSleep,
   type HttpClient,
@@ -145,7 +144,7 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
 
   const tokens = createTokenExchange(environment, log, (userToken, signal) =>
     send<unknown>(
-      { method: 'GET', path: '/refresh-access-token', retry: 'safe', ...(signal ? { signal } : {}) },
+      { method: 'GET', path: '/refresh-access-token', retry: 'safe', signal },
       'json',
       () => userToken,
       false,
@@ -177,24 +176,21 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     const fail = (error: unknown): { failure: Failure } => {
       if (cut) return { failure: classifyCut(ctx, cut, request.method, request.path) };
       const canceled = isAxiosError(error) && error.code === 'ERR_CANCELED';
-      return {
-        failure: classifyThrown(
-          ctx,
-          error,
-          request.method,
-          request.path,
-          callerSignal?.aborted === true,
-          canceled,
-        ),
-      };
+      const aborted = callerSignal?.aborted === true;
+      return { failure: classifyThrown(ctx, error, request.method, request.path, aborted, canceled) };
     };
+    const logged = (fields: Record<string, unknown>, message: string): void =>
+      log.debug(
+        { method: request.method, path: `${apiPrefix}${request.path}`, ...fields, ms: Date.now() - started },
+        message,
+      );
     try {
       let response: AxiosResponse;
       try {
         response = await instance.request({
           method: request.method,
           url: request.path,
-          params: buildQuery(request.query),
+          params: request.query,
           data: request.body === undefined ? undefined : JSON.stringify(request.body),
           headers: {
             Accept: 'application/json',
@@ -207,58 +203,25 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
         });
       } catch (error) {
         const outcome = fail(error);
-        log.debug(
-          {
-            method: request.method,
-            path: `${apiPrefix}${request.path}`,
-            networkCode: outcome.failure.networkCode,
-            ms: Date.now() - started,
-          },
-          'request failed',
-        );
+        logged({ networkCode: outcome.failure.networkCode }, 'request failed');
         return outcome;
       }
       body = response.data as Readable;
-      log.debug(
-        {
-          method: request.method,
-          path: `${apiPrefix}${request.path}`,
-          status: response.status,
-          ms: Date.now() - started,
-        },
-        'response',
-      );
+      logged({ status: response.status }, 'response');
       const retryAfter = readHeader(response, 'retry-after');
+      const answer = (parsed: unknown): Outcome<T> =>
+        classifyResponse<T>(ctx, request.method, request.path, response.status, parsed, retryAfter);
       const ok = response.status >= 200 && response.status < 300;
       try {
         if (mode === 'json' || !ok) {
-          let text: string;
-          if (ok) {
-            text = (await readStreamCapped(body, maxResponseBytes)).toString('utf8');
-          } else {
-            text = await readStreamText(body);
-          }
-          if (cut) return fail(undefined);
-          return classifyResponse<T>(
-            ctx,
-            request.method,
-            request.path,
-            response.status,
-            parseBody(text),
-            retryAfter,
-          );
+          const text = ok
+            ? (await readStreamCapped(body, maxResponseBytes)).toString('utf8')
+            : await readStreamText(body);
+          return cut ? fail(undefined) : answer(parseBody(text));
         }
         const peeked = await peekFirstByte(body);
         if (peeked.first !== '[' && peeked.first !== '{') {
-          const text = peeked.first === undefined ? '' : await readStreamText(peeked.stream);
-          return classifyResponse<T>(
-            ctx,
-            request.method,
-            request.path,
-            response.status,
-            new NotJson(text),
-            retryAfter,
-          );
+          return answer(new NotJson(peeked.first === undefined ? '' : await readStreamText(peeked.stream)));
         }
         if (peeked.first === '{') {
           // A download is an array: an object is an envelope, read whole and classified as a JSON
@@ -266,14 +229,7 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
           // as it came, for the caller to judge.
           const text = (await readStreamCapped(peeked.stream, maxResponseBytes)).toString('utf8');
           if (cut) return fail(undefined);
-          const outcome = classifyResponse<T>(
-            ctx,
-            request.method,
-            request.path,
-            response.status,
-            parseBody(text),
-            retryAfter,
-          );
+          const outcome = answer(parseBody(text));
           if (isFailure(outcome)) return outcome;
           const again = new PassThrough();
           again.end(text);

@@ -40,7 +40,6 @@ export interface Page<T> {
   readonly totalCount: number | undefined;
 }
 
-/** How to read one list endpoint. */
 export interface PagedEndpoint<T> {
   readonly path: string;
   /** What the list holds, plural, for messages (`connections`, `cases`). */
@@ -82,7 +81,6 @@ export class InconsistentListError extends DdsError {
   }
 }
 
-/** Check a page size option once, at the boundary. */
 export function checkPageSize(pageSize: number | undefined): number {
   const size = pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`Expected a page size >= 1, got ${size}`);
@@ -192,7 +190,7 @@ async function* readOnce<T>(
       // Both names of the start: a deployment honours one (see the file's comment).
       query: { ...endpoint.query, skip: start, offset: start, limit: pageSize, requireTotalCount: true },
       retry: 'safe',
-      ...(signal ? { signal } : {}),
+      signal,
     });
     // Observed when awaited; one dropped (a wrong guess, a caller that stops early) stays unobserved.
     answer.catch(() => undefined);
@@ -284,10 +282,7 @@ export async function* itemsOf<T>(pages: AsyncIterable<readonly T[]>): AsyncGene
   for await (const page of pages) yield* page;
 }
 
-/** A JSON object (not an array, not null): what every reader of an answer looks into. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isRecord } from '../own-property.js';
 
 /** The error for a body of an unexpected shape (a different API version, a proxy): reported as a 502. */
 export function unexpectedShape(path: string, what: string): ApiError {

@@ -41,12 +41,7 @@ async function listReference<T>(
 ): Promise<ReferenceList<T>> {
   let body: unknown;
   try {
-    body = await client.request<unknown>({
-      method: 'GET',
-      path,
-      retry: 'safe',
-      ...(signal ? { signal } : {}),
-    });
+    body = await client.request<unknown>({ method: 'GET', path, retry: 'safe', signal });
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return { kind: 'not-available' };
     throw error;

@@ -5,7 +5,6 @@
  */
 import { TRANSIENT_STATUSES } from '../errors.js';
 
-/** Retry policy as data. */
 export interface RetryPolicy {
   /** Attempts after the first, per request. */
   readonly retries: number;
@@ -22,9 +21,6 @@ export interface RetryPolicy {
    */
   readonly refusedRetries: number;
 }
-
-/** The statuses that are transient: defined beside `ApiError`, which reads them too. */
-export { TRANSIENT_STATUSES };
 
 /**
  * The default policy: 5 retries of safe requests on network errors and 408/429/500/502-504,

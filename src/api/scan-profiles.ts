@@ -1,7 +1,7 @@
 /** Scan profiles (spec 4.2, 4.3). */
 import { ApiError } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
-import type { HttpClient } from './http.js';
+import type { HttpClient, HttpRequest } from './http.js';
 import { isRecord, unexpectedShape } from './paging.js';
 
 /** The profile in an answer: the body itself, or `data`, `data.scanProfile`, `scanProfile`. */
@@ -59,7 +59,7 @@ export async function listScanProfiles(
     method: 'GET',
     path: '/scanProfiles',
     retry: 'safe',
-    ...(options.signal ? { signal: options.signal } : {}),
+    signal: options.signal,
   });
   const top = isRecord(body) ? body : undefined;
   const data = top?.data;
@@ -68,6 +68,19 @@ export async function listScanProfiles(
   );
   if (!items) throw unexpectedShape('/scanProfiles', 'no scanProfiles array');
   return items.filter(isRecord) as unknown as ScanProfile[];
+}
+
+/** Send `request`; `absent` when the service answers 404 (no profile of that id). */
+async function sendOrAbsent(
+  client: HttpClient,
+  request: HttpRequest,
+): Promise<{ readonly kind: 'done'; readonly body: unknown } | { readonly kind: 'absent' }> {
+  try {
+    return { kind: 'done', body: await client.request<unknown>(request) };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return { kind: 'absent' };
+    throw error;
+  }
 }
 
 /**
@@ -82,21 +95,16 @@ export async function updateScanProfile(
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<{ readonly kind: 'done'; readonly value: ScanProfile } | { readonly kind: 'absent' }> {
   const path = `/scanProfiles/${encodeURIComponent(id)}`;
-  let body: unknown;
+  const answer = await sendOrAbsent(client, {
+    method: 'PUT',
+    path,
+    body: profile,
+    retry: 'safe',
+    signal: options.signal,
+  });
+  if (answer.kind === 'absent') return answer;
   try {
-    body = await client.request<unknown>({
-      method: 'PUT',
-      path,
-      body: profile,
-      retry: 'safe',
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return { kind: 'absent' };
-    throw error;
-  }
-  try {
-    return { kind: 'done', value: readProfile(body, path, { ...profile, _id: id }) };
+    return { kind: 'done', value: readProfile(answer.body, path, { ...profile, _id: id }) };
   } catch {
     return { kind: 'done', value: { ...profile, _id: id } as unknown as ScanProfile };
   }
@@ -112,16 +120,12 @@ export async function deleteScanProfile(
   id: string,
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<{ readonly kind: 'done' } | { readonly kind: 'absent' }> {
-  try {
-    await client.request<unknown>({
-      method: 'DELETE',
-      path: `/scanProfiles/${encodeURIComponent(id)}`,
-      retry: 'safe',
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return { kind: 'absent' };
-    throw error;
-  }
-  return { kind: 'done' };
+  const path = `/scanProfiles/${encodeURIComponent(id)}`;
+  const answer = await sendOrAbsent(client, {
+    method: 'DELETE',
+    path,
+    retry: 'safe',
+    signal: options.signal,
+  });
+  return { kind: answer.kind };
 }

@@ -3,6 +3,7 @@
  * envelopes on a 2xx, and the service's own error text, scrubbed and kept short.
  */
 import { maskSecrets, scrubServiceText } from '../secrets.js';
+import { isRecord } from './paging.js';
 
 /**
  * Pull the service's own error text out of a body: `error`, `message` or `errors[]` (spec section 7),
@@ -16,8 +17,8 @@ export function extractServiceMessage(body: unknown): string | undefined {
     // Scrubbed before it is cut: a cut through a secret would leave a prefix no scrub recognises.
     return truncate(scrubServiceText(text), 300);
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  const record = body as Record<string, unknown>;
+  if (!isRecord(body)) return undefined;
+  const record = body;
   const parts: string[] = [];
   if (typeof record.error === 'string' && record.error) parts.push(record.error);
   else if (record.error && typeof record.error === 'object') {
@@ -96,7 +97,5 @@ export function parseBody(text: unknown): unknown {
 
 /** True when a JSON body says it failed although the status said success. */
 export function isErrorEnvelope(body: unknown): boolean {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
-  const record = body as Record<string, unknown>;
-  return record.success === false || record.status === 'error';
+  return isRecord(body) && (body.success === false || body.status === 'error');
 }

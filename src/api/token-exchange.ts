@@ -35,7 +35,6 @@ function untilSettledOrAborted(promise: Promise<void>, signal: AbortSignal | und
   return Promise.race([promise, abortedOf(signal)]);
 }
 
-/** The token state of a client. */
 export interface TokenExchange {
   /** The Authorization value of the current token (read per attempt: an exchange may replace it). */
   authorization(): string | undefined;

@@ -22,7 +22,6 @@ export interface ListOptions {
   readonly signal?: AbortSignal;
 }
 
-/** What a successful create answered. */
 export interface CreatedConnection {
   readonly name: string;
   readonly _id: string | undefined;

@@ -10,7 +10,6 @@ import { guardFileWrite } from '../files.js';
 import type { BulkCaseUpdate, CaseFilter } from '../model/security-case.js';
 import { scrub } from '../secrets.js';
 
-/** The change a run makes. */
 export interface AuditChange {
   readonly field: string;
   readonly newValue: string;
@@ -56,7 +55,6 @@ export type CaseAuditRecord =
       readonly error: string;
     });
 
-/** The change part of a bulk update. */
 export function toAuditChange(update: BulkCaseUpdate): AuditChange {
   return { field: update.field, newValue: update.newValue };
 }

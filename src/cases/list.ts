@@ -1,12 +1,15 @@
 /**
- * `cases list`: every matching case, page by page, into a record sink. A few pages are in memory at a
- * time (the one written and those asked for ahead, see `pagesThrough`), so memory does not grow with
- * the number of cases.
+ * The `cases list` workflow: every matching case, page by page, into a record sink the caller renders,
+ * on stdout or into `output`, written atomically (mode 0600: security cases say where sensitive data
+ * lives, which is itself sensitive; the file appears only when the whole list was written). A few pages
+ * are in memory at a time (the one written and those asked for ahead, see `pagesThrough`), so memory
+ * does not grow with the number of cases.
  */
 import { caseWriteId, listCasePages } from '../api/cases.js';
+import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import type { FilterClause } from '../api/types.js';
-import type { SecurityCase } from '../model/security-case.js';
+import { type AtomicTextFile, openAtomicTextFile } from '../files.js';
 
 /**
  * Where records go: the CLI's record writer (table, json, ndjson, csv). `write` is synchronous (it
@@ -19,7 +22,6 @@ export interface RecordSink {
   end(): Promise<void>;
 }
 
-/** What to list. */
 export interface CaseListQuery {
   readonly filter?: readonly FilterClause[] | string | undefined;
   /** `field:asc|desc`. */
@@ -66,20 +68,20 @@ const CASE_ID_FIELDS = ['_id', 'caseId', 'id'] as const;
  * The case listing, a page of output records at a time (projected when `fields` is given). Pages, not
  * records: the work per record is synchronous, and a promise per record would cost more than it.
  */
-export async function* listCaseRecordPages(
+async function* listCaseRecordPages(
   client: HttpClient,
   query: CaseListQuery,
 ): AsyncGenerator<readonly Record<string, unknown>[]> {
-  const pages: AsyncIterable<readonly SecurityCase[]> = listCasePages(client, {
-    ...(query.filter === undefined ? {} : { filter: query.filter }),
-    ...(query.sort === undefined ? {} : { sort: query.sort }),
-    ...(query.fields === undefined || query.fields.length === 0 ? {} : { fields: fieldsToAsk(query.fields) }),
-    ...(query.pageSize === undefined ? {} : { pageSize: query.pageSize }),
-    ...(query.signal === undefined ? {} : { signal: query.signal }),
+  const fields = query.fields !== undefined && query.fields.length > 0 ? query.fields : undefined;
+  const pages = listCasePages(client, {
+    filter: query.filter,
+    sort: query.sort,
+    fields: fields === undefined ? undefined : fieldsToAsk(fields),
+    pageSize: query.pageSize,
+    signal: query.signal,
   });
-  const fields = query.fields;
   for await (const page of pages) {
-    if (fields !== undefined && fields.length > 0) {
+    if (fields !== undefined) {
       yield page.map((c) => projectCase(c, fields));
       continue;
     }
@@ -89,18 +91,38 @@ export async function* listCaseRecordPages(
   }
 }
 
-/** Stream every matching case into `sink`; resolves to the number written. The sink is ended on success only. */
-export async function writeCases(
-  client: HttpClient,
-  query: CaseListQuery,
-  sink: RecordSink,
-): Promise<number> {
-  let count = 0;
-  for await (const page of listCaseRecordPages(client, query)) {
-    for (const record of page) sink.write(record);
-    count += page.length;
-    await sink.flush();
-  }
-  await sink.end();
-  return count;
+/**
+ * List the cases of `query` into the sink `createSink` makes: into the file `output` (absolute, opened
+ * here) or, when undefined, to stdout. Resolves to the environment's label, the number of cases written
+ * and the file written; the sink is ended on success only.
+ */
+export async function listEnvironmentCases(
+  options: { readonly query: CaseListQuery; readonly output: string | undefined },
+  ports: EnvironmentPorts,
+  createSink: (file: AtomicTextFile | undefined) => RecordSink,
+): Promise<{ readonly environment: string; readonly count: number; readonly file: string | undefined }> {
+  return withClient(ports, async (client, environment) => {
+    let file: AtomicTextFile | undefined;
+    try {
+      if (options.output !== undefined)
+        file = await openAtomicTextFile(options.output, {
+          hint: 'Check the -o path and that its folder exists',
+        });
+      const sink = createSink(file);
+      let count = 0;
+      for await (const page of listCaseRecordPages(client, options.query)) {
+        for (const record of page) sink.write(record);
+        count += page.length;
+        await sink.flush();
+        // A slow disk bounds memory.
+        if (file?.needsDrain) await file.drain();
+      }
+      await sink.end();
+      await file?.commit();
+      return { environment: environment.label, count, file: file?.path };
+    } catch (error) {
+      await file?.abort();
+      throw error;
+    }
+  });
 }

@@ -13,12 +13,10 @@ import type { HttpClient } from '../api/http.js';
 export const CASE_ID_FIELDS = ['caseId', 'id', '_id'] as const;
 export type CaseIdField = (typeof CASE_ID_FIELDS)[number];
 
-/** Ids asked for in one look-up request. */
 export const LOOK_UP_BATCH = 50;
 
 /** One id given by a user, resolved to the id a write takes. */
 export interface CaseTarget {
-  /** As the user gave it. */
   readonly given: string;
   /** The id the PATCH is sent to. */
   readonly writeId: string;

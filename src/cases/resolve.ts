@@ -1,17 +1,18 @@
 /**
- * `cases resolve`: one PATCH case-status per case, with the audit reason, one at a time, to the id the
- * write takes (each id given is looked up first: `look-up.ts`). Sequential on purpose: outcomes come out
- * in the order given, and a list typed by hand is short.
+ * The `cases resolve` workflow, in a confirmed environment: one PATCH case-status per case, with the
+ * audit reason, one at a time, to the id the write takes (each id given is looked up first:
+ * `look-up.ts`). Sequential on purpose: outcomes come out in the order given, and a list typed by hand
+ * is short.
  */
 import { updateCaseStatus } from '../api/cases.js';
+import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import { ApiError, DdsError, InterruptedError, UsageError } from '../errors.js';
-import type { CaseTarget } from './look-up.js';
+import { assertWriteConfirmed } from '../protected.js';
+import { type CaseTarget, lookUpCases } from './look-up.js';
 
-/** The status `cases resolve` sets. */
 export const RESOLVED_STATUS = 'resolved';
 
-/** The outcome of one case. */
 export type ResolveOutcome =
   | { readonly kind: 'resolved'; readonly caseId: string; readonly target: CaseTarget }
   | {
@@ -81,4 +82,37 @@ export async function resolveCases(
     options.onOutcome?.(outcome);
   }
   return { outcomes, notAttempted: [], stopped: undefined };
+}
+
+/**
+ * Resolve the cases `ids` (one failing case fails alone; auth, network and Ctrl-C stop the run). A dry
+ * run looks the ids up and says what would be sent (`run` undefined); `targets` is each id given and
+ * the id written to.
+ */
+export async function resolveCasesIn(
+  options: {
+    readonly ids: readonly string[];
+    /** From checkAuditReason. */
+    readonly reason: string;
+    /** `--confirm`: the name of a protected environment. */
+    readonly confirm: string | undefined;
+    readonly dryRun?: boolean;
+  },
+  ports: EnvironmentPorts,
+  onEvent: (event: { readonly kind: 'case-settled'; readonly outcome: ResolveOutcome }) => void,
+): Promise<{
+  readonly environment: string;
+  readonly targets: readonly CaseTarget[];
+  readonly run?: ResolveRun;
+}> {
+  return withClient(ports, async (client, environment) => {
+    if (options.dryRun !== true) assertWriteConfirmed(environment, options.confirm);
+    const targets = await lookUpCases(client, options.ids, ports.signal);
+    if (options.dryRun === true) return { environment: environment.label, targets };
+    const run = await resolveCases(client, targets, options.reason, {
+      signal: ports.signal,
+      onOutcome: (outcome) => onEvent({ kind: 'case-settled', outcome }),
+    });
+    return { environment: environment.label, targets, run };
+  });
 }

@@ -1,12 +1,16 @@
 /**
- * `cases update`: preview with a list (the same filters as the bulk body, operator `in`), then one bulk
- * PATCH `cases:update`, then compare the ids the service reported with the preview.
+ * The `cases update` workflow: preview the cases the filters select (a list with the same filters as
+ * the bulk body, operator `in`), then, once the caller confirms (a prompt, `--yes`), send one bulk PATCH
+ * `cases:update`, with an optional audit trail, and compare the ids the service reported with the
+ * preview. A dry run returns the preview; nothing matched sends nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { listCases, updateCasesBulk } from '../api/cases.js';
+import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import { DdsError, FileWriteError } from '../errors.js';
 import type { BulkCaseUpdate, CaseFilter, SecurityCase } from '../model/security-case.js';
+import { assertWriteConfirmed } from '../protected.js';
 import { appendAuditRecords, type CaseAuditRecord, toAuditChange } from './audit.js';
 import { toFilterClauses } from './filter.js';
 
@@ -17,10 +21,7 @@ export async function previewCaseUpdate(
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<SecurityCase[]> {
   const matched: SecurityCase[] = [];
-  for await (const c of listCases(client, {
-    filter: toFilterClauses(filters),
-    ...(options.signal ? { signal: options.signal } : {}),
-  })) {
+  for await (const c of listCases(client, { filter: toFilterClauses(filters), signal: options.signal })) {
     matched.push(c);
   }
   return matched;
@@ -56,14 +57,12 @@ function describeAppliedButUnaudited(error: unknown, updated: number): unknown {
   );
 }
 
-/** What the bulk update did. */
 export interface CaseUpdateResult {
   readonly caseIds: readonly string[];
   readonly missing: readonly string[];
   readonly unexpected: readonly string[];
 }
 
-/** Options of {@link applyCaseUpdate}. */
 export interface ApplyCaseUpdateOptions {
   /** `--audit FILE`. */
   readonly auditFile?: string | undefined;
@@ -85,14 +84,18 @@ export async function applyCaseUpdate(
   options: ApplyCaseUpdateOptions,
 ): Promise<CaseUpdateResult> {
   const now = options.now ?? (() => new Date());
-  const runId = randomUUID();
-  const change = toAuditChange(update);
   const base = {
-    runId,
+    runId: randomUUID(),
     environment: options.environment,
-    change,
+    change: toAuditChange(update),
     ...(options.reason === undefined ? {} : { reason: options.reason }),
   } as const;
+  const outcome = () => ({
+    ...base,
+    at: now().toISOString(),
+    filters: update.filters,
+    matched: matched.length,
+  });
   if (options.auditFile !== undefined) {
     const at = now().toISOString();
     await appendAuditRecords(
@@ -109,16 +112,9 @@ export async function applyCaseUpdate(
     if (options.auditFile !== undefined) {
       const message = error instanceof DdsError ? error.message : String(error);
       // The PATCH's own error is the one reported: a trail that cannot take this line must not hide it.
-      await appendAuditRecords(options.auditFile, [
-        {
-          event: 'failed',
-          ...base,
-          at: now().toISOString(),
-          filters: update.filters,
-          matched: matched.length,
-          error: message,
-        },
-      ]).catch(() => undefined);
+      await appendAuditRecords(options.auditFile, [{ event: 'failed', ...outcome(), error: message }]).catch(
+        () => undefined,
+      );
     }
     throw error;
   }
@@ -129,20 +125,59 @@ export async function applyCaseUpdate(
   if (options.auditFile !== undefined) {
     try {
       await appendAuditRecords(options.auditFile, [
-        {
-          event: 'updated',
-          ...base,
-          at: now().toISOString(),
-          filters: update.filters,
-          matched: matched.length,
-          caseIds,
-          missing,
-          unexpected,
-        },
+        { event: 'updated', ...outcome(), caseIds, missing, unexpected },
       ]);
     } catch (error) {
       throw describeAppliedButUnaudited(error, caseIds.length);
     }
   }
   return { caseIds, missing, unexpected };
+}
+
+/** What {@link updateCases} changes, checked; `auditFile` is absolute. */
+export interface UpdateCasesOptions {
+  readonly update: BulkCaseUpdate;
+  readonly dryRun: boolean;
+  readonly auditFile: string | undefined;
+  /** `--reason`: kept on every audit line. */
+  readonly reason?: string | undefined;
+  /** `--confirm`: the name of a protected environment. */
+  readonly confirm: string | undefined;
+}
+
+export interface UpdateCasesPorts extends EnvironmentPorts {
+  /**
+   * Asked once the preview is known and non-empty, before anything is sent: resolves to go on, throws
+   * (PreflightError, InterruptedError) to stop.
+   */
+  readonly confirmUpdate: (matched: readonly SecurityCase[]) => Promise<void>;
+  /** The audit's clock; default the system's. */
+  readonly now?: () => Date;
+}
+
+/** Preview, confirm, update (see the module comment); `onEvent` gets the preview before the confirmation. */
+export async function updateCases(
+  options: UpdateCasesOptions,
+  ports: UpdateCasesPorts,
+  onEvent: (event: { readonly kind: 'preview'; readonly matched: readonly SecurityCase[] }) => void,
+): Promise<
+  | { readonly kind: 'dry-run'; readonly matched: readonly SecurityCase[] }
+  | { readonly kind: 'nothing-matched' }
+  | { readonly kind: 'updated'; readonly matched: readonly SecurityCase[]; readonly result: CaseUpdateResult }
+> {
+  return withClient(ports, async (client, environment) => {
+    if (!options.dryRun) assertWriteConfirmed(environment, options.confirm);
+    const matched = await previewCaseUpdate(client, options.update.filters, { signal: ports.signal });
+    if (options.dryRun) return { kind: 'dry-run', matched };
+    onEvent({ kind: 'preview', matched });
+    if (matched.length === 0) return { kind: 'nothing-matched' };
+    await ports.confirmUpdate(matched);
+    const result = await applyCaseUpdate(client, options.update, matched, {
+      auditFile: options.auditFile,
+      reason: options.reason,
+      environment: environment.url,
+      now: ports.now,
+    });
+    return { kind: 'updated', matched, result };
+  });
 }

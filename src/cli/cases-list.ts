@@ -10,7 +10,7 @@ import {
   DEFAULT_CASE_COLUMNS,
   parseFieldsOption,
 } from '../cases/filter.js';
-import { listEnvironmentCases } from '../cases/list-cases.js';
+import { listEnvironmentCases } from '../cases/list.js';
 import { ExitCode } from '../errors.js';
 import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';

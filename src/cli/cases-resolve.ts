@@ -4,8 +4,7 @@
  * exit 1 when any failed, with the service's message. `--dry-run` looks up and says what it would send.
  */
 import { type CaseTarget, describeTarget } from '../cases/look-up.js';
-import { checkAuditReason, type ResolveOutcome } from '../cases/resolve.js';
-import { resolveCasesIn } from '../cases/resolve-cases-in.js';
+import { checkAuditReason, type ResolveOutcome, resolveCasesIn } from '../cases/resolve.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import type { CommandSpec } from './command.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';

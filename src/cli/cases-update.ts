@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { checkWhereFilters, parseSet, parseWhere } from '../cases/filter.js';
 import type { CaseUpdateResult } from '../cases/update.js';
-import { updateCases } from '../cases/update-cases.js';
+import { updateCases } from '../cases/update.js';
 import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import type { CommandSpec } from './command.js';

@@ -1,7 +1,6 @@
 import { countOf } from '../display-name.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
-import { assertPlanClean, type CloneResult } from '../profiles/clone.js';
-import { cloneProfiles } from '../profiles/clone-profiles.js';
+import { assertPlanClean, type CloneResult, cloneProfiles } from '../profiles/clone.js';
 import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../profiles/plan.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
-import { createProfileFromFile } from '../profiles/create-profile-from-file.js';
+import { createProfileFromFile } from '../profiles/create.js';
 import type { CommandSpec } from './command.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { booleanOption, stringOption } from './options.js';

@@ -1,6 +1,6 @@
 /** `dds-migrate profiles get ID --env E`: one scan profile as JSON on stdout. */
 import { ExitCode, UsageError } from '../errors.js';
-import { getProfile } from '../profiles/get-profile.js';
+import { getProfile } from '../profiles/read.js';
 import type { CommandSpec } from './command.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 

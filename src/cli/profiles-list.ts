@@ -3,7 +3,7 @@
  * environment, like `connections list` (table on a terminal, NDJSON otherwise, JSON with `--json`).
  */
 import { ExitCode } from '../errors.js';
-import { listEnvironmentProfiles } from '../profiles/list-profiles.js';
+import { listEnvironmentProfiles } from '../profiles/read.js';
 import type { CommandSpec } from './command.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';

@@ -4,6 +4,8 @@
  * (template `x-secret` fields, credential-looking names, encrypted custom fields) is kept as the mask
  * `"******"` when it had a value, so that a later comparison knows it was there.
  */
+
+import { assignOwn } from '../own-property.js';
 import { escapePointer } from '../schema/ajv.js';
 import { isMasked, maskSecrets } from '../secrets.js';
 import { hasServerManagedField, stripServerManaged } from './server-managed.js';
@@ -45,13 +47,7 @@ export function dropMaskedValues(body: Readonly<Record<string, unknown>>): {
       for (const [k, v] of Object.entries(value)) {
         const p = `${pointer}/${escapePointer(k)}`;
         if (isMasked(v)) dropped.push(p);
-        else
-          Object.defineProperty(out, k, {
-            value: walk(v, p),
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
+        else assignOwn(out, k, walk(v, p));
       }
       return out;
     }
@@ -100,13 +96,7 @@ export function fillMaskedForCheck(body: Readonly<Record<string, unknown>>): Rec
     if (Array.isArray(value)) return value.map(walk);
     if (value !== null && typeof value === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value))
-        Object.defineProperty(out, k, {
-          value: walk(v),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+      for (const [k, v] of Object.entries(value)) assignOwn(out, k, walk(v));
       return out;
     }
     return value;

@@ -9,7 +9,6 @@ export interface NamePairing<S, T> {
   readonly onlySource: readonly S[];
   /** In the target only (a diff's "removed"). */
   readonly onlyTarget: readonly T[];
-  /** In both. */
   readonly both: readonly (readonly [S, T])[];
   /** Names held by more than one entry of the source (first is kept in the pairing), in name order. */
   readonly duplicateSource: readonly string[];

@@ -79,7 +79,6 @@ export interface TargetReferences {
   readonly credentials: TargetNames;
 }
 
-/** An entry whose references are checked. */
 export interface ReferencingEntry {
   readonly name: string;
   readonly type: string;
@@ -186,7 +185,6 @@ export function createReferenceCollector(): {
   };
 }
 
-/** The needs of `entries`. */
 export function summarizeReferences(entries: Iterable<ReferencingEntry>): ReferenceNeeds {
   const collector = createReferenceCollector();
   for (const entry of entries) collector.add(entry);
@@ -244,7 +242,6 @@ function describeNeeded(map: ReadonlyMap<string, readonly string[]>): string {
 /** Fields that hold ids of the source environment (api-notes). */
 export const SOURCE_ID_FIELDS = ['defaultScanProfileId', 'defaultScanId'] as const;
 
-/** One of {@link SOURCE_ID_FIELDS}. */
 export type SourceIdField = (typeof SOURCE_ID_FIELDS)[number];
 
 /**

@@ -29,7 +29,6 @@ import { registerSecret, scrub } from '../secrets.js';
 /** `${env:NAME}` as `overrides init` writes it. */
 const PLACEHOLDER = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
-/** Where the demo writes. */
 export interface DemoIo {
   readonly stdout: TextStream;
   readonly stderr: TextStream;

@@ -5,6 +5,7 @@
  * one per run ({@link openRunEnvironments}) and hands its functions to the workflows as their ports
  * (`EnvironmentResolver`, `ClientFactory`); the I/O happens here, below `cli/`.
  */
+import type { ClientOptions } from '../api/client-factory.js';
 import {
   createHttpClient,
   createRetryBudget,
@@ -34,13 +35,8 @@ export interface EnvironmentRequest {
   readonly insecureHttp: boolean;
 }
 
-/** Per-client options of {@link RunEnvironments.createClient}. */
-export interface RunClientOptions {
-  /** Default: the run's budget ({@link RunEnvironments.retryBudget}). */
-  readonly retryBudget?: RetryBudget;
-  readonly onRateLimited?: (ms?: number) => void;
-  readonly timeoutMs?: number;
-}
+/** Per-client options of {@link RunEnvironments.createClient}: the run's budget unless given one. */
+export type RunClientOptions = ClientOptions;
 
 /** What {@link openRunEnvironments} needs from the run. */
 export interface RunEnvironmentsOptions {
@@ -52,7 +48,6 @@ export interface RunEnvironmentsOptions {
   readonly signal: AbortSignal;
 }
 
-/** The environments of one run. */
 export interface RunEnvironments {
   /** The retry budget every client of the run shares unless given its own. */
   readonly retryBudget: RetryBudget;
@@ -79,8 +74,8 @@ export function openRunEnvironments(options: RunEnvironmentsOptions): RunEnviron
       const loaded = await readConfig();
       return resolveEnvironment(request.ref, loaded, options.io, {
         role: request.role,
-        ...(request.tokenFile === undefined ? {} : { tokenFile: request.tokenFile }),
-        ...(request.caFile === undefined ? {} : { caFile: request.caFile }),
+        tokenFile: request.tokenFile,
+        caFile: request.caFile,
         insecureHttp: request.insecureHttp,
       });
     },
@@ -89,8 +84,8 @@ export function openRunEnvironments(options: RunEnvironmentsOptions): RunEnviron
         log: options.log,
         signal: options.signal,
         retryBudget: clientOptions.retryBudget ?? retryBudget,
-        ...(clientOptions.onRateLimited ? { onRateLimited: clientOptions.onRateLimited } : {}),
-        ...(clientOptions.timeoutMs === undefined ? {} : { timeoutMs: clientOptions.timeoutMs }),
+        onRateLimited: clientOptions.onRateLimited,
+        timeoutMs: clientOptions.timeoutMs,
       });
     },
   };

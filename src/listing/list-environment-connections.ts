@@ -3,36 +3,20 @@
  * (the service masks them already; this is the floor under it), handed one at a time to a sink that
  * renders them.
  */
-import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
+import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import { listConnections } from '../api/connections.js';
 import type { ListOptions } from '../api/types.js';
 import type { Connection } from '../model/connection.js';
 import { maskSecrets } from '../secrets.js';
 
-/** The outside world of {@link listEnvironmentConnections}. */
-export interface ListConnectionsPorts {
-  readonly resolveEnvironment: EnvironmentResolver;
-  readonly createClient: ClientFactory;
-}
-
-/** What a listing did. */
-export interface ListConnectionsResult {
-  /** The environment's label. */
-  readonly environment: string;
-}
-
-/** List the environment's connections (with `options`: filter, sort, signal) into `sink`, in order. */
-export async function listEnvironmentConnections(
+/** List the environment's connections (with `options`: filter, sort, signal) into `sink`, in order; resolves to its label. */
+export function listEnvironmentConnections(
   options: ListOptions,
-  ports: ListConnectionsPorts,
+  ports: EnvironmentPorts,
   sink: (connection: Connection) => void,
-): Promise<ListConnectionsResult> {
-  const environment = await ports.resolveEnvironment();
-  const client = ports.createClient(environment);
-  try {
+): Promise<{ readonly environment: string }> {
+  return withClient(ports, async (client, environment) => {
     for await (const connection of listConnections(client, options)) sink(maskSecrets(connection));
     return { environment: environment.label };
-  } finally {
-    client.close();
-  }
+  });
 }

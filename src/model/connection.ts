@@ -1,9 +1,7 @@
 /**
- * A data source connection as the tool sees it (listed, exported, imported). Fields beyond those the spec
- * names are kept verbatim (`[key: string]: unknown`): values are mixed-typed on purpose and must round-trip.
+ * A data source connection as the tool sees it (listed, exported, imported); `name` is the natural key.
+ * Fields beyond those the spec names are kept verbatim: values are mixed-typed and must round-trip.
  */
-
-/** A data source connection as listed or exported. `name` is the natural key. */
 export interface Connection {
   readonly _id?: string;
   readonly name: string;

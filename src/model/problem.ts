@@ -1,6 +1,4 @@
-/** A problem found in an input (an entry's field or a run-wide condition). */
-
-/** One problem found by validation or pre-flight. */
+/** One problem found in an input by validation or pre-flight (an entry's field or a run-wide condition). */
 export interface Problem {
   /** Entry name (connection, profile) or undefined for run-wide problems. */
   readonly entry?: string;

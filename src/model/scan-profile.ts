@@ -1,6 +1,4 @@
 /** A scan profile (spec 2.2) as the tool sees it; unknown fields kept verbatim. */
-
-/** A scan profile (spec 2.2); unknown fields kept. */
 export interface ScanProfile {
   readonly _id?: string;
   readonly name: string;

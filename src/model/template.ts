@@ -12,7 +12,6 @@ export interface TemplateField {
   readonly [k: string]: unknown;
 }
 
-/** A connector template (`GET ds-connections-types/template/{type}`). */
 export interface ConnectorTemplate {
   readonly name: string;
   readonly fields: readonly TemplateField[];

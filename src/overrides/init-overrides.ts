@@ -18,17 +18,16 @@ import { lstat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { writeFileAtomic } from '../files.js';
 import type { Connection } from '../model/connection.js';
+import { assignOwn, isRecord } from '../own-property.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { isMasked } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
 
-/** The default variable prefix. */
 export const DEFAULT_VARIABLE_PREFIX = 'DDS';
 
 /** A prefix must itself start a valid variable name. */
 const PREFIX_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** What {@link initOverrides} writes. */
 export interface InitOverridesOptions {
   /** The snapshot (absolute). */
   readonly snapshot: string;
@@ -40,24 +39,19 @@ export interface InitOverridesOptions {
   readonly prefix?: string;
   /** Folder of template schemas (absolute); default the shipped ones. */
   readonly schemasDir?: string;
-  /** Replace an existing output file. */
   readonly force: boolean;
   readonly signal?: AbortSignal;
 }
 
-/** One variable of the skeleton. */
 export interface OverrideVariable {
-  /** The environment variable to set. */
   readonly variable: string;
   /** The connection (snapshot entry) it belongs to. */
   readonly entry: string;
   /** The field: a top-level key, `custom_fields[<field_name>]`, or a JSON pointer below a top-level key. */
   readonly field: string;
-  /** Why it is needed. */
   readonly reason: 'masked' | 'required';
 }
 
-/** The outcome of {@link initOverrides}. */
 export interface InitOverridesResult {
   /** The file written (as typed). */
   readonly file: string;
@@ -66,7 +60,6 @@ export interface InitOverridesResult {
   readonly entriesWithSecrets: number;
   /** In the order of the file. */
   readonly variables: readonly OverrideVariable[];
-  /** The document written. */
   readonly overrides: { readonly byName: Readonly<Record<string, Readonly<Record<string, unknown>>>> };
 }
 
@@ -85,15 +78,11 @@ export function toVariablePart(text: string): string {
   return text.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** True when `value` holds the mask anywhere inside. */
 function holdsMask(value: unknown): boolean {
   if (isMasked(value)) return true;
   if (Array.isArray(value)) return value.some(holdsMask);
-  if (isObject(value)) return Object.values(value).some(holdsMask);
+  if (isRecord(value)) return Object.values(value).some(holdsMask);
   return false;
 }
 
@@ -128,7 +117,7 @@ function skeletonOf(
       block[key] = placeholder(key, 'masked');
     } else if (key === 'custom_fields' && Array.isArray(value)) {
       const masked = value.filter(
-        (f) => isObject(f) && isMasked(f.field_value) && typeof f.field_name === 'string',
+        (f) => isRecord(f) && isMasked(f.field_value) && typeof f.field_name === 'string',
       );
       if (masked.length > 0) {
         block.custom_fields = masked.map((f) => {
@@ -143,7 +132,7 @@ function skeletonOf(
         if (isMasked(v))
           return placeholder(`${key}${pointer.replace(/\//g, '_')}`, 'masked', `${key}${pointer}`);
         if (Array.isArray(v)) return v.map((item, i) => replace(item, `${pointer}/${i}`));
-        if (isObject(v)) {
+        if (isRecord(v)) {
           const out: Record<string, unknown> = {};
           for (const [k, item] of Object.entries(v)) out[k] = replace(item, `${pointer}/${k}`);
           return out;
@@ -174,12 +163,7 @@ export function buildOverridesSkeleton(
   for (const entry of entries) {
     const skeleton = skeletonOf(entry, catalog, nameVariable);
     if (Object.keys(skeleton.block).length === 0) continue;
-    Object.defineProperty(byName, entry.name, {
-      value: skeleton.block,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    assignOwn(byName, entry.name, skeleton.block);
     variables.push(...skeleton.variables);
   }
   return { byName, variables };
@@ -206,7 +190,7 @@ async function checkOutputFree(path: string, label: string, force: boolean): Pro
 export async function initOverrides(options: InitOverridesOptions): Promise<InitOverridesResult> {
   const prefix = checkVariablePrefix(options.prefix ?? DEFAULT_VARIABLE_PREFIX);
   await checkOutputFree(options.output, options.outputLabel, options.force);
-  const snapshot = await loadSnapshot(options.snapshot, options.signal ? { signal: options.signal } : {});
+  const snapshot = await loadSnapshot(options.snapshot, { signal: options.signal });
   const catalog = await loadShippedCatalog(options.schemasDir);
   const { byName, variables } = buildOverridesSkeleton(snapshot.entries, catalog, prefix);
   const overrides = { byName };

@@ -1,12 +1,17 @@
 /**
- * `profiles clone`: read the profiles from the source, plan (pure, {@link planProfileClone}), refuse
- * the whole run if any profile has a problem, then create them one by one in the target. `--dry-run`
- * stops after the plan, so it shows exactly what the real run would send.
+ * The `profiles clone` workflow: read the profiles from the source, plan (pure, {@link planProfileClone}:
+ * data sources remapped by name or through an import's id map), refuse the whole run if any profile has
+ * a problem, then create them one by one in the target. A dry run returns the plan (the caller prints
+ * it, then refuses it if it has problems), so it shows exactly what the real run would send.
  */
+import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import { createScanProfile, getScanProfile, listScanProfiles } from '../api/scan-profiles.js';
 import { ApiError, DdsError, InterruptedError, PreflightError, type Problem } from '../errors.js';
+import type { Logger } from '../log.js';
+import { assertWriteConfirmed } from '../protected.js';
 import { listConnectionKeys } from './create.js';
+import { readIdMap } from './id-map.js';
 import {
   type ConnectionKey,
   type DataSourceMapping,
@@ -18,22 +23,19 @@ import {
   type SourceProfile,
 } from './plan.js';
 
-/** Options of {@link prepareProfileClone}. */
-export interface PrepareCloneOptions {
-  readonly ids: readonly string[];
-  readonly idMap?: IdMap | undefined;
-  readonly allowRun: boolean;
-  readonly signal?: AbortSignal;
-}
-
 /**
  * Read the profiles and the connection lists the plan needs, and plan. A profile the source does not
  * have (400/404) becomes a plan problem, so every problem of the run is reported at once.
  */
-export async function prepareProfileClone(
+async function prepareProfileClone(
   source: HttpClient,
   target: HttpClient,
-  options: PrepareCloneOptions,
+  options: {
+    readonly ids: readonly string[];
+    readonly idMap: IdMap | undefined;
+    readonly allowRun: boolean;
+    readonly signal: AbortSignal;
+  },
 ): Promise<ProfileClonePlan> {
   const profiles: SourceProfile[] = [];
   const unreadable: Problem[] = [];
@@ -55,7 +57,7 @@ export async function prepareProfileClone(
     : [];
   const targetConnections = await listConnectionKeys(target, options.signal);
   const targetProfiles = new Map<string, string | undefined>();
-  for (const p of await listScanProfiles(target, options.signal ? { signal: options.signal } : {})) {
+  for (const p of await listScanProfiles(target, { signal: options.signal })) {
     if (typeof p.name === 'string') targetProfiles.set(p.name, p._id);
   }
   const plan = planProfileClone({
@@ -91,7 +93,6 @@ export function assertPlanClean(plan: ProfileClonePlan): void {
   );
 }
 
-/** The outcome of one profile. */
 export type CloneResult =
   | {
       readonly kind: 'created';
@@ -115,13 +116,6 @@ export type CloneResult =
       readonly message: string;
     };
 
-/** Options of {@link applyProfileClone}. */
-export interface ApplyCloneOptions {
-  readonly signal?: AbortSignal;
-  /** Called after each profile, in order (progress lines). */
-  readonly onResult?: (result: CloneResult) => void;
-}
-
 /** What {@link applyProfileClone} did; `stopped` is the error that ended the run early (auth, network, Ctrl-C). */
 export interface CloneOutcome {
   readonly results: readonly CloneResult[];
@@ -134,63 +128,99 @@ export interface CloneOutcome {
  * starts a scan, so nothing is sent in parallel or twice). A 4xx/5xx answer fails that profile and the
  * run goes on; an error that concerns every request (auth, network, Ctrl-C) stops it.
  */
-export async function applyProfileClone(
+async function applyProfileClone(
   target: HttpClient,
   plan: ProfileClonePlan,
-  options: ApplyCloneOptions = {},
+  options: { readonly signal: AbortSignal; readonly onResult: (result: CloneResult) => void },
 ): Promise<CloneOutcome> {
   const results: CloneResult[] = [];
   const steps = plan.steps;
   for (let i = 0; i < steps.length; i++) {
     const step = steps[i] as ProfileCloneStep;
-    if (step.kind === 'exists') {
-      const existing: CloneResult = {
-        kind: 'exists',
-        sourceId: step.sourceId,
-        name: step.name,
-        targetId: step.targetId,
-      };
-      results.push(existing);
-      options.onResult?.(existing);
-      continue;
-    }
-    if (step.kind !== 'create') continue;
-    if (options.signal?.aborted) {
-      return {
-        results,
-        notAttempted: steps.slice(i).filter((s) => s.kind === 'create'),
-        stopped: new InterruptedError('Interrupted', {
-          hint: 'Profiles listed as not attempted were not created',
-        }),
-      };
-    }
+    if (step.kind !== 'create' && step.kind !== 'exists') continue;
+    const { sourceId, name } = step;
+    const stop = (stopped: DdsError): CloneOutcome => ({
+      results,
+      notAttempted: steps.slice(i).filter((s) => s.kind === 'create'),
+      stopped,
+    });
     let result: CloneResult;
-    try {
-      const created = await createScanProfile(target, step.body);
-      result = {
-        kind: 'created',
-        sourceId: step.sourceId,
-        name: step.name,
-        targetId: created._id,
-        dataSources: step.dataSources,
-      };
-    } catch (error) {
-      if (error instanceof ApiError) {
-        result = {
-          kind: 'failed',
-          sourceId: step.sourceId,
-          name: step.name,
-          status: error.status,
-          message: error.message,
-        };
-      } else if (error instanceof DdsError) {
-        return { results, notAttempted: steps.slice(i).filter((s) => s.kind === 'create'), stopped: error };
-      } else {
-        throw error;
+    if (step.kind === 'exists') {
+      result = { kind: 'exists', sourceId, name, targetId: step.targetId };
+    } else {
+      if (options.signal?.aborted)
+        return stop(
+          new InterruptedError('Interrupted', { hint: 'Profiles listed as not attempted were not created' }),
+        );
+      try {
+        const created = await createScanProfile(target, step.body);
+        result = { kind: 'created', sourceId, name, targetId: created._id, dataSources: step.dataSources };
+      } catch (error) {
+        if (error instanceof ApiError)
+          result = { kind: 'failed', sourceId, name, status: error.status, message: error.message };
+        else if (error instanceof DdsError) return stop(error);
+        else throw error;
       }
     }
     results.push(result);
-    options.onResult?.(result);
+    options.onResult(result);
   }
   return { results, notAttempted: [], stopped: undefined };
+}
+
+/** What {@link cloneProfiles} does, checked; `idMap` is an absolute path. */
+export interface CloneProfilesOptions {
+  readonly ids: readonly string[];
+  readonly idMap: string | undefined;
+  readonly dryRun: boolean;
+  readonly allowRun: boolean;
+  /** `--confirm`: the name of a protected target. */
+  readonly confirm: string | undefined;
+}
+
+export interface CloneProfilesPorts {
+  readonly resolveSource: EnvironmentResolver;
+  readonly resolveTarget: EnvironmentResolver;
+  readonly createClient: ClientFactory;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+}
+
+/** Clone scan profiles from the source to the target (see the module comment), with the labels of both sides. */
+export async function cloneProfiles(
+  options: CloneProfilesOptions,
+  ports: CloneProfilesPorts,
+): Promise<
+  | { readonly kind: 'dry-run'; readonly from: string; readonly to: string; readonly plan: ProfileClonePlan }
+  | { readonly kind: 'applied'; readonly from: string; readonly to: string; readonly outcome: CloneOutcome }
+> {
+  const idMap = options.idMap === undefined ? undefined : await readIdMap(options.idMap);
+  const sourceEnvironment = await ports.resolveSource();
+  const source = ports.createClient(sourceEnvironment);
+  try {
+    const targetEnvironment = await ports.resolveTarget();
+    const target = ports.createClient(targetEnvironment);
+    try {
+      if (!options.dryRun) assertWriteConfirmed(targetEnvironment, options.confirm, '--to');
+      const plan = await prepareProfileClone(source, target, {
+        ids: options.ids,
+        idMap,
+        allowRun: options.allowRun,
+        signal: ports.signal,
+      });
+      const labels = { from: sourceEnvironment.label, to: targetEnvironment.label };
+      if (options.dryRun) return { kind: 'dry-run', ...labels, plan };
+      assertPlanClean(plan);
+      const outcome = await applyProfileClone(target, plan, {
+        signal: ports.signal,
+        onResult: (r) =>
+          ports.log.info({ sourceId: r.sourceId, name: r.name, result: r.kind }, 'profile cloned'),
+      });
+      return { kind: 'applied', ...labels, outcome };
+    } finally {
+      target.close();
+    }
+  } finally {
+    source.close();
+  }
 }

@@ -1,14 +1,18 @@
 /**
- * `profiles create`: a checked profile document in, the created profile out. The data sources are
- * checked against the environment first, and a one-time profile needs `allowRun` (it starts a scan).
+ * The `profiles create` workflow: a profile document is read and checked, a one-time profile without
+ * `allowRun` (it starts a scan) is refused before the environment is even opened, the data sources are
+ * checked against the environment, then the profile is created.
  */
+import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import { listConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { createScanProfile } from '../api/scan-profiles.js';
 import { PreflightError, type Problem } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
+import { assertWriteConfirmed } from '../protected.js';
 import type { ConnectionKey } from './plan.js';
 import { stripProfileServerFields } from './server-fields.js';
+import { readProfileFile } from './validate-profile.js';
 
 /** The `dataSourceList` entries that are neither an `_id` nor a `name` of `connections`, with their index. */
 export function findMissingDataSources(
@@ -42,16 +46,10 @@ export function assertRunAllowed(
 /** Every connection's `_id` and `name`, all pages (names and ids only: memory stays small). */
 export async function listConnectionKeys(client: HttpClient, signal?: AbortSignal): Promise<ConnectionKey[]> {
   const keys: ConnectionKey[] = [];
-  for await (const c of listConnections(client, signal ? { signal } : {})) {
+  for await (const c of listConnections(client, { signal })) {
     keys.push({ _id: typeof c._id === 'string' ? c._id : undefined, name: c.name });
   }
   return keys;
-}
-
-/** Options of {@link createProfile}. */
-export interface CreateProfileOptions {
-  readonly allowRun: boolean;
-  readonly signal?: AbortSignal;
 }
 
 /**
@@ -62,7 +60,7 @@ export interface CreateProfileOptions {
 export async function createProfile(
   client: HttpClient,
   document: Readonly<Record<string, unknown>>,
-  options: CreateProfileOptions,
+  options: { readonly allowRun: boolean; readonly signal?: AbortSignal },
 ): Promise<ScanProfile> {
   const body = stripProfileServerFields(document);
   const name = String(body.name);
@@ -84,4 +82,28 @@ export async function createProfile(
     );
   }
   return createScanProfile(client, body);
+}
+
+/**
+ * Create the profile of `file` (absolute) in the environment; resolves to the created profile, and
+ * whether it is one-time (its scan has started).
+ */
+export async function createProfileFromFile(
+  options: { readonly file: string; readonly allowRun: boolean; readonly confirm: string | undefined },
+  ports: EnvironmentPorts,
+): Promise<{ readonly created: ScanProfile; readonly oneTime: boolean }> {
+  const document = await readProfileFile(options.file);
+  // Refused before the environment is even opened: nothing is sent for a one-time profile without allowRun.
+  assertRunAllowed(
+    [{ name: String(document.name), singleRun: document.isSingleRunScan === true }],
+    options.allowRun,
+  );
+  return withClient(ports, async (client) => {
+    assertWriteConfirmed(client.environment, options.confirm);
+    const created = await createProfile(client, document, {
+      allowRun: options.allowRun,
+      signal: ports.signal,
+    });
+    return { created, oneTime: document.isSingleRunScan === true };
+  });
 }

@@ -8,7 +8,6 @@
  * connection the target has). A list may mix both forms; order is kept.
  */
 
-/** How an element names its connection. */
 export type DataSourceForm = 'id' | 'name';
 
 /** What {@link remapDataSourceList} needs to know about the source and the target. */
@@ -29,14 +28,11 @@ export interface DataSourceListContext {
   readonly targetIdOf?: (targetName: string) => string | undefined;
 }
 
-/** One element, remapped. */
 export interface RemappedDataSource {
   /** As in the source's list. */
   readonly ref: string;
   readonly form: DataSourceForm;
-  /** The connection's name in the source. */
   readonly sourceName: string;
-  /** The connection's name in the target. */
   readonly targetName: string;
   /** What the target's list holds: the target's name for a name, its `_id` (else its name) for an id. */
   readonly to: string;

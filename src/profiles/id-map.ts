@@ -1,11 +1,12 @@
 /** Reading an import's id map (contract section 3): `{ "<source _id>": { "name": "...", "targetId": "..." } }`. */
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
+import { isRecord } from '../own-property.js';
 import type { IdMap, IdMapEntry } from './plan.js';
 
 /** Check a parsed id map; `file` names it in messages. */
 export function parseIdMap(value: unknown, file: string): IdMap {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isRecord(value)) {
     throw new InputFileError(
       file,
       undefined,
@@ -13,15 +14,8 @@ export function parseIdMap(value: unknown, file: string): IdMap {
     );
   }
   const map = new Map<string, IdMapEntry>();
-  for (const [sourceId, entry] of Object.entries(value as Record<string, unknown>)) {
-    const e = entry as Record<string, unknown> | null;
-    if (
-      e === null ||
-      typeof e !== 'object' ||
-      Array.isArray(e) ||
-      typeof e.name !== 'string' ||
-      e.name === ''
-    ) {
+  for (const [sourceId, e] of Object.entries(value)) {
+    if (!isRecord(e) || typeof e.name !== 'string' || e.name === '') {
       throw new InputFileError(
         file,
         undefined,

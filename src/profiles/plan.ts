@@ -16,7 +16,6 @@ export interface IdMapEntry {
 /** `<source _id>` -> entry. */
 export type IdMap = ReadonlyMap<string, IdMapEntry>;
 
-/** What the planner needs of a connection. */
 export interface ConnectionKey {
   readonly _id?: string | undefined;
   readonly name: string;
@@ -28,7 +27,6 @@ export interface DataSourceMapping {
   readonly from: string;
   /** As sent to the target. */
   readonly to: string;
-  /** The connection's name. */
   readonly name: string;
   /**
    * `id-map`: through the import's id map; `name`: source id -> name -> target id;
@@ -37,7 +35,6 @@ export interface DataSourceMapping {
   readonly via: 'id-map' | 'name' | 'name-passthrough';
 }
 
-/** One source profile to clone. */
 export interface SourceProfile {
   /** The id the user named (the profile's `_id` in the source). */
   readonly sourceId: string;
@@ -80,7 +77,6 @@ export interface ProfileClonePlan {
   readonly missingConnections: readonly string[];
 }
 
-/** Input of {@link planProfileClone}. */
 export interface ProfileCloneInput {
   readonly profiles: readonly SourceProfile[];
   /** The source's connections; may be empty when every id is in the id map. */
@@ -133,30 +129,20 @@ function targetRef(conn: ConnectionKey): string {
 
 function resolveDataSource(ref: string, ix: Indexes): Resolution {
   const mapped = ix.idMap?.get(ref);
-  if (mapped !== undefined) {
-    // The id map is only a shortcut: the target is what counts, so its id is checked, and a stale id
-    // falls back to the name (the natural key).
-    if (mapped.targetId !== undefined && ix.targetById.has(mapped.targetId)) {
-      return { ok: true, mapping: { from: ref, to: mapped.targetId, name: mapped.name, via: 'id-map' } };
-    }
-    const byName = ix.targetByName.get(mapped.name);
-    if (byName !== undefined)
-      return { ok: true, mapping: { from: ref, to: targetRef(byName), name: mapped.name, via: 'name' } };
-    return {
-      ok: false,
-      missing: mapped.name,
-      message: `connection '${mapped.name}' (source id ${ref}) is not in the target`,
-    };
+  // The id map is only a shortcut: the target is what counts, so its id is checked, and a stale id
+  // falls back to the name (the natural key).
+  if (mapped?.targetId !== undefined && ix.targetById.has(mapped.targetId)) {
+    return { ok: true, mapping: { from: ref, to: mapped.targetId, name: mapped.name, via: 'id-map' } };
   }
-  const source = ix.sourceById.get(ref);
-  if (source !== undefined) {
-    const target = ix.targetByName.get(source.name);
+  const sourceName = mapped?.name ?? ix.sourceById.get(ref)?.name;
+  if (sourceName !== undefined) {
+    const target = ix.targetByName.get(sourceName);
     if (target !== undefined)
-      return { ok: true, mapping: { from: ref, to: targetRef(target), name: source.name, via: 'name' } };
+      return { ok: true, mapping: { from: ref, to: targetRef(target), name: sourceName, via: 'name' } };
     return {
       ok: false,
-      missing: source.name,
-      message: `connection '${source.name}' (source id ${ref}) is not in the target`,
+      missing: sourceName,
+      message: `connection '${sourceName}' (source id ${ref}) is not in the target`,
     };
   }
   // Not an id of a source connection: real profiles often list data sources by name (api-notes).

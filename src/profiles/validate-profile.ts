@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
+import { isRecord } from '../own-property.js';
 import { schemasDir } from '../paths.js';
 import { compileSchemaFile, type SchemaCheck, type SchemaIssue } from '../schema/ajv.js';
 
@@ -47,14 +48,10 @@ const ONE_OF_NOISE = new Set([
 ]);
 const ONE_OF_PATHS = new Set(['', '/isSingleRunScan', '/schedule']);
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Every problem of a profile document: schema issues (one-of rewritten clearly), then cron and time zone. */
 export function checkProfileDocument(value: unknown, check: SchemaCheck): SchemaIssue[] {
   let issues = [...check(value)];
-  if (!isObject(value)) return issues;
+  if (!isRecord(value)) return issues;
   const single = value.isSingleRunScan === true;
   const scheduled = value.schedule !== undefined;
   if (single === scheduled) {
@@ -73,7 +70,7 @@ export function checkProfileDocument(value: unknown, check: SchemaCheck): Schema
     );
   }
   const schedule = value.schedule;
-  if (isObject(schedule)) {
+  if (isRecord(schedule)) {
     if (typeof schedule.cronExpression === 'string' && schedule.cronExpression !== '') {
       const problem = checkCronExpression(schedule.cronExpression);
       if (problem) issues.push({ path: '/schedule/cronExpression', message: problem });
