@@ -9,15 +9,13 @@
  * parsed once (the value parsed from one side's line is the other side's too). Both files are still
  * checked whole, line by line, as
  * {@link readSnapshotEntries} checks one (JSON, name, type, order, checksum, trailer): a line equal
- * to a checked line is checked. Only when both files' entries need no migration: a migrated entry
- * is not its line's JSON value.
+ * to a checked line is checked.
  *
  * Names are handed out before the trailers are checked: trust what they said only once this resolves.
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
-import { shippedMigrations } from './migrate.js';
 import {
   type RawLine,
   type ReadSnapshotOptions,
@@ -85,7 +83,7 @@ class Cursor {
 
   constructor(file: MergedFile, options: MergeOptions) {
     const label = file.label ?? file.path;
-    this.parser = new SnapshotParser(file.path, label, options.migrations ?? shippedMigrations);
+    this.parser = new SnapshotParser(file.path, label);
     this.batches = readLineBatches(file.path, {
       ...options,
       chunkSize: options.chunkSize ?? MERGE_CHUNK_SIZE,
@@ -190,8 +188,8 @@ export async function mergeSnapshots(
         if (
           rawA !== undefined &&
           rawB !== undefined &&
-          a.parser.takesEntriesAsParsed &&
-          b.parser.takesEntriesAsParsed &&
+          a.parser.headerRead &&
+          b.parser.headerRead &&
           rawA.bytes.equals(rawB.bytes)
         ) {
           const entry = a.take();

@@ -7,7 +7,6 @@ import { crc32 } from 'node:zlib';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { changedWhileRead, openSource, type RawLine, readLineBatches, toReadError } from './lines.js';
-import { shippedMigrations } from './migrate.js';
 import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
 import type { ReadEntriesOptions } from './read.js';
 import type { SnapshotSource } from './source.js';
@@ -55,7 +54,7 @@ export interface PlacedSnapshot {
   readonly entries: AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined>;
   /**
    * The entry at `place` (a place `entries` has handed out), read from the file again, parsed and
-   * migrated. Throws InputFileError when the line changed since it was read.
+   * Throws InputFileError when the line changed since it was read.
    */
   reread(place: EntryPlace): Connection;
   /** Release the file handle that {@link PlacedSnapshot.reread} opened, if any. Idempotent. */
@@ -74,7 +73,7 @@ export function openPlacedSnapshot(
   } = {},
 ): PlacedSnapshot {
   const label = options.label ?? path;
-  const parser = new SnapshotParser(path, label, options.migrations ?? shippedMigrations);
+  const parser = new SnapshotParser(path, label);
   let fd: number | undefined;
   /**
    * The file as read in order, its first `heldUpTo` bytes so far (see

@@ -350,14 +350,14 @@ describe('mergeSnapshots into createMergedDiff', () => {
     expect(found.result.uncomparable).toEqual(entries.map((e) => ({ name: e.name, path: '/password' })));
   });
 
-  it('compares every pair field by field when a side needs migrating (its lines are not its entries)', async () => {
+  it('pairs a version 1 side as any other (its entry lines are as in version 2)', async () => {
     const a: Connection = { name: 'a', type: 's3', description: 'x' };
     const b: Connection = { name: 'b', type: 's3', password: MASK };
     const c: Connection = { ...b, name: 'c' };
     const old = await writeSnapshotAt('old.jsonl', [a, b], 1);
     const now = await writeSnapshotAt('now.jsonl', [a, c]);
     const { found, steps } = await mergeDiff(old, now);
-    expect(steps).toEqual(['both', 'from', 'to']);
+    expect(steps).toEqual(['same', 'from', 'to']);
     expect(found.result).toEqual(diffConnections([a, b], [a, c], options));
   });
 
