@@ -16,13 +16,6 @@ import type { ConnectorTemplate } from '../model/template.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
-import {
-  loadShippedValidators,
-  type NamedSchema,
-  SHIPPED_SCHEMA_OPTIONS,
-  type ShippedValidators,
-  TEMPLATE_SCHEMA_OPTIONS,
-} from './precompiled.js';
 import { convertTemplate, createConnectionSchema } from './template-schema.js';
 
 /** What kind of problem a {@link ValidationProblem} is. */
@@ -73,8 +66,6 @@ export interface TemplateCatalog {
   compile(types: Iterable<string>): void;
   /** Problems found while building the catalog (e.g. a template regex that does not compile). */
   readonly warnings: readonly string[];
-  /** True when its schemas were compiled by the build (`precompiled.ts`), not at run time. */
-  readonly precompiled: boolean;
 }
 
 /** One type's schema, compiled on first use. */
@@ -96,9 +87,13 @@ export interface CatalogOptions {
    * schema (`--schemas`, an environment's templates) is checked, so a broken one is named as such.
    */
   readonly schemasChecked?: boolean;
-  /** The schemas compiled ahead (`precompiled.ts`): taken as they are, nothing compiled for them. */
-  readonly precompiled?: ShippedValidators;
 }
+
+/**
+ * The ajv settings of template schemas: their regexes are written for JavaScript without the `u` flag
+ * (the service's UI), and compiled alike.
+ */
+const TEMPLATE_SCHEMA_OPTIONS = { unicodeRegExp: false } as const;
 
 /** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
 export function createCatalog(
@@ -107,22 +102,17 @@ export function createCatalog(
   warnings: readonly string[] = [],
   options: CatalogOptions = {},
 ): TemplateCatalog {
-  // Made when a schema is first compiled (none is, for schemas compiled ahead).
+  // Made when a schema is first compiled.
   let ajv: ReturnType<typeof createAjv> | undefined;
   const byType = new Map<string, TypeSchema>();
   for (const [type, { schema, source }] of schemas) byType.set(type, describeSchema(schema, source));
   const genericType = describeSchema(generic.schema, generic.source);
-  const ahead = options.precompiled;
-  if (ahead !== undefined) {
-    for (const [type, t] of byType) if (Object.hasOwn(ahead.byType, type)) t.validate = ahead.byType[type];
-    genericType.validate = ahead.generic;
-  }
   const noSecrets: ReadonlySet<string> = new Set();
 
   function compiled(t: TypeSchema): ValidateFunction {
     if (t.validate === undefined) {
       try {
-        ajv ??= createAjv(options.schemasChecked === true ? SHIPPED_SCHEMA_OPTIONS : TEMPLATE_SCHEMA_OPTIONS);
+        ajv ??= createAjv({ ...TEMPLATE_SCHEMA_OPTIONS, validateSchema: options.schemasChecked !== true });
         t.validate = ajv.compile(t.schema);
       } catch (error) {
         throw new InputFileError(
@@ -146,7 +136,6 @@ export function createCatalog(
     requiredFields: (type) => (byType.get(type) ?? genericType).required,
     requiredSecretFields: (type) => byType.get(type)?.requiredSecrets ?? [],
     warnings,
-    precompiled: ahead !== undefined,
     compile(types) {
       for (const type of types) compiled(byType.get(type) ?? genericType);
     },
@@ -286,7 +275,7 @@ type SchemaFile = { readonly schema: Record<string, unknown>; readonly source: s
 /**
  * The schemas of a folder: `<type>.schema.json` per type, in file-name order, and the generic schema
  * (the folder's own `connection.schema.json` when it has one, else the shipped one). What
- * {@link loadShippedCatalog} reads, and what the build compiles ahead (`scripts/build-validators.mjs`).
+ * {@link loadShippedCatalog} reads.
  *
  * @throws UsageError when the folder cannot be read; InputFileError for a file that is not a schema.
  */
@@ -312,39 +301,14 @@ export async function readSchemasFolder(
   return { schemas, generic: { schema: await readSchemaFile(genericPath), source: genericPath } };
 }
 
-/** A folder's schemas as the schemas compiled ahead are named and digested (`precompiled.ts`). */
-export function namedSchemas(schemas: ReadonlyMap<string, SchemaFile>, generic: SchemaFile): NamedSchema[] {
-  return [
-    ...[...schemas].map(([type, { schema }]) => ({ type, schema })),
-    { type: undefined, schema: generic.schema },
-  ];
-}
-
 /**
  * The catalog of a schemas folder ({@link readSchemasFolder}; default: the shipped
  * `schemas/templates`).
  */
-export async function loadShippedCatalog(
-  dir: string = shippedTemplatesDir(),
-  options: {
-    /**
-     * Entries will be checked against the schemas: take them compiled ahead by the build, when they
-     * are the shipped ones (a module to load, about 10 ms; a caller that only reads secret or required
-     * fields has no use for it).
-     */
-    readonly forChecks?: boolean;
-  } = {},
-): Promise<TemplateCatalog> {
+export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): Promise<TemplateCatalog> {
   const { schemas, generic } = await readSchemasFolder(dir);
-  const shipped = resolve(dir) === resolve(shippedTemplatesDir());
-  // The shipped schemas were compiled by the build, unless they changed since (another digest).
-  const precompiled =
-    shipped && options.forChecks === true
-      ? await loadShippedValidators(namedSchemas(schemas, generic))
-      : undefined;
   return createCatalog(schemas, generic, [], {
-    schemasChecked: shipped,
-    ...(precompiled === undefined ? {} : { precompiled }),
+    schemasChecked: resolve(dir) === resolve(shippedTemplatesDir()),
   });
 }
 
