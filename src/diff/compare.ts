@@ -38,8 +38,7 @@ export function diffConnections(
   to: Iterable<Connection>,
   options: DiffOptions = {},
 ): DiffResult {
-  const ignore = compileIgnoreRules(parseIgnoreRules(options.ignoreFields ?? []));
-  const secretFields = options.secretFields ?? (() => NO_SECRETS);
+  const compare = compileCompareOptions(options);
   const pairing = pairByName(from, to);
   refuseDuplicateNames('--from', pairing.duplicateSource);
   refuseDuplicateNames('--to', pairing.duplicateTarget);
@@ -47,7 +46,7 @@ export function diffConnections(
   const uncomparable: UncomparableField[] = [];
   let unchanged = 0;
   for (const [a, b] of pairing.both) {
-    const outcome = compareConnections(a, b, { ignore, secretFields });
+    const outcome = compareConnections(a, b, compare);
     for (const path of outcome.uncomparable) uncomparable.push({ name: a.name, path });
     if (outcome.fields.length === 0) unchanged++;
     else changed.push({ name: a.name, fields: outcome.fields });

@@ -13,11 +13,10 @@ import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.j
 import { exportConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
-import type { CompareOptions } from '../diff/compare.js';
-import { compileIgnoreRules, parseIgnoreRule } from '../diff/ignore.js';
+import { type CompareOptions, compileCompareOptions } from '../diff/compare.js';
 import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
 import type { FieldChange } from '../diff/types.js';
-import { ApiError, UsageError } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
@@ -126,7 +125,11 @@ export async function verifyEnvironment(
   ports: VerifyPorts,
   onEvent: (event: VerifyEvent) => void,
 ): Promise<VerifyResult> {
-  const compare = compileCompareOptions(options.ignoreFields, await loadShippedCatalog(options.schemas));
+  const catalog = await loadShippedCatalog(options.schemas);
+  const compare = compileCompareOptions({
+    ignoreFields: options.ignoreFields,
+    secretFields: (type) => catalog.secretFields(type),
+  });
   // Placeholders resolved as the import resolved them; an unset one only matters for a field compared.
   const overrides =
     options.overrides === undefined
@@ -305,19 +308,6 @@ export function compareProfileSides(snapshot: ProfileSide, environment: ProfileS
     toComparableProfile(snapshot.profile, snapshot.dataSourceNames, isProfileServerField),
     toComparableProfile(environment.profile, environment.dataSourceNames, isProfileServerField),
   );
-}
-
-/** The comparison of `diff`, compiled once: the ignore rules and the templates' secret fields. */
-function compileCompareOptions(
-  ignoreFields: readonly string[],
-  catalog: { secretFields(type: string): ReadonlySet<string> },
-): CompareOptions {
-  const rules = ignoreFields.map((text) => {
-    const parsed = parseIgnoreRule(text);
-    if (!parsed.ok) throw new UsageError(`Expected --ignore-field to be ${parsed.problem}`);
-    return parsed.rule;
-  });
-  return { ignore: compileIgnoreRules(rules), secretFields: (type) => catalog.secretFields(type) };
 }
 
 /** The environment's scan profiles; a service without the profiles endpoint (404) has none. */
