@@ -31,7 +31,6 @@ import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
 import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
 
-/** What one side of a diff names. */
 export type DiffSide =
   | { readonly kind: 'environment'; readonly ref: string }
   | { readonly kind: 'snapshot'; readonly path: string; readonly ref: string };
@@ -131,7 +130,6 @@ export interface DiffPorts {
   readonly signal: AbortSignal;
 }
 
-/** One side, as read. */
 export interface SideContent {
   /** Connections read. */
   readonly count: number;
@@ -144,7 +142,6 @@ export interface SideContent {
   readonly label: string;
 }
 
-/** Progress of a diff. */
 export type DiffEvent = {
   readonly kind: 'sides-read';
   readonly from: { readonly label: string; readonly count: number };
@@ -208,40 +205,24 @@ function snapshotSideOf(
 }
 
 /**
- * Where an environment's connections go as they are read, and how the ids its scan profiles list
- * are named.
+ * Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles
+ * (which name their connections by id: each connection's name is kept by its id).
  */
-interface EnvironmentSink {
-  /** Each connection, as parsed. */
-  entry(entry: Connection): void;
-  /** After the last connection: the names of those of these ids that a connection has. */
-  names(ids: readonly string[]): ReadonlyMap<string, string>;
-}
-
-/** A sink that keeps the name of each connection by its id, here, and hands the connection to `onEntry`. */
-function keepingNames(onEntry: (entry: Connection) => void): EnvironmentSink {
-  const nameById = new Map<string, string>();
-  return {
-    entry(entry) {
-      if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
-      onEntry(entry);
-    },
-    names: () => nameById,
-  };
-}
-
-/** Read an environment's connections (the streamed export) into `sink`, then its scan profiles. */
 async function readEnvironmentSide(
   flag: 'from' | 'to',
   ports: DiffPorts,
   signal: AbortSignal,
-  sink: EnvironmentSink,
+  onEntry: (entry: Connection) => void,
 ): Promise<SideRead> {
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
+  const nameById = new Map<string, string>();
   try {
-    for await (const entry of exportConnections(client, { signal })) sink.entry(entry);
-    const profiles = await readEnvironmentProfiles(client, sink, signal);
+    for await (const entry of exportConnections(client, { signal })) {
+      if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
+      onEntry(entry);
+    }
+    const profiles = await readEnvironmentProfiles(client, nameById, signal);
     return { profiles, label: `${environment.label} (environment)` };
   } finally {
     client.close();
@@ -255,7 +236,7 @@ async function readEnvironmentSide(
  */
 async function readEnvironmentProfiles(
   client: HttpClient,
-  sink: EnvironmentSink,
+  nameById: ReadonlyMap<string, string>,
   signal: AbortSignal,
 ): Promise<ComparableProfile[]> {
   let listed: Awaited<ReturnType<typeof listScanProfiles>>;
@@ -265,20 +246,16 @@ async function readEnvironmentProfiles(
     if (error instanceof ApiError && error.status === 404) return [];
     throw error;
   }
-  const named = listed.filter((p) => typeof p.name === 'string');
-  const ids = new Set<string>();
-  for (const p of named)
-    if (Array.isArray(p.dataSourceList))
-      for (const ref of p.dataSourceList) if (typeof ref === 'string') ids.add(ref);
-  const nameById = sink.names([...ids]);
-  return named.map((p) => {
-    const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
-    return toComparableProfile(
-      p,
-      list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null)),
-      isProfileServerField,
-    );
-  });
+  return listed
+    .filter((p) => typeof p.name === 'string')
+    .map((p) => {
+      const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
+      return toComparableProfile(
+        p,
+        list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null)),
+        isProfileServerField,
+      );
+    });
 }
 
 /**
@@ -314,23 +291,18 @@ async function readSnapshotAndEnvironment(
   const { file } = indexed;
   try {
     const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
-    const environment = await readEnvironmentSide(
-      environmentFlag,
-      ports,
-      ports.signal,
-      keepingNames((entry) => {
-        const place = typeof entry.name === 'string' ? places.get(entry.name) : undefined;
-        if (place === undefined) {
-          differ.add(environmentFlag, entry);
-          return;
-        }
-        // A second connection of this name is no pair: the differ refuses it as a duplicate.
-        places.delete(entry.name);
-        const twin = file.reread(place);
-        if (snapshotFlag === 'from') differ.pair(twin, entry, undefined);
-        else differ.pair(entry, twin, undefined);
-      }),
-    );
+    const environment = await readEnvironmentSide(environmentFlag, ports, ports.signal, (entry) => {
+      const place = typeof entry.name === 'string' ? places.get(entry.name) : undefined;
+      if (place === undefined) {
+        differ.add(environmentFlag, entry);
+        return;
+      }
+      // A second connection of this name is no pair: the differ refuses it as a duplicate.
+      places.delete(entry.name);
+      const twin = file.reread(place);
+      if (snapshotFlag === 'from') differ.pair(twin, entry);
+      else differ.pair(entry, twin);
+    });
     for (const place of places.values())
       differ.add(snapshotFlag, file.reread(place), () => file.reread(place));
     return {
@@ -409,22 +381,8 @@ async function readTwoEnvironments(
       throw error;
     });
   const reading = [
-    guard(
-      readEnvironmentSide(
-        'from',
-        ports,
-        controller.signal,
-        keepingNames((entry) => differ.add('from', entry)),
-      ),
-    ),
-    guard(
-      readEnvironmentSide(
-        'to',
-        ports,
-        controller.signal,
-        keepingNames((entry) => differ.add('to', entry)),
-      ),
-    ),
+    guard(readEnvironmentSide('from', ports, controller.signal, (entry) => differ.add('from', entry))),
+    guard(readEnvironmentSide('to', ports, controller.signal, (entry) => differ.add('to', entry))),
   ] as const;
   try {
     const [from, to] = await Promise.all(reading);

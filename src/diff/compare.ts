@@ -20,8 +20,6 @@ import { formatPointer } from './pointer.js';
 import type { ChangedConnection, DiffOptions, DiffResult, FieldChange, UncomparableField } from './types.js';
 import { isDeepEqual, isKnownEqual, isPlainObject, redactDeep, redactSecretValue } from './values.js';
 
-export { createMaskFinder, type MaskSource, maskedPointers } from './masked.js';
-
 const NO_SECRETS: ReadonlySet<string> = new Set();
 
 /**
@@ -102,7 +100,6 @@ function parseIgnoreRules(texts: readonly string[]): IgnoreRule[] {
   });
 }
 
-/** What comparing one pair found. */
 export interface PairComparison {
   readonly fields: FieldChange[];
   /** Pointers of fields masked on at least one side. */
@@ -182,7 +179,8 @@ class Walk {
       if (!this.ignore.ignoresPath(path)) this.compareMasked(a, b, path);
       return;
     }
-    if (a === b || this.ignore.ignoresPath(path)) return;
+    // An object is walked even against itself: it may hold a mask.
+    if ((a === b && (typeof a !== 'object' || a === null)) || this.ignore.ignoresPath(path)) return;
     if (secret) {
       if (!isDeepEqual(a, b)) this.change(path, redactSecretValue(a), redactSecretValue(b));
       return;

@@ -17,7 +17,6 @@ import { isPlainObject, toCanonicalJson } from './values.js';
  */
 export const SET_LIKE_FIELDS: ReadonlySet<string> = new Set(['owners_v2', 'custom_fields', 'tags']);
 
-/** Options of {@link normalizeForCompare}. */
 export interface NormalizeOptions {
   /**
    * Sort set-like arrays (default true). The diff passes false and sorts only arrays that differ as
@@ -71,31 +70,6 @@ export function keyCustomFields(fields: readonly unknown[]): Record<string, unkn
 /** `custom_fields` as diff reads it: keyed by `field_name` when it can be ({@link keyCustomFields}), else as it is. */
 export function customFieldsAsCompared(value: unknown): unknown {
   return (Array.isArray(value) ? keyCustomFields(value) : undefined) ?? value;
-}
-
-/** Up to this many elements, {@link customFieldAsCompared} checks that the names are distinct pair by pair. */
-const PAIRWISE_NAMES = 16;
-
-/**
- * The own property `key` of `customFieldsAsCompared(value)` (undefined when there is none), without
- * building the keyed object: the mask search of an unchanged connection asks for one field of its few
- * (building the keyed object was a fifth of that search's time, 100 000 connections profiled).
- */
-export function customFieldAsCompared(value: unknown, key: string): unknown {
-  if (!Array.isArray(value) || value.length > PAIRWISE_NAMES) {
-    const keyed = customFieldsAsCompared(value);
-    return isPlainObject(keyed) && Object.hasOwn(keyed, key) ? keyed[key] : undefined;
-  }
-  let found: unknown;
-  for (let i = 0; i < value.length; i++) {
-    const field: unknown = value[i];
-    if (!isPlainObject(field) || typeof field.field_name !== 'string') return undefined;
-    const name = field.field_name;
-    for (let j = 0; j < i; j++)
-      if ((value[j] as Record<string, unknown>).field_name === name) return undefined;
-    if (name === key) found = field;
-  }
-  return found;
 }
 
 /**
