@@ -24,16 +24,7 @@ import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
 
 export { MAX_LINE_BYTES, type RawLine, readLineBatches } from './lines.js';
 export { SnapshotParser, type VerifiedSnapshot } from './parser.js';
-export {
-  type EntryPlace,
-  type IndexedSnapshot,
-  indexSnapshot,
-  openPlacedSnapshot,
-  type PlacedEntry,
-  type PlacedName,
-  type PlacedSnapshot,
-  type PlacedSnapshotOptions,
-} from './placed.js';
+export { type EntryPlace, type IndexedSnapshot, indexSnapshot, type PlacedSnapshot } from './placed.js';
 
 /** Options of every reading function. */
 export interface ReadSnapshotOptions {
@@ -45,7 +36,6 @@ export interface ReadSnapshotOptions {
   readonly chunkSize?: number;
 }
 
-/** Options of {@link readSnapshotEntries}. */
 export interface ReadEntriesOptions extends ReadSnapshotOptions {
   /** The result of an earlier {@link verifySnapshot}: reading fails at the end if the file changed since. */
   readonly expected?: Pick<VerifiedSnapshot, 'sha256' | 'entryCount'>;
@@ -67,16 +57,7 @@ export function verifySnapshot(path: string, options: ReadSnapshotOptions = {}):
 export async function scanSnapshot(
   path: string,
   onEntry: ((entry: Connection, line: number) => void) | undefined,
-  options: ReadSnapshotOptions = {},
-): Promise<VerifiedSnapshot> {
-  return scanLines(path, onEntry, undefined, options);
-}
-
-async function scanLines(
-  path: string,
-  onEntry: ((entry: Connection, line: number) => void) | undefined,
-  onProfile: ((profile: SnapshotScanProfile, line: number) => void) | undefined,
-  options: ReadSnapshotOptions,
+  options: ReadSnapshotOptions & { readonly onProfile?: (profile: SnapshotScanProfile) => void } = {},
 ): Promise<VerifiedSnapshot> {
   const parser = new SnapshotParser(path, options.label ?? path);
   for await (const batch of readLineBatches(path, options)) {
@@ -84,7 +65,7 @@ async function scanLines(
       const parsed = parser.push(raw);
       if (parsed === undefined) continue;
       if (parsed.kind === 'connection') onEntry?.(parsed.entry, raw.number);
-      else onProfile?.(parsed.profile, raw.number);
+      else options.onProfile?.(parsed.profile);
     }
   }
   return parser.finish();
@@ -138,11 +119,9 @@ export async function loadSnapshot(
   // One pass: what is collected is handed back only once the trailer is checked.
   const entries: Connection[] = [];
   const profiles: SnapshotScanProfile[] = [];
-  const verified = await scanLines(
-    path,
-    (entry) => entries.push(entry),
-    (profile) => profiles.push(profile),
-    options,
-  );
+  const verified = await scanSnapshot(path, (entry) => entries.push(entry), {
+    ...options,
+    onProfile: (profile) => profiles.push(profile),
+  });
   return { header: verified.header, entries, sha256: verified.sha256, profiles };
 }
