@@ -79,7 +79,6 @@ export function compileSchema(schema: object, ajv: Ajv2020 = createAjv()): Schem
   return (value) => (validate(value) ? [] : toSchemaIssues(validate.errors));
 }
 
-/** Read a JSON schema file and compile it. */
 export async function compileSchemaFile(path: string, ajv?: Ajv2020): Promise<SchemaCheck> {
   const schema = JSON.parse(await readFile(path, 'utf8')) as object;
   return compileSchema(schema, ajv);

@@ -32,12 +32,6 @@ export interface ValidationProblem extends Problem {
 /** The message of a masked secret. */
 export const MASKED_SECRET_MESSAGE = 'must be supplied at import';
 
-/** True when a problem is a masked secret (a warning for validate, an error for import's pre-flight). */
-export function isMaskedSecretProblem(problem: Problem): boolean {
-  return (problem as Partial<ValidationProblem>).kind === 'masked-secret';
-}
-
-/** The verdict on one entry. */
 export interface EntryReport {
   /** Schema violations: the entry is invalid. */
   readonly errors: readonly ValidationProblem[];
@@ -57,7 +51,6 @@ export interface TemplateCatalog {
   requiredFields(type: string): readonly string[];
   /** Required keys that are also secrets: must be supplied, non-empty and unmasked, at import. */
   requiredSecretFields(type: string): readonly string[];
-  /** Check one entry. */
   checkEntry(entry: Connection): EntryReport;
   /**
    * Compile now the schemas that entries of `types` are checked against (else each is compiled at its
@@ -78,7 +71,6 @@ interface TypeSchema {
   validate?: ValidateFunction;
 }
 
-/** Options of {@link createCatalog}. */
 export interface CatalogOptions {
   /**
    * The schemas are known to be valid JSON Schemas: the shipped ones, each checked against the 2020-12

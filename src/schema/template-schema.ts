@@ -38,12 +38,7 @@ export interface TemplateSchemaResult {
 
 const NUMERIC_STRING = '^-?\\d+(\\.\\d+)?$';
 
-/** The JSON Schema of a connector template (see the module comment for the mapping). */
-export function templateToSchema(template: ConnectorTemplate): Record<string, unknown> {
-  return convertTemplate(template).schema;
-}
-
-/** {@link templateToSchema}, also saying what was left out. */
+/** The JSON Schema of a connector template (see the module comment for the mapping), and what was left out. */
 export function convertTemplate(template: ConnectorTemplate): TemplateSchemaResult {
   const warnings: string[] = [];
   const properties: Record<string, unknown> = {};

@@ -12,7 +12,6 @@ import {
 } from '../snapshot/read.js';
 import type { TemplateCatalog, ValidationProblem } from './catalog.js';
 
-/** The outcome of validating a snapshot. */
 export interface ValidationReport {
   readonly snapshot: {
     readonly path: string;

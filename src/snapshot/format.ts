@@ -79,7 +79,6 @@ export interface SnapshotTrailer {
   readonly sha256: string;
 }
 
-/** Inputs of {@link createSnapshotHeader}. */
 export interface SnapshotHeaderInput {
   readonly tool: string;
   readonly source: SnapshotSource;

@@ -38,7 +38,6 @@ export interface VerifiedSnapshot {
   readonly typeCounts: ReadonlyMap<string, number>;
 }
 
-/** What one line held. */
 export type ParsedLine =
   | { readonly kind: 'connection'; readonly entry: Connection }
   | { readonly kind: 'scan-profile'; readonly profile: SnapshotScanProfile };
@@ -63,7 +62,6 @@ export class SnapshotParser {
     private readonly label: string,
   ) {}
 
-  /** True once the header line is read. */
   get headerRead(): boolean {
     return this.header !== undefined;
   }
@@ -112,7 +110,7 @@ export class SnapshotParser {
     }
   }
 
-  /** An entry line read again (see `openPlacedSnapshot` of `placed.ts`): parsed, not re-checked. */
+  /** An entry line read again (see `indexSnapshot` of `placed.ts`): parsed, not re-checked. */
   reparse(bytes: Buffer, line: number): Connection {
     return this.parseJson({ bytes, number: line, offset: 0, terminated: true }) as Connection;
   }

@@ -13,7 +13,6 @@ import { type Cipher, createCipheriv, randomBytes } from 'node:crypto';
 
 const BLOCK = 16;
 
-/** The cipher of one spill file. */
 export class SpillCipher {
   /** The first half of every counter block; the second half is the block's index in the file. */
   private readonly nonce = new Uint32Array(randomBytes(8).buffer.slice(0, 8));

@@ -51,7 +51,6 @@ export type SnapshotTarget =
   | { readonly path: string }
   | { readonly outDir: string; readonly environment: string };
 
-/** Options of {@link writeSnapshot}. */
 export interface WriteSnapshotOptions {
   /** Stops between entries (InterruptedError); temporary files are removed. */
   readonly signal?: AbortSignal;
@@ -71,7 +70,6 @@ export interface WriteSnapshotOptions {
   readonly encryption?: AgeEncryption;
 }
 
-/** What was written. */
 export interface WrittenSnapshot {
   readonly path: string;
   /** Connection entries. */

@@ -61,7 +61,6 @@ export interface VerifyCounts {
   readonly skipped: number;
 }
 
-/** How many tests ended in each verdict. */
 export type TestCounts = Readonly<Record<TestVerdict['kind'], number>>;
 
 /** Read `connectionStatusTest.is_success` of a snapshot entry (a boolean, or the text "true"/"false"). */
@@ -102,7 +101,6 @@ export function countStates(items: readonly VerifyItem[]): VerifyCounts {
   return counts;
 }
 
-/** Count the test verdicts of `items`. */
 export function countTests(items: readonly VerifyItem[]): TestCounts {
   const counts = { passed: 0, regression: 0, 'known-bad': 0, unknown: 0, error: 0 };
   for (const item of items) if (item.test) counts[item.test.kind] += 1;

@@ -101,7 +101,6 @@ export type VerifyEvent =
   | { readonly kind: 'tests-ended' }
   | { readonly kind: 'file-written'; readonly file: 'report'; readonly path: string };
 
-/** What a verify found. */
 export interface VerifyResult {
   readonly snapshot: string;
   readonly environment: string;

@@ -11,12 +11,11 @@ import { fixturesDir } from '../../src/paths.js';
 import { createAjv } from '../../src/schema/ajv.js';
 import {
   buildCatalogFromTemplates,
-  isMaskedSecretProblem,
   loadShippedCatalog,
   shippedConnectionSchemaPath,
   shippedTemplatesDir,
 } from '../../src/schema/catalog.js';
-import { looseEnum, templateToSchema } from '../../src/schema/template-schema.js';
+import { convertTemplate, looseEnum } from '../../src/schema/template-schema.js';
 import { loadCatalogFromEnvironment } from '../../src/validate/target-catalog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -48,11 +47,11 @@ function propertiesOf(schema: Record<string, unknown>): Record<string, Record<st
   return schema.properties as Record<string, Record<string, unknown>>;
 }
 
-describe('templateToSchema (emulator templates)', () => {
+describe('convertTemplate (emulator templates)', () => {
   it.each(templates.map((t) => [t.name, t] as const))(
     '%s: mandatory -> required, password -> x-secret, options -> enum',
     (_, template) => {
-      const schema = templateToSchema(template);
+      const { schema } = convertTemplate(template);
       const props = propertiesOf(schema);
       const mandatory = template.fields.filter((f) => f.mandatory).map((f) => f.apiName);
       expect([...(schema.required as string[])].sort()).toEqual(
@@ -187,7 +186,7 @@ describe('catalog built from the emulator templates', () => {
       password: '******',
     });
     expect(report.errors).toEqual([]);
-    expect(report.warnings.map((w) => [w.path, isMaskedSecretProblem(w)])).toEqual([['/password', true]]);
+    expect(report.warnings.map((w) => [w.path, w.kind === 'masked-secret'])).toEqual([['/password', true]]);
   });
 });
 
