@@ -56,25 +56,21 @@ export interface AgeKeys {
   readonly passphrases: readonly string[];
 }
 
-/** True when `text` is an age identity this build reads (`AGE-SECRET-KEY-1...`, as age-keygen writes). */
-export function isAgeIdentity(text: string): boolean {
+/** True when `add` takes `text` (the library throws on a key it does not read). */
+function accepts(add: () => void): boolean {
   try {
-    new Decrypter().addIdentity(text);
+    add();
     return true;
   } catch {
     return false;
   }
 }
 
+/** True when `text` is an age identity this build reads (`AGE-SECRET-KEY-1...`, as age-keygen writes). */
+export const isAgeIdentity = (text: string) => accepts(() => new Decrypter().addIdentity(text));
+
 /** True when `text` is an age recipient this build encrypts to (`age1...`). */
-export function isAgeRecipient(text: string): boolean {
-  try {
-    new Encrypter().addRecipient(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const isAgeRecipient = (text: string) => accepts(() => new Encrypter().addRecipient(text));
 
 /**
  * Why an age file cannot be read: no key was given (`no-key`; `needs-passphrase` when it was encrypted

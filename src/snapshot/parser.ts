@@ -238,18 +238,8 @@ export class SnapshotParser {
     if (typeof type !== 'string' || type === '') {
       throw this.fail(line, `entry ${JSON.stringify(name)} has no string "type"`);
     }
-    if (this.previousName !== undefined) {
-      const order = compareNames(this.previousName, name);
-      if (order === 0) {
-        throw this.fail(line, `duplicate name ${JSON.stringify(name)} (also on line ${this.previousLine})`);
-      }
-      if (order > 0) {
-        throw this.fail(
-          line,
-          `entries are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(this.previousName)}`,
-        );
-      }
-    }
+    if (this.previousName !== undefined)
+      this.checkOrder('entries', 'name', this.previousName, this.previousLine, name, line);
     this.previousName = name;
     this.previousLine = line;
     this.typeCounts.set(type, (this.typeCounts.get(type) ?? 0) + 1);
@@ -267,23 +257,30 @@ export class SnapshotParser {
     const profile = value.scanProfile as ScanProfile;
     const name = profile.name;
     const previous = this.previousProfile;
-    if (previous !== undefined) {
-      const order = compareNames(previous.name, name);
-      if (order === 0) {
-        throw this.fail(
-          line,
-          `duplicate scan profile name ${JSON.stringify(name)} (also on line ${previous.line})`,
-        );
-      }
-      if (order > 0) {
-        throw this.fail(
-          line,
-          `scan profiles are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(previous.name)}`,
-        );
-      }
-    }
+    if (previous !== undefined)
+      this.checkOrder('scan profiles', 'scan profile name', previous.name, previous.line, name, line);
     this.previousProfile = { name, line };
     return { scanProfile: profile, dataSourceNames: value.dataSourceNames as (string | null)[] };
+  }
+
+  /** `name` (on `line`) must come after `previous` in strict name order: no duplicate, sorted. */
+  private checkOrder(
+    what: 'entries' | 'scan profiles',
+    nameWord: string,
+    previous: string,
+    previousLine: number,
+    name: string,
+    line: number,
+  ): void {
+    const order = compareNames(previous, name);
+    if (order === 0)
+      throw this.fail(line, `duplicate ${nameWord} ${JSON.stringify(name)} (also on line ${previousLine})`);
+    if (order > 0) {
+      throw this.fail(
+        line,
+        `${what} are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(previous)}`,
+      );
+    }
   }
 
   private parseJson(raw: RawLine): unknown {

@@ -17,7 +17,7 @@
  *   `-3`, ... is added before `.snapshot.jsonl`.
  */
 import { readSync } from 'node:fs';
-import { mkdir, open, rmdir, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { compareNames } from '../connections/match.js';
 import { detachString } from '../detach-string.js';
@@ -43,7 +43,7 @@ import {
   serializeProfileLine,
   serializeTrailerLine,
 } from './format.js';
-import { linkExclusive, replaceInto } from './place-file.js';
+import { linkExclusive } from './place-file.js';
 import { SpillCipher } from './spill-cipher.js';
 
 /** Where to write: one file (`-o`), or a new file in a per-environment folder (`--out-dir`). */
@@ -78,10 +78,8 @@ export interface WrittenSnapshot {
   readonly sha256: string;
 }
 
-/** File mode of snapshots and their temporary files: they may hold credentials. */
-export const SNAPSHOT_FILE_MODE = PRIVATE_FILE_MODE;
-/** Mode of folders created for `--out-dir`. */
-export const SNAPSHOT_DIR_MODE = 0o700;
+/** Mode of folders created for `--out-dir` (snapshots and their temporary files: PRIVATE_FILE_MODE). */
+const SNAPSHOT_DIR_MODE = 0o700;
 
 const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
 
@@ -190,9 +188,10 @@ export async function writeSnapshot(
     const profiles = sortProfiles(options.profiles ? await options.profiles() : []);
     tmpCreated = true;
     const sha256 = await writeSorted(tmpPath, spillPath, header, { index, order, profiles, cipher }, options);
+    // `-o FILE` is replaced atomically; `--out-dir` never replaces an existing snapshot.
     const path =
       'path' in target
-        ? await replaceInto(tmpPath, target.path)
+        ? await rename(tmpPath, target.path).then(() => target.path)
         : await linkExclusive(tmpPath, dir, formatFileTimestamp(new Date(header.createdAt)));
     tmpCreated = false;
     written = true;
@@ -229,7 +228,7 @@ async function spillEntries(
 ): Promise<SpillIndex> {
   const index: SpillIndex = { names: [], offsets: [], lengths: [] };
   // Opened before the first entry is pulled: a folder that cannot be written stops the run before anything is fetched.
-  const fh = await open(spillPath, 'wx', SNAPSHOT_FILE_MODE).catch((error: unknown) => {
+  const fh = await open(spillPath, 'wx', PRIVATE_FILE_MODE).catch((error: unknown) => {
     throw toFolderError(error, dirname(spillPath));
   });
   let written = 0;
@@ -372,7 +371,7 @@ async function writeSorted(
 ): Promise<string> {
   const { index, order, profiles, cipher } = spilled;
   const hasher = createEntryHasher();
-  const out = await open(tmpPath, 'wx', SNAPSHOT_FILE_MODE);
+  const out = await open(tmpPath, 'wx', PRIVATE_FILE_MODE);
   const toFile = fileSink(out);
   let age: AgeWriter | undefined;
   try {
@@ -382,7 +381,7 @@ async function writeSorted(
       );
     }
     // The umask could only narrow the mode; chmod states it whatever the umask.
-    await out.chmod(SNAPSHOT_FILE_MODE);
+    await out.chmod(PRIVATE_FILE_MODE);
     const encrypt = age;
     const writer = createBufferedWriter(encrypt === undefined ? toFile : (data) => encrypt.write(data));
     await writer.write(Buffer.from(`${serializeHeaderLine(header)}\n`, 'utf8'));
