@@ -130,9 +130,8 @@ export interface DiffPorts {
   readonly signal: AbortSignal;
 }
 
-export interface SideContent {
-  /** Connections read. */
-  readonly count: number;
+/** A side as read: its label and its scan profiles ready to compare. */
+interface SideRead {
   /**
    * Scan profiles ready to compare (`dataSourceList` as connection names); empty for a snapshot that
    * holds none (version 1, or exported without them).
@@ -140,6 +139,11 @@ export interface SideContent {
   readonly profiles: ComparableProfile[];
   /** For messages: `<file> (snapshot)` or `<environment> (environment)`. */
   readonly label: string;
+}
+
+export interface SideContent extends SideRead {
+  /** Connections read. */
+  readonly count: number;
 }
 
 export type DiffEvent = {
@@ -269,18 +273,14 @@ export const HOLD_FOR_REREADS_BYTES = 128 * 1024 * 1024;
  * A snapshot against an environment: the snapshot is read and checked whole first (a damaged one
  * fails before the environment is contacted), keeping per connection its place in the file; then the
  * export is read, each of its connections compared with its twin read again from the file; the
- * snapshot's connections the environment lacks are read again at the end.
+ * snapshot's connections the environment lacks are read again at the end. Sides in from, to order.
  */
 async function readSnapshotAndEnvironment(
   snapshotSide: Extract<DiffSide, { kind: 'snapshot' }>,
   snapshotFlag: 'from' | 'to',
   ports: DiffPorts,
   compare: DiffOptionsOfCompare,
-): Promise<{
-  readonly snapshot: SideRead;
-  readonly environment: SideRead;
-  readonly found: StreamingDiffResult;
-}> {
+): Promise<[SideRead, SideRead, StreamingDiffResult]> {
   const differ = createStreamingDiff(compare);
   const places = new Map<string, EntryPlace>();
   const indexed = await indexSnapshot(snapshotSide.path, ({ name, place }) => places.set(name, place), {
@@ -305,20 +305,13 @@ async function readSnapshotAndEnvironment(
     });
     for (const place of places.values())
       differ.add(snapshotFlag, file.reread(place), () => file.reread(place));
-    return {
-      snapshot: snapshotSideOf(snapshotSide, indexed.profiles),
-      environment,
-      found: differ.finish(),
-    };
+    const snapshot = snapshotSideOf(snapshotSide, indexed.profiles);
+    return snapshotFlag === 'from'
+      ? [snapshot, environment, differ.finish()]
+      : [environment, snapshot, differ.finish()];
   } finally {
     file.close();
   }
-}
-
-/** A side as read: its label and its scan profiles ready to compare. */
-interface SideRead {
-  readonly label: string;
-  readonly profiles: ComparableProfile[];
 }
 
 /**
@@ -355,14 +348,8 @@ async function readBothSides(
   const compare = { ignoreFields, secretFields: (type: string) => catalog.secretFields(type) };
   if (from.kind === 'snapshot' && to.kind === 'snapshot')
     return mergeTwoSnapshots(from, to, ports.signal, compare);
-  if (from.kind === 'snapshot') {
-    const read = await readSnapshotAndEnvironment(from, 'from', ports, compare);
-    return [read.snapshot, read.environment, read.found];
-  }
-  if (to.kind === 'snapshot') {
-    const read = await readSnapshotAndEnvironment(to, 'to', ports, compare);
-    return [read.environment, read.snapshot, read.found];
-  }
+  if (from.kind === 'snapshot') return readSnapshotAndEnvironment(from, 'from', ports, compare);
+  if (to.kind === 'snapshot') return readSnapshotAndEnvironment(to, 'to', ports, compare);
   return readTwoEnvironments(ports, compare);
 }
 

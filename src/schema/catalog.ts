@@ -16,7 +16,7 @@ import type { ConnectorTemplate } from '../model/template.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
-import { convertTemplate, createConnectionSchema } from './template-schema.js';
+import { convertTemplate } from './template-schema.js';
 
 /** What kind of problem a {@link ValidationProblem} is. */
 export type ValidationProblemKind = 'schema' | 'masked-secret' | 'unknown-type';
@@ -304,11 +304,14 @@ export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): P
   });
 }
 
-/** A catalog built from connector templates (the emulator's, or an environment's). */
-export function buildCatalogFromTemplates(
+/**
+ * The catalog of connector templates given as data (an environment's own, fetched by a workflow), each
+ * named by its type; a type without a template gets the shipped generic schema.
+ */
+export async function loadCatalogOfTemplates(
   templates: readonly ConnectorTemplate[],
-  generic: Record<string, unknown> = createConnectionSchema(),
-): TemplateCatalog {
+): Promise<TemplateCatalog> {
+  const generic = await readSchemaFile(shippedConnectionSchemaPath());
   const schemas = new Map<string, { schema: Record<string, unknown>; source: string }>();
   const warnings: string[] = [];
   for (const template of templates) {
@@ -316,15 +319,5 @@ export function buildCatalogFromTemplates(
     warnings.push(...result.warnings);
     schemas.set(template.name, { schema: result.schema, source: `template ${template.name}` });
   }
-  return createCatalog(schemas, { schema: generic, source: 'connection.schema.json' }, warnings);
-}
-
-/**
- * The catalog of templates given as data (e.g. an environment's own connector templates, fetched by a
- * workflow), each named by its type; a type without a template gets the shipped generic schema.
- */
-export async function loadCatalogOfTemplates(
-  templates: readonly ConnectorTemplate[],
-): Promise<TemplateCatalog> {
-  return buildCatalogFromTemplates(templates, await readSchemaFile(shippedConnectionSchemaPath()));
+  return createCatalog(schemas, { schema: generic, source: GENERIC_FILE }, warnings);
 }

@@ -222,25 +222,3 @@ export function looseEnum(values: readonly unknown[]): unknown[] {
   }
   return out;
 }
-
-/** The generic schema every connection meets (`schemas/connection.schema.json`). */
-export function createConnectionSchema(): Record<string, unknown> {
-  return {
-    $schema: JSON_SCHEMA_DIALECT,
-    title: 'Data source connection',
-    description:
-      'What every connection has, whatever its type. A type without a template schema is checked against this only.',
-    type: 'object',
-    required: ['name', 'type'],
-    properties: {
-      _id: { type: 'string' },
-      name: {
-        type: 'string',
-        minLength: 1,
-        pattern: CONNECTION_NAME_PATTERN,
-        'x-error-text': CONNECTION_NAME_ERROR_TEXT,
-      },
-      type: { type: 'string', minLength: 1 },
-    },
-  };
-}

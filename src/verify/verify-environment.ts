@@ -14,14 +14,11 @@ import { exportConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import { type CompareOptions, compileCompareOptions } from '../diff/compare.js';
-import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
-import type { FieldChange } from '../diff/types.js';
 import { ApiError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
-import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
 import type { SnapshotHeader } from '../snapshot/format.js';
@@ -263,7 +260,6 @@ async function verifyAgainst(
       : verifyProfiles(
           expectedProfiles,
           liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, live) })),
-          compareProfileSides,
         );
   const items: VerifyItem[] = [
     ...connectionItems.map((item) => {
@@ -299,14 +295,6 @@ function snapshotProfilesOf(snapshot: {
 }): ProfileSide[] | undefined {
   if (!snapshot.header.include.includes('scanProfiles')) return undefined;
   return snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }));
-}
-
-/** `diff`'s profile comparison (`src/diff/scan-profiles.ts`): the service's fields ignored, sources by name. */
-export function compareProfileSides(snapshot: ProfileSide, environment: ProfileSide): readonly FieldChange[] {
-  return compareProfileFields(
-    toComparableProfile(snapshot.profile, snapshot.dataSourceNames, isProfileServerField),
-    toComparableProfile(environment.profile, environment.dataSourceNames, isProfileServerField),
-  );
 }
 
 /** The environment's scan profiles; a service without the profiles endpoint (404) has none. */
