@@ -41,8 +41,6 @@ export interface EntryReport {
 
 /** Schemas by connection type. */
 export interface TemplateCatalog {
-  /** True when a schema exists for `type` (else the generic connection schema applies). */
-  hasType(type: string): boolean;
   /** Types with a schema, sorted. */
   types(): readonly string[];
   /** Keys marked `x-secret` (empty for an unknown type). */
@@ -122,7 +120,6 @@ export function createCatalog(
   }
 
   return {
-    hasType: (type) => byType.has(type),
     types: () => [...byType.keys()].sort(),
     secretFields: (type) => byType.get(type)?.secrets ?? noSecrets,
     requiredFields: (type) => (byType.get(type) ?? genericType).required,

@@ -16,13 +16,9 @@
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
-import {
-  type RawLine,
-  type ReadSnapshotOptions,
-  readLineBatches,
-  SnapshotParser,
-  type VerifiedSnapshot,
-} from './read.js';
+import { type RawLine, readLineBatches } from './lines.js';
+import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
+import type { ReadSnapshotOptions } from './read.js';
 
 /** What a merge join hands each name to (a method call per name: no object made per line). */
 export interface MergeSink {

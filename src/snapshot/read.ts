@@ -22,8 +22,7 @@ import type { SnapshotHeader } from './format.js';
 import { changedWhileRead, readLineBatches } from './lines.js';
 import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
 
-export { MAX_LINE_BYTES, type RawLine, readLineBatches } from './lines.js';
-export { SnapshotParser, type VerifiedSnapshot } from './parser.js';
+export type { VerifiedSnapshot } from './parser.js';
 export { type EntryPlace, type IndexedSnapshot, indexSnapshot, type PlacedSnapshot } from './placed.js';
 
 /** Options of every reading function. */
