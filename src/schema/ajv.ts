@@ -73,13 +73,8 @@ export function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** Compile a schema object into a {@link SchemaCheck}. */
-export function compileSchema(schema: object, ajv: Ajv2020 = createAjv()): SchemaCheck {
-  const validate: ValidateFunction = ajv.compile(schema);
+/** Read a JSON schema file and compile it into a {@link SchemaCheck}. */
+export async function compileSchemaFile(path: string, ajv: Ajv2020 = createAjv()): Promise<SchemaCheck> {
+  const validate: ValidateFunction = ajv.compile(JSON.parse(await readFile(path, 'utf8')) as object);
   return (value) => (validate(value) ? [] : toSchemaIssues(validate.errors));
-}
-
-export async function compileSchemaFile(path: string, ajv?: Ajv2020): Promise<SchemaCheck> {
-  const schema = JSON.parse(await readFile(path, 'utf8')) as object;
-  return compileSchema(schema, ajv);
 }

@@ -56,7 +56,7 @@ export function verifySnapshot(path: string, options: ReadSnapshotOptions = {}):
 export async function scanSnapshot(
   path: string,
   onEntry: ((entry: Connection, line: number) => void) | undefined,
-  options: ReadSnapshotOptions & { readonly onProfile?: (profile: SnapshotScanProfile) => void } = {},
+  options: ReadEntriesOptions & { readonly onProfile?: (profile: SnapshotScanProfile) => void } = {},
 ): Promise<VerifiedSnapshot> {
   const parser = new SnapshotParser(path, options.label ?? path);
   for await (const batch of readLineBatches(path, options)) {
@@ -67,7 +67,9 @@ export async function scanSnapshot(
       else options.onProfile?.(parsed.profile);
     }
   }
-  return parser.finish();
+  const verified = parser.finish();
+  checkExpected(path, verified, options);
+  return verified;
 }
 
 function checkExpected(path: string, verified: VerifiedSnapshot, options: ReadEntriesOptions): void {

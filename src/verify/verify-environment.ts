@@ -18,10 +18,9 @@ import { ApiError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
-import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
+import type { ScanProfile } from '../model/scan-profile.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
-import type { SnapshotHeader } from '../snapshot/format.js';
 import {
   type EntryPlace,
   type IndexedSnapshot,
@@ -194,10 +193,13 @@ async function verifyAgainst(
 ): Promise<VerifyResult> {
   if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
 
-  const expectedProfiles = snapshotProfilesOf({
-    header: snapshot.verified.header,
-    profiles: snapshot.profiles,
-  });
+  // None when the snapshot holds no profiles: format version 1 (its header migrated to `include:
+  // ["connections"]`), or an export that could not read them.
+  const expectedProfiles: ProfileSide[] | undefined = snapshot.verified.header.include.includes(
+    'scanProfiles',
+  )
+    ? snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }))
+    : undefined;
   // Each entry is read again when its twin arrives; what it holds in the clear is known to the
   // scrubber before anything is printed (as is what the export gives, below).
   const verifier = createConnectionVerifier(snapshot.entries, compare, options.testConnections);
@@ -283,18 +285,6 @@ async function verifyAgainst(
     verified: isVerified(items),
     reportPath: options.report,
   };
-}
-
-/**
- * The snapshot's scan profiles, or undefined when it holds none: a snapshot of format version 1 (its
- * header migrated to `include: ["connections"]`), or one whose export could not read the profiles.
- */
-function snapshotProfilesOf(snapshot: {
-  readonly header: SnapshotHeader;
-  readonly profiles: readonly SnapshotScanProfile[];
-}): ProfileSide[] | undefined {
-  if (!snapshot.header.include.includes('scanProfiles')) return undefined;
-  return snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }));
 }
 
 /** The environment's scan profiles; a service without the profiles endpoint (404) has none. */
