@@ -8,18 +8,28 @@
  * name: its reader refuses one).
  */
 import { compareNames } from '../connections/match.js';
+import { isServerManagedField } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
 import { MASK } from '../secrets.js';
 import { compareConnections, compileCompareOptions } from './compare.js';
+import { formatPointer } from './pointer.js';
 import type { StreamingDiffResult } from './stream.js';
 import type { ChangedConnection, DiffOptions, UncomparableField } from './types.js';
 
-/**
- * A snapshot line that may hold a masked value: the mask's JSON text, or a `\u` escape (which could
- * spell it otherwise; JSON.stringify writes neither `"` nor `*` so).
- */
 const MASK_TEXT = JSON.stringify(MASK);
-const mayHoldMask = (line: Buffer) => line.includes(MASK_TEXT) || line.includes('\\u');
+
+/**
+ * A bound on how many values of a line's entry are the mask: the occurrences of its JSON text (a key
+ * that is the mask, or an escaped quote before one, only adds to it). Undefined when the line holds a
+ * `\u` escape, which could spell a mask otherwise (JSON.stringify escapes neither `"` nor `*` so).
+ */
+function maskTokensIn(line: Buffer): number | undefined {
+  if (line.includes('\\u')) return undefined;
+  let count = 0;
+  for (let at = line.indexOf(MASK_TEXT); at >= 0; at = line.indexOf(MASK_TEXT, at + MASK_TEXT.length))
+    count++;
+  return count;
+}
 
 /** A diff fed in name order (the `MergeSink` of `src/snapshot/merge.ts`). */
 export interface MergedDiff {
@@ -61,9 +71,19 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
       counts.to++;
       unchanged++;
       // An equal pair has no changed field; its masks are what it lists as uncomparable.
-      if (!mayHoldMask(line)) return;
-      for (const path of compareConnections(entry, entry, compare).uncomparable)
-        uncomparable.push({ name: entry.name, path });
+      const tokens = maskTokensIn(line);
+      if (tokens === 0) return;
+      // The usual case, decided without a walk: as many top-level masks as the line's bound, so none
+      // below; each is uncomparable unless its field is not compared (compareConnections' order).
+      const top = Object.keys(entry).filter((key) => entry[key] === MASK);
+      const paths =
+        tokens === top.length
+          ? top
+              .filter((key) => !isServerManagedField(key) && !compare.ignore.ignoresPath([key]))
+              .sort(compareNames)
+              .map((key) => formatPointer([key]))
+          : compareConnections(entry, entry, compare).uncomparable;
+      for (const path of paths) uncomparable.push({ name: entry.name, path });
     },
     both(from, to) {
       next(from.name);

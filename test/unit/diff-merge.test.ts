@@ -123,7 +123,13 @@ describe('mergeSnapshots into createMergedDiff', () => {
 
   it('equals diffConnections of the same two sides, byte-equal lines handed out as one step', async () => {
     // Without ignore rules, with top-level ones, and with pointer rules.
-    const ruleSets = fc.constantFrom([], ['password', 'description'], options.ignoreFields);
+    const ruleSets = fc.constantFrom(
+      [],
+      ['password', 'description'],
+      options.ignoreFields,
+      ['/*'],
+      ['/password', '/cfg/*'],
+    );
     await fc.assert(
       fc.asyncProperty(sides, ruleSets, async ({ from, fates, extra, edit }, ignoreFields) => {
         const diffOptions = { ...options, ignoreFields };
