@@ -152,7 +152,6 @@ export type DiffEvent = {
   readonly to: { readonly label: string; readonly count: number };
 };
 
-/** What a diff found, with the sides it read. */
 export interface DiffSourcesResult {
   readonly diff: DiffResult;
   readonly from: SideContent;

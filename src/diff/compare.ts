@@ -106,7 +106,6 @@ export interface PairComparison {
   readonly uncomparable: string[];
 }
 
-/** Options of {@link compareConnections}, already compiled. */
 export interface CompareOptions {
   readonly ignore: IgnoreMatcher;
   readonly secretFields: (type: string) => ReadonlySet<string>;

@@ -18,7 +18,6 @@ export type ParsedIgnoreRule =
   | { readonly ok: true; readonly rule: IgnoreRule }
   | { readonly ok: false; readonly problem: string };
 
-/** Parse `text` as a field name or a JSON pointer. */
 export function parseIgnoreRule(text: string): ParsedIgnoreRule {
   if (text.length === 0) return { ok: false, problem: 'a field name or a JSON pointer, got an empty string' };
   if (text.startsWith('/')) {

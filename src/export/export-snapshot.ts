@@ -119,7 +119,6 @@ export interface ExportResult {
   readonly summary: ExportSummary;
 }
 
-/** Export the source's (selected) connections to a snapshot. */
 export async function exportSnapshot(
   options: ExportOptions,
   ports: ExportPorts,

@@ -32,7 +32,6 @@ export interface MergeSink {
   only(side: 'from' | 'to', entry: Connection): void;
 }
 
-/** One file of a merge join. */
 export interface MergedFile {
   readonly path: string;
   /** How messages name the file (default: `path`). */

@@ -25,7 +25,6 @@ export interface EntryPlace {
   readonly crc: number;
 }
 
-/** A connection with its name, type and place in the file. */
 export interface PlacedEntry {
   readonly name: string;
   readonly type: string;

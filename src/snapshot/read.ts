@@ -25,7 +25,6 @@ import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
 export type { VerifiedSnapshot } from './parser.js';
 export { type EntryPlace, type IndexedSnapshot, indexSnapshot, type PlacedSnapshot } from './placed.js';
 
-/** Options of every reading function. */
 export interface ReadSnapshotOptions {
   /** Stops reading (InterruptedError) when aborted. */
   readonly signal?: AbortSignal;

@@ -94,7 +94,6 @@ export function judgeTest(outcome: ConnectionTestOutcome, recorded: RecordedTest
   }
 }
 
-/** Count the states of `items` (of one object kind, or all). */
 export function countStates(items: readonly VerifyItem[]): VerifyCounts {
   const counts = { present: 0, different: 0, missing: 0, extra: 0, skipped: 0 };
   for (const item of items) counts[item.state] += 1;

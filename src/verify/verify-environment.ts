@@ -78,20 +78,17 @@ export interface VerifyPorts {
 
 /** Progress of a verify, in the order it happens. */
 export type VerifyEvent =
-  /** Both sides are read. */
   | {
       readonly kind: 'sides-read';
       readonly snapshot: { readonly label: string; readonly connections: number };
       readonly environment: { readonly label: string; readonly connections: number };
     }
-  /** The connection tests begin. */
   | {
       readonly kind: 'tests-started';
       readonly total: number;
       readonly concurrency: number;
       readonly rate: number | undefined;
     }
-  /** One test settled. */
   | { readonly kind: 'test-settled'; readonly name: string; readonly verdict: TestVerdict }
   /** The tests ended, also when the run throws. */
   | { readonly kind: 'tests-ended' }
