@@ -388,16 +388,6 @@ async function writeSorted(
     const spill = await open(spillPath, 'r');
     try {
       const buffer = Buffer.allocUnsafe(COPY_BUFFER_BYTES);
-      const runs: { at: number; length: number; position: number }[] = [];
-      let batched = 0;
-      const copyBatch = async () => {
-        if (batched === 0) return;
-        cipher?.applyRuns(buffer, runs);
-        hasher.addRaw(buffer.subarray(0, batched));
-        await writer.write(buffer.subarray(0, batched));
-        runs.length = 0;
-        batched = 0;
-      };
       let i = 0;
       while (i < order.length) {
         // A run of lines that are adjacent in the spill file, copied with one read.
@@ -413,16 +403,6 @@ async function writeSorted(
           j += 1;
         }
         const length = end - start;
-        if (cipher !== undefined && batched + length <= buffer.length) {
-          // Enciphered runs are gathered into the buffer and deciphered together (see spill-cipher.ts).
-          readFully(spill.fd, buffer.subarray(batched, batched + length), start);
-          runs.push({ at: batched, length, position: start });
-          batched += length;
-          i = j;
-          continue;
-        }
-        await copyBatch();
-        if (cipher !== undefined && length <= buffer.length) continue;
         const read = length <= buffer.length ? buffer.subarray(0, length) : Buffer.allocUnsafe(length);
         readFully(spill.fd, read, start);
         const chunk = cipher === undefined ? read : cipher.apply(read, start);
@@ -431,7 +411,6 @@ async function writeSorted(
         await writer.write(chunk);
         i = j;
       }
-      await copyBatch();
     } finally {
       await spill.close();
     }
