@@ -11,7 +11,8 @@ import { compareNames } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
 import { MASK } from '../secrets.js';
-import { compareConnections, compileCompareOptions } from './compare.js';
+import { type CompareOptions, compareConnections, compileCompareOptions } from './compare.js';
+import { keyCustomFields } from './normalize.js';
 import { formatPointer } from './pointer.js';
 import type { StreamingDiffResult } from './stream.js';
 import type { ChangedConnection, DiffOptions, UncomparableField } from './types.js';
@@ -29,6 +30,36 @@ function maskTokensIn(line: Buffer): number | undefined {
   for (let at = line.indexOf(MASK_TEXT); at >= 0; at = line.indexOf(MASK_TEXT, at + MASK_TEXT.length))
     count++;
   return count;
+}
+
+/**
+ * The usual case of an entry compared with itself, decided without a walk: when its `tokens` masks are
+ * all top-level values or `field_value`s of custom fields keyed by name (a masked password, an encrypted
+ * custom field), the paths compareConnections lists as uncomparable, in its order. Undefined otherwise.
+ */
+function shallowMasks(entry: Connection, tokens: number, compare: CompareOptions): string[] | undefined {
+  const a = compare.ignore.removeFromEntry(entry);
+  const listed = (path: readonly string[]) => !compare.ignore.ignoresPath(path);
+  const found: { key: string; name: string; path: string }[] = [];
+  let masks = 0;
+  for (const key of Object.keys(a)) {
+    if (a[key] !== MASK) continue;
+    masks++;
+    if (!isServerManagedField(key) && listed([key]))
+      found.push({ key, name: '', path: formatPointer([key]) });
+  }
+  // Custom fields only when the line holds more masks than the top level.
+  const fields =
+    masks < tokens && Array.isArray(a.custom_fields) ? keyCustomFields(a.custom_fields) : undefined;
+  for (const [name, field] of Object.entries(fields ?? {})) {
+    if ((field as Record<string, unknown>).field_value !== MASK) continue;
+    masks++;
+    const path = ['custom_fields', name, 'field_value'];
+    if (listed(path.slice(0, 2)) && listed(path))
+      found.push({ key: 'custom_fields', name, path: formatPointer(path) });
+  }
+  if (masks !== tokens) return undefined;
+  return found.sort((x, y) => compareNames(x.key, y.key) || compareNames(x.name, y.name)).map((f) => f.path);
 }
 
 /** A diff fed in name order (the `MergeSink` of `src/snapshot/merge.ts`). */
@@ -73,16 +104,9 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
       // An equal pair has no changed field; its masks are what it lists as uncomparable.
       const tokens = maskTokensIn(line);
       if (tokens === 0) return;
-      // The usual case, decided without a walk: as many top-level masks as the line's bound, so none
-      // below; each is uncomparable unless its field is not compared (compareConnections' order).
-      const top = Object.keys(entry).filter((key) => entry[key] === MASK);
       const paths =
-        tokens === top.length
-          ? top
-              .filter((key) => !isServerManagedField(key) && !compare.ignore.ignoresPath([key]))
-              .sort(compareNames)
-              .map((key) => formatPointer([key]))
-          : compareConnections(entry, entry, compare).uncomparable;
+        (tokens === undefined ? undefined : shallowMasks(entry, tokens, compare)) ??
+        compareConnections(entry, entry, compare).uncomparable;
       for (const path of paths) uncomparable.push({ name: entry.name, path });
     },
     both(from, to) {
