@@ -1,6 +1,6 @@
 /**
  * What diff compares: a connection without what the service manages, without ignored fields, with
- * set-like arrays in a canonical form. Pure; the importer can reuse it to tell "same" from "different".
+ * set-like arrays in a canonical form. Pure; compareConnections is equivalent to comparing these forms.
  */
 
 import { isServerManagedField } from '../connections/server-managed.js';
@@ -17,14 +17,6 @@ import { isPlainObject, toCanonicalJson } from './values.js';
  */
 export const SET_LIKE_FIELDS: ReadonlySet<string> = new Set(['owners_v2', 'custom_fields', 'tags']);
 
-export interface NormalizeOptions {
-  /**
-   * Sort set-like arrays (default true). The diff passes false and sorts only arrays that differ as
-   * they stand, which saves the work for the common case of identical arrays.
-   */
-  readonly sortSets?: boolean;
-}
-
 /**
  * The form of `entry` that diff compares:
  * - server-managed fields (`_id`, `created_at`, `test_timestamp`, ...: the exact list of server-managed.ts) and ignored fields removed;
@@ -34,12 +26,7 @@ export interface NormalizeOptions {
  * - `owners_v2` and `tags` (and a `custom_fields` that could not be keyed) sorted by canonical JSON.
  * Other values are kept verbatim; `entry` is not modified.
  */
-export function normalizeForCompare(
-  entry: Connection,
-  ignore?: IgnoreMatcher,
-  options: NormalizeOptions = {},
-): Record<string, unknown> {
-  const sortSets = options.sortSets ?? true;
+export function normalizeForCompare(entry: Connection, ignore?: IgnoreMatcher): Record<string, unknown> {
   const source = ignore ? ignore.removeFromEntry(entry) : entry;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(source)) {
@@ -47,9 +34,7 @@ export function normalizeForCompare(
     const value = source[key];
     let normal = value;
     if (Array.isArray(value) && SET_LIKE_FIELDS.has(key)) {
-      normal =
-        (key === 'custom_fields' ? keyCustomFields(value) : undefined) ??
-        (sortSets ? sortCanonically(value) : value);
+      normal = (key === 'custom_fields' ? keyCustomFields(value) : undefined) ?? sortCanonically(value);
     }
     assignOwn(out, key, normal);
   }
