@@ -18,19 +18,13 @@ import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
 import { convertTemplate } from './template-schema.js';
 
-/** What kind of problem a {@link ValidationProblem} is. */
-export type ValidationProblemKind = 'schema' | 'masked-secret' | 'unknown-type';
-
 /** A {@link Problem} found by the catalog, tagged so callers can re-classify (import turns masked secrets into errors). */
 export interface ValidationProblem extends Problem {
-  readonly kind: ValidationProblemKind;
+  readonly kind: 'schema' | 'masked-secret' | 'unknown-type';
   readonly entry: string;
   readonly type: string;
   readonly path: string;
 }
-
-/** The message of a masked secret. */
-export const MASKED_SECRET_MESSAGE = 'must be supplied at import';
 
 export interface EntryReport {
   /** Schema violations: the entry is invalid. */
@@ -84,6 +78,7 @@ export interface CatalogOptions {
  * (the service's UI), and compiled alike.
  */
 const TEMPLATE_SCHEMA_OPTIONS = { unicodeRegExp: false } as const;
+const MASKED_SECRET_MESSAGE = 'must be supplied at import';
 
 /** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
 export function createCatalog(

@@ -30,11 +30,8 @@ const RECENT_CHUNKS = 16;
 /** The payload nonce that follows the header. */
 export const AGE_NONCE_BYTES = 16;
 
-/** How a file's first bytes say it is an age file, if they do. */
-export type AgeFormat = 'binary' | 'armored';
-
 /** The age format `start` (the first bytes of a file) begins, or undefined for anything else. */
-export function ageFormatOf(start: Buffer): AgeFormat | undefined {
+export function ageFormatOf(start: Buffer): 'binary' | 'armored' | undefined {
   if (start.subarray(0, AGE_MAGIC.length).toString('latin1') === AGE_MAGIC) return 'binary';
   // The armor allows whitespace before the file.
   const text = start.toString('latin1').trimStart();

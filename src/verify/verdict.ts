@@ -6,9 +6,6 @@
 import type { ConnectionTestOutcome } from '../api/connections.js';
 import type { FieldChange } from '../diff/types.js';
 
-/** What kind of object a verdict is about (the `--report` lines name it with the words of the import's report). */
-export type VerifyObjectKind = 'connection' | 'scan profile';
-
 /**
  * Where an object stands: `present` (on both sides, equal on every compared field), `different` (on
  * both sides, fields differ), `missing` (in the snapshot only), `extra` (in the environment only),
@@ -37,7 +34,8 @@ export type TestVerdict =
 
 /** One object's verdict (and one line of `--report`). */
 export interface VerifyItem {
-  readonly object: VerifyObjectKind;
+  /** In the words of the import's report. */
+  readonly object: 'connection' | 'scan profile';
   readonly name: string;
   /** A connection's type. */
   readonly type?: string;
