@@ -31,7 +31,6 @@ import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
 import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
 
-/** What one side of a diff names. */
 export type DiffSide =
   | { readonly kind: 'environment'; readonly ref: string }
   | { readonly kind: 'snapshot'; readonly path: string; readonly ref: string };
@@ -131,10 +130,8 @@ export interface DiffPorts {
   readonly signal: AbortSignal;
 }
 
-/** One side, as read. */
-export interface SideContent {
-  /** Connections read. */
-  readonly count: number;
+/** A side as read: its label and its scan profiles ready to compare. */
+interface SideRead {
   /**
    * Scan profiles ready to compare (`dataSourceList` as connection names); empty for a snapshot that
    * holds none (version 1, or exported without them).
@@ -144,14 +141,17 @@ export interface SideContent {
   readonly label: string;
 }
 
-/** Progress of a diff. */
+export interface SideContent extends SideRead {
+  /** Connections read. */
+  readonly count: number;
+}
+
 export type DiffEvent = {
   readonly kind: 'sides-read';
   readonly from: { readonly label: string; readonly count: number };
   readonly to: { readonly label: string; readonly count: number };
 };
 
-/** What a diff found, with the sides it read. */
 export interface DiffSourcesResult {
   readonly diff: DiffResult;
   readonly from: SideContent;
@@ -208,40 +208,24 @@ function snapshotSideOf(
 }
 
 /**
- * Where an environment's connections go as they are read, and how the ids its scan profiles list
- * are named.
+ * Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles
+ * (which name their connections by id: each connection's name is kept by its id).
  */
-interface EnvironmentSink {
-  /** Each connection, as parsed. */
-  entry(entry: Connection): void;
-  /** After the last connection: the names of those of these ids that a connection has. */
-  names(ids: readonly string[]): ReadonlyMap<string, string>;
-}
-
-/** A sink that keeps the name of each connection by its id, here, and hands the connection to `onEntry`. */
-function keepingNames(onEntry: (entry: Connection) => void): EnvironmentSink {
-  const nameById = new Map<string, string>();
-  return {
-    entry(entry) {
-      if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
-      onEntry(entry);
-    },
-    names: () => nameById,
-  };
-}
-
-/** Read an environment's connections (the streamed export) into `sink`, then its scan profiles. */
 async function readEnvironmentSide(
   flag: 'from' | 'to',
   ports: DiffPorts,
   signal: AbortSignal,
-  sink: EnvironmentSink,
+  onEntry: (entry: Connection) => void,
 ): Promise<SideRead> {
   const environment = await ports.resolveEnvironment(flag);
   const client = ports.createClient(environment);
+  const nameById = new Map<string, string>();
   try {
-    for await (const entry of exportConnections(client, { signal })) sink.entry(entry);
-    const profiles = await readEnvironmentProfiles(client, sink, signal);
+    for await (const entry of exportConnections(client, { signal })) {
+      if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
+      onEntry(entry);
+    }
+    const profiles = await readEnvironmentProfiles(client, nameById, signal);
     return { profiles, label: `${environment.label} (environment)` };
   } finally {
     client.close();
@@ -255,7 +239,7 @@ async function readEnvironmentSide(
  */
 async function readEnvironmentProfiles(
   client: HttpClient,
-  sink: EnvironmentSink,
+  nameById: ReadonlyMap<string, string>,
   signal: AbortSignal,
 ): Promise<ComparableProfile[]> {
   let listed: Awaited<ReturnType<typeof listScanProfiles>>;
@@ -265,20 +249,16 @@ async function readEnvironmentProfiles(
     if (error instanceof ApiError && error.status === 404) return [];
     throw error;
   }
-  const named = listed.filter((p) => typeof p.name === 'string');
-  const ids = new Set<string>();
-  for (const p of named)
-    if (Array.isArray(p.dataSourceList))
-      for (const ref of p.dataSourceList) if (typeof ref === 'string') ids.add(ref);
-  const nameById = sink.names([...ids]);
-  return named.map((p) => {
-    const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
-    return toComparableProfile(
-      p,
-      list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null)),
-      isProfileServerField,
-    );
-  });
+  return listed
+    .filter((p) => typeof p.name === 'string')
+    .map((p) => {
+      const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
+      return toComparableProfile(
+        p,
+        list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null)),
+        isProfileServerField,
+      );
+    });
 }
 
 /**
@@ -292,18 +272,14 @@ export const HOLD_FOR_REREADS_BYTES = 128 * 1024 * 1024;
  * A snapshot against an environment: the snapshot is read and checked whole first (a damaged one
  * fails before the environment is contacted), keeping per connection its place in the file; then the
  * export is read, each of its connections compared with its twin read again from the file; the
- * snapshot's connections the environment lacks are read again at the end.
+ * snapshot's connections the environment lacks are read again at the end. Sides in from, to order.
  */
 async function readSnapshotAndEnvironment(
   snapshotSide: Extract<DiffSide, { kind: 'snapshot' }>,
   snapshotFlag: 'from' | 'to',
   ports: DiffPorts,
   compare: DiffOptionsOfCompare,
-): Promise<{
-  readonly snapshot: SideRead;
-  readonly environment: SideRead;
-  readonly found: StreamingDiffResult;
-}> {
+): Promise<[SideRead, SideRead, StreamingDiffResult]> {
   const differ = createStreamingDiff(compare);
   const places = new Map<string, EntryPlace>();
   const indexed = await indexSnapshot(snapshotSide.path, ({ name, place }) => places.set(name, place), {
@@ -314,39 +290,27 @@ async function readSnapshotAndEnvironment(
   const { file } = indexed;
   try {
     const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
-    const environment = await readEnvironmentSide(
-      environmentFlag,
-      ports,
-      ports.signal,
-      keepingNames((entry) => {
-        const place = typeof entry.name === 'string' ? places.get(entry.name) : undefined;
-        if (place === undefined) {
-          differ.add(environmentFlag, entry);
-          return;
-        }
-        // A second connection of this name is no pair: the differ refuses it as a duplicate.
-        places.delete(entry.name);
-        const twin = file.reread(place);
-        if (snapshotFlag === 'from') differ.pair(twin, entry, undefined);
-        else differ.pair(entry, twin, undefined);
-      }),
-    );
+    const environment = await readEnvironmentSide(environmentFlag, ports, ports.signal, (entry) => {
+      const place = typeof entry.name === 'string' ? places.get(entry.name) : undefined;
+      if (place === undefined) {
+        differ.add(environmentFlag, entry);
+        return;
+      }
+      // A second connection of this name is no pair: the differ refuses it as a duplicate.
+      places.delete(entry.name);
+      const twin = file.reread(place);
+      if (snapshotFlag === 'from') differ.pair(twin, entry);
+      else differ.pair(entry, twin);
+    });
     for (const place of places.values())
       differ.add(snapshotFlag, file.reread(place), () => file.reread(place));
-    return {
-      snapshot: snapshotSideOf(snapshotSide, indexed.profiles),
-      environment,
-      found: differ.finish(),
-    };
+    const snapshot = snapshotSideOf(snapshotSide, indexed.profiles);
+    return snapshotFlag === 'from'
+      ? [snapshot, environment, differ.finish()]
+      : [environment, snapshot, differ.finish()];
   } finally {
     file.close();
   }
-}
-
-/** A side as read: its label and its scan profiles ready to compare. */
-interface SideRead {
-  readonly label: string;
-  readonly profiles: ComparableProfile[];
 }
 
 /**
@@ -383,14 +347,8 @@ async function readBothSides(
   const compare = { ignoreFields, secretFields: (type: string) => catalog.secretFields(type) };
   if (from.kind === 'snapshot' && to.kind === 'snapshot')
     return mergeTwoSnapshots(from, to, ports.signal, compare);
-  if (from.kind === 'snapshot') {
-    const read = await readSnapshotAndEnvironment(from, 'from', ports, compare);
-    return [read.snapshot, read.environment, read.found];
-  }
-  if (to.kind === 'snapshot') {
-    const read = await readSnapshotAndEnvironment(to, 'to', ports, compare);
-    return [read.environment, read.snapshot, read.found];
-  }
+  if (from.kind === 'snapshot') return readSnapshotAndEnvironment(from, 'from', ports, compare);
+  if (to.kind === 'snapshot') return readSnapshotAndEnvironment(to, 'to', ports, compare);
   return readTwoEnvironments(ports, compare);
 }
 
@@ -409,22 +367,8 @@ async function readTwoEnvironments(
       throw error;
     });
   const reading = [
-    guard(
-      readEnvironmentSide(
-        'from',
-        ports,
-        controller.signal,
-        keepingNames((entry) => differ.add('from', entry)),
-      ),
-    ),
-    guard(
-      readEnvironmentSide(
-        'to',
-        ports,
-        controller.signal,
-        keepingNames((entry) => differ.add('to', entry)),
-      ),
-    ),
+    guard(readEnvironmentSide('from', ports, controller.signal, (entry) => differ.add('from', entry))),
+    guard(readEnvironmentSide('to', ports, controller.signal, (entry) => differ.add('to', entry))),
   ] as const;
   try {
     const [from, to] = await Promise.all(reading);

@@ -20,8 +20,6 @@ import { formatPointer } from './pointer.js';
 import type { ChangedConnection, DiffOptions, DiffResult, FieldChange, UncomparableField } from './types.js';
 import { isDeepEqual, isKnownEqual, isPlainObject, redactDeep, redactSecretValue } from './values.js';
 
-export { createMaskFinder, type MaskSource, maskedPointers } from './masked.js';
-
 const NO_SECRETS: ReadonlySet<string> = new Set();
 
 /**
@@ -38,8 +36,7 @@ export function diffConnections(
   to: Iterable<Connection>,
   options: DiffOptions = {},
 ): DiffResult {
-  const ignore = compileIgnoreRules(parseIgnoreRules(options.ignoreFields ?? []));
-  const secretFields = options.secretFields ?? (() => NO_SECRETS);
+  const compare = compileCompareOptions(options);
   const pairing = pairByName(from, to);
   refuseDuplicateNames('--from', pairing.duplicateSource);
   refuseDuplicateNames('--to', pairing.duplicateTarget);
@@ -47,7 +44,7 @@ export function diffConnections(
   const uncomparable: UncomparableField[] = [];
   let unchanged = 0;
   for (const [a, b] of pairing.both) {
-    const outcome = compareConnections(a, b, { ignore, secretFields });
+    const outcome = compareConnections(a, b, compare);
     for (const path of outcome.uncomparable) uncomparable.push({ name: a.name, path });
     if (outcome.fields.length === 0) unchanged++;
     else changed.push({ name: a.name, fields: outcome.fields });
@@ -103,14 +100,12 @@ function parseIgnoreRules(texts: readonly string[]): IgnoreRule[] {
   });
 }
 
-/** What comparing one pair found. */
 export interface PairComparison {
   readonly fields: FieldChange[];
   /** Pointers of fields masked on at least one side. */
   readonly uncomparable: string[];
 }
 
-/** Options of {@link compareConnections}, already compiled. */
 export interface CompareOptions {
   readonly ignore: IgnoreMatcher;
   readonly secretFields: (type: string) => ReadonlySet<string>;
@@ -183,7 +178,8 @@ class Walk {
       if (!this.ignore.ignoresPath(path)) this.compareMasked(a, b, path);
       return;
     }
-    if (a === b || this.ignore.ignoresPath(path)) return;
+    // An object is walked even against itself: it may hold a mask.
+    if ((a === b && (typeof a !== 'object' || a === null)) || this.ignore.ignoresPath(path)) return;
     if (secret) {
       if (!isDeepEqual(a, b)) this.change(path, redactSecretValue(a), redactSecretValue(b));
       return;

@@ -9,7 +9,6 @@
 
 import { parsePointer } from './pointer.js';
 
-/** One parsed rule. */
 export type IgnoreRule =
   | { readonly kind: 'field'; readonly text: string; readonly field: string }
   | { readonly kind: 'pointer'; readonly text: string; readonly segments: readonly string[] };
@@ -19,7 +18,6 @@ export type ParsedIgnoreRule =
   | { readonly ok: true; readonly rule: IgnoreRule }
   | { readonly ok: false; readonly problem: string };
 
-/** Parse `text` as a field name or a JSON pointer. */
 export function parseIgnoreRule(text: string): ParsedIgnoreRule {
   if (text.length === 0) return { ok: false, problem: 'a field name or a JSON pointer, got an empty string' };
   if (text.startsWith('/')) {
@@ -46,11 +44,8 @@ export interface IgnoreMatcher {
   ignoresPath(segments: readonly (string | number)[]): boolean;
   /** `entry` without the locations the pointer rules name; copies only what it changes. */
   removeFromEntry<T extends Record<string, unknown>>(entry: T): T;
-  /** True when {@link IgnoreMatcher.removeFromEntry} returns every entry as it is (no pointer rule). */
-  readonly removesNothing: boolean;
 }
 
-/** Compile parsed rules. */
 export function compileIgnoreRules(rules: readonly IgnoreRule[]): IgnoreMatcher {
   const topLevel = new Set<string>();
   const pointers: (readonly string[])[] = [];
@@ -66,7 +61,6 @@ export function compileIgnoreRules(rules: readonly IgnoreRule[]): IgnoreMatcher 
       if (topLevel.has(String(segments[0]))) return true;
       return pointers.some((p) => isPrefix(p, segments));
     },
-    removesNothing: pointers.length === 0,
     removeFromEntry(entry) {
       let out: unknown = entry;
       for (const p of pointers) out = removeAt(out, p, 0);

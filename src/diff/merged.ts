@@ -2,71 +2,74 @@
  * The diff fed by a merge join (`src/snapshot/merge.ts`): every name arrives once, in name order,
  * with its connection on one side or both, so nothing waits and nothing needs sorting (pure: no fs,
  * no HTTP). A pair whose snapshot lines were byte-equal arrives as one line: it is unchanged, and
- * only its masked values are looked for, and only when its line holds a mask at all.
+ * only its masked values are looked for, and only when its line holds the mask's text.
  *
  * The result equals {@link diffConnections} of the same two sides (a snapshot holds no duplicate
  * name: its reader refuses one).
  */
 import { compareNames } from '../connections/match.js';
+import { isServerManagedField } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
 import { MASK } from '../secrets.js';
-import {
-  type CompareOptions,
-  compareConnections,
-  compileCompareOptions,
-  createMaskFinder,
-  type MaskSource,
-} from './compare.js';
+import { type CompareOptions, compareConnections, compileCompareOptions } from './compare.js';
+import { keyCustomFields } from './normalize.js';
+import { formatPointer } from './pointer.js';
 import type { StreamingDiffResult } from './stream.js';
 import type { ChangedConnection, DiffOptions, UncomparableField } from './types.js';
 
+const MASK_TEXT = JSON.stringify(MASK);
+
 /**
- * Byte-equal lines of both sides, as the merge join hands them out (`EqualLines` of
- * `src/snapshot/merge.ts`): the connection's name and type, the line, and the connection.
+ * A bound on how many values of a line's entry are the mask: the occurrences of its JSON text (a key
+ * that is the mask, or an escaped quote before one, only adds to it). Undefined when the line holds a
+ * `\u` escape, which could spell a mask otherwise (JSON.stringify escapes neither `"` nor `*` so).
  */
-export interface SameLines extends MaskSource {
-  readonly name: string;
-  readonly bytes: Buffer;
+function maskTokensIn(line: Buffer): number | undefined {
+  if (line.includes('\\u')) return undefined;
+  let count = 0;
+  for (let at = line.indexOf(MASK_TEXT); at >= 0; at = line.indexOf(MASK_TEXT, at + MASK_TEXT.length))
+    count++;
+  return count;
 }
 
-/** A diff fed in name order. */
+/**
+ * The usual case of an entry compared with itself, decided without a walk: when its `tokens` masks are
+ * all top-level values or `field_value`s of custom fields keyed by name (a masked password, an encrypted
+ * custom field), the paths compareConnections lists as uncomparable, in its order. Undefined otherwise.
+ */
+function shallowMasks(entry: Connection, tokens: number, compare: CompareOptions): string[] | undefined {
+  const a = compare.ignore.removeFromEntry(entry);
+  const listed = (path: readonly string[]) => !compare.ignore.ignoresPath(path);
+  const found: { key: string; name: string; path: string }[] = [];
+  let masks = 0;
+  for (const key of Object.keys(a)) {
+    if (a[key] !== MASK) continue;
+    masks++;
+    if (!isServerManagedField(key) && listed([key]))
+      found.push({ key, name: '', path: formatPointer([key]) });
+  }
+  // Custom fields only when the line holds more masks than the top level.
+  const fields =
+    masks < tokens && Array.isArray(a.custom_fields) ? keyCustomFields(a.custom_fields) : undefined;
+  for (const [name, field] of Object.entries(fields ?? {})) {
+    if ((field as Record<string, unknown>).field_value !== MASK) continue;
+    masks++;
+    const path = ['custom_fields', name, 'field_value'];
+    if (listed(path.slice(0, 2)) && listed(path))
+      found.push({ key: 'custom_fields', name, path: formatPointer(path) });
+  }
+  if (masks !== tokens) return undefined;
+  return found.sort((x, y) => compareNames(x.key, y.key) || compareNames(x.name, y.name)).map((f) => f.path);
+}
+
+/** A diff fed in name order (the `MergeSink` of `src/snapshot/merge.ts`). */
 export interface MergedDiff {
-  /** A connection whose lines are byte for byte the same on both sides (parsed only if its masks need it). */
-  same(lines: SameLines): void;
-  /** A name on both sides. */
+  /** A connection whose lines are byte for byte the same on both sides, and its line. */
+  same(entry: Connection, line: Buffer): void;
   both(from: Connection, to: Connection): void;
-  /** A name on one side only. */
   only(side: 'from' | 'to', entry: Connection): void;
   /** The result, once both sides are read whole. */
   finish(): StreamingDiffResult;
-}
-
-const QUOTE = 0x22;
-const STAR = 0x2a;
-const BACKSLASH = 0x5c;
-const LETTER_U = 0x75;
-/** The mask's characters between its quotes: all `*`. */
-const MASK_STARS = MASK.length;
-
-/**
- * A bound on how many values of a JSON line's entry are the mask (0: none): the occurrences of the
- * mask's text with its quotes, `"******"`. A value that is the mask is written so, unless with `\u`
- * escapes (no other escape writes a `*`); a key that is the mask, or a string holding an escaped
- * quote, may add to the count, which stays a bound. Undefined when the line holds a `\u` escape.
- * Searched by the mask's first `*` (a search for one byte is several times faster than for a string).
- */
-export function maskTokensIn(line: Buffer): number | undefined {
-  // An escape is a backslash and the character after it (`\\u` is an escaped backslash, then a u).
-  for (let at = line.indexOf(BACKSLASH); at >= 0; at = line.indexOf(BACKSLASH, at + 2))
-    if (line[at + 1] === LETTER_U) return undefined;
-  let count = 0;
-  for (let at = line.indexOf(STAR); at >= 0; at = line.indexOf(STAR, at)) {
-    let end = at;
-    while (line[end] === STAR) end++;
-    if (line[at - 1] === QUOTE && line[end] === QUOTE && end - at === MASK_STARS) count++;
-    at = end;
-  }
-  return count;
 }
 
 /**
@@ -75,8 +78,7 @@ export function maskTokensIn(line: Buffer): number | undefined {
  * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer.
  */
 export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
-  const compare: CompareOptions = compileCompareOptions(options);
-  const masksOf = createMaskFinder(compare);
+  const compare = compileCompareOptions(options);
   const added: string[] = [];
   const types = new Map<string, string>();
   const removed: string[] = [];
@@ -94,13 +96,18 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
   };
 
   return {
-    same(lines) {
-      next(lines.name);
+    same(entry, line) {
+      next(entry.name);
       counts.from++;
       counts.to++;
       unchanged++;
-      for (const path of masksOf(lines, maskTokensIn(lines.bytes)))
-        uncomparable.push({ name: lines.name, path });
+      // An equal pair has no changed field; its masks are what it lists as uncomparable.
+      const tokens = maskTokensIn(line);
+      if (tokens === 0) return;
+      const paths =
+        (tokens === undefined ? undefined : shallowMasks(entry, tokens, compare)) ??
+        compareConnections(entry, entry, compare).uncomparable;
+      for (const path of paths) uncomparable.push({ name: entry.name, path });
     },
     both(from, to) {
       next(from.name);

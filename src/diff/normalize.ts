@@ -1,6 +1,6 @@
 /**
  * What diff compares: a connection without what the service manages, without ignored fields, with
- * set-like arrays in a canonical form. Pure; the importer can reuse it to tell "same" from "different".
+ * set-like arrays in a canonical form. Pure; compareConnections is equivalent to comparing these forms.
  */
 
 import { isServerManagedField } from '../connections/server-managed.js';
@@ -17,15 +17,6 @@ import { isPlainObject, toCanonicalJson } from './values.js';
  */
 export const SET_LIKE_FIELDS: ReadonlySet<string> = new Set(['owners_v2', 'custom_fields', 'tags']);
 
-/** Options of {@link normalizeForCompare}. */
-export interface NormalizeOptions {
-  /**
-   * Sort set-like arrays (default true). The diff passes false and sorts only arrays that differ as
-   * they stand, which saves the work for the common case of identical arrays.
-   */
-  readonly sortSets?: boolean;
-}
-
 /**
  * The form of `entry` that diff compares:
  * - server-managed fields (`_id`, `created_at`, `test_timestamp`, ...: the exact list of server-managed.ts) and ignored fields removed;
@@ -35,12 +26,7 @@ export interface NormalizeOptions {
  * - `owners_v2` and `tags` (and a `custom_fields` that could not be keyed) sorted by canonical JSON.
  * Other values are kept verbatim; `entry` is not modified.
  */
-export function normalizeForCompare(
-  entry: Connection,
-  ignore?: IgnoreMatcher,
-  options: NormalizeOptions = {},
-): Record<string, unknown> {
-  const sortSets = options.sortSets ?? true;
+export function normalizeForCompare(entry: Connection, ignore?: IgnoreMatcher): Record<string, unknown> {
   const source = ignore ? ignore.removeFromEntry(entry) : entry;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(source)) {
@@ -48,9 +34,7 @@ export function normalizeForCompare(
     const value = source[key];
     let normal = value;
     if (Array.isArray(value) && SET_LIKE_FIELDS.has(key)) {
-      normal =
-        (key === 'custom_fields' ? keyCustomFields(value) : undefined) ??
-        (sortSets ? sortCanonically(value) : value);
+      normal = (key === 'custom_fields' ? keyCustomFields(value) : undefined) ?? sortCanonically(value);
     }
     assignOwn(out, key, normal);
   }
@@ -71,31 +55,6 @@ export function keyCustomFields(fields: readonly unknown[]): Record<string, unkn
 /** `custom_fields` as diff reads it: keyed by `field_name` when it can be ({@link keyCustomFields}), else as it is. */
 export function customFieldsAsCompared(value: unknown): unknown {
   return (Array.isArray(value) ? keyCustomFields(value) : undefined) ?? value;
-}
-
-/** Up to this many elements, {@link customFieldAsCompared} checks that the names are distinct pair by pair. */
-const PAIRWISE_NAMES = 16;
-
-/**
- * The own property `key` of `customFieldsAsCompared(value)` (undefined when there is none), without
- * building the keyed object: the mask search of an unchanged connection asks for one field of its few
- * (building the keyed object was a fifth of that search's time, 100 000 connections profiled).
- */
-export function customFieldAsCompared(value: unknown, key: string): unknown {
-  if (!Array.isArray(value) || value.length > PAIRWISE_NAMES) {
-    const keyed = customFieldsAsCompared(value);
-    return isPlainObject(keyed) && Object.hasOwn(keyed, key) ? keyed[key] : undefined;
-  }
-  let found: unknown;
-  for (let i = 0; i < value.length; i++) {
-    const field: unknown = value[i];
-    if (!isPlainObject(field) || typeof field.field_name !== 'string') return undefined;
-    const name = field.field_name;
-    for (let j = 0; j < i; j++)
-      if ((value[j] as Record<string, unknown>).field_name === name) return undefined;
-    if (name === key) found = field;
-  }
-  return found;
 }
 
 /**

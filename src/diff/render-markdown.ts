@@ -41,14 +41,9 @@ export function renderDiffMarkdown(
   if (p !== undefined)
     lines.push(row(['Scan profiles', p.added.length, p.changed.length, p.removed.length, '-']));
   lines.push('');
-  lines.push(
-    ...section(
-      'Connections to create',
-      result.added.map((n) => [label(n)]),
-    ),
-  );
-  lines.push(
-    ...section(
+  const sections: [string, string[][]][] = [
+    ['Connections to create', result.added.map((n) => [label(n)])],
+    [
       'Connections to update',
       [...result.changed]
         .sort((a, b) => compareNames(a.name, b.name))
@@ -57,23 +52,13 @@ export function renderDiffMarkdown(
           ...c.fields.map((f) => `- ${fieldLine(f)}`),
           ...(masked.get(c.name) ?? []).map((path) => `- secret ${code(path)}: masked, not compared`),
         ]),
-    ),
-  );
-  lines.push(
-    ...section(
-      'Connections to delete',
-      result.removed.map((n) => [label(n)]),
-    ),
-  );
+    ],
+    ['Connections to delete', result.removed.map((n) => [label(n)])],
+  ];
   if (p !== undefined) {
-    lines.push(
-      ...section(
-        'Scan profiles to create',
-        p.added.map((n) => [code(n)]),
-      ),
-    );
-    lines.push(
-      ...section(
+    sections.push(
+      ['Scan profiles to create', p.added.map((n) => [code(n)])],
+      [
         'Scan profiles to update',
         p.changed.map((c) => [
           code(c.name),
@@ -84,15 +69,11 @@ export function renderDiffMarkdown(
               : `- ${code(f.path)}: connections ${code(connections)}`;
           }),
         ]),
-      ),
-    );
-    lines.push(
-      ...section(
-        'Scan profiles to delete',
-        p.removed.map((n) => [code(n)]),
-      ),
+      ],
+      ['Scan profiles to delete', p.removed.map((n) => [code(n)])],
     );
   }
+  for (const [title, items] of sections) lines.push(...section(title, items));
   const changed = new Set(result.changed.map((c) => c.name));
   const otherMasked = [...masked].filter(([name]) => !changed.has(name));
   if (otherMasked.length > 0) {

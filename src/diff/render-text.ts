@@ -7,7 +7,6 @@ import { compareNames } from '../connections/match.js';
 import { displayName } from '../display-name.js';
 import { type DiffResult, hasDifferences } from './types.js';
 
-/** Options of {@link renderDiffText}. */
 export interface TextRenderOptions {
   /** ANSI colours: green added, red removed, yellow changed, dim not comparable. Default false. */
   readonly color?: boolean;
@@ -31,60 +30,63 @@ const ANSI = {
  * `no differences (...)`. Values are JSON (so `"yes"` and `true` look different); an absent side is `(absent)`.
  */
 export function renderDiffText(result: DiffResult, options: TextRenderOptions = {}): string[] {
-  const paint = (colour: keyof typeof ANSI, text: string) =>
-    options.color ? `${ANSI[colour]}${text}${ANSI.reset}` : text;
+  const paint: Paint = (colour, text) => (options.color ? `${ANSI[colour]}${text}${ANSI.reset}` : text);
   const label = (name: string) => {
     const type = options.typeOf?.(name);
     return `${displayName(name)}${type === undefined || type === '' ? '' : ` (${type})`}`;
   };
-  const blocks: { name: string; lines: string[] }[] = [];
-  for (const name of result.added) blocks.push({ name, lines: [paint('green', `+ ${label(name)}`)] });
-  for (const name of result.removed) blocks.push({ name, lines: [paint('red', `- ${label(name)}`)] });
   const changed = new Set(result.changed.map((c) => c.name));
   const maskedOfChanged = new Map<string, string[]>();
   for (const u of result.uncomparable)
     if (changed.has(u.name)) maskedOfChanged.set(u.name, [...(maskedOfChanged.get(u.name) ?? []), u.path]);
-  for (const entry of result.changed) {
-    const lines = [paint('yellow', `~ ${label(entry.name)}`)];
-    for (const field of entry.fields) {
-      lines.push(`    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`);
-    }
+  const lines = sortedBlocks(paint, label, result.added, result.removed, result.changed, (entry) => [
+    ...entry.fields.map(
+      (field) => `    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`,
+    ),
     // An update writes a secret whose value it holds: named here, as the import's plan names it.
-    for (const path of maskedOfChanged.get(entry.name) ?? [])
-      lines.push(paint('dim', `    ${path}: ${MASKED_OF_CHANGED}`));
-    blocks.push({ name: entry.name, lines });
+    ...(maskedOfChanged.get(entry.name) ?? []).map((path) =>
+      paint('dim', `    ${path}: ${MASKED_OF_CHANGED}`),
+    ),
+  ]);
+  const p = result.scanProfiles;
+  if (p !== undefined) {
+    const head = (name: string) => `scan profile ${displayName(name)}`;
+    lines.push(
+      ...sortedBlocks(paint, head, p.added, p.removed, p.changed, (entry) =>
+        entry.fields.map((field) => {
+          const connections = field.path === '/dataSourceList' ? showDataSourceChange(field) : undefined;
+          return connections !== undefined
+            ? `    ${field.path}: connections ${connections}`
+            : `    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`;
+        }),
+      ),
+    );
   }
-  // A name is in exactly one of added, removed, changed: a stable sort by name interleaves them.
-  blocks.sort((x, y) => compareNames(x.name, y.name));
-  const lines = blocks.flatMap((b) => b.lines);
-  lines.push(...renderProfiles(result, paint));
   const rest = { ...result, uncomparable: result.uncomparable.filter((u) => !changed.has(u.name)) };
   lines.push(...renderUncomparable(rest).map((line) => paint('dim', line)));
   lines.push(summarize(result));
   return lines;
 }
 
-/** The scan profile part: `+ scan profile NAME`, `- scan profile NAME`, `~ scan profile NAME` with field lines. */
-function renderProfiles(
-  result: DiffResult,
-  paint: (colour: keyof typeof ANSI, text: string) => string,
+type Paint = (colour: keyof typeof ANSI, text: string) => string;
+
+/**
+ * `+ head` added, `- head` removed, `~ head` changed with its `details` lines under it, in name order
+ * (a name is in exactly one of the three: a stable sort by name interleaves them).
+ */
+function sortedBlocks<C extends { readonly name: string }>(
+  paint: Paint,
+  head: (name: string) => string,
+  added: readonly string[],
+  removed: readonly string[],
+  changed: readonly C[],
+  details: (entry: C) => string[],
 ): string[] {
-  const p = result.scanProfiles;
-  if (p === undefined) return [];
-  const blocks: { name: string; lines: string[] }[] = [];
-  for (const name of p.added)
-    blocks.push({ name, lines: [paint('green', `+ scan profile ${displayName(name)}`)] });
-  for (const name of p.removed)
-    blocks.push({ name, lines: [paint('red', `- scan profile ${displayName(name)}`)] });
-  for (const entry of p.changed) {
-    const lines = [paint('yellow', `~ scan profile ${displayName(entry.name)}`)];
-    for (const field of entry.fields) {
-      const connections = field.path === '/dataSourceList' ? showDataSourceChange(field) : undefined;
-      if (connections !== undefined) lines.push(`    ${field.path}: connections ${connections}`);
-      else lines.push(`    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`);
-    }
-    blocks.push({ name: entry.name, lines });
-  }
+  const blocks = [
+    ...added.map((name) => ({ name, lines: [paint('green', `+ ${head(name)}`)] })),
+    ...removed.map((name) => ({ name, lines: [paint('red', `- ${head(name)}`)] })),
+    ...changed.map((c) => ({ name: c.name, lines: [paint('yellow', `~ ${head(c.name)}`), ...details(c)] })),
+  ];
   blocks.sort((x, y) => compareNames(x.name, y.name));
   return blocks.flatMap((b) => b.lines);
 }

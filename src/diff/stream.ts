@@ -17,16 +17,12 @@ import {
   type CompareOptions,
   compareConnections,
   compileCompareOptions,
-  createMaskFinder,
   refuseDuplicateNames,
 } from './compare.js';
 import type { ChangedConnection, DiffOptions, DiffResult, UncomparableField } from './types.js';
-import { isDeepEqual } from './values.js';
 
-/** A side of a diff. */
 export type DiffSideName = 'from' | 'to';
 
-/** What a finished streaming diff found. */
 export interface StreamingDiffResult {
   readonly result: DiffResult;
   /** Connections read per side. */
@@ -38,20 +34,14 @@ export interface StreamingDiffResult {
   readonly typeOf: (name: string) => string | undefined;
 }
 
-/** A diff fed connection by connection. */
 export interface StreamingDiff {
   /**
    * One connection of `side`, in any order. `again`, when given, reads the same connection again
    * later (a snapshot line by its place): kept instead of the connection's text while it waits.
    */
   add(side: DiffSideName, entry: Connection, again?: () => Connection): void;
-  /**
-   * A connection of each side under one name (as `add` of both, in either order). A pair equal as JSON
-   * values is found unchanged without comparing it field by field, only its masks looked for (as the
-   * merged diff does for byte-equal lines); `masksInText`, when known, bounds the masks `from` holds
-   * (`maskTokensIn` of `merged.ts` counts them in a connection's JSON text).
-   */
-  pair(from: Connection, to: Connection, masksInText: number | undefined): void;
+  /** A connection of each side under one name (as `add` of both, in either order). */
+  pair(from: Connection, to: Connection): void;
   /**
    * Once both sides are read whole: the result.
    *
@@ -105,17 +95,7 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
   const uncomparable: UncomparableField[] = [];
   let unchanged = 0;
 
-  const masksOf = createMaskFinder(compare);
-  /** `equalFirst`: try equality as JSON values first (`masksInText` bounds `from`'s masks then, if known). */
-  const comparePair = (from: Connection, to: Connection, equalFirst = false, masksInText?: number): void => {
-    // Equal as JSON values: what compareConnections finds for an equal copy (maskedPointers), no more.
-    if (equalFirst && typeof from.type === 'string' && isDeepEqual(from, to)) {
-      unchanged++;
-      if (masksInText === 0) return;
-      for (const path of masksOf({ type: from.type, entry: () => from }, masksInText))
-        uncomparable.push({ name: from.name, path });
-      return;
-    }
+  const comparePair = (from: Connection, to: Connection): void => {
     const outcome = compareConnections(from, to, compare);
     for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
     if (outcome.fields.length === 0) unchanged++;
@@ -126,7 +106,7 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
   };
 
   const differ: StreamingDiff = {
-    pair(from, to, masksInText) {
+    pair(from, to) {
       const name = from.name;
       if (to.name !== name || sides.from.seen.has(name) || sides.to.seen.has(name)) {
         differ.add('to', to);
@@ -138,7 +118,7 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
       sides.to.count++;
       sides.from.seen.add(name);
       sides.to.seen.add(name);
-      comparePair(from, to, true, masksInText);
+      comparePair(from, to);
     },
     add(side, entry, again) {
       const own = sides[side];

@@ -40,7 +40,6 @@ export interface DiffResult {
   readonly scanProfiles?: ScanProfilesDiff;
 }
 
-/** Options of a diff; every one optional. */
 export interface DiffOptions {
   /**
    * Fields to ignore besides the server-managed ones: a top-level field name (`description`) or a

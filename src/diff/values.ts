@@ -2,7 +2,6 @@
 
 import { isSecretByName, MASK } from '../secrets.js';
 
-/** A JSON object (not an array, not null). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

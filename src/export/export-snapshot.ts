@@ -20,6 +20,7 @@
  * downloaded again from the start (a GET), up to the retry policy's retries and within the run's retry
  * budget; the snapshot file starts over with it (the writer spills to a temporary file).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import picomatch from 'picomatch';
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
 import { BrokenExportError, exportConnections, listConnections } from '../api/connections.js';
@@ -80,19 +81,8 @@ export interface ExportPorts {
 }
 
 /** Wait `ms`, or less when `signal` fires. */
-function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    timer.unref?.();
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
+const sleepUnlessAborted = (ms: number, signal: AbortSignal): Promise<void> =>
+  sleep(ms, undefined, { signal, ref: false }).catch(() => undefined);
 
 /** Warnings of an export, in the order they happen. */
 export type ExportEvent =
@@ -129,7 +119,6 @@ export interface ExportResult {
   readonly summary: ExportSummary;
 }
 
-/** Export the source's (selected) connections to a snapshot. */
 export async function exportSnapshot(
   options: ExportOptions,
   ports: ExportPorts,

@@ -159,7 +159,7 @@ async function importLeanSnapshot(
     budget.extend(20);
     const catalog = options.templatesFromTarget
       ? await loadCatalogFromEnvironment(client, [...new Set(lean.entries.map((e) => e.type))])
-      : await loadShippedCatalog(options.schemas, { forChecks: true });
+      : await loadShippedCatalog(options.schemas);
 
     const converging = options.onConflict === 'update' || options.prune === true;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();

@@ -1,7 +1,6 @@
 /**
  * The ajv set-up (the only importer of ajv): JSON Schema 2020-12, all errors, formats. Every schema of
- * dds-migrate (config, snapshot header, overrides, scan profile, templates) is compiled here, or its code
- * written here for the build (`precompiled.ts`: the shipped templates compiled ahead).
+ * dds-migrate (config, snapshot header, overrides, scan profile, templates) is compiled here.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -17,9 +16,8 @@ export interface SchemaIssue {
 /** A compiled schema that returns issues instead of ajv's error objects. */
 export type SchemaCheck = (value: unknown) => readonly SchemaIssue[];
 
-// ajv's CommonJS modules, loaded when a schema is compiled (or the build asks for code), not at every
-// command's start: a run that checks entries with the shipped validators compiled ahead, and reads no
-// config file or overrides, never loads them.
+// ajv's CommonJS modules, loaded when a schema is compiled, not at every command's start: a run that
+// checks no entry and reads no config file or overrides never loads them.
 const requireAjv = createRequire(import.meta.url);
 
 /** ajv's 2020-12 class and ajv-formats, loaded at the first call. */
@@ -35,11 +33,10 @@ function loadAjv(): { Ajv2020: typeof Ajv2020; addFormats: (ajv: Ajv2020) => Ajv
  * A new ajv instance with our settings. `x-secret` (a credential field) and `x-error-text` (the
  * message of a failed `pattern`, from a connector template's `errorText`) are annotation keywords.
  * `overrides` adjusts ajv options (template catalogs compile regexes without the `u` flag; the shipped
- * templates, checked against the meta-schema by a test, are not checked again at each run; the build
- * asks for the code of the shipped templates, `src/schema/precompiled.ts`).
+ * templates, checked against the meta-schema by a test, are not checked again at each run).
  */
 export function createAjv(
-  overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema' | 'code'>> = {},
+  overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema'>> = {},
 ): Ajv2020 {
   const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, ...overrides });
@@ -47,24 +44,6 @@ export function createAjv(
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
   ajv.addKeyword({ keyword: 'x-error-text', schemaType: 'string' });
   return ajv;
-}
-
-let installedVersion: string | undefined;
-
-/** The installed ajv's version (code it wrote for another version is not taken: `precompiled.ts`). */
-export function ajvVersion(): string {
-  installedVersion ??= String((requireAjv('ajv/package.json') as { version?: unknown }).version);
-  return installedVersion;
-}
-
-/**
- * The code of a module exporting, under each key of `refs`, the validating function of the schema
- * added to `ajv` under that value (ajv's standalone code; `ajv` made with `code: { source: true }`).
- */
-export function standaloneCode(ajv: Ajv2020, refs: Record<string, string>): string {
-  const loaded = requireAjv('ajv/dist/standalone/index.js') as { default?: unknown };
-  const standalone = (loaded.default ?? loaded) as (ajv: Ajv2020, refs: Record<string, string>) => string;
-  return standalone(ajv, refs);
 }
 
 /** Turn ajv errors into {@link SchemaIssue}s with readable messages. */
@@ -94,14 +73,8 @@ export function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** Compile a schema object into a {@link SchemaCheck}. */
-export function compileSchema(schema: object, ajv: Ajv2020 = createAjv()): SchemaCheck {
-  const validate: ValidateFunction = ajv.compile(schema);
+/** Read a JSON schema file and compile it into a {@link SchemaCheck}. */
+export async function compileSchemaFile(path: string, ajv: Ajv2020 = createAjv()): Promise<SchemaCheck> {
+  const validate: ValidateFunction = ajv.compile(JSON.parse(await readFile(path, 'utf8')) as object);
   return (value) => (validate(value) ? [] : toSchemaIssues(validate.errors));
-}
-
-/** Read a JSON schema file and compile it. */
-export async function compileSchemaFile(path: string, ajv?: Ajv2020): Promise<SchemaCheck> {
-  const schema = JSON.parse(await readFile(path, 'utf8')) as object;
-  return compileSchema(schema, ajv);
 }

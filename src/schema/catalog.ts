@@ -16,35 +16,16 @@ import type { ConnectorTemplate } from '../model/template.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
-import {
-  loadShippedValidators,
-  type NamedSchema,
-  SHIPPED_SCHEMA_OPTIONS,
-  type ShippedValidators,
-  TEMPLATE_SCHEMA_OPTIONS,
-} from './precompiled.js';
-import { convertTemplate, createConnectionSchema } from './template-schema.js';
-
-/** What kind of problem a {@link ValidationProblem} is. */
-export type ValidationProblemKind = 'schema' | 'masked-secret' | 'unknown-type';
+import { convertTemplate } from './template-schema.js';
 
 /** A {@link Problem} found by the catalog, tagged so callers can re-classify (import turns masked secrets into errors). */
 export interface ValidationProblem extends Problem {
-  readonly kind: ValidationProblemKind;
+  readonly kind: 'schema' | 'masked-secret' | 'unknown-type';
   readonly entry: string;
   readonly type: string;
   readonly path: string;
 }
 
-/** The message of a masked secret. */
-export const MASKED_SECRET_MESSAGE = 'must be supplied at import';
-
-/** True when a problem is a masked secret (a warning for validate, an error for import's pre-flight). */
-export function isMaskedSecretProblem(problem: Problem): boolean {
-  return (problem as Partial<ValidationProblem>).kind === 'masked-secret';
-}
-
-/** The verdict on one entry. */
 export interface EntryReport {
   /** Schema violations: the entry is invalid. */
   readonly errors: readonly ValidationProblem[];
@@ -54,8 +35,6 @@ export interface EntryReport {
 
 /** Schemas by connection type. */
 export interface TemplateCatalog {
-  /** True when a schema exists for `type` (else the generic connection schema applies). */
-  hasType(type: string): boolean;
   /** Types with a schema, sorted. */
   types(): readonly string[];
   /** Keys marked `x-secret` (empty for an unknown type). */
@@ -64,7 +43,6 @@ export interface TemplateCatalog {
   requiredFields(type: string): readonly string[];
   /** Required keys that are also secrets: must be supplied, non-empty and unmasked, at import. */
   requiredSecretFields(type: string): readonly string[];
-  /** Check one entry. */
   checkEntry(entry: Connection): EntryReport;
   /**
    * Compile now the schemas that entries of `types` are checked against (else each is compiled at its
@@ -73,8 +51,6 @@ export interface TemplateCatalog {
   compile(types: Iterable<string>): void;
   /** Problems found while building the catalog (e.g. a template regex that does not compile). */
   readonly warnings: readonly string[];
-  /** True when its schemas were compiled by the build (`precompiled.ts`), not at run time. */
-  readonly precompiled: boolean;
 }
 
 /** One type's schema, compiled on first use. */
@@ -87,7 +63,6 @@ interface TypeSchema {
   validate?: ValidateFunction;
 }
 
-/** Options of {@link createCatalog}. */
 export interface CatalogOptions {
   /**
    * The schemas are known to be valid JSON Schemas: the shipped ones, each checked against the 2020-12
@@ -96,9 +71,14 @@ export interface CatalogOptions {
    * schema (`--schemas`, an environment's templates) is checked, so a broken one is named as such.
    */
   readonly schemasChecked?: boolean;
-  /** The schemas compiled ahead (`precompiled.ts`): taken as they are, nothing compiled for them. */
-  readonly precompiled?: ShippedValidators;
 }
+
+/**
+ * The ajv settings of template schemas: their regexes are written for JavaScript without the `u` flag
+ * (the service's UI), and compiled alike.
+ */
+const TEMPLATE_SCHEMA_OPTIONS = { unicodeRegExp: false } as const;
+const MASKED_SECRET_MESSAGE = 'must be supplied at import';
 
 /** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
 export function createCatalog(
@@ -107,22 +87,17 @@ export function createCatalog(
   warnings: readonly string[] = [],
   options: CatalogOptions = {},
 ): TemplateCatalog {
-  // Made when a schema is first compiled (none is, for schemas compiled ahead).
+  // Made when a schema is first compiled.
   let ajv: ReturnType<typeof createAjv> | undefined;
   const byType = new Map<string, TypeSchema>();
   for (const [type, { schema, source }] of schemas) byType.set(type, describeSchema(schema, source));
   const genericType = describeSchema(generic.schema, generic.source);
-  const ahead = options.precompiled;
-  if (ahead !== undefined) {
-    for (const [type, t] of byType) if (Object.hasOwn(ahead.byType, type)) t.validate = ahead.byType[type];
-    genericType.validate = ahead.generic;
-  }
   const noSecrets: ReadonlySet<string> = new Set();
 
   function compiled(t: TypeSchema): ValidateFunction {
     if (t.validate === undefined) {
       try {
-        ajv ??= createAjv(options.schemasChecked === true ? SHIPPED_SCHEMA_OPTIONS : TEMPLATE_SCHEMA_OPTIONS);
+        ajv ??= createAjv({ ...TEMPLATE_SCHEMA_OPTIONS, validateSchema: options.schemasChecked !== true });
         t.validate = ajv.compile(t.schema);
       } catch (error) {
         throw new InputFileError(
@@ -140,13 +115,11 @@ export function createCatalog(
   }
 
   return {
-    hasType: (type) => byType.has(type),
     types: () => [...byType.keys()].sort(),
     secretFields: (type) => byType.get(type)?.secrets ?? noSecrets,
     requiredFields: (type) => (byType.get(type) ?? genericType).required,
     requiredSecretFields: (type) => byType.get(type)?.requiredSecrets ?? [],
     warnings,
-    precompiled: ahead !== undefined,
     compile(types) {
       for (const type of types) compiled(byType.get(type) ?? genericType);
     },
@@ -286,7 +259,7 @@ type SchemaFile = { readonly schema: Record<string, unknown>; readonly source: s
 /**
  * The schemas of a folder: `<type>.schema.json` per type, in file-name order, and the generic schema
  * (the folder's own `connection.schema.json` when it has one, else the shipped one). What
- * {@link loadShippedCatalog} reads, and what the build compiles ahead (`scripts/build-validators.mjs`).
+ * {@link loadShippedCatalog} reads.
  *
  * @throws UsageError when the folder cannot be read; InputFileError for a file that is not a schema.
  */
@@ -312,47 +285,25 @@ export async function readSchemasFolder(
   return { schemas, generic: { schema: await readSchemaFile(genericPath), source: genericPath } };
 }
 
-/** A folder's schemas as the schemas compiled ahead are named and digested (`precompiled.ts`). */
-export function namedSchemas(schemas: ReadonlyMap<string, SchemaFile>, generic: SchemaFile): NamedSchema[] {
-  return [
-    ...[...schemas].map(([type, { schema }]) => ({ type, schema })),
-    { type: undefined, schema: generic.schema },
-  ];
-}
-
 /**
  * The catalog of a schemas folder ({@link readSchemasFolder}; default: the shipped
  * `schemas/templates`).
  */
-export async function loadShippedCatalog(
-  dir: string = shippedTemplatesDir(),
-  options: {
-    /**
-     * Entries will be checked against the schemas: take them compiled ahead by the build, when they
-     * are the shipped ones (a module to load, about 10 ms; a caller that only reads secret or required
-     * fields has no use for it).
-     */
-    readonly forChecks?: boolean;
-  } = {},
-): Promise<TemplateCatalog> {
+export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): Promise<TemplateCatalog> {
   const { schemas, generic } = await readSchemasFolder(dir);
-  const shipped = resolve(dir) === resolve(shippedTemplatesDir());
-  // The shipped schemas were compiled by the build, unless they changed since (another digest).
-  const precompiled =
-    shipped && options.forChecks === true
-      ? await loadShippedValidators(namedSchemas(schemas, generic))
-      : undefined;
   return createCatalog(schemas, generic, [], {
-    schemasChecked: shipped,
-    ...(precompiled === undefined ? {} : { precompiled }),
+    schemasChecked: resolve(dir) === resolve(shippedTemplatesDir()),
   });
 }
 
-/** A catalog built from connector templates (the emulator's, or an environment's). */
-export function buildCatalogFromTemplates(
+/**
+ * The catalog of connector templates given as data (an environment's own, fetched by a workflow), each
+ * named by its type; a type without a template gets the shipped generic schema.
+ */
+export async function loadCatalogOfTemplates(
   templates: readonly ConnectorTemplate[],
-  generic: Record<string, unknown> = createConnectionSchema(),
-): TemplateCatalog {
+): Promise<TemplateCatalog> {
+  const generic = await readSchemaFile(shippedConnectionSchemaPath());
   const schemas = new Map<string, { schema: Record<string, unknown>; source: string }>();
   const warnings: string[] = [];
   for (const template of templates) {
@@ -360,15 +311,5 @@ export function buildCatalogFromTemplates(
     warnings.push(...result.warnings);
     schemas.set(template.name, { schema: result.schema, source: `template ${template.name}` });
   }
-  return createCatalog(schemas, { schema: generic, source: 'connection.schema.json' }, warnings);
-}
-
-/**
- * The catalog of templates given as data (e.g. an environment's own connector templates, fetched by a
- * workflow), each named by its type; a type without a template gets the shipped generic schema.
- */
-export async function loadCatalogOfTemplates(
-  templates: readonly ConnectorTemplate[],
-): Promise<TemplateCatalog> {
-  return buildCatalogFromTemplates(templates, await readSchemaFile(shippedConnectionSchemaPath()));
+  return createCatalog(schemas, { schema: generic, source: GENERIC_FILE }, warnings);
 }

@@ -38,12 +38,7 @@ export interface TemplateSchemaResult {
 
 const NUMERIC_STRING = '^-?\\d+(\\.\\d+)?$';
 
-/** The JSON Schema of a connector template (see the module comment for the mapping). */
-export function templateToSchema(template: ConnectorTemplate): Record<string, unknown> {
-  return convertTemplate(template).schema;
-}
-
-/** {@link templateToSchema}, also saying what was left out. */
+/** The JSON Schema of a connector template (see the module comment for the mapping), and what was left out. */
 export function convertTemplate(template: ConnectorTemplate): TemplateSchemaResult {
   const warnings: string[] = [];
   const properties: Record<string, unknown> = {};
@@ -226,26 +221,4 @@ export function looseEnum(values: readonly unknown[]): unknown[] {
     }
   }
   return out;
-}
-
-/** The generic schema every connection meets (`schemas/connection.schema.json`). */
-export function createConnectionSchema(): Record<string, unknown> {
-  return {
-    $schema: JSON_SCHEMA_DIALECT,
-    title: 'Data source connection',
-    description:
-      'What every connection has, whatever its type. A type without a template schema is checked against this only.',
-    type: 'object',
-    required: ['name', 'type'],
-    properties: {
-      _id: { type: 'string' },
-      name: {
-        type: 'string',
-        minLength: 1,
-        pattern: CONNECTION_NAME_PATTERN,
-        'x-error-text': CONNECTION_NAME_ERROR_TEXT,
-      },
-      type: { type: 'string', minLength: 1 },
-    },
-  };
 }

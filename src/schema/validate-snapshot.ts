@@ -4,15 +4,9 @@
  * `validate` command and `bench/validate` run this same function.
  */
 import type { Connection } from '../model/connection.js';
-import {
-  readSnapshotEntries,
-  scanSnapshot,
-  type VerifiedSnapshot,
-  verifySnapshot,
-} from '../snapshot/read.js';
+import { scanSnapshot, type VerifiedSnapshot, verifySnapshot } from '../snapshot/read.js';
 import type { TemplateCatalog, ValidationProblem } from './catalog.js';
 
-/** The outcome of validating a snapshot. */
 export interface ValidationReport {
   readonly snapshot: {
     readonly path: string;
@@ -54,7 +48,6 @@ export async function validateSnapshot(
   const warnings: ValidationProblem[] = [];
   let invalidCount = 0;
   let catalog: TemplateCatalog;
-  let verified: VerifiedSnapshot;
 
   const check = (entry: Connection) => {
     options.onEntry?.(entry);
@@ -66,23 +59,14 @@ export async function validateSnapshot(
     if (report.warnings.length > 0) warnings.push(...report.warnings);
   };
 
+  let expected: VerifiedSnapshot | undefined;
   if (typeof source === 'function') {
-    const first = await verifySnapshot(path, options);
-    catalog = await source([...first.typeCounts.keys()]);
-    const entries = readSnapshotEntries(path, { ...options, expected: first });
-    for (;;) {
-      const next = await entries.next();
-      if (next.done) {
-        verified = next.value;
-        break;
-      }
-      check(next.value);
-    }
-  } else {
-    catalog = source;
-    // Problems are collected while reading but only reported once the whole file checked out.
-    verified = await scanSnapshot(path, check, options);
-  }
+    expected = await verifySnapshot(path, options);
+    catalog = await source([...expected.typeCounts.keys()]);
+  } else catalog = source;
+  // Problems are collected while reading but only reported once the whole file checked out; read a
+  // second time, it must be the file verified first.
+  const verified = await scanSnapshot(path, check, { ...options, ...(expected ? { expected } : {}) });
 
   return {
     snapshot: {

@@ -30,11 +30,8 @@ const RECENT_CHUNKS = 16;
 /** The payload nonce that follows the header. */
 export const AGE_NONCE_BYTES = 16;
 
-/** How a file's first bytes say it is an age file, if they do. */
-export type AgeFormat = 'binary' | 'armored';
-
 /** The age format `start` (the first bytes of a file) begins, or undefined for anything else. */
-export function ageFormatOf(start: Buffer): AgeFormat | undefined {
+export function ageFormatOf(start: Buffer): 'binary' | 'armored' | undefined {
   if (start.subarray(0, AGE_MAGIC.length).toString('latin1') === AGE_MAGIC) return 'binary';
   // The armor allows whitespace before the file.
   const text = start.toString('latin1').trimStart();
@@ -56,25 +53,21 @@ export interface AgeKeys {
   readonly passphrases: readonly string[];
 }
 
-/** True when `text` is an age identity this build reads (`AGE-SECRET-KEY-1...`, as age-keygen writes). */
-export function isAgeIdentity(text: string): boolean {
+/** True when `add` takes `text` (the library throws on a key it does not read). */
+function accepts(add: () => void): boolean {
   try {
-    new Decrypter().addIdentity(text);
+    add();
     return true;
   } catch {
     return false;
   }
 }
 
+/** True when `text` is an age identity this build reads (`AGE-SECRET-KEY-1...`, as age-keygen writes). */
+export const isAgeIdentity = (text: string) => accepts(() => new Decrypter().addIdentity(text));
+
 /** True when `text` is an age recipient this build encrypts to (`age1...`). */
-export function isAgeRecipient(text: string): boolean {
-  try {
-    new Encrypter().addRecipient(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const isAgeRecipient = (text: string) => accepts(() => new Encrypter().addRecipient(text));
 
 /**
  * Why an age file cannot be read: no key was given (`no-key`; `needs-passphrase` when it was encrypted

@@ -22,7 +22,6 @@ export function fileSink(fh: FileHandle): ByteSink {
   };
 }
 
-/** A buffered writer into `sink`. */
 export function createBufferedWriter(sink: ByteSink): {
   /** Write `bytes` (copied: the caller may reuse its buffer). */
   write(bytes: Buffer): Promise<void>;

@@ -4,7 +4,6 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 
-/** An incremental hash of entry lines. */
 export interface EntryHasher {
   /**
    * Add one entry line: its bytes without the newline; the newline is added here. `newlineFollows`:
@@ -21,7 +20,6 @@ export interface EntryHasher {
 
 const NEWLINE = Buffer.from('\n');
 
-/** Start hashing entry lines. */
 export function createEntryHasher(): EntryHasher {
   const hash: Hash = createHash('sha256');
   // The run of lines not hashed yet: bytes [runStart, runEnd) of runBuffer, newlines included.

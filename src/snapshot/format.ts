@@ -26,7 +26,7 @@ import { assignOwn } from '../own-property.js';
 export const SNAPSHOT_KIND = 'dds-migrate/snapshot';
 /** `kind` of the trailer line. */
 export const SNAPSHOT_END_KIND = 'dds-migrate/snapshot-end';
-/** The format version this build writes. Older versions are migrated on read (`migrate.ts`). */
+/** The format version this build writes. A version 1 header is migrated on read (`parser.ts`). */
 export const CURRENT_FORMAT_VERSION = 2;
 
 /** What a snapshot holds (header `include`, version 2; a version 1 snapshot holds connections only). */
@@ -79,7 +79,6 @@ export interface SnapshotTrailer {
   readonly sha256: string;
 }
 
-/** Inputs of {@link createSnapshotHeader}. */
 export interface SnapshotHeaderInput {
   readonly tool: string;
   readonly source: SnapshotSource;

@@ -49,7 +49,7 @@ export async function loadSnapshotKeys(request: SnapshotKeyRequest): Promise<Age
         : [];
   const identities: string[] = [];
   for (const { file, label } of files) {
-    const lines = await readKeyLines(resolve(request.cwd, file), label, 'identity file', IDENTITY_HINT);
+    const lines = await readKeyLines(resolve(request.cwd, file), label, 'identity', IDENTITY_HINT);
     for (const { text, line } of lines) {
       if (!isAgeIdentity(text)) {
         throw new InputFileError(
@@ -63,9 +63,6 @@ export async function loadSnapshotKeys(request: SnapshotKeyRequest): Promise<Age
       }
       registerSecret(text);
       identities.push(text);
-    }
-    if (lines.length === 0) {
-      throw new InputFileError(label, undefined, 'holds no age identity', { hint: IDENTITY_HINT });
     }
   }
   const passphrases =
@@ -104,15 +101,12 @@ export async function loadEncryption(request: EncryptionRequest): Promise<AgeEnc
     recipients.push(recipient);
   }
   for (const file of request.recipientFiles) {
-    const lines = await readKeyLines(resolve(request.cwd, file), file, 'recipients file', RECIPIENT_HINT);
+    const lines = await readKeyLines(resolve(request.cwd, file), file, 'recipient', RECIPIENT_HINT);
     for (const { text, line } of lines) {
       if (!isAgeRecipient(text)) {
         throw new InputFileError(file, line, 'is not an age recipient (age1...)', { hint: RECIPIENT_HINT });
       }
       recipients.push(text);
-    }
-    if (lines.length === 0) {
-      throw new InputFileError(file, undefined, 'holds no age recipient', { hint: RECIPIENT_HINT });
     }
   }
   if (request.passphraseEnv !== undefined) {
@@ -141,18 +135,23 @@ function readPassphrase(env: Readonly<Record<string, string | undefined>>, name:
   return value;
 }
 
-/** The lines of a key file that are neither blank nor `#` comments, trimmed, with their numbers. */
+/**
+ * The lines of a file of age keys (`what`: identity, recipient) that are neither blank nor `#`
+ * comments, trimmed, with their numbers; a file without one is refused.
+ */
 async function readKeyLines(
   path: string,
   label: string,
-  what: string,
+  what: 'identity' | 'recipient',
   hint: string,
 ): Promise<{ text: string; line: number }[]> {
-  const text = await readTextFile(path, { label, what, readHint: hint });
+  const fileWhat = what === 'identity' ? 'identity file' : 'recipients file';
+  const text = await readTextFile(path, { label, what: fileWhat, readHint: hint });
   const lines: { text: string; line: number }[] = [];
   for (const [i, raw] of text.split('\n').entries()) {
     const trimmed = raw.trim();
     if (trimmed !== '' && !trimmed.startsWith('#')) lines.push({ text: trimmed, line: i + 1 });
   }
+  if (lines.length === 0) throw new InputFileError(label, undefined, `holds no age ${what}`, { hint });
   return lines;
 }

@@ -28,7 +28,6 @@ export function changedWhileRead(label: string, line: number | undefined, remove
       });
 }
 
-/** Options of {@link readLineBatches}. */
 export interface ReadLinesOptions {
   /** Stops reading (InterruptedError) when aborted. */
   readonly signal?: AbortSignal;

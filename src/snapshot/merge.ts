@@ -9,47 +9,29 @@
  * parsed once (the value parsed from one side's line is the other side's too). Both files are still
  * checked whole, line by line, as
  * {@link readSnapshotEntries} checks one (JSON, name, type, order, checksum, trailer): a line equal
- * to a checked line is checked. Only when both files' entries need no migration: a migrated entry
- * is not its line's JSON value.
+ * to a checked line is checked.
  *
  * Names are handed out before the trailers are checked: trust what they said only once this resolves.
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
-import { shippedMigrations } from './migrate.js';
-import {
-  type RawLine,
-  type ReadSnapshotOptions,
-  readLineBatches,
-  SnapshotParser,
-  type VerifiedSnapshot,
-} from './read.js';
-
-/**
- * Byte-equal lines on both sides: one connection, parsed once. One object is used again for every
- * such line of a merge: read it during the `same` call only.
- */
-export interface EqualLines {
-  readonly name: string;
-  readonly type: string;
-  /** The line's text (valid during the call only: the reader's buffers are used again). */
-  readonly bytes: Buffer;
-  /** The connection. */
-  entry(): Connection;
-}
+import { type RawLine, readLineBatches } from './lines.js';
+import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
+import type { ReadSnapshotOptions } from './read.js';
 
 /** What a merge join hands each name to (a method call per name: no object made per line). */
 export interface MergeSink {
-  /** Byte-equal lines on both sides. */
-  same(lines: EqualLines): void;
+  /**
+   * Byte-equal lines on both sides: one connection, parsed once, and its line (valid during the call
+   * only: the reader's buffers are used again).
+   */
+  same(entry: Connection, line: Buffer): void;
   /** The name on both sides, in lines that differ. */
   both(from: Connection, to: Connection): void;
-  /** The name on one side only. */
   only(side: 'from' | 'to', entry: Connection): void;
 }
 
-/** One file of a merge join. */
 export interface MergedFile {
   readonly path: string;
   /** How messages name the file (default: `path`). */
@@ -85,7 +67,7 @@ class Cursor {
 
   constructor(file: MergedFile, options: MergeOptions) {
     const label = file.label ?? file.path;
-    this.parser = new SnapshotParser(file.path, label, options.migrations ?? shippedMigrations);
+    this.parser = new SnapshotParser(file.path, label);
     this.batches = readLineBatches(file.path, {
       ...options,
       chunkSize: options.chunkSize ?? MERGE_CHUNK_SIZE,
@@ -140,26 +122,6 @@ class Cursor {
   }
 }
 
-/** The {@link EqualLines} of a merge, set anew for each pair. */
-class Equal implements EqualLines {
-  name = '';
-  type = '';
-  bytes: Buffer = Buffer.alloc(0);
-  private value: Connection | undefined;
-
-  set(entry: Connection, raw: RawLine): this {
-    this.name = entry.name;
-    this.type = entry.type;
-    this.bytes = raw.bytes;
-    this.value = entry;
-    return this;
-  }
-
-  entry(): Connection {
-    return this.value as Connection;
-  }
-}
-
 /**
  * Read `from` and `to` at once in name order, handing each name to `sink`; resolves once both files
  * are read and checked whole. Rejects with the reader's InputFileError (naming the file and line) for
@@ -173,7 +135,6 @@ export async function mergeSnapshots(
 ): Promise<{ readonly from: MergedSide; readonly to: MergedSide }> {
   const a = new Cursor(from, options);
   const b = new Cursor(to, options);
-  const equal = new Equal();
   try {
     // Both headers first: the join starts on both sides' first lines after them.
     await a.takeHeader();
@@ -187,17 +148,11 @@ export async function mergeSnapshots(
       if (a.waiting === undefined && b.waiting === undefined) {
         const rawA = a.peek();
         const rawB = b.peek();
-        if (
-          rawA !== undefined &&
-          rawB !== undefined &&
-          a.parser.takesEntriesAsParsed &&
-          b.parser.takesEntriesAsParsed &&
-          rawA.bytes.equals(rawB.bytes)
-        ) {
+        if (rawA !== undefined && rawB !== undefined && rawA.bytes.equals(rawB.bytes)) {
           const entry = a.take();
           if (entry === undefined) continue; // a profile line or the trailer: B's twin line is taken on its own
           const twin = b.take(entry);
-          if (twin === entry) sink.same(equal.set(entry, rawA));
+          if (twin === entry) sink.same(entry, rawA.bytes);
           else {
             // B's parser placed the line otherwise (it holds no connection there): a plain join.
             a.waiting = entry;

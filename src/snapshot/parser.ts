@@ -1,6 +1,6 @@
 /**
- * The checks of one pass over a snapshot, line by line: the header (its kind, its format version and
- * the migrations from it), each entry (JSON, an object with a string name and type, name order, no
+ * The checks of one pass over a snapshot, line by line: the header (its kind, its format version, a
+ * version 1 header migrated), each entry (JSON, an object with a string name and type, name order, no
  * duplicate), the scan profile lines of version 2, the checksum of the entry lines, and the trailer.
  * Shared by every reading function (`read.ts`, `placed.ts`) and by the merge join (`merge.ts`).
  */
@@ -20,7 +20,6 @@ import {
   type SnapshotSelection,
 } from './format.js';
 import { DAMAGED_HINT, NOT_A_SNAPSHOT_HINT, type RawLine } from './lines.js';
-import { composeMigrations, type MigrationRegistry, type Migrator } from './migrate.js';
 
 /** What a verified snapshot is: its header (migrated to the current version) and its checksum facts. */
 export interface VerifiedSnapshot {
@@ -39,7 +38,6 @@ export interface VerifiedSnapshot {
   readonly typeCounts: ReadonlyMap<string, number>;
 }
 
-/** What one line held. */
 export type ParsedLine =
   | { readonly kind: 'connection'; readonly entry: Connection }
   | { readonly kind: 'scan-profile'; readonly profile: SnapshotScanProfile };
@@ -48,7 +46,6 @@ export type ParsedLine =
 export class SnapshotParser {
   private header: SnapshotHeader | undefined;
   private storedFormatVersion = 0;
-  private migrator: Migrator | undefined;
   private readonly hasher: EntryHasher = createEntryHasher();
   private count = 0;
   private previousName: string | undefined;
@@ -63,26 +60,16 @@ export class SnapshotParser {
     private readonly path: string,
     /** The file's name in messages. */
     private readonly label: string,
-    private readonly migrations: MigrationRegistry,
   ) {}
 
-  /** True once the header line is read. */
   get headerRead(): boolean {
     return this.header !== undefined;
   }
 
   /**
-   * True once the header is read and entries need no migration: a line's JSON value is then its
-   * entry, so a value parsed from byte-equal text may be handed to {@link SnapshotParser.push}.
-   */
-  get takesEntriesAsParsed(): boolean {
-    return this.migrator?.identity === true;
-  }
-
-  /**
    * Take one line; returns the entry or scan profile it holds, if any. `parsed`, when given, is the
-   * line's JSON value, already parsed from byte-equal text (see {@link SnapshotParser.takesEntriesAsParsed}):
-   * everything is checked as usual but the parse itself.
+   * line's JSON value, already parsed from byte-equal text (an entry is its line's JSON value: no
+   * format version changed entries): everything is checked as usual but the parse itself.
    */
   push(raw: RawLine, parsed?: unknown): ParsedLine | undefined {
     this.checkPlace(raw);
@@ -123,12 +110,9 @@ export class SnapshotParser {
     }
   }
 
-  /** An entry line read again (see `openPlacedSnapshot` of `placed.ts`): parsed and migrated, not re-checked. */
+  /** An entry line read again (see `indexSnapshot` of `placed.ts`): parsed, not re-checked. */
   reparse(bytes: Buffer, line: number): Connection {
-    const value = this.parseJson({ bytes, number: line, offset: 0, terminated: true });
-    return this.migrator?.identity === false
-      ? this.migrator.migrateEntry(value as Record<string, unknown>)
-      : (value as Connection);
+    return this.parseJson({ bytes, number: line, offset: 0, terminated: true }) as Connection;
   }
 
   /** Check the end of the file and return the facts. */
@@ -194,15 +178,15 @@ export class SnapshotParser {
         { hint: 'Upgrade dds-migrate to read this snapshot' },
       );
     }
-    const chain = this.migrations.chain(version);
-    if (chain === undefined) {
+    if (version < 1) {
       throw new InputFileError(this.label, raw.number, `formatVersion ${version} is no longer supported`, {
         hint: 'Export the snapshot again with this dds-migrate',
       });
     }
-    this.migrator = composeMigrations(chain);
     this.storedFormatVersion = version;
-    const migrated = this.migrator.migrateHeader(value);
+    // Version 2 added scan profile lines and the header's `include`; a version 1 snapshot holds
+    // connections only and its entry lines are as in version 2. The file is never rewritten.
+    const migrated = version === 1 ? { ...value, formatVersion: 2, include: ['connections'] } : value;
     const problem = describeHeaderProblem(migrated);
     if (problem !== undefined) throw this.fail(raw.number, `bad snapshot header: ${problem}`);
     this.header = normalizeHeader(migrated);
@@ -241,11 +225,8 @@ export class SnapshotParser {
 
   private readEntry(value: unknown, raw: RawLine): Connection {
     if (!isPlainObject(value)) throw this.fail(raw.number, 'entry is not a JSON object');
-    const entry =
-      this.migrator?.identity === false ? this.migrator.migrateEntry(value) : (value as Connection);
-    const { name, type } = entry as Record<string, unknown>;
-    this.acceptEntry(name, type, raw);
-    return entry;
+    this.acceptEntry(value.name, value.type, raw);
+    return value as Connection;
   }
 
   /** An entry's line counted and hashed, its name and type checked (and its name's order). */
@@ -257,18 +238,8 @@ export class SnapshotParser {
     if (typeof type !== 'string' || type === '') {
       throw this.fail(line, `entry ${JSON.stringify(name)} has no string "type"`);
     }
-    if (this.previousName !== undefined) {
-      const order = compareNames(this.previousName, name);
-      if (order === 0) {
-        throw this.fail(line, `duplicate name ${JSON.stringify(name)} (also on line ${this.previousLine})`);
-      }
-      if (order > 0) {
-        throw this.fail(
-          line,
-          `entries are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(this.previousName)}`,
-        );
-      }
-    }
+    if (this.previousName !== undefined)
+      this.checkOrder('entries', 'name', this.previousName, this.previousLine, name, line);
     this.previousName = name;
     this.previousLine = line;
     this.typeCounts.set(type, (this.typeCounts.get(type) ?? 0) + 1);
@@ -286,23 +257,30 @@ export class SnapshotParser {
     const profile = value.scanProfile as ScanProfile;
     const name = profile.name;
     const previous = this.previousProfile;
-    if (previous !== undefined) {
-      const order = compareNames(previous.name, name);
-      if (order === 0) {
-        throw this.fail(
-          line,
-          `duplicate scan profile name ${JSON.stringify(name)} (also on line ${previous.line})`,
-        );
-      }
-      if (order > 0) {
-        throw this.fail(
-          line,
-          `scan profiles are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(previous.name)}`,
-        );
-      }
-    }
+    if (previous !== undefined)
+      this.checkOrder('scan profiles', 'scan profile name', previous.name, previous.line, name, line);
     this.previousProfile = { name, line };
     return { scanProfile: profile, dataSourceNames: value.dataSourceNames as (string | null)[] };
+  }
+
+  /** `name` (on `line`) must come after `previous` in strict name order: no duplicate, sorted. */
+  private checkOrder(
+    what: 'entries' | 'scan profiles',
+    nameWord: string,
+    previous: string,
+    previousLine: number,
+    name: string,
+    line: number,
+  ): void {
+    const order = compareNames(previous, name);
+    if (order === 0)
+      throw this.fail(line, `duplicate ${nameWord} ${JSON.stringify(name)} (also on line ${previousLine})`);
+    if (order > 0) {
+      throw this.fail(
+        line,
+        `${what} are not sorted by name: ${JSON.stringify(name)} comes after ${JSON.stringify(previous)}`,
+      );
+    }
   }
 
   private parseJson(raw: RawLine): unknown {

@@ -1,6 +1,6 @@
 /**
- * Placing a finished snapshot (written and synced under a temporary name in the target's folder) under
- * its final name: `-o FILE` replaces atomically, `--out-dir` never replaces an existing snapshot.
+ * Placing a finished `--out-dir` snapshot (written and synced under a temporary name in the target's
+ * folder) under its final name, never replacing an existing snapshot (`-o FILE` is a rename: write.ts).
  */
 import { link, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,12 +8,6 @@ import { UsageError } from '../errors.js';
 import { PRIVATE_FILE_MODE } from '../files.js';
 
 const MAX_NAME_SUFFIX = 1000;
-
-/** `-o FILE`: rename over the target (atomic replace). */
-export async function replaceInto(tmpPath: string, path: string): Promise<string> {
-  await rename(tmpPath, path);
-  return path;
-}
 
 /**
  * `--out-dir`: give the file its timestamped name without ever replacing one. `link` fails when the

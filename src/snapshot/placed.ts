@@ -7,9 +7,8 @@ import { crc32 } from 'node:zlib';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { changedWhileRead, openSource, type RawLine, readLineBatches, toReadError } from './lines.js';
-import { shippedMigrations } from './migrate.js';
 import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
-import type { ReadEntriesOptions } from './read.js';
+import type { ReadSnapshotOptions } from './read.js';
 import type { SnapshotSource } from './source.js';
 
 /** Where an entry's line is in the file, to read it again later; a few numbers instead of the entry. */
@@ -26,20 +25,14 @@ export interface EntryPlace {
   readonly crc: number;
 }
 
-/** A connection's name and type, with its place in the file. */
-export interface PlacedName {
+export interface PlacedEntry {
   readonly name: string;
   readonly type: string;
   readonly place: EntryPlace;
-}
-
-/** An entry with its place in the file. */
-export interface PlacedEntry extends PlacedName {
   readonly entry: Connection;
 }
 
-/** Options of {@link openPlacedSnapshot} and {@link indexSnapshot}. */
-export interface PlacedSnapshotOptions extends ReadEntriesOptions {
+export interface PlacedSnapshotOptions extends ReadSnapshotOptions {
   /**
    * Rereads come from the whole file, kept in memory as it is read in order, when it holds at most
    * this many bytes (default 0: each reread reads its line from the file, checked against the CRC-32
@@ -49,43 +42,48 @@ export interface PlacedSnapshotOptions extends ReadEntriesOptions {
   readonly holdForRereadsUpTo?: number;
 }
 
-/** A snapshot read once in order (checked as `readSnapshotEntries` of `read.ts` checks it), whose entries can be read again by place. */
+/** A snapshot's file, open to read its entries again by place. */
 export interface PlacedSnapshot {
-  /** Every entry with its place; the trailer is checked after the last one. */
-  readonly entries: AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined>;
   /**
-   * The entry at `place` (a place `entries` has handed out), read from the file again, parsed and
-   * migrated. Throws InputFileError when the line changed since it was read.
+   * The entry at `place` (a place {@link indexSnapshot} handed out), read from the file again and
+   * parsed. Throws InputFileError when the line changed since it was read.
    */
   reread(place: EntryPlace): Connection;
-  /** Release the file handle that {@link PlacedSnapshot.reread} opened, if any. Idempotent. */
+  /** Release the file. Idempotent. */
   close(): void;
 }
 
+/** A snapshot read whole and verified by {@link indexSnapshot}, its file still open for rereads. */
+export interface IndexedSnapshot {
+  readonly verified: VerifiedSnapshot;
+  /** The scan profiles (they follow the connections; few). */
+  readonly profiles: SnapshotScanProfile[];
+  /** Reads an entry again by the place `onEntry` was given; the caller closes it. */
+  readonly file: PlacedSnapshot;
+}
+
 /**
- * Read a snapshot in order, keeping nothing: a caller that needs an entry again later (`diff` waiting
- * for its twin on the other side) keeps its {@link EntryPlace} and rereads it.
+ * Read and verify a snapshot in one pass, handing each connection with its place to `onEntry` (which
+ * keeps what it needs of it: a name and a place, say) and keeping the scan profiles. The file stays
+ * open to read entries again by place; it is closed here only when reading fails. Nothing `onEntry`
+ * saw may be acted upon unless this resolves (the trailer is checked last).
  */
-export function openPlacedSnapshot(
+export async function indexSnapshot(
   path: string,
-  options: PlacedSnapshotOptions & {
-    /** Called with each scan profile line (they follow the connections); default: skipped. */
-    readonly onProfile?: (profile: SnapshotScanProfile) => void;
-  } = {},
-): PlacedSnapshot {
+  onEntry: (placed: PlacedEntry, file: PlacedSnapshot) => void,
+  options: PlacedSnapshotOptions = {},
+): Promise<IndexedSnapshot> {
   const label = options.label ?? path;
-  const parser = new SnapshotParser(path, label, options.migrations ?? shippedMigrations);
-  let fd: number | undefined;
-  /**
-   * The file as read in order, its first `heldUpTo` bytes so far (see
-   * {@link PlacedSnapshotOptions.holdForRereadsUpTo}); every place handed out lies within them.
-   */
+  const parser = new SnapshotParser(path, label);
+  const profiles: SnapshotScanProfile[] = [];
+  // The file as read in order, its first `heldUpTo` bytes so far; every place handed out lies within them.
   let held: Buffer | undefined;
   let heldUpTo = 0;
   let closed = false;
-  /** An encrypted file, kept open from its first read for the rereads (a plain one is opened again). */
+  // A plain file is opened again for the rereads (one removed meanwhile is then refused); an encrypted
+  // one is kept open from its first read.
+  let fd: number | undefined;
   let encrypted: SnapshotSource | undefined;
-  /** The line at `place`, read from the file. */
   const lineAt = (place: EntryPlace): Buffer => {
     const bytes = Buffer.allocUnsafe(place.length);
     let read: number;
@@ -96,51 +94,7 @@ export function openPlacedSnapshot(
     }
     return read === place.length ? bytes : bytes.subarray(0, read);
   };
-  async function* entries(): AsyncGenerator<PlacedEntry, VerifiedSnapshot, undefined> {
-    // Held when small enough at the start; a file that then grows or shrinks was changed while read.
-    const holdUpTo = options.holdForRereadsUpTo ?? 0;
-    const source = await openSource(path, label);
-    if (source.encrypted && !closed) encrypted = source;
-    const size = holdUpTo > 0 ? source.size : 0;
-    const holding = size > 0 && size <= holdUpTo ? Buffer.allocUnsafeSlow(size) : undefined;
-    held = holding;
-    const onChunk =
-      holding === undefined
-        ? undefined
-        : (chunk: Buffer) => {
-            if (heldUpTo + chunk.length > holding.length) throw changedWhileRead(label, undefined);
-            chunk.copy(holding, heldUpTo);
-            heldUpTo += chunk.length;
-          };
-    try {
-      for await (const batch of readLineBatches(path, { ...options, onChunk, source })) {
-        const placed: PlacedEntry[] = [];
-        // A connection's place: where to read it again (a line kept in memory needs no CRC).
-        const placeOf = (raw: RawLine): EntryPlace => ({
-          offset: raw.offset,
-          length: raw.bytes.length,
-          line: raw.number,
-          crc: holding === undefined ? crc32(raw.bytes) : 0,
-        });
-        for (const raw of batch) {
-          const parsed = parser.push(raw);
-          if (parsed?.kind === 'scan-profile') options.onProfile?.(parsed.profile);
-          if (parsed?.kind !== 'connection') continue;
-          const { entry } = parsed;
-          placed.push({ name: entry.name, type: entry.type, entry, place: placeOf(raw) });
-        }
-        yield* placed;
-      }
-    } finally {
-      // An encrypted file stays open for the rereads (close() releases it).
-      if (source !== encrypted) source.close();
-    }
-    const verified = parser.finish();
-    if (holding !== undefined && heldUpTo !== holding.length) throw changedWhileRead(label, undefined);
-    return verified;
-  }
-  return {
-    entries: entries(),
+  const file: PlacedSnapshot = {
     reread(place) {
       if (closed) throw new Error('reread after close');
       const end = place.offset + place.length;
@@ -169,37 +123,50 @@ export function openPlacedSnapshot(
       held = undefined;
     },
   };
-}
 
-/** A snapshot read whole and verified by {@link indexSnapshot}, its file still open for rereads. */
-export interface IndexedSnapshot {
-  readonly verified: VerifiedSnapshot;
-  /** The scan profiles (they follow the connections; few). */
-  readonly profiles: SnapshotScanProfile[];
-  /** Reads an entry again by the place `onEntry` was given; the caller closes it. */
-  readonly file: PlacedSnapshot;
-}
-
-/**
- * Read and verify a snapshot in one pass, handing each connection with its place to `onEntry` (which
- * keeps what it needs of it: a name and a place, say) and keeping the scan profiles. The file stays
- * open to read entries again by place; it is closed here only when reading fails. Nothing `onEntry`
- * saw may be acted upon unless this resolves (the trailer is checked last).
- */
-export async function indexSnapshot(
-  path: string,
-  onEntry: (placed: PlacedEntry, file: PlacedSnapshot) => void,
-  options: Omit<PlacedSnapshotOptions, 'expected'> = {},
-): Promise<IndexedSnapshot> {
-  const profiles: SnapshotScanProfile[] = [];
-  const file = openPlacedSnapshot(path, { ...options, onProfile: (p) => profiles.push(p) });
+  const source = await openSource(path, label);
+  if (source.encrypted) encrypted = source;
+  // Held when small enough at the start; a file that then grows or shrinks was changed while read.
+  const holdUpTo = options.holdForRereadsUpTo ?? 0;
+  const holding =
+    holdUpTo > 0 && source.size > 0 && source.size <= holdUpTo
+      ? Buffer.allocUnsafeSlow(source.size)
+      : undefined;
+  held = holding;
+  const onChunk =
+    holding === undefined
+      ? undefined
+      : (chunk: Buffer) => {
+          if (heldUpTo + chunk.length > holding.length) throw changedWhileRead(label, undefined);
+          chunk.copy(holding, heldUpTo);
+          heldUpTo += chunk.length;
+        };
+  // A connection's place: where to read it again (a line kept in memory needs no CRC).
+  const placeOf = (raw: RawLine): EntryPlace => ({
+    offset: raw.offset,
+    length: raw.bytes.length,
+    line: raw.number,
+    crc: holding === undefined ? crc32(raw.bytes) : 0,
+  });
   try {
-    for (let next = await file.entries.next(); ; next = await file.entries.next()) {
-      if (next.done === true) return { verified: next.value, profiles, file };
-      onEntry(next.value, file);
+    for await (const batch of readLineBatches(path, { ...options, onChunk, source })) {
+      for (const raw of batch) {
+        const parsed = parser.push(raw);
+        if (parsed?.kind === 'scan-profile') profiles.push(parsed.profile);
+        else if (parsed?.kind === 'connection') {
+          const { entry } = parsed;
+          onEntry({ name: entry.name, type: entry.type, entry, place: placeOf(raw) }, file);
+        }
+      }
     }
+    const verified = parser.finish();
+    if (holding !== undefined && heldUpTo !== holding.length) throw changedWhileRead(label, undefined);
+    return { verified, profiles, file };
   } catch (error) {
     file.close();
     throw error;
+  } finally {
+    // An encrypted file stays open for the rereads (close() releases it).
+    if (source !== encrypted) source.close();
   }
 }

@@ -2,7 +2,7 @@
  * The one snapshot reader every command uses. It streams the file (memory stays flat: one chunk and
  * the current line), and refuses, naming the line (InputFileError, exit 2):
  * an empty file, a first line that is not a snapshot header, a wrong `kind`, a `formatVersion` newer
- * than this build or one no migration reaches, a line that is not JSON, an entry that is not an object
+ * than this build or older than 1, a line that is not JSON, an entry that is not an object
  * with a string `name` and `type`, entries out of name order or with a duplicate name, a missing trailer
  * (truncated), a last line without its newline (truncated), a wrong `entryCount` or `sha256`, and
  * anything after the trailer. Version 2: a scan profile line (`{"scanProfile":{...},"dataSourceNames":
@@ -20,26 +20,12 @@ import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import type { SnapshotHeader } from './format.js';
 import { changedWhileRead, readLineBatches } from './lines.js';
-import { type MigrationRegistry, shippedMigrations } from './migrate.js';
 import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
 
-export { MAX_LINE_BYTES, type RawLine, readLineBatches } from './lines.js';
-export { SnapshotParser, type VerifiedSnapshot } from './parser.js';
-export {
-  type EntryPlace,
-  type IndexedSnapshot,
-  indexSnapshot,
-  openPlacedSnapshot,
-  type PlacedEntry,
-  type PlacedName,
-  type PlacedSnapshot,
-  type PlacedSnapshotOptions,
-} from './placed.js';
+export type { VerifiedSnapshot } from './parser.js';
+export { type EntryPlace, type IndexedSnapshot, indexSnapshot, type PlacedSnapshot } from './placed.js';
 
-/** Options of every reading function. */
 export interface ReadSnapshotOptions {
-  /** Migrations for older format versions; default the shipped ones. */
-  readonly migrations?: MigrationRegistry;
   /** Stops reading (InterruptedError) when aborted. */
   readonly signal?: AbortSignal;
   /** How messages name the file (default: `path`), e.g. the path as the user typed it. */
@@ -48,7 +34,6 @@ export interface ReadSnapshotOptions {
   readonly chunkSize?: number;
 }
 
-/** Options of {@link readSnapshotEntries}. */
 export interface ReadEntriesOptions extends ReadSnapshotOptions {
   /** The result of an earlier {@link verifySnapshot}: reading fails at the end if the file changed since. */
   readonly expected?: Pick<VerifiedSnapshot, 'sha256' | 'entryCount'>;
@@ -63,34 +48,27 @@ export function verifySnapshot(path: string, options: ReadSnapshotOptions = {}):
 }
 
 /**
- * Read and check the whole file, calling `onEntry` for each entry (migrated) as it goes. Entries are
+ * Read and check the whole file, calling `onEntry` for each entry as it goes. Entries are
  * handed out before the trailer is checked: a caller that acts on them must wait for the promise to
  * resolve before trusting what it saw (`validate` collects problems and reports them only then).
  */
 export async function scanSnapshot(
   path: string,
   onEntry: ((entry: Connection, line: number) => void) | undefined,
-  options: ReadSnapshotOptions = {},
+  options: ReadEntriesOptions & { readonly onProfile?: (profile: SnapshotScanProfile) => void } = {},
 ): Promise<VerifiedSnapshot> {
-  return scanLines(path, onEntry, undefined, options);
-}
-
-async function scanLines(
-  path: string,
-  onEntry: ((entry: Connection, line: number) => void) | undefined,
-  onProfile: ((profile: SnapshotScanProfile, line: number) => void) | undefined,
-  options: ReadSnapshotOptions,
-): Promise<VerifiedSnapshot> {
-  const parser = new SnapshotParser(path, options.label ?? path, options.migrations ?? shippedMigrations);
+  const parser = new SnapshotParser(path, options.label ?? path);
   for await (const batch of readLineBatches(path, options)) {
     for (const raw of batch) {
       const parsed = parser.push(raw);
       if (parsed === undefined) continue;
       if (parsed.kind === 'connection') onEntry?.(parsed.entry, raw.number);
-      else onProfile?.(parsed.profile, raw.number);
+      else options.onProfile?.(parsed.profile);
     }
   }
-  return parser.finish();
+  const verified = parser.finish();
+  checkExpected(path, verified, options);
+  return verified;
 }
 
 function checkExpected(path: string, verified: VerifiedSnapshot, options: ReadEntriesOptions): void {
@@ -101,7 +79,7 @@ function checkExpected(path: string, verified: VerifiedSnapshot, options: ReadEn
 }
 
 /**
- * Stream the entries of a snapshot (migrated to the current version), checking everything
+ * Stream the entries of a snapshot, checking everything
  * {@link verifySnapshot} checks as it goes; the trailer is checked when the last entry has been handed
  * out, so a caller must consume to the end (or have verified first). With `expected`, throws at the
  * end when the file is not the one that was verified.
@@ -110,7 +88,7 @@ export async function* readSnapshotEntries(
   path: string,
   options: ReadEntriesOptions = {},
 ): AsyncGenerator<Connection, VerifiedSnapshot, undefined> {
-  const parser = new SnapshotParser(path, options.label ?? path, options.migrations ?? shippedMigrations);
+  const parser = new SnapshotParser(path, options.label ?? path);
   for await (const batch of readLineBatches(path, options)) {
     const entries: Connection[] = [];
     for (const raw of batch) {
@@ -141,11 +119,9 @@ export async function loadSnapshot(
   // One pass: what is collected is handed back only once the trailer is checked.
   const entries: Connection[] = [];
   const profiles: SnapshotScanProfile[] = [];
-  const verified = await scanLines(
-    path,
-    (entry) => entries.push(entry),
-    (profile) => profiles.push(profile),
-    options,
-  );
+  const verified = await scanSnapshot(path, (entry) => entries.push(entry), {
+    ...options,
+    onProfile: (profile) => profiles.push(profile),
+  });
   return { header: verified.header, entries, sha256: verified.sha256, profiles };
 }

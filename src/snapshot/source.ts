@@ -55,19 +55,16 @@ export async function openSnapshotSource(
   const fd = openSync(path, 'r');
   let kept = false;
   try {
-    const fileSize = fstatSync(fd).size;
-    const start = readSome(fd, Math.min(fileSize, START_BYTES), 0);
+    let file = readerOf(fd, fstatSync(fd).size);
+    const start = readSome(file, Math.min(file.size, START_BYTES), 0);
     const format = ageFormatOf(start);
     if (format === undefined) {
       kept = true;
-      return plainSource(fd, fileSize);
+      return plainSource(fd, file.size);
     }
-    let file: { size: number; read: (b: Buffer, o: number, l: number, p: number) => number };
     if (format === 'armored') {
       const raw = Buffer.from(decodeArmor(readFileSync(fd, 'latin1')));
       file = { size: raw.length, read: (b, o, l, p) => raw.copy(b, o, p, Math.min(raw.length, p + l)) };
-    } else {
-      file = { size: fileSize, read: (b, o, l, p) => readSync(fd, b, o, l, p) };
     }
     let head = format === 'armored' ? readSome(file, Math.min(file.size, START_BYTES), 0) : start;
     let end = ageHeaderEnd(head);
@@ -117,7 +114,7 @@ export function isEncryptedSnapshot(path: string): boolean {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
-    return ageFormatOf(readSome(fd, 256, 0)) !== undefined;
+    return ageFormatOf(readSome(readerOf(fd, 256), 256, 0)) !== undefined;
   } catch {
     return false;
   } finally {
@@ -139,20 +136,22 @@ function plainSource(fd: number, size: number): SnapshotSource {
   };
 }
 
+/** A file's bytes (or an armored file's, decoded): read as `readSync` reads. */
+interface Readable {
+  readonly size: number;
+  read(buffer: Buffer, offset: number, length: number, position: number): number;
+}
+
+function readerOf(fd: number, size: number): Readable {
+  return { size, read: (b, o, l, p) => readSync(fd, b, o, l, p) };
+}
+
 /** Up to `length` bytes at `position` (fewer at the end of the file). */
-function readSome(
-  from: number | { read: (b: Buffer, o: number, l: number, p: number) => number },
-  length: number,
-  position: number,
-): Buffer {
+function readSome(from: Readable, length: number, position: number): Buffer {
   const buffer = Buffer.alloc(length);
-  const read =
-    typeof from === 'number'
-      ? (o: number, l: number, p: number) => readSync(from, buffer, o, l, p)
-      : (o: number, l: number, p: number) => from.read(buffer, o, l, p);
   let got = 0;
   while (got < length) {
-    const n = read(got, length - got, position + got);
+    const n = from.read(buffer, got, length - got, position + got);
     if (n === 0) break;
     got += n;
   }

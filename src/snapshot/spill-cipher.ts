@@ -13,7 +13,6 @@ import { type Cipher, createCipheriv, randomBytes } from 'node:crypto';
 
 const BLOCK = 16;
 
-/** The cipher of one spill file. */
 export class SpillCipher {
   /** The first half of every counter block; the second half is the block's index in the file. */
   private readonly nonce = new Uint32Array(randomBytes(8).buffer.slice(0, 8));
@@ -27,59 +26,25 @@ export class SpillCipher {
   }
 
   /**
-   * Decipher in place runs of `bytes`: each `{ at, length }` of `bytes` was read from `position` of the
-   * spill file. One call for many runs: the sorted copy reads the lines of a 4 MiB batch a run at a time.
+   * `bytes`, standing at `position` of the spill file, enciphered (or deciphered: counter mode is its own
+   * inverse) in place.
    */
-  applyRuns(bytes: Buffer, runs: readonly { at: number; length: number; position: number }[]): void {
-    let total = 0;
-    for (const run of runs) total += blocksOf(run.position, run.length);
-    const counters = this.countersFor(total);
-    let k = 0;
-    for (const run of runs) {
-      const first = Math.floor(run.position / BLOCK);
-      const count = blocksOf(run.position, run.length);
-      k = this.fill(counters, k, first, count);
-    }
-    const stream = this.blocks.update(counters);
-    let s = 0;
-    for (const run of runs) {
-      const skip = run.position % BLOCK;
-      const end = run.at + run.length;
-      for (let i = run.at, j = s + skip; i < end; i++, j++)
-        bytes[i] = (bytes[i] as number) ^ (stream[j] as number);
-      s += blocksOf(run.position, run.length) * BLOCK;
-    }
-  }
-
-  /** Counter blocks `first` to `first + count - 1` into `counters` from its block `k`; returns the block after. */
-  private fill(counters: Uint32Array, k: number, first: number, count: number): number {
+  apply(bytes: Buffer, position: number): Buffer {
+    const first = Math.floor(position / BLOCK);
+    const count = Math.ceil(((position % BLOCK) + bytes.length) / BLOCK);
+    if (this.counters.length < count * 4) this.counters = new Uint32Array(count * 4);
+    const counters = this.counters.subarray(0, count * 4);
     const [n0, n1] = this.nonce as unknown as [number, number];
-    for (let i = 0; i < count; i++, k++) {
-      const index = first + i;
+    for (let k = 0; k < count; k++) {
+      const index = first + k;
       counters[k * 4] = n0;
       counters[k * 4 + 1] = n1;
       counters[k * 4 + 2] = Math.floor(index / 2 ** 32);
       counters[k * 4 + 3] = index >>> 0;
     }
-    return k;
-  }
-
-  /**
-   * `bytes`, standing at `position` of the spill file, enciphered (or deciphered: counter mode is its own
-   * inverse) in place.
-   */
-  apply(bytes: Buffer, position: number): Buffer {
-    this.applyRuns(bytes, [{ at: 0, length: bytes.length, position }]);
+    const stream = this.blocks.update(counters);
+    const skip = position % BLOCK;
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (bytes[i] as number) ^ (stream[i + skip] as number);
     return bytes;
   }
-
-  private countersFor(blocks: number): Uint32Array {
-    if (this.counters.length < blocks * 4) this.counters = new Uint32Array(blocks * 4);
-    return this.counters.subarray(0, blocks * 4);
-  }
-}
-
-/** Counter blocks covering `length` bytes at `position`. */
-function blocksOf(position: number, length: number): number {
-  return Math.ceil(((position % BLOCK) + length) / BLOCK);
 }

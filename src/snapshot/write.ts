@@ -17,7 +17,7 @@
  *   `-3`, ... is added before `.snapshot.jsonl`.
  */
 import { readSync } from 'node:fs';
-import { mkdir, open, rmdir, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { compareNames } from '../connections/match.js';
 import { detachString } from '../detach-string.js';
@@ -43,7 +43,7 @@ import {
   serializeProfileLine,
   serializeTrailerLine,
 } from './format.js';
-import { linkExclusive, replaceInto } from './place-file.js';
+import { linkExclusive } from './place-file.js';
 import { SpillCipher } from './spill-cipher.js';
 
 /** Where to write: one file (`-o`), or a new file in a per-environment folder (`--out-dir`). */
@@ -51,7 +51,6 @@ export type SnapshotTarget =
   | { readonly path: string }
   | { readonly outDir: string; readonly environment: string };
 
-/** Options of {@link writeSnapshot}. */
 export interface WriteSnapshotOptions {
   /** Stops between entries (InterruptedError); temporary files are removed. */
   readonly signal?: AbortSignal;
@@ -71,7 +70,6 @@ export interface WriteSnapshotOptions {
   readonly encryption?: AgeEncryption;
 }
 
-/** What was written. */
 export interface WrittenSnapshot {
   readonly path: string;
   /** Connection entries. */
@@ -80,10 +78,8 @@ export interface WrittenSnapshot {
   readonly sha256: string;
 }
 
-/** File mode of snapshots and their temporary files: they may hold credentials. */
-export const SNAPSHOT_FILE_MODE = PRIVATE_FILE_MODE;
-/** Mode of folders created for `--out-dir`. */
-export const SNAPSHOT_DIR_MODE = 0o700;
+/** Mode of folders created for `--out-dir` (snapshots and their temporary files: PRIVATE_FILE_MODE). */
+const SNAPSHOT_DIR_MODE = 0o700;
 
 const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
 
@@ -192,9 +188,10 @@ export async function writeSnapshot(
     const profiles = sortProfiles(options.profiles ? await options.profiles() : []);
     tmpCreated = true;
     const sha256 = await writeSorted(tmpPath, spillPath, header, { index, order, profiles, cipher }, options);
+    // `-o FILE` is replaced atomically; `--out-dir` never replaces an existing snapshot.
     const path =
       'path' in target
-        ? await replaceInto(tmpPath, target.path)
+        ? await rename(tmpPath, target.path).then(() => target.path)
         : await linkExclusive(tmpPath, dir, formatFileTimestamp(new Date(header.createdAt)));
     tmpCreated = false;
     written = true;
@@ -231,7 +228,7 @@ async function spillEntries(
 ): Promise<SpillIndex> {
   const index: SpillIndex = { names: [], offsets: [], lengths: [] };
   // Opened before the first entry is pulled: a folder that cannot be written stops the run before anything is fetched.
-  const fh = await open(spillPath, 'wx', SNAPSHOT_FILE_MODE).catch((error: unknown) => {
+  const fh = await open(spillPath, 'wx', PRIVATE_FILE_MODE).catch((error: unknown) => {
     throw toFolderError(error, dirname(spillPath));
   });
   let written = 0;
@@ -374,7 +371,7 @@ async function writeSorted(
 ): Promise<string> {
   const { index, order, profiles, cipher } = spilled;
   const hasher = createEntryHasher();
-  const out = await open(tmpPath, 'wx', SNAPSHOT_FILE_MODE);
+  const out = await open(tmpPath, 'wx', PRIVATE_FILE_MODE);
   const toFile = fileSink(out);
   let age: AgeWriter | undefined;
   try {
@@ -384,23 +381,13 @@ async function writeSorted(
       );
     }
     // The umask could only narrow the mode; chmod states it whatever the umask.
-    await out.chmod(SNAPSHOT_FILE_MODE);
+    await out.chmod(PRIVATE_FILE_MODE);
     const encrypt = age;
     const writer = createBufferedWriter(encrypt === undefined ? toFile : (data) => encrypt.write(data));
     await writer.write(Buffer.from(`${serializeHeaderLine(header)}\n`, 'utf8'));
     const spill = await open(spillPath, 'r');
     try {
       const buffer = Buffer.allocUnsafe(COPY_BUFFER_BYTES);
-      const runs: { at: number; length: number; position: number }[] = [];
-      let batched = 0;
-      const copyBatch = async () => {
-        if (batched === 0) return;
-        cipher?.applyRuns(buffer, runs);
-        hasher.addRaw(buffer.subarray(0, batched));
-        await writer.write(buffer.subarray(0, batched));
-        runs.length = 0;
-        batched = 0;
-      };
       let i = 0;
       while (i < order.length) {
         // A run of lines that are adjacent in the spill file, copied with one read.
@@ -416,16 +403,6 @@ async function writeSorted(
           j += 1;
         }
         const length = end - start;
-        if (cipher !== undefined && batched + length <= buffer.length) {
-          // Enciphered runs are gathered into the buffer and deciphered together (see spill-cipher.ts).
-          readFully(spill.fd, buffer.subarray(batched, batched + length), start);
-          runs.push({ at: batched, length, position: start });
-          batched += length;
-          i = j;
-          continue;
-        }
-        await copyBatch();
-        if (cipher !== undefined && length <= buffer.length) continue;
         const read = length <= buffer.length ? buffer.subarray(0, length) : Buffer.allocUnsafe(length);
         readFully(spill.fd, read, start);
         const chunk = cipher === undefined ? read : cipher.apply(read, start);
@@ -434,7 +411,6 @@ async function writeSorted(
         await writer.write(chunk);
         i = j;
       }
-      await copyBatch();
     } finally {
       await spill.close();
     }

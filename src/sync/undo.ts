@@ -282,7 +282,7 @@ async function undoFromReplay(
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
   const { overrides } = resolveOverrides(rawOverrides, ports.env);
   // Connections put back are checked against their templates before anything is sent.
-  const catalog = await loadShippedCatalog(options.schemas, { forChecks: true });
+  const catalog = await loadShippedCatalog(options.schemas);
 
   const environment = await ports.resolveTarget(begin.targetUrl);
   if (normaliseTargetUrl(environment.url) !== normaliseTargetUrl(begin.targetUrl)) {

@@ -69,7 +69,7 @@ export async function validateSnapshotFile(
       return loadCatalogFromEnvironment(client, types);
     };
   } else {
-    source = await loadShippedCatalog(options.catalog.dir, { forChecks: true });
+    source = await loadShippedCatalog(options.catalog.dir);
   }
   try {
     const report = await validateSnapshot(options.snapshot, source, {

@@ -19,7 +19,6 @@ export interface ExpectedConnection {
   read(): Connection;
 }
 
-/** What the environment's side came to. */
 export interface ConnectionVerdicts {
   /** Every connection of either side, in name order. */
   readonly items: VerifyItem[];

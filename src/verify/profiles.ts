@@ -1,10 +1,12 @@
 /**
  * The scan profiles of a verify (snapshot format 2): each profile of the snapshot paired by name with
  * the environment's, `dataSourceList` compared by connection names (ids differ between environments).
- * Pure: the field comparison is handed in (the one `diff` uses for profiles), so verify and diff agree.
+ * Pure; the fields are compared as `diff` compares profiles (`src/diff/scan-profiles.ts`: the service's
+ * fields ignored, sources by name), so verify and diff agree.
  */
 import { compareNames } from '../connections/match.js';
-import type { FieldChange } from '../diff/types.js';
+import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
+import { isProfileServerField } from '../profiles/server-fields.js';
 import type { VerifyItem } from './verdict.js';
 
 /** A profile on one side: its fields, and for each `dataSourceList` element its connection name. */
@@ -13,9 +15,6 @@ export interface ProfileSide {
   /** Same length and order as `profile.dataSourceList`; null where the name is unknown. */
   readonly dataSourceNames: readonly (string | null)[];
 }
-
-/** Compares two profiles of one name, `dataSourceList` given as names; returns the differing fields. */
-export type ProfileComparer = (snapshot: ProfileSide, environment: ProfileSide) => readonly FieldChange[];
 
 /**
  * The names the environment's `dataSourceList` refers to: an element that is the `_id` of one of its
@@ -42,6 +41,9 @@ export function nameDataSources(
 export const ONE_TIME_NOTE =
   'one-time profile (isSingleRunScan): import skips it by design (it would start a scan) unless --allow-run';
 
+const comparable = (side: ProfileSide) =>
+  toComparableProfile(side.profile, side.dataSourceNames, isProfileServerField);
+
 function nameOf(side: ProfileSide): string {
   return String(side.profile.name);
 }
@@ -54,7 +56,6 @@ function nameOf(side: ProfileSide): string {
 export function verifyProfiles(
   snapshot: readonly ProfileSide[],
   environment: readonly ProfileSide[],
-  compare: ProfileComparer,
 ): VerifyItem[] {
   const live = new Map<string, ProfileSide>();
   for (const p of environment) if (!live.has(nameOf(p))) live.set(nameOf(p), p);
@@ -71,7 +72,7 @@ export function verifyProfiles(
       );
       continue;
     }
-    const fields = compare(p, other);
+    const fields = compareProfileFields(comparable(p), comparable(other));
     items.push(
       fields.length === 0
         ? { object: 'scan profile', name, state: 'present' }

@@ -29,7 +29,6 @@ export interface TestTarget {
   readonly recorded: RecordedTest;
 }
 
-/** What {@link runConnectionTests} needs. */
 export interface TestRunDeps {
   readonly client: HttpClient;
   readonly limiter: RateLimiter;

@@ -6,9 +6,6 @@
 import type { ConnectionTestOutcome } from '../api/connections.js';
 import type { FieldChange } from '../diff/types.js';
 
-/** What kind of object a verdict is about (the `--report` lines name it with the words of the import's report). */
-export type VerifyObjectKind = 'connection' | 'scan profile';
-
 /**
  * Where an object stands: `present` (on both sides, equal on every compared field), `different` (on
  * both sides, fields differ), `missing` (in the snapshot only), `extra` (in the environment only),
@@ -37,7 +34,8 @@ export type TestVerdict =
 
 /** One object's verdict (and one line of `--report`). */
 export interface VerifyItem {
-  readonly object: VerifyObjectKind;
+  /** In the words of the import's report. */
+  readonly object: 'connection' | 'scan profile';
   readonly name: string;
   /** A connection's type. */
   readonly type?: string;
@@ -61,7 +59,6 @@ export interface VerifyCounts {
   readonly skipped: number;
 }
 
-/** How many tests ended in each verdict. */
 export type TestCounts = Readonly<Record<TestVerdict['kind'], number>>;
 
 /** Read `connectionStatusTest.is_success` of a snapshot entry (a boolean, or the text "true"/"false"). */
@@ -95,14 +92,12 @@ export function judgeTest(outcome: ConnectionTestOutcome, recorded: RecordedTest
   }
 }
 
-/** Count the states of `items` (of one object kind, or all). */
 export function countStates(items: readonly VerifyItem[]): VerifyCounts {
   const counts = { present: 0, different: 0, missing: 0, extra: 0, skipped: 0 };
   for (const item of items) counts[item.state] += 1;
   return counts;
 }
 
-/** Count the test verdicts of `items`. */
 export function countTests(items: readonly VerifyItem[]): TestCounts {
   const counts = { passed: 0, regression: 0, 'known-bad': 0, unknown: 0, error: 0 };
   for (const item of items) if (item.test) counts[item.test.kind] += 1;

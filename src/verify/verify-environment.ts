@@ -13,19 +13,14 @@ import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.j
 import { exportConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
-import type { CompareOptions } from '../diff/compare.js';
-import { compileIgnoreRules, parseIgnoreRule } from '../diff/ignore.js';
-import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
-import type { FieldChange } from '../diff/types.js';
-import { ApiError, UsageError } from '../errors.js';
+import { type CompareOptions, compileCompareOptions } from '../diff/compare.js';
+import { ApiError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
-import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
-import { isProfileServerField } from '../profiles/server-fields.js';
+import type { ScanProfile } from '../model/scan-profile.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
-import type { SnapshotHeader } from '../snapshot/format.js';
 import {
   type EntryPlace,
   type IndexedSnapshot,
@@ -83,26 +78,22 @@ export interface VerifyPorts {
 
 /** Progress of a verify, in the order it happens. */
 export type VerifyEvent =
-  /** Both sides are read. */
   | {
       readonly kind: 'sides-read';
       readonly snapshot: { readonly label: string; readonly connections: number };
       readonly environment: { readonly label: string; readonly connections: number };
     }
-  /** The connection tests begin. */
   | {
       readonly kind: 'tests-started';
       readonly total: number;
       readonly concurrency: number;
       readonly rate: number | undefined;
     }
-  /** One test settled. */
   | { readonly kind: 'test-settled'; readonly name: string; readonly verdict: TestVerdict }
   /** The tests ended, also when the run throws. */
   | { readonly kind: 'tests-ended' }
   | { readonly kind: 'file-written'; readonly file: 'report'; readonly path: string };
 
-/** What a verify found. */
 export interface VerifyResult {
   readonly snapshot: string;
   readonly environment: string;
@@ -126,7 +117,11 @@ export async function verifyEnvironment(
   ports: VerifyPorts,
   onEvent: (event: VerifyEvent) => void,
 ): Promise<VerifyResult> {
-  const compare = compileCompareOptions(options.ignoreFields, await loadShippedCatalog(options.schemas));
+  const catalog = await loadShippedCatalog(options.schemas);
+  const compare = compileCompareOptions({
+    ignoreFields: options.ignoreFields,
+    secretFields: (type) => catalog.secretFields(type),
+  });
   // Placeholders resolved as the import resolved them; an unset one only matters for a field compared.
   const overrides =
     options.overrides === undefined
@@ -195,10 +190,13 @@ async function verifyAgainst(
 ): Promise<VerifyResult> {
   if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
 
-  const expectedProfiles = snapshotProfilesOf({
-    header: snapshot.verified.header,
-    profiles: snapshot.profiles,
-  });
+  // None when the snapshot holds no profiles: format version 1 (its header migrated to `include:
+  // ["connections"]`), or an export that could not read them.
+  const expectedProfiles: ProfileSide[] | undefined = snapshot.verified.header.include.includes(
+    'scanProfiles',
+  )
+    ? snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }))
+    : undefined;
   // Each entry is read again when its twin arrives; what it holds in the clear is known to the
   // scrubber before anything is printed (as is what the export gives, below).
   const verifier = createConnectionVerifier(snapshot.entries, compare, options.testConnections);
@@ -261,7 +259,6 @@ async function verifyAgainst(
       : verifyProfiles(
           expectedProfiles,
           liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, live) })),
-          compareProfileSides,
         );
   const items: VerifyItem[] = [
     ...connectionItems.map((item) => {
@@ -285,39 +282,6 @@ async function verifyAgainst(
     verified: isVerified(items),
     reportPath: options.report,
   };
-}
-
-/**
- * The snapshot's scan profiles, or undefined when it holds none: a snapshot of format version 1 (its
- * header migrated to `include: ["connections"]`), or one whose export could not read the profiles.
- */
-function snapshotProfilesOf(snapshot: {
-  readonly header: SnapshotHeader;
-  readonly profiles: readonly SnapshotScanProfile[];
-}): ProfileSide[] | undefined {
-  if (!snapshot.header.include.includes('scanProfiles')) return undefined;
-  return snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }));
-}
-
-/** `diff`'s profile comparison (`src/diff/scan-profiles.ts`): the service's fields ignored, sources by name. */
-export function compareProfileSides(snapshot: ProfileSide, environment: ProfileSide): readonly FieldChange[] {
-  return compareProfileFields(
-    toComparableProfile(snapshot.profile, snapshot.dataSourceNames, isProfileServerField),
-    toComparableProfile(environment.profile, environment.dataSourceNames, isProfileServerField),
-  );
-}
-
-/** The comparison of `diff`, compiled once: the ignore rules and the templates' secret fields. */
-function compileCompareOptions(
-  ignoreFields: readonly string[],
-  catalog: { secretFields(type: string): ReadonlySet<string> },
-): CompareOptions {
-  const rules = ignoreFields.map((text) => {
-    const parsed = parseIgnoreRule(text);
-    if (!parsed.ok) throw new UsageError(`Expected --ignore-field to be ${parsed.problem}`);
-    return parsed.rule;
-  });
-  return { ignore: compileIgnoreRules(rules), secretFields: (type) => catalog.secretFields(type) };
 }
 
 /** The environment's scan profiles; a service without the profiles endpoint (404) has none. */

@@ -5,11 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { diffConnections } from '../../src/diff/compare.js';
 import { compileIgnoreRules, parseIgnoreRule } from '../../src/diff/ignore.js';
-import {
-  customFieldAsCompared,
-  customFieldsAsCompared,
-  normalizeForCompare,
-} from '../../src/diff/normalize.js';
+import { normalizeForCompare } from '../../src/diff/normalize.js';
 import { formatPointer, parsePointer } from '../../src/diff/pointer.js';
 import { renderDiffText, summarize } from '../../src/diff/render-text.js';
 import { hasDifferences } from '../../src/diff/types.js';
@@ -323,32 +319,5 @@ describe('renderDiffText', () => {
     };
     expect(summarize(none)).toBe('no differences (3 connections unchanged; 1 field masked, not compared)');
     expect(summarize({ ...none, uncomparable: [] })).toBe('no differences (3 connections unchanged)');
-  });
-});
-
-describe('one custom field as diff reads it', () => {
-  it('is the keyed custom_fields property, whatever the array holds', () => {
-    const name = fc.constantFrom('a', 'b', 'c', '__proto__', 'constructor');
-    const field = fc.oneof(
-      fc.record({ field_name: name, field_value: fc.constantFrom('x', MASK) }),
-      fc.record({ field_name: fc.constantFrom(1, null), field_value: fc.constant('x') }),
-      fc.constantFrom(null, 'text', 7, ['a']),
-    );
-    const value = fc.oneof(
-      fc.array(field, { maxLength: 20 }),
-      fc.dictionary(name, fc.constant({ field_value: 'x' })),
-      fc.constantFrom(undefined, null, 'text'),
-    );
-    fc.assert(
-      fc.property(value, name, (v, key) => {
-        const keyed = customFieldsAsCompared(v);
-        const expected =
-          keyed !== null && typeof keyed === 'object' && !Array.isArray(keyed) && Object.hasOwn(keyed, key)
-            ? (keyed as Record<string, unknown>)[key]
-            : undefined;
-        expect(customFieldAsCompared(v, key)).toBe(expected);
-      }),
-      { numRuns: 2000 },
-    );
   });
 });

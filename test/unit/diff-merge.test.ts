@@ -1,21 +1,13 @@
 /**
  * Two snapshots diffed by a merge join (src/snapshot/merge.ts into src/diff/merged.ts) against the
  * whole-sides diff (diffConnections): the same result for any two sides, byte-equal lines parsed once
- * and never compared field by field; and `maskedPointers` against `compareConnections` of an entry
- * with a copy of itself.
+ * and never compared field by field.
  */
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  compareConnections,
-  compileCompareOptions,
-  createMaskFinder,
-  diffConnections,
-  type MaskSource,
-  maskedPointers,
-} from '../../src/diff/compare.js';
-import { createMergedDiff, maskTokensIn } from '../../src/diff/merged.js';
+import { diffConnections } from '../../src/diff/compare.js';
+import { createMergedDiff } from '../../src/diff/merged.js';
 import type { DiffOptions } from '../../src/diff/types.js';
 import { InputFileError, InterruptedError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
@@ -51,9 +43,9 @@ async function mergeDiff(fromPath: string, toPath: string, diffOptions: DiffOpti
     { path: fromPath, label: 'from.jsonl' },
     { path: toPath, label: 'to.jsonl' },
     {
-      same(lines) {
+      same(entry, line) {
         steps.push('same');
-        differ.same(lines);
+        differ.same(entry, line);
       },
       both(from, to) {
         steps.push('both');
@@ -67,11 +59,6 @@ async function mergeDiff(fromPath: string, toPath: string, diffOptions: DiffOpti
     { chunkSize: 256 },
   );
   return { found: differ.finish(), steps, read };
-}
-
-/** A connection as the mask finder reads it. */
-function maskSourceOf(entry: Connection): MaskSource {
-  return { type: entry.type, entry: () => entry };
 }
 
 // A JSON value with masks in it, nested a little.
@@ -111,112 +98,6 @@ const entryFields = fc.record(
   { requiredKeys: ['type'] },
 );
 
-describe('maskedPointers', () => {
-  it('equals the uncomparable fields of compareConnections of an entry against a copy of itself', () => {
-    const compiled = compileCompareOptions(options);
-    fc.assert(
-      fc.property(entryFields, (fields) => {
-        const entry = { name: 'n', ...fields } as Connection;
-        const outcome = compareConnections(entry, structuredClone(entry), compiled);
-        expect(outcome.fields).toEqual([]);
-        expect(maskedPointers(entry, compiled)).toEqual(outcome.uncomparable);
-      }),
-      { numRuns: 500 },
-    );
-  });
-
-  it('with the mask tokens of its line as the bound, finds the same masks (the walk stops once all are met)', () => {
-    const compiled = compileCompareOptions(options);
-    fc.assert(
-      fc.property(entryFields, fc.boolean(), (fields, escaped) => {
-        const entry = { name: 'n', ...fields } as Connection;
-        let text = JSON.stringify(entry);
-        // Some lines hold escapes (the count is then unknown): a mask may be written escaped.
-        if (escaped) text = text.replaceAll(JSON.stringify(MASK), '"\\u002a*****"');
-        const line = Buffer.from(text);
-        const parsed = JSON.parse(text) as Connection;
-        const masks = maskTokensIn(line);
-        const outcome = compareConnections(parsed, structuredClone(parsed), compiled);
-        expect(maskedPointers(parsed, compiled, masks)).toEqual(outcome.uncomparable);
-        if (masks === 0) expect(outcome.uncomparable).toEqual([]);
-      }),
-      { numRuns: 500 },
-    );
-  });
-
-  it('a finder that offers each entry the masks of the one before it finds what maskedPointers finds', () => {
-    // Entries alike (one type, masks in the same places) with some that differ: an offered layout is
-    // taken only where it holds, under any ignore rules.
-    const alike = fc.record({
-      type: fc.constantFrom('s3', 'rdb-mysql'),
-      password: fc.constantFrom(MASK, 'x'),
-      secret_key: fc.constantFrom(MASK, 'y', undefined),
-      custom_fields: fc.oneof(
-        fc.array(customField, { maxLength: 3 }),
-        fc.constant([{ field_name: 'k1', field_type: 'encrypted', field_value: MASK }]),
-        fc.constant({ k1: { field_value: MASK } }),
-      ),
-      other: fc.oneof(fc.constant(undefined), value),
-    });
-    const rules = fc.constantFrom(
-      [],
-      options.ignoreFields,
-      ['password'],
-      ['/custom_fields/k1'],
-      ['/*/k1/field_value'],
-    );
-    fc.assert(
-      fc.property(rules, fc.array(fc.oneof(alike, entryFields), { maxLength: 12 }), (ignoreFields, list) => {
-        const compiled = compileCompareOptions({ ...options, ignoreFields });
-        const find = createMaskFinder(compiled);
-        for (const fields of list) {
-          const entry = JSON.parse(JSON.stringify({ name: 'n', ...fields })) as Connection;
-          const line = Buffer.from(JSON.stringify(entry));
-          const masks = maskTokensIn(line);
-          const expected = maskedPointers(entry, compiled);
-          expect(find(maskSourceOf(entry), masks)).toEqual(expected);
-        }
-      }),
-      { numRuns: 500 },
-    );
-  });
-
-  it('maskTokensIn counts the mask written plainly, as a key or a value, and gives up on \\u escapes', () => {
-    expect(maskTokensIn(Buffer.from('{"password":"******","x":{"******":"******"}}'))).toBe(3);
-    expect(maskTokensIn(Buffer.from('{"password":"*****","p":"*******","q":"a******","r":"******b"}'))).toBe(
-      0,
-    );
-    expect(maskTokensIn(Buffer.from('{"p":"******","q":"******"}'))).toBe(2);
-    expect(maskTokensIn(Buffer.from('{"p":"*","q":"**","r":"******"}'))).toBe(1);
-    expect(maskTokensIn(Buffer.from('{"password":"\\u002a*****"}'))).toBeUndefined();
-    expect(maskTokensIn(Buffer.from('{"password":"\\u002A*****","x":"\\\\"}'))).toBeUndefined();
-    // Other escapes write no `*`: counted (an escaped backslash then a u is no \\u escape).
-    expect(maskTokensIn(Buffer.from('{"a":"\\"","b":1}'))).toBe(0);
-    expect(maskTokensIn(Buffer.from('{"share":"\\\\\\\\srv\\\\data","p":"******"}'))).toBe(1);
-    expect(maskTokensIn(Buffer.from('{"a":"\\\\u","p":"******"}'))).toBe(1);
-    // A string holding escaped quotes around the mask's text may count: a bound, never short.
-    expect(maskTokensIn(Buffer.from('{"a":"x\\"******"}'))).toBe(1);
-    expect(maskTokensIn(Buffer.from('{}'))).toBe(0);
-  });
-
-  it('a wrong bound (fewer masks than the entry holds) is never given: a line without \\u escapes counts every mask value', () => {
-    fc.assert(
-      fc.property(entryFields, (fields) => {
-        const line = Buffer.from(JSON.stringify({ name: 'n', ...fields }));
-        const masks = maskTokensIn(line);
-        if (masks === undefined) return;
-        const values = (v: unknown): number =>
-          v === MASK
-            ? 1
-            : typeof v === 'object' && v !== null
-              ? Object.values(v).reduce<number>((n, x) => n + values(x), 0)
-              : 0;
-        expect(masks).toBeGreaterThanOrEqual(values(JSON.parse(line.toString())));
-      }),
-    );
-  });
-});
-
 describe('mergeSnapshots into createMergedDiff', () => {
   // `to` is built from `from`: each connection kept as is (a byte-equal line), edited, or dropped,
   // plus connections of its own.
@@ -242,7 +123,13 @@ describe('mergeSnapshots into createMergedDiff', () => {
 
   it('equals diffConnections of the same two sides, byte-equal lines handed out as one step', async () => {
     // Without ignore rules, with top-level ones, and with pointer rules.
-    const ruleSets = fc.constantFrom([], ['password', 'description'], options.ignoreFields);
+    const ruleSets = fc.constantFrom(
+      [],
+      ['password', 'description'],
+      options.ignoreFields,
+      ['/*'],
+      ['/password', '/cfg/*'],
+    );
     await fc.assert(
       fc.asyncProperty(sides, ruleSets, async ({ from, fates, extra, edit }, ignoreFields) => {
         const diffOptions = { ...options, ignoreFields };
@@ -294,9 +181,9 @@ describe('mergeSnapshots into createMergedDiff', () => {
         { path: a },
         { path: b },
         {
-          same(lines) {
+          same(entry, line) {
             same++;
-            differ.same(lines);
+            differ.same(entry, line);
           },
           both: () => expect.unreachable(),
           only: () => expect.unreachable(),
@@ -350,14 +237,14 @@ describe('mergeSnapshots into createMergedDiff', () => {
     expect(found.result.uncomparable).toEqual(entries.map((e) => ({ name: e.name, path: '/password' })));
   });
 
-  it('compares every pair field by field when a side needs migrating (its lines are not its entries)', async () => {
+  it('pairs a version 1 side as any other (its entry lines are as in version 2)', async () => {
     const a: Connection = { name: 'a', type: 's3', description: 'x' };
     const b: Connection = { name: 'b', type: 's3', password: MASK };
     const c: Connection = { ...b, name: 'c' };
     const old = await writeSnapshotAt('old.jsonl', [a, b], 1);
     const now = await writeSnapshotAt('now.jsonl', [a, c]);
     const { found, steps } = await mergeDiff(old, now);
-    expect(steps).toEqual(['both', 'from', 'to']);
+    expect(steps).toEqual(['same', 'from', 'to']);
     expect(found.result).toEqual(diffConnections([a, b], [a, c], options));
   });
 

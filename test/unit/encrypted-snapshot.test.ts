@@ -13,7 +13,7 @@ import type { Connection } from '../../src/model/connection.js';
 import { AGE_CHUNK_BYTES, type AgeKeys } from '../../src/snapshot/age.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { loadEncryption, loadSnapshotKeys, useSnapshotKeys } from '../../src/snapshot/keys.js';
-import { loadSnapshot, openPlacedSnapshot, verifySnapshot } from '../../src/snapshot/read.js';
+import { type EntryPlace, indexSnapshot, loadSnapshot, verifySnapshot } from '../../src/snapshot/read.js';
 import { isEncryptedSnapshot, openSnapshotSource } from '../../src/snapshot/source.js';
 import { SpillCipher } from '../../src/snapshot/spill-cipher.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
@@ -106,11 +106,8 @@ describe('an encrypted snapshot written and read', () => {
     const path = join(dir, 'b.snapshot.jsonl');
     await writeEncrypted(path, connections(800));
     useSnapshotKeys(keys);
-    const file = openPlacedSnapshot(path);
-    const places: { name: string; place: Parameters<typeof file.reread>[0] }[] = [];
-    for (let next = await file.entries.next(); next.done !== true; next = await file.entries.next()) {
-      places.push({ name: next.value.name, place: next.value.place });
-    }
+    const places: { name: string; place: EntryPlace }[] = [];
+    const { file } = await indexSnapshot(path, ({ name, place }) => places.push({ name, place }));
     expect(places.at(-1)?.place.offset).toBeGreaterThan(3 * AGE_CHUNK_BYTES);
     // Backwards, so every reread leaves the chunks decrypted last.
     for (const { name, place } of places.reverse()) expect(file.reread(place).name).toBe(name);
@@ -312,22 +309,17 @@ describe('the spill cipher', () => {
         cipher.apply(Buffer.from(sealed.subarray(from, to)), from).equals(plain.subarray(from, to)),
       ).toBe(true);
     }
-    // Runs gathered into one buffer and deciphered together, in place.
+    // Runs read in another order, each deciphered in place.
     const runs = [
       { position: 700, length: 55 },
       { position: 3, length: 1 },
       { position: 16, length: 32 },
       { position: 333, length: 300 },
     ];
-    const gathered = Buffer.concat(runs.map((r) => sealed.subarray(r.position, r.position + r.length)));
-    let at = 0;
-    cipher.applyRuns(
-      gathered,
-      runs.map((r) => {
-        const run = { at, length: r.length, position: r.position };
-        at += r.length;
-        return run;
-      }),
+    const gathered = Buffer.concat(
+      runs.map((r) =>
+        cipher.apply(Buffer.from(sealed.subarray(r.position, r.position + r.length)), r.position),
+      ),
     );
     expect(
       gathered.equals(Buffer.concat(runs.map((r) => plain.subarray(r.position, r.position + r.length)))),

@@ -2,6 +2,8 @@
  * The import's lean snapshot: per entry a place, the body prepared again from the file each time, and a
  * line that changed since it was verified refused.
  */
+
+import { writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +14,7 @@ import { EMPTY_OVERRIDES } from '../../src/importer/overrides.js';
 import type { Connection } from '../../src/model/connection.js';
 import { loadShippedCatalog } from '../../src/schema/catalog.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
-import { openPlacedSnapshot } from '../../src/snapshot/read.js';
+import { indexSnapshot } from '../../src/snapshot/read.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -90,17 +92,16 @@ describe('the lean snapshot of an import', () => {
     for (const change of [text.slice(0, 40), `${text}${text}`]) {
       await writeFile(path, text);
       // Read 64 bytes at a time: the file changes after its first entry is read, before the rest is.
-      const file = openPlacedSnapshot(path, { chunkSize: 64, holdForRereadsUpTo: 1 << 20 });
-      try {
-        await file.entries.next();
-        await writeFile(path, change);
-        const rest = (async () => {
-          for (let next = await file.entries.next(); next.done !== true; next = await file.entries.next());
-        })();
-        await expect(rest).rejects.toBeInstanceOf(InputFileError);
-      } finally {
-        file.close();
-      }
+      let changed = false;
+      const read = indexSnapshot(
+        path,
+        () => {
+          if (!changed) writeFileSync(path, change);
+          changed = true;
+        },
+        { chunkSize: 64, holdForRereadsUpTo: 1 << 20 },
+      );
+      await expect(read).rejects.toBeInstanceOf(InputFileError);
     }
   });
 });

@@ -10,8 +10,8 @@ import { hashEntryLines } from '../../src/snapshot/checksum.js';
 import { canonicalizeEntry, createSnapshotHeader, serializeEntryLine } from '../../src/snapshot/format.js';
 import {
   type EntryPlace,
+  indexSnapshot,
   loadSnapshot,
-  openPlacedSnapshot,
   readSnapshotEntries,
   scanSnapshot,
   verifySnapshot,
@@ -397,7 +397,7 @@ describe('verifySnapshot refuses, naming the line', () => {
   });
 });
 
-describe('openPlacedSnapshot', () => {
+describe('indexSnapshot', () => {
   it('hands out each entry with its place, reads it again by place, and refuses a line changed since', async () => {
     const dir = await makeTempDir('placed-');
     const path = join(dir, 'placed.snapshot.jsonl');
@@ -412,12 +412,15 @@ describe('openPlacedSnapshot', () => {
       entries,
     );
     // Small chunks: lines span chunk boundaries.
-    const snapshot = openPlacedSnapshot(path, { chunkSize: 64 });
     const places: EntryPlace[] = [];
-    for await (const { entry, place } of snapshot.entries) {
-      places.push(place);
-      expect(snapshot.reread(place)).toEqual(entry);
-    }
+    const { file: snapshot } = await indexSnapshot(
+      path,
+      ({ entry, place }, file) => {
+        places.push(place);
+        expect(file.reread(place)).toEqual(entry);
+      },
+      { chunkSize: 64 },
+    );
     expect(places).toHaveLength(300);
     expect(snapshot.reread(places[123] as EntryPlace)).toEqual(entries[123]);
     const text = readFileSync(path, 'utf8');
@@ -435,9 +438,10 @@ describe('openPlacedSnapshot', () => {
       createSnapshotHeader({ tool: 't', source: { url: 'https://a.invalid', environment: 'a' } }),
       [{ name: 'a', type: 's3' }],
     );
-    const snapshot = openPlacedSnapshot(path, { label: 'gone.snapshot.jsonl' });
     const places: EntryPlace[] = [];
-    for await (const { place } of snapshot.entries) places.push(place);
+    const { file: snapshot } = await indexSnapshot(path, ({ place }) => places.push(place), {
+      label: 'gone.snapshot.jsonl',
+    });
     rmSync(path);
     try {
       snapshot.reread(places[0] as EntryPlace);

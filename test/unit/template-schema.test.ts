@@ -10,13 +10,12 @@ import type { ConnectorTemplate } from '../../src/model/template.js';
 import { fixturesDir } from '../../src/paths.js';
 import { createAjv } from '../../src/schema/ajv.js';
 import {
-  buildCatalogFromTemplates,
-  isMaskedSecretProblem,
+  loadCatalogOfTemplates,
   loadShippedCatalog,
   shippedConnectionSchemaPath,
   shippedTemplatesDir,
 } from '../../src/schema/catalog.js';
-import { looseEnum, templateToSchema } from '../../src/schema/template-schema.js';
+import { convertTemplate, looseEnum } from '../../src/schema/template-schema.js';
 import { loadCatalogFromEnvironment } from '../../src/validate/target-catalog.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -48,11 +47,11 @@ function propertiesOf(schema: Record<string, unknown>): Record<string, Record<st
   return schema.properties as Record<string, Record<string, unknown>>;
 }
 
-describe('templateToSchema (emulator templates)', () => {
+describe('convertTemplate (emulator templates)', () => {
   it.each(templates.map((t) => [t.name, t] as const))(
     '%s: mandatory -> required, password -> x-secret, options -> enum',
     (_, template) => {
-      const schema = templateToSchema(template);
+      const { schema } = convertTemplate(template);
       const props = propertiesOf(schema);
       const mandatory = template.fields.filter((f) => f.mandatory).map((f) => f.apiName);
       expect([...(schema.required as string[])].sort()).toEqual(
@@ -79,7 +78,7 @@ describe('templateToSchema (emulator templates)', () => {
     },
   );
 
-  it('keeps each validation errorText and applies the regex to non-empty values only', () => {
+  it('keeps each validation errorText and applies the regex to non-empty values only', async () => {
     const template: ConnectorTemplate = {
       name: 'x',
       fields: [
@@ -94,7 +93,7 @@ describe('templateToSchema (emulator templates)', () => {
         },
       ],
     };
-    const catalog = buildCatalogFromTemplates([template]);
+    const catalog = await loadCatalogOfTemplates([template]);
     const check = (host: unknown) =>
       catalog.checkEntry({ name: 'n', type: 'x', host }).errors.map((e) => [e.path, e.message]);
     expect(check('')).toEqual([]);
@@ -106,8 +105,8 @@ describe('templateToSchema (emulator templates)', () => {
     ]);
   });
 
-  it('leaves out a regex JavaScript cannot compile, with a catalog warning', () => {
-    const catalog = buildCatalogFromTemplates([
+  it('leaves out a regex JavaScript cannot compile, with a catalog warning', async () => {
+    const catalog = await loadCatalogOfTemplates([
       {
         name: 'x',
         fields: [{ apiName: 'a', type: 'string', validation: [{ regex: '([a-z', errorText: 'x' }] }],
@@ -117,8 +116,8 @@ describe('templateToSchema (emulator templates)', () => {
     expect(catalog.checkEntry({ name: 'n', type: 'x', a: '((' }).errors).toEqual([]);
   });
 
-  it('accepts template regexes written without the u flag in mind', () => {
-    const catalog = buildCatalogFromTemplates([
+  it('accepts template regexes written without the u flag in mind', async () => {
+    const catalog = await loadCatalogOfTemplates([
       {
         name: 'x',
         fields: [{ apiName: 'a', type: 'string', validation: [{ regex: '^[\\w\\:]+$', errorText: 'bad' }] }],
@@ -136,7 +135,10 @@ describe('templateToSchema (emulator templates)', () => {
 });
 
 describe('catalog built from the emulator templates', () => {
-  const catalog = buildCatalogFromTemplates(templates);
+  let catalog: Awaited<ReturnType<typeof loadCatalogOfTemplates>>;
+  beforeAll(async () => {
+    catalog = await loadCatalogOfTemplates(templates);
+  });
 
   it('finds every generated connection valid', () => {
     for (const entry of generateConnections(200, { seed: 3 })) {
@@ -158,7 +160,7 @@ describe('catalog built from the emulator templates', () => {
     ]);
   });
 
-  it('knows secrets and required secrets', () => {
+  it('knows secrets and required secrets', async () => {
     expect([...catalog.secretFields('s3')].sort()).toEqual([
       'aws_access_key',
       'aws_secret_key',
@@ -169,7 +171,7 @@ describe('catalog built from the emulator templates', () => {
     // A stored credential can stand in for the password: never required (api-notes).
     expect(catalog.requiredSecretFields('rdb-mysql')).toEqual([]);
     expect(catalog.requiredSecretFields('mongodb')).toEqual([]);
-    const strict = buildCatalogFromTemplates([
+    const strict = await loadCatalogOfTemplates([
       { name: 'x', fields: [{ apiName: 'password', type: 'password', mandatory: true }] },
     ]);
     expect(strict.requiredSecretFields('x')).toEqual(['password']);
@@ -187,7 +189,7 @@ describe('catalog built from the emulator templates', () => {
       password: '******',
     });
     expect(report.errors).toEqual([]);
-    expect(report.warnings.map((w) => [w.path, isMaskedSecretProblem(w)])).toEqual([['/password', true]]);
+    expect(report.warnings.map((w) => [w.path, w.kind === 'masked-secret'])).toEqual([['/password', true]]);
   });
 });
 
@@ -228,7 +230,7 @@ describe('shipped schemas/templates', () => {
   it('agree with the emulator templates on required and x-secret (both read the same evidence)', async () => {
     const shipped = await loadShippedCatalog();
     for (const template of templates.filter((t) => SHIPPED_TYPES.includes(t.name))) {
-      const built = buildCatalogFromTemplates([template]);
+      const built = await loadCatalogOfTemplates([template]);
       expect([...shipped.requiredFields(template.name)].sort(), template.name).toEqual(
         [...built.requiredFields(template.name)].sort(),
       );
@@ -260,8 +262,8 @@ describe('shipped schemas/templates', () => {
 });
 
 describe('live templates with odd parts', () => {
-  it('map a field kind this build does not know to any JSON value, with a warning', () => {
-    const catalog = buildCatalogFromTemplates([
+  it('map a field kind this build does not know to any JSON value, with a warning', async () => {
+    const catalog = await loadCatalogOfTemplates([
       {
         name: 'x',
         fields: [
@@ -285,8 +287,8 @@ describe('live templates with odd parts', () => {
     expect(catalog.checkEntry(entry).errors).toEqual([]);
   });
 
-  it('key fields by apiName, never by name', () => {
-    const catalog = buildCatalogFromTemplates([
+  it('key fields by apiName, never by name', async () => {
+    const catalog = await loadCatalogOfTemplates([
       {
         name: 'smb',
         fields: [{ apiName: 'smbServer', name: 'serverName', type: 'string', mandatory: true }],
@@ -298,8 +300,8 @@ describe('live templates with odd parts', () => {
     );
   });
 
-  it('degrade fields without apiName, non-object fields and non-array options/validation to warnings', () => {
-    const catalog = buildCatalogFromTemplates([
+  it('degrade fields without apiName, non-object fields and non-array options/validation to warnings', async () => {
+    const catalog = await loadCatalogOfTemplates([
       {
         name: 'x',
         fields: [
@@ -326,8 +328,8 @@ describe('live templates with odd parts', () => {
     expect(catalog.checkEntry({ name: 'n', type: 'x' }).errors).toEqual([]);
   });
 
-  it('accept mixed scalar types in string fields ("1" and 1), refuse an empty mandatory string', () => {
-    const catalog = buildCatalogFromTemplates([
+  it('accept mixed scalar types in string fields ("1" and 1), refuse an empty mandatory string', async () => {
+    const catalog = await loadCatalogOfTemplates([
       {
         name: 'x',
         fields: [

@@ -21,7 +21,6 @@ import {
   readRecordedTest,
   type VerifyItem,
 } from '../../src/verify/verdict.js';
-import { compareProfileSides } from '../../src/verify/verify-environment.js';
 
 describe('readRecordedTest', () => {
   it('reads connectionStatusTest.is_success as a boolean or its text, else none', () => {
@@ -212,7 +211,6 @@ describe('runConnectionTests', () => {
 });
 
 describe('verifyProfiles (snapshot format 2)', () => {
-  const compare = compareProfileSides;
   const connections = [
     { _id: 'e1', name: 'hr-mysql' },
     { _id: 'e2', name: 'logs-s3' },
@@ -259,7 +257,7 @@ describe('verifyProfiles (snapshot format 2)', () => {
       },
       { _id: 't4', name: 'Stray', dataSourceList: [] },
     ].map((p) => side(p, nameDataSources(p, connections)));
-    const items = verifyProfiles(snapshot, live, compare);
+    const items = verifyProfiles(snapshot, live);
     expect(items.map((i) => [i.object, i.name, i.state])).toEqual([
       ['scan profile', 'Gone', 'skipped'],
       ['scan profile', 'Nightly', 'present'],
