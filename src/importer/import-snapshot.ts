@@ -51,7 +51,6 @@ import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { checkPreparedEntry, checkWhileWaiting } from './early-checks.js';
 import { checkOnly, listTarget, targetSummarizer, withReferenceChecks } from './import-target.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,
@@ -78,10 +77,10 @@ import {
   overridesApplyTo,
   resolveOverrides,
 } from './overrides.js';
-import { isSendStep, type PlanEntry, planImport } from './plan.js';
+import { isSendStep, planImport } from './plan.js';
 import {
+  checkEntryForSend,
   checkPreflight,
-  checkProfilePreflight,
   type EntryTemplates,
   formatProblem,
   preflightHint,
@@ -230,18 +229,10 @@ async function importLeanSnapshot(
     const { listing, profileListing, referencesRead } = startReads();
     // The template schemas of the entries still to create are compiled while the reads are out.
     await nextTurn();
-    const stillToSend = (entry: PlanEntry) => journalState.get(entry.name)?.state !== 'done';
     const typesToCheck = new Set<string>();
-    for (const entry of lean.entries) if (stillToSend(entry)) typesToCheck.add(entry.type);
+    for (const entry of lean.entries)
+      if (journalState.get(entry.name)?.state !== 'done') typesToCheck.add(entry.type);
     catalog.compile(typesToCheck);
-    // The entries still to send are checked while the target is listed, until the listing arrives
-    // (`early-checks.ts`); the plan takes what was found and checks the rest itself.
-    const early = await checkWhileWaiting(
-      lean.entries,
-      (entry) => stillToSend(entry) && (options.only?.has(entry.name, entry.type) ?? true),
-      listing,
-      (entry) => checkPreparedEntry(prepare(entry), templates),
-    );
     const target = await listing;
     if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
     const targetProfiles = await profileListing;
@@ -267,14 +258,15 @@ async function importLeanSnapshot(
       ...(converging
         ? { converge: withReferenceChecks(convergeHelpers, targetReferences, noteReferences) }
         : {}),
-      check: (entry, prepared) => {
-        const checked = early.get(entry.name) ?? checkPreparedEntry(prepared(), templates);
-        noteReferences(checked.referencing);
+      check: (_entry, prepared) => {
+        const body = prepared();
+        const checked = checkEntryForSend(body, templates);
+        noteReferences(body);
         for (const w of checked.warnings) {
           const line = w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
           if (!warnings.has(line)) warnings.set(line, w);
         }
-        return [...checked.problems, ...checkEntryReferences(checked.referencing, targetReferences)];
+        return [...checked.problems, ...checkEntryReferences(body, targetReferences)];
       },
     };
     const plan = planImport(planInput);
@@ -307,22 +299,18 @@ async function importLeanSnapshot(
       only: options.only,
     });
 
-    const problems = checkPreflight(plan, {
-      maxChanges: options.maxChanges,
-      target: {
-        label: environment.label,
-        name: environment.name,
-        url: environment.url,
-        protected: environment.protected,
-      },
-      confirm: options.confirm,
-      snapshotSourceUrl: lean.verified.header.source?.url,
-      allowSameSource: options.allowSameSource,
-      dryRun: options.dryRun,
-    });
     const profileWrites = countProfileWrites(profilePlan);
-    problems.push(
-      ...checkProfilePreflight(profilePlan.problems, plan.sends, profileWrites, options, environment),
+    const problems = checkPreflight(
+      plan,
+      {
+        maxChanges: options.maxChanges,
+        target: environment,
+        confirm: options.confirm,
+        snapshotSourceUrl: lean.verified.header.source?.url,
+        allowSameSource: options.allowSameSource,
+        dryRun: options.dryRun,
+      },
+      { problems: profilePlan.problems, writes: profileWrites },
     );
 
     if (options.dryRun) {

@@ -33,7 +33,6 @@ import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { remapDataSourceList } from '../profiles/data-source-list.js';
-import { stripProfileServerFields } from '../profiles/server-fields.js';
 import type { JournalOp } from '../sync/journal/records.js';
 import type { RunState } from '../sync/journal/replay.js';
 import {
@@ -41,7 +40,6 @@ import {
   type DataSourceRef,
   makeProfileImage,
   type ProfileImage,
-  placeDataSources,
 } from '../sync/kinds/scan-profile.js';
 import { decideExisting, journaledDeletes, type OnConflict, prunable } from '../sync/plan.js';
 import type { NameSelection } from './selection.js';
@@ -331,23 +329,5 @@ function resolveDataSources(
       targetName: e.targetName,
       asName: e.form === 'name',
     })),
-  };
-}
-
-/** The body to send: server fields dropped, the target name, `dataSourceList` remapped. */
-export function buildProfileBody(
-  step: Extract<ProfileSendStep, { kind: 'create' | 'update' }>,
-  connectionIds: ReadonlyMap<string, string | undefined>,
-): { ok: true; body: Record<string, unknown> } | { ok: false; message: string } {
-  const { list, missing } = placeDataSources(step.dataSources, connectionIds);
-  const first = missing[0];
-  if (first !== undefined)
-    return {
-      ok: false,
-      message: `connection '${first.name}' is not in the target (was its creation refused?)`,
-    };
-  return {
-    ok: true,
-    body: { ...stripProfileServerFields(step.profile), name: step.targetName, dataSourceList: list },
   };
 }

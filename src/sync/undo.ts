@@ -33,7 +33,7 @@ import type { ScanProfile } from '../model/scan-profile.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { type ExecuteDeps, executeSteps, StepRefused, type WritePayload, type WriteStep } from './execute.js';
+import { type ExecuteDeps, executeSteps, type WritePayload, type WriteStep } from './execute.js';
 import {
   changeStates,
   type JournalReplay,
@@ -42,8 +42,8 @@ import {
   replayJournalFile,
 } from './journal/replay.js';
 import { type Journal, normaliseTargetUrl, openJournal } from './journal/writer.js';
-import { connectionWriter } from './kinds/connection.js';
-import { placeDataSources, scanProfileWriter } from './kinds/scan-profile.js';
+import { connectionWriter, readConnectionIds } from './kinds/connection.js';
+import { placeProfileBody, scanProfileWriter } from './kinds/scan-profile.js';
 import { cannotReadJournal } from './runs.js';
 import { createRateLimiter } from './throttle.js';
 import {
@@ -188,11 +188,7 @@ class UndoWrite implements WriteStep {
     step: Extract<UndoStep, { kind: 're-create' | 'put-back' }>,
   ): Readonly<Record<string, unknown>> {
     if (step.dataSources === undefined || this.idByName === undefined) return step.body;
-    const { list, missing } = placeDataSources(step.dataSources, this.idByName());
-    const first = missing[0];
-    if (first !== undefined)
-      throw new StepRefused(`connection '${first.name}' is not in the target, so the profile cannot name it`);
-    return { ...step.body, dataSourceList: list };
+    return placeProfileBody(step.body, step.dataSources, this.idByName(), ', so the profile cannot name it');
   }
 }
 
@@ -404,9 +400,7 @@ async function undoFromReplay(
       if (phase.steps.length === 0 || stoppedBy !== undefined) continue;
       if (index === 1) {
         // The connections created again have their ids now.
-        idsNow = new Map();
-        for await (const c of listConnections(client, { signal: ports.signal }))
-          idsNow.set(c.name, typeof c._id === 'string' ? c._id : undefined);
+        idsNow = await readConnectionIds(client, ports.signal);
       }
       const result = await executeSteps(
         phase.steps.map((s) => new UndoWrite(s, idByName)),

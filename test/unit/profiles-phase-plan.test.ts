@@ -5,14 +5,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  buildProfileBody,
   type ProfileJournalState,
   type ProfilePlanInput,
   planProfiles,
   profileStates,
 } from '../../src/importer/profile-plan.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
+import { stripProfileServerFields } from '../../src/profiles/server-fields.js';
+import { StepRefused } from '../../src/sync/execute.js';
 import { replayJournal } from '../../src/sync/journal/replay.js';
+import { placeProfileBody } from '../../src/sync/kinds/scan-profile.js';
 
 const SCHEDULE = { cronExpression: '0 2 * * *', timeZone: 'UTC' };
 
@@ -68,22 +70,26 @@ describe('planProfiles', () => {
       { ref: 's-beta', targetName: 'beta (2)', asName: false },
       { ref: 'alpha', targetName: 'alpha', asName: true },
     ]);
-    const built = buildProfileBody(
-      step,
-      new Map([
-        ['alpha', 'ta'],
-        ['beta (2)', 'tb2'],
-      ]),
-    );
-    expect(built).toEqual({
-      ok: true,
-      body: { name: 'p', dataSourceList: ['tb2', 'alpha'], scanTemplateId: 't', schedule: SCHEDULE },
-    });
+    // The body as the import's profile write builds it (`run-import.ts`): server fields dropped.
+    const build = (ids: ReadonlyMap<string, string>) =>
+      placeProfileBody(
+        { ...stripProfileServerFields(step.profile), name: step.targetName },
+        step.dataSources,
+        ids,
+        ' (was its creation refused?)',
+      );
+    expect(
+      build(
+        new Map([
+          ['alpha', 'ta'],
+          ['beta (2)', 'tb2'],
+        ]),
+      ),
+    ).toEqual({ name: 'p', dataSourceList: ['tb2', 'alpha'], scanTemplateId: 't', schedule: SCHEDULE });
     // A connection whose creation failed: the profile fails without a request.
-    expect(buildProfileBody(step, new Map([['alpha', 'ta']]))).toEqual({
-      ok: false,
-      message: "connection 'beta (2)' is not in the target (was its creation refused?)",
-    });
+    expect(() => build(new Map([['alpha', 'ta']]))).toThrow(
+      new StepRefused("connection 'beta (2)' is not in the target (was its creation refused?)"),
+    );
   });
 
   it('refuses a data source with no name and no connection of that name, and one neither in the target nor created', () => {

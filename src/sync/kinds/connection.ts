@@ -9,6 +9,7 @@ import {
   createConnection,
   deleteConnection,
   getConnectionByName,
+  listConnections,
   updateConnection,
 } from '../../api/connections.js';
 import type { HttpClient } from '../../api/http.js';
@@ -44,6 +45,17 @@ export function connectionWriter(client: HttpClient): KindWriter {
       return found === undefined ? undefined : { id, createdAt: found.created_at };
     },
   };
+}
+
+/** The target's connection ids by name, listed now (a profile's sources are placed on them). */
+export async function readConnectionIds(
+  client: HttpClient,
+  signal: AbortSignal,
+): Promise<Map<string, string | undefined>> {
+  const ids = new Map<string, string | undefined>();
+  for await (const c of listConnections(client, { signal }))
+    ids.set(c.name, typeof c._id === 'string' ? c._id : undefined);
+  return ids;
 }
 
 /** What {@link createConvergeHelpers} needs of the template catalog. */
