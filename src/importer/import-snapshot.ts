@@ -37,7 +37,7 @@ import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { changeStates, entryStates, type JournalReplay } from '../sync/journal/replay.js';
+import { changeStates, entryStates, type JournalReplay, writesOf } from '../sync/journal/replay.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -50,7 +50,6 @@ import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
-import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { checkOnly, listTarget, targetSummarizer, withReferenceChecks } from './import-target.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,
@@ -85,7 +84,7 @@ import {
   formatProblem,
   preflightHint,
 } from './preflight.js';
-import { planProfiles, profileStates } from './profile-plan.js';
+import { planProfiles } from './profile-plan.js';
 import { buildProfileReport, countProfileOutcomes, serializeProfileReport } from './profile-report.js';
 import { countProfileWrites, runImportSteps } from './run-import.js';
 
@@ -210,7 +209,6 @@ async function importLeanSnapshot(
     } else {
       // Listed once the journal is locked: a run that held it before has ended, and its writes show.
       journal = await openJournal(journalPath, binding, {
-        tool: `${TOOL_NAME} ${TOOL_VERSION}`,
         keepRecord: () => false,
         onLocked: () => startReads(),
       }).catch((error: unknown) => {
@@ -225,7 +223,7 @@ async function importLeanSnapshot(
     journal?.releaseReplay();
     const journalState = entryStates(continuing);
     const journalChanges = changeStates(continuing);
-    const profileJournal = profileStates(continuing);
+    const profileJournal = writesOf(continuing, 'scan-profile');
     const { listing, profileListing, referencesRead } = startReads();
     // The template schemas of the entries still to create are compiled while the reads are out.
     await nextTurn();
@@ -374,15 +372,7 @@ async function importLeanSnapshot(
       stoppedBy: undefined,
     };
     if (writes > 0) {
-      if (continuing === undefined) {
-        await activeJournal.append({
-          kind: 'run',
-          run,
-          command: 'import',
-          tool: `${TOOL_NAME} ${TOOL_VERSION}`,
-          at: new Date().toISOString(),
-        });
-      }
+      if (continuing === undefined) await activeJournal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
       budget.extend(Math.max(30, Math.ceil(plan.changes / 10)));
       onEvent({
@@ -424,10 +414,8 @@ async function importLeanSnapshot(
       }
     }
     const stoppedBy = outcomes.stoppedBy;
-    if (stoppedBy === undefined && (writes > 0 || continuing !== undefined)) {
-      await activeJournal.append({ kind: 'run-end', run, at: new Date().toISOString() });
-    }
     const wrote = writes > 0 || continuing !== undefined;
+    if (stoppedBy === undefined && wrote) await activeJournal.endRun(run);
     await activeJournal.close();
 
     const report = buildReport(outcomes.plan ?? plan, outcomes.connections);

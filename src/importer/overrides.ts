@@ -24,7 +24,7 @@ import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import { schemasDir } from '../paths.js';
 import { compileSchemaFile, escapePointer, type SchemaCheck } from '../schema/ajv.js';
-import { describeJsonError, registerSecret, registerSecretsOf } from '../secrets.js';
+import { registerSecret, registerSecretsOf } from '../secrets.js';
 
 /** Fields and values of one override block. */
 export type OverrideFields = Readonly<Record<string, unknown>>;
@@ -56,19 +56,6 @@ export function describeUnresolved(placeholder: string): string {
   if (file) return `make the file ${file[1]} readable (a \${file:PATH} placeholder)`;
   const variable = /\$\{env:([^}]*)\}/.exec(placeholder)?.[1] ?? '';
   return `set the environment variable ${variable}`;
-}
-
-/** Parse and check an overrides document; `file` names it in errors (exit 2, naming the JSON pointer). */
-export async function parseOverrides(text: string, file: string): Promise<Overrides> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new InputFileError(file, undefined, `is not valid JSON (${describeJsonError(error)})`, {
-      hint: OVERRIDES_SHAPE_HINT,
-    });
-  }
-  return checkOverrides(value, file);
 }
 
 const OVERRIDES_SHAPE_HINT = 'Fix the overrides file; docs/files.md (Overrides) shows its shape';

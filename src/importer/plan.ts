@@ -149,9 +149,7 @@ export type ChangeStep = UpdateStep | DeleteStep;
 export type PlanStep =
   | SendStep
   | ChangeStep
-  | (StepBase & { readonly kind: 'exists'; readonly targetId: string | undefined })
-  | (StepBase & { readonly kind: 'unchanged'; readonly targetId: string | undefined })
-  | (StepBase & { readonly kind: 'conflict'; readonly targetId: string | undefined })
+  | (StepBase & { readonly kind: 'exists' | 'unchanged' | 'conflict'; readonly targetId: string | undefined })
   | (StepBase & {
       readonly kind: 'done';
       readonly targetName: string;

@@ -34,7 +34,7 @@ import type { Problem } from '../errors.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { remapDataSourceList } from '../profiles/data-source-list.js';
 import type { JournalOp } from '../sync/journal/records.js';
-import type { RunState } from '../sync/journal/replay.js';
+import type { WriteState } from '../sync/journal/replay.js';
 import {
   compareProfile,
   type DataSourceRef,
@@ -46,38 +46,8 @@ import type { NameSelection } from './selection.js';
 
 export type { ProfileImage } from '../sync/kinds/scan-profile.js';
 
-/** What to do with a profile whose name exists in the target (`--on-conflict`). */
-export type ProfileOnConflict = OnConflict;
-
 /** What the journal says about one profile (by its snapshot name; a delete by its target name). */
-export type ProfileJournalState =
-  | {
-      readonly state: 'done';
-      readonly action: JournalOp;
-      readonly targetName: string;
-      readonly targetId: string | undefined;
-    }
-  | { readonly state: 'failed'; readonly action: JournalOp; readonly targetName: string }
-  | {
-      readonly state: 'in-doubt';
-      readonly action: JournalOp;
-      readonly targetName: string;
-      readonly targetId: string | undefined;
-      readonly attempt: number;
-    };
-
-/** The states of a run's scan profile writes, by profile name (none for a new run). */
-export function profileStates(run: RunState | undefined): ReadonlyMap<string, ProfileJournalState> {
-  const states = new Map<string, ProfileJournalState>();
-  for (const w of run?.writes.values() ?? []) {
-    if (w.object !== 'scan-profile') continue;
-    const base = { action: w.op, targetName: w.targetName };
-    if (w.state === 'done') states.set(w.name, { state: 'done', ...base, targetId: w.targetId });
-    else if (w.state === 'failed') states.set(w.name, { state: 'failed', ...base });
-    else states.set(w.name, { state: 'in-doubt', ...base, targetId: w.targetId, attempt: w.attempt });
-  }
-  return states;
-}
+export type ProfileJournalState = Pick<WriteState, 'op' | 'state' | 'targetName' | 'targetId' | 'attempt'>;
 
 interface ProfileStepBase {
   /** The snapshot's profile name (a delete: the target's). */
@@ -160,7 +130,7 @@ export interface ProfilePlanInput {
    */
   readonly createdConnections: ReadonlyMap<string, string>;
   readonly journal: ReadonlyMap<string, ProfileJournalState>;
-  readonly onConflict: ProfileOnConflict;
+  readonly onConflict: OnConflict;
   readonly prune: boolean;
   readonly allowRun: boolean;
   /** `--only`: profile names restored (and pruned within); undefined = all. */
@@ -192,11 +162,11 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     snapshotNames.add(name);
     if (input.only !== undefined && !input.only.has(name)) continue;
     const journal = input.journal.get(name);
-    if (journal?.state === 'done' && journal.action !== 'delete' && targetByName.has(journal.targetName)) {
+    if (journal?.state === 'done' && journal.op !== 'delete' && targetByName.has(journal.targetName)) {
       steps.push({
         kind: 'done',
         name,
-        action: journal.action,
+        action: journal.op,
         targetName: journal.targetName,
         targetId: journal.targetId,
         via: 'journal',
@@ -215,7 +185,7 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     }
     const dataSources = resolved.dataSources;
     const attempt = journal?.state === 'in-doubt' ? journal.attempt + 1 : 1;
-    if (journal?.state === 'in-doubt' && journal.action === 'create') {
+    if (journal?.state === 'in-doubt' && journal.op === 'create') {
       // The earlier run may have created it under the name it sent: the target's list says.
       const found = targetByName.get(journal.targetName);
       if (found !== undefined) {
@@ -288,13 +258,12 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     }
     const deletes = journaledDeletes(
       input.journal,
-      (state) => state.state !== 'failed' && state.action === 'delete',
+      (state) => state.state !== 'failed' && state.op === 'delete',
       (name) => targetByName.has(name),
       (name) => input.only === undefined || input.only.has(name),
     );
     for (const [name, state] of deletes) {
-      const targetId = state.state === 'failed' ? undefined : state.targetId;
-      const targetName = state.targetName;
+      const { targetName, targetId } = state;
       steps.push({ kind: 'done', name, action: 'delete', targetName, targetId, via: 'journal' });
     }
   }

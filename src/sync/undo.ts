@@ -32,8 +32,8 @@ import type { Connection } from '../model/connection.js';
 import type { ScanProfile } from '../model/scan-profile.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { type ExecuteDeps, executeSteps, type WritePayload, type WriteStep } from './execute.js';
+import type { BeginRecord } from './journal/records.js';
 import {
   changeStates,
   type JournalReplay,
@@ -210,60 +210,44 @@ export async function undoRun(
   let journal: Journal | undefined;
   let replay: JournalReplay | undefined;
   try {
-    if (options.dryRun) {
-      const read = await replayJournalFile(options.journal, { keepRecord: () => false });
-      replay = read?.replay;
-      if (replay?.begin === undefined)
-        throw new InputFileError(
-          options.journal,
-          1,
-          'the journal is empty: the import wrote nothing to undo',
-        );
-    } else {
-      // Locked for the whole undo: no import of it runs meanwhile, and it does not change under the
-      // images read again from it.
-      journal = await openJournal(options.journal, undefined, {
-        tool: `${TOOL_NAME} ${TOOL_VERSION}`,
-        keepRecord: () => false,
-      });
+    // Locked for the whole undo: no import of it runs meanwhile, and it does not change under the
+    // images read again from it.
+    if (options.dryRun)
+      replay = (await replayJournalFile(options.journal, { keepRecord: () => false }))?.replay;
+    else {
+      journal = await openJournal(options.journal, undefined, { keepRecord: () => false });
       replay = journal.replay;
     }
   } catch (error) {
-    await journal?.close();
     // A typed error (a damaged journal, the lock held, a full disk) says what it is; anything else is a read.
     if (isDdsError(error)) throw error;
     throw cannotReadJournal(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
   }
+  const begin = replay?.begin;
+  if (replay === undefined || begin === undefined)
+    throw new InputFileError(options.journal, 1, 'the journal is empty: the import wrote nothing to undo');
   // What the undo needs of the replay; the rest (every earlier run's states) is let go before it runs.
-  const opened: OpenedJournal = { begin: replay.begin, chosen: chooseUndo(replay.runs) };
+  const chosen = chooseUndo(replay.runs);
   replay = undefined;
   journal?.releaseReplay();
   const reader = openJournalRecordReader(options.journal);
   try {
-    return await undoFromReplay(options, ports, onEvent, opened, journal, reader);
+    return await undoFromReplay(options, ports, onEvent, begin, chosen, journal, reader);
   } finally {
     reader.close();
     await journal?.close();
   }
 }
 
-/** What an undo takes of the journal's replay. */
-interface OpenedJournal {
-  readonly begin: JournalReplay['begin'];
-  readonly chosen: ReturnType<typeof chooseUndo>;
-}
-
 async function undoFromReplay(
   options: UndoOptions,
   ports: UndoPorts,
   onEvent: (event: UndoEvent) => void,
-  opened: OpenedJournal,
+  begin: BeginRecord,
+  chosen: ReturnType<typeof chooseUndo>,
   journal: Journal | undefined,
   reader: ReturnType<typeof openJournalRecordReader>,
 ): Promise<UndoResult> {
-  const { begin, chosen } = opened;
-  if (begin === undefined)
-    throw new InputFileError(options.journal, 1, 'the journal is empty: the import wrote nothing to undo');
   if (chosen === undefined) return { kind: 'nothing', journal: options.journal };
 
   // The run's records, read again (images stay in the file, read when a step needs them).
@@ -356,16 +340,7 @@ async function undoFromReplay(
     }
 
     const concurrency = environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
-    if (chosen.continuing === undefined) {
-      await active.append({
-        kind: 'run',
-        run: chosen.run,
-        command: 'undo',
-        undoes: chosen.undoes,
-        tool: `${TOOL_NAME} ${TOOL_VERSION}`,
-        at: new Date().toISOString(),
-      });
-    }
+    if (chosen.continuing === undefined) await active.startRun(chosen.run, 'undo', chosen.undoes);
     onEvent({
       kind: 'run-started',
       target: environment.label,
@@ -417,8 +392,7 @@ async function undoFromReplay(
       for (const outcome of result.outcomes) lines.set(outcome.step.step, lineOf(outcome.step.step, outcome));
       stoppedBy = result.stoppedBy;
     }
-    if (stoppedBy === undefined)
-      await active.append({ kind: 'run-end', run: chosen.run, at: new Date().toISOString() });
+    if (stoppedBy === undefined) await active.endRun(chosen.run);
     return {
       kind: 'ran',
       target: environment.label,

@@ -6,15 +6,18 @@ import { describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/errors.js';
 import {
   applyOverrides,
+  checkOverrides,
   describeUnresolved,
   findOverrideRemovals,
   findUnusedOverrides,
   loadOverrides,
-  parseOverrides,
   resolveOverrides,
 } from '../../src/importer/overrides.js';
 import { checkEntryForSend, type EntryTemplates } from '../../src/importer/preflight.js';
 import { clearRegisteredSecrets, scrub } from '../../src/secrets.js';
+
+/** An overrides document checked as `loadOverrides` checks the file it read. */
+const parseOverrides = (text: string, file: string) => checkOverrides(JSON.parse(text), file);
 
 describe('parseOverrides', () => {
   it('reads all, byType and byName', async () => {
@@ -34,7 +37,14 @@ describe('parseOverrides', () => {
     await expect(parseOverrides('{"byName": {"a": {"name": "b"}}}', 'o.json')).rejects.toThrow(
       /\/byName\/a\/name/,
     );
-    await expect(parseOverrides('{', 'o.json')).rejects.toBeInstanceOf(InputFileError);
+    // A file that is not JSON at all is refused when it is read (`loadOverrides`).
+    const dir = await mkdtemp(join(tmpdir(), 'dds-ovr-'));
+    try {
+      await writeFile(join(dir, 'o.json'), '{');
+      await expect(loadOverrides(join(dir, 'o.json'))).rejects.toBeInstanceOf(InputFileError);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
     const error = await parseOverrides('[]', 'o.json').catch((e: unknown) => e);
     expect((error as InputFileError).exitCode).toBe(2);
   });

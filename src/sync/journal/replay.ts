@@ -149,6 +149,13 @@ export function entryStates(run: RunState | undefined): Map<string, JournalEntry
   return out;
 }
 
+/** A run's writes of one kind of object, by name (none for a new run). */
+export function writesOf(run: RunState | undefined, object: JournalObject): Map<string, WriteState> {
+  const out = new Map<string, WriteState>();
+  for (const w of run?.writes.values() ?? []) if (w.object === object) out.set(w.name, w);
+  return out;
+}
+
 /** The states of a run's connection updates and deletes, by name. */
 export function changeStates(run: RunState | undefined): Map<string, JournalChangeState> {
   const out = new Map<string, JournalChangeState>();
