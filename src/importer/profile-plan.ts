@@ -42,6 +42,7 @@ import {
   type ProfileImage,
 } from '../sync/kinds/scan-profile.js';
 import { decideExisting, journaledDeletes, type OnConflict, prunable } from '../sync/plan.js';
+import type { TargetConnection } from './plan.js';
 import type { NameSelection } from './selection.js';
 
 export type { ProfileImage } from '../sync/kinds/scan-profile.js';
@@ -109,12 +110,6 @@ export interface ProfilePlan {
   readonly problems: readonly Problem[];
 }
 
-/** A connection of the target, as far as the plan needs it. */
-export interface ProfileTargetConnection {
-  readonly name: string;
-  readonly _id?: string | undefined;
-}
-
 /** Input of {@link planProfiles}. */
 export interface ProfilePlanInput {
   readonly profiles: readonly SnapshotScanProfile[];
@@ -123,7 +118,7 @@ export interface ProfilePlanInput {
   /** The target's profiles (`GET /scanProfiles`), read now. */
   readonly targetProfiles: readonly ScanProfile[];
   /** The target's connections, read now (before the connection phase). */
-  readonly targetConnections: readonly ProfileTargetConnection[];
+  readonly targetConnections: readonly Pick<TargetConnection, 'name' | '_id'>[];
   /**
    * Connections this run creates or created (snapshot name -> name in the target): the connection
    * plan's create, rename, reconcile and done steps.
@@ -272,7 +267,7 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
 
 function resolveDataSources(
   entry: SnapshotScanProfile,
-  connectionByName: ReadonlyMap<string, ProfileTargetConnection>,
+  connectionByName: ReadonlyMap<string, Pick<TargetConnection, 'name' | '_id'>>,
   created: ReadonlyMap<string, string>,
 ): { ok: true; dataSources: DataSourceRef<string>[] } | { ok: false; problems: Problem[] } {
   const remapped = remapDataSourceList(entry.scanProfile.dataSourceList, {

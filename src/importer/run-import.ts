@@ -258,15 +258,6 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     { ...deps, onOutcome: () => undefined },
     { concurrency: 1 },
   );
-  for (const outcome of result.outcomes) {
-    if (outcome.kind === 'applied')
-      profiles.set(outcome.step.index, { kind: 'done', targetId: outcome.targetId });
-    else if (outcome.kind === 'failed')
-      profiles.set(outcome.step.index, {
-        kind: 'failed',
-        httpStatus: outcome.httpStatus,
-        message: outcome.message,
-      });
-  }
+  for (const outcome of result.outcomes) profiles.set(outcome.step.index, outcome);
   return { connections, profiles, stoppedBy: result.stoppedBy, plan: asRun };
 }

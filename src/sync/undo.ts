@@ -52,7 +52,6 @@ import {
   isWritingStep,
   planConnectionUndo,
   planProfileUndo,
-  type TargetConnectionIds,
   type UndoStep,
 } from './undo-plan.js';
 
@@ -279,7 +278,8 @@ async function undoFromReplay(
   });
   try {
     const undoChanges = changeStates(chosen.continuing);
-    const ids: TargetConnectionIds = { idByName: new Map(), nameById: new Map() };
+    const idByName = new Map<string, string | undefined>();
+    const nameById = new Map<string, string>();
     const connectionHistories = histories.filter((h) => h.object === 'connection');
     const profileHistories = histories.filter((h) => h.object === 'scan-profile');
     const context = (h: History) => ({
@@ -293,8 +293,8 @@ async function undoFromReplay(
     const planned = new Array<UndoStep | undefined>(connectionHistories.length);
     for await (const c of listConnections(client, { signal: ports.signal })) {
       if (profileHistories.length > 0 && typeof c._id === 'string') {
-        (ids.idByName as Map<string, string | undefined>).set(c.name, c._id);
-        (ids.nameById as Map<string, string>).set(c._id, c.name);
+        idByName.set(c.name, c._id);
+        nameById.set(c._id, c.name);
       }
       const i = order.get(c.name);
       if (i === undefined || planned[i] !== undefined) continue;
@@ -314,7 +314,7 @@ async function undoFromReplay(
       for (const p of profiles) if (typeof p.name === 'string' && !byName.has(p.name)) byName.set(p.name, p);
       const recreated = new Set(connectionSteps.filter((s) => s.kind === 're-create').map((s) => s.name));
       profileSteps = profileHistories.map((h) =>
-        planProfileUndo(h, byName.get(h.name), ids, { ...context(h), recreated }),
+        planProfileUndo(h, byName.get(h.name), { idByName, nameById }, { ...context(h), recreated }),
       );
     }
     const steps = [...connectionSteps, ...profileSteps];
@@ -370,7 +370,7 @@ async function undoFromReplay(
     ];
     let stoppedBy: DdsError | undefined;
     let idsNow: Map<string, string | undefined> | undefined;
-    const idByName = () => idsNow ?? ids.idByName;
+    const idsOf = () => idsNow ?? idByName;
     for (const [index, phase] of phases.entries()) {
       if (phase.steps.length === 0 || stoppedBy !== undefined) continue;
       if (index === 1) {
@@ -378,7 +378,7 @@ async function undoFromReplay(
         idsNow = await readConnectionIds(client, ports.signal);
       }
       const result = await executeSteps(
-        phase.steps.map((s) => new UndoWrite(s, idByName)),
+        phase.steps.map((s) => new UndoWrite(s, idsOf)),
         {
           ...deps,
           onOutcome: (outcome) => {

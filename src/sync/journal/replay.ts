@@ -305,14 +305,29 @@ class Replayer {
   validBytes = 0;
   private lineNo = 0;
   private readonly folder = new Folder(() => this.begin);
+  /** The start of a line whose newline has not been read yet. */
+  private pending: Buffer[] = [];
 
   constructor(
     private readonly file: string,
     private readonly options: ReplayOptions,
   ) {}
 
+  /** The next bytes of the journal: each complete line is replayed. */
+  feed(buf: Buffer): void {
+    let start = 0;
+    for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
+      const piece = buf.subarray(start, nl);
+      const bytes = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece]);
+      this.pending = [];
+      this.line(bytes.toString('utf8'), bytes.length + 1);
+      start = nl + 1;
+    }
+    if (start < buf.length) this.pending.push(Buffer.from(buf.subarray(start)));
+  }
+
   /** One complete line (without its newline) of `lineBytes` bytes, newline included. */
-  line(line: string, lineBytes: number): void {
+  private line(line: string, lineBytes: number): void {
     this.lineNo += 1;
     if (line.trim() === '') {
       this.validBytes += lineBytes;
@@ -343,7 +358,9 @@ class Replayer {
     this.validBytes += lineBytes;
   }
 
-  result(tornTail: boolean): JournalReplay {
+  /** The replay of what was fed; a last piece without its newline is torn (even if it is only blanks). */
+  result(): JournalReplay {
+    const tornTail = this.pending.length > 0;
     this.folder.finish();
     const { begin, records, validBytes } = this;
     const { runs } = this.folder;
@@ -366,19 +383,8 @@ class Replayer {
  */
 export function replayJournal(text: string, file = 'journal', options: ReplayOptions = {}): JournalReplay {
   const replayer = new Replayer(file, options);
-  let offset = 0;
-  let tornTail = false;
-  while (offset < text.length) {
-    const nl = text.indexOf('\n', offset);
-    if (nl === -1) {
-      tornTail = true;
-      break;
-    }
-    const line = text.slice(offset, nl);
-    offset = nl + 1;
-    replayer.line(line, Buffer.byteLength(line, 'utf8') + 1);
-  }
-  return replayer.result(tornTail);
+  replayer.feed(Buffer.from(text, 'utf8'));
+  return replayer.result();
 }
 
 /**
@@ -399,26 +405,15 @@ export async function replayJournalFile(
     throw error;
   }
   let size = 0;
-  let pending: Buffer[] = [];
   try {
     for await (const chunk of handle.createReadStream({ highWaterMark: 256 * 1024, autoClose: false })) {
-      const buf = chunk as Buffer;
-      size += buf.length;
-      let start = 0;
-      for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
-        const piece = buf.subarray(start, nl);
-        const bytes = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
-        pending = [];
-        replayer.line(bytes.toString('utf8'), bytes.length + 1);
-        start = nl + 1;
-      }
-      if (start < buf.length) pending.push(Buffer.from(buf.subarray(start)));
+      size += (chunk as Buffer).length;
+      replayer.feed(chunk as Buffer);
     }
   } finally {
     await handle.close();
   }
-  // A last piece without its newline is torn, as in the text replay (even if it is only blanks).
-  return { replay: replayer.result(pending.length > 0), size };
+  return { replay: replayer.result(), size };
 }
 
 /** Reads records again by place (see {@link ReplayOptions.onRecord}). */

@@ -58,14 +58,9 @@ export async function readConnectionIds(
   return ids;
 }
 
-/** What {@link createConvergeHelpers} needs of the template catalog. */
-export interface ConvergeCatalog extends EntryTemplates {
-  secretFields(type: string): ReadonlySet<string>;
-}
-
 /** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
 export function createConvergeHelpers(
-  catalog: ConvergeCatalog,
+  catalog: EntryTemplates & { secretFields(type: string): ReadonlySet<string> },
   overrides: Overrides = EMPTY_OVERRIDES,
 ): ConvergeHelpers {
   const secretFields = (type: string) => catalog.secretFields(type);
