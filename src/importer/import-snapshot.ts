@@ -37,7 +37,7 @@ import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { changeStates, entryStates, type JournalReplay, writesOf } from '../sync/journal/replay.js';
+import { type JournalReplay, writesOf } from '../sync/journal/replay.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -221,15 +221,16 @@ async function importLeanSnapshot(
     // Every earlier run's states are let go: the run continued (if any) is all the import needs.
     replay = undefined;
     journal?.releaseReplay();
-    const journalState = entryStates(continuing);
-    const journalChanges = changeStates(continuing);
+    const journalWrites = writesOf(continuing, 'connection');
     const profileJournal = writesOf(continuing, 'scan-profile');
     const { listing, profileListing, referencesRead } = startReads();
     // The template schemas of the entries still to create are compiled while the reads are out.
     await nextTurn();
     const typesToCheck = new Set<string>();
-    for (const entry of lean.entries)
-      if (journalState.get(entry.name)?.state !== 'done') typesToCheck.add(entry.type);
+    for (const entry of lean.entries) {
+      const written = journalWrites.get(entry.name);
+      if (written?.op !== 'create' || written.state !== 'done') typesToCheck.add(entry.type);
+    }
     catalog.compile(typesToCheck);
     const target = await listing;
     if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
@@ -248,11 +249,10 @@ async function importLeanSnapshot(
       entries: lean.entries,
       prepare,
       target,
-      journal: journalState,
+      journal: journalWrites,
       onConflict: options.onConflict,
       only: options.only,
       prune: options.prune === true,
-      changes: journalChanges,
       ...(converging
         ? { converge: withReferenceChecks(convergeHelpers, targetReferences, noteReferences) }
         : {}),

@@ -24,7 +24,7 @@ import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SafeImage } from '../sync/journal/records.js';
-import type { JournalChangeState, JournalEntryState } from '../sync/journal/replay.js';
+import type { WriteState } from '../sync/journal/replay.js';
 import { decideExisting, journaledDeletes, type OnConflict, prunable } from '../sync/plan.js';
 import { PreparedSource, PreparedUpdate } from './prepared-sources.js';
 import type { NameSelection } from './selection.js';
@@ -182,6 +182,10 @@ export const PLAN_STEP_KINDS: readonly PlanStepKind[] = [
   'invalid',
 ];
 
+/** What the journal says of a connection: the last write of it in the run being finished. */
+export type JournaledWrite = Pick<WriteState, 'op' | 'state' | 'targetName'> &
+  Partial<Pick<WriteState, 'targetId' | 'type'>>;
+
 /** Input of {@link planImport}. */
 export interface PlanInput {
   /** The snapshot's entries: whole ({@link PreparedEntry}), or lean with a {@link PlanInput.prepare}. */
@@ -193,7 +197,8 @@ export interface PlanInput {
    */
   readonly prepare?: (entry: PlanEntry) => PreparedEntry;
   readonly target: readonly TargetConnection[];
-  readonly journal: ReadonlyMap<string, JournalEntryState>;
+  /** The run being finished: its last write of each connection, by name (none for a new run). */
+  readonly journal: ReadonlyMap<string, JournaledWrite>;
   readonly onConflict: OnConflict;
   /** Narrow the plan to these connections (`--only`, `--type`); undefined = all. */
   readonly only?: NameSelection | undefined;
@@ -204,8 +209,6 @@ export interface PlanInput {
   readonly check: (entry: PlanEntry, prepared: () => PreparedEntry) => readonly Problem[];
   /** Delete target connections the snapshot does not hold (`--prune`). */
   readonly prune?: boolean;
-  /** The journal's update and delete states, by connection name. */
-  readonly changes?: ReadonlyMap<string, JournalChangeState>;
   /**
    * What `--on-conflict update` and `--prune` need, injected so that the plan stays pure: the diff's
    * comparison of an entry with a target connection, an update's body and checks, and safe images.
@@ -279,7 +282,8 @@ export function planImport(input: PlanInput): ImportPlan {
       continue;
     }
     seen.add(entry.name);
-    const journaled = input.journal.get(entry.name);
+    const written = input.journal.get(entry.name);
+    const journaled = written?.op === 'create' ? written : undefined;
     let send: SendStep | undefined;
     if (journaled?.state === 'done' && targetById.has(journaled.targetName)) {
       steps.push(
@@ -307,7 +311,7 @@ export function planImport(input: PlanInput): ImportPlan {
         const comparable = current?.connection !== undefined || current?.compared !== undefined;
         steps.push(
           comparable && current !== undefined && input.converge !== undefined
-            ? planUpdate(entry, () => prepare(entry), current, input.converge, input.changes)
+            ? planUpdate(entry, () => prepare(entry), current, input.converge, input.journal)
             : stepOf(entry, { kind: 'exists', targetId }),
         );
         continue;
@@ -347,7 +351,7 @@ export function planImport(input: PlanInput): ImportPlan {
     steps.push(...planDeletes(pairing.onlyTarget, input, input.converge));
     const inTargetNames = new Set(input.target.map((t) => t.name));
     const deletes = journaledDeletes(
-      input.changes ?? new Map<string, JournalChangeState>(),
+      input.journal,
       (state) => state.op === 'delete' && state.state !== 'failed',
       (name) => inTargetNames.has(name),
       (name, state) => input.only?.has(name, state.type ?? '') ?? true,
@@ -399,14 +403,14 @@ function planUpdate(
   prepared: () => PreparedEntry,
   current: TargetConnection,
   converge: ConvergeHelpers,
-  changes: ReadonlyMap<string, JournalChangeState> | undefined,
+  journal: ReadonlyMap<string, JournaledWrite>,
 ): PlanStep {
   const targetId = current._id;
   const fields =
     current.compared ??
     converge.compare(prepared(), current.connection as Connection).map((f) => fieldAt(f.path));
   if (fields.length === 0) {
-    const journaled = changes?.get(planned.name);
+    const journaled = journal.get(planned.name);
     if (journaled?.op === 'update' && journaled.state !== 'failed') {
       return stepOf(planned, {
         kind: 'done',

@@ -35,11 +35,11 @@ import { loadShippedCatalog } from '../schema/catalog.js';
 import { type ExecuteDeps, executeSteps, type WritePayload, type WriteStep } from './execute.js';
 import type { BeginRecord } from './journal/records.js';
 import {
-  changeStates,
   type JournalReplay,
   openJournalRecordReader,
   type RunState,
   replayJournalFile,
+  writesOf,
 } from './journal/replay.js';
 import { type Journal, normaliseTargetUrl, openJournal } from './journal/writer.js';
 import { connectionWriter, readConnectionIds } from './kinds/connection.js';
@@ -277,7 +277,7 @@ async function undoFromReplay(
     onRateLimited: (ms) => limiter.onRateLimited(ms),
   });
   try {
-    const undoChanges = changeStates(chosen.continuing);
+    const undoChanges = writesOf(chosen.continuing, 'connection');
     const idByName = new Map<string, string | undefined>();
     const nameById = new Map<string, string>();
     const connectionHistories = histories.filter((h) => h.object === 'connection');

@@ -1,8 +1,9 @@
 /**
  * Reading a journal back: its records in file order, folded into runs (what each run did, what it left
- * in doubt) and per-connection states. A crash can tear the last line (a write that did not finish): a
- * final line without its newline is ignored (the writer truncates it away when it reopens the file). A
- * complete line that is not a valid record is corruption and is refused, naming the line.
+ * in doubt, and per object the state its last record left it in). A crash can tear the last line (a
+ * write that did not finish): a final line without its newline is ignored (the writer truncates it
+ * away when it reopens the file). A complete line that is not a valid record is corruption and is
+ * refused, naming the line.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -17,29 +18,6 @@ import {
   type RunCommand,
   runOf,
 } from './records.js';
-
-/** What the journal says about one snapshot entry's create (by its snapshot name). */
-export type JournalEntryState =
-  | {
-      readonly state: 'done';
-      readonly targetName: string;
-      readonly targetId: string | undefined;
-      readonly sourceId?: string;
-    }
-  | {
-      readonly state: 'failed';
-      readonly targetName: string;
-      readonly httpStatus: number | undefined;
-      readonly message: string;
-    }
-  | { readonly state: 'in-doubt'; readonly targetName: string; readonly sourceId?: string };
-
-/** What the journal says about an update or delete of one connection (by name). */
-export interface JournalChangeState {
-  readonly op: 'update' | 'delete';
-  readonly state: 'done' | 'failed' | 'in-doubt';
-  readonly type: string | undefined;
-}
 
 /** What the journal says about one object in one run: its last record's state. */
 export interface WriteState {
@@ -96,10 +74,6 @@ export interface JournalReplay {
   readonly records: readonly JournalRecord[];
   /** The runs, oldest first. */
   readonly runs: readonly RunState[];
-  /** Of the newest run: per snapshot name, the state its connection create is in. */
-  readonly entries: ReadonlyMap<string, JournalEntryState>;
-  /** Of the newest run: per connection name, the state its update or delete is in. */
-  readonly changes: ReadonlyMap<string, JournalChangeState>;
   /** Length in bytes of the valid prefix (the file is truncated to it when the tail was torn). */
   readonly validBytes: number;
   /** True when a final line without its newline was ignored. */
@@ -129,40 +103,10 @@ export interface ReplayOptions {
   readonly onRecord?: (record: JournalRecord, at: RecordPlace) => void;
 }
 
-/** The states of a run's connection creates, by snapshot name. */
-export function entryStates(run: RunState | undefined): Map<string, JournalEntryState> {
-  const out = new Map<string, JournalEntryState>();
-  for (const w of run?.writes.values() ?? []) {
-    if (w.object !== 'connection' || w.op !== 'create') continue;
-    const sourceId = w.sourceId === undefined ? {} : { sourceId: w.sourceId };
-    if (w.state === 'done')
-      out.set(w.name, { state: 'done', targetName: w.targetName, targetId: w.targetId, ...sourceId });
-    else if (w.state === 'failed')
-      out.set(w.name, {
-        state: 'failed',
-        targetName: w.targetName,
-        httpStatus: w.httpStatus,
-        message: w.message ?? '',
-      });
-    else out.set(w.name, { state: 'in-doubt', targetName: w.targetName, ...sourceId });
-  }
-  return out;
-}
-
 /** A run's writes of one kind of object, by name (none for a new run). */
 export function writesOf(run: RunState | undefined, object: JournalObject): Map<string, WriteState> {
   const out = new Map<string, WriteState>();
   for (const w of run?.writes.values() ?? []) if (w.object === object) out.set(w.name, w);
-  return out;
-}
-
-/** The states of a run's connection updates and deletes, by name. */
-export function changeStates(run: RunState | undefined): Map<string, JournalChangeState> {
-  const out = new Map<string, JournalChangeState>();
-  for (const w of run?.writes.values() ?? []) {
-    if (w.object !== 'connection' || w.op === 'create') continue;
-    out.set(w.name, { op: w.op, state: w.state, type: w.type });
-  }
   return out;
 }
 
@@ -364,13 +308,10 @@ class Replayer {
     this.folder.finish();
     const { begin, records, validBytes } = this;
     const { runs } = this.folder;
-    const newest = runs.at(-1);
     return {
       begin,
       records,
       runs,
-      entries: entryStates(newest),
-      changes: changeStates(newest),
       validBytes,
       tornTail,
     };
