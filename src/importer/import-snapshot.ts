@@ -99,7 +99,7 @@ export async function importSnapshot(
 ): Promise<ImportResult> {
   // The overrides first: the one pass over the snapshot checks what they would remove from each entry.
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
-  const { overrides } = resolveOverrides(rawOverrides, ports.env);
+  const overrides = resolveOverrides(rawOverrides, ports.env);
   const removals: { entry: string; paths: string[] }[] = [];
   const lean = await readLeanSnapshot(options.snapshot, ports.signal, (entry) => {
     // Most entries have no override at all (none without --overrides): nothing to look for.

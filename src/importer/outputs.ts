@@ -169,12 +169,9 @@ function reportLine(step: PlanStep, outcome: WriteOutcome | undefined): ReportLi
 export function buildIdMap(report: readonly ReportLine[]): IdMap {
   const map: IdMap = {};
   for (const line of report) {
-    if (line.outcome === 'created' || line.outcome === 'renamed') {
-      if (line.sourceId && line.targetId)
-        map[line.sourceId] = { name: line.targetName, targetId: line.targetId };
-    } else if (line.outcome === 'exists' || line.outcome === 'updated' || line.outcome === 'unchanged') {
-      if (line.sourceId && line.targetId) map[line.sourceId] = { name: line.name, targetId: line.targetId };
-    }
+    if (!('sourceId' in line) || !line.sourceId || !line.targetId) continue;
+    const name = 'targetName' in line ? line.targetName : line.name;
+    map[line.sourceId] = { name, targetId: line.targetId };
   }
   return map;
 }

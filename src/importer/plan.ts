@@ -23,6 +23,7 @@ import { compareNames, pairByName } from '../connections/match.js';
 import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import type { WritePayload } from '../sync/execute.js';
 import type { SafeImage } from '../sync/journal/records.js';
 import type { WriteState } from '../sync/journal/replay.js';
 import { decideExisting, journaledDeletes, type OnConflict, prunable } from '../sync/plan.js';
@@ -49,13 +50,6 @@ export interface PreparedEntry extends PlanEntry {
   /** The `ds_connection` body (its `name` is replaced by the target name when renamed). */
   readonly body: Readonly<Record<string, unknown>>;
   /** The body with every secret masked, for the journal (undo compares with it). */
-  readonly image?: SafeImage;
-}
-
-/** What a send step POSTs, under its target name. */
-export interface SendBody {
-  readonly body: Readonly<Record<string, unknown>>;
-  /** The body with every secret masked (journaled with the intent). */
   readonly image?: SafeImage;
 }
 
@@ -93,11 +87,8 @@ export interface SendStep extends StepBase {
    * Where the body to POST (its `name` the target name) and its masked image come from, prepared when
    * loaded: the step does not hold them, so a plan of many creates stays small. Loaded when sent.
    */
-  readonly source: SendSource;
+  readonly source: Source<WritePayload>;
 }
-
-/** A send step's body, handed out when it is sent. */
-export type SendSource = Source<SendBody>;
 
 /** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
 export interface UpdateStep extends StepBase {
@@ -117,21 +108,8 @@ export interface UpdateStep extends StepBase {
    * Where the PUT body comes from: prepared again from the snapshot when sent, as a create's (a plan of
    * 100 000 updates holding every body and its image peaked at 638 MB).
    */
-  readonly source: UpdateSource;
+  readonly source: Source<WritePayload>;
 }
-
-/** What an update PUTs, prepared when sent. */
-export interface UpdateBody {
-  /** The PUT body: the entry with every masked value left out (the service keeps the stored secret). */
-  readonly body: Readonly<Record<string, unknown>>;
-  /** The body, secrets masked (journaled). */
-  readonly image: SafeImage;
-  /** JSON pointers of secrets the body sends in clear. */
-  readonly secretsSent: readonly string[];
-}
-
-/** An update step's body, handed out when it is sent. */
-export type UpdateSource = Source<UpdateBody>;
 
 /** A DELETE of a target connection the snapshot does not hold (`--prune`). */
 export interface DeleteStep extends StepBase {

@@ -64,10 +64,8 @@ class ConnectionWrite implements WriteStep {
   load(): WritePayload {
     const step = this.plan;
     switch (step.kind) {
-      case 'update': {
-        const { body, image, secretsSent } = step.source.load();
-        return { body, image, secretsSent, before: step.before.load() };
-      }
+      case 'update':
+        return { ...step.source.load(), before: step.before.load() };
       case 'delete':
         return { before: step.before.load() };
       default:

@@ -259,7 +259,7 @@ async function undoFromReplay(
   const histories = history.finish();
 
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
-  const { overrides } = resolveOverrides(rawOverrides, ports.env);
+  const overrides = resolveOverrides(rawOverrides, ports.env);
   // Connections put back are checked against their templates before anything is sent.
   const catalog = await loadShippedCatalog(options.schemas, { forChecks: true });
 
