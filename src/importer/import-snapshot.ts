@@ -37,7 +37,7 @@ import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { changeStates, entryStates, type JournalReplay } from '../sync/journal/replay.js';
+import { type JournalReplay, writesOf } from '../sync/journal/replay.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -50,8 +50,6 @@ import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
-import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { checkPreparedEntry, checkWhileWaiting } from './early-checks.js';
 import { checkOnly, listTarget, targetSummarizer, withReferenceChecks } from './import-target.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,
@@ -78,15 +76,15 @@ import {
   overridesApplyTo,
   resolveOverrides,
 } from './overrides.js';
-import { isSendStep, type PlanEntry, planImport } from './plan.js';
+import { isSendStep, planImport } from './plan.js';
 import {
+  checkEntryForSend,
   checkPreflight,
-  checkProfilePreflight,
   type EntryTemplates,
   formatProblem,
   preflightHint,
 } from './preflight.js';
-import { planProfiles, profileStates } from './profile-plan.js';
+import { planProfiles } from './profile-plan.js';
 import { buildProfileReport, countProfileOutcomes, serializeProfileReport } from './profile-report.js';
 import { countProfileWrites, runImportSteps } from './run-import.js';
 
@@ -101,7 +99,7 @@ export async function importSnapshot(
 ): Promise<ImportResult> {
   // The overrides first: the one pass over the snapshot checks what they would remove from each entry.
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
-  const { overrides } = resolveOverrides(rawOverrides, ports.env);
+  const overrides = resolveOverrides(rawOverrides, ports.env);
   const removals: { entry: string; paths: string[] }[] = [];
   const lean = await readLeanSnapshot(options.snapshot, ports.signal, (entry) => {
     // Most entries have no override at all (none without --overrides): nothing to look for.
@@ -211,7 +209,6 @@ async function importLeanSnapshot(
     } else {
       // Listed once the journal is locked: a run that held it before has ended, and its writes show.
       journal = await openJournal(journalPath, binding, {
-        tool: `${TOOL_NAME} ${TOOL_VERSION}`,
         keepRecord: () => false,
         onLocked: () => startReads(),
       }).catch((error: unknown) => {
@@ -224,24 +221,17 @@ async function importLeanSnapshot(
     // Every earlier run's states are let go: the run continued (if any) is all the import needs.
     replay = undefined;
     journal?.releaseReplay();
-    const journalState = entryStates(continuing);
-    const journalChanges = changeStates(continuing);
-    const profileJournal = profileStates(continuing);
+    const journalWrites = writesOf(continuing, 'connection');
+    const profileJournal = writesOf(continuing, 'scan-profile');
     const { listing, profileListing, referencesRead } = startReads();
     // The template schemas of the entries still to create are compiled while the reads are out.
     await nextTurn();
-    const stillToSend = (entry: PlanEntry) => journalState.get(entry.name)?.state !== 'done';
     const typesToCheck = new Set<string>();
-    for (const entry of lean.entries) if (stillToSend(entry)) typesToCheck.add(entry.type);
+    for (const entry of lean.entries) {
+      const written = journalWrites.get(entry.name);
+      if (written?.op !== 'create' || written.state !== 'done') typesToCheck.add(entry.type);
+    }
     catalog.compile(typesToCheck);
-    // The entries still to send are checked while the target is listed, until the listing arrives
-    // (`early-checks.ts`); the plan takes what was found and checks the rest itself.
-    const early = await checkWhileWaiting(
-      lean.entries,
-      (entry) => stillToSend(entry) && (options.only?.has(entry.name, entry.type) ?? true),
-      listing,
-      (entry) => checkPreparedEntry(prepare(entry), templates),
-    );
     const target = await listing;
     if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
     const targetProfiles = await profileListing;
@@ -259,22 +249,22 @@ async function importLeanSnapshot(
       entries: lean.entries,
       prepare,
       target,
-      journal: journalState,
+      journal: journalWrites,
       onConflict: options.onConflict,
       only: options.only,
       prune: options.prune === true,
-      changes: journalChanges,
       ...(converging
         ? { converge: withReferenceChecks(convergeHelpers, targetReferences, noteReferences) }
         : {}),
-      check: (entry, prepared) => {
-        const checked = early.get(entry.name) ?? checkPreparedEntry(prepared(), templates);
-        noteReferences(checked.referencing);
+      check: (_entry, prepared) => {
+        const body = prepared();
+        const checked = checkEntryForSend(body, templates);
+        noteReferences(body);
         for (const w of checked.warnings) {
           const line = w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
           if (!warnings.has(line)) warnings.set(line, w);
         }
-        return [...checked.problems, ...checkEntryReferences(checked.referencing, targetReferences)];
+        return [...checked.problems, ...checkEntryReferences(body, targetReferences)];
       },
     };
     const plan = planImport(planInput);
@@ -307,22 +297,18 @@ async function importLeanSnapshot(
       only: options.only,
     });
 
-    const problems = checkPreflight(plan, {
-      maxChanges: options.maxChanges,
-      target: {
-        label: environment.label,
-        name: environment.name,
-        url: environment.url,
-        protected: environment.protected,
-      },
-      confirm: options.confirm,
-      snapshotSourceUrl: lean.verified.header.source?.url,
-      allowSameSource: options.allowSameSource,
-      dryRun: options.dryRun,
-    });
     const profileWrites = countProfileWrites(profilePlan);
-    problems.push(
-      ...checkProfilePreflight(profilePlan.problems, plan.sends, profileWrites, options, environment),
+    const problems = checkPreflight(
+      plan,
+      {
+        maxChanges: options.maxChanges,
+        target: environment,
+        confirm: options.confirm,
+        snapshotSourceUrl: lean.verified.header.source?.url,
+        allowSameSource: options.allowSameSource,
+        dryRun: options.dryRun,
+      },
+      { problems: profilePlan.problems, writes: profileWrites },
     );
 
     if (options.dryRun) {
@@ -386,15 +372,7 @@ async function importLeanSnapshot(
       stoppedBy: undefined,
     };
     if (writes > 0) {
-      if (continuing === undefined) {
-        await activeJournal.append({
-          kind: 'run',
-          run,
-          command: 'import',
-          tool: `${TOOL_NAME} ${TOOL_VERSION}`,
-          at: new Date().toISOString(),
-        });
-      }
+      if (continuing === undefined) await activeJournal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
       budget.extend(Math.max(30, Math.ceil(plan.changes / 10)));
       onEvent({
@@ -436,10 +414,8 @@ async function importLeanSnapshot(
       }
     }
     const stoppedBy = outcomes.stoppedBy;
-    if (stoppedBy === undefined && (writes > 0 || continuing !== undefined)) {
-      await activeJournal.append({ kind: 'run-end', run, at: new Date().toISOString() });
-    }
     const wrote = writes > 0 || continuing !== undefined;
+    if (stoppedBy === undefined && wrote) await activeJournal.endRun(run);
     await activeJournal.close();
 
     const report = buildReport(outcomes.plan ?? plan, outcomes.connections);

@@ -10,7 +10,7 @@ import type { WriteOutcome } from '../sync/execute.js';
 import type { Clock } from '../sync/throttle.js';
 import type { countOutcomes, ReportLine } from './outputs.js';
 import type { ImportPlan, OnConflict } from './plan.js';
-import type { ProfileOnConflict, ProfilePlan } from './profile-plan.js';
+import type { ProfilePlan } from './profile-plan.js';
 import type { countProfileOutcomes, ProfileReportLine } from './profile-report.js';
 import type { ImportSelection } from './selection.js';
 
@@ -40,7 +40,7 @@ export interface ImportOptions {
   /** `--allow-run`: one-time scan profiles are created (each starts a scan); default skipped. */
   readonly allowRun?: boolean;
   /** How an existing scan profile is handled; default `onConflict` (`update` compares and PUTs). */
-  readonly profileOnConflict?: ProfileOnConflict;
+  readonly profileOnConflict?: OnConflict;
 }
 
 /** The outside world of {@link importSnapshot}. */

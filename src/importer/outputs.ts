@@ -14,85 +14,68 @@ import type { WriteOutcome } from '../sync/execute.js';
 import type { ImportPlan, PlanStep } from './plan.js';
 import type { SecretWritten } from './source.js';
 
+interface LineBase {
+  readonly name: string;
+  readonly type: string;
+}
+
 /** One line of `--report`: the outcome of one snapshot entry. */
-export type ReportLine =
-  | {
-      readonly outcome: 'created' | 'renamed';
-      readonly name: string;
-      readonly type: string;
-      readonly targetName: string;
-      readonly sourceId: string | undefined;
-      readonly targetId: string | undefined;
-      /** True when an earlier run of this import created it (from the journal). */
-      readonly earlierRun: boolean;
-      /** True when it was found on the target after an in-doubt POST, rather than by the POST's answer. */
-      readonly reconciled: boolean;
-    }
-  | {
-      /** Put in line with the snapshot (`--on-conflict update`). */
-      readonly outcome: 'updated';
-      readonly name: string;
-      readonly type: string;
-      readonly sourceId: string | undefined;
-      readonly targetId: string | undefined;
-      /** The fields that differed (JSON pointers); empty when an earlier run updated it. */
-      readonly fields: readonly string[];
-      /** The secrets the update wrote and where each value came from (never the value). */
-      readonly secretsWritten: readonly SecretWritten[];
-      readonly earlierRun: boolean;
-    }
-  | {
-      /** Not in the snapshot, deleted (`--prune`). */
-      readonly outcome: 'deleted';
-      readonly name: string;
-      readonly type: string;
-      readonly targetId: string | undefined;
-      readonly earlierRun: boolean;
-    }
-  | {
-      /** In the target and equal on every compared field (`--on-conflict update`). */
-      readonly outcome: 'unchanged';
-      readonly name: string;
-      readonly type: string;
-      readonly sourceId: string | undefined;
-      readonly targetId: string | undefined;
-    }
-  | {
-      readonly outcome: 'exists';
-      readonly name: string;
-      readonly type: string;
-      readonly sourceId: string | undefined;
-      readonly targetId: string | undefined;
-      /** True when someone else created it while this run was writing (its create was refused). */
-      readonly meanwhile?: boolean;
-      /**
-       * Set when it is `not ours`: this run's create was in doubt and a look-up found an object created
-       * (this `created_at`) before the run's request.
-       */
-      readonly createdAt?: string;
-    }
-  | {
-      readonly outcome: 'failed';
-      readonly name: string;
-      readonly type: string;
-      readonly targetName: string;
-      readonly httpStatus: number | undefined;
-      readonly message: string;
-    }
-  | {
-      readonly outcome: 'invalid';
-      readonly name: string;
-      readonly type: string;
-      readonly problems: readonly Problem[];
-    }
-  | {
-      /** The run stopped (Ctrl-C, budget, 401) before this entry was settled; a re-run finishes it. */
-      readonly outcome: 'pending';
-      readonly name: string;
-      readonly type: string;
-      readonly targetName: string;
-      readonly inDoubt: boolean;
-    };
+export type ReportLine = LineBase &
+  (
+    | {
+        readonly outcome: 'created' | 'renamed';
+        readonly targetName: string;
+        readonly sourceId: string | undefined;
+        readonly targetId: string | undefined;
+        /** True when an earlier run of this import created it (from the journal). */
+        readonly earlierRun: boolean;
+        /** True when it was found on the target after an in-doubt POST, rather than by the POST's answer. */
+        readonly reconciled: boolean;
+      }
+    | {
+        /** Put in line with the snapshot (`--on-conflict update`). */
+        readonly outcome: 'updated';
+        readonly sourceId: string | undefined;
+        readonly targetId: string | undefined;
+        /** The fields that differed (JSON pointers); empty when an earlier run updated it. */
+        readonly fields: readonly string[];
+        /** The secrets the update wrote and where each value came from (never the value). */
+        readonly secretsWritten: readonly SecretWritten[];
+        readonly earlierRun: boolean;
+      }
+    | {
+        /** Not in the snapshot, deleted (`--prune`). */
+        readonly outcome: 'deleted';
+        readonly targetId: string | undefined;
+        readonly earlierRun: boolean;
+      }
+    | {
+        /** `unchanged`: in the target and equal on every compared field (`--on-conflict update`). */
+        readonly outcome: 'unchanged' | 'exists';
+        readonly sourceId: string | undefined;
+        readonly targetId: string | undefined;
+        /** True when someone else created it while this run was writing (its create was refused). */
+        readonly meanwhile?: boolean;
+        /**
+         * Set when it is `not ours`: this run's create was in doubt and a look-up found an object created
+         * (this `created_at`) before the run's request.
+         */
+        readonly createdAt?: string;
+      }
+    | {
+        readonly outcome: 'failed';
+        readonly targetName: string;
+        readonly httpStatus: number | undefined;
+        readonly message: string;
+      }
+    | { readonly outcome: 'invalid'; readonly problems: readonly Problem[] }
+    | {
+        /** The run stopped (Ctrl-C, budget, 401) before this entry was settled; a re-run finishes it. */
+        readonly outcome: 'pending';
+        readonly targetName: string;
+        readonly inDoubt: boolean;
+      }
+  );
 
 /** Every report outcome. */
 export type ReportOutcome = ReportLine['outcome'];
@@ -104,7 +87,7 @@ export type IdMap = Record<string, { readonly name: string; readonly targetId: s
  * A report line: the step's name and type, then its own fields. Built on a literal with
  * `Object.assign`, not spread from a base: see `stepOf` in plan.ts (one shape per line otherwise).
  */
-function lineOf<const T extends object>(step: { readonly name: string; readonly type: string }, own: T) {
+function lineOf<const T extends object>(step: LineBase, own: T) {
   return Object.assign({ name: step.name, type: step.type }, own);
 }
 
@@ -186,12 +169,9 @@ function reportLine(step: PlanStep, outcome: WriteOutcome | undefined): ReportLi
 export function buildIdMap(report: readonly ReportLine[]): IdMap {
   const map: IdMap = {};
   for (const line of report) {
-    if (line.outcome === 'created' || line.outcome === 'renamed') {
-      if (line.sourceId && line.targetId)
-        map[line.sourceId] = { name: line.targetName, targetId: line.targetId };
-    } else if (line.outcome === 'exists' || line.outcome === 'updated' || line.outcome === 'unchanged') {
-      if (line.sourceId && line.targetId) map[line.sourceId] = { name: line.name, targetId: line.targetId };
-    }
+    if (!('sourceId' in line) || !line.sourceId || !line.targetId) continue;
+    const name = 'targetName' in line ? line.targetName : line.name;
+    map[line.sourceId] = { name, targetId: line.targetId };
   }
   return map;
 }
@@ -214,14 +194,7 @@ export function countOutcomes(
   };
   for (const line of report) {
     counts[line.outcome] += 1;
-    if (
-      (line.outcome === 'created' ||
-        line.outcome === 'renamed' ||
-        line.outcome === 'updated' ||
-        line.outcome === 'deleted') &&
-      line.earlierRun
-    )
-      counts.earlierRun += 1;
+    if ('earlierRun' in line && line.earlierRun) counts.earlierRun += 1;
   }
   return counts;
 }

@@ -24,7 +24,7 @@ import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import { schemasDir } from '../paths.js';
 import { compileSchemaFile, escapePointer, type SchemaCheck } from '../schema/ajv.js';
-import { describeJsonError, registerSecret, registerSecretsOf } from '../secrets.js';
+import { registerSecret, registerSecretsOf } from '../secrets.js';
 
 /** Fields and values of one override block. */
 export type OverrideFields = Readonly<Record<string, unknown>>;
@@ -56,19 +56,6 @@ export function describeUnresolved(placeholder: string): string {
   if (file) return `make the file ${file[1]} readable (a \${file:PATH} placeholder)`;
   const variable = /\$\{env:([^}]*)\}/.exec(placeholder)?.[1] ?? '';
   return `set the environment variable ${variable}`;
-}
-
-/** Parse and check an overrides document; `file` names it in errors (exit 2, naming the JSON pointer). */
-export async function parseOverrides(text: string, file: string): Promise<Overrides> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new InputFileError(file, undefined, `is not valid JSON (${describeJsonError(error)})`, {
-      hint: OVERRIDES_SHAPE_HINT,
-    });
-  }
-  return checkOverrides(value, file);
 }
 
 const OVERRIDES_SHAPE_HINT = 'Fix the overrides file; docs/files.md (Overrides) shows its shape';
@@ -176,16 +163,6 @@ export async function loadOverrides(path: string, label: string = path): Promise
   return { ...(await checkOverrides(value, label)), baseDir: dirname(resolve(path)) };
 }
 
-/** The result of resolving placeholders. */
-export interface ResolvedOverrides {
-  readonly overrides: Overrides;
-  /**
-   * What a placeholder named but could not be had (its placeholder is left in place): a variable's
-   * NAME, or `file:PATH` for a file that could not be read.
-   */
-  readonly missing: readonly string[];
-}
-
 /** Where placeholder values come from. */
 interface PlaceholderSources {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -209,29 +186,27 @@ function readPlaceholderFile(path: string, sources: PlaceholderSources): string 
   return sources.files.get(full);
 }
 
-function resolveValue(value: unknown, sources: PlaceholderSources, missing: Set<string>): unknown {
+/** A value with its placeholders replaced; one that cannot be had stays (the pre-flight names it). */
+function resolveValue(value: unknown, sources: PlaceholderSources): unknown {
   if (typeof value === 'string') {
     return value.replace(PLACEHOLDER, (whole, name: string | undefined, path: string | undefined) => {
       const v = name !== undefined ? sources.env[name] : readPlaceholderFile(path ?? '', sources);
-      if (v === undefined) {
-        missing.add(name ?? `file:${path}`);
-        return whole;
-      }
+      if (v === undefined) return whole;
       registerSecret(v);
       return v;
     });
   }
-  if (Array.isArray(value)) return value.map((v) => resolveValue(v, sources, missing));
+  if (Array.isArray(value)) return value.map((v) => resolveValue(v, sources));
   if (isPlainObject(value)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v, sources, missing)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v, sources)]));
   }
   return value;
 }
 
-function resolveBlock(block: OverrideFields, sources: PlaceholderSources, missing: Set<string>) {
+function resolveBlock(block: OverrideFields, sources: PlaceholderSources) {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(block)) {
-    const resolved = resolveValue(value, sources, missing);
+    const resolved = resolveValue(value, sources);
     // A literal credential written into the overrides file is a secret too, at any depth.
     registerSecretsOf({ [key]: resolved });
     out[key] = resolved;
@@ -247,19 +222,15 @@ function resolveBlock(block: OverrideFields, sources: PlaceholderSources, missin
 export function resolveOverrides(
   overrides: Overrides,
   env: Readonly<Record<string, string | undefined>>,
-): ResolvedOverrides {
-  const missing = new Set<string>();
+): Overrides {
   const sources: PlaceholderSources = { env, baseDir: overrides.baseDir ?? process.cwd(), files: new Map() };
   const mapBlocks = (blocks: Readonly<Record<string, OverrideFields>>) =>
-    Object.fromEntries(Object.entries(blocks).map(([k, b]) => [k, resolveBlock(b, sources, missing)]));
+    Object.fromEntries(Object.entries(blocks).map(([k, b]) => [k, resolveBlock(b, sources)]));
   return {
-    overrides: {
-      all: resolveBlock(overrides.all, sources, missing),
-      byType: mapBlocks(overrides.byType),
-      byName: mapBlocks(overrides.byName),
-      ...(overrides.baseDir === undefined ? {} : { baseDir: overrides.baseDir }),
-    },
-    missing: [...missing].sort(),
+    all: resolveBlock(overrides.all, sources),
+    byType: mapBlocks(overrides.byType),
+    byName: mapBlocks(overrides.byName),
+    ...(overrides.baseDir === undefined ? {} : { baseDir: overrides.baseDir }),
   };
 }
 

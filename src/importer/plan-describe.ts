@@ -4,7 +4,6 @@
 import { displayName } from '../display-name.js';
 import type { Problem } from '../errors.js';
 import type { PlanStep } from './plan.js';
-import type { SecretWritten } from './source.js';
 
 /**
  * One line describing a step, for `--dry-run` text output (exhaustive over kinds); an update's secrets
@@ -22,7 +21,8 @@ export function describeStep(step: PlanStep): string {
     case 'update':
       return [
         `update     ${name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`,
-        ...step.secrets.map((s) => `           ${describeSecret(s)}`),
+        // The target's secrets are masked: an update writes each one, whether or not it differs.
+        ...step.secrets.map((s) => `           ${s.path}: written (from the ${s.from})`),
       ].join('\n');
     case 'delete':
       return `delete     ${name}${step.type ? ` (${step.type})` : ''}: not in the snapshot (--prune)`;
@@ -41,14 +41,6 @@ export function describeStep(step: PlanStep): string {
       return String(unreachable);
     }
   }
-}
-
-/**
- * A secret an update writes: `/password: written (from the snapshot)`. The target's value is masked, so
- * it is not compared: the update writes it whether or not it differs.
- */
-export function describeSecret(secret: SecretWritten): string {
-  return `${secret.path}: written (from the ${secret.from})`;
 }
 
 /** `message: /a, /b; other message: /c`: one mention of each problem kind, with every field it concerns. */

@@ -63,20 +63,20 @@ export function renderPlanMarkdown(
   const others = [
     ...(['exists', 'done', 'conflict', 'invalid'] as const)
       .filter((k) => c[k] > 0)
-      .map((k) => `${c[k]} ${OTHER_CONNECTIONS[k]}`),
+      .map((k) => `${c[k]} ${OTHER[k]}`),
     ...(['exists', 'done', 'skipped', 'conflict', 'blocked'] as const)
       .filter((k) => profileCount(k) > 0)
-      .map((k) => `${profileCount(k)} scan profile${profileCount(k) === 1 ? '' : 's'} ${OTHER_PROFILES[k]}`),
+      .map((k) => `${profileCount(k)} scan profile${profileCount(k) === 1 ? '' : 's'} ${OTHER[k]}`),
   ];
   if (others.length > 0) lines.push(`Also: ${others.join(', ')}.`, '');
 
   const steps = (kinds: readonly PlanStep['kind'][]) => plan.steps.filter((s) => kinds.includes(s.kind));
-  lines.push(...section('Connections to create', steps(CONNECTION_COLUMNS.create).map(connectionItem)));
-  lines.push(...section('Connections to update', steps(['update']).map(connectionItem)));
-  lines.push(...section('Connections to delete', steps(['delete']).map(connectionItem)));
-  lines.push(...section('Connections refused', steps(['invalid', 'conflict']).map(connectionItem)));
+  lines.push(...section('Connections to create', steps(CONNECTION_COLUMNS.create).map(item)));
+  lines.push(...section('Connections to update', steps(['update']).map(item)));
+  lines.push(...section('Connections to delete', steps(['delete']).map(item)));
+  lines.push(...section('Connections refused', steps(['invalid', 'conflict']).map(item)));
   const profiles = (kinds: readonly ProfileStep['kind'][]) =>
-    profilePlan.steps.filter((s) => kinds.includes(s.kind)).map(profileItem);
+    profilePlan.steps.filter((s) => kinds.includes(s.kind)).map(item);
   lines.push(...section('Scan profiles to create', profiles(['create'])));
   lines.push(...section('Scan profiles to update', profiles(['update'])));
   lines.push(...section('Scan profiles to delete', profiles(['delete'])));
@@ -96,55 +96,38 @@ export function renderPlanMarkdown(
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-const OTHER_CONNECTIONS = {
-  exists: 'already in the target (skipped)',
-  done: 'done by an earlier run',
-  conflict: 'in conflict (--on-conflict fail)',
-  invalid: 'refused by the pre-flight',
-} as const;
-
-const OTHER_PROFILES = {
+/** What a step that changes nothing means, in the "Also:" line. */
+const OTHER = {
   exists: 'already in the target (skipped)',
   done: 'done by an earlier run',
   skipped: 'skipped',
   conflict: 'in conflict (--on-conflict fail)',
+  invalid: 'refused by the pre-flight',
   blocked: 'refused by the pre-flight',
 } as const;
 
-/** A connection step: its name and type, then what the step changes. */
-function connectionItem(step: PlanStep): string[] {
-  const head = `${code(step.name)}${step.type ? ` (${text(step.type)})` : ''}`;
+/** A step of either plan: its name (a connection's with its type), then what the step changes. */
+function item(step: PlanStep | ProfileStep): string[] {
+  const connection = 'type' in step;
+  const head = `${code(step.name)}${connection && step.type ? ` (${text(step.type)})` : ''}`;
   switch (step.kind) {
+    case 'create':
     case 'rename':
-      return [`${head}: created as ${code(step.targetName)}`];
+      return [step.targetName === step.name ? head : `${head}: created as ${code(step.targetName)}`];
     case 'reconcile':
       return [`${head}: in doubt from an earlier run; looked up, created if absent`];
     case 'update':
       return [
         `${head}: ${step.fields.map((f) => code(f.path)).join(', ')}`,
-        ...step.secrets.map((s) => `- secret ${code(s.path)}: written (from the ${s.from})`),
+        ...('secrets' in step ? step.secrets : []).map(
+          (s) => `- secret ${code(s.path)}: written (from the ${s.from})`,
+        ),
       ];
     case 'delete':
-      return [`${head}: not in the snapshot (--prune)`];
-    case 'invalid':
-      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
-    case 'conflict':
-      return [`${head}: already in the target (--on-conflict fail)`];
-    default:
-      return [head];
-  }
-}
-
-/** A scan profile step: its name, then what the step changes. */
-function profileItem(step: ProfileStep): string[] {
-  const head = code(step.name);
-  switch (step.kind) {
-    case 'create':
-      return [step.targetName === step.name ? head : `${head}: created as ${code(step.targetName)}`];
-    case 'update':
-      return [`${head}: ${step.fields.map((f) => code(f.path)).join(', ')}`];
+      return [connection ? `${head}: not in the snapshot (--prune)` : head];
     case 'skipped':
       return [`${head}: skipped: ${text(step.reason)}`];
+    case 'invalid':
     case 'blocked':
       return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
     case 'conflict':

@@ -23,8 +23,9 @@ import { compareNames, pairByName } from '../connections/match.js';
 import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import type { WritePayload } from '../sync/execute.js';
 import type { SafeImage } from '../sync/journal/records.js';
-import type { JournalChangeState, JournalEntryState } from '../sync/journal/replay.js';
+import type { WriteState } from '../sync/journal/replay.js';
 import { decideExisting, journaledDeletes, type OnConflict, prunable } from '../sync/plan.js';
 import { PreparedSource, PreparedUpdate } from './prepared-sources.js';
 import type { NameSelection } from './selection.js';
@@ -49,13 +50,6 @@ export interface PreparedEntry extends PlanEntry {
   /** The `ds_connection` body (its `name` is replaced by the target name when renamed). */
   readonly body: Readonly<Record<string, unknown>>;
   /** The body with every secret masked, for the journal (undo compares with it). */
-  readonly image?: SafeImage;
-}
-
-/** What a send step POSTs, under its target name. */
-export interface SendBody {
-  readonly body: Readonly<Record<string, unknown>>;
-  /** The body with every secret masked (journaled with the intent). */
   readonly image?: SafeImage;
 }
 
@@ -93,11 +87,8 @@ export interface SendStep extends StepBase {
    * Where the body to POST (its `name` the target name) and its masked image come from, prepared when
    * loaded: the step does not hold them, so a plan of many creates stays small. Loaded when sent.
    */
-  readonly source: SendSource;
+  readonly source: Source<WritePayload>;
 }
-
-/** A send step's body, handed out when it is sent. */
-export type SendSource = Source<SendBody>;
 
 /** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
 export interface UpdateStep extends StepBase {
@@ -117,21 +108,8 @@ export interface UpdateStep extends StepBase {
    * Where the PUT body comes from: prepared again from the snapshot when sent, as a create's (a plan of
    * 100 000 updates holding every body and its image peaked at 638 MB).
    */
-  readonly source: UpdateSource;
+  readonly source: Source<WritePayload>;
 }
-
-/** What an update PUTs, prepared when sent. */
-export interface UpdateBody {
-  /** The PUT body: the entry with every masked value left out (the service keeps the stored secret). */
-  readonly body: Readonly<Record<string, unknown>>;
-  /** The body, secrets masked (journaled). */
-  readonly image: SafeImage;
-  /** JSON pointers of secrets the body sends in clear. */
-  readonly secretsSent: readonly string[];
-}
-
-/** An update step's body, handed out when it is sent. */
-export type UpdateSource = Source<UpdateBody>;
 
 /** A DELETE of a target connection the snapshot does not hold (`--prune`). */
 export interface DeleteStep extends StepBase {
@@ -149,9 +127,7 @@ export type ChangeStep = UpdateStep | DeleteStep;
 export type PlanStep =
   | SendStep
   | ChangeStep
-  | (StepBase & { readonly kind: 'exists'; readonly targetId: string | undefined })
-  | (StepBase & { readonly kind: 'unchanged'; readonly targetId: string | undefined })
-  | (StepBase & { readonly kind: 'conflict'; readonly targetId: string | undefined })
+  | (StepBase & { readonly kind: 'exists' | 'unchanged' | 'conflict'; readonly targetId: string | undefined })
   | (StepBase & {
       readonly kind: 'done';
       readonly targetName: string;
@@ -184,6 +160,10 @@ export const PLAN_STEP_KINDS: readonly PlanStepKind[] = [
   'invalid',
 ];
 
+/** What the journal says of a connection: the last write of it in the run being finished. */
+export type JournaledWrite = Pick<WriteState, 'op' | 'state' | 'targetName'> &
+  Partial<Pick<WriteState, 'targetId' | 'type'>>;
+
 /** Input of {@link planImport}. */
 export interface PlanInput {
   /** The snapshot's entries: whole ({@link PreparedEntry}), or lean with a {@link PlanInput.prepare}. */
@@ -195,7 +175,8 @@ export interface PlanInput {
    */
   readonly prepare?: (entry: PlanEntry) => PreparedEntry;
   readonly target: readonly TargetConnection[];
-  readonly journal: ReadonlyMap<string, JournalEntryState>;
+  /** The run being finished: its last write of each connection, by name (none for a new run). */
+  readonly journal: ReadonlyMap<string, JournaledWrite>;
   readonly onConflict: OnConflict;
   /** Narrow the plan to these connections (`--only`, `--type`); undefined = all. */
   readonly only?: NameSelection | undefined;
@@ -206,8 +187,6 @@ export interface PlanInput {
   readonly check: (entry: PlanEntry, prepared: () => PreparedEntry) => readonly Problem[];
   /** Delete target connections the snapshot does not hold (`--prune`). */
   readonly prune?: boolean;
-  /** The journal's update and delete states, by connection name. */
-  readonly changes?: ReadonlyMap<string, JournalChangeState>;
   /**
    * What `--on-conflict update` and `--prune` need, injected so that the plan stays pure: the diff's
    * comparison of an entry with a target connection, an update's body and checks, and safe images.
@@ -281,7 +260,8 @@ export function planImport(input: PlanInput): ImportPlan {
       continue;
     }
     seen.add(entry.name);
-    const journaled = input.journal.get(entry.name);
+    const written = input.journal.get(entry.name);
+    const journaled = written?.op === 'create' ? written : undefined;
     let send: SendStep | undefined;
     if (journaled?.state === 'done' && targetById.has(journaled.targetName)) {
       steps.push(
@@ -309,7 +289,7 @@ export function planImport(input: PlanInput): ImportPlan {
         const comparable = current?.connection !== undefined || current?.compared !== undefined;
         steps.push(
           comparable && current !== undefined && input.converge !== undefined
-            ? planUpdate(entry, () => prepare(entry), current, input.converge, input.changes)
+            ? planUpdate(entry, () => prepare(entry), current, input.converge, input.journal)
             : stepOf(entry, { kind: 'exists', targetId }),
         );
         continue;
@@ -349,7 +329,7 @@ export function planImport(input: PlanInput): ImportPlan {
     steps.push(...planDeletes(pairing.onlyTarget, input, input.converge));
     const inTargetNames = new Set(input.target.map((t) => t.name));
     const deletes = journaledDeletes(
-      input.changes ?? new Map<string, JournalChangeState>(),
+      input.journal,
       (state) => state.op === 'delete' && state.state !== 'failed',
       (name) => inTargetNames.has(name),
       (name, state) => input.only?.has(name, state.type ?? '') ?? true,
@@ -401,14 +381,14 @@ function planUpdate(
   prepared: () => PreparedEntry,
   current: TargetConnection,
   converge: ConvergeHelpers,
-  changes: ReadonlyMap<string, JournalChangeState> | undefined,
+  journal: ReadonlyMap<string, JournaledWrite>,
 ): PlanStep {
   const targetId = current._id;
   const fields =
     current.compared ??
     converge.compare(prepared(), current.connection as Connection).map((f) => fieldAt(f.path));
   if (fields.length === 0) {
-    const journaled = changes?.get(planned.name);
+    const journaled = journal.get(planned.name);
     if (journaled?.op === 'update' && journaled.state !== 'failed') {
       return stepOf(planned, {
         kind: 'done',

@@ -10,6 +10,7 @@
  * `--max-changes`, a `protected` target confirmed with `--confirm NAME`, and not importing into the
  * environment the snapshot came from (unless `--allow-same-source`).
  */
+import type { ResolvedEnvironment } from '../config.js';
 import { formatPointer } from '../diff/pointer.js';
 import { countOf } from '../display-name.js';
 import type { Problem } from '../errors.js';
@@ -119,12 +120,7 @@ function stripKind(p: ClassifiedProblem): Problem {
 /** Run-wide facts the pre-flight checks. */
 export interface PreflightFacts {
   readonly maxChanges: number | undefined;
-  readonly target: {
-    readonly label: string;
-    readonly name: string | undefined;
-    readonly url: string;
-    readonly protected: boolean;
-  };
+  readonly target: Pick<ResolvedEnvironment, 'label' | 'name' | 'url' | 'protected'>;
   /** `--confirm`. */
   readonly confirm: string | undefined;
   /** `source.url` of the snapshot header. */
@@ -134,8 +130,15 @@ export interface PreflightFacts {
   readonly dryRun: boolean;
 }
 
-/** Every pre-flight problem of a plan (empty = go). */
-export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem[] {
+/**
+ * Every pre-flight problem of the connection plan and, after its own, the scan profiles' (empty = go).
+ * `--max-changes` and the protected-target rule count the writes of both.
+ */
+export function checkPreflight(
+  plan: ImportPlan,
+  facts: PreflightFacts,
+  profiles: { readonly problems: readonly Problem[]; readonly writes: number } = { problems: [], writes: 0 },
+): Problem[] {
   const problems: Problem[] = [];
   for (const step of plan.steps) {
     if (step.kind === 'invalid') problems.push(...step.problems);
@@ -148,8 +151,9 @@ export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem
       });
     }
   }
-  const changes = plan.changes;
-  if (facts.maxChanges !== undefined && changes > facts.maxChanges) {
+  const { changes } = plan;
+  const max = facts.maxChanges;
+  if (max !== undefined && changes > max) {
     const updates = plan.counts.update;
     const deletes = plan.counts.delete;
     const what =
@@ -157,10 +161,10 @@ export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem
         ? `${countOf(changes, 'connection')} would be created`
         : `${changes} changes would be made (${plan.sends} creates, ${updates} updates, ${deletes} deletes)`;
     problems.push({
-      message: `${what}, more than --max-changes ${facts.maxChanges}; raise --max-changes or narrow with --only`,
+      message: `${what}, more than --max-changes ${max}; raise --max-changes or narrow with --only`,
     });
   }
-  if (!facts.dryRun && changes > 0) {
+  if (!facts.dryRun && changes + profiles.writes > 0) {
     // The same rule as every other command that writes (src/protected.ts).
     const refusal = checkWriteConfirmed(facts.target, facts.confirm, '--to');
     if (refusal) problems.push({ message: `${refusal.reason}; ${lowerFirst(refusal.hint)}` });
@@ -172,6 +176,12 @@ export function checkPreflight(plan: ImportPlan, facts: PreflightFacts): Problem
   ) {
     problems.push({
       message: `the snapshot was exported from ${facts.target.label} (${facts.target.url}), the target of this import; pass --allow-same-source if that is intended`,
+    });
+  }
+  problems.push(...profiles.problems);
+  if (max !== undefined && changes <= max && changes + profiles.writes > max) {
+    problems.push({
+      message: `${changes} connection and ${profiles.writes} scan profile changes, more than --max-changes ${max}; raise --max-changes or narrow with --only`,
     });
   }
   return problems;
@@ -216,36 +226,4 @@ export function preflightHint(
   return fieldProblems
     ? 'Fix the problems listed above and re-run (masked, empty or missing values: supply them with --overrides, e.g. "${env:VAR}"; --dry-run shows the plan)'
     : 'Fix the problems listed above and re-run (--dry-run shows the plan)';
-}
-
-/**
- * The scan profiles' share of the pre-flight: their own problems, `--max-changes` over connections and
- * profiles together, and the protected-target rule when only profiles would be written.
- */
-export function checkProfilePreflight(
-  profileProblems: readonly Problem[],
-  connectionSends: number,
-  profileSends: number,
-  options: {
-    readonly maxChanges: number | undefined;
-    readonly dryRun: boolean;
-    readonly confirm: string | undefined;
-  },
-  environment: { label: string; name: string | undefined; url: string; protected: boolean },
-): Problem[] {
-  const problems: Problem[] = [...profileProblems];
-  if (
-    options.maxChanges !== undefined &&
-    connectionSends <= options.maxChanges &&
-    connectionSends + profileSends > options.maxChanges
-  ) {
-    problems.push({
-      message: `${connectionSends} connection and ${profileSends} scan profile changes, more than --max-changes ${options.maxChanges}; raise --max-changes or narrow with --only`,
-    });
-  }
-  if (!options.dryRun && connectionSends === 0 && profileSends > 0) {
-    const refusal = checkWriteConfirmed(environment, options.confirm, '--to');
-    if (refusal) problems.push({ message: `${refusal.reason}; ${refusal.hint}` });
-  }
-  return problems;
 }

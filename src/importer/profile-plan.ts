@@ -33,53 +33,22 @@ import type { FieldChange } from '../diff/types.js';
 import type { Problem } from '../errors.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { remapDataSourceList } from '../profiles/data-source-list.js';
-import { stripProfileServerFields } from '../profiles/server-fields.js';
 import type { JournalOp } from '../sync/journal/records.js';
-import type { RunState } from '../sync/journal/replay.js';
+import type { WriteState } from '../sync/journal/replay.js';
 import {
   compareProfile,
   type DataSourceRef,
   makeProfileImage,
   type ProfileImage,
-  placeDataSources,
 } from '../sync/kinds/scan-profile.js';
 import { decideExisting, journaledDeletes, type OnConflict, prunable } from '../sync/plan.js';
+import type { TargetConnection } from './plan.js';
 import type { NameSelection } from './selection.js';
 
 export type { ProfileImage } from '../sync/kinds/scan-profile.js';
 
-/** What to do with a profile whose name exists in the target (`--on-conflict`). */
-export type ProfileOnConflict = OnConflict;
-
 /** What the journal says about one profile (by its snapshot name; a delete by its target name). */
-export type ProfileJournalState =
-  | {
-      readonly state: 'done';
-      readonly action: JournalOp;
-      readonly targetName: string;
-      readonly targetId: string | undefined;
-    }
-  | { readonly state: 'failed'; readonly action: JournalOp; readonly targetName: string }
-  | {
-      readonly state: 'in-doubt';
-      readonly action: JournalOp;
-      readonly targetName: string;
-      readonly targetId: string | undefined;
-      readonly attempt: number;
-    };
-
-/** The states of a run's scan profile writes, by profile name (none for a new run). */
-export function profileStates(run: RunState | undefined): ReadonlyMap<string, ProfileJournalState> {
-  const states = new Map<string, ProfileJournalState>();
-  for (const w of run?.writes.values() ?? []) {
-    if (w.object !== 'scan-profile') continue;
-    const base = { action: w.op, targetName: w.targetName };
-    if (w.state === 'done') states.set(w.name, { state: 'done', ...base, targetId: w.targetId });
-    else if (w.state === 'failed') states.set(w.name, { state: 'failed', ...base });
-    else states.set(w.name, { state: 'in-doubt', ...base, targetId: w.targetId, attempt: w.attempt });
-  }
-  return states;
-}
+export type ProfileJournalState = Pick<WriteState, 'op' | 'state' | 'targetName' | 'targetId' | 'attempt'>;
 
 interface ProfileStepBase {
   /** The snapshot's profile name (a delete: the target's). */
@@ -141,12 +110,6 @@ export interface ProfilePlan {
   readonly problems: readonly Problem[];
 }
 
-/** A connection of the target, as far as the plan needs it. */
-export interface ProfileTargetConnection {
-  readonly name: string;
-  readonly _id?: string | undefined;
-}
-
 /** Input of {@link planProfiles}. */
 export interface ProfilePlanInput {
   readonly profiles: readonly SnapshotScanProfile[];
@@ -155,14 +118,14 @@ export interface ProfilePlanInput {
   /** The target's profiles (`GET /scanProfiles`), read now. */
   readonly targetProfiles: readonly ScanProfile[];
   /** The target's connections, read now (before the connection phase). */
-  readonly targetConnections: readonly ProfileTargetConnection[];
+  readonly targetConnections: readonly Pick<TargetConnection, 'name' | '_id'>[];
   /**
    * Connections this run creates or created (snapshot name -> name in the target): the connection
    * plan's create, rename, reconcile and done steps.
    */
   readonly createdConnections: ReadonlyMap<string, string>;
   readonly journal: ReadonlyMap<string, ProfileJournalState>;
-  readonly onConflict: ProfileOnConflict;
+  readonly onConflict: OnConflict;
   readonly prune: boolean;
   readonly allowRun: boolean;
   /** `--only`: profile names restored (and pruned within); undefined = all. */
@@ -194,11 +157,11 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     snapshotNames.add(name);
     if (input.only !== undefined && !input.only.has(name)) continue;
     const journal = input.journal.get(name);
-    if (journal?.state === 'done' && journal.action !== 'delete' && targetByName.has(journal.targetName)) {
+    if (journal?.state === 'done' && journal.op !== 'delete' && targetByName.has(journal.targetName)) {
       steps.push({
         kind: 'done',
         name,
-        action: journal.action,
+        action: journal.op,
         targetName: journal.targetName,
         targetId: journal.targetId,
         via: 'journal',
@@ -217,7 +180,7 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     }
     const dataSources = resolved.dataSources;
     const attempt = journal?.state === 'in-doubt' ? journal.attempt + 1 : 1;
-    if (journal?.state === 'in-doubt' && journal.action === 'create') {
+    if (journal?.state === 'in-doubt' && journal.op === 'create') {
       // The earlier run may have created it under the name it sent: the target's list says.
       const found = targetByName.get(journal.targetName);
       if (found !== undefined) {
@@ -290,13 +253,12 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     }
     const deletes = journaledDeletes(
       input.journal,
-      (state) => state.state !== 'failed' && state.action === 'delete',
+      (state) => state.state !== 'failed' && state.op === 'delete',
       (name) => targetByName.has(name),
       (name) => input.only === undefined || input.only.has(name),
     );
     for (const [name, state] of deletes) {
-      const targetId = state.state === 'failed' ? undefined : state.targetId;
-      const targetName = state.targetName;
+      const { targetName, targetId } = state;
       steps.push({ kind: 'done', name, action: 'delete', targetName, targetId, via: 'journal' });
     }
   }
@@ -305,7 +267,7 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
 
 function resolveDataSources(
   entry: SnapshotScanProfile,
-  connectionByName: ReadonlyMap<string, ProfileTargetConnection>,
+  connectionByName: ReadonlyMap<string, Pick<TargetConnection, 'name' | '_id'>>,
   created: ReadonlyMap<string, string>,
 ): { ok: true; dataSources: DataSourceRef<string>[] } | { ok: false; problems: Problem[] } {
   const remapped = remapDataSourceList(entry.scanProfile.dataSourceList, {
@@ -331,23 +293,5 @@ function resolveDataSources(
       targetName: e.targetName,
       asName: e.form === 'name',
     })),
-  };
-}
-
-/** The body to send: server fields dropped, the target name, `dataSourceList` remapped. */
-export function buildProfileBody(
-  step: Extract<ProfileSendStep, { kind: 'create' | 'update' }>,
-  connectionIds: ReadonlyMap<string, string | undefined>,
-): { ok: true; body: Record<string, unknown> } | { ok: false; message: string } {
-  const { list, missing } = placeDataSources(step.dataSources, connectionIds);
-  const first = missing[0];
-  if (first !== undefined)
-    return {
-      ok: false,
-      message: `connection '${first.name}' is not in the target (was its creation refused?)`,
-    };
-  return {
-    ok: true,
-    body: { ...stripProfileServerFields(step.profile), name: step.targetName, dataSourceList: list },
   };
 }

@@ -3,14 +3,12 @@
  */
 import type { Problem } from '../errors.js';
 import { scrub } from '../secrets.js';
+import type { WriteOutcome } from '../sync/execute.js';
 import type { JournalOp } from '../sync/journal/records.js';
 import type { ProfilePlan, ProfileStep } from './profile-plan.js';
 
-/** How one profile step ended in this run. */
-export type ProfileOutcome =
-  | { readonly kind: 'done'; readonly targetId: string | undefined }
-  | { readonly kind: 'skipped'; readonly reason: string }
-  | { readonly kind: 'failed'; readonly httpStatus: number | undefined; readonly message: string };
+/** How one profile step ended in this run: the executor's outcome, or not sent (and why). */
+export type ProfileOutcome = WriteOutcome | { readonly kind: 'skipped'; readonly reason: string };
 
 /** One `--report` line of a scan profile (`object: "scan profile"`). */
 export type ProfileReportLine = {
@@ -75,9 +73,8 @@ export function buildProfileReport(
       case 'update':
       case 'delete': {
         const outcome = outcomes.get(index);
-        if (outcome === undefined) return { ...base, outcome: 'pending', targetName: step.targetName };
-        if (outcome.kind === 'skipped') return { ...base, outcome: 'skipped', reason: outcome.reason };
-        if (outcome.kind === 'failed') {
+        if (outcome?.kind === 'skipped') return { ...base, outcome: 'skipped', reason: outcome.reason };
+        if (outcome?.kind === 'failed') {
           return {
             ...base,
             outcome: 'failed',
@@ -86,6 +83,7 @@ export function buildProfileReport(
             message: scrub(outcome.message),
           };
         }
+        if (outcome?.kind !== 'applied') return { ...base, outcome: 'pending', targetName: step.targetName };
         return {
           ...base,
           outcome: doneOutcome(step.kind, step.name, step.targetName),

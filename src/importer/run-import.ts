@@ -5,11 +5,12 @@
  * Under `--on-conflict update`, a create answered "someone else's" (`exists`) is read and planned again
  * as an existing connection (the planner's comparison): its update, if it differs, joins the updates.
  */
-import { getConnectionByName, listConnectionPages } from '../api/connections.js';
+import { getConnectionByName } from '../api/connections.js';
 import type { HttpClient, RetryBudget } from '../api/http.js';
 import type { DdsError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';
+import { stripProfileServerFields } from '../profiles/server-fields.js';
 import {
   type ExecuteDeps,
   executeSteps,
@@ -19,8 +20,8 @@ import {
   type WriteStep,
 } from '../sync/execute.js';
 import type { Journal } from '../sync/journal/writer.js';
-import { connectionWriter } from '../sync/kinds/connection.js';
-import { scanProfileWriter } from '../sync/kinds/scan-profile.js';
+import { connectionWriter, readConnectionIds } from '../sync/kinds/connection.js';
+import { placeProfileBody, scanProfileWriter } from '../sync/kinds/scan-profile.js';
 import type { Clock, RateLimiter } from '../sync/throttle.js';
 import {
   type ChangeStep,
@@ -31,7 +32,7 @@ import {
   type PlanStep,
   type SendStep,
 } from './plan.js';
-import { buildProfileBody, type ProfilePlan, type ProfileStep } from './profile-plan.js';
+import type { ProfilePlan, ProfileStep } from './profile-plan.js';
 import type { ProfileOutcome } from './profile-report.js';
 
 /** A connection step of the plan as the executor runs it (a class: one shape for 100 000 of them). */
@@ -63,10 +64,8 @@ class ConnectionWrite implements WriteStep {
   load(): WritePayload {
     const step = this.plan;
     switch (step.kind) {
-      case 'update': {
-        const { body, image, secretsSent } = step.source.load();
-        return { body, image, secretsSent, before: step.before.load() };
-      }
+      case 'update':
+        return { ...step.source.load(), before: step.before.load() };
       case 'delete':
         return { before: step.before.load() };
       default:
@@ -113,15 +112,14 @@ class ProfileWrite implements WriteStep {
     if (step.kind === 'delete') return { before: step.before };
     if (step.kind !== 'create' && step.kind !== 'update')
       throw new StepRefused('no longer in the target after an interrupted request; re-run to create it');
-    const built = buildProfileBody(step, this.connectionIds());
-    if (!built.ok) throw new StepRefused(built.message);
-    const image = {
-      scanProfile: built.body,
-      dataSourceNames: step.dataSources.map((d) => d.targetName),
-    };
-    return step.kind === 'update'
-      ? { body: built.body, image, before: step.before }
-      : { body: built.body, image };
+    const body = placeProfileBody(
+      { ...stripProfileServerFields(step.profile), name: step.targetName },
+      step.dataSources,
+      this.connectionIds(),
+      ' (was its creation refused?)',
+    );
+    const image = { scanProfile: body, dataSourceNames: step.dataSources.map((d) => d.targetName) };
+    return step.kind === 'update' ? { body, image, before: step.before } : { body, image };
   }
 }
 
@@ -251,24 +249,13 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
   if (profileSteps.length === 0) return { connections, profiles, stoppedBy: undefined, plan: asRun };
   input.budget.extend(Math.max(10, Math.ceil(profileSteps.length / 10)));
   input.onProfilesStarted(countProfileWrites(profilePlan));
-  ids = new Map();
-  for await (const page of listConnectionPages(client, { signal: input.signal }))
-    for (const c of page) ids.set(c.name, typeof c._id === 'string' ? c._id : undefined);
+  ids = await readConnectionIds(client, input.signal);
   // One at a time: a one-time profile starts a scan, so nothing is sent in parallel.
   const result = await executeSteps(
     profileSteps,
     { ...deps, onOutcome: () => undefined },
     { concurrency: 1 },
   );
-  for (const outcome of result.outcomes) {
-    if (outcome.kind === 'applied')
-      profiles.set(outcome.step.index, { kind: 'done', targetId: outcome.targetId });
-    else if (outcome.kind === 'failed')
-      profiles.set(outcome.step.index, {
-        kind: 'failed',
-        httpStatus: outcome.httpStatus,
-        message: outcome.message,
-      });
-  }
+  for (const outcome of result.outcomes) profiles.set(outcome.step.index, outcome);
   return { connections, profiles, stoppedBy: result.stoppedBy, plan: asRun };
 }

@@ -13,7 +13,7 @@ export interface NameSelection {
 }
 
 /** `--only` items and `--type` types, either may be absent. */
-export class ImportSelection implements NameSelection, Iterable<string> {
+export class ImportSelection implements NameSelection {
   private readonly matchers: readonly ((name: string) => boolean)[];
 
   constructor(
@@ -38,9 +38,5 @@ export class ImportSelection implements NameSelection, Iterable<string> {
     const named = this.items === undefined || this.matchers.some((m) => m(name));
     if (type === undefined) return named && (this.items !== undefined || this.types === undefined);
     return named && (this.types === undefined || this.types.has(type));
-  }
-
-  [Symbol.iterator](): Iterator<string> {
-    return (this.items ?? [])[Symbol.iterator]();
   }
 }

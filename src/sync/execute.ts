@@ -135,13 +135,14 @@ export type WriteOutcome<S extends WriteStep = WriteStep> =
       readonly inDoubt: boolean;
     };
 
-/** Options of {@link executeSteps}; every one has a documented default. */
+/** Full-jitter backoff base and cap before re-checking an in-doubt create (ms). */
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_MAX_MS = 8000;
+
+/** Options of {@link executeSteps}. */
 export interface ExecuteOptions {
   /** Requests in flight at once; default 4. */
   readonly concurrency?: number;
-  /** Full-jitter backoff base and cap before re-checking an in-doubt create; default 250 ms and 8 s. */
-  readonly backoffBaseMs?: number;
-  readonly backoffMaxMs?: number;
   /** 429s accepted for one step before the run gives up on the service (exit 5); default 50. */
   readonly maxRateLimitedPerStep?: number;
 }
@@ -178,7 +179,7 @@ export interface ExecuteResult<S extends WriteStep> {
 type Verdict = 'auth' | 'interrupted' | 'rate-limited' | 'rejected' | 'in-doubt';
 
 /** Classify a request failure by type and status (never by message text). */
-export function classifyWriteFailure(error: unknown): Verdict | undefined {
+function classifyWriteFailure(error: unknown): Verdict | undefined {
   if (error instanceof AuthError) return 'auth';
   // The client refuses to start a request once Ctrl-C was pressed: nothing was sent.
   if (error instanceof InterruptedError) return 'interrupted';
@@ -212,8 +213,6 @@ export async function executeSteps<S extends WriteStep>(
 ): Promise<ExecuteResult<S>> {
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? Math.random;
-  const baseMs = options.backoffBaseMs ?? 250;
-  const maxMs = options.backoffMaxMs ?? 8000;
   const max429 = options.maxRateLimitedPerStep ?? 50;
   const concurrency = options.concurrency ?? 4;
   const { journal, limiter, budget, signal, run } = deps;
@@ -422,7 +421,10 @@ export async function executeSteps<S extends WriteStep>(
               );
             }
             await waitFor(
-              clock.sleep(computeFullJitter(baseMs, maxMs, state.attempts - 1, random), waitSignal),
+              clock.sleep(
+                computeFullJitter(BACKOFF_BASE_MS, BACKOFF_MAX_MS, state.attempts - 1, random),
+                waitSignal,
+              ),
             );
             const found = await lookup(step);
             if (found) return foundInDoubt(step, state, found);

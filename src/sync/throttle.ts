@@ -3,7 +3,7 @@
  * spaced evenly instead of sent in clumps) shared by every request of the run, and adaptive:
  *
  * - on a 429 it honours Retry-After (the bucket is paused until then) and lowers the rate
- *   multiplicatively, to {@link RateLimiterOptions.decreaseFactor} of the rate actually observed;
+ *   multiplicatively, to {@link DECREASE_FACTOR} of the rate actually observed;
  * - then it raises the rate again slowly (additive increase, per second without a 429).
  *
  * So a run that was told the server's limit (`--rate`) stays at or under it, and a run that was not
@@ -12,56 +12,38 @@
  *
  * The clock is injected, so the behaviour is unit-testable without waiting.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Time source and sleeper. */
 export interface Clock {
   /** Milliseconds on a monotonic clock. */
   now(): number;
-  /** Resolve after `ms`; reject with the signal's reason when it aborts. */
+  /** Resolve after `ms`; reject when the signal aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-/** The real clock (performance.now + setTimeout). */
+/** The real clock. */
 export const systemClock: Clock = {
   now: () => performance.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      if (ms <= 0) {
-        resolve();
-        return;
-      }
-      const onAbort = (): void => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
+  sleep: (ms, signal) => sleep(Math.max(0, ms), undefined, { signal }),
 };
 
-/** Options of {@link createRateLimiter}; every one has a documented default. */
+/** Options of {@link createRateLimiter}. */
 export interface RateLimiterOptions {
   /** Starting and highest rate in requests per second; undefined = unlimited until the first 429. */
-  readonly rate?: number;
-  /** Multiplicative decrease on a 429; default 0.7. */
-  readonly decreaseFactor?: number;
-  /** Additive increase, requests per second gained per second without a 429; default 0.5. */
-  readonly increasePerSecond?: number;
-  /** The rate never drops below this; default 0.2 req/s. */
-  readonly minRate?: number;
-  /** Pause when a 429 carries no Retry-After; default 1000 ms. */
-  readonly defaultRetryAfterMs?: number;
-  /** Longest Retry-After honoured; default 60 s. */
-  readonly maxRetryAfterMs?: number;
+  readonly rate?: number | undefined;
   readonly clock?: Clock;
 }
+
+/** Multiplicative decrease on a 429. */
+const DECREASE_FACTOR = 0.7;
+/** Additive increase: requests per second gained per second without a 429. */
+const INCREASE_PER_SECOND = 0.5;
+/** The rate never drops below this (req/s). */
+const MIN_RATE = 0.2;
+/** Pause when a 429 carries no Retry-After, and the longest Retry-After honoured (ms). */
+const DEFAULT_PAUSE_MS = 1000;
+const MAX_PAUSE_MS = 60_000;
 
 /** A shared, adaptive rate limiter. */
 export interface RateLimiter {
@@ -87,11 +69,6 @@ const OBSERVE_WINDOW_MS = 1000;
 export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
   const clock = options.clock ?? systemClock;
   const cap = options.rate ?? Number.POSITIVE_INFINITY;
-  const factor = options.decreaseFactor ?? 0.7;
-  const increase = options.increasePerSecond ?? 0.5;
-  const minRate = options.minRate ?? 0.2;
-  const defaultPause = options.defaultRetryAfterMs ?? 1000;
-  const maxPause = options.maxRetryAfterMs ?? 60_000;
 
   /** Rate at `rateSince`; undefined = unlimited. */
   let baseRate: number | undefined = options.rate;
@@ -106,7 +83,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   const rateAt = (t: number): number | undefined => {
     if (baseRate === undefined) return undefined;
-    const grown = baseRate + (increase * Math.max(0, t - rateSince)) / 1000;
+    const grown = baseRate + (INCREASE_PER_SECOND * Math.max(0, t - rateSince)) / 1000;
     return Math.min(cap, grown);
   };
 
@@ -139,7 +116,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     onRateLimited(retryAfterMs, sentAt) {
       limited += 1;
       const t = clock.now();
-      const pause = Math.min(maxPause, Math.max(0, retryAfterMs ?? defaultPause));
+      const pause = Math.min(MAX_PAUSE_MS, Math.max(0, retryAfterMs ?? DEFAULT_PAUSE_MS));
       pausedUntil = Math.max(pausedUntil, t + pause);
       // One decrease per congestion epoch: a request sent before the epoch ended (the last decrease,
       // its pause and a short grace while the server's bucket refills) reflects a rate already acted
@@ -148,8 +125,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       if (stale) return;
       const current = rateAt(t) ?? Number.POSITIVE_INFINITY;
       const observed = observedRate(t);
-      const basis = observed > 0 ? Math.min(current, observed) : Number.isFinite(current) ? current : minRate;
-      baseRate = Math.max(minRate, Math.min(cap, basis * factor));
+      const basis =
+        observed > 0 ? Math.min(current, observed) : Number.isFinite(current) ? current : MIN_RATE;
+      baseRate = Math.max(MIN_RATE, Math.min(cap, basis * DECREASE_FACTOR));
       // The increase starts once the pause is over: the pause is the server's, not a quiet period.
       rateSince = pausedUntil;
       epochEnd = pausedUntil + 250;

@@ -32,18 +32,18 @@ import type { Connection } from '../model/connection.js';
 import type { ScanProfile } from '../model/scan-profile.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { type ExecuteDeps, executeSteps, StepRefused, type WritePayload, type WriteStep } from './execute.js';
+import { type ExecuteDeps, executeSteps, type WritePayload, type WriteStep } from './execute.js';
+import type { BeginRecord } from './journal/records.js';
 import {
-  changeStates,
   type JournalReplay,
   openJournalRecordReader,
   type RunState,
   replayJournalFile,
+  writesOf,
 } from './journal/replay.js';
 import { type Journal, normaliseTargetUrl, openJournal } from './journal/writer.js';
-import { connectionWriter } from './kinds/connection.js';
-import { placeDataSources, scanProfileWriter } from './kinds/scan-profile.js';
+import { connectionWriter, readConnectionIds } from './kinds/connection.js';
+import { placeProfileBody, scanProfileWriter } from './kinds/scan-profile.js';
 import { cannotReadJournal } from './runs.js';
 import { createRateLimiter } from './throttle.js';
 import {
@@ -52,7 +52,6 @@ import {
   isWritingStep,
   planConnectionUndo,
   planProfileUndo,
-  type TargetConnectionIds,
   type UndoStep,
 } from './undo-plan.js';
 
@@ -188,11 +187,7 @@ class UndoWrite implements WriteStep {
     step: Extract<UndoStep, { kind: 're-create' | 'put-back' }>,
   ): Readonly<Record<string, unknown>> {
     if (step.dataSources === undefined || this.idByName === undefined) return step.body;
-    const { list, missing } = placeDataSources(step.dataSources, this.idByName());
-    const first = missing[0];
-    if (first !== undefined)
-      throw new StepRefused(`connection '${first.name}' is not in the target, so the profile cannot name it`);
-    return { ...step.body, dataSourceList: list };
+    return placeProfileBody(step.body, step.dataSources, this.idByName(), ', so the profile cannot name it');
   }
 }
 
@@ -214,60 +209,44 @@ export async function undoRun(
   let journal: Journal | undefined;
   let replay: JournalReplay | undefined;
   try {
-    if (options.dryRun) {
-      const read = await replayJournalFile(options.journal, { keepRecord: () => false });
-      replay = read?.replay;
-      if (replay?.begin === undefined)
-        throw new InputFileError(
-          options.journal,
-          1,
-          'the journal is empty: the import wrote nothing to undo',
-        );
-    } else {
-      // Locked for the whole undo: no import of it runs meanwhile, and it does not change under the
-      // images read again from it.
-      journal = await openJournal(options.journal, undefined, {
-        tool: `${TOOL_NAME} ${TOOL_VERSION}`,
-        keepRecord: () => false,
-      });
+    // Locked for the whole undo: no import of it runs meanwhile, and it does not change under the
+    // images read again from it.
+    if (options.dryRun)
+      replay = (await replayJournalFile(options.journal, { keepRecord: () => false }))?.replay;
+    else {
+      journal = await openJournal(options.journal, undefined, { keepRecord: () => false });
       replay = journal.replay;
     }
   } catch (error) {
-    await journal?.close();
     // A typed error (a damaged journal, the lock held, a full disk) says what it is; anything else is a read.
     if (isDdsError(error)) throw error;
     throw cannotReadJournal(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
   }
+  const begin = replay?.begin;
+  if (replay === undefined || begin === undefined)
+    throw new InputFileError(options.journal, 1, 'the journal is empty: the import wrote nothing to undo');
   // What the undo needs of the replay; the rest (every earlier run's states) is let go before it runs.
-  const opened: OpenedJournal = { begin: replay.begin, chosen: chooseUndo(replay.runs) };
+  const chosen = chooseUndo(replay.runs);
   replay = undefined;
   journal?.releaseReplay();
   const reader = openJournalRecordReader(options.journal);
   try {
-    return await undoFromReplay(options, ports, onEvent, opened, journal, reader);
+    return await undoFromReplay(options, ports, onEvent, begin, chosen, journal, reader);
   } finally {
     reader.close();
     await journal?.close();
   }
 }
 
-/** What an undo takes of the journal's replay. */
-interface OpenedJournal {
-  readonly begin: JournalReplay['begin'];
-  readonly chosen: ReturnType<typeof chooseUndo>;
-}
-
 async function undoFromReplay(
   options: UndoOptions,
   ports: UndoPorts,
   onEvent: (event: UndoEvent) => void,
-  opened: OpenedJournal,
+  begin: BeginRecord,
+  chosen: ReturnType<typeof chooseUndo>,
   journal: Journal | undefined,
   reader: ReturnType<typeof openJournalRecordReader>,
 ): Promise<UndoResult> {
-  const { begin, chosen } = opened;
-  if (begin === undefined)
-    throw new InputFileError(options.journal, 1, 'the journal is empty: the import wrote nothing to undo');
   if (chosen === undefined) return { kind: 'nothing', journal: options.journal };
 
   // The run's records, read again (images stay in the file, read when a step needs them).
@@ -280,7 +259,7 @@ async function undoFromReplay(
   const histories = history.finish();
 
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
-  const { overrides } = resolveOverrides(rawOverrides, ports.env);
+  const overrides = resolveOverrides(rawOverrides, ports.env);
   // Connections put back are checked against their templates before anything is sent.
   const catalog = await loadShippedCatalog(options.schemas);
 
@@ -298,8 +277,9 @@ async function undoFromReplay(
     onRateLimited: (ms) => limiter.onRateLimited(ms),
   });
   try {
-    const undoChanges = changeStates(chosen.continuing);
-    const ids: TargetConnectionIds = { idByName: new Map(), nameById: new Map() };
+    const undoChanges = writesOf(chosen.continuing, 'connection');
+    const idByName = new Map<string, string | undefined>();
+    const nameById = new Map<string, string>();
     const connectionHistories = histories.filter((h) => h.object === 'connection');
     const profileHistories = histories.filter((h) => h.object === 'scan-profile');
     const context = (h: History) => ({
@@ -313,8 +293,8 @@ async function undoFromReplay(
     const planned = new Array<UndoStep | undefined>(connectionHistories.length);
     for await (const c of listConnections(client, { signal: ports.signal })) {
       if (profileHistories.length > 0 && typeof c._id === 'string') {
-        (ids.idByName as Map<string, string | undefined>).set(c.name, c._id);
-        (ids.nameById as Map<string, string>).set(c._id, c.name);
+        idByName.set(c.name, c._id);
+        nameById.set(c._id, c.name);
       }
       const i = order.get(c.name);
       if (i === undefined || planned[i] !== undefined) continue;
@@ -334,7 +314,7 @@ async function undoFromReplay(
       for (const p of profiles) if (typeof p.name === 'string' && !byName.has(p.name)) byName.set(p.name, p);
       const recreated = new Set(connectionSteps.filter((s) => s.kind === 're-create').map((s) => s.name));
       profileSteps = profileHistories.map((h) =>
-        planProfileUndo(h, byName.get(h.name), ids, { ...context(h), recreated }),
+        planProfileUndo(h, byName.get(h.name), { idByName, nameById }, { ...context(h), recreated }),
       );
     }
     const steps = [...connectionSteps, ...profileSteps];
@@ -360,16 +340,7 @@ async function undoFromReplay(
     }
 
     const concurrency = environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
-    if (chosen.continuing === undefined) {
-      await active.append({
-        kind: 'run',
-        run: chosen.run,
-        command: 'undo',
-        undoes: chosen.undoes,
-        tool: `${TOOL_NAME} ${TOOL_VERSION}`,
-        at: new Date().toISOString(),
-      });
-    }
+    if (chosen.continuing === undefined) await active.startRun(chosen.run, 'undo', chosen.undoes);
     onEvent({
       kind: 'run-started',
       target: environment.label,
@@ -399,17 +370,15 @@ async function undoFromReplay(
     ];
     let stoppedBy: DdsError | undefined;
     let idsNow: Map<string, string | undefined> | undefined;
-    const idByName = () => idsNow ?? ids.idByName;
+    const idsOf = () => idsNow ?? idByName;
     for (const [index, phase] of phases.entries()) {
       if (phase.steps.length === 0 || stoppedBy !== undefined) continue;
       if (index === 1) {
         // The connections created again have their ids now.
-        idsNow = new Map();
-        for await (const c of listConnections(client, { signal: ports.signal }))
-          idsNow.set(c.name, typeof c._id === 'string' ? c._id : undefined);
+        idsNow = await readConnectionIds(client, ports.signal);
       }
       const result = await executeSteps(
-        phase.steps.map((s) => new UndoWrite(s, idByName)),
+        phase.steps.map((s) => new UndoWrite(s, idsOf)),
         {
           ...deps,
           onOutcome: (outcome) => {
@@ -423,8 +392,7 @@ async function undoFromReplay(
       for (const outcome of result.outcomes) lines.set(outcome.step.step, lineOf(outcome.step.step, outcome));
       stoppedBy = result.stoppedBy;
     }
-    if (stoppedBy === undefined)
-      await active.append({ kind: 'run-end', run: chosen.run, at: new Date().toISOString() });
+    if (stoppedBy === undefined) await active.endRun(chosen.run);
     return {
       kind: 'ran',
       target: environment.label,

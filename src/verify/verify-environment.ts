@@ -126,7 +126,7 @@ export async function verifyEnvironment(
   const overrides =
     options.overrides === undefined
       ? EMPTY_OVERRIDES
-      : resolveOverrides(await loadOverrides(options.overrides), ports.env ?? {}).overrides;
+      : resolveOverrides(await loadOverrides(options.overrides), ports.env ?? {});
   const file = await readExpected(
     options.snapshot,
     options.snapshotLabel,

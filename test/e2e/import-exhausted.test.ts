@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import type { Connection } from '../../src/model/connection.js';
 import { clearRegisteredSecrets } from '../../src/secrets.js';
-import { replayJournal } from '../../src/sync/journal/replay.js';
+import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { runCli } from '../helpers/run-cli.js';
 import { countCreatePosts, prepareImportSource, targetReferences } from './import.helpers.js';
 
@@ -87,7 +87,7 @@ describe('import: retry budget spent (exit 5), then resumed by the same command'
         .map((l) => JSON.parse(l) as { name: string; outcome: string; inDoubt?: boolean });
       expect(firstReport).toHaveLength(entries.length);
       expect(new Set(firstReport.map((l) => l.outcome))).toContain('pending');
-      const journaled = replayJournal(await readFile(journal, 'utf8')).entries;
+      const journaled = writesOf(replayJournal(await readFile(journal, 'utf8')).runs.at(-1), 'connection');
       for (const line of firstReport) {
         if (line.outcome === 'created') expect(journaled.get(line.name)?.state).toBe('done');
         if (line.outcome === 'pending' && line.inDoubt)

@@ -14,12 +14,11 @@ import {
   startEmulator,
 } from '../../src/emulator/index.js';
 import { createPrng } from '../../src/emulator/prng.js';
-import { profileStates } from '../../src/importer/profile-plan.js';
 import type { Connection } from '../../src/model/connection.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
-import { replayJournal } from '../../src/sync/journal/replay.js';
+import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { assertBuiltCliFresh } from '../helpers/built-cli.js';
 import { type CliChild, killRunningChildren, startCliChild, waitUntil } from '../helpers/cli-child.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -116,7 +115,7 @@ describe('import: SIGKILL during the scan profile phase (child process)', () => 
     }
     expect(emu.store.profiles).toHaveLength(profiles.length);
     expect(emu.record.requests.some((r) => r.fault === 'commit-then-drop')).toBe(true);
-    const states = profileStates(replayJournal(await readFile(journal, 'utf8')).runs.at(-1));
+    const states = writesOf(replayJournal(await readFile(journal, 'utf8')).runs.at(-1), 'scan-profile');
     expect([...states.values()].every((s) => s.state === 'done')).toBe(true);
   }, 120_000);
 });

@@ -8,6 +8,7 @@ import { dropMaskedValues, findClearSecrets, makeSafeImage } from '../../src/con
 import type { Problem } from '../../src/errors.js';
 import { targetSummarizer } from '../../src/importer/import-target.js';
 import {
+  type JournaledWrite,
   type OnConflict,
   type PreparedEntry,
   planImport,
@@ -16,7 +17,7 @@ import {
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
-import { type JournalChangeState, replayJournal } from '../../src/sync/journal/replay.js';
+import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { createConvergeHelpers } from '../../src/sync/kinds/connection.js';
 import { createRunHistory } from '../../src/sync/undo-plan.js';
 
@@ -64,8 +65,11 @@ describe('journal records with op and object', () => {
       ]),
     );
     expect(replay.records[1]).toMatchObject({ op: 'create', object: 'connection' });
-    expect(replay.entries.get('a')).toMatchObject({ state: 'done', targetId: 'x' });
-    expect(replay.changes.size).toBe(0);
+    expect(writesOf(replay.runs.at(-1), 'connection').get('a')).toMatchObject({
+      op: 'create',
+      state: 'done',
+      targetId: 'x',
+    });
   });
 
   it('keeps update and delete states apart from creates, and refuses an update without its before-image', () => {
@@ -107,9 +111,10 @@ describe('journal records with op and object', () => {
         },
       ]),
     );
-    expect(replay.entries.size).toBe(0);
-    expect(replay.changes.get('b')).toEqual({ op: 'update', state: 'done', type: 's3' });
-    expect(replay.changes.get('c')).toEqual({ op: 'delete', state: 'in-doubt', type: 'smb' });
+    const writes = writesOf(replay.runs.at(-1), 'connection');
+    expect([...writes.values()].map((w) => w.op)).toEqual(['update', 'delete']);
+    expect(writes.get('b')).toMatchObject({ op: 'update', state: 'done', type: 's3' });
+    expect(writes.get('c')).toMatchObject({ op: 'delete', state: 'in-doubt', type: 'smb' });
     expect(() =>
       replayJournal(
         lines([begin, { kind: 'intent', op: 'update', name: 'b', targetName: 'b', attempt: 1, at }]),
@@ -153,13 +158,12 @@ describe('targetSummarizer: what the import keeps of each listed connection', ()
     planImport({
       entries,
       target: t,
-      journal: new Map(),
+      journal: new Map<string, JournaledWrite>([
+        ['done-before', { op: 'update', state: 'done', type: 'rdb-mysql', targetName: 'done-before' }],
+      ]),
       onConflict,
       prune,
       only,
-      changes: new Map<string, JournalChangeState>([
-        ['done-before', { op: 'update', state: 'done', type: 'rdb-mysql' }],
-      ]),
       converge: helpers,
       check: noProblems,
     });
@@ -210,14 +214,13 @@ describe('planImport with --on-conflict update and --prune', () => {
     { name: 'stale', _id: 'id-stale', connection: conn('stale') },
     { name: 'extra', _id: 'id-extra', connection: conn('extra', { password: 'clear-text-secret' }) },
   ];
-  const plan = (changes = new Map<string, JournalChangeState>(), prune = true) =>
+  const plan = (journal = new Map<string, JournaledWrite>(), prune = true) =>
     planImport({
       entries,
       target,
-      journal: new Map(),
+      journal,
       onConflict: 'update',
       prune,
-      changes,
       converge: helpers,
       check: noProblems,
     });
@@ -266,10 +269,11 @@ describe('planImport with --on-conflict update and --prune', () => {
     const p = planImport({
       entries,
       target: target.filter((t) => t.name !== 'extra'),
-      journal: new Map(),
+      journal: new Map([
+        ['extra', { op: 'delete', state: 'in-doubt', type: 'rdb-mysql', targetName: 'extra' }],
+      ]),
       onConflict: 'update',
       prune: true,
-      changes: new Map([['extra', { op: 'delete', state: 'in-doubt', type: 'rdb-mysql' }]]),
       converge: helpers,
       check: noProblems,
     });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors.js';
 import {
   chooseRenamedName,
+  type JournaledWrite,
   PLAN_STEP_KINDS,
   type PlanEntry,
   type PlanStep,
@@ -10,7 +11,6 @@ import {
 } from '../../src/importer/plan.js';
 import { describeStep } from '../../src/importer/plan-describe.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
-import type { JournalEntryState } from '../../src/sync/journal/replay.js';
 
 const entry = (name: string, type = 's3', extra: Record<string, unknown> = {}): PreparedEntry => ({
   name,
@@ -24,9 +24,9 @@ const kinds = (steps: readonly PlanStep[]) => Object.fromEntries(steps.map((s) =
 describe('planImport', () => {
   const entries = [entry('new-one'), entry('taken'), entry('was-done'), entry('in-doubt'), entry('bad')];
   const target = [{ name: 'taken', _id: 't1' }, { name: 'was-done', _id: 't2' }, { name: 'other' }];
-  const journal = new Map<string, JournalEntryState>([
-    ['was-done', { state: 'done', targetName: 'was-done', targetId: 't2' }],
-    ['in-doubt', { state: 'in-doubt', targetName: 'in-doubt' }],
+  const journal = new Map<string, JournaledWrite>([
+    ['was-done', { op: 'create', state: 'done', targetName: 'was-done', targetId: 't2' }],
+    ['in-doubt', { op: 'create', state: 'in-doubt', targetName: 'in-doubt' }],
   ]);
   const check = (e: PlanEntry, prepared: () => PreparedEntry): Problem[] =>
     prepared().name === 'bad' ? [{ entry: e.name, path: '/password', message: 'masked' }] : [];
@@ -85,7 +85,9 @@ describe('planImport', () => {
     const plan = planImport({
       entries: [entry('taken')],
       target: [{ name: 'taken' }, { name: 'taken (2)' }],
-      journal: new Map([['taken', { state: 'in-doubt', targetName: 'taken (2)' } as JournalEntryState]]),
+      journal: new Map([
+        ['taken', { op: 'create', state: 'in-doubt', targetName: 'taken (2)' } as JournaledWrite],
+      ]),
       onConflict: 'rename',
       check: noProblems,
     });
@@ -105,7 +107,7 @@ describe('planImport', () => {
       },
       target: [{ name: 'there' }, { name: 'done', _id: 'id-1' }],
       journal: new Map([
-        ['done', { state: 'done', targetName: 'done', targetId: 'id-1' } as JournalEntryState],
+        ['done', { op: 'create', state: 'done', targetName: 'done', targetId: 'id-1' } as JournaledWrite],
       ]),
       onConflict: 'skip',
       // As the import's check does for an entry it did not check while the target was listed.
@@ -145,9 +147,7 @@ describe('planImport', () => {
     const plan = planImport({
       entries: [entry('a'), entry('b'), entry('b'), entry('c')],
       target: [],
-      journal: new Map([
-        ['a', { state: 'failed', targetName: 'a', httpStatus: 400, message: 'x' } as JournalEntryState],
-      ]),
+      journal: new Map([['a', { op: 'create', state: 'failed', targetName: 'a' } as JournaledWrite]]),
       onConflict: 'skip',
       only: new Set(['a', 'b']),
       check: noProblems,

@@ -25,12 +25,14 @@ import {
   type WriteStep,
 } from '../../src/sync/execute.js';
 import type { IntentRecord, JournalRecord } from '../../src/sync/journal/records.js';
-import { replayJournal } from '../../src/sync/journal/replay.js';
+import { type JournalReplay, replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
 import { type Clock, createRateLimiter, type RateLimiter } from '../../src/sync/throttle.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { BASE, makeClient } from '../http/client-fixture.js';
 
+/** The newest run's last write of each connection, by name. */
+const connectionWrites = (replay: JournalReplay) => writesOf(replay.runs.at(-1), 'connection');
 const CREATE_PATH = '/api/v1/ds_connections';
 
 /** How the test's target is written to: one POST, one look-up by name. */
@@ -547,7 +549,7 @@ describe('runImport: stopping', () => {
     expect(result.stoppedBy?.exitCode).toBe(ExitCode.auth);
     expect(h.service.posts()).toEqual(['a', 'b']);
     expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'pending', 'pending', 'pending']);
-    const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
+    const entries = connectionWrites(replayJournal(readFileSync(journalPath, 'utf8')));
     expect(entries.get('a')).toMatchObject({ state: 'done', targetId: h.service.store.get('a') });
     // b's intent stays open: the next run looks it up before sending (a 401 applied nothing, but the
     // runner does not rely on that).
@@ -582,7 +584,7 @@ describe('runImport: stopping', () => {
       expect.objectContaining({ kind: 'created', via: 'post' }),
       expect.objectContaining({ kind: 'pending', inDoubt: false }),
     ]);
-    const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
+    const entries = connectionWrites(replayJournal(readFileSync(journalPath, 'utf8')));
     expect(entries.get('a')).toMatchObject({ state: 'in-doubt', targetName: 'a' });
     expect(entries.get('b')).toMatchObject({ state: 'done' });
     // c was never sent (above), and no intent of it was written.
@@ -675,7 +677,7 @@ describe('runImport: stopping', () => {
     const result = await running;
     expect(result.stoppedBy).toBeInstanceOf(AuthError);
     expect(service.posts()).toEqual(['a']);
-    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('b')).toMatchObject({
+    expect(connectionWrites(replayJournal(readFileSync(journalPath, 'utf8'))).get('b')).toMatchObject({
       state: 'in-doubt',
     });
   });
@@ -710,7 +712,7 @@ describe('runImport: stopping', () => {
     expect(result.stoppedBy?.exitCode).toBe(ExitCode.interrupted);
     expect(h.service.posts()).toEqual(['a', 'b']);
     expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'created', 'pending', 'pending']);
-    const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
+    const entries = connectionWrites(replayJournal(readFileSync(journalPath, 'utf8')));
     expect(entries.get('a')).toMatchObject({ state: 'done' });
     expect(entries.get('b')).toMatchObject({ state: 'done' });
     // Only settled entries reach the progress callback.
@@ -736,7 +738,7 @@ describe('runImport: stopping', () => {
     expect(result.stoppedBy).toBeInstanceOf(InterruptedError);
     expect(result.outcomes.map((o) => o.kind)).toEqual(['pending', 'pending']);
     // a's intent stays open: it is looked up by name next time; b got no intent. Neither was sent.
-    const entries = replayJournal(readFileSync(journalPath, 'utf8')).entries;
+    const entries = connectionWrites(replayJournal(readFileSync(journalPath, 'utf8')));
     expect(entries.get('a')).toMatchObject({ state: 'in-doubt' });
     expect(entries.get('b')).toBeUndefined();
     expect(service.posts()).toEqual([]);
@@ -761,7 +763,7 @@ describe('runImport: stopping', () => {
     gateA.resolve();
     expect(await outcome).toBeInstanceOf(TypeError);
     expect(h.service.posts()).toEqual(['a', 'b']);
-    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('a')).toMatchObject({
+    expect(connectionWrites(replayJournal(readFileSync(journalPath, 'utf8'))).get('a')).toMatchObject({
       state: 'done',
     });
   });
@@ -808,7 +810,7 @@ describe('runImport: outcome records do not hold a slot', () => {
     // Reported once on disk, and the run resolves only after every outcome is written.
     expect(settled.sort()).toEqual(['a', 'b']);
     expectConsistentJournal();
-    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('b')).toMatchObject({
+    expect(connectionWrites(replayJournal(readFileSync(journalPath, 'utf8'))).get('b')).toMatchObject({
       state: 'done',
     });
   });
@@ -832,7 +834,7 @@ describe('runImport: outcome records do not hold a slot', () => {
     ).rejects.toThrow('disk full');
     // a's outcome failed after its POST; at most the entry already past its intent was sent.
     expect(service.posts().length).toBeLessThan(3);
-    expect(replayJournal(readFileSync(journalPath, 'utf8')).entries.get('a')).toMatchObject({
+    expect(connectionWrites(replayJournal(readFileSync(journalPath, 'utf8'))).get('a')).toMatchObject({
       state: 'in-doubt',
     });
   });

@@ -16,10 +16,10 @@ describe('list values', () => {
 
   it('--only keeps a name that ends in a space apart from the one that does not', () => {
     const options = readImportOptions({ _: [], snapshot: 's.jsonl', only: 'Sales-DB ' }, '/tmp');
-    expect([...(options.only ?? [])]).toEqual(['Sales-DB ']);
+    expect(options.only?.items).toEqual(['Sales-DB ']);
     expect(options.only?.has('Sales-DB')).toBe(false);
     const both = readImportOptions({ _: [], snapshot: 's.jsonl', only: ['Sales-DB', ' Sales-DB'] }, '/tmp');
-    expect([...(both.only ?? [])]).toEqual(['Sales-DB', ' Sales-DB']);
+    expect(both.only?.items).toEqual(['Sales-DB', ' Sales-DB']);
   });
 
   it('an empty item of --only is still refused', () => {

@@ -20,7 +20,7 @@ import {
   STALE_TEMP_AGE_MS,
   writeFileAtomic,
 } from '../../src/files.js';
-import { MAX_OVERRIDES_DEPTH, parseOverrides } from '../../src/importer/overrides.js';
+import { checkOverrides, MAX_OVERRIDES_DEPTH } from '../../src/importer/overrides.js';
 import { createLogger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
 import { schemasDir } from '../../src/paths.js';
@@ -273,6 +273,9 @@ describe('what is not a failed write', () => {
     expect(error).toBe(failure);
   });
 });
+
+/** An overrides document checked as `loadOverrides` checks the file it read. */
+const parseOverrides = (text: string, file: string) => checkOverrides(JSON.parse(text), file);
 
 describe('overrides (item 4)', () => {
   it('refuses an unterminated ${env:NAME (exit 2, naming the pointer, not the value)', async () => {

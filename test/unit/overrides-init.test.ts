@@ -58,7 +58,7 @@ describe('overrides init: the skeleton', () => {
 
     // Applied with its variables set, nothing masked is left and the clear custom field is kept.
     const env = Object.fromEntries(variables.map((v) => [v.variable, `value-of-${v.variable}`]));
-    const { overrides } = resolveOverrides({ all: {}, byType: {}, byName }, env);
+    const overrides = resolveOverrides({ all: {}, byType: {}, byName }, env);
     const applied = applyOverrides(entries[0] as Connection, overrides);
     expect(applied.password).toBe('value-of-DDS_FINANCE_DB_PASSWORD');
     expect(applied.custom_fields).toEqual([

@@ -6,15 +6,18 @@ import { describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/errors.js';
 import {
   applyOverrides,
+  checkOverrides,
   describeUnresolved,
   findOverrideRemovals,
   findUnusedOverrides,
   loadOverrides,
-  parseOverrides,
   resolveOverrides,
 } from '../../src/importer/overrides.js';
 import { checkEntryForSend, type EntryTemplates } from '../../src/importer/preflight.js';
 import { clearRegisteredSecrets, scrub } from '../../src/secrets.js';
+
+/** An overrides document checked as `loadOverrides` checks the file it read. */
+const parseOverrides = (text: string, file: string) => checkOverrides(JSON.parse(text), file);
 
 describe('parseOverrides', () => {
   it('reads all, byType and byName', async () => {
@@ -34,7 +37,14 @@ describe('parseOverrides', () => {
     await expect(parseOverrides('{"byName": {"a": {"name": "b"}}}', 'o.json')).rejects.toThrow(
       /\/byName\/a\/name/,
     );
-    await expect(parseOverrides('{', 'o.json')).rejects.toBeInstanceOf(InputFileError);
+    // A file that is not JSON at all is refused when it is read (`loadOverrides`).
+    const dir = await mkdtemp(join(tmpdir(), 'dds-ovr-'));
+    try {
+      await writeFile(join(dir, 'o.json'), '{');
+      await expect(loadOverrides(join(dir, 'o.json'))).rejects.toBeInstanceOf(InputFileError);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
     const error = await parseOverrides('[]', 'o.json').catch((e: unknown) => e);
     expect((error as InputFileError).exitCode).toBe(2);
   });
@@ -51,8 +61,8 @@ describe('resolveOverrides and applyOverrides', () => {
       }),
       'o.json',
     );
-    const { overrides, missing } = resolveOverrides(o, { A_PASSWORD: 'canary-s3cr3t-value' });
-    expect(missing).toEqual(['MISSING_VAR']);
+    // MISSING_VAR is not set: its placeholder stays (asserted below), for the pre-flight to name.
+    const overrides = resolveOverrides(o, { A_PASSWORD: 'canary-s3cr3t-value' });
     const a = applyOverrides({ name: 'a', type: 's3', scanner_group: 'orig' }, overrides);
     expect(a).toMatchObject({
       scanner_group: 'name',
@@ -146,8 +156,8 @@ describe('${file:PATH} placeholders', () => {
         join(dir, 'o.json'),
         JSON.stringify({ byName: { a: { password: '${file:secrets/db-pw}', key: '${file:nope.txt}' } } }),
       );
-      const { overrides, missing } = resolveOverrides(await loadOverrides(join(dir, 'o.json')), {});
-      expect(missing).toEqual(['file:nope.txt']);
+      // nope.txt cannot be read: its placeholder stays (asserted below), for the pre-flight to name.
+      const overrides = resolveOverrides(await loadOverrides(join(dir, 'o.json')), {});
       const a = applyOverrides({ name: 'a', type: 's3' }, overrides) as Record<string, unknown>;
       expect(a.password).toBe('canary-file-s3cr3t');
       expect(a.key).toBe('${file:nope.txt}');

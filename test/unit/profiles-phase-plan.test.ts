@@ -5,14 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  buildProfileBody,
   type ProfileJournalState,
   type ProfilePlanInput,
   planProfiles,
-  profileStates,
 } from '../../src/importer/profile-plan.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
-import { replayJournal } from '../../src/sync/journal/replay.js';
+import { stripProfileServerFields } from '../../src/profiles/server-fields.js';
+import { StepRefused } from '../../src/sync/execute.js';
+import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
+import { placeProfileBody } from '../../src/sync/kinds/scan-profile.js';
 
 const SCHEDULE = { cronExpression: '0 2 * * *', timeZone: 'UTC' };
 
@@ -68,22 +69,26 @@ describe('planProfiles', () => {
       { ref: 's-beta', targetName: 'beta (2)', asName: false },
       { ref: 'alpha', targetName: 'alpha', asName: true },
     ]);
-    const built = buildProfileBody(
-      step,
-      new Map([
-        ['alpha', 'ta'],
-        ['beta (2)', 'tb2'],
-      ]),
-    );
-    expect(built).toEqual({
-      ok: true,
-      body: { name: 'p', dataSourceList: ['tb2', 'alpha'], scanTemplateId: 't', schedule: SCHEDULE },
-    });
+    // The body as the import's profile write builds it (`run-import.ts`): server fields dropped.
+    const build = (ids: ReadonlyMap<string, string>) =>
+      placeProfileBody(
+        { ...stripProfileServerFields(step.profile), name: step.targetName },
+        step.dataSources,
+        ids,
+        ' (was its creation refused?)',
+      );
+    expect(
+      build(
+        new Map([
+          ['alpha', 'ta'],
+          ['beta (2)', 'tb2'],
+        ]),
+      ),
+    ).toEqual({ name: 'p', dataSourceList: ['tb2', 'alpha'], scanTemplateId: 't', schedule: SCHEDULE });
     // A connection whose creation failed: the profile fails without a request.
-    expect(buildProfileBody(step, new Map([['alpha', 'ta']]))).toEqual({
-      ok: false,
-      message: "connection 'beta (2)' is not in the target (was its creation refused?)",
-    });
+    expect(() => build(new Map([['alpha', 'ta']]))).toThrow(
+      new StepRefused("connection 'beta (2)' is not in the target (was its creation refused?)"),
+    );
   });
 
   it('refuses a data source with no name and no connection of that name, and one neither in the target nor created', () => {
@@ -113,9 +118,9 @@ describe('planProfiles', () => {
       entry('c', ['s1'], ['alpha']),
     ];
     const journal = new Map<string, ProfileJournalState>([
-      ['a', { state: 'done', action: 'create', targetName: 'a', targetId: 'pa' }],
-      ['b', { state: 'in-doubt', action: 'create', targetName: 'b (2)', targetId: undefined, attempt: 1 }],
-      ['c', { state: 'in-doubt', action: 'create', targetName: 'c', targetId: undefined, attempt: 1 }],
+      ['a', { state: 'done', op: 'create', targetName: 'a', targetId: 'pa', attempt: 1 }],
+      ['b', { state: 'in-doubt', op: 'create', targetName: 'b (2)', targetId: undefined, attempt: 1 }],
+      ['c', { state: 'in-doubt', op: 'create', targetName: 'c', targetId: undefined, attempt: 1 }],
     ]);
     const plan = planProfiles(
       input({
@@ -161,15 +166,15 @@ describe('planProfiles', () => {
       },
     ];
     const replay = replayJournal(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
-    const states = profileStates(replay.runs.at(-1));
-    expect(states.get('a')).toEqual({
+    const states = writesOf(replay.runs.at(-1), 'scan-profile');
+    expect(states.get('a')).toMatchObject({
       state: 'in-doubt',
-      action: 'create',
+      op: 'create',
       targetName: 'a',
       targetId: undefined,
       attempt: 1,
     });
-    expect(states.get('b')).toEqual({ state: 'done', action: 'create', targetName: 'b', targetId: 'pb' });
+    expect(states.get('b')).toMatchObject({ state: 'done', op: 'create', targetName: 'b', targetId: 'pb' });
   });
 
   it('with --only restores and prunes only the named profiles', () => {

@@ -42,8 +42,8 @@ describe('prunable and journaledDeletes', () => {
 
   it('the scan profile planner reports a journaled delete gone from the target as done, within --only', () => {
     const journal = new Map<string, ProfileJournalState>([
-      ['gone', { state: 'in-doubt', action: 'delete', targetName: 'gone', targetId: 'pg', attempt: 1 }],
-      ['other', { state: 'done', action: 'delete', targetName: 'other', targetId: 'po' }],
+      ['gone', { state: 'in-doubt', op: 'delete', targetName: 'gone', targetId: 'pg', attempt: 1 }],
+      ['other', { state: 'done', op: 'delete', targetName: 'other', targetId: 'po', attempt: 1 }],
     ]);
     const plan = planProfiles({
       profiles: [],

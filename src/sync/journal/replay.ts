@@ -1,8 +1,9 @@
 /**
  * Reading a journal back: its records in file order, folded into runs (what each run did, what it left
- * in doubt) and per-connection states. A crash can tear the last line (a write that did not finish): a
- * final line without its newline is ignored (the writer truncates it away when it reopens the file). A
- * complete line that is not a valid record is corruption and is refused, naming the line.
+ * in doubt, and per object the state its last record left it in). A crash can tear the last line (a
+ * write that did not finish): a final line without its newline is ignored (the writer truncates it
+ * away when it reopens the file). A complete line that is not a valid record is corruption and is
+ * refused, naming the line.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -17,29 +18,6 @@ import {
   type RunCommand,
   runOf,
 } from './records.js';
-
-/** What the journal says about one snapshot entry's create (by its snapshot name). */
-export type JournalEntryState =
-  | {
-      readonly state: 'done';
-      readonly targetName: string;
-      readonly targetId: string | undefined;
-      readonly sourceId?: string;
-    }
-  | {
-      readonly state: 'failed';
-      readonly targetName: string;
-      readonly httpStatus: number | undefined;
-      readonly message: string;
-    }
-  | { readonly state: 'in-doubt'; readonly targetName: string; readonly sourceId?: string };
-
-/** What the journal says about an update or delete of one connection (by name). */
-export interface JournalChangeState {
-  readonly op: 'update' | 'delete';
-  readonly state: 'done' | 'failed' | 'in-doubt';
-  readonly type: string | undefined;
-}
 
 /** What the journal says about one object in one run: its last record's state. */
 export interface WriteState {
@@ -96,10 +74,6 @@ export interface JournalReplay {
   readonly records: readonly JournalRecord[];
   /** The runs, oldest first. */
   readonly runs: readonly RunState[];
-  /** Of the newest run: per snapshot name, the state its connection create is in. */
-  readonly entries: ReadonlyMap<string, JournalEntryState>;
-  /** Of the newest run: per connection name, the state its update or delete is in. */
-  readonly changes: ReadonlyMap<string, JournalChangeState>;
   /** Length in bytes of the valid prefix (the file is truncated to it when the tail was torn). */
   readonly validBytes: number;
   /** True when a final line without its newline was ignored. */
@@ -129,33 +103,10 @@ export interface ReplayOptions {
   readonly onRecord?: (record: JournalRecord, at: RecordPlace) => void;
 }
 
-/** The states of a run's connection creates, by snapshot name. */
-export function entryStates(run: RunState | undefined): Map<string, JournalEntryState> {
-  const out = new Map<string, JournalEntryState>();
-  for (const w of run?.writes.values() ?? []) {
-    if (w.object !== 'connection' || w.op !== 'create') continue;
-    const sourceId = w.sourceId === undefined ? {} : { sourceId: w.sourceId };
-    if (w.state === 'done')
-      out.set(w.name, { state: 'done', targetName: w.targetName, targetId: w.targetId, ...sourceId });
-    else if (w.state === 'failed')
-      out.set(w.name, {
-        state: 'failed',
-        targetName: w.targetName,
-        httpStatus: w.httpStatus,
-        message: w.message ?? '',
-      });
-    else out.set(w.name, { state: 'in-doubt', targetName: w.targetName, ...sourceId });
-  }
-  return out;
-}
-
-/** The states of a run's connection updates and deletes, by name. */
-export function changeStates(run: RunState | undefined): Map<string, JournalChangeState> {
-  const out = new Map<string, JournalChangeState>();
-  for (const w of run?.writes.values() ?? []) {
-    if (w.object !== 'connection' || w.op === 'create') continue;
-    out.set(w.name, { op: w.op, state: w.state, type: w.type });
-  }
+/** A run's writes of one kind of object, by name (none for a new run). */
+export function writesOf(run: RunState | undefined, object: JournalObject): Map<string, WriteState> {
+  const out = new Map<string, WriteState>();
+  for (const w of run?.writes.values() ?? []) if (w.object === object) out.set(w.name, w);
   return out;
 }
 
@@ -298,14 +249,29 @@ class Replayer {
   validBytes = 0;
   private lineNo = 0;
   private readonly folder = new Folder(() => this.begin);
+  /** The start of a line whose newline has not been read yet. */
+  private pending: Buffer[] = [];
 
   constructor(
     private readonly file: string,
     private readonly options: ReplayOptions,
   ) {}
 
+  /** The next bytes of the journal: each complete line is replayed. */
+  feed(buf: Buffer): void {
+    let start = 0;
+    for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
+      const piece = buf.subarray(start, nl);
+      const bytes = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece]);
+      this.pending = [];
+      this.line(bytes.toString('utf8'), bytes.length + 1);
+      start = nl + 1;
+    }
+    if (start < buf.length) this.pending.push(Buffer.from(buf.subarray(start)));
+  }
+
   /** One complete line (without its newline) of `lineBytes` bytes, newline included. */
-  line(line: string, lineBytes: number): void {
+  private line(line: string, lineBytes: number): void {
     this.lineNo += 1;
     if (line.trim() === '') {
       this.validBytes += lineBytes;
@@ -336,17 +302,16 @@ class Replayer {
     this.validBytes += lineBytes;
   }
 
-  result(tornTail: boolean): JournalReplay {
+  /** The replay of what was fed; a last piece without its newline is torn (even if it is only blanks). */
+  result(): JournalReplay {
+    const tornTail = this.pending.length > 0;
     this.folder.finish();
     const { begin, records, validBytes } = this;
     const { runs } = this.folder;
-    const newest = runs.at(-1);
     return {
       begin,
       records,
       runs,
-      entries: entryStates(newest),
-      changes: changeStates(newest),
       validBytes,
       tornTail,
     };
@@ -359,19 +324,8 @@ class Replayer {
  */
 export function replayJournal(text: string, file = 'journal', options: ReplayOptions = {}): JournalReplay {
   const replayer = new Replayer(file, options);
-  let offset = 0;
-  let tornTail = false;
-  while (offset < text.length) {
-    const nl = text.indexOf('\n', offset);
-    if (nl === -1) {
-      tornTail = true;
-      break;
-    }
-    const line = text.slice(offset, nl);
-    offset = nl + 1;
-    replayer.line(line, Buffer.byteLength(line, 'utf8') + 1);
-  }
-  return replayer.result(tornTail);
+  replayer.feed(Buffer.from(text, 'utf8'));
+  return replayer.result();
 }
 
 /**
@@ -392,26 +346,15 @@ export async function replayJournalFile(
     throw error;
   }
   let size = 0;
-  let pending: Buffer[] = [];
   try {
     for await (const chunk of handle.createReadStream({ highWaterMark: 256 * 1024, autoClose: false })) {
-      const buf = chunk as Buffer;
-      size += buf.length;
-      let start = 0;
-      for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
-        const piece = buf.subarray(start, nl);
-        const bytes = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
-        pending = [];
-        replayer.line(bytes.toString('utf8'), bytes.length + 1);
-        start = nl + 1;
-      }
-      if (start < buf.length) pending.push(Buffer.from(buf.subarray(start)));
+      size += (chunk as Buffer).length;
+      replayer.feed(chunk as Buffer);
     }
   } finally {
     await handle.close();
   }
-  // A last piece without its newline is torn, as in the text replay (even if it is only blanks).
-  return { replay: replayer.result(pending.length > 0), size };
+  return { replay: replayer.result(), size };
 }
 
 /** Reads records again by place (see {@link ReplayOptions.onRecord}). */

@@ -10,12 +10,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { FileWriteError, InputFileError } from '../../errors.js';
 import { syncFolder, toFileWriteError } from '../../files.js';
 import { scrub } from '../../secrets.js';
+import { TOOL_NAME, TOOL_VERSION } from '../../version.js';
 import { lockJournal } from './lock.js';
 import {
   type BeginRecord,
   JOURNAL_FORMAT_VERSION,
   type JournalBinding,
   type JournalRecord,
+  type RunCommand,
 } from './records.js';
 import { type JournalReplay, type ReplayOptions, replayJournal, replayJournalFile } from './replay.js';
 
@@ -64,13 +66,17 @@ export interface Journal {
    * written and synced together (group commit), so many concurrent POSTs do not each pay for a sync.
    */
   append(record: JournalRecord): Promise<void>;
+  /** Append the record that opens run `run` (an undo names the run it takes back), or closes it. */
+  startRun(run: number, command: RunCommand, undoes?: number): Promise<void>;
+  endRun(run: number): Promise<void>;
   /** Wait for pending records, close the file and release the lock. Idempotent. */
   close(): Promise<void>;
 }
 
 /** Options of {@link openJournal}. */
 export interface OpenJournalOptions extends ReplayOptions {
-  readonly tool: string;
+  /** Who writes (`begin` and `run` records); default this tool and its version. */
+  readonly tool?: string;
   /**
    * Called once the lock is held, before the journal is read: a caller may start what must follow the
    * lock (the import lists the target: a run that held the lock has ended, its creates show) while the
@@ -162,6 +168,7 @@ export async function openJournal(
     handle = await open(path, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT, 0o600);
     const fh = handle;
     const now = options.now ?? (() => new Date());
+    const tool = options.tool ?? `${TOOL_NAME} ${TOOL_VERSION}`;
     let queue: Pending[] = [];
     let draining: Promise<void> | undefined;
     let closed = false;
@@ -213,7 +220,7 @@ export async function openJournal(
         formatVersion: JOURNAL_FORMAT_VERSION,
         snapshotSha256: bound.snapshotSha256,
         targetUrl: bound.targetUrl,
-        tool: options.tool,
+        tool,
         at: now().toISOString(),
       });
       // The file's name in its folder must be durable too, before the first intent's POST.
@@ -233,6 +240,16 @@ export async function openJournal(
       },
       fresh,
       append,
+      startRun: (run, command, undoes) =>
+        append({
+          kind: 'run',
+          run,
+          command,
+          ...(undoes === undefined ? {} : { undoes }),
+          tool,
+          at: now().toISOString(),
+        }),
+      endRun: (run) => append({ kind: 'run-end', run, at: now().toISOString() }),
       close() {
         closing ??= (async () => {
           closed = true;

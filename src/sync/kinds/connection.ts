@@ -9,6 +9,7 @@ import {
   createConnection,
   deleteConnection,
   getConnectionByName,
+  listConnections,
   updateConnection,
 } from '../../api/connections.js';
 import type { HttpClient } from '../../api/http.js';
@@ -46,14 +47,20 @@ export function connectionWriter(client: HttpClient): KindWriter {
   };
 }
 
-/** What {@link createConvergeHelpers} needs of the template catalog. */
-export interface ConvergeCatalog extends EntryTemplates {
-  secretFields(type: string): ReadonlySet<string>;
+/** The target's connection ids by name, listed now (a profile's sources are placed on them). */
+export async function readConnectionIds(
+  client: HttpClient,
+  signal: AbortSignal,
+): Promise<Map<string, string | undefined>> {
+  const ids = new Map<string, string | undefined>();
+  for await (const c of listConnections(client, { signal }))
+    ids.set(c.name, typeof c._id === 'string' ? c._id : undefined);
+  return ids;
 }
 
 /** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
 export function createConvergeHelpers(
-  catalog: ConvergeCatalog,
+  catalog: EntryTemplates & { secretFields(type: string): ReadonlySet<string> },
   overrides: Overrides = EMPTY_OVERRIDES,
 ): ConvergeHelpers {
   const secretFields = (type: string) => catalog.secretFields(type);

@@ -122,3 +122,19 @@ export function placeDataSources(
   });
   return { list, missing };
 }
+
+/**
+ * `body` with its `dataSourceList` placed on the connections the target has now; a source naming a
+ * connection the target does not hold refuses the step (nothing is sent), `why` ending its message.
+ */
+export function placeProfileBody(
+  body: Readonly<Record<string, unknown>>,
+  sources: readonly DataSourceRef[],
+  idByName: ReadonlyMap<string, string | undefined>,
+  why: string,
+): Record<string, unknown> {
+  const { list, missing } = placeDataSources(sources, idByName);
+  const first = missing[0];
+  if (first !== undefined) throw new StepRefused(`connection '${first.name}' is not in the target${why}`);
+  return { ...body, dataSourceList: list };
+}
