@@ -35,25 +35,6 @@ function readId(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
-/** The fields {@link readReferences} reads. */
-const REFERENCE_FIELDS = [
-  'scanner_group',
-  'credential_id',
-  'is_credential',
-  'certificate_id',
-  'is_certificate',
-] as const;
-
-/**
- * `entry` with only the body fields its references are read from: what {@link readReferences},
- * {@link checkEntryReferences} and a reference collector need, kept for later without the body.
- */
-export function referencingOnly(entry: ReferencingEntry): ReferencingEntry {
-  const body: Record<string, unknown> = {};
-  for (const field of REFERENCE_FIELDS) if (Object.hasOwn(entry.body, field)) body[field] = entry.body[field];
-  return { name: entry.name, type: entry.type, body };
-}
-
 /** What `body` (a connection, overrides applied) needs in its target. */
 export function readReferences(body: Readonly<Record<string, unknown>>): ConnectionReferences {
   const group = readId(body.scanner_group);

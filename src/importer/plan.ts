@@ -88,6 +88,8 @@ export interface SendStep extends StepBase {
    * loaded: the step does not hold them, so a plan of many creates stays small. Loaded when sent.
    */
   readonly source: Source<WritePayload>;
+  /** `reconcile`: when the interrupted run wrote its intent. */
+  readonly intentAt?: string | undefined;
 }
 
 /** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
@@ -161,7 +163,7 @@ export const PLAN_STEP_KINDS: readonly PlanStepKind[] = [
 ];
 
 /** What the journal says of a connection: the last write of it in the run being finished. */
-export type JournaledWrite = Pick<WriteState, 'op' | 'state' | 'targetName'> &
+export type JournaledWrite = Pick<WriteState, 'op' | 'state' | 'targetName' | 'intentAt'> &
   Partial<Pick<WriteState, 'targetId' | 'type'>>;
 
 /** Input of {@link planImport}. */
@@ -280,6 +282,7 @@ export function planImport(input: PlanInput): ImportPlan {
         kind: 'reconcile',
         targetName,
         source: new PreparedSource(prepare, entry, targetName),
+        intentAt: journaled.intentAt,
       });
     } else if (inTarget.has(entry.name)) {
       const current = targetById.get(entry.name);

@@ -48,7 +48,10 @@ import type { NameSelection } from './selection.js';
 export type { ProfileImage } from '../sync/kinds/scan-profile.js';
 
 /** What the journal says about one profile (by its snapshot name; a delete by its target name). */
-export type ProfileJournalState = Pick<WriteState, 'op' | 'state' | 'targetName' | 'targetId' | 'attempt'>;
+export type ProfileJournalState = Pick<
+  WriteState,
+  'op' | 'state' | 'targetName' | 'targetId' | 'attempt' | 'intentAt'
+>;
 
 interface ProfileStepBase {
   /** The snapshot's profile name (a delete: the target's). */
@@ -96,6 +99,8 @@ export type ProfileStep =
       readonly targetId: string | undefined;
       /** `journal`: an earlier run recorded it; `lookup`: an in-doubt request was found applied now. */
       readonly via: 'journal' | 'lookup';
+      /** `lookup`: when the interrupted run wrote its intent. */
+      readonly intentAt?: string | undefined;
     })
   | (ProfileStepBase & { readonly kind: 'exists' | 'unchanged'; readonly targetId: string | undefined })
   | (ProfileStepBase & { readonly kind: 'skipped'; readonly reason: string })
@@ -191,6 +196,7 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
           targetName: journal.targetName,
           targetId: found._id,
           via: 'lookup',
+          intentAt: journal.intentAt,
         });
         continue;
       }

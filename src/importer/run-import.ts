@@ -44,6 +44,7 @@ class ConnectionWrite implements WriteStep {
   readonly targetId: string | undefined;
   readonly sourceId: string | undefined;
   readonly inDoubt: boolean;
+  readonly intentAt: string | undefined;
   readonly whenTaken: 'exists' | 'failure';
 
   constructor(
@@ -52,13 +53,14 @@ class ConnectionWrite implements WriteStep {
   ) {
     // A name someone creates after the listing is what the plan would have seen as existing.
     this.whenTaken =
-      plan.kind === 'create' && (onConflict === 'skip' || onConflict === 'update') ? 'exists' : 'failure';
+      plan.kind !== 'rename' && (onConflict === 'skip' || onConflict === 'update') ? 'exists' : 'failure';
     this.op = plan.kind === 'update' || plan.kind === 'delete' ? plan.kind : 'create';
     this.name = plan.name;
     this.targetName = plan.targetName;
     this.targetId = 'targetId' in plan ? plan.targetId : undefined;
     this.sourceId = plan.sourceId;
     this.inDoubt = plan.kind === 'reconcile';
+    this.intentAt = plan.kind === 'reconcile' ? plan.intentAt : undefined;
   }
 
   load(): WritePayload {
@@ -82,6 +84,7 @@ class ProfileWrite implements WriteStep {
   readonly targetName: string;
   readonly targetId: string | undefined;
   readonly inDoubt: boolean;
+  readonly intentAt: string | undefined;
   readonly firstAttempt: number;
 
   constructor(
@@ -93,6 +96,7 @@ class ProfileWrite implements WriteStep {
       // An in-doubt create the target's list showed: the executor looks it up and records it.
       this.op = 'create';
       this.inDoubt = true;
+      this.intentAt = plan.intentAt;
       this.firstAttempt = 1;
       this.targetId = plan.targetId;
     } else if (plan.kind === 'create' || plan.kind === 'update' || plan.kind === 'delete') {

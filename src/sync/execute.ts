@@ -89,6 +89,8 @@ export interface WriteStep {
   readonly inDoubt: boolean;
   /** The attempt number of the first request this run sends (default 1). */
   readonly firstAttempt?: number;
+  /** In doubt from an earlier run: when its first intent was written (for the `not ours` test). */
+  readonly intentAt?: string | undefined;
   /**
    * A create refused because the name is taken (someone else created it after the target was listed):
    * `exists` looks the name up and reports it as existing, not this run's; default `failure`.
@@ -447,7 +449,9 @@ export async function executeSteps<S extends WriteStep>(
   };
 
   const processStep = async (step: S): Promise<WriteOutcome<S>> => {
+    const intentMs = step.intentAt === undefined ? Number.NaN : Date.parse(step.intentAt);
     const state: StepState = { inDoubt: step.inDoubt, attempts: 0 };
+    if (!Number.isNaN(intentMs)) state.firstIntentMs = intentMs;
     try {
       return await runStep(step, state);
     } catch (error) {

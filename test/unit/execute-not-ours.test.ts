@@ -11,7 +11,7 @@ import { createRetryBudget } from '../../src/api/http.js';
 import { createSilentLogger } from '../../src/log.js';
 import { executeSteps, type WriteStep } from '../../src/sync/execute.js';
 import type { JournalObject } from '../../src/sync/journal/records.js';
-import { replayJournal } from '../../src/sync/journal/replay.js';
+import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
 import { connectionWriter } from '../../src/sync/kinds/connection.js';
 import { scanProfileWriter } from '../../src/sync/kinds/scan-profile.js';
@@ -28,7 +28,7 @@ class Create implements WriteStep {
   readonly op = 'create';
   readonly targetName: string;
   readonly targetId = undefined;
-  readonly inDoubt = false;
+  readonly inDoubt: boolean = false;
   constructor(
     readonly name: string,
     readonly object: JournalObject = 'connection',
@@ -137,5 +137,66 @@ describe('a create in doubt found by name', () => {
       .reply(200, { scanProfiles: [{ _id: 'e'.repeat(24), name: 'p', createdAt }] });
     const { outcome } = await run(new Create('p', 'scan-profile'));
     expect(outcome).toMatchObject({ kind: 'exists', createdAt });
+  });
+});
+
+describe('a create left in doubt by an interrupted run', () => {
+  /** The step the next run plans for it: in doubt, with the time of the earlier run's intent. */
+  class Reconcile extends Create {
+    override readonly inDoubt = true;
+    constructor(
+      name: string,
+      readonly intentAt: string | undefined,
+    ) {
+      super(name);
+    }
+  }
+  const foundWith = (name: string, createdAt: string) =>
+    nock(BASE)
+      .get(`${CONNECTIONS}/${name}`)
+      .reply(200, { data: { ds_connection: { _id: 'd'.repeat(24), name, created_at: createdAt } } });
+
+  it('found older than that intent: not ours, with no request sent', async () => {
+    const scope = foundWith('r', ago(CLOCK_SKEW_MS * 4));
+    const { outcome } = await run(new Reconcile('r', ago(CLOCK_SKEW_MS * 2)));
+    expect(scope.isDone()).toBe(true);
+    expect(outcome).toMatchObject({ kind: 'exists', createdAt: expect.any(String) });
+  });
+
+  it('found newer than that intent, or with no intent time: in doubt, taken as applied', async () => {
+    foundWith('s', ago(CLOCK_SKEW_MS));
+    expect((await run(new Reconcile('s', ago(CLOCK_SKEW_MS * 2)))).outcome).toMatchObject({
+      kind: 'applied',
+      via: 'lookup',
+    });
+  });
+
+  it('the replay keeps the time of the first intent since the write last settled', () => {
+    const intent = (attempt: number, at: string) =>
+      JSON.stringify({
+        kind: 'intent',
+        object: 'connection',
+        op: 'create',
+        name: 't',
+        targetName: 't',
+        attempt,
+        at,
+      });
+    const begin = JSON.stringify({
+      kind: 'begin',
+      formatVersion: 1,
+      tool: 'dds-migrate test',
+      snapshotSha256: 'c'.repeat(64),
+      targetUrl: BASE,
+      at: '2026-01-01T00:00:00.000Z',
+    });
+    const text = [
+      begin,
+      intent(1, '2026-01-01T00:00:01.000Z'),
+      intent(2, '2026-01-01T00:00:09.000Z'),
+      '',
+    ].join('\n');
+    const write = writesOf(replayJournal(text).runs[0], 'connection').get('t');
+    expect(write).toMatchObject({ state: 'in-doubt', attempt: 2, intentAt: '2026-01-01T00:00:01.000Z' });
   });
 });

@@ -86,13 +86,21 @@ describe('planImport', () => {
       entries: [entry('taken')],
       target: [{ name: 'taken' }, { name: 'taken (2)' }],
       journal: new Map([
-        ['taken', { op: 'create', state: 'in-doubt', targetName: 'taken (2)' } as JournaledWrite],
+        [
+          'taken',
+          { op: 'create', state: 'in-doubt', targetName: 'taken (2)', intentAt: '2026-01-01T00:00:01Z' },
+        ],
       ]),
       onConflict: 'rename',
       check: noProblems,
     });
     const step = plan.steps[0];
-    expect(step).toMatchObject({ kind: 'reconcile', targetName: 'taken (2)' });
+    // The intent's time goes with it: the executor's `not ours` test compares the found object's stamp.
+    expect(step).toMatchObject({
+      kind: 'reconcile',
+      targetName: 'taken (2)',
+      intentAt: '2026-01-01T00:00:01Z',
+    });
     expect(step?.kind === 'reconcile' && step.source.load().body).toMatchObject({ name: 'taken (2)' });
   });
 

@@ -2,13 +2,11 @@
  * The pure reference rules (src/connections/references.ts): what a connection needs in its target, the
  * check against what the target holds, and source-environment ids remapped or dropped.
  */
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   checkEntryReferences,
   describeReferenceWarnings,
   readReferences,
-  referencingOnly,
   resolveSourceIds,
   summarizeReferences,
   type TargetReferences,
@@ -105,38 +103,5 @@ describe('resolveSourceIds', () => {
     const empty = { defaultScanProfileId: null, defaultScanId: '' };
     expect(resolveSourceIds(empty)).toEqual({ body: empty, changes: [] });
     expect(resolveSourceIds({ defaultScanId: 42 }).body).toEqual({});
-  });
-});
-
-describe('referencingOnly', () => {
-  it('reads the same references as the whole entry', () => {
-    const value = fc.oneof(
-      fc.constant(undefined),
-      fc.constant(null),
-      fc.boolean(),
-      fc.constantFrom('', ' ', 'false', 'FALSE ', 'true', 'g1', 'cred-1'),
-      fc.integer(),
-    );
-    fc.assert(
-      fc.property(
-        fc.record(
-          {
-            scanner_group: value,
-            credential_id: value,
-            is_credential: value,
-            certificate_id: value,
-            is_certificate: value,
-            other: value,
-          },
-          { requiredKeys: [] },
-        ),
-        (body) => {
-          const entry = { name: 'n', type: 't', body };
-          const kept = referencingOnly(entry);
-          expect(readReferences(kept.body)).toEqual(readReferences(body));
-          expect(Object.keys(kept.body)).not.toContain('other');
-        },
-      ),
-    );
   });
 });

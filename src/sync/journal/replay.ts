@@ -37,6 +37,8 @@ export interface WriteState {
   readonly type: string | undefined;
   readonly httpStatus?: number | undefined;
   readonly message?: string;
+  /** `in-doubt`: when the first intent since the write last settled was written (the `not ours` test). */
+  readonly intentAt?: string;
 }
 
 /** Settled writes of one run, per object kind. */
@@ -185,6 +187,7 @@ class Folder {
           attempt: record.attempt,
           via: undefined,
           type,
+          intentAt: previous?.state === 'in-doubt' ? previous.intentAt : record.at,
         });
         return;
       }
