@@ -156,10 +156,9 @@ async function applyProfileClone(
         const created = await createScanProfile(target, step.body);
         result = { kind: 'created', sourceId, name, targetId: created._id, dataSources: step.dataSources };
       } catch (error) {
-        if (error instanceof ApiError)
-          result = { kind: 'failed', sourceId, name, status: error.status, message: error.message };
-        else if (error instanceof DdsError) return stop(error);
-        else throw error;
+        if (!(error instanceof DdsError)) throw error;
+        if (!(error instanceof ApiError)) return stop(error);
+        result = { kind: 'failed', sourceId, name, status: error.status, message: error.message };
       }
     }
     results.push(result);
