@@ -259,16 +259,6 @@ function tokenFileFlag(role: EnvironmentRole): string {
   return role === 'source' ? '--from-token-file' : role === 'target' ? '--to-token-file' : '--token-file';
 }
 
-async function checkReadable(file: string, what: string): Promise<void> {
-  try {
-    await access(file);
-  } catch {
-    throw new ConfigError(`Cannot read the CA file ${file} (${what})`, {
-      hint: 'Check the path of the CA file',
-    });
-  }
-}
-
 /** Turn `--env`/`--from`/`--to` (a config name or a base URL) into a {@link ResolvedEnvironment}. */
 export async function resolveEnvironment(
   ref: string,
@@ -332,7 +322,14 @@ export async function resolveEnvironment(
   }
 
   const caFile = options.caFile ? resolve(io.cwd, options.caFile) : entry?.caFile;
-  if (caFile) await checkReadable(caFile, options.caFile ? '--ca-file' : `caFile of ${label}`);
+  if (caFile) {
+    const what = options.caFile ? '--ca-file' : `caFile of ${label}`;
+    await access(caFile).catch(() => {
+      throw new ConfigError(`Cannot read the CA file ${caFile} (${what})`, {
+        hint: 'Check the path of the CA file',
+      });
+    });
+  }
 
   return {
     name,

@@ -138,11 +138,6 @@ export class AuthError extends DdsError {
  */
 export const TRANSIENT_STATUSES: readonly number[] = [408, 429, 500, 502, 503, 504];
 
-/** True when a status is transient by {@link TRANSIENT_STATUSES}, or absent (no answer). */
-function isTransientAnswer(status: number | undefined): boolean {
-  return status === undefined || TRANSIENT_STATUSES.includes(status);
-}
-
 /**
  * The service answered with an error status. {@link ApiError.isTransient} tells whether the request was
  * certainly not applied (a definite answer: false) or may have been (a transient status of the retry
@@ -163,7 +158,9 @@ export class ApiError extends DdsError {
     super(describeHttp(http), options);
     this.http = http;
     this.retryAfterMs = options.retryAfterMs;
-    this.#transient = options.transient ?? isTransientAnswer(http.status);
+    // Transient by default when the status is, or absent (no answer).
+    this.#transient =
+      options.transient ?? (http.status === undefined || TRANSIENT_STATUSES.includes(http.status));
   }
 
   get status(): number | undefined {

@@ -400,10 +400,6 @@ export async function openAtomicTextFile(
     startWrite();
     await settle(before);
   };
-  const flush = async () => {
-    startWrite();
-    await settle(writing);
-  };
 
   const abort = async () => {
     if (done) return;
@@ -426,7 +422,8 @@ export async function openAtomicTextFile(
     drain,
     async commit() {
       try {
-        await flush();
+        startWrite();
+        await writing;
         await commitTemp(handle, tmp, path);
         done = true;
       } catch (error) {

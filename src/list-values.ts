@@ -14,21 +14,8 @@ export type ListItems = 'trim' | 'exact';
  * kept (`'a,,b'` -> `['a', '', 'b']`).
  */
 export function splitEscapedList(value: string, items: ListItems = 'trim'): string[] {
-  const out: string[] = [];
-  let current = '';
-  for (let i = 0; i < value.length; i++) {
-    const ch = value[i];
-    if (ch === '\\' && value[i + 1] === ',') {
-      current += ',';
-      i++;
-    } else if (ch === ',') {
-      out.push(current);
-      current = '';
-    } else {
-      current += ch;
-    }
-  }
-  out.push(current);
+  // A comma splits unless a backslash stands before it; `\,` in an item is then the comma itself.
+  const out = value.split(/(?<!\\),/).map((item) => item.replaceAll('\\,', ','));
   return items === 'exact' ? out : out.map((s) => s.trim());
 }
 

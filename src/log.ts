@@ -112,21 +112,14 @@ class PinoLogger implements Logger {
     this.#inner ??= this.make();
     return this.#inner;
   }
-  trace(fields: Record<string, unknown>, message: string): void {
-    if (this.minLevel <= LEVEL_VALUES.trace) this.inner.trace(fields, message);
+  #log(level: Exclude<LogLevel, 'fatal' | 'silent'>, fields: Record<string, unknown>, message: string): void {
+    if (this.minLevel <= LEVEL_VALUES[level]) this.inner[level](fields, message);
   }
-  debug(fields: Record<string, unknown>, message: string): void {
-    if (this.minLevel <= LEVEL_VALUES.debug) this.inner.debug(fields, message);
-  }
-  info(fields: Record<string, unknown>, message: string): void {
-    if (this.minLevel <= LEVEL_VALUES.info) this.inner.info(fields, message);
-  }
-  warn(fields: Record<string, unknown>, message: string): void {
-    if (this.minLevel <= LEVEL_VALUES.warn) this.inner.warn(fields, message);
-  }
-  error(fields: Record<string, unknown>, message: string): void {
-    if (this.minLevel <= LEVEL_VALUES.error) this.inner.error(fields, message);
-  }
+  readonly trace = (fields: Record<string, unknown>, message: string) => this.#log('trace', fields, message);
+  readonly debug = (fields: Record<string, unknown>, message: string) => this.#log('debug', fields, message);
+  readonly info = (fields: Record<string, unknown>, message: string) => this.#log('info', fields, message);
+  readonly warn = (fields: Record<string, unknown>, message: string) => this.#log('warn', fields, message);
+  readonly error = (fields: Record<string, unknown>, message: string) => this.#log('error', fields, message);
   child(bindings: Record<string, unknown>): Logger {
     return new PinoLogger(() => this.inner.child(bindings), this.minLevel, undefined);
   }

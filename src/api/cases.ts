@@ -8,7 +8,7 @@ import {
   itemsOf,
   type Page,
   pagesThrough,
-  readCount,
+  readListPage,
   unexpectedShape,
 } from './paging.js';
 import type { ListOptions } from './types.js';
@@ -34,27 +34,13 @@ export function caseWriteId(c: Readonly<Record<string, unknown>>): string | unde
  * filled from `caseId ?? id` when absent.
  */
 export function readCasesPage(body: unknown): Page<SecurityCase> {
-  const data = isRecord(body) ? body.data : undefined;
-  let items: unknown;
-  if (isRecord(data)) items = data.cases ?? [];
-  else if (Array.isArray(data)) items = data;
-  else if (isRecord(body) && Array.isArray(body.cases)) items = body.cases;
-  else if (Array.isArray(body)) items = body;
-  if (!Array.isArray(items)) throw unexpectedShape(LIST_PATH, 'no data.cases array');
-  const totalCount =
-    readCount(isRecord(data) ? data.totalCount : undefined) ??
-    readCount(isRecord(body) ? body.totalCount : undefined);
-  const cases: SecurityCase[] = [];
-  for (const c of items) {
-    if (!isRecord(c)) continue;
-    // Most services say `caseId` already: the parsed object is handed on as is (no copy per case).
-    if (typeof c.caseId === 'string') {
-      cases.push(c as SecurityCase);
-      continue;
-    }
+  const { items, totalCount } = readListPage(body, 'cases', LIST_PATH, true);
+  // Most services say `caseId` already: the parsed object is handed on as is (no copy per case).
+  const cases = items.map((c) => {
+    if (typeof c.caseId === 'string') return c as SecurityCase;
     const id = c.caseId ?? c.id;
-    cases.push({ ...c, caseId: typeof id === 'number' ? String(id) : (id as string) } as SecurityCase);
-  }
+    return { ...c, caseId: typeof id === 'number' ? String(id) : (id as string) } as SecurityCase;
+  });
   return { items: cases, totalCount };
 }
 

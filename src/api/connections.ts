@@ -13,7 +13,7 @@ import {
   itemsOf,
   type Page,
   pagesThrough,
-  readCount,
+  readListPage,
   unexpectedShape,
 } from './paging.js';
 import type { CreatedConnection, ListOptions } from './types.js';
@@ -28,21 +28,8 @@ const CREATE_PATH = '/ds_connections';
  * looked for in `data` and at the top.
  */
 export function readConnectionsPage(body: unknown): Page<Connection> {
-  const data = isRecord(body) ? body.data : undefined;
-  let items: unknown;
-  if (isRecord(data) && 'ds_connections' in data) items = data.ds_connections;
-  else if (Array.isArray(data)) items = data;
-  else if (isRecord(body) && Array.isArray(body.ds_connections)) items = body.ds_connections;
-  else if (Array.isArray(body)) items = body;
-  // An empty result may leave the array out, but only a zero total says so: an envelope of another
-  // shape must not read as "no connections" (an export of nothing would look like success).
-  if ((items === null || items === undefined) && isRecord(data) && readCount(data.totalCount) === 0)
-    items = [];
-  if (!Array.isArray(items)) throw unexpectedShape(LIST_PATH, 'no data.ds_connections array');
-  const totalCount =
-    readCount(isRecord(data) ? data.totalCount : undefined) ??
-    readCount(isRecord(body) ? body.totalCount : undefined);
-  return { items: items.filter(isRecord) as unknown as Connection[], totalCount };
+  const { items, totalCount } = readListPage(body, 'ds_connections', LIST_PATH, false);
+  return { items: items as unknown as Connection[], totalCount };
 }
 
 /** Every connection, all pages: pages with `skip` until `totalCount` or a short page, whatever `limit` the service clamps to. */

@@ -4,6 +4,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { rootCertificates } from 'node:tls';
 import type { ResolvedEnvironment } from '../config.js';
 import { ConfigError } from '../errors.js';
@@ -72,20 +73,9 @@ export interface HttpClient {
   close(): void;
 }
 
-export function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted || ms <= 0) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+export async function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  // Cut short, not failed, when `signal` fires.
+  if (ms > 0) await delay(ms, undefined, { signal }).catch(() => undefined);
 }
 
 export function combineSignals(signals: readonly (AbortSignal | undefined)[]): AbortSignal | undefined {

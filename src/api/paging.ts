@@ -18,6 +18,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ApiError, DdsError, ExitCode } from '../errors.js';
+import { isRecord } from '../own-property.js';
 import type { HttpClient } from './http.js';
 
 /** Default page size asked for; the service may clamp it. */
@@ -282,7 +283,7 @@ export async function* itemsOf<T>(pages: AsyncIterable<readonly T[]>): AsyncGene
   for await (const page of pages) yield* page;
 }
 
-export { isRecord } from '../own-property.js';
+export { isRecord };
 
 /** The error for a body of an unexpected shape (a different API version, a proxy): reported as a 502. */
 export function unexpectedShape(path: string, what: string): ApiError {
@@ -290,6 +291,37 @@ export function unexpectedShape(path: string, what: string): ApiError {
     { method: 'GET', path: `/api/v1${path}`, status: 502, serviceMessage: `unexpected response: ${what}` },
     { hint: 'Check that the URL points at a Data Discovery Service API' },
   );
+}
+
+/**
+ * The items of a list page: `data.<key>`, `data` as the array itself, `<key>` at the top, or the array
+ * at the top; `totalCount` in `data` or at the top. An empty result may leave `data.<key>` out: for an
+ * `omittable` list that reads as empty, for another only a zero total says so (an envelope of another
+ * shape must not read as "nothing", or an export of nothing would look like success).
+ */
+export function readListPage(
+  body: unknown,
+  key: string,
+  path: string,
+  omittable: boolean,
+): Page<Record<string, unknown>> {
+  const data = isRecord(body) ? body.data : undefined;
+  let items: unknown;
+  if (isRecord(data) && (omittable || key in data)) items = data[key];
+  else if (Array.isArray(data)) items = data;
+  else if (isRecord(body) && Array.isArray(body[key])) items = body[key];
+  else if (Array.isArray(body)) items = body;
+  if (
+    (items === null || items === undefined) &&
+    isRecord(data) &&
+    (omittable || readCount(data.totalCount) === 0)
+  )
+    items = [];
+  if (!Array.isArray(items)) throw unexpectedShape(path, `no data.${key} array`);
+  const totalCount =
+    readCount(isRecord(data) ? data.totalCount : undefined) ??
+    readCount(isRecord(body) ? body.totalCount : undefined);
+  return { items: items.filter(isRecord), totalCount };
 }
 
 /** Read a non-negative integer count from a value (number or numeric string). */

@@ -7,7 +7,7 @@
 import { ApiError } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 import type { HttpClient } from './http.js';
-import { isRecord, unexpectedShape } from './paging.js';
+import { readListPage } from './paging.js';
 
 /** A scanner as listed by GET /scanner-status (other fields kept as they came). */
 export interface ScannerEntry extends Readonly<Record<string, unknown>> {
@@ -24,15 +24,6 @@ export type ReferenceList<T> =
   | { readonly kind: 'available'; readonly items: readonly T[] }
   | { readonly kind: 'not-available' };
 
-/** The array of an answer: the body, `data`, `data.<key>`, or `<key>` at the top. */
-function readItems(body: unknown, key: string, path: string): Record<string, unknown>[] {
-  const top = isRecord(body) ? body : undefined;
-  const data = top?.data;
-  const items = [body, data, isRecord(data) ? data[key] : undefined, top?.[key]].find(Array.isArray);
-  if (!items) throw unexpectedShape(path, `no ${key} array`);
-  return items.filter(isRecord);
-}
-
 async function listReference<T>(
   client: HttpClient,
   path: string,
@@ -46,7 +37,7 @@ async function listReference<T>(
     if (error instanceof ApiError && error.status === 404) return { kind: 'not-available' };
     throw error;
   }
-  return { kind: 'available', items: readItems(body, key, path) as unknown as T[] };
+  return { kind: 'available', items: readListPage(body, key, path, false).items as unknown as T[] };
 }
 
 /** GET /scanner-status: the scanners with their `scanner_group`; `not-available` on 404. */

@@ -2,7 +2,7 @@
 import { ApiError } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
 import type { HttpClient, HttpRequest } from './http.js';
-import { isRecord, unexpectedShape } from './paging.js';
+import { isRecord, readListPage, unexpectedShape } from './paging.js';
 
 /** The profile in an answer: the body itself, or `data`, `data.scanProfile`, `scanProfile`. */
 function readProfile(body: unknown, path: string, fallback?: Record<string, unknown>): ScanProfile {
@@ -61,13 +61,7 @@ export async function listScanProfiles(
     retry: 'safe',
     signal: options.signal,
   });
-  const top = isRecord(body) ? body : undefined;
-  const data = top?.data;
-  const items = [top?.scanProfiles, isRecord(data) ? data.scanProfiles : undefined, data, body].find(
-    Array.isArray,
-  );
-  if (!items) throw unexpectedShape('/scanProfiles', 'no scanProfiles array');
-  return items.filter(isRecord) as unknown as ScanProfile[];
+  return readListPage(body, 'scanProfiles', '/scanProfiles', false).items as unknown as ScanProfile[];
 }
 
 /** Send `request`; `absent` when the service answers 404 (no profile of that id). */

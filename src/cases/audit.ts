@@ -6,7 +6,7 @@
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
-import { guardFileWrite } from '../files.js';
+import { guardFileWrite, PRIVATE_FILE_MODE } from '../files.js';
 import type { BulkCaseUpdate, CaseFilter } from '../model/security-case.js';
 import { scrub } from '../secrets.js';
 
@@ -74,7 +74,7 @@ export async function appendAuditRecords(file: string, records: readonly CaseAud
   const text = scrub(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   let handle: FileHandle;
   try {
-    handle = await open(file, 'a+', AUDIT_FILE_MODE);
+    handle = await open(file, 'a+', PRIVATE_FILE_MODE);
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code ?? 'error';
     throw new UsageError(`Cannot write the audit file ${file} (${code})`, {
@@ -90,7 +90,7 @@ export async function appendAuditRecords(file: string, records: readonly CaseAud
         return;
       }
       // The mode of open() applies only to a new file: an existing audit file is brought to 0600 too.
-      await handle.chmod(AUDIT_FILE_MODE);
+      await handle.chmod(PRIVATE_FILE_MODE);
       const start = await findWholeLinesEnd(handle, info.size);
       if (start < info.size) await handle.truncate(start);
       try {
@@ -106,9 +106,6 @@ export async function appendAuditRecords(file: string, records: readonly CaseAud
     await handle.close();
   }
 }
-
-/** Mode of the audit trail: it says which cases were changed, and how. */
-const AUDIT_FILE_MODE = 0o600;
 
 /** Bytes read at a time when looking for the last newline from the end. */
 const TAIL_CHUNK = 64 * 1024;

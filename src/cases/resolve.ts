@@ -6,7 +6,6 @@
  */
 import { updateCaseStatus } from '../api/cases.js';
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
-import type { HttpClient } from '../api/http.js';
 import { ApiError, DdsError, InterruptedError, UsageError } from '../errors.js';
 import { assertWriteConfirmed } from '../protected.js';
 import { type CaseTarget, lookUpCases } from './look-up.js';
@@ -23,7 +22,7 @@ export type ResolveOutcome =
       readonly message: string;
     };
 
-/** What {@link resolveCases} did; `stopped` is the error that ended it early (auth, network, Ctrl-C). */
+/** What {@link resolveCasesIn} did; `stopped` is the error that ended it early (auth, network, Ctrl-C). */
 export interface ResolveRun {
   readonly outcomes: readonly ResolveOutcome[];
   readonly notAttempted: readonly string[];
@@ -39,49 +38,6 @@ export function checkAuditReason(reason: unknown): string {
     });
   }
   return text;
-}
-
-/**
- * Resolve `targets` in order, each PATCHed at its `writeId` (`caseId` of an outcome is that id). A case
- * the service refuses fails alone; auth, network and Ctrl-C stop the run.
- */
-export async function resolveCases(
-  client: HttpClient,
-  targets: readonly CaseTarget[],
-  auditReason: string,
-  options: { readonly signal?: AbortSignal; readonly onOutcome?: (o: ResolveOutcome) => void } = {},
-): Promise<ResolveRun> {
-  const outcomes: ResolveOutcome[] = [];
-  const rest = (i: number): string[] => targets.slice(i).map((t) => t.writeId);
-  for (let i = 0; i < targets.length; i++) {
-    const target = targets[i] as CaseTarget;
-    const caseId = target.writeId;
-    if (options.signal?.aborted) {
-      return {
-        outcomes,
-        notAttempted: rest(i),
-        stopped: new InterruptedError('Interrupted', { hint: 'Re-run with the cases not attempted' }),
-      };
-    }
-    let outcome: ResolveOutcome;
-    try {
-      // May be retried by the client on a transient error: it sets the status to a fixed value, so a
-      // repeat leaves the case as one request would (the audit reason is the same too).
-      await updateCaseStatus(client, caseId, { caseStatus: RESOLVED_STATUS, auditReason });
-      outcome = { kind: 'resolved', caseId, target };
-    } catch (error) {
-      if (error instanceof ApiError) {
-        outcome = { kind: 'failed', caseId, target, status: error.status, message: error.message };
-      } else if (error instanceof DdsError) {
-        return { outcomes, notAttempted: rest(i), stopped: error };
-      } else {
-        throw error;
-      }
-    }
-    outcomes.push(outcome);
-    options.onOutcome?.(outcome);
-  }
-  return { outcomes, notAttempted: [], stopped: undefined };
 }
 
 /**
@@ -109,10 +65,35 @@ export async function resolveCasesIn(
     if (options.dryRun !== true) assertWriteConfirmed(environment, options.confirm);
     const targets = await lookUpCases(client, options.ids, ports.signal);
     if (options.dryRun === true) return { environment: environment.label, targets };
-    const run = await resolveCases(client, targets, options.reason, {
-      signal: ports.signal,
-      onOutcome: (outcome) => onEvent({ kind: 'case-settled', outcome }),
+    const outcomes: ResolveOutcome[] = [];
+    const settled = (i: number, stopped: DdsError | undefined) => ({
+      environment: environment.label,
+      targets,
+      run: { outcomes, notAttempted: targets.slice(i).map((t) => t.writeId), stopped },
     });
-    return { environment: environment.label, targets, run };
+    // One at a time, each PATCHed at its `writeId` (`caseId` of an outcome is that id).
+    for (const [i, target] of targets.entries()) {
+      const caseId = target.writeId;
+      if (ports.signal?.aborted) {
+        return settled(
+          i,
+          new InterruptedError('Interrupted', { hint: 'Re-run with the cases not attempted' }),
+        );
+      }
+      let outcome: ResolveOutcome;
+      try {
+        // May be retried by the client on a transient error: it sets the status to a fixed value, so a
+        // repeat leaves the case as one request would (the audit reason is the same too).
+        await updateCaseStatus(client, caseId, { caseStatus: RESOLVED_STATUS, auditReason: options.reason });
+        outcome = { kind: 'resolved', caseId, target };
+      } catch (error) {
+        if (!(error instanceof DdsError)) throw error;
+        if (!(error instanceof ApiError)) return settled(i, error);
+        outcome = { kind: 'failed', caseId, target, status: error.status, message: error.message };
+      }
+      outcomes.push(outcome);
+      onEvent({ kind: 'case-settled', outcome });
+    }
+    return settled(targets.length, undefined);
   });
 }

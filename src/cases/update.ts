@@ -9,23 +9,10 @@ import { listCases, updateCasesBulk } from '../api/cases.js';
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import { DdsError, FileWriteError } from '../errors.js';
-import type { BulkCaseUpdate, CaseFilter, SecurityCase } from '../model/security-case.js';
+import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import { assertWriteConfirmed } from '../protected.js';
 import { appendAuditRecords, type CaseAuditRecord, toAuditChange } from './audit.js';
 import { toFilterClauses } from './filter.js';
-
-/** The cases the bulk update would select, read with the same filters (full records: the audit keeps their before-state). */
-export async function previewCaseUpdate(
-  client: HttpClient,
-  filters: readonly CaseFilter[],
-  options: { readonly signal?: AbortSignal } = {},
-): Promise<SecurityCase[]> {
-  const matched: SecurityCase[] = [];
-  for await (const c of listCases(client, { filter: toFilterClauses(filters), signal: options.signal })) {
-    matched.push(c);
-  }
-  return matched;
-}
 
 /** Ids matched by the preview but not reported (`missing`) and reported but not matched (`unexpected`), in their lists' order. */
 export function compareReportedIds(
@@ -63,30 +50,20 @@ export interface CaseUpdateResult {
   readonly unexpected: readonly string[];
 }
 
-export interface ApplyCaseUpdateOptions {
-  /** `--audit FILE`. */
-  readonly auditFile?: string | undefined;
-  /** The environment as named in the audit (its URL; never a token). */
-  readonly environment: string;
-  /** `--reason TEXT`, recorded on every audit line. */
-  readonly reason?: string | undefined;
-  readonly now?: () => Date;
-}
-
 /**
  * Send the bulk update for the `matched` preview. With an audit file, the before-states are written
  * first (a failure to write stops the run before anything is sent), the result or the failure after.
  */
-export async function applyCaseUpdate(
+async function applyCaseUpdate(
   client: HttpClient,
-  update: BulkCaseUpdate,
+  options: UpdateCasesOptions,
   matched: readonly SecurityCase[],
-  options: ApplyCaseUpdateOptions,
+  now: () => Date,
 ): Promise<CaseUpdateResult> {
-  const now = options.now ?? (() => new Date());
+  const { update, auditFile } = options;
   const base = {
     runId: randomUUID(),
-    environment: options.environment,
+    environment: client.environment.url,
     change: toAuditChange(update),
     ...(options.reason === undefined ? {} : { reason: options.reason }),
   } as const;
@@ -96,10 +73,10 @@ export async function applyCaseUpdate(
     filters: update.filters,
     matched: matched.length,
   });
-  if (options.auditFile !== undefined) {
+  if (auditFile !== undefined) {
     const at = now().toISOString();
     await appendAuditRecords(
-      options.auditFile,
+      auditFile,
       matched.map((c): CaseAuditRecord => ({ event: 'matched', ...base, at, caseId: c.caseId, before: c })),
     );
   }
@@ -109,10 +86,10 @@ export async function applyCaseUpdate(
     // cases the filters select, so sending it twice leaves the cases as sending it once.
     ({ caseIds } = await updateCasesBulk(client, update));
   } catch (error) {
-    if (options.auditFile !== undefined) {
+    if (auditFile !== undefined) {
       const message = error instanceof DdsError ? error.message : String(error);
       // The PATCH's own error is the one reported: a trail that cannot take this line must not hide it.
-      await appendAuditRecords(options.auditFile, [{ event: 'failed', ...outcome(), error: message }]).catch(
+      await appendAuditRecords(auditFile, [{ event: 'failed', ...outcome(), error: message }]).catch(
         () => undefined,
       );
     }
@@ -122,11 +99,9 @@ export async function applyCaseUpdate(
     matched.map((c) => c.caseId),
     caseIds,
   );
-  if (options.auditFile !== undefined) {
+  if (auditFile !== undefined) {
     try {
-      await appendAuditRecords(options.auditFile, [
-        { event: 'updated', ...outcome(), caseIds, missing, unexpected },
-      ]);
+      await appendAuditRecords(auditFile, [{ event: 'updated', ...outcome(), caseIds, missing, unexpected }]);
     } catch (error) {
       throw describeAppliedButUnaudited(error, caseIds.length);
     }
@@ -167,17 +142,16 @@ export async function updateCases(
 > {
   return withClient(ports, async (client, environment) => {
     if (!options.dryRun) assertWriteConfirmed(environment, options.confirm);
-    const matched = await previewCaseUpdate(client, options.update.filters, { signal: ports.signal });
+    // The cases the bulk update would select, read with the same filters (full records: the audit keeps
+    // their before-state).
+    const matched: SecurityCase[] = [];
+    const filter = toFilterClauses(options.update.filters);
+    for await (const c of listCases(client, { filter, signal: ports.signal })) matched.push(c);
     if (options.dryRun) return { kind: 'dry-run', matched };
     onEvent({ kind: 'preview', matched });
     if (matched.length === 0) return { kind: 'nothing-matched' };
     await ports.confirmUpdate(matched);
-    const result = await applyCaseUpdate(client, options.update, matched, {
-      auditFile: options.auditFile,
-      reason: options.reason,
-      environment: environment.url,
-      now: ports.now,
-    });
+    const result = await applyCaseUpdate(client, options, matched, ports.now ?? (() => new Date()));
     return { kind: 'updated', matched, result };
   });
 }

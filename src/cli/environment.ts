@@ -5,13 +5,10 @@
  * read and the HTTP clients created, with the run's logger and Ctrl-C signal).
  */
 import type { Argv } from 'yargs';
+import type { ClientOptions } from '../api/client-factory.js';
 import type { HttpClient, RetryBudget } from '../api/http.js';
 import { type Config, type EnvironmentRole, type ResolvedEnvironment, TOKEN_VARIABLES } from '../config.js';
-import {
-  openRunEnvironments,
-  type RunClientOptions,
-  type RunEnvironments,
-} from '../environments/run-environments.js';
+import { openRunEnvironments, type RunEnvironments } from '../environments/run-environments.js';
 import { UsageError } from '../errors.js';
 import type { ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
@@ -119,6 +116,6 @@ export async function resolveSide(
 /** The run's HTTP clients: with its logger and Ctrl-C signal (the caller closes each). */
 export function clientFactory(
   ctx: CliContext,
-): (environment: ResolvedEnvironment, options?: RunClientOptions) => HttpClient {
+): (environment: ResolvedEnvironment, options?: ClientOptions) => HttpClient {
   return (environment, options = {}) => environmentsOf(ctx).createClient(environment, options);
 }

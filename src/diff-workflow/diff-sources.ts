@@ -13,7 +13,7 @@
  */
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import type { ClientFactory } from '../api/client-factory.js';
+import { type ClientFactory, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
@@ -217,19 +217,16 @@ async function readEnvironmentSide(
   signal: AbortSignal,
   onEntry: (entry: Connection) => void,
 ): Promise<SideRead> {
-  const environment = await ports.resolveEnvironment(flag);
-  const client = ports.createClient(environment);
-  const nameById = new Map<string, string>();
-  try {
+  const resolveEnvironment = () => ports.resolveEnvironment(flag);
+  return withClient({ ...ports, resolveEnvironment }, async (client, environment) => {
+    const nameById = new Map<string, string>();
     for await (const entry of exportConnections(client, { signal })) {
       if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
       onEntry(entry);
     }
     const profiles = await readEnvironmentProfiles(client, nameById, signal);
     return { profiles, label: `${environment.label} (environment)` };
-  } finally {
-    client.close();
-  }
+  });
 }
 
 /**

@@ -35,9 +35,6 @@ export interface EnvironmentRequest {
   readonly insecureHttp: boolean;
 }
 
-/** Per-client options of {@link RunEnvironments.createClient}: the run's budget unless given one. */
-export type RunClientOptions = ClientOptions;
-
 /** What {@link openRunEnvironments} needs from the run. */
 export interface RunEnvironmentsOptions {
   /** `--config` as given (`$DDS_MIGRATE_CONFIG`, then the default file, otherwise). */
@@ -55,8 +52,8 @@ export interface RunEnvironments {
   config(): Promise<Config>;
   /** Resolve one side (reads its token; checks its CA file). */
   resolve(request: EnvironmentRequest): Promise<ResolvedEnvironment>;
-  /** The HTTP client of a resolved environment (the caller closes it). */
-  createClient(environment: ResolvedEnvironment, options?: RunClientOptions): HttpClient;
+  /** The HTTP client of a resolved environment (the caller closes it); the run's budget unless given one. */
+  createClient(environment: ResolvedEnvironment, options?: ClientOptions): HttpClient;
 }
 
 /** The environments of a run; nothing is read until a function is called. */
@@ -71,21 +68,14 @@ export function openRunEnvironments(options: RunEnvironmentsOptions): RunEnviron
     retryBudget,
     config: readConfig,
     async resolve(request) {
-      const loaded = await readConfig();
-      return resolveEnvironment(request.ref, loaded, options.io, {
-        role: request.role,
-        tokenFile: request.tokenFile,
-        caFile: request.caFile,
-        insecureHttp: request.insecureHttp,
-      });
+      return resolveEnvironment(request.ref, await readConfig(), options.io, request);
     },
     createClient(environment, clientOptions = {}) {
       return createHttpClient(environment, {
         log: options.log,
         signal: options.signal,
+        ...clientOptions,
         retryBudget: clientOptions.retryBudget ?? retryBudget,
-        onRateLimited: clientOptions.onRateLimited,
-        timeoutMs: clientOptions.timeoutMs,
       });
     },
   };

@@ -4,7 +4,7 @@
  * a problem, then create them one by one in the target. A dry run returns the plan (the caller prints
  * it, then refuses it if it has problems), so it shows exactly what the real run would send.
  */
-import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
+import { type ClientFactory, type EnvironmentResolver, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import { createScanProfile, getScanProfile, listScanProfiles } from '../api/scan-profiles.js';
 import { ApiError, DdsError, InterruptedError, PreflightError, type Problem } from '../errors.js';
@@ -156,10 +156,9 @@ async function applyProfileClone(
         const created = await createScanProfile(target, step.body);
         result = { kind: 'created', sourceId, name, targetId: created._id, dataSources: step.dataSources };
       } catch (error) {
-        if (error instanceof ApiError)
-          result = { kind: 'failed', sourceId, name, status: error.status, message: error.message };
-        else if (error instanceof DdsError) return stop(error);
-        else throw error;
+        if (!(error instanceof DdsError)) throw error;
+        if (!(error instanceof ApiError)) return stop(error);
+        result = { kind: 'failed', sourceId, name, status: error.status, message: error.message };
       }
     }
     results.push(result);
@@ -195,12 +194,9 @@ export async function cloneProfiles(
   | { readonly kind: 'applied'; readonly from: string; readonly to: string; readonly outcome: CloneOutcome }
 > {
   const idMap = options.idMap === undefined ? undefined : await readIdMap(options.idMap);
-  const sourceEnvironment = await ports.resolveSource();
-  const source = ports.createClient(sourceEnvironment);
-  try {
-    const targetEnvironment = await ports.resolveTarget();
-    const target = ports.createClient(targetEnvironment);
-    try {
+  const side = (resolveEnvironment: EnvironmentResolver) => ({ resolveEnvironment, ...ports });
+  return withClient(side(ports.resolveSource), (source, sourceEnvironment) =>
+    withClient(side(ports.resolveTarget), async (target, targetEnvironment) => {
       if (!options.dryRun) assertWriteConfirmed(targetEnvironment, options.confirm, '--to');
       const plan = await prepareProfileClone(source, target, {
         ids: options.ids,
@@ -217,10 +213,6 @@ export async function cloneProfiles(
           ports.log.info({ sourceId: r.sourceId, name: r.name, result: r.kind }, 'profile cloned'),
       });
       return { kind: 'applied', ...labels, outcome };
-    } finally {
-      target.close();
-    }
-  } finally {
-    source.close();
-  }
+    }),
+  );
 }

@@ -28,17 +28,12 @@ export function findMissingDataSources(
 }
 
 /** Refuse a one-time profile without `--allow-run` (exit 3): creating it starts a scan at once. */
-export function assertRunAllowed(
-  profiles: readonly { readonly name: string; readonly singleRun: boolean }[],
-  allowRun: boolean,
-): void {
-  if (allowRun) return;
-  const single = profiles.filter((p) => p.singleRun);
-  if (single.length === 0) return;
-  const names = single.map((p) => `'${p.name}'`).join(', ');
+function assertRunAllowed(document: Readonly<Record<string, unknown>>, allowRun: boolean): void {
+  if (allowRun || document.isSingleRunScan !== true) return;
+  const name = String(document.name);
   throw new PreflightError(
-    `${names} ${single.length === 1 ? 'is a one-time profile' : 'are one-time profiles'} (isSingleRunScan: true): creating it starts a scan at once; nothing was sent`,
-    single.map((p) => ({ entry: p.name, path: '/isSingleRunScan', message: 'starts a scan at once' })),
+    `'${name}' is a one-time profile (isSingleRunScan: true): creating it starts a scan at once; nothing was sent`,
+    [{ entry: name, path: '/isSingleRunScan', message: 'starts a scan at once' }],
     { hint: 'Pass --allow-run to create it and start the scan' },
   );
 }
@@ -53,38 +48,6 @@ export async function listConnectionKeys(client: HttpClient, signal?: AbortSigna
 }
 
 /**
- * Create `document` (already checked by the schema) in the environment of `client`: server fields
- * dropped (a file made by `profiles get` works), one-time refused without `allowRun`, every data
- * source checked to exist, then one POST (never retried: it creates, and may start a scan).
- */
-export async function createProfile(
-  client: HttpClient,
-  document: Readonly<Record<string, unknown>>,
-  options: { readonly allowRun: boolean; readonly signal?: AbortSignal },
-): Promise<ScanProfile> {
-  const body = stripProfileServerFields(document);
-  const name = String(body.name);
-  assertRunAllowed([{ name, singleRun: body.isSingleRunScan === true }], options.allowRun);
-  const connections = await listConnectionKeys(client, options.signal);
-  const missing = findMissingDataSources(body.dataSourceList as string[], connections);
-  if (missing.length > 0) {
-    const problems: Problem[] = missing.map((m) => ({
-      entry: name,
-      path: `/dataSourceList/${m.index}`,
-      message: `data source '${m.ref}' is not in ${client.environment.label} (by _id or name)`,
-    }));
-    throw new PreflightError(
-      `${missing.length} data source(s) of '${name}' not found in ${client.environment.label}: ${missing.map((m) => m.ref).join(', ')}; nothing was created`,
-      problems,
-      {
-        hint: 'Import those connections first (dds-migrate import ... --only NAME,..) or fix dataSourceList',
-      },
-    );
-  }
-  return createScanProfile(client, body);
-}
-
-/**
  * Create the profile of `file` (absolute) in the environment; resolves to the created profile, and
  * whether it is one-time (its scan has started).
  */
@@ -94,16 +57,30 @@ export async function createProfileFromFile(
 ): Promise<{ readonly created: ScanProfile; readonly oneTime: boolean }> {
   const document = await readProfileFile(options.file);
   // Refused before the environment is even opened: nothing is sent for a one-time profile without allowRun.
-  assertRunAllowed(
-    [{ name: String(document.name), singleRun: document.isSingleRunScan === true }],
-    options.allowRun,
-  );
+  assertRunAllowed(document, options.allowRun);
   return withClient(ports, async (client) => {
     assertWriteConfirmed(client.environment, options.confirm);
-    const created = await createProfile(client, document, {
-      allowRun: options.allowRun,
-      signal: ports.signal,
-    });
+    // Server fields dropped (a file made by `profiles get` works), every data source checked to exist,
+    // then one POST (never retried: it creates, and may start a scan).
+    const body = stripProfileServerFields(document);
+    const name = String(body.name);
+    const connections = await listConnectionKeys(client, ports.signal);
+    const missing = findMissingDataSources(body.dataSourceList as string[], connections);
+    if (missing.length > 0) {
+      const problems: Problem[] = missing.map((m) => ({
+        entry: name,
+        path: `/dataSourceList/${m.index}`,
+        message: `data source '${m.ref}' is not in ${client.environment.label} (by _id or name)`,
+      }));
+      throw new PreflightError(
+        `${missing.length} data source(s) of '${name}' not found in ${client.environment.label}: ${missing.map((m) => m.ref).join(', ')}; nothing was created`,
+        problems,
+        {
+          hint: 'Import those connections first (dds-migrate import ... --only NAME,..) or fix dataSourceList',
+        },
+      );
+    }
+    const created = await createScanProfile(client, body);
     return { created, oneTime: document.isSingleRunScan === true };
   });
 }

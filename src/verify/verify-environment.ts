@@ -9,7 +9,7 @@
  * Read-only apart from the tests. It prints nothing: progress is a {@link VerifyEvent}, the outcome a
  * {@link VerifyResult}; `cli/verify.ts` renders both.
  */
-import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
+import { type ClientFactory, type EnvironmentResolver, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
@@ -201,20 +201,16 @@ async function verifyAgainst(
   // scrubber before anything is printed (as is what the export gives, below).
   const verifier = createConnectionVerifier(snapshot.entries, compare, options.testConnections);
 
-  const environment = await ports.resolveEnvironment();
-  const client = ports.createClient(environment);
-  let liveProfiles: ScanProfile[] = [];
-  try {
+  const { environment, liveProfiles } = await withClient(ports, async (client, environment) => {
     // Compared as the streamed export (as `diff` reads an environment) arrives, and dropped.
     for await (const actual of exportConnections(client, { signal: ports.signal })) {
       registerSecretsOf(actual, compare.secretFields(actual.type));
       verifier.add(actual);
     }
     // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
-    if (expectedProfiles !== undefined) liveProfiles = await readProfiles(client, ports.signal);
-  } finally {
-    client.close();
-  }
+    const liveProfiles = expectedProfiles === undefined ? [] : await readProfiles(client, ports.signal);
+    return { environment, liveProfiles };
+  });
   const { items: connectionItems, present, live, liveCount } = verifier.finish();
   onEvent({
     kind: 'sides-read',
