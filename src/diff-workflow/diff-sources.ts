@@ -16,14 +16,14 @@ import { basename, resolve } from 'node:path';
 import type { ClientFactory } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
-import { listScanProfiles } from '../api/scan-profiles.js';
+import { listScanProfilesIfServed } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
 import { createMergedDiff } from '../diff/merged.js';
 import { type ComparableProfile, diffScanProfiles, toComparableProfile } from '../diff/scan-profiles.js';
 import { createStreamingDiff, type StreamingDiff, type StreamingDiffResult } from '../diff/stream.js';
 import type { DiffOptions as DiffOptionsOfCompare, DiffResult } from '../diff/types.js';
-import { ApiError, ConfigError, InputFileError, UsageError } from '../errors.js';
+import { ConfigError, InputFileError, UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
@@ -242,13 +242,7 @@ async function readEnvironmentProfiles(
   nameById: ReadonlyMap<string, string>,
   signal: AbortSignal,
 ): Promise<ComparableProfile[]> {
-  let listed: Awaited<ReturnType<typeof listScanProfiles>>;
-  try {
-    listed = await listScanProfiles(client, { signal });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return [];
-    throw error;
-  }
+  const listed = await listScanProfilesIfServed(client, { signal });
   return listed
     .filter((p) => typeof p.name === 'string')
     .map((p) => {

@@ -7,12 +7,13 @@ import { compareNames } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import { UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import { isRecord } from '../own-property.js';
 import { isSecretByName, isSecretFieldName, MASK } from '../secrets.js';
 import { compileIgnoreRules, type IgnoreMatcher, type IgnoreRule, parseIgnoreRule } from './ignore.js';
 import { customFieldsAsCompared, SET_LIKE_FIELDS, sortCanonically } from './normalize.js';
 import { formatPointer } from './pointer.js';
 import type { DiffOptions, FieldChange } from './types.js';
-import { isDeepEqual, isKnownEqual, isPlainObject, redactDeep, redactSecretValue } from './values.js';
+import { isDeepEqual, isKnownEqual, redactDeep, redactSecretValue } from './values.js';
 
 const NO_SECRETS: ReadonlySet<string> = new Set();
 
@@ -103,7 +104,7 @@ export function compareConnections(
       av = customFieldsAsCompared(av);
       bv = customFieldsAsCompared(bv);
     }
-    if (key === 'custom_fields' && isPlainObject(av) && isPlainObject(bv)) {
+    if (key === 'custom_fields' && isRecord(av) && isRecord(bv)) {
       walk.compareCustomFields(av, bv);
     } else if (SET_LIKE_FIELDS.has(key) && Array.isArray(av) && Array.isArray(bv)) {
       walk.compareSets(av, bv, [key], secret);
@@ -143,7 +144,7 @@ class Walk {
       if (!isDeepEqual(a, b)) this.change(path, redactSecretValue(a), redactSecretValue(b));
       return;
     }
-    if (isPlainObject(a) && isPlainObject(b)) {
+    if (isRecord(a) && isRecord(b)) {
       for (const key of unionOfKeys(a, b))
         this.compare(
           own(a, key),
@@ -180,7 +181,7 @@ class Walk {
       const fa = own(a, name);
       const fb = own(b, name);
       const path = ['custom_fields', name];
-      if (!isPlainObject(fa) || !isPlainObject(fb)) {
+      if (!isRecord(fa) || !isRecord(fb)) {
         this.compare(fa, fb, path, false);
         continue;
       }

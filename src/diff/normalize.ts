@@ -3,8 +3,9 @@
  * (paths then read `/custom_fields/<field_name>/field_value`). Pure.
  */
 
+import { isRecord } from '../own-property.js';
 import { parsePointer } from './pointer.js';
-import { isPlainObject, toCanonicalJson } from './values.js';
+import { toCanonicalJson } from './values.js';
 
 /**
  * Top-level arrays the service treats as sets: element order means nothing. `custom_fields` is keyed
@@ -17,7 +18,7 @@ export const SET_LIKE_FIELDS: ReadonlySet<string> = new Set(['owners_v2', 'custo
 export function keyCustomFields(fields: readonly unknown[]): Record<string, unknown> | undefined {
   const keyed: Record<string, unknown> = Object.create(null);
   for (const field of fields) {
-    if (!isPlainObject(field) || typeof field.field_name !== 'string') return undefined;
+    if (!isRecord(field) || typeof field.field_name !== 'string') return undefined;
     if (Object.hasOwn(keyed, field.field_name)) return undefined;
     keyed[field.field_name] = field;
   }

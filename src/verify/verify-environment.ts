@@ -11,10 +11,9 @@
  */
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
-import { createRetryBudget, type HttpClient } from '../api/http.js';
-import { listScanProfiles } from '../api/scan-profiles.js';
+import { createRetryBudget } from '../api/http.js';
+import { listScanProfilesIfServed } from '../api/scan-profiles.js';
 import { type CompareOptions, compileCompareOptions } from '../diff/compare.js';
-import { ApiError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
@@ -211,7 +210,8 @@ async function verifyAgainst(
       verifier.add(actual);
     }
     // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
-    if (expectedProfiles !== undefined) liveProfiles = await readProfiles(client, ports.signal);
+    if (expectedProfiles !== undefined)
+      liveProfiles = await listScanProfilesIfServed(client, { signal: ports.signal });
   } finally {
     client.close();
   }
@@ -282,14 +282,4 @@ async function verifyAgainst(
     verified: isVerified(items),
     reportPath: options.report,
   };
-}
-
-/** The environment's scan profiles; a service without the profiles endpoint (404) has none. */
-async function readProfiles(client: HttpClient, signal: AbortSignal): Promise<ScanProfile[]> {
-  try {
-    return await listScanProfiles(client, { signal });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return [];
-    throw error;
-  }
 }
