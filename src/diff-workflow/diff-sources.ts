@@ -184,14 +184,11 @@ export async function diffSources(
     from: { label: from.label, count: from.count },
     to: { label: to.label, count: to.count },
   });
-  const diff = found.result;
-  if (from.profiles.length === 0 && to.profiles.length === 0) return { diff, from, to, typeOf: found.typeOf };
-  return {
-    diff: { ...diff, scanProfiles: diffScanProfiles(from.profiles, to.profiles) },
-    from,
-    to,
-    typeOf: found.typeOf,
-  };
+  const diff =
+    from.profiles.length === 0 && to.profiles.length === 0
+      ? found.result
+      : { ...found.result, scanProfiles: diffScanProfiles(from.profiles, to.profiles) };
+  return { diff, from, to, typeOf: found.typeOf };
 }
 
 /** A snapshot side as read: its label and its scan profiles ready to compare. */
@@ -242,8 +239,7 @@ async function readEnvironmentProfiles(
   nameById: ReadonlyMap<string, string>,
   signal: AbortSignal,
 ): Promise<ComparableProfile[]> {
-  const listed = await listScanProfilesIfServed(client, { signal });
-  return listed
+  return (await listScanProfilesIfServed(client, { signal }))
     .filter((p) => typeof p.name === 'string')
     .map((p) => {
       const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];

@@ -64,26 +64,16 @@ export function createConnectionVerifier(
       }
       const entry = twin.read();
       const outcome = compareConnections(entry, actual, compare);
-      const notComparable = outcome.uncomparable.length > 0 ? { notComparable: outcome.uncomparable } : {};
-      if (outcome.fields.length > 0) {
-        items.push({
-          object: 'connection',
-          name: entry.name,
-          type: actual.type,
-          state: 'different',
-          fields: outcome.fields,
-          ...notComparable,
-        });
-        return;
-      }
+      const different = outcome.fields.length > 0;
       items.push({
         object: 'connection',
         name: entry.name,
         type: actual.type,
-        state: 'present',
-        ...notComparable,
+        state: different ? 'different' : 'present',
+        ...(different ? { fields: outcome.fields } : {}),
+        ...(outcome.uncomparable.length > 0 ? { notComparable: outcome.uncomparable } : {}),
       });
-      if (keepPresent) present.push({ connection: actual, recorded: readRecordedTest(entry) });
+      if (!different && keepPresent) present.push({ connection: actual, recorded: readRecordedTest(entry) });
     },
     finish() {
       if (duplicates.size > 0) {
