@@ -19,18 +19,26 @@ const NO_SECRETS: ReadonlySet<string> = new Set();
 
 /**
  * A side holding two connections of one name cannot be compared by name (export refuses such an
- * environment too): a usage error naming the side and the names, rather than one of them kept silently.
+ * environment too): a usage error naming the side (`holder`: "The --from side", "The environment")
+ * and the names, rather than one of them kept silently.
  */
-export function refuseDuplicateNames(side: string, names: readonly string[]): void {
+export function refuseDuplicateNames(
+  holder: string,
+  names: readonly string[],
+  command: 'diff' | 'verify' = 'diff',
+): void {
   if (names.length === 0) return;
   const shown = names
     .slice(0, 5)
     .map((n) => JSON.stringify(n))
     .join(', ');
   const more = names.length > 5 ? ` and ${names.length - 5} more` : '';
+  const done = command === 'diff' ? 'compared' : 'verified';
   throw new UsageError(
-    `The ${side} side holds more than one connection named ${shown}${more}: connections are compared by name`,
-    { hint: 'Rename the duplicates in that environment, then re-run the diff' },
+    `${holder} holds more than one connection named ${shown}${more}: connections are ${done} by name`,
+    {
+      hint: `Rename the duplicates in that environment, then re-run the ${command}`,
+    },
   );
 }
 

@@ -149,8 +149,8 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
       else comparePair(parsed, entry);
     },
     finish() {
-      refuseDuplicateNames('--from', [...sides.from.duplicates].sort(compareNames));
-      refuseDuplicateNames('--to', [...sides.to.duplicates].sort(compareNames));
+      refuseDuplicateNames('The --from side', [...sides.from.duplicates].sort(compareNames));
+      refuseDuplicateNames('The --to side', [...sides.to.duplicates].sort(compareNames));
       const byName = (x: { readonly name: string }, y: { readonly name: string }) =>
         compareNames(x.name, y.name);
       changed.sort(byName);
