@@ -1,6 +1,6 @@
 /**
  * Benchmark of `diff`: 100k vs 100k connections with 1 % changed (goal <= 10 s). Two figures:
- * - core: `diffConnections` on in-memory arrays (what every `diff` runs);
+ * - core: the streaming diff (`createStreamingDiff`) fed arrays already in memory (what every `diff` runs);
  * - command: `dds-migrate diff A.snapshot.jsonl B.snapshot.jsonl --json` in-process, which reads and
  *   verifies both snapshot files through the snapshot reader and then runs the same core.
  * The `to` side differs from `from` in server-managed fields everywhere (`_id`, `updated_at`), has
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runCli } from '../src/cli/run-cli.js';
-import { diffConnections } from '../src/diff/compare.js';
+import { createStreamingDiff } from '../src/diff/stream.js';
 import type { DiffResult } from '../src/diff/types.js';
 import { generateConnections } from '../src/emulator/generate.js';
 import type { Connection } from '../src/model/connection.js';
@@ -27,7 +27,7 @@ export interface DiffBenchResult {
   readonly name: 'diff';
   readonly count: number;
   readonly goalSeconds: number;
-  /** `diffConnections` on arrays already in memory. */
+  /** The streaming diff fed arrays already in memory. */
   readonly coreSeconds: number;
   /** The whole command over two snapshot files (read, verify, compare, print JSON). */
   readonly commandSeconds: number;
@@ -76,7 +76,10 @@ export async function runDiffBench(count = 100_000): Promise<DiffBenchResult> {
   const { to, changed } = deriveTarget(from);
 
   const coreStart = performance.now();
-  const coreResult = diffConnections(from, to);
+  const differ = createStreamingDiff();
+  for (const entry of from) differ.add('from', entry);
+  for (const entry of to) differ.add('to', entry);
+  const coreResult = differ.finish().result;
   const coreSeconds = (performance.now() - coreStart) / 1000;
 
   const dir = mkdtempSync(join(tmpdir(), 'dds-bench-diff-'));

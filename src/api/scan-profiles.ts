@@ -64,6 +64,17 @@ export async function listScanProfiles(
   return readListPage(body, 'scanProfiles', '/scanProfiles', false).items as unknown as ScanProfile[];
 }
 
+/** {@link listScanProfiles}, or none when the service has no profiles endpoint (404). */
+export function listScanProfilesIfServed(
+  client: HttpClient,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<ScanProfile[]> {
+  return listScanProfiles(client, options).catch((error: unknown) => {
+    if (error instanceof ApiError && error.status === 404) return [];
+    throw error;
+  });
+}
+
 /** Send `request`; `absent` when the service answers 404 (no profile of that id). */
 async function sendOrAbsent(
   client: HttpClient,

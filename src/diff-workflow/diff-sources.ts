@@ -16,14 +16,14 @@ import { basename, resolve } from 'node:path';
 import { type ClientFactory, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
-import { listScanProfiles } from '../api/scan-profiles.js';
+import { listScanProfilesIfServed } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
 import { createMergedDiff } from '../diff/merged.js';
 import { type ComparableProfile, diffScanProfiles, toComparableProfile } from '../diff/scan-profiles.js';
 import { createStreamingDiff, type StreamingDiff, type StreamingDiffResult } from '../diff/stream.js';
 import type { DiffOptions as DiffOptionsOfCompare, DiffResult } from '../diff/types.js';
-import { ApiError, ConfigError, InputFileError, UsageError } from '../errors.js';
+import { ConfigError, InputFileError, UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
@@ -184,14 +184,11 @@ export async function diffSources(
     from: { label: from.label, count: from.count },
     to: { label: to.label, count: to.count },
   });
-  const diff = found.result;
-  if (from.profiles.length === 0 && to.profiles.length === 0) return { diff, from, to, typeOf: found.typeOf };
-  return {
-    diff: { ...diff, scanProfiles: diffScanProfiles(from.profiles, to.profiles) },
-    from,
-    to,
-    typeOf: found.typeOf,
-  };
+  const diff =
+    from.profiles.length === 0 && to.profiles.length === 0
+      ? found.result
+      : { ...found.result, scanProfiles: diffScanProfiles(from.profiles, to.profiles) };
+  return { diff, from, to, typeOf: found.typeOf };
 }
 
 /** A snapshot side as read: its label and its scan profiles ready to compare. */
@@ -239,14 +236,7 @@ async function readEnvironmentProfiles(
   nameById: ReadonlyMap<string, string>,
   signal: AbortSignal,
 ): Promise<ComparableProfile[]> {
-  let listed: Awaited<ReturnType<typeof listScanProfiles>>;
-  try {
-    listed = await listScanProfiles(client, { signal });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return [];
-    throw error;
-  }
-  return listed
+  return (await listScanProfilesIfServed(client, { signal }))
     .filter((p) => typeof p.name === 'string')
     .map((p) => {
       const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];

@@ -1,77 +1,44 @@
 /**
- * The diff itself: two sets of connections in, a {@link DiffResult} out. Pure (no fs, no HTTP, no
- * logger). Connections are paired by name with the same `pairByName` the import planner uses, so
- * `diff`'s "added" is exactly what `import --dry-run` would create.
+ * The comparison of two connections of one name, field by field, that `diff` (stream.ts, merged.ts),
+ * `verify` and `import --on-conflict update` share. Pure (no fs, no HTTP, no logger).
  */
 
-import { compareNames, pairByName } from '../connections/match.js';
+import { compareNames } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import { UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import { isRecord } from '../own-property.js';
 import { isSecretByName, isSecretFieldName, MASK } from '../secrets.js';
 import { compileIgnoreRules, type IgnoreMatcher, type IgnoreRule, parseIgnoreRule } from './ignore.js';
-import {
-  customFieldsAsCompared,
-  type normalizeForCompare,
-  SET_LIKE_FIELDS,
-  sortCanonically,
-} from './normalize.js';
+import { customFieldsAsCompared, SET_LIKE_FIELDS, sortCanonically } from './normalize.js';
 import { formatPointer } from './pointer.js';
-import type { ChangedConnection, DiffOptions, DiffResult, FieldChange, UncomparableField } from './types.js';
-import { isDeepEqual, isKnownEqual, isPlainObject, redactDeep, redactSecretValue } from './values.js';
+import type { DiffOptions, FieldChange } from './types.js';
+import { isDeepEqual, isKnownEqual, redactDeep, redactSecretValue } from './values.js';
 
 const NO_SECRETS: ReadonlySet<string> = new Set();
 
 /**
- * Compare `from` with `to`. `added` = only in `from`, `removed` = only in `to`; for connections in
- * both, every compared field that differs, by JSON pointer. No secret value ever appears in the result:
- * a changed secret shows `"******"` on both sides, and a field the service masked (`"******"`) on a
- * side is listed in `uncomparable` instead of being compared.
- *
- * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer, or when a side
- * holds two connections of one name.
- */
-export function diffConnections(
-  from: Iterable<Connection>,
-  to: Iterable<Connection>,
-  options: DiffOptions = {},
-): DiffResult {
-  const compare = compileCompareOptions(options);
-  const pairing = pairByName(from, to);
-  refuseDuplicateNames('--from', pairing.duplicateSource);
-  refuseDuplicateNames('--to', pairing.duplicateTarget);
-  const changed: ChangedConnection[] = [];
-  const uncomparable: UncomparableField[] = [];
-  let unchanged = 0;
-  for (const [a, b] of pairing.both) {
-    const outcome = compareConnections(a, b, compare);
-    for (const path of outcome.uncomparable) uncomparable.push({ name: a.name, path });
-    if (outcome.fields.length === 0) unchanged++;
-    else changed.push({ name: a.name, fields: outcome.fields });
-  }
-  return {
-    added: pairing.onlySource.map((c) => c.name),
-    removed: pairing.onlyTarget.map((c) => c.name),
-    changed,
-    unchanged,
-    uncomparable,
-  };
-}
-
-/**
  * A side holding two connections of one name cannot be compared by name (export refuses such an
- * environment too): a usage error naming the side and the names, rather than one of them kept silently.
+ * environment too): a usage error naming the side (`holder`: "The --from side", "The environment")
+ * and the names, rather than one of them kept silently.
  */
-export function refuseDuplicateNames(side: string, names: readonly string[]): void {
+export function refuseDuplicateNames(
+  holder: string,
+  names: readonly string[],
+  command: 'diff' | 'verify' = 'diff',
+): void {
   if (names.length === 0) return;
   const shown = names
     .slice(0, 5)
     .map((n) => JSON.stringify(n))
     .join(', ');
   const more = names.length > 5 ? ` and ${names.length - 5} more` : '';
+  const done = command === 'diff' ? 'compared' : 'verified';
   throw new UsageError(
-    `The ${side} side holds more than one connection named ${shown}${more}: connections are compared by name`,
-    { hint: 'Rename the duplicates in that environment, then re-run the diff' },
+    `${holder} holds more than one connection named ${shown}${more}: connections are ${done} by name`,
+    {
+      hint: `Rename the duplicates in that environment, then re-run the ${command}`,
+    },
   );
 }
 
@@ -114,7 +81,8 @@ export interface CompareOptions {
 /**
  * Compare two connections of the same name, field by field. The common case (a field equal on both
  * sides) is decided by one structural check per top-level field; only differing fields are sorted,
- * keyed and walked. Equivalent to comparing the {@link normalizeForCompare} forms of both.
+ * keyed and walked: server-managed and ignored fields aside, set-like arrays as multisets,
+ * `custom_fields` keyed by `field_name` when it can be.
  */
 export function compareConnections(
   from: Connection,
@@ -144,7 +112,7 @@ export function compareConnections(
       av = customFieldsAsCompared(av);
       bv = customFieldsAsCompared(bv);
     }
-    if (key === 'custom_fields' && isPlainObject(av) && isPlainObject(bv)) {
+    if (key === 'custom_fields' && isRecord(av) && isRecord(bv)) {
       walk.compareCustomFields(av, bv);
     } else if (SET_LIKE_FIELDS.has(key) && Array.isArray(av) && Array.isArray(bv)) {
       walk.compareSets(av, bv, [key], secret);
@@ -184,7 +152,7 @@ class Walk {
       if (!isDeepEqual(a, b)) this.change(path, redactSecretValue(a), redactSecretValue(b));
       return;
     }
-    if (isPlainObject(a) && isPlainObject(b)) {
+    if (isRecord(a) && isRecord(b)) {
       for (const key of unionOfKeys(a, b))
         this.compare(
           own(a, key),
@@ -221,7 +189,7 @@ class Walk {
       const fa = own(a, name);
       const fb = own(b, name);
       const path = ['custom_fields', name];
-      if (!isPlainObject(fa) || !isPlainObject(fb)) {
+      if (!isRecord(fa) || !isRecord(fb)) {
         this.compare(fa, fb, path, false);
         continue;
       }

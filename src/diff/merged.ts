@@ -4,7 +4,7 @@
  * no HTTP). A pair whose snapshot lines were byte-equal arrives as one line: it is unchanged, and
  * only its masked values are looked for, and only when its line holds the mask's text.
  *
- * The result equals {@link diffConnections} of the same two sides (a snapshot holds no duplicate
+ * The result equals the streaming diff's (stream.ts) of the same two sides (a snapshot holds no duplicate
  * name: its reader refuses one).
  */
 import { compareNames } from '../connections/match.js';

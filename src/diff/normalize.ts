@@ -1,51 +1,24 @@
 /**
- * What diff compares: a connection without what the service manages, without ignored fields, with
- * set-like arrays in a canonical form. Pure; compareConnections is equivalent to comparing these forms.
+ * The canonical forms diff compares in: set-like arrays sorted, `custom_fields` keyed by `field_name`
+ * (paths then read `/custom_fields/<field_name>/field_value`). Pure.
  */
 
-import { isServerManagedField } from '../connections/server-managed.js';
-import type { Connection } from '../model/connection.js';
-import { assignOwn } from '../own-property.js';
-import type { IgnoreMatcher } from './ignore.js';
+import { isRecord } from '../own-property.js';
 import { parsePointer } from './pointer.js';
-import { isPlainObject, toCanonicalJson } from './values.js';
+import { toCanonicalJson } from './values.js';
 
 /**
  * Top-level arrays the service treats as sets: element order means nothing. `custom_fields` is keyed
- * by `field_name` (see {@link normalizeForCompare}); `owners_v2` and `tags` are compared as multisets
+ * by `field_name` (see {@link keyCustomFields}); `owners_v2` and `tags` are compared as multisets
  * of whole elements (an owner can hold two roles, so no single key identifies one).
  */
 export const SET_LIKE_FIELDS: ReadonlySet<string> = new Set(['owners_v2', 'custom_fields', 'tags']);
-
-/**
- * The form of `entry` that diff compares:
- * - server-managed fields (`_id`, `created_at`, `test_timestamp`, ...: the exact list of server-managed.ts) and ignored fields removed;
- * - `custom_fields` becomes an object keyed by `field_name` when every element is an object with a
- *   distinct string `field_name` (paths then read `/custom_fields/<field_name>/field_value`); otherwise
- *   it stays an array, sorted like the other set-like arrays;
- * - `owners_v2` and `tags` (and a `custom_fields` that could not be keyed) sorted by canonical JSON.
- * Other values are kept verbatim; `entry` is not modified.
- */
-export function normalizeForCompare(entry: Connection, ignore?: IgnoreMatcher): Record<string, unknown> {
-  const source = ignore ? ignore.removeFromEntry(entry) : entry;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(source)) {
-    if (isServerManagedField(key) || ignore?.ignoresTopLevel(key)) continue;
-    const value = source[key];
-    let normal = value;
-    if (Array.isArray(value) && SET_LIKE_FIELDS.has(key)) {
-      normal = (key === 'custom_fields' ? keyCustomFields(value) : undefined) ?? sortCanonically(value);
-    }
-    assignOwn(out, key, normal);
-  }
-  return out;
-}
 
 /** `custom_fields` as an object keyed by `field_name`, or undefined when the names are not distinct strings. */
 export function keyCustomFields(fields: readonly unknown[]): Record<string, unknown> | undefined {
   const keyed: Record<string, unknown> = Object.create(null);
   for (const field of fields) {
-    if (!isPlainObject(field) || typeof field.field_name !== 'string') return undefined;
+    if (!isRecord(field) || typeof field.field_name !== 'string') return undefined;
     if (Object.hasOwn(keyed, field.field_name)) return undefined;
     keyed[field.field_name] = field;
   }

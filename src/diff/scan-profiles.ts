@@ -4,9 +4,10 @@
  * part of the result) and by `import --on-conflict update` (is a profile of the target different?).
  */
 import { compareNames } from '../connections/match.js';
+import { isRecord } from '../own-property.js';
 import { formatPointer } from './pointer.js';
 import type { FieldChange } from './types.js';
-import { isDeepEqual, isPlainObject, redactDeep } from './values.js';
+import { isDeepEqual, redactDeep } from './values.js';
 
 /** A profile ready to compare: its name and its compared fields (dataSourceList as names). */
 export interface ComparableProfile {
@@ -58,7 +59,7 @@ export function compareProfileFields(a: ComparableProfile, b: ComparableProfile)
     const to = b.fields[key];
     if (isDeepEqual(from, to)) continue;
     // Nested objects (schedule) are compared key by key; anything else is one change.
-    if (isPlainObject(from) && isPlainObject(to)) {
+    if (isRecord(from) && isRecord(to)) {
       for (const sub of [...new Set([...Object.keys(from), ...Object.keys(to)])].sort(compareNames)) {
         if (isDeepEqual(from[sub], to[sub])) continue;
         out.push(change(formatPointer([key, sub]), from[sub], to[sub]));

@@ -8,8 +8,8 @@
  * environment and its own export) therefore hold almost nothing; two sides in opposite orders hold at
  * most one side's text.
  *
- * The result equals {@link diffConnections} of the same two sides: names in code-unit order, the same
- * refusal of duplicate names, the same comparison of each pair.
+ * The result: names in code-unit order, duplicate names refused, each pair compared by
+ * {@link compareConnections}.
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
@@ -149,8 +149,8 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
       else comparePair(parsed, entry);
     },
     finish() {
-      refuseDuplicateNames('--from', [...sides.from.duplicates].sort(compareNames));
-      refuseDuplicateNames('--to', [...sides.to.duplicates].sort(compareNames));
+      refuseDuplicateNames('The --from side', [...sides.from.duplicates].sort(compareNames));
+      refuseDuplicateNames('The --to side', [...sides.to.duplicates].sort(compareNames));
       const byName = (x: { readonly name: string }, y: { readonly name: string }) =>
         compareNames(x.name, y.name);
       changed.sort(byName);

@@ -1,10 +1,7 @@
 /** Value helpers of the diff: structural equality, canonical JSON, and the redaction of secrets. */
 
+import { isRecord } from '../own-property.js';
 import { isSecretByName, MASK } from '../secrets.js';
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Walk two JSON values in step and compare their leaves with `leafEqual`: same array lengths and
@@ -56,7 +53,7 @@ export function isKnownEqual(a: unknown, b: unknown): boolean {
 /** JSON with object keys in code-unit order at every level: equal values give equal text. */
 export function toCanonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(toCanonicalJson).join(',')}]`;
-  if (isPlainObject(value)) {
+  if (isRecord(value)) {
     const keys = Object.keys(value).sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${toCanonicalJson(value[k])}`).join(',')}}`;
   }
@@ -79,7 +76,7 @@ export function redactSecretValue(value: unknown): unknown {
  */
 export function redactDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactDeep);
-  if (!isPlainObject(value)) return value;
+  if (!isRecord(value)) return value;
   const encrypted = value.field_type === 'encrypted';
   return Object.fromEntries(
     Object.entries(value).map(([k, v]) => [

@@ -19,9 +19,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { isDeepEqual, isPlainObject } from '../diff/values.js';
+import { isDeepEqual } from '../diff/values.js';
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
+import { isRecord } from '../own-property.js';
 import { schemasDir } from '../paths.js';
 import { compileSchemaFile, escapePointer, type SchemaCheck } from '../schema/ajv.js';
 import { registerSecret, registerSecretsOf } from '../secrets.js';
@@ -103,7 +104,7 @@ function checkStructure(value: unknown, file: string): void {
       v.forEach((item, i) => {
         stack.push([item, `${pointer}/${i}`, depth + 1]);
       });
-    } else if (isPlainObject(v)) {
+    } else if (isRecord(v)) {
       for (const [k, item] of Object.entries(v))
         stack.push([item, `${pointer}/${escapePointer(k)}`, depth + 1]);
     }
@@ -113,15 +114,15 @@ function checkStructure(value: unknown, file: string): void {
 /** Check a parsed overrides document (exit 2, naming the JSON pointer). */
 export async function checkOverrides(value: unknown, file: string): Promise<Overrides> {
   checkStructure(value, file);
-  if (isPlainObject(value)) {
+  if (isRecord(value)) {
     const blocks: [string, unknown][] = [['/all', value.all]];
     for (const group of ['byType', 'byName'] as const) {
       const g = value[group];
-      if (isPlainObject(g))
+      if (isRecord(g))
         for (const [k, v] of Object.entries(g)) blocks.push([`/${group}/${escapePointer(k)}`, v]);
     }
     for (const [pointer, block] of blocks) {
-      if (!isPlainObject(block)) continue;
+      if (!isRecord(block)) continue;
       for (const key of Object.keys(block)) {
         if (FIXED_FIELDS.has(key)) {
           throw new InputFileError(
@@ -197,7 +198,7 @@ function resolveValue(value: unknown, sources: PlaceholderSources): unknown {
     });
   }
   if (Array.isArray(value)) return value.map((v) => resolveValue(v, sources));
-  if (isPlainObject(value)) {
+  if (isRecord(value)) {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v, sources)]));
   }
   return value;
@@ -249,7 +250,7 @@ export function overridesApplyTo(
 
 /** The `field_name` of a `custom_fields` element, when it has one. */
 function customFieldName(element: unknown): string | undefined {
-  return isPlainObject(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
+  return isRecord(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
 }
 
 /**
@@ -342,7 +343,7 @@ export function findOverrideRemovals(
       before.forEach((element, i) => {
         if (!after.some((e) => isDeepEqual(e, element))) removed.push(`${at}/${i}`);
       });
-    } else if (isPlainObject(before) && isPlainObject(after)) {
+    } else if (isRecord(before) && isRecord(after)) {
       for (const inner of Object.keys(before))
         if (!Object.hasOwn(after, inner)) removed.push(`${at}/${escapePointer(inner)}`);
     }

@@ -13,6 +13,7 @@ import { InputFileError, type Problem, UsageError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import type { ConnectorTemplate } from '../model/template.js';
+import { isRecord } from '../own-property.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
@@ -154,10 +155,10 @@ export function createCatalog(
 }
 
 function describeSchema(schema: Record<string, unknown>, source: string): TypeSchema {
-  const properties = isObject(schema.properties) ? schema.properties : {};
+  const properties = isRecord(schema.properties) ? schema.properties : {};
   const secrets = new Set<string>();
   for (const [key, sub] of Object.entries(properties)) {
-    if (isObject(sub) && sub['x-secret'] === true) secrets.add(key);
+    if (isRecord(sub) && sub['x-secret'] === true) secrets.add(key);
   }
   const required = Array.isArray(schema.required)
     ? schema.required.filter((k): k is string => typeof k === 'string')
@@ -176,7 +177,7 @@ export function findMaskedPaths(entry: Connection): string[] {
     if (isMasked(value)) found.push(pointerOf(key));
     else if (key === 'custom_fields' && Array.isArray(value)) {
       value.forEach((field: unknown, i) => {
-        if (isObject(field) && isMasked(field.field_value)) found.push(`/custom_fields/${i}/field_value`);
+        if (isRecord(field) && isMasked(field.field_value)) found.push(`/custom_fields/${i}/field_value`);
       });
     }
   }
@@ -195,7 +196,7 @@ function describeErrors(
   for (const e of errors ?? []) {
     if (e.keyword === 'pattern') {
       const parent = resolveSchemaPath(schema, e.schemaPath, 1);
-      const text = isObject(parent) ? parent['x-error-text'] : undefined;
+      const text = isRecord(parent) ? parent['x-error-text'] : undefined;
       out.push({
         path: e.instancePath,
         message: typeof text === 'string' ? text : (e.message ?? 'is invalid'),
@@ -218,14 +219,10 @@ function resolveSchemaPath(schema: unknown, schemaPath: string, up: number): unk
   let node: unknown = schema;
   for (const raw of segments.slice(0, segments.length - up)) {
     const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!isObject(node) && !Array.isArray(node)) return undefined;
+    if (!isRecord(node) && !Array.isArray(node)) return undefined;
     node = (node as Record<string, unknown>)[key];
   }
   return node;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 // ---- loading -------------------------------------------------------------------------------------
@@ -245,7 +242,7 @@ export function shippedConnectionSchemaPath(): string {
 
 async function readSchemaFile(path: string): Promise<Record<string, unknown>> {
   const value = await readJsonFile(path, { what: 'schema', jsonHint: 'Fix or remove the schema' });
-  if (!isObject(value)) {
+  if (!isRecord(value)) {
     throw new InputFileError(path, undefined, 'not a JSON schema (not a JSON object)', {
       hint: 'Fix or remove the schema',
     });

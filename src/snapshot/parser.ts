@@ -8,6 +8,7 @@ import { compareNames } from '../connections/match.js';
 import { InputFileError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
+import { isRecord } from '../own-property.js';
 import { describeJsonError } from '../secrets.js';
 import { createEntryHasher, type EntryHasher } from './checksum.js';
 import {
@@ -78,7 +79,7 @@ export class SnapshotParser {
       return undefined;
     }
     const value = parsed === undefined ? this.parseJson(raw) : parsed;
-    if (isPlainObject(value) && value.kind === SNAPSHOT_END_KIND && !Object.hasOwn(value, 'name')) {
+    if (isRecord(value) && value.kind === SNAPSHOT_END_KIND && !Object.hasOwn(value, 'name')) {
       this.readTrailer(value, raw.number);
       return undefined;
     }
@@ -153,7 +154,7 @@ export class SnapshotParser {
         },
       );
     }
-    if (!isPlainObject(value) || typeof value.kind !== 'string') {
+    if (!isRecord(value) || typeof value.kind !== 'string') {
       throw new InputFileError(this.label, raw.number, 'not a dds-migrate snapshot (line 1 has no "kind")', {
         hint: NOT_A_SNAPSHOT_HINT,
       });
@@ -224,7 +225,7 @@ export class SnapshotParser {
   }
 
   private readEntry(value: unknown, raw: RawLine): Connection {
-    if (!isPlainObject(value)) throw this.fail(raw.number, 'entry is not a JSON object');
+    if (!isRecord(value)) throw this.fail(raw.number, 'entry is not a JSON object');
     this.acceptEntry(value.name, value.type, raw);
     return value as Connection;
   }
@@ -313,13 +314,13 @@ function normalizeHeader(h: Record<string, unknown>): SnapshotHeader {
 
 /** A scan profile line: no top-level `name` (every connection has one) and a `scanProfile` key. */
 function isProfileLine(value: unknown): value is Record<string, unknown> {
-  return isPlainObject(value) && !Object.hasOwn(value, 'name') && Object.hasOwn(value, 'scanProfile');
+  return isRecord(value) && !Object.hasOwn(value, 'name') && Object.hasOwn(value, 'scanProfile');
 }
 
 /** Why a profile line does not have its shape, or undefined. */
 function describeProfileProblem(value: Record<string, unknown>): string | undefined {
   const profile = value.scanProfile;
-  if (!isPlainObject(profile)) return '"scanProfile" is not an object';
+  if (!isRecord(profile)) return '"scanProfile" is not an object';
   if (typeof profile.name !== 'string' || profile.name === '') return 'has no string "name"';
   const label = JSON.stringify(profile.name);
   const list = profile.dataSourceList;
@@ -336,10 +337,6 @@ function describeProfileProblem(value: Record<string, unknown>): string | undefi
   return undefined;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 function isStringArrayOrNull(value: unknown): value is readonly string[] | null {
   return value === null || (Array.isArray(value) && value.every((v) => typeof v === 'string'));
 }
@@ -351,11 +348,11 @@ function describeHeaderProblem(h: Record<string, unknown>): string | undefined {
   if (typeof h.createdAt !== 'string') return 'createdAt must be a string';
   if (typeof h.tool !== 'string') return 'tool must be a string';
   const source = h.source;
-  if (!isPlainObject(source) || typeof source.url !== 'string' || typeof source.environment !== 'string') {
+  if (!isRecord(source) || typeof source.url !== 'string' || typeof source.environment !== 'string') {
     return 'source must be {url, environment} strings';
   }
   const selection = h.selection as Partial<SnapshotSelection> | undefined;
-  if (!isPlainObject(selection)) return 'selection must be an object';
+  if (!isRecord(selection)) return 'selection must be an object';
   if (!isStringArrayOrNull(selection.ids ?? null)) return 'selection.ids must be a list of strings or null';
   if (!isStringArrayOrNull(selection.types ?? null))
     return 'selection.types must be a list of strings or null';

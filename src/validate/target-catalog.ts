@@ -4,7 +4,6 @@
  */
 import type { HttpClient } from '../api/http.js';
 import { getConnectorTemplate } from '../api/templates.js';
-import type { ConnectorTemplate } from '../model/template.js';
 import { loadCatalogOfTemplates, type TemplateCatalog } from '../schema/catalog.js';
 
 /**
@@ -17,12 +16,12 @@ export async function loadCatalogFromEnvironment(
   types: readonly string[],
 ): Promise<TemplateCatalog> {
   const names = [...new Set(types)].sort();
-  const fetched = await Promise.all(names.map((type) => getConnectorTemplate(client, type)));
-  const templates: ConnectorTemplate[] = [];
-  names.forEach((type, i) => {
-    const template = fetched[i];
-    // The service names the template by type; trust the type asked for, not a differing `name`.
-    if (template !== undefined) templates.push({ ...template, name: type });
-  });
-  return loadCatalogOfTemplates(templates);
+  const fetched = await Promise.all(
+    names.map(async (type) => {
+      const template = await getConnectorTemplate(client, type);
+      // The service names the template by type; trust the type asked for, not a differing `name`.
+      return template === undefined ? [] : [{ ...template, name: type }];
+    }),
+  );
+  return loadCatalogOfTemplates(fetched.flat());
 }

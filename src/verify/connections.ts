@@ -6,8 +6,7 @@
  * and dropped; only with `--test-connections` are the present ones kept, to be tested.
  */
 import { compareNames } from '../connections/match.js';
-import { type CompareOptions, compareConnections } from '../diff/compare.js';
-import { UsageError } from '../errors.js';
+import { type CompareOptions, compareConnections, refuseDuplicateNames } from '../diff/compare.js';
 import type { Connection } from '../model/connection.js';
 import type { TestTarget } from './test-connections.js';
 import { readRecordedTest, type VerifyItem } from './verdict.js';
@@ -64,38 +63,19 @@ export function createConnectionVerifier(
       }
       const entry = twin.read();
       const outcome = compareConnections(entry, actual, compare);
-      const notComparable = outcome.uncomparable.length > 0 ? { notComparable: outcome.uncomparable } : {};
-      if (outcome.fields.length > 0) {
-        items.push({
-          object: 'connection',
-          name: entry.name,
-          type: actual.type,
-          state: 'different',
-          fields: outcome.fields,
-          ...notComparable,
-        });
-        return;
-      }
+      const different = outcome.fields.length > 0;
       items.push({
         object: 'connection',
         name: entry.name,
         type: actual.type,
-        state: 'present',
-        ...notComparable,
+        state: different ? 'different' : 'present',
+        ...(different ? { fields: outcome.fields } : {}),
+        ...(outcome.uncomparable.length > 0 ? { notComparable: outcome.uncomparable } : {}),
       });
-      if (keepPresent) present.push({ connection: actual, recorded: readRecordedTest(entry) });
+      if (!different && keepPresent) present.push({ connection: actual, recorded: readRecordedTest(entry) });
     },
     finish() {
-      if (duplicates.size > 0) {
-        throw new UsageError(
-          `The environment holds more than one connection named ${[...duplicates]
-            .sort(compareNames)
-            .slice(0, 5)
-            .map((n) => JSON.stringify(n))
-            .join(', ')}: connections are verified by name`,
-          { hint: 'Rename the duplicates in that environment, then re-run the verify' },
-        );
-      }
+      refuseDuplicateNames('The environment', [...duplicates].sort(compareNames), 'verify');
       for (const [name, twin] of expected) {
         if (!seen.has(name)) items.push({ object: 'connection', name, type: twin.type, state: 'missing' });
       }

@@ -8,6 +8,7 @@
 import type { Overrides } from '../importer/overrides.js';
 import { applyOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
+import { isRecord } from '../own-property.js';
 import { isSecretByName, MASK } from '../secrets.js';
 
 /** The top-level fields the overrides set on an entry (all, then its type's, then its name's). */
@@ -18,10 +19,9 @@ function overriddenKeys(entry: Connection, overrides: Overrides): Set<string> {
 
 /** An encrypted `custom_fields` element, its value masked. */
 function maskEncryptedValue(element: unknown): unknown {
-  if (element === null || typeof element !== 'object' || Array.isArray(element)) return element;
-  const record = element as Record<string, unknown>;
-  if (record.field_type !== 'encrypted' || !Object.hasOwn(record, 'field_value')) return element;
-  return { ...record, field_value: MASK };
+  if (!isRecord(element) || element.field_type !== 'encrypted' || !Object.hasOwn(element, 'field_value'))
+    return element;
+  return { ...element, field_value: MASK };
 }
 
 /**

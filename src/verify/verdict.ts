@@ -5,6 +5,7 @@
  */
 import type { ConnectionTestOutcome } from '../api/connections.js';
 import type { FieldChange } from '../diff/types.js';
+import { isRecord } from '../own-property.js';
 
 /**
  * Where an object stands: `present` (on both sides, equal on every compared field), `different` (on
@@ -64,10 +65,7 @@ export type TestCounts = Readonly<Record<TestVerdict['kind'], number>>;
 /** Read `connectionStatusTest.is_success` of a snapshot entry (a boolean, or the text "true"/"false"). */
 export function readRecordedTest(entry: Readonly<Record<string, unknown>>): RecordedTest {
   const status = Object.hasOwn(entry, 'connectionStatusTest') ? entry.connectionStatusTest : undefined;
-  const flag =
-    status !== null && typeof status === 'object' && Object.hasOwn(status, 'is_success')
-      ? (status as Record<string, unknown>).is_success
-      : undefined;
+  const flag = isRecord(status) && Object.hasOwn(status, 'is_success') ? status.is_success : undefined;
   if (flag === true || flag === 'true') return 'succeeded';
   if (flag === false || flag === 'false') return 'failed';
   return 'none';

@@ -11,14 +11,12 @@
  */
 import { type ClientFactory, type EnvironmentResolver, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
-import { createRetryBudget, type HttpClient } from '../api/http.js';
-import { listScanProfiles } from '../api/scan-profiles.js';
+import { createRetryBudget } from '../api/http.js';
+import { listScanProfilesIfServed } from '../api/scan-profiles.js';
 import { type CompareOptions, compileCompareOptions } from '../diff/compare.js';
-import { ApiError } from '../errors.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
-import type { ScanProfile } from '../model/scan-profile.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
 import {
@@ -208,7 +206,8 @@ async function verifyAgainst(
       verifier.add(actual);
     }
     // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
-    const liveProfiles = expectedProfiles === undefined ? [] : await readProfiles(client, ports.signal);
+    const liveProfiles =
+      expectedProfiles === undefined ? [] : await listScanProfilesIfServed(client, { signal: ports.signal });
     return { environment, liveProfiles };
   });
   const { items: connectionItems, present, live, liveCount } = verifier.finish();
@@ -278,14 +277,4 @@ async function verifyAgainst(
     verified: isVerified(items),
     reportPath: options.report,
   };
-}
-
-/** The environment's scan profiles; a service without the profiles endpoint (404) has none. */
-async function readProfiles(client: HttpClient, signal: AbortSignal): Promise<ScanProfile[]> {
-  try {
-    return await listScanProfiles(client, { signal });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return [];
-    throw error;
-  }
 }

@@ -3,9 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { diffConnections } from '../../src/diff/compare.js';
-import { compileIgnoreRules, parseIgnoreRule } from '../../src/diff/ignore.js';
-import { normalizeForCompare } from '../../src/diff/normalize.js';
+import { isServerManagedField } from '../../src/connections/server-managed.js';
+import { compileIgnoreRules, type IgnoreMatcher, parseIgnoreRule } from '../../src/diff/ignore.js';
+import { keyCustomFields, SET_LIKE_FIELDS, sortCanonically } from '../../src/diff/normalize.js';
 import { formatPointer, parsePointer } from '../../src/diff/pointer.js';
 import { renderDiffText, summarize } from '../../src/diff/render-text.js';
 import { hasDifferences } from '../../src/diff/types.js';
@@ -14,6 +14,7 @@ import { UsageError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { MASK, maskSecrets } from '../../src/secrets.js';
+import { diffConnections } from '../helpers/diff-arrays.js';
 
 const conn = (name: string, fields: Record<string, unknown> = {}): Connection => ({
   name,
@@ -163,37 +164,46 @@ describe('diffConnections edge cases', () => {
     ]);
   });
 
-  it('normalizeForCompare keeps fields that only look server-managed (exact names, no prefix rule)', () => {
-    expect(normalizeForCompare(conn('a', { scan_scope: 'myDrive', test_connection_timeout: 30 }))).toEqual({
-      name: 'a',
-      type: 's3',
-      scan_scope: 'myDrive',
-      test_connection_timeout: 30,
-    });
+  it('keeps fields that only look server-managed (exact names, no prefix rule)', () => {
+    const result = diffConnections(
+      [conn('a', { scan_scope: 'myDrive', test_connection_timeout: 30 })],
+      [conn('a', { scan_scope: 'sharedDrive', test_connection_timeout: 31 })],
+    );
+    expect(result.changed[0]?.fields.map((f) => f.path)).toEqual(['/scan_scope', '/test_connection_timeout']);
   });
 
-  it('normalizeForCompare drops server-managed fields and keys custom_fields by name', () => {
-    expect(
-      normalizeForCompare(
-        conn('a', {
-          _id: '1',
-          created_at: 't',
-          test_timestamp: 't',
-          connectionStatusDeleteFindings: {},
-          custom_fields: [{ field_name: 'b', field_value: 2 }],
-          tags: [{ t: 2 }, { t: 1 }],
-        }),
-      ),
-    ).toEqual({
-      name: 'a',
-      type: 's3',
-      custom_fields: { b: { field_name: 'b', field_value: 2 } },
-      tags: [{ t: 1 }, { t: 2 }],
-    });
+  it('drops server-managed fields and keys custom_fields by name', () => {
+    const side = (id: string, value: number, tags: unknown[]) =>
+      conn('a', {
+        _id: id,
+        created_at: `t${id}`,
+        test_timestamp: `t${id}`,
+        connectionStatusDeleteFindings: { id },
+        custom_fields: [{ field_name: 'b', field_value: value }],
+        tags,
+      });
+    const result = diffConnections(
+      [side('1', 2, [{ t: 2 }, { t: 1 }])],
+      [side('2', 3, [{ t: 1 }, { t: 2 }])],
+    );
+    expect(result.changed[0]?.fields).toEqual([{ path: '/custom_fields/b/field_value', from: 2, to: 3 }]);
   });
 });
 
-describe('normalizeForCompare agrees with diffConnections', () => {
+/** A small reference of what diff compares: no server-managed or ignored field, set-like arrays canonical. */
+function normalizeForCompare(entry: Connection, ignore: IgnoreMatcher): Record<string, unknown> {
+  const source = ignore.removeFromEntry(entry);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (isServerManagedField(key) || ignore.ignoresTopLevel(key)) continue;
+    const set = Array.isArray(value) && SET_LIKE_FIELDS.has(key);
+    const keyed = set && key === 'custom_fields' ? keyCustomFields(value) : undefined;
+    out[key] = keyed ?? (set ? sortCanonically(value) : value);
+  }
+  return out;
+}
+
+describe('a reference normalization agrees with the diff', () => {
   const root = join(fixturesDir(), 'diff');
   it.each(readdirSync(root).filter((d) => /^\d{3}-/.test(d)))('%s', (dir) => {
     const read = (f: string) => JSON.parse(readFileSync(join(root, dir, f), 'utf8')) as Connection[];

@@ -7,12 +7,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diffConnections } from '../../src/diff/compare.js';
 import { renderDiffText } from '../../src/diff/render-text.js';
 import type { DiffOptions } from '../../src/diff/types.js';
 import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { isSecretFieldName, MASK } from '../../src/secrets.js';
+import { diffConnections } from '../helpers/diff-arrays.js';
 
 const root = join(fixturesDir(), 'diff');
 const scenarios = readdirSync(root)

@@ -1,18 +1,18 @@
 /**
  * Two snapshots diffed by a merge join (src/snapshot/merge.ts into src/diff/merged.ts) against the
- * whole-sides diff (diffConnections): the same result for any two sides, byte-equal lines parsed once
- * and never compared field by field.
+ * streaming diff fed each side whole (diffConnections, test/helpers): the same result for any two
+ * sides, byte-equal lines parsed once and never compared field by field.
  */
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { diffConnections } from '../../src/diff/compare.js';
 import { createMergedDiff } from '../../src/diff/merged.js';
 import type { DiffOptions } from '../../src/diff/types.js';
 import { InputFileError, InterruptedError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
 import { mergeSnapshots } from '../../src/snapshot/merge.js';
+import { diffConnections } from '../helpers/diff-arrays.js';
 import { writeSnapshotFile } from '../helpers/snapshot-file.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 

@@ -11,7 +11,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exportConnections } from '../../src/api/connections.js';
 import { createHttpClient } from '../../src/api/http.js';
 import type { ResolvedEnvironment } from '../../src/config.js';
-import { diffConnections } from '../../src/diff/compare.js';
 import { type DiffOptions, diffSources } from '../../src/diff-workflow/diff-sources.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import type { RunningEmulator, SeedConnection } from '../../src/emulator/types.js';
@@ -19,6 +18,7 @@ import { InputFileError, UsageError } from '../../src/errors.js';
 import { createSilentLogger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
 import { loadShippedCatalog } from '../../src/schema/catalog.js';
+import { diffConnections } from '../helpers/diff-arrays.js';
 import { writeSnapshotFile } from '../helpers/snapshot-file.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 

@@ -1,18 +1,18 @@
 /**
- * The streaming differ (src/diff/stream.ts) against the whole-sides diff (diffConnections): the same
- * result for any interleaving of the two sides and any order within each, and the same refusal of
- * duplicate names.
+ * The streaming differ (src/diff/stream.ts) fed in any interleaving, against the same differ fed each
+ * side whole (diffConnections, test/helpers): the same result for any interleaving of the two sides and
+ * any order within each, and the same refusal of duplicate names.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { diffConnections } from '../../src/diff/compare.js';
 import { createStreamingDiff, WAITING_AS_OBJECTS } from '../../src/diff/stream.js';
 import { UsageError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { MASK } from '../../src/secrets.js';
+import { diffConnections } from '../helpers/diff-arrays.js';
 
 const options = {
   ignoreFields: ['/owners_v2/*/origin'],

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendAuditRecords, type CaseAuditRecord } from '../../src/cases/audit.js';
 import { CONCURRENCY_RANGE, checkNumberOption, RATE_RANGE } from '../../src/cli/options.js';
-import { diffConnections } from '../../src/diff/compare.js';
 import { DdsError, ExitCode, FileWriteError, InputFileError, UsageError } from '../../src/errors.js';
 import {
   checkWritableOutput,
@@ -27,6 +26,7 @@ import { schemasDir } from '../../src/paths.js';
 import { createSnapshotHeader } from '../../src/snapshot/format.js';
 import { writeSnapshot } from '../../src/snapshot/write.js';
 import { openJournal } from '../../src/sync/journal/writer.js';
+import { diffConnections } from '../helpers/diff-arrays.js';
 import { type FullDisk, mountFullDisk } from '../helpers/full-disk.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
