@@ -379,11 +379,8 @@ async function undoFromReplay(
         phase.steps.map((s) => new UndoWrite(s, idsOf)),
         {
           ...deps,
-          onOutcome: (outcome) => {
-            const line = lineOf((outcome.step as UndoWrite).step, outcome);
-            lines.set(line.step, line);
-            onEvent({ kind: 'step-settled', line });
-          },
+          onOutcome: (outcome) =>
+            onEvent({ kind: 'step-settled', line: lineOf((outcome.step as UndoWrite).step, outcome) }),
         },
         { concurrency: phase.concurrency },
       );
