@@ -126,8 +126,7 @@ class Folder {
   constructor(private readonly begin: () => BeginRecord | undefined) {}
 
   private runState(number: number): RunState {
-    const last = this.runs.at(-1);
-    if (last?.run === number) return last;
+    // A journal holds a few runs: a search per record costs nothing next to parsing it.
     const found = this.runs.find((r) => r.run === number);
     if (found !== undefined) return found;
     // Format 1: one run, begun with the journal.
