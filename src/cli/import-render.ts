@@ -154,14 +154,8 @@ export function renderDryRun(
     ctx.out.result(
       `Plan for importing ${countOf(result.entryCount, 'entry', 'entries')} into ${result.target} (dry run, nothing sent):`,
     );
-    // An invalid step's problems are in the one list on stderr below, not repeated here.
-    for (const step of plan.steps) {
-      const text =
-        step.kind === 'invalid'
-          ? `invalid    ${displayName(step.name)} (${step.type}): ${countOf(step.problems.length, 'problem')} (listed on stderr)`
-          : describeStep(step);
-      for (const line of text.split('\n')) ctx.out.result(`  ${line}`);
-    }
+    for (const step of plan.steps)
+      for (const line of describeStep(step).split('\n')) ctx.out.result(`  ${line}`);
     for (const step of result.profilePlan.steps) ctx.out.result(`  ${describeProfileStep(step)}`);
     const counts = Object.entries(plan.counts)
       .filter(([, n]) => n > 0)

@@ -205,11 +205,10 @@ async function importLeanSnapshot(
 
     let replay: JournalReplay | undefined;
     if (options.dryRun) {
-      replay = await peekJournal(journalPath, binding, { keepRecord: () => false });
+      replay = await peekJournal(journalPath, binding);
     } else {
       // Listed once the journal is locked: a run that held it before has ended, and its writes show.
       journal = await openJournal(journalPath, binding, {
-        keepRecord: () => false,
         onLocked: () => startReads(),
       }).catch((error: unknown) => {
         readsStop.abort();

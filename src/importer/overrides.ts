@@ -332,16 +332,13 @@ export function findOverrideRemovals(
     const at = `/${escapePointer(key)}`;
     if (before === after) continue;
     if (after === null && before !== null && before !== undefined) removed.push(at);
-    else if (key === 'custom_fields' && Array.isArray(before) && Array.isArray(after)) {
+    else if (Array.isArray(before) && Array.isArray(after)) {
+      // `custom_fields` elements are matched by `field_name` (when they have one), others by value.
       const kept = new Set(after.map(customFieldName));
       before.forEach((element, i) => {
-        const name = customFieldName(element);
+        const name = key === 'custom_fields' ? customFieldName(element) : undefined;
         if (name === undefined ? !after.some((e) => isDeepEqual(e, element)) : !kept.has(name))
           removed.push(`${at}/${name === undefined ? i : escapePointer(name)}`);
-      });
-    } else if (Array.isArray(before) && Array.isArray(after)) {
-      before.forEach((element, i) => {
-        if (!after.some((e) => isDeepEqual(e, element))) removed.push(`${at}/${i}`);
       });
     } else if (isRecord(before) && isRecord(after)) {
       for (const inner of Object.keys(before))
@@ -356,14 +353,10 @@ export function findUnusedOverrides(
   overrides: Overrides,
   entries: readonly { readonly name: string; readonly type: string }[],
 ): string[] {
-  const names = new Set(entries.map((e) => e.name));
-  const types = new Set(entries.map((e) => e.type));
+  const unused = (block: 'byType' | 'byName', used: Set<string>) =>
+    Object.keys(overrides[block]).flatMap((key) => (used.has(key) ? [] : [`${block}/${key}`]));
   return [
-    ...Object.keys(overrides.byType)
-      .filter((t) => !types.has(t))
-      .map((t) => `byType/${t}`),
-    ...Object.keys(overrides.byName)
-      .filter((n) => !names.has(n))
-      .map((n) => `byName/${n}`),
+    ...unused('byType', new Set(entries.map((e) => e.type))),
+    ...unused('byName', new Set(entries.map((e) => e.name))),
   ];
 }

@@ -1,8 +1,7 @@
 /**
  * One line per step of an import plan, for `--dry-run` text output.
  */
-import { displayName } from '../display-name.js';
-import type { Problem } from '../errors.js';
+import { countOf, displayName } from '../display-name.js';
 import type { PlanStep } from './plan.js';
 
 /**
@@ -35,23 +34,11 @@ export function describeStep(step: PlanStep): string {
     case 'conflict':
       return `conflict   ${name}: already in the target (--on-conflict fail)`;
     case 'invalid':
-      return `invalid    ${name} (${step.type}): ${groupProblems(step.problems)}`;
+      // Its problems are in the pre-flight's one list on stderr, not repeated here.
+      return `invalid    ${name} (${step.type}): ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
     default: {
       const unreachable: never = step;
       return String(unreachable);
     }
   }
-}
-
-/** `message: /a, /b; other message: /c`: one mention of each problem kind, with every field it concerns. */
-function groupProblems(problems: readonly Problem[]): string {
-  const byMessage = new Map<string, string[]>();
-  for (const p of problems) {
-    const paths = byMessage.get(p.message) ?? [];
-    if (p.path) paths.push(p.path);
-    byMessage.set(p.message, paths);
-  }
-  return [...byMessage]
-    .map(([message, paths]) => (paths.length > 0 ? `${message}: ${paths.join(', ')}` : message))
-    .join('; ');
 }

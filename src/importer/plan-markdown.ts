@@ -41,24 +41,10 @@ export function renderPlanMarkdown(
     '',
     row(['', 'Create', 'Update', 'Delete', 'Unchanged']),
     row(['---', '---:', '---:', '---:', '---:']),
-    row([
-      'Connections',
-      sum(CONNECTION_COLUMNS.create),
-      sum(CONNECTION_COLUMNS.update),
-      sum(CONNECTION_COLUMNS.delete),
-      sum(CONNECTION_COLUMNS.unchanged),
-    ]),
+    row(['Connections', ...Object.values(CONNECTION_COLUMNS).map(sum)]),
   ];
-  if (profilePlan.steps.length > 0)
-    lines.push(
-      row([
-        'Scan profiles',
-        profileCount('create'),
-        profileCount('update'),
-        profileCount('delete'),
-        profileCount('unchanged'),
-      ]),
-    );
+  const profileColumns = ['create', 'update', 'delete', 'unchanged'] as const;
+  if (profilePlan.steps.length > 0) lines.push(row(['Scan profiles', ...profileColumns.map(profileCount)]));
   lines.push('');
   const others = [
     ...(['exists', 'done', 'conflict', 'invalid'] as const)

@@ -235,8 +235,7 @@ export function planImport(input: PlanInput): ImportPlan {
   const selected = input.only
     ? input.entries.filter((e) => input.only?.has(e.name, e.type))
     : [...input.entries];
-  const targetById = new Map<string, TargetConnection>();
-  for (const t of input.target) targetById.set(t.name, t);
+  const targetByName = new Map(input.target.map((t) => [t.name, t]));
   const taken = new Set<string>([...input.target.map((t) => t.name), ...input.entries.map((e) => e.name)]);
 
   const steps: PlanStep[] = [];
@@ -244,7 +243,6 @@ export function planImport(input: PlanInput): ImportPlan {
   const ordered = [...selected].sort((a, b) => compareNames(a.name, b.name));
   // pairByName is the shared definition of "exists in the target" (diff uses it too).
   const pairing = pairByName(ordered, input.target);
-  const inTarget = new Set(pairing.both.map(([s]) => s.name));
 
   const prepare = input.prepare ?? asPrepared;
   for (const entry of ordered) {
@@ -265,7 +263,7 @@ export function planImport(input: PlanInput): ImportPlan {
     const written = input.journal.get(entry.name);
     const journaled = written?.op === 'create' ? written : undefined;
     let send: SendStep | undefined;
-    if (journaled?.state === 'done' && targetById.has(journaled.targetName)) {
+    if (journaled?.state === 'done' && targetByName.has(journaled.targetName)) {
       steps.push(
         stepOf(entry, {
           kind: 'done',
@@ -284,8 +282,8 @@ export function planImport(input: PlanInput): ImportPlan {
         source: new PreparedSource(prepare, entry, targetName),
         intentAt: journaled.intentAt,
       });
-    } else if (inTarget.has(entry.name)) {
-      const current = targetById.get(entry.name);
+    } else if (targetByName.has(entry.name)) {
+      const current = targetByName.get(entry.name);
       const targetId = current?._id;
       const decision = decideExisting(entry.name, input.onConflict, taken);
       if (decision.kind === 'update') {
@@ -330,11 +328,10 @@ export function planImport(input: PlanInput): ImportPlan {
 
   if (input.prune && input.converge !== undefined) {
     steps.push(...planDeletes(pairing.onlyTarget, input, input.converge));
-    const inTargetNames = new Set(input.target.map((t) => t.name));
     const deletes = journaledDeletes(
       input.journal,
       (state) => state.op === 'delete' && state.state !== 'failed',
-      (name) => inTargetNames.has(name),
+      (name) => targetByName.has(name),
       (name, state) => input.only?.has(name, state.type ?? '') ?? true,
     );
     for (const [name, state] of deletes) {

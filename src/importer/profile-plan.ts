@@ -185,35 +185,26 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     }
     const dataSources = resolved.dataSources;
     const attempt = journal?.state === 'in-doubt' ? journal.attempt + 1 : 1;
-    if (journal?.state === 'in-doubt' && journal.op === 'create') {
-      // The earlier run may have created it under the name it sent: the target's list says.
-      const found = targetByName.get(journal.targetName);
-      if (found !== undefined) {
-        steps.push({
-          kind: 'done',
-          name,
-          action: 'create',
-          targetName: journal.targetName,
-          targetId: found._id,
-          via: 'lookup',
-          intentAt: journal.intentAt,
-        });
-        continue;
-      }
+    // An earlier run may have created it under the name it sent (it is sent again under that name when
+    // the target's list does not show it).
+    const inDoubt = journal?.state === 'in-doubt' && journal.op === 'create' ? journal : undefined;
+    const found = inDoubt && targetByName.get(inDoubt.targetName);
+    if (inDoubt !== undefined && found !== undefined) {
       steps.push({
-        kind: 'create',
+        kind: 'done',
         name,
-        targetName: journal.targetName,
-        profile: entry.scanProfile,
-        dataSources,
-        attempt,
+        action: 'create',
+        targetName: inDoubt.targetName,
+        targetId: found._id,
+        via: 'lookup',
+        intentAt: inDoubt.intentAt,
       });
       continue;
     }
-    const existing = targetByName.get(name);
+    const existing = inDoubt ? undefined : targetByName.get(name);
     const decision = existing === undefined ? undefined : decideExisting(name, input.onConflict, reserved);
     if (existing === undefined || decision === undefined || decision.kind === 'rename') {
-      const targetName = decision?.kind === 'rename' ? decision.targetName : name;
+      const targetName = inDoubt?.targetName ?? (decision?.kind === 'rename' ? decision.targetName : name);
       steps.push({ kind: 'create', name, targetName, profile: entry.scanProfile, dataSources, attempt });
       continue;
     }

@@ -50,16 +50,18 @@ export function buildProfileReport(
 ): ProfileReportLine[] {
   return plan.steps.map((step, index): ProfileReportLine => {
     const base = { object: 'scan profile' as const, name: step.name };
+    const done = (op: JournalOp, targetName: string, targetId: string | undefined, via?: string) =>
+      ({
+        ...base,
+        outcome: doneOutcome(op, step.name, targetName),
+        targetName,
+        targetId,
+        earlierRun: via === 'journal',
+        reconciled: via === 'lookup',
+      }) as const;
     switch (step.kind) {
       case 'done':
-        return {
-          ...base,
-          outcome: doneOutcome(step.action, step.name, step.targetName),
-          targetName: step.targetName,
-          targetId: step.targetId,
-          earlierRun: step.via === 'journal',
-          reconciled: step.via === 'lookup',
-        };
+        return done(step.action, step.targetName, step.targetId, step.via);
       case 'exists':
       case 'unchanged':
         return { ...base, outcome: step.kind, targetId: step.targetId };
@@ -84,14 +86,7 @@ export function buildProfileReport(
           };
         }
         if (outcome?.kind !== 'applied') return { ...base, outcome: 'pending', targetName: step.targetName };
-        return {
-          ...base,
-          outcome: doneOutcome(step.kind, step.name, step.targetName),
-          targetName: step.targetName,
-          targetId: outcome.targetId,
-          earlierRun: false,
-          reconciled: false,
-        };
+        return done(step.kind, step.targetName, outcome.targetId);
       }
       default: {
         const unreachable: never = step;

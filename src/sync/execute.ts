@@ -317,20 +317,12 @@ export async function executeSteps<S extends WriteStep>(
   const send = async (step: S, payload: WritePayload): Promise<string | undefined | 'absent'> => {
     const writer = writerOf(step);
     const target = { name: step.targetName, id: step.targetId };
-    switch (step.op) {
-      case 'create':
-        return writer.create(payload.body ?? {}, signal);
-      case 'update':
-        return (await writer.update(target, payload.body ?? {}, signal)) === 'absent'
-          ? 'absent'
-          : step.targetId;
-      case 'delete':
-        return (await writer.remove(target, signal)) === 'absent' ? 'absent' : step.targetId;
-      default: {
-        const unreachable: never = step.op;
-        throw new Error(`unknown op ${String(unreachable)}`);
-      }
-    }
+    if (step.op === 'create') return writer.create(payload.body ?? {}, signal);
+    const answer =
+      step.op === 'update'
+        ? await writer.update(target, payload.body ?? {}, signal)
+        : await writer.remove(target, signal);
+    return answer === 'absent' ? 'absent' : step.targetId;
   };
 
   const runStep = async (step: S, state: StepState): Promise<WriteOutcome<S>> => {
@@ -386,14 +378,11 @@ export async function executeSteps<S extends WriteStep>(
             continue;
           case 'rejected': {
             const rejection = error as ApiError;
-            if (state.inDoubt && step.op === 'create') {
-              // Maybe our own earlier request, applied late ("already exists"): ask before calling it failed.
+            // In doubt: maybe our own earlier request, applied late ("already exists"). Else maybe a name
+            // someone created after the target was listed. Either is told by a look-up, not by the message.
+            if (step.op === 'create' && (state.inDoubt || step.whenTaken === 'exists')) {
               const found = await lookup(step);
-              if (found) return foundInDoubt(step, state, found);
-            } else if (step.op === 'create' && step.whenTaken === 'exists') {
-              // A name someone created after the target was listed: told apart from other refusals by
-              // a look-up, not by the service's message.
-              const found = await lookup(step);
+              if (found && state.inDoubt) return foundInDoubt(step, state, found);
               if (found) return settle({ kind: 'exists', step, targetId: found.id });
             }
             return failed(step, rejection.status, rejection.http.serviceMessage ?? rejection.message);

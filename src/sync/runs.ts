@@ -47,7 +47,7 @@ export function cannotReadJournal(path: string, code: string): InputFileError {
 export async function listRuns(path: string): Promise<JournalRuns> {
   let read: Awaited<ReturnType<typeof replayJournalFile>>;
   try {
-    read = await replayJournalFile(path, { keepRecord: () => false });
+    read = await replayJournalFile(path);
   } catch (error) {
     if (error instanceof InputFileError) throw error;
     throw cannotReadJournal(path, (error as NodeJS.ErrnoException).code ?? 'error');

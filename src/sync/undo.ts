@@ -211,10 +211,9 @@ export async function undoRun(
   try {
     // Locked for the whole undo: no import of it runs meanwhile, and it does not change under the
     // images read again from it.
-    if (options.dryRun)
-      replay = (await replayJournalFile(options.journal, { keepRecord: () => false }))?.replay;
+    if (options.dryRun) replay = (await replayJournalFile(options.journal))?.replay;
     else {
-      journal = await openJournal(options.journal, undefined, { keepRecord: () => false });
+      journal = await openJournal(options.journal, undefined);
       replay = journal.replay;
     }
   } catch (error) {
@@ -253,7 +252,6 @@ async function undoFromReplay(
   const history = createRunHistory(chosen.undoes, reader);
   let index = 0;
   await replayJournalFile(options.journal, {
-    keepRecord: () => false,
     onRecord: (record, at) => history.add(record, index++, at),
   });
   const histories = history.finish();
@@ -381,11 +379,8 @@ async function undoFromReplay(
         phase.steps.map((s) => new UndoWrite(s, idsOf)),
         {
           ...deps,
-          onOutcome: (outcome) => {
-            const line = lineOf((outcome.step as UndoWrite).step, outcome);
-            lines.set(line.step, line);
-            onEvent({ kind: 'step-settled', line });
-          },
+          onOutcome: (outcome) =>
+            onEvent({ kind: 'step-settled', line: lineOf((outcome.step as UndoWrite).step, outcome) }),
         },
         { concurrency: phase.concurrency },
       );

@@ -20,6 +20,7 @@ import { MASK } from '../../src/secrets.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { createConvergeHelpers } from '../../src/sync/kinds/connection.js';
 import { createRunHistory } from '../../src/sync/undo-plan.js';
+import { recordsOf } from '../helpers/journal-records.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const begin = {
@@ -57,14 +58,13 @@ const noProblems = (): Problem[] => [];
 
 describe('journal records with op and object', () => {
   it('replays an old create-only journal as connection creates', () => {
-    const replay = replayJournal(
-      lines([
-        begin,
-        { kind: 'intent', name: 'a', targetName: 'a', attempt: 1, at },
-        { kind: 'outcome', result: 'created', name: 'a', targetName: 'a', targetId: 'x', via: 'post', at },
-      ]),
-    );
-    expect(replay.records[1]).toMatchObject({ op: 'create', object: 'connection' });
+    const text = lines([
+      begin,
+      { kind: 'intent', name: 'a', targetName: 'a', attempt: 1, at },
+      { kind: 'outcome', result: 'created', name: 'a', targetName: 'a', targetId: 'x', via: 'post', at },
+    ]);
+    const replay = replayJournal(text);
+    expect(recordsOf(text)[1]).toMatchObject({ op: 'create', object: 'connection' });
     expect(writesOf(replay.runs.at(-1), 'connection').get('a')).toMatchObject({
       op: 'create',
       state: 'done',
@@ -348,89 +348,87 @@ describe('undo: the run history', () => {
   it('takes the first before-image of a name, newest first, and skips what certainly failed', () => {
     const b1 = { name: 'u', type: 's3', v: 1 };
     const b2 = { name: 'u', type: 's3', v: 2 };
-    const replay = replayJournal(
-      lines([
-        begin,
-        {
-          kind: 'intent',
-          object: 'connection',
-          op: 'update',
-          name: 'u',
-          targetName: 'u',
-          attempt: 1,
-          at,
-          before: b1,
-          image: b2,
-          secretsSent: ['/password'],
-        },
-        {
-          kind: 'outcome',
-          object: 'connection',
-          op: 'update',
-          result: 'updated',
-          name: 'u',
-          targetName: 'u',
-          at,
-        },
-        {
-          kind: 'intent',
-          object: 'connection',
-          op: 'create',
-          name: 'n',
-          targetName: 'n',
-          attempt: 1,
-          at,
-          image: { name: 'n', type: 's3' },
-        },
-        {
-          kind: 'outcome',
-          object: 'connection',
-          op: 'create',
-          result: 'failed',
-          name: 'n',
-          targetName: 'n',
-          httpStatus: 400,
-          message: 'bad',
-          at,
-        },
-        {
-          kind: 'intent',
-          object: 'connection',
-          op: 'update',
-          name: 'u',
-          targetName: 'u',
-          attempt: 1,
-          at,
-          before: b2,
-          image: b2,
-          secretsSent: [],
-        },
-        {
-          kind: 'intent',
-          object: 'connection',
-          op: 'delete',
-          name: 'd',
-          targetName: 'd',
-          attempt: 1,
-          at,
-          before: { name: 'd', type: 'smb' },
-        },
-        {
-          kind: 'outcome',
-          object: 'connection',
-          op: 'delete',
-          result: 'deleted',
-          name: 'd',
-          targetName: 'd',
-          via: 'request',
-          at,
-        },
-        { kind: 'intent', object: 'scan-profile', op: 'create', name: 'p', targetName: 'p', attempt: 1, at },
-      ]),
-    );
+    const text = lines([
+      begin,
+      {
+        kind: 'intent',
+        object: 'connection',
+        op: 'update',
+        name: 'u',
+        targetName: 'u',
+        attempt: 1,
+        at,
+        before: b1,
+        image: b2,
+        secretsSent: ['/password'],
+      },
+      {
+        kind: 'outcome',
+        object: 'connection',
+        op: 'update',
+        result: 'updated',
+        name: 'u',
+        targetName: 'u',
+        at,
+      },
+      {
+        kind: 'intent',
+        object: 'connection',
+        op: 'create',
+        name: 'n',
+        targetName: 'n',
+        attempt: 1,
+        at,
+        image: { name: 'n', type: 's3' },
+      },
+      {
+        kind: 'outcome',
+        object: 'connection',
+        op: 'create',
+        result: 'failed',
+        name: 'n',
+        targetName: 'n',
+        httpStatus: 400,
+        message: 'bad',
+        at,
+      },
+      {
+        kind: 'intent',
+        object: 'connection',
+        op: 'update',
+        name: 'u',
+        targetName: 'u',
+        attempt: 1,
+        at,
+        before: b2,
+        image: b2,
+        secretsSent: [],
+      },
+      {
+        kind: 'intent',
+        object: 'connection',
+        op: 'delete',
+        name: 'd',
+        targetName: 'd',
+        attempt: 1,
+        at,
+        before: { name: 'd', type: 'smb' },
+      },
+      {
+        kind: 'outcome',
+        object: 'connection',
+        op: 'delete',
+        result: 'deleted',
+        name: 'd',
+        targetName: 'd',
+        via: 'request',
+        at,
+      },
+      { kind: 'intent', object: 'scan-profile', op: 'create', name: 'p', targetName: 'p', attempt: 1, at },
+    ]);
     // Undo takes scan profiles back too: the profile's create (never settled) is a history, in doubt.
     const history = createRunHistory(1);
-    replay.records.forEach((record, index) => {
+    recordsOf(text).forEach((record, index) => {
       history.add(record, index);
     });
     const histories = history.finish();

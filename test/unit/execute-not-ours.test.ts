@@ -18,6 +18,7 @@ import { scanProfileWriter } from '../../src/sync/kinds/scan-profile.js';
 import { CLOCK_SKEW_MS } from '../../src/sync/ownership.js';
 import { type Clock, createRateLimiter } from '../../src/sync/throttle.js';
 import { createRunHistory, planConnectionUndo, type UndoContext } from '../../src/sync/undo-plan.js';
+import { recordsOf } from '../helpers/journal-records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { BASE, makeClient } from '../http/client-fixture.js';
 
@@ -69,7 +70,7 @@ async function run(step: Create) {
     clock,
   });
   await journal.close();
-  return { outcome: result.outcomes[0], records: replayJournal(readFileSync(journalPath, 'utf8')).records };
+  return { outcome: result.outcomes[0], records: recordsOf(readFileSync(journalPath, 'utf8')) };
 }
 
 /** A POST answered 500 (in doubt), then the look-up finds the name with this `created_at`. */

@@ -28,6 +28,7 @@ import type { IntentRecord, JournalRecord } from '../../src/sync/journal/records
 import { type JournalReplay, replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
 import { type Clock, createRateLimiter, type RateLimiter } from '../../src/sync/throttle.js';
+import { recordsOf } from '../helpers/journal-records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { BASE, makeClient } from '../http/client-fixture.js';
 
@@ -219,7 +220,7 @@ function createFakeService(options: FakeServiceOptions) {
     async create(body): Promise<CreatedConnection> {
       const name = body.name as string;
       // The intent of this very POST must already be durable.
-      const onDisk = replayJournal(readFileSync(options.journalPath(), 'utf8')).records.filter(
+      const onDisk = recordsOf(readFileSync(options.journalPath(), 'utf8')).filter(
         (r): r is IntentRecord => r.kind === 'intent' && r.targetName === name,
       ).length;
       const sent = posts().filter((n) => n === name).length;
@@ -343,7 +344,7 @@ afterEach(async () => {
 
 /** The journal's records (after the run flushed them). */
 function journalRecords(): JournalRecord[] {
-  return [...replayJournal(readFileSync(journalPath, 'utf8')).records];
+  return recordsOf(readFileSync(journalPath, 'utf8'));
 }
 
 /** Every created outcome of the journal follows an intent of the same name; no name has two. */

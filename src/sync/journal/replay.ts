@@ -72,8 +72,6 @@ export interface RunState {
 /** The result of replaying a journal's text. */
 export interface JournalReplay {
   readonly begin: BeginRecord | undefined;
-  /** The complete, valid records kept (every one unless `keepRecord` says otherwise), in file order. */
-  readonly records: readonly JournalRecord[];
   /** The runs, oldest first. */
   readonly runs: readonly RunState[];
   /** Length in bytes of the valid prefix (the file is truncated to it when the tail was torn). */
@@ -96,11 +94,6 @@ export interface RecordPlace {
 
 /** Options of {@link replayJournal} and the journal readers. */
 export interface ReplayOptions {
-  /**
-   * Which records {@link JournalReplay.records} keeps (default: every one). Runs and states are built
-   * from every record either way; a journal of 100 000 creates need not be held in memory.
-   */
-  readonly keepRecord?: (record: JournalRecord) => boolean;
   /** Called with every valid record, in file order, with where its line is (to read it again later). */
   readonly onRecord?: (record: JournalRecord, at: RecordPlace) => void;
 }
@@ -133,8 +126,7 @@ class Folder {
   constructor(private readonly begin: () => BeginRecord | undefined) {}
 
   private runState(number: number): RunState {
-    const last = this.runs.at(-1);
-    if (last?.run === number) return last;
+    // A journal holds a few runs: a search per record costs nothing next to parsing it.
     const found = this.runs.find((r) => r.run === number);
     if (found !== undefined) return found;
     // Format 1: one run, begun with the journal.
@@ -247,7 +239,6 @@ class Folder {
 
 /** Replays records one line at a time (shared by the text and the file readers). */
 class Replayer {
-  readonly records: JournalRecord[] = [];
   begin: BeginRecord | undefined;
   validBytes = 0;
   private lineNo = 0;
@@ -298,8 +289,6 @@ class Replayer {
         throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
       this.begin = record;
     }
-    const keep = this.options.keepRecord;
-    if (keep === undefined || record.kind === 'begin' || keep(record)) this.records.push(record);
     this.folder.add(record);
     this.options.onRecord?.(record, { offset: this.validBytes, length: lineBytes - 1 });
     this.validBytes += lineBytes;
@@ -309,15 +298,7 @@ class Replayer {
   result(): JournalReplay {
     const tornTail = this.pending.length > 0;
     this.folder.finish();
-    const { begin, records, validBytes } = this;
-    const { runs } = this.folder;
-    return {
-      begin,
-      records,
-      runs,
-      validBytes,
-      tornTail,
-    };
+    return { begin: this.begin, runs: this.folder.runs, validBytes: this.validBytes, tornTail };
   }
 }
 

@@ -122,14 +122,10 @@ function checkBinding(path: string, begin: BeginRecord | undefined, binding: Jou
  * Read the journal at `path` without locking or writing (a dry run): undefined when it cannot be read
  * (none yet); refused like {@link openJournal} when bound to another snapshot or target.
  */
-export async function peekJournal(
-  path: string,
-  binding: JournalBinding,
-  options: ReplayOptions = {},
-): Promise<JournalReplay | undefined> {
+export async function peekJournal(path: string, binding: JournalBinding): Promise<JournalReplay | undefined> {
   let read: Awaited<ReturnType<typeof replayJournalFile>>;
   try {
-    read = await replayJournalFile(path, options);
+    read = await replayJournalFile(path);
   } catch (error) {
     if (error instanceof InputFileError) throw error;
     return undefined;
@@ -147,7 +143,7 @@ export async function peekJournal(
 export async function openJournal(
   path: string,
   binding: JournalBinding | undefined,
-  options: OpenJournalOptions,
+  options: OpenJournalOptions = {},
 ): Promise<Journal> {
   // A folder that cannot be written, a full disk, a path naming a folder: one FileWriteError (exit 2).
   const release = await lockJournal(path);
