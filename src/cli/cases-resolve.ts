@@ -30,8 +30,6 @@ function jsonTarget(t: CaseTarget): Record<string, unknown> {
 }
 
 export const casesResolveCommand: CommandSpec = {
-  command: 'resolve <ids..>',
-  describe: 'Resolve cases one at a time, recording an audit reason',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env'])
       .positional('ids', { type: 'string', array: true, describe: 'Case ids (comma- or space-separated)' })

@@ -107,8 +107,6 @@ function renderUpdated(
 }
 
 export const casesUpdateCommand: CommandSpec = {
-  command: 'update',
-  describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env'])
       .options({

@@ -4,7 +4,7 @@
  */
 
 import { countOf, displayName } from '../display-name.js';
-import { ExitCode } from '../errors.js';
+import { assertNever, ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-types.js';
 import { formatSummary } from '../importer/outputs.js';
 import type { ImportPlan } from '../importer/plan.js';
@@ -112,10 +112,8 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
       case 'file-written':
         ctx.out.info(`${event.file === 'report' ? 'Report' : 'Id map'}: ${event.path}`);
         return;
-      default: {
-        const unknown: never = event;
-        throw new Error(`unknown import event ${JSON.stringify(unknown)}`);
-      }
+      default:
+        assertNever(event, 'import event');
     }
   };
   return Object.assign(render, { flush });

@@ -12,8 +12,6 @@ import { booleanOption, stringOption } from './options.js';
 import { withRefusalJson } from './render.js';
 
 export const profilesCreateCommand: CommandSpec = {
-  command: 'create',
-  describe: 'Create a scan profile from a JSON file',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env']).options({
       file: stringOption('The profile (schemas/scan-profile.schema.json)', { demandOption: true }),

@@ -5,8 +5,6 @@ import type { CommandSpec } from './command.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
 
 export const profilesGetCommand: CommandSpec = {
-  command: 'get <id>',
-  describe: 'Print one scan profile as JSON',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env']).positional('id', {
       type: 'string',

@@ -6,7 +6,7 @@ import { ExitCode } from '../errors.js';
 import { listEnvironmentProfiles } from '../profiles/read.js';
 import type { CommandSpec } from './command.js';
 import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
-import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';
+import { chooseStdoutFormat, createRecordWriter, LIST_FORMAT_OPTION } from './render.js';
 
 /** Columns of the table and of the CSV (JSON and NDJSON carry whole profiles). */
 export const PROFILE_COLUMNS: readonly string[] = [
@@ -20,14 +20,7 @@ export const PROFILE_COLUMNS: readonly string[] = [
 ];
 
 export const profilesListCommand: CommandSpec = {
-  command: 'list',
-  describe: 'List every scan profile of an environment',
-  builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env']).option('format', {
-      type: 'string',
-      choices: OUTPUT_FORMATS,
-      describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
-    }),
+  builder: (yargs) => withEnvironmentOptions(yargs, ['env']).option('format', LIST_FORMAT_OPTION),
   examples: [
     { command: '$0 profiles list --env prod', describe: 'Table of every scan profile of prod' },
     {

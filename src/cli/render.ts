@@ -14,13 +14,19 @@ import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js
 import { formatProblem } from '../importer/preflight.js';
 import { scrub } from '../secrets.js';
 import type { CliContext, Output } from './context.js';
-import { describeGiven } from './options.js';
+import { describeGiven, formatOption } from './options.js';
 
 /** Every output format of a record list. */
 export type OutputFormat = 'table' | 'json' | 'ndjson' | 'csv';
 
 /** All formats, for `choices` of a `--format` option. */
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'ndjson', 'csv'];
+
+/** `--format` of `connections list` and `profiles list`. */
+export const LIST_FORMAT_OPTION = formatOption(
+  OUTPUT_FORMATS,
+  'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
+);
 
 /** Options of {@link createRecordWriter}. */
 export interface RecordWriterOptions {

@@ -22,6 +22,7 @@ import {
   laidOutPage,
   pageKey,
 } from './help-pages.js';
+import { booleanOption } from './options.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
 import { reportError, wantsStack } from './report-error.js';
 
@@ -74,9 +75,9 @@ function attach(
     });
   }
   return y.command(
-    spec.command,
-    spec.describe,
-    (sub) => finishPage(spec.builder(sub), pageKey(group, spec.command)),
+    ref.command,
+    ref.describe,
+    (sub) => finishPage(spec.builder(sub), pageKey(group, ref.command)),
     async (args) => {
       state.ran = true;
       const parsed = args as unknown as ParsedArgs;
@@ -172,6 +173,7 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
     // A command's module that cannot be imported: a broken installation or a bug, reported as one.
     return reportError(error, io, wantsStack(argv, io));
   }
+  // Options declared at the top level are global (yargs' default): every command page parses them.
   let parser: Argv = yargs([...argv])
     .scriptName(TOOL_NAME)
     .version(TOOL_VERSION)
@@ -179,36 +181,24 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
     .option('config', {
       type: 'string',
       describe: 'Config file (default ./dds-migrate.config.json or $DDS_MIGRATE_CONFIG)',
-      global: true,
     })
     .option('log-level', {
       type: 'string',
       choices: LOG_LEVELS,
       describe: 'Log level on stderr (default warn; error with --quiet)',
-      global: true,
     })
     .option('log-file', {
       type: 'string',
       describe: 'Also write pino JSON lines to this file (0600)',
-      global: true,
     })
-    .option('json', { type: 'boolean', describe: 'One machine-readable result on stdout', global: true })
-    .option('quiet', {
-      type: 'boolean',
-      describe: 'Only errors on stderr (no information, no warnings, no progress bar)',
-      global: true,
-    })
-    .option('verbose', {
-      type: 'boolean',
-      describe: 'Every warning on its own line (repeated ones are otherwise collapsed)',
-      global: true,
-    })
+    .option('json', booleanOption('One machine-readable result on stdout'))
+    .option('quiet', booleanOption('Only errors on stderr (no information, no warnings, no progress bar)'))
+    .option('verbose', booleanOption('Every warning on its own line (repeated ones are otherwise collapsed)'))
     .conflicts('quiet', 'verbose')
     .option('progress', {
       type: 'boolean',
       default: true,
       describe: 'Progress bars on a TTY (--no-progress to hide)',
-      global: true,
     })
     .group([...GLOBAL_OPTIONS], 'Global options:')
     .epilog(EXAMPLES_MARKER)

@@ -150,8 +150,6 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
 }
 
 export const undoCommand: CommandSpec = {
-  command: 'undo <journal>',
-  describe: 'Take back the newest run of an import journal not yet undone (again: the one before)',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['to'], { optional: true })
       .positional('journal', { type: 'string', describe: 'The journal the import wrote' })

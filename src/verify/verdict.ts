@@ -5,6 +5,7 @@
  */
 import type { ConnectionTestOutcome } from '../api/connections.js';
 import type { FieldChange } from '../diff/types.js';
+import { assertNever } from '../errors.js';
 
 /**
  * Where an object stands: `present` (on both sides, equal on every compared field), `different` (on
@@ -85,10 +86,8 @@ export function judgeTest(outcome: ConnectionTestOutcome, recorded: RecordedTest
         : { kind: 'known-bad', recorded, ...message };
     case 'unknown':
       return { kind: 'unknown', ...message };
-    default: {
-      const unknown: never = outcome;
-      throw new Error(`unknown test outcome ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return assertNever(outcome, 'test outcome');
   }
 }
 
