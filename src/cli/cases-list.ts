@@ -15,7 +15,7 @@ import { ExitCode } from '../errors.js';
 import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, withEnvironmentOptions } from './environment.js';
 import {
   formatOption,
   listOption,
@@ -113,10 +113,7 @@ export const casesListCommand: CommandSpec = {
         // Paths are relative to the run's working directory (the CLI may run in-process elsewhere).
         output: readPathOption(args, 'output', ctx.io.cwd),
       },
-      {
-        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-        createClient: clientFactory(ctx),
-      },
+      envPorts(ctx, args),
       (file) => {
         const writer = createRecordWriter(
           format,

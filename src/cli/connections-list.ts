@@ -7,7 +7,7 @@ import type { FilterClause, ListOptions } from '../api/types.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { listEnvironmentConnections } from '../listing/list-environment-connections.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, withEnvironmentOptions } from './environment.js';
 import { parseListOption, parseSortOption, SORT_OPTION, stringOption } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, LIST_FORMAT_OPTION } from './render.js';
 
@@ -80,13 +80,8 @@ export const connectionsListCommand: CommandSpec = {
     const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
     const listOptions = buildConnectionListOptions(args, ctx.signal);
     const writer = createRecordWriter(format, ctx.out, { columns: CONNECTION_COLUMNS });
-    const { environment } = await listEnvironmentConnections(
-      listOptions,
-      {
-        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-        createClient: clientFactory(ctx),
-      },
-      (connection) => writer.write(connection),
+    const { environment } = await listEnvironmentConnections(listOptions, envPorts(ctx, args), (connection) =>
+      writer.write(connection),
     );
     await writer.end();
     ctx.log.info({ environment, count: writer.count }, 'listed connections');

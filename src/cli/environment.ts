@@ -118,6 +118,12 @@ export async function resolveSide(
   return environment;
 }
 
+/** What a workflow on the environment of `--env` is handed: how to resolve it, its clients, the Ctrl-C signal. */
+export function envPorts(ctx: CliContext, args: ParsedArgs) {
+  const resolveEnvironment = () => resolveSide(ctx, args, 'env');
+  return { resolveEnvironment, createClient: clientFactory(ctx), signal: ctx.signal };
+}
+
 /** The run's HTTP clients: with its logger and Ctrl-C signal (the caller closes each). */
 export function clientFactory(
   ctx: CliContext,

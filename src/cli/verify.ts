@@ -15,7 +15,7 @@ import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE } from '../verify/test-conn
 import { type VerifyEvent, type VerifyOptions, verifyEnvironment } from '../verify/verify-environment.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, getConfig, withEnvironmentOptions } from './environment.js';
 import {
   booleanOption,
   formatOption,
@@ -102,9 +102,7 @@ export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promi
   const result = await verifyEnvironment(
     options,
     {
-      resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-      createClient: clientFactory(ctx),
-      signal: ctx.signal,
+      ...envPorts(ctx, args),
       env: ctx.io.env,
     },
     createVerifyEventRenderer(ctx),
