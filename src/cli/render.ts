@@ -46,18 +46,6 @@ export interface RecordWriter {
 }
 
 /**
- * `--json` promises exactly one JSON document on stdout, so it cannot be combined with an explicit
- * `--format` of another kind when the result goes to stdout. Shared by every command with `--format`.
- */
-function assertFormatFitsJson(format: unknown, json: boolean): void {
-  if (json && format !== undefined && format !== 'json') {
-    throw new UsageError(`--json cannot be combined with --format ${String(format)}`, {
-      hint: 'Drop --json, or use --format json',
-    });
-  }
-}
-
-/**
  * The format of a record list written to stdout ({@link chooseFormat}); by default a table for a person
  * at a terminal, NDJSON for a pipe or a file.
  */
@@ -70,8 +58,8 @@ export function chooseStdoutFormat(
 }
 
 /**
- * `--format` of a command whose formats are `formats`: refused with `--json` unless json
- * ({@link assertFormatFitsJson}); when absent, json with `--json`, else `fallback`.
+ * `--format` of a command whose formats are `formats`; when absent, json with `--json`, else `fallback`.
+ * `--json` promises exactly one JSON document on stdout: another `--format` with it is refused.
  */
 export function chooseFormat<F extends string>(
   format: unknown,
@@ -79,7 +67,11 @@ export function chooseFormat<F extends string>(
   formats: readonly F[],
   fallback: F,
 ): F {
-  assertFormatFitsJson(format, json);
+  if (json && format !== undefined && format !== 'json') {
+    throw new UsageError(`--json cannot be combined with --format ${String(format)}`, {
+      hint: 'Drop --json, or use --format json',
+    });
+  }
   if (format === undefined) return json ? ('json' as F) : fallback;
   if (formats.includes(format as F)) return format as F;
   throw new UsageError(`Expected --format to be one of ${formats.join(', ')}, got ${describeGiven(format)}`);

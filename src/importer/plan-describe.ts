@@ -2,7 +2,7 @@
  * One line per step of an import plan, for `--dry-run` text output.
  */
 import { displayName } from '../display-name.js';
-import type { Problem } from '../errors.js';
+import { assertNever, type Problem } from '../errors.js';
 import type { PlanStep } from './plan.js';
 
 /**
@@ -36,10 +36,8 @@ export function describeStep(step: PlanStep): string {
       return `conflict   ${name}: already in the target (--on-conflict fail)`;
     case 'invalid':
       return `invalid    ${name} (${step.type}): ${groupProblems(step.problems)}`;
-    default: {
-      const unreachable: never = step;
-      return String(unreachable);
-    }
+    default:
+      return assertNever(step, 'plan step');
   }
 }
 
