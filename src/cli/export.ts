@@ -166,17 +166,14 @@ function printSummary(summary: ExportSummary, label: string, ctx: CliContext): v
     return;
   }
   ctx.out.result(summary.path);
-  const n = summary.entryCount;
   const byType = Object.entries(summary.types)
     .map(([type, count]) => `${type}: ${count}`)
     .join(', ');
   ctx.out.info(
-    `Wrote ${countOf(n, 'connection')} of ${label} to ${summary.path}${byType ? ` (${byType})` : ''}`,
+    `Wrote ${countOf(summary.entryCount, 'connection')} of ${label} to ${summary.path}${byType ? ` (${byType})` : ''}`,
   );
-  if (summary.include.includes('scanProfiles')) {
-    const p = summary.scanProfileCount;
-    ctx.out.info(`Wrote ${countOf(p, 'scan profile')}`);
-  }
+  if (summary.include.includes('scanProfiles'))
+    ctx.out.info(`Wrote ${countOf(summary.scanProfileCount, 'scan profile')}`);
   const masked = summary.maskedSecrets;
   if (masked.entries > 0) {
     const fields = Object.entries(masked.fields)

@@ -197,34 +197,19 @@ export function printProblems(
 ): void {
   if (ctx.globals.json) return;
   ctx.io.stderr.write(`${heading(countOf(problems.length, 'problem'))}\n`);
-  const { own, following } = ctx.globals.verbose
-    ? { own: problems, following: [] }
-    : splitFollowingProblems(problems);
-  for (const p of own) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
+  // A problem that only follows from another one listed (a scan profile naming a connection that is
+  // itself refused: `causedBy` names an entry with problems of its own) is counted, not listed.
+  const refused = new Set(problems.filter((p) => p.causedBy === undefined).map((p) => p.entry));
+  const follows = (p: Problem) => !ctx.globals.verbose && p.causedBy !== undefined && refused.has(p.causedBy);
+  const following = problems.filter(follows);
+  for (const p of problems.filter((p) => !follows(p)))
+    ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
   if (following.length > 0) {
     const entries = new Set(following.map((p) => p.entry)).size;
     ctx.io.stderr.write(
       `  - and ${countOf(following.length, 'problem')} of ${countOf(entries, 'entry', 'entries')} that only follow from the above (naming a connection refused above; --verbose lists them)\n`,
     );
   }
-}
-
-/**
- * The problems that only follow from another one listed (a scan profile naming a connection that is
- * itself refused: `causedBy` names an entry with problems of its own), apart from the others.
- */
-function splitFollowingProblems(problems: readonly Problem[]): {
-  readonly own: readonly Problem[];
-  readonly following: readonly Problem[];
-} {
-  const refused = new Set(problems.filter((p) => p.causedBy === undefined).map((p) => p.entry));
-  const own: Problem[] = [];
-  const following: Problem[] = [];
-  for (const p of problems) {
-    if (p.causedBy !== undefined && refused.has(p.causedBy)) following.push(p);
-    else own.push(p);
-  }
-  return { own, following };
 }
 
 /**
