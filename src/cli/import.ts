@@ -82,25 +82,22 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
     });
   await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const renderer = createEventRenderer(ctx);
-  let result: Awaited<ReturnType<typeof importSnapshot>>;
-  try {
-    result = await importSnapshot(
-      options,
-      {
-        resolveTarget: () => resolveSide(ctx, args, 'to'),
-        createClient: clientFactory(ctx),
-        env: ctx.io.env,
-        log: ctx.log,
-        signal: ctx.signal,
-      },
-      renderer,
-    );
-  } catch (error) {
-    throw withResumeHint(error, 'an import');
-  } finally {
+  const result = await importSnapshot(
+    options,
+    {
+      resolveTarget: () => resolveSide(ctx, args, 'to'),
+      createClient: clientFactory(ctx),
+      env: ctx.io.env,
+      log: ctx.log,
+      signal: ctx.signal,
+    },
+    renderer,
+  )
+    .catch((error: unknown) => {
+      throw withResumeHint(error, 'an import');
+    })
     // Warnings held back for collapsing are printed also when the import throws.
-    renderer.flush();
-  }
+    .finally(() => renderer.flush());
   switch (result.kind) {
     case 'dry-run':
       return renderDryRun(ctx, result, format);
