@@ -272,3 +272,8 @@ export class UnaddressableNameError extends ApiError {
     this.entryName = name;
   }
 }
+
+/** The default of a switch over every member of a union: a compile error when one is missed, a bug if reached. */
+export function assertNever(value: never, what: string): never {
+  throw new Error(`unhandled ${what} ${JSON.stringify(value)}`);
+}

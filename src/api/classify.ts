@@ -7,6 +7,7 @@
 import {
   ApiError,
   AuthError,
+  assertNever,
   type DdsError,
   type HttpContext,
   InterruptedError,
@@ -285,10 +286,8 @@ export function classifyCut(ctx: ClassifyContext, cut: AttemptCut, method: strin
         ),
         transient: false,
       };
-    default: {
-      const unreachable: never = cut;
-      throw new Error(`unhandled cut ${String(unreachable)}`);
-    }
+    default:
+      return assertNever(cut, 'cut');
   }
 }
 

@@ -15,9 +15,11 @@ import { ExitCode } from '../errors.js';
 import { scrub } from '../secrets.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, withEnvironmentOptions } from './environment.js';
 import {
+  formatOption,
   listOption,
+  numberOption,
   parseListOption,
   parseSortOption,
   readNumberOption,
@@ -54,8 +56,6 @@ function waitForDrain(stream: NodeJS.WritableStream): Promise<void> {
 }
 
 export const casesListCommand: CommandSpec = {
-  command: 'list',
-  describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env']).options({
       status: listOption('Only these statuses (comma-separated), e.g. open,acknowledged'),
@@ -66,18 +66,12 @@ export const casesListCommand: CommandSpec = {
       ),
       fields: listOption('Fields to ask for and print, in order (comma-separated)'),
       sort: SORT_OPTION,
-      format: {
-        type: 'string',
-        choices: OUTPUT_FORMATS,
-        describe:
-          'Output format (default: from the -o extension; else table on a terminal, ndjson otherwise; json with --json)',
-      },
+      format: formatOption(
+        OUTPUT_FORMATS,
+        'Output format (default: from the -o extension; else table on a terminal, ndjson otherwise; json with --json)',
+      ),
       output: stringOption('Write to FILE (atomically, mode 0600) instead of stdout', { alias: 'o' }),
-      'page-size': {
-        type: 'number',
-        requiresArg: true,
-        describe: 'Cases asked for per page (default 1000; the service may clamp it)',
-      },
+      'page-size': numberOption('Cases asked for per page (default 1000; the service may clamp it)'),
     }),
   examples: [
     {
@@ -119,10 +113,7 @@ export const casesListCommand: CommandSpec = {
         // Paths are relative to the run's working directory (the CLI may run in-process elsewhere).
         output: readPathOption(args, 'output', ctx.io.cwd),
       },
-      {
-        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-        createClient: clientFactory(ctx),
-      },
+      envPorts(ctx, args),
       (file) => {
         const writer = createRecordWriter(
           format,

@@ -7,7 +7,7 @@ import { type CaseTarget, describeTarget } from '../cases/look-up.js';
 import { checkAuditReason, type ResolveOutcome, resolveCasesIn } from '../cases/resolve.js';
 import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
 import type { CommandSpec } from './command.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, stringOption } from './options.js';
 
 /** ` (caseId SPC-12; found by caseId)` when the id written to is not simply the one given. */
@@ -30,8 +30,6 @@ function jsonTarget(t: CaseTarget): Record<string, unknown> {
 }
 
 export const casesResolveCommand: CommandSpec = {
-  command: 'resolve <ids..>',
-  describe: 'Resolve cases one at a time, recording an audit reason',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env'])
       .positional('ids', { type: 'string', array: true, describe: 'Case ids (comma- or space-separated)' })
@@ -59,11 +57,7 @@ export const casesResolveCommand: CommandSpec = {
     const dryRun = args.dryRun === true;
     const { environment, targets, run } = await resolveCasesIn(
       { ids, reason, confirm: typeof args.confirm === 'string' ? args.confirm : undefined, dryRun },
-      {
-        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-        createClient: clientFactory(ctx),
-        signal: ctx.signal,
-      },
+      envPorts(ctx, args),
       (event) => {
         if (!ctx.globals.json) ctx.out.result(describeOutcome(event.outcome));
       },

@@ -6,7 +6,7 @@ import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, listOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { renderTable } from './render.js';
 
@@ -107,8 +107,6 @@ function renderUpdated(
 }
 
 export const casesUpdateCommand: CommandSpec = {
-  command: 'update',
-  describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env'])
       .options({
@@ -166,10 +164,8 @@ export const casesUpdateCommand: CommandSpec = {
         confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
       },
       {
-        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-        createClient: clientFactory(ctx),
+        ...envPorts(ctx, args),
         confirmUpdate: (matched) => confirmUpdate(ctx, args.yes === true, matched.length),
-        signal: ctx.signal,
       },
       (event) => ctx.out.info(renderPreview(update, event.matched)),
     );

@@ -21,11 +21,8 @@ export interface HelpExample {
   readonly describe: string;
 }
 
-/** One command of the CLI. */
+/** One command of the CLI, as its module exports it (its name and description are its {@link CommandRef}'s). */
 export interface CommandSpec {
-  /** yargs command string, e.g. `'list'` under the `connections` group, or `'import <snapshot>'`. */
-  readonly command: string;
-  readonly describe: string;
   /** Declares the options (examples go in {@link CommandSpec.examples}, not `.example()`). */
   builder(yargs: Argv): Argv;
   /** At least one; shown under "Examples:" in `--help`. */
@@ -35,11 +32,13 @@ export interface CommandSpec {
 }
 
 /**
- * A command as the registry knows it before its module is imported: what the listing of commands in
- * `--help` shows, and how to import the rest. `command` and `describe` are the module's own (a unit
- * test compares them), so a command that does not run costs nothing but these two strings.
+ * A command as the registry knows it before its module is imported: what `--help` shows of it, and how
+ * to import the rest, so a command that does not run costs nothing but these two strings.
  */
-export interface CommandRef extends Pick<CommandSpec, 'command' | 'describe'> {
+export interface CommandRef {
+  /** yargs command string, e.g. `'list'` under the `connections` group, or `'import <snapshot>'`. */
+  readonly command: string;
+  readonly describe: string;
   /** Imports the command's module (and with it whatever the command needs) and returns its spec. */
   load(): Promise<CommandSpec>;
 }

@@ -2,8 +2,7 @@
  * The list of commands, by name: a run imports the module of a command only when its command line names
  * it, so `--version`, `--help` and `completion` load no HTTP client, schema compiler or emulator, and each
  * command loads what it uses. Adding a command: write `src/cli/<name>.ts` exporting a CommandSpec and add
- * a {@link CommandRef} here with its `command` and `describe` (test/unit/command-registry.test.ts checks
- * that they match the module's).
+ * a {@link CommandRef} here with its `command` and `describe`.
  */
 import {
   type CommandEntry,

@@ -7,9 +7,9 @@ import type { FilterClause, ListOptions } from '../api/types.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { listEnvironmentConnections } from '../listing/list-environment-connections.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, withEnvironmentOptions } from './environment.js';
 import { parseListOption, parseSortOption, SORT_OPTION, stringOption } from './options.js';
-import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';
+import { chooseStdoutFormat, createRecordWriter, LIST_FORMAT_OPTION } from './render.js';
 
 /** Columns of the table and of the CSV. */
 export const CONNECTION_COLUMNS: readonly string[] = [
@@ -59,8 +59,6 @@ export function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal
 }
 
 export const connectionsListCommand: CommandSpec = {
-  command: 'list',
-  describe: 'List every connection of an environment, all pages',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env']).options({
       type: stringOption('Only these types (comma-separated), e.g. s3,snowflake'),
@@ -68,11 +66,7 @@ export const connectionsListCommand: CommandSpec = {
         'The service filter as a JSON array, e.g. \'[{"field":"enabled","value":"yes","operator":"equal"}]\'',
       ),
       sort: SORT_OPTION,
-      format: {
-        type: 'string',
-        choices: OUTPUT_FORMATS,
-        describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
-      },
+      format: LIST_FORMAT_OPTION,
     }),
   examples: [
     { command: '$0 connections list --env prod', describe: 'Table of every connection of prod' },
@@ -86,13 +80,8 @@ export const connectionsListCommand: CommandSpec = {
     const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
     const listOptions = buildConnectionListOptions(args, ctx.signal);
     const writer = createRecordWriter(format, ctx.out, { columns: CONNECTION_COLUMNS });
-    const { environment } = await listEnvironmentConnections(
-      listOptions,
-      {
-        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-        createClient: clientFactory(ctx),
-      },
-      (connection) => writer.write(connection),
+    const { environment } = await listEnvironmentConnections(listOptions, envPorts(ctx, args), (connection) =>
+      writer.write(connection),
     );
     await writer.end();
     ctx.log.info({ environment, count: writer.count }, 'listed connections');

@@ -18,7 +18,7 @@ import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
-import { listOption, readPathOption, stringOption } from './options.js';
+import { formatOption, listOption, readPathOption, stringOption } from './options.js';
 import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
@@ -56,22 +56,17 @@ function printResult(
 }
 
 export const diffCommand: CommandSpec = {
-  command: 'diff',
-  describe: 'Show what differs between two environments or snapshots',
   builder: (yargs) =>
-    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['from', 'to']).options({
-      from: stringOption('The side to compare from: a config name, a base URL or a snapshot file', {
-        demandOption: true,
-      }),
-      to: stringOption('The side to compare to: a config name, a base URL or a snapshot file', {
-        demandOption: true,
-      }),
-      format: {
-        type: 'string',
-        choices: DIFF_FORMATS,
-        describe:
-          'text (a plan: + added, - removed, ~ changed), json, or markdown for a pull request or a ticket (default text; json with --json)',
+    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['from', 'to'], {
+      describe: {
+        from: 'The side to compare from: a config name, a base URL or a snapshot file',
+        to: 'The side to compare to: a config name, a base URL or a snapshot file',
       },
+    }).options({
+      format: formatOption(
+        DIFF_FORMATS,
+        'text (a plan: + added, - removed, ~ changed), json, or markdown for a pull request or a ticket (default text; json with --json)',
+      ),
       'ignore-field': listOption(
         'Ignore a top-level field name or a JSON pointer (* matches any key or index); repeatable',
       ),

@@ -71,8 +71,6 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
 }
 
 export const emulatorCommand: CommandSpec = {
-  command: 'emulator',
-  describe: 'Run a local Data Discovery Service (tests, demos, rehearsals)',
   builder: (yargs) =>
     yargs.options({
       port: { type: 'number', describe: 'Port to listen on (0: any free port)', default: 0 },

@@ -36,17 +36,19 @@ const SIDE_DESCRIPTION: Readonly<Record<EnvironmentSide, string>> = {
   to: 'Target environment: a config name or a base URL',
 };
 
-/** Add the environment options of the given sides (each required unless `optional`) to a command. */
+/** Add the environment options of `sides` (each required unless `optional`, described as `describe` says). */
 export function withEnvironmentOptions(
   yargs: Argv,
   sides: readonly EnvironmentSide[],
-  options: { readonly optional?: boolean } = {},
+  options: { readonly optional?: boolean; readonly describe?: Partial<Record<EnvironmentSide, string>> } = {},
 ): Argv {
   let y = yargs;
   for (const side of sides) {
     const variable = TOKEN_VARIABLES[ROLE_OF[side]][0];
     y = y.options({
-      [side]: stringOption(SIDE_DESCRIPTION[side], { demandOption: options.optional !== true }),
+      [side]: stringOption(options.describe?.[side] ?? SIDE_DESCRIPTION[side], {
+        demandOption: options.optional !== true,
+      }),
       [TOKEN_FILE_OPTION[side]]: stringOption(
         `Read the token of --${side} from this file (instead of ${variable} or tokenEnv)`,
       ),
@@ -111,6 +113,12 @@ export async function resolveSide(
     );
   }
   return environment;
+}
+
+/** What a workflow on the environment of `--env` is handed: how to resolve it, its clients, the Ctrl-C signal. */
+export function envPorts(ctx: CliContext, args: ParsedArgs) {
+  const resolveEnvironment = () => resolveSide(ctx, args, 'env');
+  return { resolveEnvironment, createClient: clientFactory(ctx), signal: ctx.signal };
 }
 
 /** The run's HTTP clients: with its logger and Ctrl-C signal (the caller closes each). */

@@ -8,7 +8,7 @@
  */
 import { resolve } from 'node:path';
 import { countOf } from '../display-name.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { assertNever, ExitCode, UsageError } from '../errors.js';
 import {
   type ExportEvent,
   type ExportOptions,
@@ -68,8 +68,6 @@ function readInclude(value: unknown): readonly SnapshotPart[] {
 }
 
 export const exportCommand: CommandSpec = {
-  command: 'export',
-  describe: "Write a snapshot of an environment's connections",
   builder: (yargs) =>
     withEnvironmentOptions(withEncryptionOptions(yargs), ['from'])
       .options({
@@ -157,10 +155,8 @@ function renderExportEvent(event: ExportEvent, ctx: CliContext): void {
           : `${event.source} has no connections: the snapshot is empty`,
       );
       return;
-    default: {
-      const unknown: never = event;
-      throw new Error(`unknown export event ${JSON.stringify(unknown)}`);
-    }
+    default:
+      assertNever(event, 'export event');
   }
 }
 
@@ -170,17 +166,14 @@ function printSummary(summary: ExportSummary, label: string, ctx: CliContext): v
     return;
   }
   ctx.out.result(summary.path);
-  const n = summary.entryCount;
   const byType = Object.entries(summary.types)
     .map(([type, count]) => `${type}: ${count}`)
     .join(', ');
   ctx.out.info(
-    `Wrote ${countOf(n, 'connection')} of ${label} to ${summary.path}${byType ? ` (${byType})` : ''}`,
+    `Wrote ${countOf(summary.entryCount, 'connection')} of ${label} to ${summary.path}${byType ? ` (${byType})` : ''}`,
   );
-  if (summary.include.includes('scanProfiles')) {
-    const p = summary.scanProfileCount;
-    ctx.out.info(`Wrote ${countOf(p, 'scan profile')}`);
-  }
+  if (summary.include.includes('scanProfiles'))
+    ctx.out.info(`Wrote ${countOf(summary.scanProfileCount, 'scan profile')}`);
   const masked = summary.maskedSecrets;
   if (masked.entries > 0) {
     const fields = Object.entries(masked.fields)

@@ -8,10 +8,8 @@
  */
 import { setFlagsFromString } from 'node:v8';
 
-/** Growth factor of the heap after a full collection, in percent above 1 (V8's default picks 1.1 to 4). */
-export const HEAP_GROWING_PERCENT = 50;
-
 /** Cap the heap's growth for this process (called once by `main.ts`, and by the benchmarks' child that stands for it). */
 export function limitHeapGrowth(): void {
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  // The growth factor after a full collection, in percent above 1 (V8's default picks 1.1 to 4).
+  setFlagsFromString('--heap-growing-percent=50');
 }

@@ -46,7 +46,7 @@ export function collectExamples(
   const pages = new Map<string, readonly HelpExample[]>([['', topLevelExamples]]);
   const addCommand = (ref: CommandRef, group?: string) => {
     const spec = loaded.get(ref);
-    if (spec !== undefined) pages.set(pageKey(group, spec.command), spec.examples);
+    if (spec !== undefined) pages.set(pageKey(group, ref.command), spec.examples);
   };
   for (const entry of entries) {
     if (isCommandGroup(entry)) {

@@ -4,13 +4,17 @@
  */
 
 import { countOf, displayName } from '../display-name.js';
-import { ExitCode } from '../errors.js';
+import { assertNever, ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-types.js';
 import { formatSummary } from '../importer/outputs.js';
 import type { ImportPlan } from '../importer/plan.js';
 import { describeStep } from '../importer/plan-describe.js';
 import { renderPlanMarkdown } from '../importer/plan-markdown.js';
-import { describeProfileStep, type ProfileReportLine } from '../importer/profile-report.js';
+import {
+  countProfileOutcomes,
+  describeProfileStep,
+  type ProfileReportLine,
+} from '../importer/profile-report.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
@@ -112,10 +116,8 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
       case 'file-written':
         ctx.out.info(`${event.file === 'report' ? 'Report' : 'Id map'}: ${event.path}`);
         return;
-      default: {
-        const unknown: never = event;
-        throw new Error(`unknown import event ${JSON.stringify(unknown)}`);
-      }
+      default:
+        assertNever(event, 'import event');
     }
   };
   return Object.assign(render, { flush });
@@ -224,23 +226,9 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
 
 /** The scan profile part of the summary: counts, then each failure and each skipped profile with its reason. */
 function formatProfileSummary(report: readonly ProfileReportLine[]): string {
-  const counts = new Map<string, number>();
-  for (const line of report) counts.set(line.outcome, (counts.get(line.outcome) ?? 0) + 1);
   const earlier = report.filter((l) => 'earlierRun' in l && l.earlierRun).length;
   const lines = [`Scan profiles: ${report.length}`];
-  for (const outcome of [
-    'created',
-    'renamed',
-    'updated',
-    'deleted',
-    'exists',
-    'unchanged',
-    'skipped',
-    'failed',
-    'invalid',
-    'pending',
-  ]) {
-    const n = counts.get(outcome) ?? 0;
+  for (const [outcome, n] of Object.entries(countProfileOutcomes(report))) {
     if (n === 0) continue;
     const note =
       outcome === 'created' && earlier > 0

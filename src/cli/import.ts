@@ -16,6 +16,8 @@ import { createEventRenderer, PLAN_FORMATS, renderDryRun, renderRun } from './im
 import {
   booleanOption,
   CONCURRENCY_RANGE,
+  formatOption,
+  numberOption,
   parseListOption,
   readNumberOption,
   readPathOption,
@@ -80,25 +82,22 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
     });
   await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const renderer = createEventRenderer(ctx);
-  let result: Awaited<ReturnType<typeof importSnapshot>>;
-  try {
-    result = await importSnapshot(
-      options,
-      {
-        resolveTarget: () => resolveSide(ctx, args, 'to'),
-        createClient: clientFactory(ctx),
-        env: ctx.io.env,
-        log: ctx.log,
-        signal: ctx.signal,
-      },
-      renderer,
-    );
-  } catch (error) {
-    throw withResumeHint(error, 'an import');
-  } finally {
+  const result = await importSnapshot(
+    options,
+    {
+      resolveTarget: () => resolveSide(ctx, args, 'to'),
+      createClient: clientFactory(ctx),
+      env: ctx.io.env,
+      log: ctx.log,
+      signal: ctx.signal,
+    },
+    renderer,
+  )
+    .catch((error: unknown) => {
+      throw withResumeHint(error, 'an import');
+    })
     // Warnings held back for collapsing are printed also when the import throws.
-    renderer.flush();
-  }
+    .finally(() => renderer.flush());
   switch (result.kind) {
     case 'dry-run':
       return renderDryRun(ctx, result, format);
@@ -108,8 +107,6 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
 }
 
 export const importCommand: CommandSpec = {
-  command: 'import <snapshot>',
-  describe: 'Create the connections of a snapshot in an environment, resumably',
   builder: (yargs) =>
     withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['to'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
@@ -117,11 +114,9 @@ export const importCommand: CommandSpec = {
         'allow-run': booleanOption(
           'Also create one-time scan profiles (each starts a scan at once); default: skipped',
         ),
-        concurrency: {
-          type: 'number',
-          requiresArg: true,
-          describe: `Requests in flight at once (default: the environment's concurrency, else ${DEFAULT_IMPORT_CONCURRENCY})`,
-        },
+        concurrency: numberOption(
+          `Requests in flight at once (default: the environment's concurrency, else ${DEFAULT_IMPORT_CONCURRENCY})`,
+        ),
         rate: stringOption(
           "Requests per second, all requests of the run (default: the environment's rate, else adaptive)",
         ),
@@ -140,18 +135,14 @@ export const importCommand: CommandSpec = {
         ),
         only: stringOption("Import only these names or globs (comma-separated), e.g. 'finance-*'"),
         type: stringOption('Import only connections of these types (comma-separated), e.g. s3,snowflake'),
-        'max-changes': {
-          type: 'number',
-          requiresArg: true,
-          describe: 'Refuse (exit 3) when more changes (creates + updates + deletes) would be made',
-        },
+        'max-changes': numberOption(
+          'Refuse (exit 3) when more changes (creates + updates + deletes) would be made',
+        ),
         'dry-run': booleanOption('Print the plan and the pre-flight verdict; send nothing but reads'),
-        format: {
-          type: 'string',
-          choices: PLAN_FORMATS,
-          describe:
-            "The dry run's plan as text, markdown (for a pull request or a ticket) or json (default text; json with --json)",
-        },
+        format: formatOption(
+          PLAN_FORMATS,
+          "The dry run's plan as text, markdown (for a pull request or a ticket) or json (default text; json with --json)",
+        ),
         journal: stringOption('Journal file (default <snapshot>.<target host>.journal.jsonl)'),
         'id-map': stringOption('Write {sourceId: {name, targetId}} here'),
         report: stringOption('Write one JSON line per entry (its outcome) here'),

@@ -160,9 +160,19 @@ export function stringOption(describe: string, more: Options = {}): Options {
   return { type: 'string', requiresArg: true, describe, ...more };
 }
 
+/** An option that takes a number (`--concurrency N`), read with {@link readNumberOption}. */
+export function numberOption(describe: string): Options {
+  return { type: 'number', requiresArg: true, describe };
+}
+
 /** A repeatable text option (`--where A --where B`). */
 export function listOption(describe: string): Options {
   return stringOption(describe, { array: true });
+}
+
+/** `--format` of a command whose formats are `choices`. */
+export function formatOption(choices: readonly string[], describe: string): Options {
+  return { type: 'string', choices, describe };
 }
 
 /** A switch (`--dry-run`). */

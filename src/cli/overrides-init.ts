@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
  * `dds-migrate overrides init SNAPSHOT -o FILE [--prefix P] [--force]`: writes an overrides skeleton with
  * one `${env:NAME}` per secret the import of SNAPSHOT will need ({@link initOverrides}) and prints the
@@ -13,8 +12,6 @@ import { booleanOption, readStringOption, stringOption } from './options.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 export const overridesInitCommand: CommandSpec = {
-  command: 'init <snapshot>',
-  describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',
   builder: (yargs) =>
     withSnapshotKeyOptions(yargs)
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })

@@ -73,8 +73,6 @@ function countResults(results: readonly CloneResult[], notAttempted: number): st
 }
 
 export const profilesCloneCommand: CommandSpec = {
-  command: 'clone <ids..>',
-  describe: 'Copy scan profiles to another environment, remapping their data sources by connection name',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['from', 'to'])
       .positional('ids', {

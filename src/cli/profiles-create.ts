@@ -7,13 +7,11 @@ import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { createProfileFromFile } from '../profiles/create.js';
 import type { CommandSpec } from './command.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, stringOption } from './options.js';
 import { withRefusalJson } from './render.js';
 
 export const profilesCreateCommand: CommandSpec = {
-  command: 'create',
-  describe: 'Create a scan profile from a JSON file',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env']).options({
       file: stringOption('The profile (schemas/scan-profile.schema.json)', { demandOption: true }),
@@ -37,11 +35,7 @@ export const profilesCreateCommand: CommandSpec = {
           allowRun: args.allowRun === true,
           confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
         },
-        {
-          resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-          createClient: clientFactory(ctx),
-          signal: ctx.signal,
-        },
+        envPorts(ctx, args),
       ),
     );
     if (ctx.globals.json) ctx.out.json(created);

@@ -2,11 +2,9 @@
 import { ExitCode, UsageError } from '../errors.js';
 import { getProfile } from '../profiles/read.js';
 import type { CommandSpec } from './command.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, withEnvironmentOptions } from './environment.js';
 
 export const profilesGetCommand: CommandSpec = {
-  command: 'get <id>',
-  describe: 'Print one scan profile as JSON',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['env']).positional('id', {
       type: 'string',
@@ -25,10 +23,7 @@ export const profilesGetCommand: CommandSpec = {
   async run(args, ctx) {
     const id = typeof args.id === 'string' ? args.id.trim() : '';
     if (id === '') throw new UsageError('Expected a scan profile id, got an empty one');
-    const profile = await getProfile(id, {
-      resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-      createClient: clientFactory(ctx),
-    });
+    const profile = await getProfile(id, envPorts(ctx, args));
     ctx.out.json(profile);
     return ExitCode.ok;
   },

@@ -5,8 +5,8 @@
 import { ExitCode } from '../errors.js';
 import { listEnvironmentProfiles } from '../profiles/read.js';
 import type { CommandSpec } from './command.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
-import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS } from './render.js';
+import { envPorts, withEnvironmentOptions } from './environment.js';
+import { chooseStdoutFormat, createRecordWriter, LIST_FORMAT_OPTION } from './render.js';
 
 /** Columns of the table and of the CSV (JSON and NDJSON carry whole profiles). */
 export const PROFILE_COLUMNS: readonly string[] = [
@@ -20,14 +20,7 @@ export const PROFILE_COLUMNS: readonly string[] = [
 ];
 
 export const profilesListCommand: CommandSpec = {
-  command: 'list',
-  describe: 'List every scan profile of an environment',
-  builder: (yargs) =>
-    withEnvironmentOptions(yargs, ['env']).option('format', {
-      type: 'string',
-      choices: OUTPUT_FORMATS,
-      describe: 'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
-    }),
+  builder: (yargs) => withEnvironmentOptions(yargs, ['env']).option('format', LIST_FORMAT_OPTION),
   examples: [
     { command: '$0 profiles list --env prod', describe: 'Table of every scan profile of prod' },
     {
@@ -38,13 +31,8 @@ export const profilesListCommand: CommandSpec = {
   async run(args, ctx) {
     const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
     const writer = createRecordWriter(format, ctx.out, { columns: PROFILE_COLUMNS });
-    const { environment } = await listEnvironmentProfiles(
-      {
-        resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-        createClient: clientFactory(ctx),
-        signal: ctx.signal,
-      },
-      (profile) => writer.write(profile as unknown as Record<string, unknown>),
+    const { environment } = await listEnvironmentProfiles(envPorts(ctx, args), (profile) =>
+      writer.write(profile as unknown as Record<string, unknown>),
     );
     await writer.end();
     ctx.log.info({ environment, count: writer.count }, 'listed scan profiles');

@@ -14,13 +14,19 @@ import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js
 import { formatProblem } from '../importer/preflight.js';
 import { scrub } from '../secrets.js';
 import type { CliContext, Output } from './context.js';
-import { describeGiven } from './options.js';
+import { describeGiven, formatOption } from './options.js';
 
 /** Every output format of a record list. */
 export type OutputFormat = 'table' | 'json' | 'ndjson' | 'csv';
 
 /** All formats, for `choices` of a `--format` option. */
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'ndjson', 'csv'];
+
+/** `--format` of `connections list` and `profiles list`. */
+export const LIST_FORMAT_OPTION = formatOption(
+  OUTPUT_FORMATS,
+  'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
+);
 
 /** Options of {@link createRecordWriter}. */
 export interface RecordWriterOptions {
@@ -40,18 +46,6 @@ export interface RecordWriter {
 }
 
 /**
- * `--json` promises exactly one JSON document on stdout, so it cannot be combined with an explicit
- * `--format` of another kind when the result goes to stdout. Shared by every command with `--format`.
- */
-function assertFormatFitsJson(format: unknown, json: boolean): void {
-  if (json && format !== undefined && format !== 'json') {
-    throw new UsageError(`--json cannot be combined with --format ${String(format)}`, {
-      hint: 'Drop --json, or use --format json',
-    });
-  }
-}
-
-/**
  * The format of a record list written to stdout ({@link chooseFormat}); by default a table for a person
  * at a terminal, NDJSON for a pipe or a file.
  */
@@ -64,8 +58,8 @@ export function chooseStdoutFormat(
 }
 
 /**
- * `--format` of a command whose formats are `formats`: refused with `--json` unless json
- * ({@link assertFormatFitsJson}); when absent, json with `--json`, else `fallback`.
+ * `--format` of a command whose formats are `formats`; when absent, json with `--json`, else `fallback`.
+ * `--json` promises exactly one JSON document on stdout: another `--format` with it is refused.
  */
 export function chooseFormat<F extends string>(
   format: unknown,
@@ -73,7 +67,11 @@ export function chooseFormat<F extends string>(
   formats: readonly F[],
   fallback: F,
 ): F {
-  assertFormatFitsJson(format, json);
+  if (json && format !== undefined && format !== 'json') {
+    throw new UsageError(`--json cannot be combined with --format ${String(format)}`, {
+      hint: 'Drop --json, or use --format json',
+    });
+  }
   if (format === undefined) return json ? ('json' as F) : fallback;
   if (formats.includes(format as F)) return format as F;
   throw new UsageError(`Expected --format to be one of ${formats.join(', ')}, got ${describeGiven(format)}`);
@@ -199,34 +197,19 @@ export function printProblems(
 ): void {
   if (ctx.globals.json) return;
   ctx.io.stderr.write(`${heading(countOf(problems.length, 'problem'))}\n`);
-  const { own, following } = ctx.globals.verbose
-    ? { own: problems, following: [] }
-    : splitFollowingProblems(problems);
-  for (const p of own) ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
+  // A problem that only follows from another one listed (a scan profile naming a connection that is
+  // itself refused: `causedBy` names an entry with problems of its own) is counted, not listed.
+  const refused = new Set(problems.filter((p) => p.causedBy === undefined).map((p) => p.entry));
+  const follows = (p: Problem) => !ctx.globals.verbose && p.causedBy !== undefined && refused.has(p.causedBy);
+  const following = problems.filter(follows);
+  for (const p of problems.filter((p) => !follows(p)))
+    ctx.io.stderr.write(`  - ${scrub(formatProblem(p))}\n`);
   if (following.length > 0) {
     const entries = new Set(following.map((p) => p.entry)).size;
     ctx.io.stderr.write(
       `  - and ${countOf(following.length, 'problem')} of ${countOf(entries, 'entry', 'entries')} that only follow from the above (naming a connection refused above; --verbose lists them)\n`,
     );
   }
-}
-
-/**
- * The problems that only follow from another one listed (a scan profile naming a connection that is
- * itself refused: `causedBy` names an entry with problems of its own), apart from the others.
- */
-function splitFollowingProblems(problems: readonly Problem[]): {
-  readonly own: readonly Problem[];
-  readonly following: readonly Problem[];
-} {
-  const refused = new Set(problems.filter((p) => p.causedBy === undefined).map((p) => p.entry));
-  const own: Problem[] = [];
-  const following: Problem[] = [];
-  for (const p of problems) {
-    if (p.causedBy !== undefined && refused.has(p.causedBy)) following.push(p);
-    else own.push(p);
-  }
-  return { own, following };
 }
 
 /**

@@ -22,18 +22,22 @@ import {
   laidOutPage,
   pageKey,
 } from './help-pages.js';
+import { booleanOption } from './options.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
 import { reportError, wantsStack } from './report-error.js';
 
 export { finishStdout, reportUncaught } from './report-error.js';
 
+/** One run of yargs: what its command handlers need, and what they leave behind. */
 interface RunState {
-  code: ExitCode | undefined;
-  error: unknown;
-  logger: Logger | undefined;
-  ran: boolean;
+  readonly table: CommandTable;
+  readonly io: CliIo;
+  readonly signal: AbortSignal;
+  code?: ExitCode;
+  error?: unknown;
+  logger?: Logger;
   /** Usage and commands of the level where no command was chosen, printed before the error line. */
-  shortHelp: string | undefined;
+  shortHelp?: string;
 }
 
 function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
@@ -56,16 +60,9 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
   };
 }
 
-function attach(
-  y: Argv,
-  ref: CommandRef,
-  table: CommandTable,
-  io: CliIo,
-  state: RunState,
-  signal: AbortSignal,
-  group?: string,
-): Argv {
-  const spec = table.loaded.get(ref);
+function attach(y: Argv, ref: CommandRef, state: RunState, group?: string): Argv {
+  const { io, signal } = state;
+  const spec = state.table.loaded.get(ref);
   if (spec === undefined) {
     // Listed in the help only: yargs runs a command only when the command line names it, and then
     // loadNamedCommands has loaded it.
@@ -74,11 +71,10 @@ function attach(
     });
   }
   return y.command(
-    spec.command,
-    spec.describe,
-    (sub) => finishPage(spec.builder(sub), pageKey(group, spec.command)),
+    ref.command,
+    ref.describe,
+    (sub) => finishPage(spec.builder(sub), pageKey(group, ref.command)),
     async (args) => {
-      state.ran = true;
       const parsed = args as unknown as ParsedArgs;
       const globals = readGlobals(parsed, io);
       try {
@@ -95,18 +91,11 @@ function attach(
   );
 }
 
-function register(
-  y: Argv,
-  entry: CommandEntry,
-  table: CommandTable,
-  io: CliIo,
-  state: RunState,
-  signal: AbortSignal,
-): Argv {
-  if (!isCommandGroup(entry)) return attach(y, entry, table, io, state, signal);
+function register(y: Argv, entry: CommandEntry, state: RunState): Argv {
+  if (!isCommandGroup(entry)) return attach(y, entry, state);
   return y.command(entry.command, entry.describe, (group) => {
     let g = group;
-    for (const sub of entry.subcommands) g = attach(g, sub, table, io, state, signal, entry.command);
+    for (const sub of entry.subcommands) g = attach(g, sub, state, entry.command);
     return finishPage(g, pageKey(undefined, entry.command)).demandCommand(
       1,
       `${NO_SUBCOMMAND_PREFIX} '${entry.command}'`,
@@ -157,14 +146,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 /** {@link runCli} with every command line laid out and parsed by yargs (the build lays out its pages with it). */
 export async function runYargs(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { default: yargs } = await import('yargs');
-  const state: RunState = {
-    code: undefined,
-    error: undefined,
-    logger: undefined,
-    ran: false,
-    shortHelp: undefined,
-  };
-  const signal = io.signal ?? new AbortController().signal;
   let table: CommandTable;
   try {
     table = { entries: commandEntries, loaded: await loadNamedCommands(commandEntries, argv) };
@@ -172,6 +153,9 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
     // A command's module that cannot be imported: a broken installation or a bug, reported as one.
     return reportError(error, io, wantsStack(argv, io));
   }
+  const signal = io.signal ?? new AbortController().signal;
+  const state: RunState = { table, io, signal };
+  // Options declared at the top level are global (yargs' default): every command page parses them.
   let parser: Argv = yargs([...argv])
     .scriptName(TOOL_NAME)
     .version(TOOL_VERSION)
@@ -179,36 +163,24 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
     .option('config', {
       type: 'string',
       describe: 'Config file (default ./dds-migrate.config.json or $DDS_MIGRATE_CONFIG)',
-      global: true,
     })
     .option('log-level', {
       type: 'string',
       choices: LOG_LEVELS,
       describe: 'Log level on stderr (default warn; error with --quiet)',
-      global: true,
     })
     .option('log-file', {
       type: 'string',
       describe: 'Also write pino JSON lines to this file (0600)',
-      global: true,
     })
-    .option('json', { type: 'boolean', describe: 'One machine-readable result on stdout', global: true })
-    .option('quiet', {
-      type: 'boolean',
-      describe: 'Only errors on stderr (no information, no warnings, no progress bar)',
-      global: true,
-    })
-    .option('verbose', {
-      type: 'boolean',
-      describe: 'Every warning on its own line (repeated ones are otherwise collapsed)',
-      global: true,
-    })
+    .option('json', booleanOption('One machine-readable result on stdout'))
+    .option('quiet', booleanOption('Only errors on stderr (no information, no warnings, no progress bar)'))
+    .option('verbose', booleanOption('Every warning on its own line (repeated ones are otherwise collapsed)'))
     .conflicts('quiet', 'verbose')
     .option('progress', {
       type: 'boolean',
       default: true,
       describe: 'Progress bars on a TTY (--no-progress to hide)',
-      global: true,
     })
     .group([...GLOBAL_OPTIONS], 'Global options:')
     .epilog(EXAMPLES_MARKER)
@@ -235,7 +207,7 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
         hint: failure.command ? `See '${failure.command} --help'` : 'See --help',
       });
     });
-  for (const entry of commandEntries) parser = register(parser, entry, table, io, state, signal);
+  for (const entry of commandEntries) parser = register(parser, entry, state);
   skipHelpCache(parser);
   // yargs' own completion, listed last: a bash/zsh script (zsh when $SHELL is zsh) that asks the CLI
   // itself for the candidates, so commands, options and choices stay in step with the code.

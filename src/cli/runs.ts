@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { ExitCode, UsageError } from '../errors.js';
 import { listRuns, type RunSummary } from '../sync/runs.js';
 import type { CommandSpec } from './command.js';
-import { readStringOption } from './options.js';
+import { formatOption, readStringOption } from './options.js';
 import { renderTable } from './render.js';
 
 const FORMATS = ['table', 'json'] as const;
@@ -29,16 +29,10 @@ function whatOf(run: RunSummary): string {
 }
 
 export const runsCommand: CommandSpec = {
-  command: 'runs <journal>',
-  describe: 'List the runs of an import journal: what each wrote, and which are undone',
   builder: (yargs) =>
     yargs
       .positional('journal', { type: 'string', describe: 'The journal an import wrote' })
-      .option('format', {
-        type: 'string',
-        choices: FORMATS,
-        describe: 'Output format (default: table; json with --json)',
-      }),
+      .option('format', formatOption(FORMATS, 'Output format (default: table; json with --json)')),
   examples: [
     { command: '$0 runs dr.journal.jsonl', describe: 'The runs of that journal, as a table' },
     {

@@ -59,31 +59,28 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
         `Undoing run ${event.undoes}: ${countOf(event.writes, 'change')} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
       );
   };
-  let result: Awaited<ReturnType<typeof undoRun>>;
-  try {
-    result = await undoRun(
-      {
-        journal: resolve(ctx.io.cwd, journalArg),
-        overrides: readPathOption(args, 'overrides', ctx.io.cwd),
-        dryRun: args.dryRun === true,
-        confirm: readStringOption(args, 'confirm'),
-        schemas: readPathOption(args, 'schemas', ctx.io.cwd),
-        includeInDoubt: args.includeInDoubt === true,
-      },
-      {
-        resolveTarget: (boundUrl) =>
-          resolveSide(ctx, { ...args, to: readStringOption(args, 'to') ?? boundUrl }, 'to'),
-        createClient: clientFactory(ctx),
-        env: ctx.io.env,
-        log: ctx.log,
-        signal: ctx.signal,
-      },
-      onEvent,
-    );
-  } catch (error) {
+  const result = await undoRun(
+    {
+      journal: resolve(ctx.io.cwd, journalArg),
+      overrides: readPathOption(args, 'overrides', ctx.io.cwd),
+      dryRun: args.dryRun === true,
+      confirm: readStringOption(args, 'confirm'),
+      schemas: readPathOption(args, 'schemas', ctx.io.cwd),
+      includeInDoubt: args.includeInDoubt === true,
+    },
+    {
+      resolveTarget: (boundUrl) =>
+        resolveSide(ctx, { ...args, to: readStringOption(args, 'to') ?? boundUrl }, 'to'),
+      createClient: clientFactory(ctx),
+      env: ctx.io.env,
+      log: ctx.log,
+      signal: ctx.signal,
+    },
+    onEvent,
+  ).catch((error: unknown) => {
     // An undo is journaled: re-running it resumes.
     throw withResumeHint(error, 'an undo');
-  }
+  });
   if (result.kind === 'nothing') {
     if (ctx.globals.json) ctx.out.json({ ok: true, journal: result.journal, undone: null, steps: [] });
     else ctx.out.result(`Nothing to undo: every run of ${result.journal} is undone already`);
@@ -150,8 +147,6 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
 }
 
 export const undoCommand: CommandSpec = {
-  command: 'undo <journal>',
-  describe: 'Take back the newest run of an import journal not yet undone (again: the one before)',
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['to'], { optional: true })
       .positional('journal', { type: 'string', describe: 'The journal the import wrote' })

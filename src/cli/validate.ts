@@ -18,8 +18,6 @@ import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
 
 export const validateCommand: CommandSpec = {
-  command: 'validate <snapshot>',
-  describe: 'Check a snapshot and every entry against its data source template',
   builder: (yargs) =>
     withSnapshotKeyOptions(yargs)
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })

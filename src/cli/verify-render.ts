@@ -29,9 +29,8 @@ function describeTest(verdict: TestVerdict): string {
       })${said}`;
     case 'unknown':
       return `unknown (an answer of no known shape, not read as a pass or a failure)${said}`;
-    case 'error': {
+    case 'error':
       return `error (the service refused the test request)${said}`;
-    }
   }
 }
 

@@ -10,14 +10,15 @@
 import { resolve } from 'node:path';
 import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
 import { countOf } from '../display-name.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { assertNever, ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE } from '../verify/test-connections.js';
 import { type VerifyEvent, type VerifyOptions, verifyEnvironment } from '../verify/verify-environment.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
+import { envPorts, getConfig, withEnvironmentOptions } from './environment.js';
 import {
   booleanOption,
+  formatOption,
   listOption,
   readPathOption,
   readRateOption,
@@ -87,10 +88,8 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
       case 'file-written':
         ctx.out.info(`Report: ${event.path}`);
         return;
-      default: {
-        const unknown: never = event;
-        throw new Error(`unknown verify event ${JSON.stringify(unknown)}`);
-      }
+      default:
+        assertNever(event, 'verify event');
     }
   };
 }
@@ -103,9 +102,7 @@ export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promi
   const result = await verifyEnvironment(
     options,
     {
-      resolveEnvironment: () => resolveSide(ctx, args, 'env'),
-      createClient: clientFactory(ctx),
-      signal: ctx.signal,
+      ...envPorts(ctx, args),
       env: ctx.io.env,
     },
     createVerifyEventRenderer(ctx),
@@ -126,8 +123,6 @@ export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promi
 }
 
 export const verifyCommand: CommandSpec = {
-  command: 'verify <snapshot>',
-  describe: 'Check that an environment is a complete, working restore of a snapshot',
   builder: (yargs) =>
     withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['env'])
       .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
@@ -138,11 +133,10 @@ export const verifyCommand: CommandSpec = {
         rate: stringOption(
           `Connection tests per second (default ${DEFAULT_TEST_RATE}, or the environment's rate if lower; ${DEFAULT_TEST_CONCURRENCY} at once at most)`,
         ),
-        format: {
-          type: 'string',
-          choices: ['text', 'json'],
-          describe: 'text (summary, then details) or json (default text; json with --json)',
-        },
+        format: formatOption(
+          ['text', 'json'],
+          'text (summary, then details) or json (default text; json with --json)',
+        ),
         report: stringOption('Write one JSON line per object (its state and test verdict) here'),
         overrides: stringOption(
           "The import's overrides file: a field it sets is compared with its value (secrets are never compared)",

@@ -2,6 +2,7 @@
  * One line per step of an import plan, for `--dry-run` text output.
  */
 import { countOf, displayName } from '../display-name.js';
+import { assertNever } from '../errors.js';
 import type { PlanStep } from './plan.js';
 
 /**
@@ -36,9 +37,7 @@ export function describeStep(step: PlanStep): string {
     case 'invalid':
       // Its problems are in the pre-flight's one list on stderr, not repeated here.
       return `invalid    ${name} (${step.type}): ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
-    default: {
-      const unreachable: never = step;
-      return String(unreachable);
-    }
+    default:
+      return assertNever(step, 'plan step');
   }
 }

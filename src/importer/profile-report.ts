@@ -1,7 +1,7 @@
 /**
  * The `--report` lines, counts and dry-run lines of an import's scan profiles.
  */
-import type { Problem } from '../errors.js';
+import { assertNever, type Problem } from '../errors.js';
 import { scrub } from '../secrets.js';
 import type { WriteOutcome } from '../sync/execute.js';
 import type { JournalOp } from '../sync/journal/records.js';
@@ -88,10 +88,8 @@ export function buildProfileReport(
         if (outcome?.kind !== 'applied') return { ...base, outcome: 'pending', targetName: step.targetName };
         return done(step.kind, step.targetName, outcome.targetId);
       }
-      default: {
-        const unreachable: never = step;
-        throw new Error(`unknown profile step ${JSON.stringify(unreachable)}`);
-      }
+      default:
+        return assertNever(step, 'profile step');
     }
   });
 }
@@ -138,10 +136,8 @@ export function describeProfileStep(step: ProfileStep): string {
     case 'blocked':
       // The problems themselves are in the pre-flight's one list.
       return `scan profile ${step.name}: refused: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'} (listed on stderr)`;
-    default: {
-      const unreachable: never = step;
-      throw new Error(`unknown profile step ${JSON.stringify(unreachable)}`);
-    }
+    default:
+      return assertNever(step, 'profile step');
   }
 }
 

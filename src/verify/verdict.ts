@@ -5,6 +5,7 @@
  */
 import type { ConnectionTestOutcome } from '../api/connections.js';
 import type { FieldChange } from '../diff/types.js';
+import { assertNever } from '../errors.js';
 import { isRecord } from '../own-property.js';
 
 /**
@@ -83,10 +84,8 @@ export function judgeTest(outcome: ConnectionTestOutcome, recorded: RecordedTest
         : { kind: 'known-bad', recorded, ...message };
     case 'unknown':
       return { kind: 'unknown', ...message };
-    default: {
-      const unknown: never = outcome;
-      throw new Error(`unknown test outcome ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return assertNever(outcome, 'test outcome');
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { InputFileError } from '../../errors.js';
+import { assertNever, InputFileError } from '../../errors.js';
 import { notOursReason } from '../ownership.js';
 import {
   type BeginRecord,
@@ -220,10 +220,8 @@ class Folder {
         });
         return;
       }
-      default: {
-        const unreachable: never = record;
-        throw new Error(`unhandled journal record ${JSON.stringify(unreachable)}`);
-      }
+      default:
+        assertNever(record, 'journal record');
     }
   }
 
