@@ -96,11 +96,18 @@ export function mountFullDisk(): FullDisk | string {
     if (!mounted) return;
     mounted = false;
     process.removeListener('exit', unmount);
-    try {
-      execFileSync('umount', [dir], { stdio: 'ignore' });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    // A process a test started may still hold a file there for a moment (umount: busy): try again,
+    // then detach it lazily (freed once the last file is closed) so the folder can go.
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        execFileSync('umount', attempt < 20 ? [dir] : ['-l', dir], { stdio: 'ignore' });
+        break;
+      } catch (error) {
+        if (attempt >= 20) throw error;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      }
     }
+    rmSync(dir, { recursive: true, force: true });
   };
   // Also when the test file's worker ends without its afterAll (a crash): no mount is left behind.
   process.once('exit', unmount);
