@@ -9,24 +9,17 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_SCAN_TEMPLATES, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import type { Connection } from '../../src/model/connection.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
-import { createSnapshotHeader } from '../../src/snapshot/format.js';
-import { writeSnapshot } from '../../src/snapshot/write.js';
 import { send } from '../emulator/raw-http.js';
+import {
+  numberedConnections,
+  profileNaming,
+  writeOtherWritersSnapshot,
+} from '../helpers/other-writers-snapshot.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-
-const TEMPLATE = DEFAULT_SCAN_TEMPLATES[0]?._id as string;
-
-const connection = (i: number): Connection =>
-  ({
-    _id: `84${i.toString(16).padStart(22, '0')}`,
-    name: `conn-${String(i).padStart(2, '0')}`,
-    type: 'custom-type',
-    description: `source ${i}`,
-  }) as Connection;
 
 let dir: string;
 let target: RunningEmulator | undefined;
@@ -42,16 +35,8 @@ afterEach(async () => {
   target = undefined;
 });
 
-async function snapshotOf(connections: Connection[], profiles: SnapshotScanProfile[] = []): Promise<string> {
-  const path = join(dir, 's.snapshot.jsonl');
-  const header = createSnapshotHeader({
-    tool: 'test',
-    source: { url: 'https://prod.example.com', environment: 'prod' },
-    include: ['connections', 'scanProfiles'],
-  });
-  await writeSnapshot({ path }, header, connections, { profiles: () => profiles });
-  return path;
-}
+const snapshotOf = (connections: Connection[], profiles: SnapshotScanProfile[] = []) =>
+  writeOtherWritersSnapshot(dir, connections, profiles);
 
 /**
  * A loopback proxy to `emu`: the first POST creating `name` is not forwarded: `before()` runs, then it is
@@ -117,7 +102,7 @@ async function reportLines(path: string): Promise<Line[]> {
 
 describe('other writers: whose object it is', () => {
   it('a lost POST whose look-up finds an older object is not ours: exists, journaled, named by runs and undo, never deleted', async () => {
-    const connections = Array.from({ length: 6 }, (_, i) => connection(i));
+    const connections = numberedConnections(6, '84');
     const snapshot = await snapshotOf(connections);
     target = await startEmulator({ data: { connections: [] } });
     const emu = target;
@@ -152,20 +137,9 @@ describe('other writers: whose object it is', () => {
   });
 
   it('--on-conflict update: a connection created by hand mid-run with other fields gets exactly one PUT (exit 0, reported updated); the same again writes nothing', async () => {
-    const connections = Array.from({ length: 12 }, (_, i) => connection(i));
+    const connections = numberedConnections(12, '84');
     const last = connections.at(-1) as Connection;
-    const profiles: SnapshotScanProfile[] = [
-      {
-        scanProfile: {
-          _id: 'p-last',
-          name: 'uses-last',
-          dataSourceList: [last._id as string],
-          scanTemplateId: TEMPLATE,
-          schedule: { cronExpression: '0 2 * * *', timeZone: 'UTC' } as never,
-        },
-        dataSourceNames: [last.name],
-      },
-    ];
+    const profiles = [profileNaming(last)];
     const snapshot = await snapshotOf(connections, profiles);
     target = await startEmulator({ data: { connections: [] }, latencyMs: 40 });
     const emu = target;
@@ -214,7 +188,7 @@ describe('other writers: whose object it is', () => {
   });
 
   it('--on-conflict update: one created by hand mid-run equal to its entry is unchanged: no PUT, exit 0', async () => {
-    const connections = Array.from({ length: 12 }, (_, i) => connection(i));
+    const connections = numberedConnections(12, '84');
     const snapshot = await snapshotOf(connections);
     target = await startEmulator({ data: { connections: [] }, latencyMs: 40 });
     const emu = target;

@@ -8,27 +8,20 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_SCAN_TEMPLATES, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import type { Connection } from '../../src/model/connection.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
-import { createSnapshotHeader } from '../../src/snapshot/format.js';
-import { writeSnapshot } from '../../src/snapshot/write.js';
 import { replayJournal } from '../../src/sync/journal/replay.js';
 import { send } from '../emulator/raw-http.js';
 import { assertBuiltCliFresh } from '../helpers/built-cli.js';
 import { killRunningChildren, startCliChild } from '../helpers/cli-child.js';
+import {
+  numberedConnections,
+  profileNaming,
+  writeOtherWritersSnapshot,
+} from '../helpers/other-writers-snapshot.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-
-const TEMPLATE = DEFAULT_SCAN_TEMPLATES[0]?._id as string;
-
-const connection = (i: number): Connection =>
-  ({
-    _id: `83${i.toString(16).padStart(22, '0')}`,
-    name: `conn-${String(i).padStart(2, '0')}`,
-    type: 'custom-type',
-    description: `source ${i}`,
-  }) as Connection;
 
 let dir: string;
 let target: RunningEmulator | undefined;
@@ -42,16 +35,8 @@ afterEach(async () => {
   target = undefined;
 });
 
-async function snapshotOf(connections: Connection[], profiles: SnapshotScanProfile[] = []): Promise<string> {
-  const path = join(dir, 's.snapshot.jsonl');
-  const header = createSnapshotHeader({
-    tool: 'test',
-    source: { url: 'https://prod.example.com', environment: 'prod' },
-    include: ['connections', 'scanProfiles'],
-  });
-  await writeSnapshot({ path }, header, connections, { profiles: () => profiles });
-  return path;
-}
+const snapshotOf = (connections: Connection[], profiles: SnapshotScanProfile[] = []) =>
+  writeOtherWritersSnapshot(dir, connections, profiles);
 
 /** The names a journal's runs provably created (their own POST answered with success). */
 function provablyCreated(text: string): Set<string> {
@@ -66,20 +51,9 @@ function provablyCreated(text: string): Set<string> {
 
 describe('other writers', () => {
   it('a connection created by hand mid-run is reported exists (exit 0); the profile naming it is not created', async () => {
-    const connections = Array.from({ length: 12 }, (_, i) => connection(i));
+    const connections = numberedConnections(12, '83');
     const last = connections.at(-1) as Connection;
-    const profiles: SnapshotScanProfile[] = [
-      {
-        scanProfile: {
-          _id: 'p-last',
-          name: 'uses-last',
-          dataSourceList: [last._id as string],
-          scanTemplateId: TEMPLATE,
-          schedule: { cronExpression: '0 2 * * *', timeZone: 'UTC' } as never,
-        },
-        dataSourceNames: [last.name],
-      },
-    ];
+    const profiles = [profileNaming(last)];
     const snapshot = await snapshotOf(connections, profiles);
     target = await startEmulator({ data: { connections: [] }, latencyMs: 40 });
     const emu = target;
@@ -129,7 +103,7 @@ describe('other writers', () => {
 
   it('two imports with different journals under not-applied 500s: each connection once; each undo deletes only its own provable creates', async () => {
     assertBuiltCliFresh();
-    const connections = Array.from({ length: 40 }, (_, i) => connection(i));
+    const connections = numberedConnections(40, '83');
     const snapshot = await snapshotOf(connections);
     target = await startEmulator({
       data: { connections: [] },
