@@ -7,27 +7,14 @@
  * that nothing differs.
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_SCAN_TEMPLATES,
-  generateConnections,
-  type RunningEmulator,
-  startEmulator,
-} from '../../src/emulator/index.js';
-import type { EmulatorOptions, SeedConnection } from '../../src/emulator/types.js';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SCAN_TEMPLATES, generateConnections } from '../../src/emulator/index.js';
+import type { SeedConnection } from '../../src/emulator/types.js';
+import { emulatorsClosedAfterEach } from '../helpers/emulators.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
-const started: RunningEmulator[] = [];
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((e) => e.close()));
-});
-
-async function emulator(options: EmulatorOptions): Promise<RunningEmulator> {
-  const emu = await startEmulator({ port: 0, referencesApi: false, ...options });
-  started.push(emu);
-  return emu;
-}
+const emulator = emulatorsClosedAfterEach({ referencesApi: false });
 
 /** The same object with its keys in reverse order. */
 function reversedKeys<T extends Record<string, unknown>>(o: T): T {

@@ -5,21 +5,15 @@
  * in-process against emulators on 127.0.0.1 (the source with `--profile-sources names` too).
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_SCAN_TEMPLATES,
   generateConnections,
   type RunningEmulator,
-  startEmulator,
 } from '../../src/emulator/index.js';
-import type { EmulatorOptions } from '../../src/emulator/types.js';
+import { emulatorsClosedAfterEach } from '../helpers/emulators.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-
-const started: RunningEmulator[] = [];
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((e) => e.close()));
-});
 
 const connections = generateConnections(4, { seed: 11 }).map((c, i) => ({
   ...c,
@@ -37,11 +31,7 @@ function profile(name: string, dataSourceList: string[]): Record<string, unknown
   };
 }
 
-async function emulator(options: EmulatorOptions): Promise<RunningEmulator> {
-  const emu = await startEmulator({ port: 0, ...options });
-  started.push(emu);
-  return emu;
-}
+const emulator = emulatorsClosedAfterEach();
 
 /** Export `source`, import into an empty target; the snapshot and the target. */
 async function restore(

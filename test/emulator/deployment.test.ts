@@ -9,7 +9,7 @@
  * - `profileSources: 'names'`: [code] BigID's CI action lists data sources by name.
  */
 import { PassThrough } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildEmulatorOptions } from '../../src/cli/emulator.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import {
@@ -19,19 +19,10 @@ import {
   type RunningEmulator,
   startEmulator,
 } from '../../src/emulator/index.js';
-import type { EmulatorOptions } from '../../src/emulator/types.js';
+import { emulatorsClosedAfterEach } from '../helpers/emulators.js';
 import { send } from './raw-http.js';
 
-const started: RunningEmulator[] = [];
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((e) => e.close()));
-});
-
-async function emulator(options: EmulatorOptions): Promise<RunningEmulator> {
-  const emu = await startEmulator({ port: 0, ...options });
-  started.push(emu);
-  return emu;
-}
+const emulator = emulatorsClosedAfterEach();
 
 type Body = {
   data: { ds_connections?: { name: string }[]; cases?: Record<string, unknown>[]; totalCount: number };
