@@ -49,6 +49,10 @@ const LEVEL_VALUES: Readonly<Record<LogLevel, number>> = {
   fatal: 60,
   silent: Number.POSITIVE_INFINITY,
 };
+/** The level's name of each pino number, for the stderr line. */
+const LEVEL_NAMES: ReadonlyMap<number, string> = new Map(
+  Object.entries(LEVEL_VALUES).map(([n, v]) => [v, n]),
+);
 
 // pino (and its workers' code) is loaded at the first record a run keeps, not at every command's start:
 // most runs at the default level write none.
@@ -81,7 +85,7 @@ function createHumanStream(target: NodeJS.WritableStream): Writable {
           .filter(([, v]) => v !== undefined && (typeof v !== 'object' || v === null))
           .map(([k, v]) => `${k}=${String(v)}`)
           .join(' ');
-        const name = Object.keys(LEVEL_VALUES).find((n) => LEVEL_VALUES[n as LogLevel] === level) ?? 'log';
+        const name = (typeof level === 'number' ? LEVEL_NAMES.get(level) : undefined) ?? 'log';
         target.write(`${name}: ${String(msg ?? '')}${extras ? ` (${extras})` : ''}\n`);
       } catch {
         target.write(chunk);

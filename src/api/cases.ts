@@ -1,16 +1,9 @@
 /** Security cases (spec 4.4 to 4.6). */
 
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
+import { isRecord } from '../own-property.js';
 import type { HttpClient } from './http.js';
-import {
-  encodeFilter,
-  isRecord,
-  itemsOf,
-  type Page,
-  pagesThrough,
-  readListPage,
-  unexpectedShape,
-} from './paging.js';
+import { encodeFilter, itemsOf, type Page, pagesThrough, readListPage, unexpectedShape } from './paging.js';
 import type { ListOptions } from './types.js';
 
 const LIST_PATH = '/actionable-insights/all-cases';

@@ -13,8 +13,8 @@ import {
   InterruptedError,
   UnavailableError,
 } from '../errors.js';
+import { isRecord } from '../own-property.js';
 import { scrub } from '../secrets.js';
-import { isRecord } from './paging.js';
 import { isTransientStatus, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { describeHtmlOrText, extractServiceMessage, isErrorEnvelope, NotJson } from './service-error.js';
 

@@ -5,17 +5,10 @@ import StreamArray from 'stream-json/streamers/StreamArray.js';
 import { detachString } from '../detach-string.js';
 import { ApiError, isDdsError, UnaddressableNameError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import { isRecord } from '../own-property.js';
 import { scrubServiceText } from '../secrets.js';
 import type { HttpClient, HttpRequest } from './http.js';
-import {
-  encodeFilter,
-  isRecord,
-  itemsOf,
-  type Page,
-  pagesThrough,
-  readListPage,
-  unexpectedShape,
-} from './paging.js';
+import { encodeFilter, itemsOf, type Page, pagesThrough, readListPage, unexpectedShape } from './paging.js';
 import type { CreatedConnection, ListOptions } from './types.js';
 
 const LIST_PATH = '/ds-connections';

@@ -11,12 +11,14 @@
  * leaves this file: every failure is turned into an {@link ApiError}, {@link AuthError},
  * {@link UnavailableError} or {@link InterruptedError} whose `cause` is a plain, sanitized object.
  */
+
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { PassThrough, type Readable } from 'node:stream';
 import axios, { type AxiosInstance, type AxiosResponse, isAxiosError } from 'axios';
 import pRetry, { AbortError } from 'p-retry';
 import type { ResolvedEnvironment } from '../config.js';
+import { countOf } from '../display-name.js';
 import { ApiError, InterruptedError, isDdsError, UnavailableError } from '../errors.js';
 import {
   type AttemptCut,
@@ -395,9 +397,7 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
       last instanceof ApiError || last instanceof UnavailableError
         ? last.http
         : contextOf(ctx, request.method, request.path);
-    const why = exhausted
-      ? `after ${attempts} attempt${attempts === 1 ? '' : 's'}`
-      : "and the run's retry budget is spent";
+    const why = exhausted ? `after ${countOf(attempts, 'attempt')}` : "and the run's retry budget is spent";
     const base =
       last instanceof UnavailableError
         ? `Cannot reach ${environment.label} ${why} (${failure.detail ?? failure.networkCode ?? 'no answer'})`

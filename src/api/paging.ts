@@ -1,6 +1,6 @@
 /**
  * Paging shared by the list endpoints (connections, cases), and the helpers every endpoint's answer
- * reader shares (`isRecord`, `readCount`, `unexpectedShape`).
+ * reader shares (`readCount`, `unexpectedShape`).
  *
  * A page is asked for with its start as both `skip` (the spec) and `offset` (api-notes [code]: BigID's
  * own SIEM connector pages all-cases with `limit` + `offset`): a deployment honours one of the two,
@@ -16,7 +16,9 @@
  * yet; when it never reads consistently, {@link InconsistentListError} (exit 5) ends the listing. A
  * caller never gets an item twice nor a silently short list.
  */
+
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { countOf } from '../display-name.js';
 import { ApiError, DdsError, ExitCode } from '../errors.js';
 import { isRecord } from '../own-property.js';
 import type { HttpClient } from './http.js';
@@ -168,7 +170,7 @@ async function* readList<T>(
       if (!canReadAgain) {
         throw new InconsistentListError(
           'changed',
-          `${label} changed while its ${endpoint.what} were listed (${error.detail}; read ${read} time${read === 1 ? '' : 's'})`,
+          `${label} changed while its ${endpoint.what} were listed (${error.detail}; read ${countOf(read, 'time')})`,
           path,
           'Re-run the command when the target is not being changed',
         );
@@ -272,18 +274,13 @@ function checkAgainstPrevious<T>(
   if (again === 0) return;
   if (again === known && known === previous.size)
     throw new ListChanged('paging-ignored', `the page at ${start} repeats the previous one`);
-  throw new ListChanged(
-    'changed',
-    `${again} item${again === 1 ? '' : 's'} of the previous page seen again at ${start}`,
-  );
+  throw new ListChanged('changed', `${countOf(again, 'item')} of the previous page seen again at ${start}`);
 }
 
 /** The items of `pages`, one at a time (for a caller whose work per item is not synchronous). */
 export async function* itemsOf<T>(pages: AsyncIterable<readonly T[]>): AsyncGenerator<T> {
   for await (const page of pages) yield* page;
 }
-
-export { isRecord };
 
 /** The error for a body of an unexpected shape (a different API version, a proxy): reported as a 502. */
 export function unexpectedShape(path: string, what: string): ApiError {

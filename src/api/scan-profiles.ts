@@ -1,8 +1,9 @@
 /** Scan profiles (spec 4.2, 4.3). */
 import { ApiError } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
+import { isRecord } from '../own-property.js';
 import type { HttpClient, HttpRequest } from './http.js';
-import { isRecord, readListPage, unexpectedShape } from './paging.js';
+import { readListPage, unexpectedShape } from './paging.js';
 
 /** The profile in an answer: the body itself, or `data`, `data.scanProfile`, `scanProfile`. */
 function readProfile(body: unknown, path: string, fallback?: Record<string, unknown>): ScanProfile {

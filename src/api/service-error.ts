@@ -2,8 +2,9 @@
  * Reading what the service answered: bodies parsed by content (whatever the content-type says), error
  * envelopes on a 2xx, and the service's own error text, scrubbed and kept short.
  */
+
+import { isRecord } from '../own-property.js';
 import { maskSecrets, scrubServiceText } from '../secrets.js';
-import { isRecord } from './paging.js';
 
 /**
  * Pull the service's own error text out of a body: `error`, `message` or `errors[]` (spec section 7),

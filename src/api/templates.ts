@@ -1,8 +1,9 @@
 /** Connector templates (api-notes: `GET /ds-connections-types/template/{type}`). */
 import { ApiError } from '../errors.js';
 import type { ConnectorTemplate } from '../model/template.js';
+import { isRecord } from '../own-property.js';
 import type { HttpClient } from './http.js';
-import { isRecord, unexpectedShape } from './paging.js';
+import { unexpectedShape } from './paging.js';
 
 /**
  * Read a template out of an answer: the template itself (`{name, fields}`, as real deployments send

@@ -4,10 +4,12 @@
  * `cases:update`, with an optional audit trail, and compare the ids the service reported with the
  * preview. A dry run returns the preview; nothing matched sends nothing.
  */
+
 import { randomUUID } from 'node:crypto';
 import { listCases, updateCasesBulk } from '../api/cases.js';
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
+import { countOf } from '../display-name.js';
 import { DdsError, FileWriteError } from '../errors.js';
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import { assertWriteConfirmed } from '../protected.js';
@@ -36,7 +38,7 @@ function describeAppliedButUnaudited(error: unknown, updated: number): unknown {
   const code = (error.cause as NodeJS.ErrnoException | undefined)?.code ?? 'error';
   return new FileWriteError(
     error.file,
-    `the update was applied (${updated} case${updated === 1 ? '' : 's'} reported), but its outcome could not be added to the audit file (${code})`,
+    `the update was applied (${countOf(updated, 'case')} reported), but its outcome could not be added to the audit file (${code})`,
     {
       hint: "The change itself is done and the cases' states before it are in the trail; free disk space for the next run",
       cause: error,

@@ -6,7 +6,8 @@
  */
 import { ExitCode } from '../errors.js';
 import { limitHeapGrowth } from './heap.js';
-import { finishStdout, reportUncaught, runCli } from './run-cli.js';
+import { finishStdout, reportUncaught } from './report-error.js';
+import { runCli } from './run-cli.js';
 
 limitHeapGrowth();
 

@@ -26,8 +26,6 @@ import { booleanOption } from './options.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
 import { reportError, wantsStack } from './report-error.js';
 
-export { finishStdout, reportUncaught } from './report-error.js';
-
 /** One run of yargs: what its command handlers need, and what they leave behind. */
 interface RunState {
   readonly table: CommandTable;

@@ -2,11 +2,10 @@
  * `dds-migrate runs JOURNAL [--format table|json]`: the runs of an import journal, oldest first: what
  * each wrote, whether it finished, which undo took it back.
  */
-import { resolve } from 'node:path';
 import { ExitCode, UsageError } from '../errors.js';
 import { listRuns, type RunSummary } from '../sync/runs.js';
 import type { CommandSpec } from './command.js';
-import { formatOption, readStringOption } from './options.js';
+import { formatOption, readPathOption } from './options.js';
 import { renderTable } from './render.js';
 
 const FORMATS = ['table', 'json'] as const;
@@ -41,9 +40,9 @@ export const runsCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const journal = readStringOption(args, 'journal');
+    const journal = readPathOption(args, 'journal', ctx.io.cwd);
     if (journal === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
-    const result = await listRuns(resolve(ctx.io.cwd, journal));
+    const result = await listRuns(journal);
     const format = args.format ?? (ctx.globals.json ? 'json' : 'table');
     if (format === 'json') {
       ctx.out.json(result);

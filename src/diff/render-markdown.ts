@@ -5,7 +5,7 @@
  * service masked named, never valued; long lists folded in `<details>`. Pure: returns the text.
  */
 import { compareNames } from '../connections/match.js';
-import { code, FOLD_AFTER, row, section } from '../markdown.js';
+import { code, FOLD_AFTER, row, section, text } from '../markdown.js';
 import { showDataSourceChange, showValue } from './render-text.js';
 import type { DiffResult, FieldChange } from './types.js';
 
@@ -27,7 +27,7 @@ export function renderDiffMarkdown(
   }
   const label = (name: string) => {
     const type = typeOf(name);
-    return `${code(name)}${type ? ` (${type})` : ''}`;
+    return `${code(name)}${type ? ` (${text(type)})` : ''}`;
   };
   const lines = [
     `## Diff: from ${code(labels.from)} to ${code(labels.to)}`,

@@ -86,7 +86,7 @@ import {
 } from './preflight.js';
 import { planProfiles } from './profile-plan.js';
 import { buildProfileReport, countProfileOutcomes, serializeProfileReport } from './profile-report.js';
-import { countProfileWrites, runImportSteps } from './run-import.js';
+import { countProfileWrites, isProfileWrite, runImportSteps } from './run-import.js';
 
 /**
  * Import a snapshot into the target (see the module comment for the order of side effects).
@@ -361,10 +361,7 @@ async function importLeanSnapshot(
         total: plan.steps.length,
       });
     }
-    const writes =
-      plan.changes +
-      profileWrites +
-      profilePlan.steps.filter((s) => s.kind === 'done' && s.via === 'lookup').length;
+    const writes = plan.changes + profilePlan.steps.filter(isProfileWrite).length;
     let outcomes: Awaited<ReturnType<typeof runImportSteps>> = {
       connections: new Map(),
       profiles: new Map(),

@@ -19,6 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { parsePointer } from '../diff/pointer.js';
 import { isDeepEqual } from '../diff/values.js';
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
@@ -236,7 +237,8 @@ export function resolveOverrides(
 }
 
 /** The blocks that apply to an entry, in the order they are applied. */
-function blocksFor(entry: { readonly name: string; readonly type: string }, overrides: Overrides) {
+/** The override blocks that apply to `entry`: all, its type's, its name's (later wins). */
+export function blocksFor(entry: { readonly name: string; readonly type: string }, overrides: Overrides) {
   return [overrides.all, overrides.byType[entry.type] ?? {}, overrides.byName[entry.name] ?? {}];
 }
 
@@ -283,8 +285,7 @@ export function overrideSets(
   pointer: string,
   overrides: Overrides,
 ): boolean {
-  const [, top = '', index] = pointer.split('/');
-  const key = top.replace(/~1/g, '/').replace(/~0/g, '~');
+  const [key = '', index] = parsePointer(pointer) ?? [];
   return blocksFor(entry, overrides).some((block) => {
     if (!Object.hasOwn(block, key)) return false;
     const value = block[key];

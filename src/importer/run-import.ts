@@ -128,7 +128,7 @@ class ProfileWrite implements WriteStep {
 }
 
 /** True for profile steps the executor runs. */
-function isProfileWrite(step: ProfileStep): boolean {
+export function isProfileWrite(step: ProfileStep): boolean {
   return (
     step.kind === 'create' ||
     step.kind === 'update' ||

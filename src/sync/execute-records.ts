@@ -2,7 +2,7 @@
  * The journal records the executor writes: the intent of a request (before it is sent) and the
  * outcome of a step (after it settled).
  */
-import type { WriteOutcome, WritePayload, WriteStep } from './execute.js';
+import type { SettledOutcome, WritePayload, WriteStep } from './execute.js';
 import type { JournalRecord } from './journal/records.js';
 
 /** The intent of one request of `step`. */
@@ -40,8 +40,8 @@ export function intentRecord(
   }
 }
 
-/** The outcome record of a settled step; undefined for a step that sent nothing (refused when loaded). */
-export function outcomeRecord(outcome: WriteOutcome, run: number, at: string): JournalRecord | undefined {
+/** The outcome record of a settled step (a step refused when loaded is recorded `failed`). */
+export function outcomeRecord(outcome: SettledOutcome, run: number, at: string): JournalRecord {
   const { step } = outcome;
   const base = {
     kind: 'outcome' as const,
@@ -51,7 +51,6 @@ export function outcomeRecord(outcome: WriteOutcome, run: number, at: string): J
     targetName: step.targetName,
     at,
   };
-  if (outcome.kind === 'pending') return undefined;
   if (outcome.kind === 'exists') {
     const { targetId, createdAt } = outcome;
     return {

@@ -137,6 +137,9 @@ export type WriteOutcome<S extends WriteStep = WriteStep> =
       readonly inDoubt: boolean;
     };
 
+/** An outcome the journal records: every one but `pending`. */
+export type SettledOutcome<S extends WriteStep = WriteStep> = Exclude<WriteOutcome<S>, { kind: 'pending' }>;
+
 /** Full-jitter backoff base and cap before re-checking an in-doubt create (ms). */
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 8000;
@@ -281,9 +284,8 @@ export async function executeSteps<S extends WriteStep>(
   // one's fsync. Safe: an outcome lost in a crash leaves its intent open, and the next run looks the
   // name up before sending anything. A failed write stops the run like any other fault.
   const outcomeWrites = new Set<Promise<void>>();
-  const settle = (outcome: WriteOutcome<S>): WriteOutcome<S> => {
+  const settle = (outcome: SettledOutcome<S>): WriteOutcome<S> => {
     const record = outcomeRecord(outcome, run, now());
-    if (record === undefined) return outcome;
     const written: Promise<void> = journal.append(record).then(
       () => {
         outcomeWrites.delete(written);

@@ -57,10 +57,7 @@ export async function listRuns(path: string): Promise<JournalRuns> {
   if (begin === undefined)
     throw new InputFileError(path, undefined, 'the journal is empty', { hint: JOURNAL_HINT });
   const runs = read.replay.runs;
-  const undoneBy = new Map<number, number>();
-  for (const r of runs)
-    if (r.command === 'undo' && r.endedAt !== undefined && r.undoes !== undefined)
-      undoneBy.set(r.undoes, r.run);
+  const undoneBy = undoneRuns(runs);
   return {
     journal: path,
     snapshotSha256: begin.snapshotSha256,
@@ -95,4 +92,13 @@ export function chooseImportRun(
   }
   if (newest !== undefined && newest.endedAt === undefined) return { run: newest.run, continuing: newest };
   return { run: (newest?.run ?? 0) + 1, continuing: undefined };
+}
+
+/** The runs a finished undo took back: the run undone -> the undo's run. */
+export function undoneRuns(runs: readonly RunState[]): Map<number, number> {
+  const undoneBy = new Map<number, number>();
+  for (const r of runs)
+    if (r.command === 'undo' && r.endedAt !== undefined && r.undoes !== undefined)
+      undoneBy.set(r.undoes, r.run);
+  return undoneBy;
 }

@@ -44,7 +44,7 @@ import {
 import { type Journal, normaliseTargetUrl, openJournal } from './journal/writer.js';
 import { connectionWriter, readConnectionIds } from './kinds/connection.js';
 import { placeProfileBody, scanProfileWriter } from './kinds/scan-profile.js';
-import { cannotReadJournal } from './runs.js';
+import { cannotReadJournal, undoneRuns } from './runs.js';
 import { createRateLimiter } from './throttle.js';
 import {
   createRunHistory,
@@ -134,9 +134,7 @@ function chooseUndo(
   if (newest?.command === 'undo' && newest.endedAt === undefined && newest.undoes !== undefined) {
     return { run: newest.run, undoes: newest.undoes, continuing: newest };
   }
-  const undone = new Set(
-    runs.flatMap((r) => (r.command === 'undo' && r.endedAt !== undefined ? [r.undoes] : [])),
-  );
+  const undone = undoneRuns(runs);
   const target = [...runs].reverse().find((r) => r.command === 'import' && !undone.has(r.run));
   if (target === undefined) return undefined;
   return { run: (newest?.run ?? 0) + 1, undoes: target.run, continuing: undefined };

@@ -5,16 +5,14 @@
  * given the service's mask, which the comparison reports as masked, not compared (its value, often a
  * `${env:NAME}` that the verifying shell does not hold, is never needed).
  */
-import type { Overrides } from '../importer/overrides.js';
-import { applyOverrides } from '../importer/overrides.js';
+import { applyOverrides, blocksFor, type Overrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
 import { isRecord } from '../own-property.js';
 import { isSecretByName, MASK } from '../secrets.js';
 
 /** The top-level fields the overrides set on an entry (all, then its type's, then its name's). */
 function overriddenKeys(entry: Connection, overrides: Overrides): Set<string> {
-  const blocks = [overrides.all, overrides.byType[entry.type] ?? {}, overrides.byName[entry.name] ?? {}];
-  return new Set(blocks.flatMap((block) => Object.keys(block)));
+  return new Set(blocksFor(entry, overrides).flatMap((block) => Object.keys(block)));
 }
 
 /** An encrypted `custom_fields` element, its value masked. */

@@ -5,7 +5,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { reportUncaught } from '../../src/cli/run-cli.js';
+import { reportUncaught } from '../../src/cli/report-error.js';
 import { clearRegisteredSecrets, registerSecret } from '../../src/secrets.js';
 
 const TOKEN = 'CANARY-bug-token-61d0aa';

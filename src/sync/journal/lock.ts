@@ -142,8 +142,8 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
 }
 
 /**
- * Take the lock of the journal at `path` (`<path>.lock`, as {@link openJournal} does) without opening
- * it: `undo` holds its import's journal still while it reads and reverts it. Resolves to the release.
+ * Take the lock of the journal at `path` (`<path>.lock`), for `openJournal`, which every run (import
+ * and undo) opens its journal with. Resolves to the release.
  */
 export function lockJournal(path: string): Promise<() => Promise<void>> {
   return guardFileWrite(path, 'journal', () => acquireLock(`${path}.lock`));

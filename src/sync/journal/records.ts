@@ -14,6 +14,7 @@
  * `object`/`op` are connection creates, `profile-intent`/`profile-outcome` are scan profile intents and
  * outcomes, `resume` is ignored.
  */
+import { isRecord } from '../../own-property.js';
 
 /** Version of the journal's record format (1: one unnamed run; 2: runs). */
 export const JOURNAL_FORMAT_VERSION = 2;
@@ -179,10 +180,6 @@ export function runOf(record: { readonly run?: number }): number {
   return record.run ?? 1;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 function isString(value: unknown): value is string {
   return typeof value === 'string';
 }
@@ -199,7 +196,7 @@ const DONE_RESULT: Readonly<Record<JournalOp, string>> = {
 
 /** Check one parsed line; returns the record (earlier formats normalised) or a reason it is not one. */
 export function checkRecord(value: unknown): JournalRecord | string {
-  if (!isObject(value)) return 'expected a JSON object';
+  if (!isRecord(value)) return 'expected a JSON object';
   switch (value.kind) {
     case 'begin':
       if (!isString(value.snapshotSha256) || !isString(value.targetUrl))
@@ -229,7 +226,7 @@ export function checkRecord(value: unknown): JournalRecord | string {
       const record = normaliseTags(value);
       if (typeof record === 'string') return record;
       if (record.kind === 'intent') {
-        if (record.object === 'connection' && record.op !== 'create' && !isObject(record.before))
+        if (record.object === 'connection' && record.op !== 'create' && !isRecord(record.before))
           return `${String(record.op)} intent needs a before-image`;
         return record as unknown as IntentRecord;
       }

@@ -65,6 +65,10 @@ export function createConvergeHelpers(
 ): ConvergeHelpers {
   const secretFields = (type: string) => catalog.secretFields(type);
   const typeOf = (c: Readonly<Record<string, unknown>>) => (typeof c.type === 'string' ? c.type : '');
+  const updateBody: ConvergeHelpers['updateBody'] = (entry) => {
+    const { body } = dropMaskedValues(entry.body);
+    return { body, secretsSent: findClearSecrets(body, secretFields(entry.type)) };
+  };
   return {
     // A field whose snapshot value is masked is left out of the PUT (the service keeps what it holds),
     // so it cannot justify an update: counted as one, the same update was planned on every run.
@@ -72,13 +76,10 @@ export function createConvergeHelpers(
       findChangedFields(entry.body as Connection, target, secretFields).filter(
         (field) => !isMasked(valueAtComparedPath(entry.body, field.path)),
       ),
-    updateBody: (entry) => {
-      const { body } = dropMaskedValues(entry.body);
-      return { body, secretsSent: findClearSecrets(body, secretFields(entry.type)) };
-    },
+    updateBody,
     secretsWritten: (entry) => {
-      const { body } = dropMaskedValues(entry.body);
-      return findClearSecrets(body, secretFields(entry.type)).map((path) => ({
+      const { body, secretsSent } = updateBody(entry);
+      return secretsSent.map((path) => ({
         path,
         from: overrideSets(entry, body, path, overrides) ? 'overrides' : 'snapshot',
       }));
