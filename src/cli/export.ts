@@ -18,7 +18,7 @@ import {
 import type { SnapshotPart } from '../snapshot/format.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, getRunRetryBudget, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, runEnvironments, withEnvironmentOptions } from './environment.js';
 import { parseListOption, readStringOption, stringOption } from './options.js';
 import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
@@ -104,7 +104,7 @@ export const exportCommand: CommandSpec = {
       {
         resolveSource: () => resolveSide(ctx, args, 'from'),
         createClient: clientFactory(ctx),
-        retryBudget: getRunRetryBudget(ctx),
+        retryBudget: runEnvironments(ctx).retryBudget,
         signal: ctx.signal,
       },
       (event) => renderExportEvent(event, ctx),

@@ -7,7 +7,6 @@
  * Exit 0: complete and no regression; 1: something missing, different or regressed; 2, 4, 5 as usual.
  */
 
-import { resolve } from 'node:path';
 import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
 import { countOf } from '../display-name.js';
 import { assertNever, ExitCode, UsageError } from '../errors.js';
@@ -15,25 +14,23 @@ import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE } from '../verify/test-conn
 import { type VerifyEvent, type VerifyOptions, verifyEnvironment } from '../verify/verify-environment.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { envPorts, getConfig, withEnvironmentOptions } from './environment.js';
+import { envPorts, runEnvironments, withEnvironmentOptions } from './environment.js';
 import {
   booleanOption,
   formatOption,
   listOption,
   readPathOption,
   readRateOption,
-  readStringOption,
   stringOption,
 } from './options.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { chooseFormat } from './render.js';
-import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
+import { readSnapshotArgument, withSnapshotArgument } from './snapshot-keys.js';
 import { buildVerifyJson, renderVerifyText } from './verify-render.js';
 
 /** Check the command line once (UsageError, exit 2). */
 export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Promise<VerifyOptions> {
-  const snapshot = readStringOption(args, 'snapshot');
-  if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
+  const snapshot = await readSnapshotArgument(args, ctx);
   const testConnections = args.testConnections === true;
   const rate = readRateOption(args.rate);
   if (rate !== undefined && !testConnections) {
@@ -42,10 +39,10 @@ export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Prom
   const report = readPathOption(args, 'report', ctx.io.cwd);
   const schemas = readPathOption(args, 'schemas', ctx.io.cwd, 'a folder');
   const overrides = readPathOption(args, 'overrides', ctx.io.cwd, 'a file');
-  const config = await getConfig(ctx);
+  const config = await runEnvironments(ctx).config();
   return {
-    snapshot: resolve(ctx.io.cwd, snapshot),
-    snapshotLabel: snapshot,
+    snapshot: snapshot.path,
+    snapshotLabel: snapshot.label,
     testConnections,
     rate,
     report,
@@ -98,7 +95,6 @@ export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent)
 export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const format = chooseFormat(args.format, ctx.globals.json, ['text', 'json'], 'text');
   const options = await readVerifyOptions(args, ctx);
-  await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
   const result = await verifyEnvironment(
     options,
     {
@@ -124,30 +120,28 @@ export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promi
 
 export const verifyCommand: CommandSpec = {
   builder: (yargs) =>
-    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['env'])
-      .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .options({
-        'test-connections': booleanOption(
-          'Also test each present connection with the service (POST ds-connection-test, stored secret); a failure that passed at export is a regression',
-        ),
-        rate: stringOption(
-          `Connection tests per second (default ${DEFAULT_TEST_RATE}, or the environment's rate if lower; ${DEFAULT_TEST_CONCURRENCY} at once at most)`,
-        ),
-        format: formatOption(
-          ['text', 'json'],
-          'text (summary, then details) or json (default text; json with --json)',
-        ),
-        report: stringOption('Write one JSON line per object (its state and test verdict) here'),
-        overrides: stringOption(
-          "The import's overrides file: a field it sets is compared with its value (secrets are never compared)",
-        ),
-        'ignore-field': listOption(
-          'Ignore a top-level field name or a JSON pointer, as diff does (e.g. a field set by overrides)',
-        ),
-        schemas: stringOption(
-          'Template schemas folder whose x-secret fields are masked (default: the shipped ones)',
-        ),
-      }),
+    withEnvironmentOptions(withSnapshotArgument(yargs), ['env']).options({
+      'test-connections': booleanOption(
+        'Also test each present connection with the service (POST ds-connection-test, stored secret); a failure that passed at export is a regression',
+      ),
+      rate: stringOption(
+        `Connection tests per second (default ${DEFAULT_TEST_RATE}, or the environment's rate if lower; ${DEFAULT_TEST_CONCURRENCY} at once at most)`,
+      ),
+      format: formatOption(
+        ['text', 'json'],
+        'text (summary, then details) or json (default text; json with --json)',
+      ),
+      report: stringOption('Write one JSON line per object (its state and test verdict) here'),
+      overrides: stringOption(
+        "The import's overrides file: a field it sets is compared with its value (secrets are never compared)",
+      ),
+      'ignore-field': listOption(
+        'Ignore a top-level field name or a JSON pointer, as diff does (e.g. a field set by overrides)',
+      ),
+      schemas: stringOption(
+        'Template schemas folder whose x-secret fields are masked (default: the shipped ones)',
+      ),
+    }),
   examples: [
     {
       command: '$0 verify prod.snapshot.jsonl --env dr',
