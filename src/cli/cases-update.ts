@@ -149,7 +149,8 @@ export const casesUpdateCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const where = readWhereValues(args.where);
+    // Each --where is one FIELD=VALUES pair (values are split later, with `\,` escapes).
+    const where = [args.where ?? []].flat().map(String);
     const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
     for (const warning of checkWhereFilters(update.filters)) ctx.out.warn(warning);
     const reason = readStringOption(args, 'reason', 'a non-empty reason');
@@ -197,9 +198,3 @@ export const casesUpdateCommand: CommandSpec = {
     }
   },
 };
-
-/** `--where` as given: each occurrence is one FIELD=VALUES pair (values are split later, with `\,` escapes). */
-function readWhereValues(value: unknown): string[] {
-  if (value === undefined) return [];
-  return (Array.isArray(value) ? value : [value]).map(String);
-}

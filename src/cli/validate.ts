@@ -70,7 +70,7 @@ export const validateCommand: CommandSpec = {
 };
 
 /** A problem as a line: `name (type) /pointer: message`. */
-export function formatProblem(problem: ValidationProblem): string {
+function formatProblem(problem: ValidationProblem): string {
   return `${problem.entry} (${problem.type}) ${problem.path || '/'}: ${problem.message}`;
 }
 
@@ -160,7 +160,7 @@ function printValidationWarnings(warnings: readonly ValidationProblem[], ctx: Cl
 }
 
 /** `password: 12, aws_secret_key: 3`, most frequent first. */
-export function summarizeFields(problems: readonly ValidationProblem[]): string {
+function summarizeFields(problems: readonly ValidationProblem[]): string {
   const counts = new Map<string, number>();
   for (const p of problems) {
     const field = p.path.replace(/^\//, '').replace(/\/\d+\//g, '/*/');
