@@ -89,9 +89,7 @@ function renderUpdated(
   }
   if (ctx.globals.json) {
     ctx.out.json({
-      field: update.field,
-      newValue: update.newValue,
-      filters: update.filters,
+      ...update,
       matched: matched.length,
       updated: result.caseIds.length,
       caseIds: result.caseIds,
@@ -176,9 +174,7 @@ export const casesUpdateCommand: CommandSpec = {
         if (ctx.globals.json) {
           ctx.out.json({
             dryRun: true,
-            field: update.field,
-            newValue: update.newValue,
-            filters: update.filters,
+            ...update,
             matched: matched.length,
             caseIds: matched.map((c) => c.caseId),
           });
