@@ -114,21 +114,17 @@ export const casesListCommand: CommandSpec = {
         output: readPathOption(args, 'output', ctx.io.cwd),
       },
       envPorts(ctx, args),
-      (file) => {
-        const writer = createRecordWriter(
+      (file) => ({
+        ...createRecordWriter(
           format,
           file === undefined ? ctx.out : { write: (text) => file.write(scrub(text)) },
           {
             columns,
           },
-        );
-        return {
-          write: (record) => writer.write(record),
-          // A slow reader (a pipe) bounds memory.
-          flush: () => (file === undefined ? waitForDrain(ctx.io.stdout) : Promise.resolve()),
-          end: () => writer.end(),
-        };
-      },
+        ),
+        // A slow reader (a pipe) bounds memory.
+        flush: () => (file === undefined ? waitForDrain(ctx.io.stdout) : Promise.resolve()),
+      }),
     );
     ctx.log.info({ environment: result.environment, count: result.count }, 'listed cases');
     if (result.file !== undefined) {

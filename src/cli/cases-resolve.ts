@@ -5,7 +5,7 @@
  */
 import { type CaseTarget, describeTarget } from '../cases/look-up.js';
 import { checkAuditReason, type ResolveOutcome, resolveCasesIn } from '../cases/resolve.js';
-import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
+import { ExitCode, PartialFailureError } from '../errors.js';
 import type { CommandSpec } from './command.js';
 import { envPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, stringOption } from './options.js';
@@ -48,11 +48,8 @@ export const casesResolveCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
+    // yargs holds <ids..> to at least one value; an empty one is refused here.
     const ids = parseListOption(args.ids, 'the case ids') ?? [];
-    if (ids.length === 0)
-      throw new UsageError('Expected at least one case id', {
-        hint: 'Example: cases resolve ID1,ID2 --env prod --reason "..."',
-      });
     const reason = checkAuditReason(args.reason);
     const dryRun = args.dryRun === true;
     const { environment, targets, run } = await resolveCasesIn(

@@ -89,9 +89,7 @@ function renderUpdated(
   }
   if (ctx.globals.json) {
     ctx.out.json({
-      field: update.field,
-      newValue: update.newValue,
-      filters: update.filters,
+      ...update,
       matched: matched.length,
       updated: result.caseIds.length,
       caseIds: result.caseIds,
@@ -149,7 +147,8 @@ export const casesUpdateCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const where = readWhereValues(args.where);
+    // Each --where is one FIELD=VALUES pair (values are split later, with `\,` escapes).
+    const where = [args.where ?? []].flat().map(String);
     const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
     for (const warning of checkWhereFilters(update.filters)) ctx.out.warn(warning);
     const reason = readStringOption(args, 'reason', 'a non-empty reason');
@@ -175,9 +174,7 @@ export const casesUpdateCommand: CommandSpec = {
         if (ctx.globals.json) {
           ctx.out.json({
             dryRun: true,
-            field: update.field,
-            newValue: update.newValue,
-            filters: update.filters,
+            ...update,
             matched: matched.length,
             caseIds: matched.map((c) => c.caseId),
           });
@@ -197,9 +194,3 @@ export const casesUpdateCommand: CommandSpec = {
     }
   },
 };
-
-/** `--where` as given: each occurrence is one FIELD=VALUES pair (values are split later, with `\,` escapes). */
-function readWhereValues(value: unknown): string[] {
-  if (value === undefined) return [];
-  return (Array.isArray(value) ? value : [value]).map(String);
-}

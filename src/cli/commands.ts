@@ -167,12 +167,6 @@ export const topLevelExamples: readonly HelpExample[] = [
   { command: '$0 emulator --data prod', describe: 'A local service to try it all on' },
 ];
 
-/** The commands of a run: the entries, and the modules loaded of the commands its command line names. */
-export interface CommandTable {
-  readonly entries: readonly CommandEntry[];
-  readonly loaded: ReadonlyMap<CommandRef, CommandSpec>;
-}
-
 /** The first word of a command string: `import <snapshot>` -> `import`. */
 function nameOf(command: string): string {
   return command.split(' ')[0] ?? command;

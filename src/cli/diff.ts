@@ -16,7 +16,7 @@ import { countOf } from '../display-name.js';
 import { ExitCode } from '../errors.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, getConfig, resolveSide, withEnvironmentOptions } from './environment.js';
+import { clientFactory, resolveSide, runEnvironments, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { formatOption, listOption, readPathOption, stringOption } from './options.js';
 import { chooseFormat } from './render.js';
@@ -90,7 +90,7 @@ export const diffCommand: CommandSpec = {
   ],
   async run(args, ctx) {
     const format = chooseFormat(args.format, ctx.globals.json, DIFF_FORMATS, 'text');
-    const config = await getConfig(ctx);
+    const config = await runEnvironments(ctx).config();
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
     const schemas = readPathOption(args, 'schemas', ctx.io.cwd, 'a folder');
     await useSnapshotKeysOf(args, ctx, [String(args.from ?? ''), String(args.to ?? '')]);

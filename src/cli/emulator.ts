@@ -11,6 +11,7 @@ import { ExitCode, InputFileError, UsageError } from '../errors.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import {
   booleanOption,
+  numberOption,
   parseListOption,
   readNumberOption,
   readPathOption,
@@ -78,29 +79,22 @@ export const emulatorCommand: CommandSpec = {
       data: stringOption(
         'Seed file {connections, scanProfiles, cases, ...}, or a shipped environment: prod, dr-partial, empty',
       ),
-      generate: {
-        type: 'number',
-        describe: 'Add N generated valid connections (gen-<type>-<dept>-<i>) to the data',
-      },
-      'generate-cases': {
-        type: 'number',
-        describe: 'Add N generated security cases (ids ca5e...) to the data',
-      },
+      generate: numberOption('Add N generated valid connections (gen-<type>-<dept>-<i>) to the data'),
+      'generate-cases': numberOption('Add N generated security cases (ids ca5e...) to the data'),
       state: stringOption('Persist changes to this file and reload it on start'),
       token: stringOption('API token to accept (default emulator-token)'),
       'user-token': stringOption('User token for refresh-access-token (default emulator-user-token)'),
-      'session-ttl': { type: 'number', describe: 'Lifetime of session tokens, ms (default 3600000)' },
-      latency: {
-        type: 'number',
-        describe: "Time from a request's arrival to its answer, ms (the emulator's own work inside it)",
-      },
-      jitter: { type: 'number', describe: 'Latency jitter, ms (default 10% of --latency)' },
-      'rate-limit': { type: 'number', describe: 'Requests per second before 429 + Retry-After' },
+      'session-ttl': numberOption('Lifetime of session tokens, ms (default 3600000)'),
+      latency: numberOption(
+        "Time from a request's arrival to its answer, ms (the emulator's own work inside it)",
+      ),
+      jitter: numberOption('Latency jitter, ms (default 10% of --latency)'),
+      'rate-limit': numberOption('Requests per second before 429 + Retry-After'),
       faults: stringOption(
         'Fault rules, e.g. commit-then-drop:0.05@POST:/ds_connections,500:0.02,reset:0.01@GET:*',
       ),
-      seed: { type: 'number', describe: 'PRNG seed for faults and jitter' },
-      'max-page-size': { type: 'number', describe: 'Largest page limit honoured (default 1000)' },
+      seed: numberOption('PRNG seed for faults and jitter'),
+      'max-page-size': numberOption('Largest page limit honoured (default 1000)'),
       'html-content-type': booleanOption('Label JSON answers text/html, as some deployments do'),
       'export-clear-secrets': booleanOption('Export secrets in the clear instead of ******'),
       'test-fail': stringOption('Connections (names, comma-separated) whose ds-connection-test fails'),

@@ -6,8 +6,8 @@
  */
 import type { Argv } from 'yargs';
 import type { ClientOptions } from '../api/client-factory.js';
-import type { HttpClient, RetryBudget } from '../api/http.js';
-import { type Config, type EnvironmentRole, type ResolvedEnvironment, TOKEN_VARIABLES } from '../config.js';
+import type { HttpClient } from '../api/http.js';
+import { type EnvironmentRole, type ResolvedEnvironment, TOKEN_VARIABLES } from '../config.js';
 import { openRunEnvironments, type RunEnvironments } from '../environments/run-environments.js';
 import { UsageError } from '../errors.js';
 import type { ParsedArgs } from './command.js';
@@ -23,18 +23,14 @@ const ROLE_OF: Readonly<Record<EnvironmentSide, EnvironmentRole>> = {
   to: 'target',
 };
 
-/** The `--…-token-file` option of each side. */
-const TOKEN_FILE_OPTION: Readonly<Record<EnvironmentSide, string>> = {
-  env: 'token-file',
-  from: 'from-token-file',
-  to: 'to-token-file',
-};
-
 const SIDE_DESCRIPTION: Readonly<Record<EnvironmentSide, string>> = {
   env: 'Environment: a name from the config file or a base URL https://host[:port]',
   from: 'Source environment: a config name or a base URL',
   to: 'Target environment: a config name or a base URL',
 };
+
+/** The `--…-token-file` option of a side: `--token-file`, `--from-token-file`, `--to-token-file`. */
+const tokenFileOption = (side: EnvironmentSide) => (side === 'env' ? 'token-file' : `${side}-token-file`);
 
 /** Add the environment options of `sides` (each required unless `optional`, described as `describe` says). */
 export function withEnvironmentOptions(
@@ -49,7 +45,7 @@ export function withEnvironmentOptions(
       [side]: stringOption(options.describe?.[side] ?? SIDE_DESCRIPTION[side], {
         demandOption: options.optional !== true,
       }),
-      [TOKEN_FILE_OPTION[side]]: stringOption(
+      [tokenFileOption(side)]: stringOption(
         `Read the token of --${side} from this file (instead of ${variable} or tokenEnv)`,
       ),
     });
@@ -66,7 +62,7 @@ export const CONNECTION_OPTIONS = {
 const runs = new WeakMap<CliContext, RunEnvironments>();
 
 /** The environments of the run of `ctx` (one per run: config read once, one retry budget). */
-function environmentsOf(ctx: CliContext): RunEnvironments {
+export function runEnvironments(ctx: CliContext): RunEnvironments {
   let environments = runs.get(ctx);
   if (!environments) {
     environments = openRunEnvironments({
@@ -80,16 +76,6 @@ function environmentsOf(ctx: CliContext): RunEnvironments {
   return environments;
 }
 
-/** The run's retry budget, shared by every environment the run opens (unless a command passes its own). */
-export function getRunRetryBudget(ctx: CliContext): RetryBudget {
-  return environmentsOf(ctx).retryBudget;
-}
-
-/** The run's config file, read once per run. */
-export function getConfig(ctx: CliContext): Promise<Config> {
-  return environmentsOf(ctx).config();
-}
-
 /** Resolve the environment of `--env`, `--from` or `--to` (its clients come from {@link clientFactory}). */
 export async function resolveSide(
   ctx: CliContext,
@@ -98,9 +84,9 @@ export async function resolveSide(
 ): Promise<ResolvedEnvironment> {
   const ref = readStringOption(args, side);
   if (ref === undefined) throw new UsageError(`Missing --${side}`, { hint: 'See --help' });
-  const tokenFile = readStringOption(args, TOKEN_FILE_OPTION[side]);
+  const tokenFile = readStringOption(args, tokenFileOption(side));
   const caFile = readStringOption(args, 'ca-file');
-  const environment = await environmentsOf(ctx).resolve({
+  const environment = await runEnvironments(ctx).resolve({
     ref,
     role: ROLE_OF[side],
     ...(tokenFile === undefined ? {} : { tokenFile }),
@@ -125,5 +111,5 @@ export function envPorts(ctx: CliContext, args: ParsedArgs) {
 export function clientFactory(
   ctx: CliContext,
 ): (environment: ResolvedEnvironment, options?: ClientOptions) => HttpClient {
-  return (environment, options = {}) => environmentsOf(ctx).createClient(environment, options);
+  return (environment, options = {}) => runEnvironments(ctx).createClient(environment, options);
 }

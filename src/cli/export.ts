@@ -6,7 +6,6 @@
  * Output: the snapshot's path on stdout (so `f=$(dds-migrate export ...)` works); the summary on
  * stderr; with `--json`, one JSON result on stdout instead.
  */
-import { resolve } from 'node:path';
 import { countOf } from '../display-name.js';
 import { assertNever, ExitCode, UsageError } from '../errors.js';
 import {
@@ -18,8 +17,8 @@ import {
 import type { SnapshotPart } from '../snapshot/format.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, getRunRetryBudget, resolveSide, withEnvironmentOptions } from './environment.js';
-import { parseListOption, readStringOption, stringOption } from './options.js';
+import { clientFactory, resolveSide, runEnvironments, withEnvironmentOptions } from './environment.js';
+import { parseListOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
 /** Check the options once, before anything is sent (paths resolved against `cwd`). */
@@ -27,16 +26,8 @@ function readExportOptions(args: ParsedArgs, cwd: string): ExportOptions {
   const ids = parseListOption(args.ids, '--ids');
   const types = parseListOption(args.type, '--type');
   const nameGlob = readStringOption(args, 'name', "a glob such as 'finance-*'");
-  const file = args.o ?? args.output;
-  const outDir = args.outDir;
-  for (const [flag, value] of [
-    ['-o', file],
-    ['--out-dir', outDir],
-  ] as const) {
-    if (value !== undefined && (typeof value !== 'string' || value.trim() === '')) {
-      throw new UsageError(`Expected ${flag} to be a path, got ${JSON.stringify(value)}`);
-    }
-  }
+  const file = readPathOption(args, 'o', cwd, 'a path');
+  const outDir = readPathOption(args, 'out-dir', cwd, 'a path');
   const include = readInclude(args.include);
   if ((file === undefined) === (outDir === undefined)) {
     throw new UsageError('Expected exactly one of -o FILE or --out-dir DIR', { hint: 'See --help' });
@@ -46,8 +37,7 @@ function readExportOptions(args: ParsedArgs, cwd: string): ExportOptions {
     types,
     nameGlob,
     include,
-    output:
-      typeof file === 'string' ? { file: resolve(cwd, file) } : { outDir: resolve(cwd, outDir as string) },
+    output: file === undefined ? { outDir: outDir as string } : { file },
   };
 }
 
@@ -104,7 +94,7 @@ export const exportCommand: CommandSpec = {
       {
         resolveSource: () => resolveSide(ctx, args, 'from'),
         createClient: clientFactory(ctx),
-        retryBudget: getRunRetryBudget(ctx),
+        retryBudget: runEnvironments(ctx).retryBudget,
         signal: ctx.signal,
       },
       (event) => renderExportEvent(event, ctx),

@@ -61,7 +61,8 @@ export function readStringOption(
   const value = args[keyOf(flag)];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new UsageError(`Expected --${flag} to be ${expected}, got ${describeGiven(value)}`, {
+    const shown = flag.length === 1 ? `-${flag}` : `--${flag}`;
+    throw new UsageError(`Expected ${shown} to be ${expected}, got ${describeGiven(value)}`, {
       hint: 'See --help',
     });
   }

@@ -9,23 +9,21 @@ import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_VARIABLE_PREFIX, initOverrides } from '../overrides/init-overrides.js';
 import type { CommandSpec } from './command.js';
 import { booleanOption, readStringOption, stringOption } from './options.js';
-import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
+import { readSnapshotArgument, withSnapshotArgument } from './snapshot-keys.js';
 
 export const overridesInitCommand: CommandSpec = {
   builder: (yargs) =>
-    withSnapshotKeyOptions(yargs)
-      .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
-      .options({
-        output: stringOption('The overrides file to write (mode 0600; never overwritten without --force)', {
-          alias: 'o',
-          demandOption: true,
-        }),
-        prefix: stringOption(
-          `Prefix of the variable names (default ${DEFAULT_VARIABLE_PREFIX}: ${DEFAULT_VARIABLE_PREFIX}_<ENTRY>_<FIELD>)`,
-        ),
-        schemas: stringOption('Folder of <type>.schema.json files (default: the shipped schemas/templates)'),
-        force: booleanOption('Replace an existing output file'),
+    withSnapshotArgument(yargs).options({
+      output: stringOption('The overrides file to write (mode 0600; never overwritten without --force)', {
+        alias: 'o',
+        demandOption: true,
       }),
+      prefix: stringOption(
+        `Prefix of the variable names (default ${DEFAULT_VARIABLE_PREFIX}: ${DEFAULT_VARIABLE_PREFIX}_<ENTRY>_<FIELD>)`,
+      ),
+      schemas: stringOption('Folder of <type>.schema.json files (default: the shipped schemas/templates)'),
+      force: booleanOption('Replace an existing output file'),
+    }),
   examples: [
     {
       command: '$0 overrides init prod.snapshot.jsonl -o secrets.overrides.json',
@@ -37,15 +35,13 @@ export const overridesInitCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    const snapshot = readStringOption(args, 'snapshot', 'a path');
-    if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
-    await useSnapshotKeysOf(args, ctx, [snapshot]);
+    const snapshot = await readSnapshotArgument(args, ctx);
     const output = readStringOption(args, 'output', 'a path');
     if (output === undefined) throw new UsageError('Missing -o FILE', { hint: 'See --help' });
     const schemas = readStringOption(args, 'schemas', 'a path');
     const prefix = readStringOption(args, 'prefix');
     const result = await initOverrides({
-      snapshot: resolve(ctx.io.cwd, snapshot),
+      snapshot: snapshot.path,
       output: resolve(ctx.io.cwd, output),
       outputLabel: output,
       force: args.force === true,

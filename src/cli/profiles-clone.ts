@@ -1,5 +1,5 @@
 import { countOf } from '../display-name.js';
-import { ExitCode, PartialFailureError, UsageError } from '../errors.js';
+import { ExitCode, PartialFailureError } from '../errors.js';
 import { assertPlanClean, type CloneResult, cloneProfiles } from '../profiles/clone.js';
 import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../profiles/plan.js';
 import type { CommandSpec } from './command.js';
@@ -100,11 +100,8 @@ export const profilesCloneCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
+    // yargs holds <ids..> to at least one value; an empty one is refused here.
     const ids = parseListOption(args.ids, 'the profile ids') ?? [];
-    if (ids.length === 0)
-      throw new UsageError('Expected at least one scan profile id', {
-        hint: 'Example: profiles clone ID1,ID2 --from prod --to dr',
-      });
     const result = await withRefusalJson(
       ctx,
       cloneProfiles(

@@ -129,60 +129,53 @@ export function renderTable(
 export function createRecordWriter(
   format: OutputFormat,
   out: Pick<Output, 'write'>,
-  options: RecordWriterOptions,
+  { columns, projectJson }: RecordWriterOptions,
 ): RecordWriter {
-  const render = recordRenderer(format, options);
+  const json = (r: Record<string, unknown>): string => JSON.stringify(projectJson ? pick(r, columns) : r);
+  // The CSV header waits for the first record (or the end): a request that fails on the first page
+  // leaves stdout empty rather than holding a header with no rows.
+  const header = renderCsvRow(columns);
+  const rows: Record<string, unknown>[] = [];
   let count = 0;
+  const render = (r: Record<string, unknown>): string => {
+    switch (format) {
+      case 'ndjson':
+        return `${json(r)}\n`;
+      case 'json':
+        return `${count === 0 ? '[\n' : ',\n'}${json(r)}`;
+      case 'csv':
+        return `${count === 0 ? header : ''}${renderCsvRow(columns.map((c) => renderCell(r[c])))}`;
+      case 'table':
+        rows.push(pick(r, columns));
+        return '';
+    }
+  };
+  const ending = (): string => {
+    switch (format) {
+      case 'ndjson':
+        return '';
+      case 'json':
+        return count === 0 ? '[]\n' : '\n]\n';
+      case 'csv':
+        return count === 0 ? header : '';
+      case 'table':
+        return `${renderTable(rows, columns)}\n`;
+    }
+  };
   return {
     write(record) {
-      const text = render.record(record, count);
+      const text = render(record);
       if (text !== '') out.write(text);
       count += 1;
     },
     async end() {
-      const text = render.end(count);
+      const text = ending();
       if (text !== '') out.write(text);
     },
     get count() {
       return count;
     },
   };
-}
-
-/** The text of the record at `index` in `format`, and the text after the last of `count` records. */
-function recordRenderer(
-  format: OutputFormat,
-  { columns, projectJson }: RecordWriterOptions,
-): { record(record: Record<string, unknown>, index: number): string; end(count: number): string } {
-  const json = (r: Record<string, unknown>): string => JSON.stringify(projectJson ? pick(r, columns) : r);
-  switch (format) {
-    case 'ndjson':
-      return { record: (r) => `${json(r)}\n`, end: () => '' };
-    case 'json':
-      return {
-        record: (r, i) => `${i === 0 ? '[\n' : ',\n'}${json(r)}`,
-        end: (n) => (n === 0 ? '[]\n' : '\n]\n'),
-      };
-    case 'csv': {
-      // The header waits for the first record (or the end): a request that fails on the first page
-      // leaves stdout empty rather than holding a header with no rows.
-      const header = renderCsvRow(columns);
-      return {
-        record: (r, i) => `${i === 0 ? header : ''}${renderCsvRow(columns.map((c) => renderCell(r[c])))}`,
-        end: (n) => (n === 0 ? header : ''),
-      };
-    }
-    case 'table': {
-      const rows: Record<string, unknown>[] = [];
-      return {
-        record: (r) => {
-          rows.push(pick(r, columns));
-          return '';
-        },
-        end: () => `${renderTable(rows, columns)}\n`,
-      };
-    }
-  }
 }
 
 /**

@@ -9,8 +9,14 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LOG_LEVELS, type LogLevel } from '../log-levels.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { type CommandEntry, type CommandRef, isCommandGroup, type ParsedArgs } from './command.js';
-import { type CommandTable, commandEntries, loadNamedCommands } from './commands.js';
+import {
+  type CommandEntry,
+  type CommandRef,
+  type CommandSpec,
+  isCommandGroup,
+  type ParsedArgs,
+} from './command.js';
+import { commandEntries, loadNamedCommands } from './commands.js';
 import { type CliContext, type CliIo, createOutput, type GlobalOptions } from './context.js';
 import {
   collectExamples,
@@ -28,7 +34,8 @@ import { reportError, wantsStack } from './report-error.js';
 
 /** One run of yargs: what its command handlers need, and what they leave behind. */
 interface RunState {
-  readonly table: CommandTable;
+  /** The modules of the commands the command line names. */
+  readonly loaded: ReadonlyMap<CommandRef, CommandSpec>;
   readonly io: CliIo;
   readonly signal: AbortSignal;
   code?: ExitCode;
@@ -60,7 +67,7 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
 
 function attach(y: Argv, ref: CommandRef, state: RunState, group?: string): Argv {
   const { io, signal } = state;
-  const spec = state.table.loaded.get(ref);
+  const spec = state.loaded.get(ref);
   if (spec === undefined) {
     // Listed in the help only: yargs runs a command only when the command line names it, and then
     // loadNamedCommands has loaded it.
@@ -144,15 +151,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 /** {@link runCli} with every command line laid out and parsed by yargs (the build lays out its pages with it). */
 export async function runYargs(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const { default: yargs } = await import('yargs');
-  let table: CommandTable;
+  let loaded: ReadonlyMap<CommandRef, CommandSpec>;
   try {
-    table = { entries: commandEntries, loaded: await loadNamedCommands(commandEntries, argv) };
+    loaded = await loadNamedCommands(commandEntries, argv);
   } catch (error) {
     // A command's module that cannot be imported: a broken installation or a bug, reported as one.
     return reportError(error, io, wantsStack(argv, io));
   }
   const signal = io.signal ?? new AbortController().signal;
-  const state: RunState = { table, io, signal };
+  const state: RunState = { loaded, io, signal };
   // Options declared at the top level are global (yargs' default): every command page parses them.
   let parser: Argv = yargs([...argv])
     .scriptName(TOOL_NAME)
@@ -223,7 +230,7 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
     state.error = error;
   }
   if (output && state.error === undefined)
-    io.stdout.write(`${expandExamples(output, collectExamples(table.entries, table.loaded))}\n`);
+    io.stdout.write(`${expandExamples(output, collectExamples(commandEntries, loaded))}\n`);
 
   let code: ExitCode;
   if (state.error !== undefined) {

@@ -31,6 +31,14 @@ export function withSnapshotKeyOptions(yargs: Argv): Argv {
   });
 }
 
+/** The SNAPSHOT positional, with the options that open an encrypted one. */
+export function withSnapshotArgument(yargs: Argv): Argv {
+  return withSnapshotKeyOptions(yargs).positional('snapshot', {
+    type: 'string',
+    describe: 'A *.snapshot.jsonl file written by export',
+  });
+}
+
 /** `--encrypt-to`, `--encrypt-to-file` and `--passphrase-env`, for `export`. */
 export function withEncryptionOptions(yargs: Argv): Argv {
   return yargs.options({
@@ -77,6 +85,20 @@ export async function useSnapshotKeysOf(
     const path = resolve(ctx.io.cwd, snapshot);
     if (isEncryptedSnapshot(path)) (await openSnapshotSource(path, snapshot, keys)).close();
   }
+}
+
+/**
+ * The SNAPSHOT argument as typed (`label`, for messages) and resolved against the run's cwd (`path`),
+ * checked to open with the command's keys ({@link useSnapshotKeysOf}).
+ */
+export async function readSnapshotArgument(
+  args: ParsedArgs,
+  ctx: CliContext,
+): Promise<{ readonly path: string; readonly label: string }> {
+  const label = readStringOption(args, 'snapshot', 'a path');
+  if (label === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
+  await useSnapshotKeysOf(args, ctx, [label]);
+  return { path: resolve(ctx.io.cwd, label), label };
 }
 
 /** The encryption `export` was asked for (undefined: none), checked before anything is fetched. */

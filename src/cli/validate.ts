@@ -7,20 +7,19 @@
 import { resolve } from 'node:path';
 import { formatReferenceNeeds } from '../connections/references.js';
 import { countOf } from '../display-name.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import type { ValidationProblem } from '../schema/catalog.js';
 import { type ValidateResult, validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { CONNECTION_OPTIONS, clientFactory, resolveSide } from './environment.js';
 import { readStringOption, stringOption } from './options.js';
-import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
+import { readSnapshotArgument, withSnapshotArgument } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
 
 export const validateCommand: CommandSpec = {
   builder: (yargs) =>
-    withSnapshotKeyOptions(yargs)
-      .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
+    withSnapshotArgument(yargs)
       .options({
         schemas: stringOption('Folder of <type>.schema.json files (default: the shipped schemas/templates)'),
         'templates-from': stringOption(
@@ -41,17 +40,15 @@ export const validateCommand: CommandSpec = {
     { command: '$0 validate prod.snapshot.jsonl --json > report.json', describe: 'The whole report as JSON' },
   ],
   async run(args, ctx) {
-    const snapshot = readStringOption(args, 'snapshot', 'a path');
-    if (snapshot === undefined) throw new UsageError('Missing the SNAPSHOT argument', { hint: 'See --help' });
-    await useSnapshotKeysOf(args, ctx, [snapshot]);
+    const snapshot = await readSnapshotArgument(args, ctx);
     const schemasDir = readStringOption(args, 'schemas', 'a path');
     const templatesFrom = readStringOption(args, 'templates-from', 'a path');
 
     const report = await validateSnapshotFile(
       {
         // Paths are relative to the run's cwd; messages name the file as it was typed.
-        snapshot: resolve(ctx.io.cwd, snapshot),
-        label: snapshot,
+        snapshot: snapshot.path,
+        label: snapshot.label,
         catalog:
           templatesFrom !== undefined
             ? { kind: 'environment' }
@@ -73,7 +70,7 @@ export const validateCommand: CommandSpec = {
 };
 
 /** A problem as a line: `name (type) /pointer: message`. */
-export function formatProblem(problem: ValidationProblem): string {
+function formatProblem(problem: ValidationProblem): string {
   return `${problem.entry} (${problem.type}) ${problem.path || '/'}: ${problem.message}`;
 }
 
@@ -163,7 +160,7 @@ function printValidationWarnings(warnings: readonly ValidationProblem[], ctx: Cl
 }
 
 /** `password: 12, aws_secret_key: 3`, most frequent first. */
-export function summarizeFields(problems: readonly ValidationProblem[]): string {
+function summarizeFields(problems: readonly ValidationProblem[]): string {
   const counts = new Map<string, number>();
   for (const p of problems) {
     const field = p.path.replace(/^\//, '').replace(/\/\d+\//g, '/*/');
