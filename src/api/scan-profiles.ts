@@ -2,7 +2,8 @@
 import { ApiError } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
 import { isRecord } from '../own-property.js';
-import type { HttpClient, HttpRequest } from './http.js';
+import type { HttpClient } from './http.js';
+import { type Found, requestOrAbsent } from './http-options.js';
 import { readListPage, unexpectedShape } from './paging.js';
 
 /** The profile in an answer: the body itself, or `data`, `data.scanProfile`, `scanProfile`. */
@@ -76,19 +77,6 @@ export function listScanProfilesIfServed(
   });
 }
 
-/** Send `request`; `absent` when the service answers 404 (no profile of that id). */
-async function sendOrAbsent(
-  client: HttpClient,
-  request: HttpRequest,
-): Promise<{ readonly kind: 'done'; readonly body: unknown } | { readonly kind: 'absent' }> {
-  try {
-    return { kind: 'done', body: await client.request<unknown>(request) };
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return { kind: 'absent' };
-    throw error;
-  }
-}
-
 /**
  * PUT /scanProfiles/{id} (api-notes [guess]: the permissions exist). Retried as a safe request (the
  * whole profile is sent: idempotent). Returns the profile in the answer, or the one sent when the
@@ -99,9 +87,9 @@ export async function updateScanProfile(
   id: string,
   profile: Record<string, unknown>,
   options: { readonly signal?: AbortSignal } = {},
-): Promise<{ readonly kind: 'done'; readonly value: ScanProfile } | { readonly kind: 'absent' }> {
+): Promise<Found<ScanProfile>> {
   const path = `/scanProfiles/${encodeURIComponent(id)}`;
-  const answer = await sendOrAbsent(client, {
+  const answer = await requestOrAbsent(client, {
     method: 'PUT',
     path,
     body: profile,
@@ -110,7 +98,7 @@ export async function updateScanProfile(
   });
   if (answer.kind === 'absent') return answer;
   try {
-    return { kind: 'done', value: readProfile(answer.body, path, { ...profile, _id: id }) };
+    return { kind: 'done', value: readProfile(answer.value, path, { ...profile, _id: id }) };
   } catch {
     return { kind: 'done', value: { ...profile, _id: id } as unknown as ScanProfile };
   }
@@ -127,7 +115,7 @@ export async function deleteScanProfile(
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<{ readonly kind: 'done' } | { readonly kind: 'absent' }> {
   const path = `/scanProfiles/${encodeURIComponent(id)}`;
-  const answer = await sendOrAbsent(client, {
+  const answer = await requestOrAbsent(client, {
     method: 'DELETE',
     path,
     retry: 'safe',

@@ -26,3 +26,9 @@ export interface CreatedConnection {
   readonly name: string;
   readonly _id: string | undefined;
 }
+
+/** A connection's `_id` and `name`: what a listing keeps of each when only the keys are needed. */
+export interface ConnectionKey {
+  readonly _id?: string | undefined;
+  readonly name: string;
+}

@@ -29,6 +29,7 @@ import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
+import { HOLD_FOR_REREADS_BYTES } from '../snapshot/placed.js';
 import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
 
 export type DiffSide =
@@ -249,13 +250,6 @@ async function readEnvironmentProfiles(
 }
 
 /**
- * A snapshot up to this size is held in memory as it is read, for the rereads (a 100 000-connection
- * snapshot is 76 MB): a read from the file per connection costs more than the connection's parse. A
- * larger one is read again line by line, so what is held stays bounded whatever the size.
- */
-export const HOLD_FOR_REREADS_BYTES = 128 * 1024 * 1024;
-
-/**
  * A snapshot against an environment: the snapshot is read and checked whole first (a damaged one
  * fails before the environment is contacted), keeping per connection its place in the file; then the
  * export is read, each of its connections compared with its twin read again from the file; the
@@ -272,7 +266,9 @@ async function readSnapshotAndEnvironment(
   const indexed = await indexSnapshot(snapshotSide.path, ({ name, place }) => places.set(name, place), {
     label: snapshotSide.ref,
     signal: ports.signal,
-    holdForRereadsUpTo: HOLD_FOR_REREADS_BYTES,
+    // Four times the import's hold, a 100 000-connection snapshot (76 MB) included: the diff holds
+    // little else, and a read from the file per connection costs more than the connection's parse.
+    holdForRereadsUpTo: 4 * HOLD_FOR_REREADS_BYTES,
   });
   const { file } = indexed;
   try {

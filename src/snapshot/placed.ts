@@ -42,6 +42,15 @@ export interface PlacedSnapshotOptions extends ReadSnapshotOptions {
   readonly holdForRereadsUpTo?: number;
 }
 
+/**
+ * The {@link PlacedSnapshotOptions.holdForRereadsUpTo} of a command that reads every entry again
+ * (import: when the plan checks it and when it is sent): a snapshot up to this size (about 40 000
+ * connections) is held; a larger one is read again line by line, so what is held stays bounded whatever
+ * the size of the snapshot. Either way what is read again is what was verified: a held line is the
+ * bytes read first, a line read from the file is checked against their CRC-32.
+ */
+export const HOLD_FOR_REREADS_BYTES = 32 * 1024 * 1024;
+
 /** A snapshot's file, open to read its entries again by place. */
 export interface PlacedSnapshot {
   /**
