@@ -20,7 +20,8 @@ import {
   type SnapshotPart,
   type SnapshotSelection,
 } from './format.js';
-import { DAMAGED_HINT, NOT_A_SNAPSHOT_HINT, type RawLine } from './lines.js';
+import { DAMAGED_HINT, type RawLine } from './lines.js';
+import { NOT_A_SNAPSHOT_HINT } from './source.js';
 
 /** What a verified snapshot is: its header (migrated to the current version) and its checksum facts. */
 export interface VerifiedSnapshot {

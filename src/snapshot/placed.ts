@@ -6,10 +6,10 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
-import { changedWhileRead, openSource, type RawLine, readLineBatches, toReadError } from './lines.js';
+import { changedWhileRead, type RawLine, readLineBatches } from './lines.js';
 import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
 import type { ReadSnapshotOptions } from './read.js';
-import type { SnapshotSource } from './source.js';
+import { openSnapshotSource, type SnapshotSource, toReadError } from './source.js';
 
 /** Where an entry's line is in the file, to read it again later; a few numbers instead of the entry. */
 export interface EntryPlace {
@@ -133,7 +133,7 @@ export async function indexSnapshot(
     },
   };
 
-  const source = await openSource(path, label);
+  const source = await openSnapshotSource(path, label);
   if (source.encrypted) encrypted = source;
   // Held when small enough at the start; a file that then grows or shrinks was changed while read.
   const holdUpTo = options.holdForRereadsUpTo ?? 0;
