@@ -10,7 +10,7 @@ import { scrubServiceText } from '../secrets.js';
 import type { HttpClient, HttpRequest } from './http.js';
 import { type Found, requestOrAbsent } from './http-options.js';
 import { encodeFilter, itemsOf, type Page, pagesThrough, readListPage, unexpectedShape } from './paging.js';
-import type { ConnectionKey, CreatedConnection, ListOptions } from './types.js';
+import type { ConnectionKey, ListOptions } from './types.js';
 
 const LIST_PATH = '/ds-connections';
 const EXPORT_PATH = '/ds-connections/file-download/export';
@@ -153,7 +153,7 @@ export async function createConnection(
   client: HttpClient,
   connection: Record<string, unknown>,
   options: { readonly signal?: AbortSignal; readonly timeoutMs?: number } = {},
-): Promise<CreatedConnection> {
+): Promise<ConnectionKey> {
   if (typeof connection.name === 'string') checkAddressable('POST', CREATE_PATH, connection.name);
   const body = await client.request<unknown>({
     method: 'POST',

@@ -1,5 +1,4 @@
 /** Scan profiles (spec 4.2, 4.3). */
-import { ApiError } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
 import { isRecord } from '../own-property.js';
 import type { HttpClient } from './http.js';
@@ -51,30 +50,21 @@ export async function getScanProfile(client: HttpClient, id: string): Promise<Sc
 
 /**
  * GET /scanProfiles: every profile. The answer is `{"scanProfiles":[...]}` (api-notes [code]); a
- * `data` envelope (`data.scanProfiles`, or `data` as the array) is accepted too.
+ * `data` envelope (`data.scanProfiles`, or `data` as the array) is accepted too. `ifServed`: none when
+ * the service has no profiles endpoint (404).
  */
 export async function listScanProfiles(
   client: HttpClient,
-  options: { readonly signal?: AbortSignal } = {},
+  options: { readonly signal?: AbortSignal; readonly ifServed?: boolean } = {},
 ): Promise<ScanProfile[]> {
-  const body = await client.request<unknown>({
-    method: 'GET',
-    path: '/scanProfiles',
-    retry: 'safe',
-    signal: options.signal,
-  });
-  return readListPage(body, 'scanProfiles', '/scanProfiles', false).items as unknown as ScanProfile[];
-}
-
-/** {@link listScanProfiles}, or none when the service has no profiles endpoint (404). */
-export function listScanProfilesIfServed(
-  client: HttpClient,
-  options: { readonly signal?: AbortSignal } = {},
-): Promise<ScanProfile[]> {
-  return listScanProfiles(client, options).catch((error: unknown) => {
-    if (error instanceof ApiError && error.status === 404) return [];
-    throw error;
-  });
+  const path = '/scanProfiles';
+  const answer = await requestOrAbsent(
+    client,
+    { method: 'GET', path, retry: 'safe', signal: options.signal },
+    (error) => options.ifServed === true && error.status === 404,
+  );
+  if (answer.kind === 'absent') return [];
+  return readListPage(answer.value, 'scanProfiles', path, false).items as unknown as ScanProfile[];
 }
 
 /**

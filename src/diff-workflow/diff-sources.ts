@@ -16,7 +16,7 @@ import { basename, resolve } from 'node:path';
 import { type ClientFactory, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
-import { listScanProfilesIfServed } from '../api/scan-profiles.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
 import { createMergedDiff } from '../diff/merged.js';
@@ -237,7 +237,7 @@ async function readEnvironmentProfiles(
   nameById: ReadonlyMap<string, string>,
   signal: AbortSignal,
 ): Promise<ComparableProfile[]> {
-  return (await listScanProfilesIfServed(client, { signal }))
+  return (await listScanProfiles(client, { signal, ifServed: true }))
     .filter((p) => typeof p.name === 'string')
     .map((p) => {
       const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
