@@ -272,59 +272,46 @@ export function isMasked(value: unknown): boolean {
 export function maskSecrets<T extends Record<string, unknown>>(
   entry: T,
   secretFields: ReadonlySet<string> = new Set(),
+  onMasked?: (value: string | number) => void,
 ): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(entry)) {
-    assignOwn(out, key, maskValue(value, secretFields.has(key) || isSecretByName(key, value)));
+    assignOwn(out, key, maskValue(value, secretFields.has(key) || isSecretByName(key, value), onMasked));
   }
   return out as T;
 }
 
-/** Mask `value`: all of it when `secret`, else the secrets found inside it. */
-function maskValue(value: unknown, secret: boolean): unknown {
-  if (Array.isArray(value)) return value.map((item) => maskValue(item, secret));
+/** Mask `value`: all of it when `secret`, else the secrets found inside it; `onMasked` sees each value masked. */
+function maskValue(value: unknown, secret: boolean, onMasked?: (value: string | number) => void): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, secret, onMasked));
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;
     const encrypted = record.field_type === 'encrypted';
     const out: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(record)) {
       const innerSecret = secret || isSecretByName(key, inner) || (encrypted && key === 'field_value');
-      assignOwn(out, key, maskValue(inner, innerSecret));
+      assignOwn(out, key, maskValue(inner, innerSecret, onMasked));
     }
     return out;
   }
   if (!secret) return value;
-  if (typeof value === 'string') return value === '' ? value : MASK;
-  if (typeof value === 'number' || typeof value === 'bigint') return MASK;
-  return value;
+  if ((typeof value === 'string' && value !== '') || typeof value === 'number') {
+    onMasked?.(value);
+    return MASK;
+  }
+  return typeof value === 'bigint' ? MASK : value;
 }
 
 /**
- * Register every secret value of a connection-like object ({@link registerSecret}), found by the same
- * rules as {@link maskSecrets}: what is about to be sent to a service may be echoed back in its error
+ * Register every secret value of a connection-like object ({@link registerSecret}), found as
+ * {@link maskSecrets} finds them: what is about to be sent to a service may be echoed back in its error
  * messages, and {@link scrub} must know it to remove it.
  */
 export function registerSecretsOf(
   entry: Readonly<Record<string, unknown>>,
   secretFields: ReadonlySet<string> = new Set(),
 ): void {
-  for (const [key, value] of Object.entries(entry)) {
-    registerValue(value, secretFields.has(key) || isSecretByName(key, value));
-  }
-}
-
-function registerValue(value: unknown, secret: boolean): void {
-  if (Array.isArray(value)) {
-    for (const item of value) registerValue(item, secret);
-  } else if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const encrypted = record.field_type === 'encrypted';
-    for (const [key, inner] of Object.entries(record)) {
-      registerValue(inner, secret || isSecretByName(key, inner) || (encrypted && key === 'field_value'));
-    }
-  } else if (secret && (typeof value === 'string' || typeof value === 'number')) {
-    registerSecret(String(value));
-  }
+  maskSecrets(entry, secretFields, (value) => registerSecret(String(value)));
 }
 
 /**

@@ -8,8 +8,9 @@ import type { Connection } from '../model/connection.js';
 import { isRecord } from '../own-property.js';
 import { scrubServiceText } from '../secrets.js';
 import type { HttpClient, HttpRequest } from './http.js';
+import { type Found, requestOrAbsent } from './http-options.js';
 import { encodeFilter, itemsOf, type Page, pagesThrough, readListPage, unexpectedShape } from './paging.js';
-import type { CreatedConnection, ListOptions } from './types.js';
+import type { ConnectionKey, ListOptions } from './types.js';
 
 const LIST_PATH = '/ds-connections';
 const EXPORT_PATH = '/ds-connections/file-download/export';
@@ -46,6 +47,18 @@ export function listConnectionPages(
     },
     options,
   );
+}
+
+/**
+ * Every connection's `_id` and `name`, all pages (names and ids only: memory stays small). A name the
+ * service lists twice is kept twice: a caller that keys them by name decides what a duplicate means.
+ */
+export async function listConnectionKeys(client: HttpClient, signal?: AbortSignal): Promise<ConnectionKey[]> {
+  const keys: ConnectionKey[] = [];
+  for await (const page of listConnectionPages(client, { signal })) {
+    for (const c of page) keys.push({ _id: typeof c._id === 'string' ? c._id : undefined, name: c.name });
+  }
+  return keys;
 }
 
 /**
@@ -140,7 +153,7 @@ export async function createConnection(
   client: HttpClient,
   connection: Record<string, unknown>,
   options: { readonly signal?: AbortSignal; readonly timeoutMs?: number } = {},
-): Promise<CreatedConnection> {
+): Promise<ConnectionKey> {
   if (typeof connection.name === 'string') checkAddressable('POST', CREATE_PATH, connection.name);
   const body = await client.request<unknown>({
     method: 'POST',
@@ -160,30 +173,26 @@ export async function createConnection(
   return { name, _id: id };
 }
 
-/** The outcome of an update or a delete by name: done, or no connection of that name. */
-export type ByNameResult<T> = { readonly kind: 'done'; readonly value: T } | { readonly kind: 'absent' };
-
 /**
  * Send a request to `/ds_connections/{name}` (refused before anything is sent for a name that
  * {@link isAddressableName} refuses). `absent` when there is no connection of that name: real
  * deployments answer 400 "Unable to locate ..." instead of 404 (api-notes), the one place that reads a
  * service message to classify, sanctioned by that note.
  */
-async function sendByName(
+function sendByName(
   client: HttpClient,
   name: string,
   request: Omit<HttpRequest, 'path'>,
-): Promise<ByNameResult<unknown>> {
+): Promise<Found<unknown>> {
   const path = `${CREATE_PATH}/${encodeURIComponent(name)}`;
   checkAddressable(request.method, path, name);
-  try {
-    return { kind: 'done', value: await client.request<unknown>({ ...request, path }) };
-  } catch (error) {
-    const status = error instanceof ApiError ? error.status : undefined;
-    const said = error instanceof ApiError ? (error.http.serviceMessage ?? '') : '';
-    if (status === 404 || (status === 400 && /unable to locate/i.test(said))) return { kind: 'absent' };
-    throw error;
-  }
+  return requestOrAbsent(
+    client,
+    { ...request, path },
+    (error) =>
+      error.status === 404 ||
+      (error.status === 400 && /unable to locate/i.test(error.http.serviceMessage ?? '')),
+  );
 }
 
 /**
@@ -231,7 +240,7 @@ export async function updateConnection(
   name: string,
   connection: Record<string, unknown>,
   options: { readonly signal?: AbortSignal } = {},
-): Promise<ByNameResult<Connection | undefined>> {
+): Promise<Found<Connection | undefined>> {
   const answer = await sendByName(client, name, {
     method: 'PUT',
     body: { ds_connection: connection },
@@ -260,7 +269,7 @@ export async function deleteConnection(
   client: HttpClient,
   name: string,
   options: { readonly signal?: AbortSignal } = {},
-): Promise<ByNameResult<undefined>> {
+): Promise<Found<undefined>> {
   const answer = await sendByName(client, name, { method: 'DELETE', retry: 'safe', signal: options.signal });
   return answer.kind === 'absent' ? answer : { kind: 'done', value: undefined };
 }

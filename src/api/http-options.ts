@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { rootCertificates } from 'node:tls';
 import type { ResolvedEnvironment } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { ApiError, ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RetryBudget, RetryPolicy } from './retry-policy.js';
 
@@ -71,6 +71,26 @@ export interface HttpClient {
   /** Send a GET and return the body as a stream (large exports). Errors as for `request`. */
   requestStream(request: HttpRequest): Promise<NodeJS.ReadableStream>;
   close(): void;
+}
+
+/** What a request by id or name found: its answer's body, or nothing of that id or name. */
+export type Found<T> = { readonly kind: 'done'; readonly value: T } | { readonly kind: 'absent' };
+
+/**
+ * Send `request`; `absent` when the service's refusal says there is no such object (`isAbsent`:
+ * default a 404), any other failure thrown.
+ */
+export async function requestOrAbsent(
+  client: HttpClient,
+  request: HttpRequest,
+  isAbsent: (error: ApiError) => boolean = (error) => error.status === 404,
+): Promise<Found<unknown>> {
+  try {
+    return { kind: 'done', value: await client.request<unknown>(request) };
+  } catch (error) {
+    if (error instanceof ApiError && isAbsent(error)) return { kind: 'absent' };
+    throw error;
+  }
 }
 
 export async function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

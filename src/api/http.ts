@@ -53,16 +53,7 @@ import { createTokenExchange } from './token-exchange.js';
 
 export type { HttpClient, HttpClientOptions, HttpRequest } from './http-options.js';
 
-export {
-  computeRetryDelay,
-  createRetryBudget,
-  DEFAULT_RETRY_BUDGET,
-  DEFAULT_RETRY_POLICY,
-  parseRetryAfter,
-  type RetryBudget,
-  type RetryPolicy,
-} from './retry-policy.js';
-export { extractServiceMessage } from './service-error.js';
+export { createRetryBudget, DEFAULT_RETRY_BUDGET, type RetryBudget } from './retry-policy.js';
 
 /** Default idle timeout of a request (no byte for this long). */
 export const DEFAULT_TIMEOUT_MS = 30_000;

@@ -4,9 +4,9 @@
  * status [code], credentials [guess]): a 404 is `not-available` (the caller reports "could not be
  * checked"), never an error that fails a run.
  */
-import { ApiError } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 import type { HttpClient } from './http.js';
+import { requestOrAbsent } from './http-options.js';
 import { readListPage } from './paging.js';
 
 /** A scanner as listed by GET /scanner-status (other fields kept as they came). */
@@ -30,14 +30,9 @@ async function listReference<T>(
   key: string,
   signal: AbortSignal | undefined,
 ): Promise<ReferenceList<T>> {
-  let body: unknown;
-  try {
-    body = await client.request<unknown>({ method: 'GET', path, retry: 'safe', signal });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return { kind: 'not-available' };
-    throw error;
-  }
-  return { kind: 'available', items: readListPage(body, key, path, false).items as unknown as T[] };
+  const answer = await requestOrAbsent(client, { method: 'GET', path, retry: 'safe', signal });
+  if (answer.kind === 'absent') return { kind: 'not-available' };
+  return { kind: 'available', items: readListPage(answer.value, key, path, false).items as unknown as T[] };
 }
 
 /** GET /scanner-status: the scanners with their `scanner_group`; `not-available` on 404. */

@@ -1,8 +1,8 @@
 /** Scan profiles (spec 4.2, 4.3). */
-import { ApiError } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
 import { isRecord } from '../own-property.js';
-import type { HttpClient, HttpRequest } from './http.js';
+import type { HttpClient } from './http.js';
+import { type Found, requestOrAbsent } from './http-options.js';
 import { readListPage, unexpectedShape } from './paging.js';
 
 /** The profile in an answer: the body itself, or `data`, `data.scanProfile`, `scanProfile`. */
@@ -50,43 +50,21 @@ export async function getScanProfile(client: HttpClient, id: string): Promise<Sc
 
 /**
  * GET /scanProfiles: every profile. The answer is `{"scanProfiles":[...]}` (api-notes [code]); a
- * `data` envelope (`data.scanProfiles`, or `data` as the array) is accepted too.
+ * `data` envelope (`data.scanProfiles`, or `data` as the array) is accepted too. `ifServed`: none when
+ * the service has no profiles endpoint (404).
  */
 export async function listScanProfiles(
   client: HttpClient,
-  options: { readonly signal?: AbortSignal } = {},
+  options: { readonly signal?: AbortSignal; readonly ifServed?: boolean } = {},
 ): Promise<ScanProfile[]> {
-  const body = await client.request<unknown>({
-    method: 'GET',
-    path: '/scanProfiles',
-    retry: 'safe',
-    signal: options.signal,
-  });
-  return readListPage(body, 'scanProfiles', '/scanProfiles', false).items as unknown as ScanProfile[];
-}
-
-/** {@link listScanProfiles}, or none when the service has no profiles endpoint (404). */
-export function listScanProfilesIfServed(
-  client: HttpClient,
-  options: { readonly signal?: AbortSignal } = {},
-): Promise<ScanProfile[]> {
-  return listScanProfiles(client, options).catch((error: unknown) => {
-    if (error instanceof ApiError && error.status === 404) return [];
-    throw error;
-  });
-}
-
-/** Send `request`; `absent` when the service answers 404 (no profile of that id). */
-async function sendOrAbsent(
-  client: HttpClient,
-  request: HttpRequest,
-): Promise<{ readonly kind: 'done'; readonly body: unknown } | { readonly kind: 'absent' }> {
-  try {
-    return { kind: 'done', body: await client.request<unknown>(request) };
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return { kind: 'absent' };
-    throw error;
-  }
+  const path = '/scanProfiles';
+  const answer = await requestOrAbsent(
+    client,
+    { method: 'GET', path, retry: 'safe', signal: options.signal },
+    (error) => options.ifServed === true && error.status === 404,
+  );
+  if (answer.kind === 'absent') return [];
+  return readListPage(answer.value, 'scanProfiles', path, false).items as unknown as ScanProfile[];
 }
 
 /**
@@ -99,9 +77,9 @@ export async function updateScanProfile(
   id: string,
   profile: Record<string, unknown>,
   options: { readonly signal?: AbortSignal } = {},
-): Promise<{ readonly kind: 'done'; readonly value: ScanProfile } | { readonly kind: 'absent' }> {
+): Promise<Found<ScanProfile>> {
   const path = `/scanProfiles/${encodeURIComponent(id)}`;
-  const answer = await sendOrAbsent(client, {
+  const answer = await requestOrAbsent(client, {
     method: 'PUT',
     path,
     body: profile,
@@ -110,7 +88,7 @@ export async function updateScanProfile(
   });
   if (answer.kind === 'absent') return answer;
   try {
-    return { kind: 'done', value: readProfile(answer.body, path, { ...profile, _id: id }) };
+    return { kind: 'done', value: readProfile(answer.value, path, { ...profile, _id: id }) };
   } catch {
     return { kind: 'done', value: { ...profile, _id: id } as unknown as ScanProfile };
   }
@@ -127,7 +105,7 @@ export async function deleteScanProfile(
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<{ readonly kind: 'done' } | { readonly kind: 'absent' }> {
   const path = `/scanProfiles/${encodeURIComponent(id)}`;
-  const answer = await sendOrAbsent(client, {
+  const answer = await requestOrAbsent(client, {
     method: 'DELETE',
     path,
     retry: 'safe',

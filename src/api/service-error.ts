@@ -78,16 +78,14 @@ export function describeHtmlOrText(text: string): string {
   return looksLikeHtml(text) ? describeHtml(text) : 'the service answered with a body that is not JSON';
 }
 
-/** Parse a body by content: empty -> undefined, JSON -> value, anything else -> a {@link NotJson}. */
+/** A body that is not JSON, as text. */
 export class NotJson {
   constructor(readonly text: string) {}
 }
 
-export function parseBody(text: unknown): unknown {
-  if (text === undefined || text === null) return undefined;
-  const raw = typeof text === 'string' ? text : Buffer.isBuffer(text) ? text.toString('utf8') : text;
-  if (typeof raw !== 'string') return raw;
-  const trimmed = raw.trim();
+/** Parse a body by content: empty -> undefined, JSON -> value, anything else -> a {@link NotJson}. */
+export function parseBody(text: string): unknown {
+  const trimmed = text.trim();
   if (trimmed === '') return undefined;
   try {
     return JSON.parse(trimmed) as unknown;

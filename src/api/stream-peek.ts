@@ -1,16 +1,9 @@
 /** Reading the start of a streamed body without losing it, and reading a short (error) body whole. */
-import { PassThrough, type Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 
 /** Read an entire (error) stream into text, at most `limit` bytes kept. */
 export async function readStreamText(stream: Readable, limit = 64 * 1024): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    if (size < limit) chunks.push(buf);
-    size += buf.length;
-  }
-  return Buffer.concat(chunks).toString('utf8').slice(0, limit);
+  return (await readStreamCapped(stream, limit, 'keep-start')).toString('utf8').slice(0, limit);
 }
 
 /**
@@ -34,21 +27,15 @@ export async function peekFirstByte(
       break;
     }
   }
-  const out = new PassThrough();
-  for (const buf of seen) out.write(buf);
-  (async () => {
-    try {
-      for (;;) {
-        const next = (await iterator.next()) as IteratorResult<Buffer | string>;
-        if (next.done) break;
-        if (!out.write(next.value)) await new Promise((resolve) => out.once('drain', resolve));
-      }
-      out.end();
-    } catch (error) {
-      out.destroy(error as Error);
+  async function* again(): AsyncGenerator<Buffer> {
+    yield* seen;
+    for (;;) {
+      const next = (await iterator.next()) as IteratorResult<Buffer>;
+      if (next.done) return;
+      yield next.value;
     }
-  })();
-  return { stream: out, first };
+  }
+  return { stream: Readable.from(again(), { objectMode: false }), first };
 }
 
 /** A buffered body grew past its cap (decoded bytes); the stream was destroyed. */
@@ -59,20 +46,25 @@ export class BodyTooLarge extends Error {
 }
 
 /**
- * Read a whole stream into one buffer, at most `maxBytes` decoded bytes: past that the stream is
- * destroyed and {@link BodyTooLarge} thrown, so memory never holds more than the cap.
+ * Read a whole stream into one buffer, at most `maxBytes` decoded bytes. Past that, `fail`: the stream
+ * is destroyed and {@link BodyTooLarge} thrown, so memory never holds more than the cap; `keep-start`:
+ * the rest is read and dropped (an error body, whose start says what went wrong).
  */
-export async function readStreamCapped(stream: Readable, maxBytes: number): Promise<Buffer> {
+export async function readStreamCapped(
+  stream: Readable,
+  maxBytes: number,
+  over: 'fail' | 'keep-start' = 'fail',
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buf.length;
-    if (size > maxBytes) {
+    if (size + buf.length > maxBytes && over === 'fail') {
       stream.destroy();
       throw new BodyTooLarge(maxBytes);
     }
-    chunks.push(buf);
+    if (size < maxBytes) chunks.push(buf);
+    size += buf.length;
   }
   return Buffer.concat(chunks);
 }

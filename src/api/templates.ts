@@ -1,8 +1,8 @@
 /** Connector templates (api-notes: `GET /ds-connections-types/template/{type}`). */
-import { ApiError } from '../errors.js';
 import type { ConnectorTemplate } from '../model/template.js';
 import { isRecord } from '../own-property.js';
 import type { HttpClient } from './http.js';
+import { requestOrAbsent } from './http-options.js';
 import { unexpectedShape } from './paging.js';
 
 /**
@@ -28,12 +28,10 @@ export async function getConnectorTemplate(
   type: string,
 ): Promise<ConnectorTemplate | undefined> {
   const path = `/ds-connections-types/template/${encodeURIComponent(type)}`;
-  let body: unknown;
-  try {
-    body = await client.request<unknown>({ method: 'GET', path, retry: 'safe' });
-  } catch (error) {
-    if (error instanceof ApiError && (error.status === 404 || error.status === 400)) return undefined;
-    throw error;
-  }
-  return readTemplate(body, path);
+  const answer = await requestOrAbsent(
+    client,
+    { method: 'GET', path, retry: 'safe' },
+    (error) => error.status === 404 || error.status === 400,
+  );
+  return answer.kind === 'absent' ? undefined : readTemplate(answer.value, path);
 }

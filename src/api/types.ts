@@ -22,7 +22,11 @@ export interface ListOptions {
   readonly signal?: AbortSignal;
 }
 
-export interface CreatedConnection {
+/**
+ * A connection's `_id` and `name`: what a listing keeps of each when only the keys are needed, and what
+ * a create answered.
+ */
+export interface ConnectionKey {
+  readonly _id?: string | undefined;
   readonly name: string;
-  readonly _id: string | undefined;
 }

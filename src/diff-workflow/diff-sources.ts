@@ -16,7 +16,7 @@ import { basename, resolve } from 'node:path';
 import { type ClientFactory, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
-import { listScanProfilesIfServed } from '../api/scan-profiles.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
 import { createMergedDiff } from '../diff/merged.js';
@@ -29,6 +29,7 @@ import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
+import { HOLD_FOR_REREADS_BYTES } from '../snapshot/placed.js';
 import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
 
 export type DiffSide =
@@ -236,7 +237,7 @@ async function readEnvironmentProfiles(
   nameById: ReadonlyMap<string, string>,
   signal: AbortSignal,
 ): Promise<ComparableProfile[]> {
-  return (await listScanProfilesIfServed(client, { signal }))
+  return (await listScanProfiles(client, { signal, ifServed: true }))
     .filter((p) => typeof p.name === 'string')
     .map((p) => {
       const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
@@ -247,13 +248,6 @@ async function readEnvironmentProfiles(
       );
     });
 }
-
-/**
- * A snapshot up to this size is held in memory as it is read, for the rereads (a 100 000-connection
- * snapshot is 76 MB): a read from the file per connection costs more than the connection's parse. A
- * larger one is read again line by line, so what is held stays bounded whatever the size.
- */
-export const HOLD_FOR_REREADS_BYTES = 128 * 1024 * 1024;
 
 /**
  * A snapshot against an environment: the snapshot is read and checked whole first (a damaged one
@@ -272,7 +266,9 @@ async function readSnapshotAndEnvironment(
   const indexed = await indexSnapshot(snapshotSide.path, ({ name, place }) => places.set(name, place), {
     label: snapshotSide.ref,
     signal: ports.signal,
-    holdForRereadsUpTo: HOLD_FOR_REREADS_BYTES,
+    // Four times the import's hold, a 100 000-connection snapshot (76 MB) included: the diff holds
+    // little else, and a read from the file per connection costs more than the connection's parse.
+    holdForRereadsUpTo: 4 * HOLD_FOR_REREADS_BYTES,
   });
   const { file } = indexed;
   try {

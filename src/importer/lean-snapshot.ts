@@ -9,6 +9,7 @@ import { stripServerManaged } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
 import type { TemplateCatalog } from '../schema/catalog.js';
 import { registerSecretsOf } from '../secrets.js';
+import { HOLD_FOR_REREADS_BYTES } from '../snapshot/placed.js';
 import {
   type EntryPlace,
   type IndexedSnapshot,
@@ -28,16 +29,6 @@ export interface LeanEntry extends PlanEntry {
 export interface LeanSnapshot extends IndexedSnapshot {
   readonly entries: LeanEntry[];
 }
-
-/**
- * A snapshot up to this size (about 40 000 connections) is held in memory for its rereads: every entry
- * is read again when the plan checks it and when it is sent, and a read from the file per entry cost
- * more than its parse. A larger one is read line by line, so what is held stays bounded whatever the
- * size of the snapshot. Either way each line read again is checked against the CRC-32 of its first
- * read: a file changed before the hold is refused; one changed after it is not read again (what is
- * sent is what was verified).
- */
-export const HOLD_FOR_REREADS_BYTES = 32 * 1024 * 1024;
 
 /**
  * Read and verify the snapshot in one pass, keeping per entry only its name, type, source id and

@@ -5,12 +5,12 @@
  * it, then refuses it if it has problems), so it shows exactly what the real run would send.
  */
 import { type ClientFactory, type EnvironmentResolver, withClient } from '../api/client-factory.js';
+import { listConnectionKeys } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { createScanProfile, getScanProfile, listScanProfiles } from '../api/scan-profiles.js';
 import { ApiError, DdsError, InterruptedError, PreflightError, type Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import { assertWriteConfirmed } from '../protected.js';
-import { listConnectionKeys } from './create.js';
 import { readIdMap } from './id-map.js';
 import {
   type ConnectionKey,

@@ -4,8 +4,7 @@
  * checked against the environment, then the profile is created.
  */
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
-import { listConnections } from '../api/connections.js';
-import type { HttpClient } from '../api/http.js';
+import { listConnectionKeys } from '../api/connections.js';
 import { createScanProfile } from '../api/scan-profiles.js';
 import { PreflightError, type Problem } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
@@ -36,15 +35,6 @@ function assertRunAllowed(document: Readonly<Record<string, unknown>>, allowRun:
     [{ entry: name, path: '/isSingleRunScan', message: 'starts a scan at once' }],
     { hint: 'Pass --allow-run to create it and start the scan' },
   );
-}
-
-/** Every connection's `_id` and `name`, all pages (names and ids only: memory stays small). */
-export async function listConnectionKeys(client: HttpClient, signal?: AbortSignal): Promise<ConnectionKey[]> {
-  const keys: ConnectionKey[] = [];
-  for await (const c of listConnections(client, { signal })) {
-    keys.push({ _id: typeof c._id === 'string' ? c._id : undefined, name: c.name });
-  }
-  return keys;
 }
 
 /**

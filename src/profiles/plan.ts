@@ -3,6 +3,8 @@
  * optional import id map in; one step per profile out. `--dry-run` prints this plan and the real run
  * executes it, so both go through the same code. No I/O here.
  */
+
+import type { ConnectionKey } from '../api/types.js';
 import type { Problem } from '../errors.js';
 import { stripProfileServerFields } from './server-fields.js';
 
@@ -16,10 +18,7 @@ export interface IdMapEntry {
 /** `<source _id>` -> entry. */
 export type IdMap = ReadonlyMap<string, IdMapEntry>;
 
-export interface ConnectionKey {
-  readonly _id?: string | undefined;
-  readonly name: string;
-}
+export type { ConnectionKey };
 
 /** How one `dataSourceList` entry was mapped. */
 export interface DataSourceMapping {

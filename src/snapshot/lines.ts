@@ -6,15 +6,13 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { InputFileError, InterruptedError } from '../errors.js';
-import { openSnapshotSource, type SnapshotSource } from './source.js';
+import { openSnapshotSource, type SnapshotSource, toReadError } from './source.js';
 
 /** A line longer than this is refused rather than buffered: no connection is anywhere near it. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 /** The hint of an error in a snapshot's content. */
 export const DAMAGED_HINT = 'The snapshot is damaged: export it again';
-/** The hint of a file that is no snapshot at all. */
-export const NOT_A_SNAPSHOT_HINT = 'Give a file written by `dds-migrate export`';
 
 /** The snapshot is not the file that was checked any more: written to, or removed, during a command. */
 export function changedWhileRead(label: string, line: number | undefined, removed?: { cause: unknown }) {
@@ -110,15 +108,6 @@ async function* readChunks(
   }
 }
 
-/** The file's bytes, decrypted when it is an age file (`source.ts`); file errors as {@link toReadError}'s. */
-export async function openSource(path: string, label: string): Promise<SnapshotSource> {
-  try {
-    return await openSnapshotSource(path, label);
-  } catch (error) {
-    throw toReadError(label, error);
-  }
-}
-
 /**
  * Split the file into lines, one batch per chunk read (so a caller does not await per line). Shared
  * with `merge.ts`. A line's bytes may be a view of the chunk it was read in, and chunk buffers are
@@ -128,7 +117,7 @@ export async function openSource(path: string, label: string): Promise<SnapshotS
  */
 export async function* readLineBatches(path: string, options: ReadLinesOptions): AsyncGenerator<RawLine[]> {
   const pool = new ChunkPool(options.chunkSize ?? 64 * 1024);
-  const source = options.source ?? (await openSource(path, options.label ?? path));
+  const source = options.source ?? (await openSnapshotSource(path, options.label ?? path));
   const chunks = readChunks(source, pool);
   // The chunks of the last two batches handed out, oldest first.
   const handedOut: Buffer[] = [];
@@ -212,23 +201,4 @@ export async function* readLineBatches(path: string, options: ReadLinesOptions):
       },
     ];
   }
-}
-
-/** A failure to read the file, as the InputFileError that names it (other errors as they are). */
-export function toReadError(path: string, error: unknown): unknown {
-  if (error instanceof InputFileError || error instanceof InterruptedError) return error;
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT')
-    return new InputFileError(path, undefined, 'no such file', { hint: NOT_A_SNAPSHOT_HINT, cause: error });
-  if (code === 'EISDIR')
-    return new InputFileError(path, undefined, 'is a directory, not a snapshot file', { cause: error });
-  if (code === 'EACCES' || code === 'EPERM') {
-    return new InputFileError(path, undefined, 'permission denied', {
-      hint: 'Check the file permissions',
-      cause: error,
-    });
-  }
-  if (typeof code === 'string')
-    return new InputFileError(path, undefined, `cannot read the file (${code})`, { cause: error });
-  return error;
 }

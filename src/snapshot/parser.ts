@@ -20,7 +20,8 @@ import {
   type SnapshotPart,
   type SnapshotSelection,
 } from './format.js';
-import { DAMAGED_HINT, NOT_A_SNAPSHOT_HINT, type RawLine } from './lines.js';
+import { DAMAGED_HINT, type RawLine } from './lines.js';
+import { NOT_A_SNAPSHOT_HINT } from './source.js';
 
 /** What a verified snapshot is: its header (migrated to the current version) and its checksum facts. */
 export interface VerifiedSnapshot {
@@ -141,31 +142,19 @@ export class SnapshotParser {
     let bytes = raw.bytes;
     // A byte-order mark added by an editor: the header is not checksummed, so it is harmless.
     if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+    const notSnapshot = (why: string) =>
+      new InputFileError(this.label, raw.number, `not a dds-migrate snapshot${why}`, {
+        hint: NOT_A_SNAPSHOT_HINT,
+      });
     let value: unknown;
     try {
       value = JSON.parse(bytes.toString('utf8'));
     } catch {
-      throw new InputFileError(
-        this.label,
-        raw.number,
-        'not a dds-migrate snapshot (line 1 is not a JSON header)',
-        {
-          hint: NOT_A_SNAPSHOT_HINT,
-        },
-      );
+      throw notSnapshot(' (line 1 is not a JSON header)');
     }
-    if (!isRecord(value) || typeof value.kind !== 'string') {
-      throw new InputFileError(this.label, raw.number, 'not a dds-migrate snapshot (line 1 has no "kind")', {
-        hint: NOT_A_SNAPSHOT_HINT,
-      });
-    }
+    if (!isRecord(value) || typeof value.kind !== 'string') throw notSnapshot(' (line 1 has no "kind")');
     if (value.kind !== SNAPSHOT_KIND) {
-      throw new InputFileError(
-        this.label,
-        raw.number,
-        `not a dds-migrate snapshot: kind is ${JSON.stringify(value.kind)}, expected "${SNAPSHOT_KIND}"`,
-        { hint: NOT_A_SNAPSHOT_HINT },
-      );
+      throw notSnapshot(`: kind is ${JSON.stringify(value.kind)}, expected "${SNAPSHOT_KIND}"`);
     }
     const version = value.formatVersion;
     if (typeof version !== 'number' || !Number.isInteger(version) || version < 0) {

@@ -6,10 +6,10 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
-import { changedWhileRead, openSource, type RawLine, readLineBatches, toReadError } from './lines.js';
+import { changedWhileRead, type RawLine, readLineBatches } from './lines.js';
 import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
 import type { ReadSnapshotOptions } from './read.js';
-import type { SnapshotSource } from './source.js';
+import { openSnapshotSource, type SnapshotSource, toReadError } from './source.js';
 
 /** Where an entry's line is in the file, to read it again later; a few numbers instead of the entry. */
 export interface EntryPlace {
@@ -41,6 +41,15 @@ export interface PlacedSnapshotOptions extends ReadSnapshotOptions {
    */
   readonly holdForRereadsUpTo?: number;
 }
+
+/**
+ * The {@link PlacedSnapshotOptions.holdForRereadsUpTo} of a command that reads every entry again
+ * (import: when the plan checks it and when it is sent): a snapshot up to this size (about 40 000
+ * connections) is held; a larger one is read again line by line, so what is held stays bounded whatever
+ * the size of the snapshot. Either way what is read again is what was verified: a held line is the
+ * bytes read first, a line read from the file is checked against their CRC-32.
+ */
+export const HOLD_FOR_REREADS_BYTES = 32 * 1024 * 1024;
 
 /** A snapshot's file, open to read its entries again by place. */
 export interface PlacedSnapshot {
@@ -124,7 +133,7 @@ export async function indexSnapshot(
     },
   };
 
-  const source = await openSource(path, label);
+  const source = await openSnapshotSource(path, label);
   if (source.encrypted) encrypted = source;
   // Held when small enough at the start; a file that then grows or shrinks was changed while read.
   const holdUpTo = options.holdForRereadsUpTo ?? 0;

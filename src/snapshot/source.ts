@@ -10,7 +10,7 @@
  * `export` writes the binary form.
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import { InputFileError } from '../errors.js';
+import { InputFileError, InterruptedError } from '../errors.js';
 import {
   AGE_NONCE_BYTES,
   AgeFileError,
@@ -45,16 +45,19 @@ const KEY_HINT =
 /**
  * Open `path` for reading (`label` names it in messages). An encrypted file is opened with `keys`
  * (default: the ones the command was given, `keys.ts`); one that none of them opens, or whose header is
- * damaged, is an InputFileError (exit 2) here, before anything is read.
+ * damaged, is an InputFileError (exit 2) here, before anything is read, as is a file that cannot be
+ * opened ({@link toReadError}).
  */
 export async function openSnapshotSource(
   path: string,
   label: string,
   keys: AgeKeys = snapshotKeys(),
 ): Promise<SnapshotSource> {
-  const fd = openSync(path, 'r');
+  let opened: number | undefined;
   let kept = false;
   try {
+    const fd = openSync(path, 'r');
+    opened = fd;
     let file = readerOf(fd, fstatSync(fd).size);
     const start = readSome(file, Math.min(file.size, START_BYTES), 0);
     const format = ageFormatOf(start);
@@ -105,7 +108,7 @@ export async function openSnapshotSource(
   } catch (error) {
     throw toSourceError(label, error);
   } finally {
-    if (!kept) closeSync(fd);
+    if (!kept && opened !== undefined) closeSync(opened);
   }
 }
 
@@ -158,9 +161,9 @@ function readSome(from: Readable, length: number, position: number): Buffer {
   return got === length ? buffer : buffer.subarray(0, got);
 }
 
-/** An age failure as the one line a user sees (exit 2); other errors as they are. */
+/** An age failure or a file's failure as the one line a user sees (exit 2); other errors as they are. */
 function toSourceError(label: string, error: unknown): unknown {
-  if (!(error instanceof AgeFileError)) return error;
+  if (!(error instanceof AgeFileError)) return toReadError(label, error);
   const [message, hint] = AGE_FAILURES[error.reason] ?? [
     `the encrypted snapshot ${error.message}`,
     DAMAGED_HINT,
@@ -186,3 +189,25 @@ const AGE_FAILURES: Partial<Record<AgeFileError['reason'], readonly [string, str
     'Check the passphrase in the variable --passphrase-env names',
   ],
 };
+
+/** The hint of a file that is no snapshot at all. */
+export const NOT_A_SNAPSHOT_HINT = 'Give a file written by `dds-migrate export`';
+
+/** A failure to read the file, as the InputFileError that names it (other errors as they are). */
+export function toReadError(path: string, error: unknown): unknown {
+  if (error instanceof InputFileError || error instanceof InterruptedError) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT')
+    return new InputFileError(path, undefined, 'no such file', { hint: NOT_A_SNAPSHOT_HINT, cause: error });
+  if (code === 'EISDIR')
+    return new InputFileError(path, undefined, 'is a directory, not a snapshot file', { cause: error });
+  if (code === 'EACCES' || code === 'EPERM') {
+    return new InputFileError(path, undefined, 'permission denied', {
+      hint: 'Check the file permissions',
+      cause: error,
+    });
+  }
+  if (typeof code === 'string')
+    return new InputFileError(path, undefined, `cannot read the file (${code})`, { cause: error });
+  return error;
+}

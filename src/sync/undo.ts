@@ -13,7 +13,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { ClientFactory } from '../api/client-factory.js';
-import { listConnections } from '../api/connections.js';
+import { listConnectionKeys, listConnections } from '../api/connections.js';
 import { createRetryBudget } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import type { ResolvedEnvironment } from '../config.js';
@@ -42,7 +42,7 @@ import {
   writesOf,
 } from './journal/replay.js';
 import { type Journal, normaliseTargetUrl, openJournal } from './journal/writer.js';
-import { connectionWriter, readConnectionIds } from './kinds/connection.js';
+import { connectionWriter } from './kinds/connection.js';
 import { placeProfileBody, scanProfileWriter } from './kinds/scan-profile.js';
 import { cannotReadJournal, undoneRuns } from './runs.js';
 import { createRateLimiter } from './throttle.js';
@@ -371,7 +371,7 @@ async function undoFromReplay(
       if (phase.steps.length === 0 || stoppedBy !== undefined) continue;
       if (index === 1) {
         // The connections created again have their ids now.
-        idsNow = await readConnectionIds(client, ports.signal);
+        idsNow = new Map((await listConnectionKeys(client, ports.signal)).map((c) => [c.name, c._id]));
       }
       const result = await executeSteps(
         phase.steps.map((s) => new UndoWrite(s, idsOf)),

@@ -12,7 +12,7 @@
 import { type ClientFactory, type EnvironmentResolver, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import { createRetryBudget } from '../api/http.js';
-import { listScanProfilesIfServed } from '../api/scan-profiles.js';
+import { listScanProfiles } from '../api/scan-profiles.js';
 import { type CompareOptions, compileCompareOptions } from '../diff/compare.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
@@ -207,7 +207,9 @@ async function verifyAgainst(
     }
     // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
     const liveProfiles =
-      expectedProfiles === undefined ? [] : await listScanProfilesIfServed(client, { signal: ports.signal });
+      expectedProfiles === undefined
+        ? []
+        : await listScanProfiles(client, { signal: ports.signal, ifServed: true });
     return { environment, liveProfiles };
   });
   const { items: connectionItems, present, live, liveCount } = verifier.finish();

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_POLICY } from '../../src/api/http.js';
+import { DEFAULT_RETRY_POLICY } from '../../src/api/retry-policy.js';
 import { generateConnections, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { findClosedPort } from '../helpers/closed-port.js';
 import { runCli } from '../helpers/run-cli.js';

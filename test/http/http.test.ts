@@ -3,14 +3,14 @@ import { PassThrough } from 'node:stream';
 import { inspect } from 'node:util';
 import nock from 'nock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { HttpClient } from '../../src/api/http.js';
 import {
   computeRetryDelay,
   createRetryBudget,
   DEFAULT_RETRY_POLICY,
-  extractServiceMessage,
-  type HttpClient,
   parseRetryAfter,
-} from '../../src/api/http.js';
+} from '../../src/api/retry-policy.js';
+import { extractServiceMessage } from '../../src/api/service-error.js';
 import { ApiError, AuthError, InterruptedError, UnavailableError } from '../../src/errors.js';
 import { BASE, makeClient, networkError, rejectionOf, TOKEN } from './client-fixture.js';
 

@@ -12,7 +12,7 @@ import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConnection, getConnectionByName } from '../../src/api/connections.js';
 import { createRetryBudget, type RetryBudget } from '../../src/api/http.js';
-import type { CreatedConnection } from '../../src/api/types.js';
+import type { ConnectionKey } from '../../src/api/types.js';
 import { ApiError, AuthError, ExitCode, InterruptedError, UnavailableError } from '../../src/errors.js';
 import type { SendStep } from '../../src/importer/plan.js';
 import { held } from '../../src/importer/source.js';
@@ -38,7 +38,7 @@ const CREATE_PATH = '/api/v1/ds_connections';
 
 /** How the test's target is written to: one POST, one look-up by name. */
 interface ImportTarget {
-  create(body: Readonly<Record<string, unknown>>): Promise<CreatedConnection>;
+  create(body: Readonly<Record<string, unknown>>): Promise<ConnectionKey>;
   lookup(name: string, signal: AbortSignal): Promise<Connection | undefined>;
 }
 
@@ -217,7 +217,7 @@ function createFakeService(options: FakeServiceOptions) {
   const posts = () => requests.filter((r) => r.method === 'POST').map((r) => r.name);
 
   const target: ImportTarget = {
-    async create(body): Promise<CreatedConnection> {
+    async create(body): Promise<ConnectionKey> {
       const name = body.name as string;
       // The intent of this very POST must already be durable.
       const onDisk = recordsOf(readFileSync(options.journalPath(), 'utf8')).filter(

@@ -9,7 +9,6 @@ import {
   createConnection,
   deleteConnection,
   getConnectionByName,
-  listConnections,
   updateConnection,
 } from '../../api/connections.js';
 import type { HttpClient } from '../../api/http.js';
@@ -45,17 +44,6 @@ export function connectionWriter(client: HttpClient): KindWriter {
       return found === undefined ? undefined : { id, createdAt: found.created_at };
     },
   };
-}
-
-/** The target's connection ids by name, listed now (a profile's sources are placed on them). */
-export async function readConnectionIds(
-  client: HttpClient,
-  signal: AbortSignal,
-): Promise<Map<string, string | undefined>> {
-  const ids = new Map<string, string | undefined>();
-  for await (const c of listConnections(client, { signal }))
-    ids.set(c.name, typeof c._id === 'string' ? c._id : undefined);
-  return ids;
 }
 
 /** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
