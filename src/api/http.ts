@@ -14,8 +14,9 @@
 
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { createRequire } from 'node:module';
 import { PassThrough, type Readable } from 'node:stream';
-import axios, { type AxiosInstance, type AxiosResponse, isAxiosError } from 'axios';
+import type { AxiosInstance, AxiosResponse, AxiosStatic } from 'axios';
 import pRetry, { AbortError } from 'p-retry';
 import type { ResolvedEnvironment } from '../config.js';
 import { countOf } from '../display-name.js';
@@ -50,6 +51,11 @@ import {
 import { NotJson, parseBody } from './service-error.js';
 import { BodyTooLarge, peekFirstByte, readStreamCapped, readStreamText } from './stream-peek.js';
 import { createTokenExchange } from './token-exchange.js';
+
+// axios' CommonJS bundle (one file) rather than its ES modules (66 files): the same library, about 8 MB
+// less resident and fewer files to load at every command's start.
+const axios = createRequire(import.meta.url)('axios') as AxiosStatic;
+const { isAxiosError } = axios;
 
 export type { HttpClient, HttpClientOptions, HttpRequest } from './http-options.js';
 

@@ -4,8 +4,12 @@
  * follows starts on a clean line), and it stops at once on Ctrl-C, before anything else is printed: a
  * bar still redrawing would overwrite the lines below it.
  */
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type cliProgress from 'cli-progress';
 import type { CliContext } from './context.js';
+
+// Loaded when a bar is shown: a run without one (not a TTY, `--no-progress`) does not pay its memory.
+const requireModule = createRequire(import.meta.url);
 
 /** A started bar: `tick` counts one settled item (a no-op once stopped); `stop` is idempotent. */
 export interface CountingBar {
@@ -24,7 +28,8 @@ export function startCountingBar(
   etaBuffer: number,
 ): CountingBar | undefined {
   if (!ctx.out.showProgress || total === 0 || ctx.signal.aborted) return undefined;
-  const bar = new cliProgress.SingleBar(
+  const { SingleBar, Presets } = requireModule('cli-progress') as typeof cliProgress;
+  const bar = new SingleBar(
     {
       stream: ctx.io.stderr as NodeJS.WritableStream as never,
       format,
@@ -32,7 +37,7 @@ export function startCountingBar(
       clearOnComplete: true,
       etaBuffer,
     },
-    cliProgress.Presets.shades_classic,
+    Presets.shades_classic,
   );
   let stopped = false;
   const stop = (): void => {

@@ -8,7 +8,7 @@
  * JSON text in table and CSV cells; null and absent values as an empty cell.
  */
 
-import { stringify } from 'csv-stringify/sync';
+import { createRequire } from 'node:module';
 import { countOf } from '../display-name.js';
 import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js';
 import { formatProblem } from '../importer/preflight.js';
@@ -96,13 +96,19 @@ function pick(record: Record<string, unknown>, columns: readonly string[]): Reco
 export function renderCsvRow(cells: readonly string[]): string {
   // A row with nothing to quote is its cells joined (exactly what csv-stringify writes for it); only a
   // row with a quote, comma or line break goes through csv-stringify: a million rows stay cheap.
-  for (const cell of cells)
-    if (CSV_NEEDS_QUOTING.test(cell)) return stringify([cells as string[]], { record_delimiter: '\n' });
+  for (const cell of cells) if (CSV_NEEDS_QUOTING.test(cell)) return csvLine(cells as string[]);
   return `${cells.join(',')}\n`;
 }
 
 /** What csv-stringify (default options) quotes a cell for. */
 const CSV_NEEDS_QUOTING = /[",\r\n]/;
+
+// csv-stringify is loaded at the first row that needs quoting, not by every command that renders.
+const requireModule = createRequire(import.meta.url);
+function csvLine(cells: string[]): string {
+  const { stringify } = requireModule('csv-stringify/sync') as typeof import('csv-stringify/sync');
+  return stringify([cells], { record_delimiter: '\n' });
+}
 
 function tableCell(value: unknown, width: number): string {
   const text = renderCell(value).replace(/\r?\n/g, '\\n').replace(/\t/g, ' ');

@@ -14,7 +14,15 @@
  * Library messages are never shown: some quote the key they could not read.
  */
 import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
-import { armor, Decrypter, Encrypter, type Identity, type Recipient, type Stanza } from 'age-encryption';
+import { createRequire } from 'node:module';
+import type { Identity, Recipient, Stanza } from 'age-encryption';
+
+// The library (and its ciphers) is loaded when a key or an age file is first handled: a command that
+// never meets one does not pay its memory.
+const requireModule = createRequire(import.meta.url);
+function age(): typeof import('age-encryption') {
+  return requireModule('age-encryption');
+}
 
 /** The first line of a binary age file. */
 export const AGE_MAGIC = 'age-encryption.org/v1\n';
@@ -41,7 +49,7 @@ export function ageFormatOf(start: Buffer): 'binary' | 'armored' | undefined {
 /** The raw age file an armored one encodes; throws {@link AgeFileError} when it is not well formed. */
 export function decodeArmor(text: string): Uint8Array {
   try {
-    return armor.decode(text);
+    return age().armor.decode(text);
   } catch {
     throw new AgeFileError('damaged', 'is an armored age file that is not well formed');
   }
@@ -64,10 +72,10 @@ function accepts(add: () => void): boolean {
 }
 
 /** True when `text` is an age identity this build reads (`AGE-SECRET-KEY-1...`, as age-keygen writes). */
-export const isAgeIdentity = (text: string) => accepts(() => new Decrypter().addIdentity(text));
+export const isAgeIdentity = (text: string) => accepts(() => new (age().Decrypter)().addIdentity(text));
 
 /** True when `text` is an age recipient this build encrypts to (`age1...`). */
-export const isAgeRecipient = (text: string) => accepts(() => new Encrypter().addRecipient(text));
+export const isAgeRecipient = (text: string) => accepts(() => new (age().Encrypter)().addRecipient(text));
 
 /**
  * Why an age file cannot be read: no key was given (`no-key`; `needs-passphrase` when it was encrypted
@@ -119,7 +127,7 @@ export async function unwrapFileKey(header: Buffer, keys: AgeKeys): Promise<Uint
   if (keys.identities.length === 0 && keys.passphrases.length === 0) {
     throw new AgeFileError(scrypt ? 'needs-passphrase' : 'no-key', 'no key was given');
   }
-  const decrypter = new Decrypter();
+  const decrypter = new (age().Decrypter)();
   for (const identity of keys.identities) decrypter.addIdentity(identity);
   for (const passphrase of keys.passphrases) decrypter.addPassphrase(passphrase);
   // Asked last, and only when no key before it opened the file.
@@ -251,7 +259,7 @@ export async function createAgeWriter(
   sink: (bytes: Uint8Array) => Promise<void>,
 ): Promise<AgeWriter> {
   if ('passphrase' in encryption) return createLibraryWriter(encryption.passphrase, sink);
-  const encrypter = new Encrypter();
+  const encrypter = new (age().Encrypter)();
   for (const recipient of encryption.recipients) encrypter.addRecipient(recipient);
   let fileKey: Uint8Array | undefined;
   const keeper: Recipient = {
@@ -317,7 +325,7 @@ async function createLibraryWriter(
   passphrase: string,
   sink: (bytes: Uint8Array) => Promise<void>,
 ): Promise<AgeWriter> {
-  const encrypter = new Encrypter();
+  const encrypter = new (age().Encrypter)();
   encrypter.setPassphrase(passphrase);
   const plain = new TransformStream<Uint8Array, Uint8Array>();
   const encrypted = await encrypter.encrypt(plain.readable);

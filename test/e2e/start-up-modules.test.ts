@@ -2,8 +2,9 @@
  * `--version`, `--help` and `completion` load only what they print: no HTTP client, no schema compiler,
  * no snapshot code, no emulator, no logger, and no yargs (the help pages and completion scripts are laid
  * out by the build: test/e2e/laid-out-help.test.ts). The built CLI runs in a child process with a module loader
- * hook (`node --import`, `module.register`) that appends the URL of every module it loads to a file;
- * the test reads the list. A command that runs is the control: it lists the client it uses, so a hook
+ * hook (`node --import`, `module.register`) that appends the URL of every module it loads to a file, and
+ * at exit the files of every CommonJS module it required (`require` does not pass the hook: axios, pino
+ * and the other packages loaded on first use are required); the test reads the list. A command that runs is the control: it lists the client it uses, so a hook
  * that saw nothing would fail the test instead of passing it.
  */
 import { execFile } from 'node:child_process';
@@ -45,7 +46,15 @@ beforeAll(async () => {
   preload = join(dir, 'preload.mjs');
   await writeFile(
     preload,
-    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`,
+    [
+      "import { appendFileSync } from 'node:fs';",
+      "import { createRequire, register } from 'node:module';",
+      "import { pathToFileURL } from 'node:url';",
+      `register(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});`,
+      'const required = createRequire(import.meta.url).cache;',
+      "process.on('exit', () => appendFileSync(process.env.DDS_TEST_MODULE_LIST, Object.keys(required).map((f) => pathToFileURL(f).href + '\\n').join('')));",
+      '',
+    ].join('\n'),
   );
 });
 
@@ -101,5 +110,9 @@ describe('start-up loads only what it prints', () => {
     expect(heavy.some((url) => url.includes('/node_modules/axios/'))).toBe(true);
     // ...and not those of the commands it does not run.
     expect(urls.filter((url) => /\/dist\/src\/(emulator|cases|export|verify|undo)\//.test(url))).toEqual([]);
+    // Packages loaded on first use: no age file or key, no progress bar, no CSV row to quote here.
+    expect(
+      urls.filter((url) => /\/node_modules\/(age-encryption|@noble|cli-progress|csv-stringify)\//.test(url)),
+    ).toEqual([]);
   });
 });
