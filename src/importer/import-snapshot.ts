@@ -45,7 +45,8 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
-import { createConvergeHelpers } from '../sync/kinds/connection.js';
+import { createConvergeHelpers, planImport } from '../sync/kinds/connection.js';
+import { planProfiles } from '../sync/kinds/scan-profile.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
@@ -76,7 +77,7 @@ import {
   overridesApplyTo,
   resolveOverrides,
 } from './overrides.js';
-import { isSendStep, planImport } from './plan.js';
+import { isSendStep } from './plan.js';
 import {
   checkEntryForSend,
   checkPreflight,
@@ -84,7 +85,6 @@ import {
   formatProblem,
   preflightHint,
 } from './preflight.js';
-import { planProfiles } from './profile-plan.js';
 import { buildProfileReport, countProfileOutcomes, serializeProfileReport } from './profile-report.js';
 import { countProfileWrites, isProfileWrite, runImportSteps } from './run-import.js';
 

@@ -1,11 +1,23 @@
 /**
- * The planning rules every kind shares (pure): objects are matched by name (their key); a desired
- * object whose name the target holds is handled as `--on-conflict` says; `--prune` deletes what the
- * target holds beyond the desired state, within the selection; a delete an interrupted run journaled
- * whose object is gone is done. A kind's planner (`importer/plan.ts`, `importer/profile-plan.ts`) adds
- * what is its own: the shape of its steps, its comparison, its bodies.
+ * The one planner of every kind (pure: no fs, no HTTP, no logger): desired objects (a snapshot's) and
+ * actual ones (the live target's) in, steps out; `--dry-run` prints the very steps the run executes.
+ * Objects are matched by name, their key. Per desired object within the selection, in name order:
+ * 1. a second object of a name -> the kind's `duplicate` step (a kind without one plans it again);
+ * 2. the run being finished (an interrupted run; the journal handed in is that run's only, so a
+ *    finished run hides no drift) created it (or wrote it as the kind's `resumes` says), and the target
+ *    holds it -> `done`;
+ * 3. the kind's own checks (`gate`: a scan profile's one-time scan, its references) may decide it;
+ * 4. that run holds a create without an outcome (in doubt) -> `in-doubt`, with the target's object of
+ *    the name it sent, if any (never sent under a new name);
+ * 5. its name exists in the target -> as `--on-conflict` says ({@link decideExisting});
+ * 6. otherwise -> `create`.
+ * With `prune`, every target object the desired state does not hold (within the selection) -> the
+ * kind's delete, in name order; then a delete the run being finished journaled (done, or in doubt) whose
+ * object the target no longer holds -> the kind's `removed` step. The kind (`sync/kinds/*.ts`) makes
+ * the steps: their shape, its comparison, its bodies.
  */
 import { compareNames } from '../connections/match.js';
+import type { JournalOp } from './journal/records.js';
 
 /** What to do with a desired object whose name already exists in the target; the choices, for option checks. */
 export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
@@ -40,28 +52,113 @@ export function decideExisting(name: string, onConflict: OnConflict, taken: Set<
   return { kind: 'rename', targetName };
 }
 
-/**
- * `--prune`: the target's objects (`extra`: those the desired state does not hold) that are `selected`,
- * in name order.
- */
-export function prunable<T extends { readonly name: string }>(
-  extra: Iterable<T>,
-  selected: (object: T) => boolean,
-): T[] {
-  return [...extra].filter(selected).sort((a, b) => compareNames(a.name, b.name));
+/** What the journal says of an object: the last write of it in the run being finished. */
+export interface Written {
+  readonly op: JournalOp;
+  readonly state: 'done' | 'failed' | 'in-doubt';
+  readonly targetName: string;
 }
 
 /**
- * The deletes an interrupted run journaled (done, or in doubt) whose object the target no longer holds:
- * reported as done, in name order. `isDelete` says which journal states are deletes not failed.
+ * What the planner decided for a desired object; the kind makes its step of it. `targetName`: the
+ * name it has or gets in the target (`rename`: the new one; `done`, `in-doubt`: the one the journal
+ * holds); `current`: the target's object of that name (`rename`: of its own name), if any.
  */
-export function journaledDeletes<S>(
-  states: Iterable<readonly [string, S]>,
-  isDelete: (state: S) => boolean,
-  inTarget: (name: string) => boolean,
-  selected: (name: string, state: S) => boolean,
-): (readonly [string, S])[] {
-  return [...states]
-    .filter(([name, state]) => isDelete(state) && !inTarget(name) && selected(name, state))
-    .sort(([a], [b]) => compareNames(a, b));
+export interface Decision<A, W> {
+  readonly kind: 'done' | 'in-doubt' | 'create' | 'rename' | ExistingDecision['kind'];
+  readonly targetName: string;
+  readonly current: A | undefined;
+  readonly written: W | undefined;
+}
+
+/** What a kind tells the planner (see the module comment for where each is asked). */
+export interface KindRules<D, A extends { readonly name: string }, W extends Written, S> {
+  nameOf(desired: D): string;
+  /** The type `--type` selects by, of a desired object, a target's or a journaled write; none: by name only. */
+  typeOf?(object: D | A | W): string;
+  /** The journaled ops done once the target holds their object; default: creates. */
+  readonly resumes?: readonly JournalOp[];
+  duplicate?(desired: D): S;
+  gate?(desired: D): S | undefined;
+  step(desired: D, decision: Decision<A, W>): S;
+  /** The delete of a target object the desired state does not hold (`prune`); undefined: none. */
+  remove(actual: A, written: W | undefined): S | undefined;
+  /** A journaled delete whose object the target no longer holds. */
+  removed(name: string, written: W): S;
+}
+
+/** Input of {@link planKind}. */
+export interface KindPlanInput<D, A, W> {
+  readonly desired: readonly D[];
+  readonly actual: readonly A[];
+  /** The run being finished: its last write of each object, by name (none for a new run). */
+  readonly journal: ReadonlyMap<string, W>;
+  readonly onConflict: OnConflict;
+  /** `--only` (and `--type`); undefined = all. */
+  readonly only?: { has(name: string, type?: string): boolean } | undefined;
+  readonly prune: boolean;
+}
+
+/** The steps of one kind: desired objects in name order, then the deletes (see the module comment). */
+export function planKind<D, A extends { readonly name: string }, W extends Written, S>(
+  rules: KindRules<D, A, W, S>,
+  input: KindPlanInput<D, A, W>,
+): S[] {
+  const { journal, only } = input;
+  const selects = (name: string, object: D | A | W) => only?.has(name, rules.typeOf?.(object)) ?? true;
+  const actual = new Map(input.actual.map((a) => [a.name, a]));
+  const taken = new Set(actual.keys());
+  for (const d of input.desired) taken.add(rules.nameOf(d));
+  const resumes = rules.resumes ?? ['create'];
+  const selected = input.desired
+    .filter((d) => selects(rules.nameOf(d), d))
+    .sort((a, b) => compareNames(rules.nameOf(a), rules.nameOf(b)));
+
+  const steps: S[] = [];
+  const seen = new Set<string>();
+  for (const d of selected) {
+    const name = rules.nameOf(d);
+    if (seen.has(name) && rules.duplicate !== undefined) {
+      steps.push(rules.duplicate(d));
+      continue;
+    }
+    seen.add(name);
+    const written = journal.get(name);
+    if (written?.state === 'done' && resumes.includes(written.op) && actual.has(written.targetName)) {
+      const current = actual.get(written.targetName);
+      steps.push(rules.step(d, { kind: 'done', targetName: written.targetName, current, written }));
+      continue;
+    }
+    const gated = rules.gate?.(d);
+    if (gated !== undefined) {
+      steps.push(gated);
+      continue;
+    }
+    if (written?.state === 'in-doubt' && written.op === 'create') {
+      const current = actual.get(written.targetName);
+      steps.push(rules.step(d, { kind: 'in-doubt', targetName: written.targetName, current, written }));
+      continue;
+    }
+    const current = actual.get(name);
+    const decision = current === undefined ? undefined : decideExisting(name, input.onConflict, taken);
+    const targetName = decision?.kind === 'rename' ? decision.targetName : name;
+    steps.push(rules.step(d, { kind: decision?.kind ?? 'create', targetName, current, written }));
+  }
+
+  if (input.prune) {
+    const extra = [...actual.values()]
+      .filter((a) => !seen.has(a.name) && selects(a.name, a))
+      .sort((a, b) => compareNames(a.name, b.name));
+    for (const a of extra) {
+      const step = rules.remove(a, journal.get(a.name));
+      if (step !== undefined) steps.push(step);
+    }
+    const deletes = [...journal]
+      .filter(
+        ([name, w]) => w.op === 'delete' && w.state !== 'failed' && !actual.has(name) && selects(name, w),
+      )
+      .sort(([a], [b]) => compareNames(a, b));
+    for (const [name, w] of deletes) steps.push(rules.removed(name, w));
+  }
+  return steps;
 }

@@ -7,10 +7,10 @@ import {
   type PlanEntry,
   type PlanStep,
   type PreparedEntry,
-  planImport,
 } from '../../src/importer/plan.js';
 import { describeStep } from '../../src/importer/plan-describe.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
+import { planImport } from '../../src/sync/kinds/connection.js';
 
 const entry = (name: string, type = 's3', extra: Record<string, unknown> = {}): PreparedEntry => ({
   name,

@@ -3,8 +3,9 @@
  * as the connection planner does.
  */
 import { describe, expect, it } from 'vitest';
-import { type ProfileJournalState, planProfiles } from '../../src/importer/profile-plan.js';
-import { chooseRenamedName, decideExisting, journaledDeletes, prunable } from '../../src/sync/plan.js';
+import type { ProfileJournalState } from '../../src/importer/profile-plan.js';
+import { planProfiles } from '../../src/sync/kinds/scan-profile.js';
+import { chooseRenamedName, decideExisting, planKind } from '../../src/sync/plan.js';
 
 describe('decideExisting', () => {
   it('skip leaves it, fail is a conflict, update compares, rename takes the next free name', () => {
@@ -19,25 +20,52 @@ describe('decideExisting', () => {
   });
 });
 
-describe('prunable and journaledDeletes', () => {
+describe('planKind: prune and journaled deletes', () => {
   it('deletes what is selected, in name order; reports journaled deletes whose object is gone', () => {
-    const extra = [{ name: 'z' }, { name: 'b' }, { name: 'keep' }];
-    expect(prunable(extra, (o) => o.name !== 'keep')).toEqual([{ name: 'b' }, { name: 'z' }]);
-    const states: [string, { op: string; state: string }][] = [
-      ['y', { op: 'delete', state: 'in-doubt' }],
-      ['x', { op: 'delete', state: 'done' }],
-      ['failed', { op: 'delete', state: 'failed' }],
-      ['still-there', { op: 'delete', state: 'done' }],
-      ['updated', { op: 'update', state: 'done' }],
-      ['outside', { op: 'delete', state: 'done' }],
-    ];
-    const found = journaledDeletes(
-      states,
-      (s) => s.op === 'delete' && s.state !== 'failed',
-      (name) => name === 'still-there',
-      (name) => name !== 'outside',
+    type W = {
+      op: 'create' | 'update' | 'delete';
+      state: 'done' | 'failed' | 'in-doubt';
+      targetName: string;
+    };
+    const w = (op: W['op'], state: W['state'], targetName: string): W => ({ op, state, targetName });
+    const steps = planKind<string, { name: string }, W, string>(
+      {
+        nameOf: (name) => name,
+        step: (name, d) => `${d.kind} ${name}`,
+        remove: (a) => `delete ${a.name}`,
+        removed: (name) => `deleted ${name}`,
+      },
+      {
+        desired: ['wanted'],
+        actual: [
+          { name: 'z' },
+          { name: 'b' },
+          { name: 'outside' },
+          { name: 'still-there' },
+          { name: 'wanted' },
+        ],
+        journal: new Map([
+          ['y', w('delete', 'in-doubt', 'y')],
+          ['x', w('delete', 'done', 'x')],
+          ['failed', w('delete', 'failed', 'failed')],
+          ['still-there', w('delete', 'done', 'still-there')],
+          ['updated', w('update', 'done', 'updated')],
+          ['outside', w('delete', 'done', 'outside')],
+        ]),
+        onConflict: 'skip',
+        only: { has: (name) => name !== 'outside' },
+        prune: true,
+      },
     );
-    expect(found.map(([name]) => name)).toEqual(['x', 'y']);
+    // still-there: its journaled delete is not done while the target holds it; it is deleted again.
+    expect(steps).toEqual([
+      'exists wanted',
+      'delete b',
+      'delete still-there',
+      'delete z',
+      'deleted x',
+      'deleted y',
+    ]);
   });
 
   it('the scan profile planner reports a journaled delete gone from the target as done, within --only', () => {

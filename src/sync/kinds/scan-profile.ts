@@ -1,9 +1,10 @@
 /**
  * The scan profile kind: keyed by name; compared as `diff` compares (every field but the server's,
  * `dataSourceList` by connection name); its references, `dataSourceList`, name connections by id and
- * are placed on the ids the target has when sent; journaled as a snapshot holds it. Written through
- * `/scanProfiles` (created by POST, replaced and deleted by id; api-notes [code] and [guess]). There
- * is no look-up by name, so an in-doubt create is found in the list of every profile.
+ * are placed on the ids the target has when sent; journaled as a snapshot holds it; planned by
+ * {@link planProfiles}. Written through `/scanProfiles` (created by POST, replaced and deleted by id;
+ * api-notes [code] and [guess]). There is no look-up by name, so an in-doubt create is found in the
+ * list of every profile.
  */
 import type { HttpClient } from '../../api/http.js';
 import {
@@ -14,9 +15,18 @@ import {
 } from '../../api/scan-profiles.js';
 import { compareProfileFields, toComparableProfile } from '../../diff/scan-profiles.js';
 import type { FieldChange } from '../../diff/types.js';
-import type { ScanProfile } from '../../model/scan-profile.js';
+import type { Problem } from '../../errors.js';
+import type {
+  ProfileJournalState,
+  ProfilePlan,
+  ProfilePlanInput,
+  ProfileStep,
+} from '../../importer/profile-plan.js';
+import type { ScanProfile, SnapshotScanProfile } from '../../model/scan-profile.js';
+import { remapDataSourceList } from '../../profiles/data-source-list.js';
 import { isProfileServerField, stripProfileServerFields } from '../../profiles/server-fields.js';
 import { type KindWriter, StepRefused, type WriteTarget } from '../execute.js';
+import { planKind } from '../plan.js';
 
 function idOf(target: WriteTarget): string {
   if (target.id === undefined) throw new StepRefused(`scan profile '${target.name}' has no id in the target`);
@@ -137,4 +147,137 @@ export function placeProfileBody(
   const first = missing[0];
   if (first !== undefined) throw new StepRefused(`connection '${first.name}' is not in the target${why}`);
   return { ...body, dataSourceList: list };
+}
+
+const SINGLE_RUN_REASON =
+  'one-time profile (isSingleRunScan): creating it starts a scan at once; pass --allow-run to create it';
+
+/** A snapshot profile as planned: its `dataSourceList` named by connection, or what names none. */
+interface WantedProfile {
+  readonly entry: SnapshotScanProfile;
+  readonly dataSources: readonly DataSourceRef<string>[];
+  /** Elements naming a connection neither in the target nor created by this run. */
+  readonly problems: readonly Problem[] | undefined;
+}
+
+/**
+ * The scan profile plan of `import` (snapshot format 2), made after the connection plan, by the
+ * planner's rules (`sync/plan.ts`) and these: an update the run being finished made counts as `done`
+ * as a create does; before the target is asked, a one-time profile (`isSingleRunScan: true`) without
+ * `--allow-run` -> `skipped` (creating it starts a scan), and one whose `dataSourceList` names a
+ * connection neither in the target nor created by this run -> `blocked`; a create in doubt is asked of
+ * the target's list, read now: found -> `done` (via look-up), else sent again under the name it used;
+ * `rename` -> `create` under the new name. Blocked profiles and conflicts (`--on-conflict fail`) are
+ * the pre-flight's problems (the run is refused, exit 3).
+ *
+ * `dataSourceList` is remapped by connection name: element i names the connection
+ * `dataSourceNames[i]` of the snapshot (an element with no recorded name is taken as a name when a
+ * connection of that name exists); a connection this run renamed is followed to its new name; the id
+ * sent is the target's id of that name, read after the connection phase (a source that listed data
+ * sources by name gets names again). Order is kept. The steps run one at a time (a one-time profile
+ * starts a scan, so nothing is sent in parallel); creating a scheduled profile starts no scan.
+ */
+export function planProfiles(input: ProfilePlanInput): ProfilePlan {
+  if (!input.included) return { steps: [], problems: [] };
+  const connectionByName = new Map(input.targetConnections.map((c) => [c.name, c]));
+  const connectionNameById = new Map<string, string>();
+  for (const c of input.targetConnections) if (c._id !== undefined) connectionNameById.set(c._id, c.name);
+  const nameOf = (ref: string) =>
+    connectionNameById.get(ref) ?? (connectionByName.has(ref) ? ref : undefined);
+  const targetNameOf = (n: string) =>
+    input.createdConnections.get(n) ?? (connectionByName.has(n) ? n : undefined);
+  const attemptAfter = (written: ProfileJournalState | undefined) =>
+    written?.state === 'in-doubt' ? written.attempt + 1 : 1;
+
+  const steps = planKind<WantedProfile, ScanProfile, ProfileJournalState, ProfileStep>(
+    {
+      nameOf: (wanted) => wanted.entry.scanProfile.name,
+      resumes: ['create', 'update'],
+      gate: ({ entry, problems }) => {
+        const name = entry.scanProfile.name;
+        if (entry.scanProfile.isSingleRunScan === true && !input.allowRun)
+          return { kind: 'skipped', name, reason: SINGLE_RUN_REASON };
+        return problems === undefined ? undefined : { kind: 'blocked', name, problems };
+      },
+      step: ({ entry, dataSources }, { kind, targetName, current, written }) => {
+        const name = entry.scanProfile.name;
+        const targetId = current?._id;
+        const attempt = attemptAfter(written);
+        if (kind === 'done' && written !== undefined)
+          return { kind, name, action: written.op, targetName, targetId: written.targetId, via: 'journal' };
+        if (kind === 'in-doubt' && current !== undefined) {
+          const intentAt = written?.intentAt;
+          return { kind: 'done', name, action: 'create', targetName, targetId, via: 'lookup', intentAt };
+        }
+        if (kind === 'exists' || kind === 'conflict') return { kind, name, targetId };
+        const profile = entry.scanProfile;
+        if (kind !== 'update' || current === undefined)
+          return { kind: 'create', name, targetName, profile, dataSources, attempt };
+        const names = dataSources.map((d) => d.targetName);
+        const fields = compareProfile(profile, names, current, nameOf);
+        if (fields.length === 0 || targetId === undefined) return { kind: 'unchanged', name, targetId };
+        const before = makeProfileImage(current, nameOf);
+        return { kind, name, targetName, targetId, profile, dataSources, fields, attempt, before };
+      },
+      remove: (p, written) =>
+        p._id === undefined
+          ? undefined
+          : {
+              kind: 'delete',
+              name: p.name,
+              targetName: p.name,
+              targetId: p._id,
+              attempt: attemptAfter(written),
+              before: makeProfileImage(p, nameOf),
+            },
+      removed: (name, { targetName, targetId }) => ({
+        kind: 'done',
+        name,
+        action: 'delete',
+        targetName,
+        targetId,
+        via: 'journal',
+      }),
+    },
+    {
+      desired: input.profiles.map((entry) => resolveDataSources(entry, targetNameOf)),
+      actual: input.targetProfiles.filter((p) => typeof p.name === 'string'),
+      journal: input.journal,
+      onConflict: input.onConflict,
+      only: input.only,
+      prune: input.prune,
+    },
+  );
+  const problems = steps.flatMap((step): readonly Problem[] => {
+    if (step.kind === 'blocked') return step.problems;
+    if (step.kind !== 'conflict') return [];
+    const message = `scan profile '${step.name}' already exists in the target (--on-conflict fail)`;
+    return [{ entry: step.name, message }];
+  });
+  return { steps, problems };
+}
+
+function resolveDataSources(
+  entry: SnapshotScanProfile,
+  targetNameOf: (name: string) => string | undefined,
+): WantedProfile {
+  const remapped = remapDataSourceList(entry.scanProfile.dataSourceList, {
+    recordedNames: entry.dataSourceNames,
+    targetNameOf,
+  });
+  if (!remapped.ok) {
+    const problems = remapped.problems.map((p) => ({
+      entry: entry.scanProfile.name,
+      path: `/dataSourceList/${p.index}`,
+      message: p.message,
+      ...(p.causedBy === undefined ? {} : { causedBy: p.causedBy }),
+    }));
+    return { entry, dataSources: [], problems };
+  }
+  const dataSources = remapped.elements.map((e) => ({
+    ref: e.ref,
+    targetName: e.targetName,
+    asName: e.form === 'name',
+  }));
+  return { entry, dataSources, problems: undefined };
 }
