@@ -1,6 +1,6 @@
 /**
  * The executor: the only code that writes to a target. Import and undo, of every kind of object, hand
- * it write steps; per step:
+ * it write steps (`Write`, `step.ts`); per step:
  *
  *   throttle -> intent (fsync'd) -> request -> outcome.
  *
