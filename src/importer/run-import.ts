@@ -17,11 +17,11 @@ import {
   StepRefused,
   type WriteOutcome,
   type WritePayload,
-  type WriteStep,
 } from '../sync/execute.js';
 import type { Journal } from '../sync/journal/writer.js';
 import { connectionWriter } from '../sync/kinds/connection.js';
 import { placeProfileBody, scanProfileWriter } from '../sync/kinds/scan-profile.js';
+import { Write } from '../sync/step.js';
 import type { Clock, RateLimiter } from '../sync/throttle.js';
 import {
   type ChangeStep,
@@ -32,103 +32,36 @@ import {
   type PlanStep,
   type SendStep,
 } from './plan.js';
-import type { ProfilePlan, ProfileStep } from './profile-plan.js';
+import type { ProfilePlan, ProfileSendStep, ProfileStep } from './profile-plan.js';
 import type { ProfileOutcome } from './profile-report.js';
 
-/** A connection step of the plan as the executor runs it (a class: one shape for 100 000 of them). */
-class ConnectionWrite implements WriteStep {
-  readonly object = 'connection';
-  readonly op: 'create' | 'update' | 'delete';
-  readonly name: string;
-  readonly targetName: string;
-  readonly targetId: string | undefined;
-  readonly sourceId: string | undefined;
-  readonly inDoubt: boolean;
-  readonly intentAt: string | undefined;
-  readonly whenTaken: 'exists' | 'failure';
-
-  constructor(
-    readonly plan: SendStep | ChangeStep,
-    onConflict: OnConflict,
-  ) {
+/** A connection step of the plan as the executor runs it. */
+function connectionWrite(step: SendStep | ChangeStep, onConflict: OnConflict): Write<SendStep | ChangeStep> {
+  return new Write(step, {
+    object: 'connection',
+    op: isChangeStep(step) ? step.kind : 'create',
+    name: step.name,
+    targetName: step.targetName,
+    targetId: isChangeStep(step) ? step.targetId : undefined,
+    sourceId: step.sourceId,
+    inDoubt: step.kind === 'reconcile',
+    intentAt: step.kind === 'reconcile' ? step.intentAt : undefined,
     // A name someone creates after the listing is what the plan would have seen as existing.
-    this.whenTaken =
-      plan.kind !== 'rename' && (onConflict === 'skip' || onConflict === 'update') ? 'exists' : 'failure';
-    this.op = plan.kind === 'update' || plan.kind === 'delete' ? plan.kind : 'create';
-    this.name = plan.name;
-    this.targetName = plan.targetName;
-    this.targetId = 'targetId' in plan ? plan.targetId : undefined;
-    this.sourceId = plan.sourceId;
-    this.inDoubt = plan.kind === 'reconcile';
-    this.intentAt = plan.kind === 'reconcile' ? plan.intentAt : undefined;
-  }
-
-  load(): WritePayload {
-    const step = this.plan;
-    switch (step.kind) {
-      case 'update':
-        return { ...step.source.load(), before: step.before.load() };
-      case 'delete':
-        return { before: step.before.load() };
-      default:
-        return step.source.load();
-    }
-  }
+    whenTaken:
+      step.kind !== 'rename' && (onConflict === 'skip' || onConflict === 'update') ? 'exists' : 'failure',
+  });
 }
 
-/** A scan profile step of the plan as the executor runs it. */
-class ProfileWrite implements WriteStep {
-  readonly object = 'scan-profile';
-  readonly op: 'create' | 'update' | 'delete';
-  readonly name: string;
-  readonly targetName: string;
-  readonly targetId: string | undefined;
-  readonly inDoubt: boolean;
-  readonly intentAt: string | undefined;
-  readonly firstAttempt: number;
-
-  constructor(
-    readonly plan: ProfileStep,
-    readonly index: number,
-    private readonly connectionIds: () => ReadonlyMap<string, string | undefined>,
-  ) {
-    if (plan.kind === 'done') {
-      // An in-doubt create the target's list showed: the executor looks it up and records it.
-      this.op = 'create';
-      this.inDoubt = true;
-      this.intentAt = plan.intentAt;
-      this.firstAttempt = 1;
-      this.targetId = plan.targetId;
-    } else if (plan.kind === 'create' || plan.kind === 'update' || plan.kind === 'delete') {
-      this.op = plan.kind;
-      this.inDoubt = false;
-      this.firstAttempt = plan.attempt;
-      this.targetId = plan.kind === 'create' ? undefined : plan.targetId;
-    } else {
-      throw new Error(`not a writing profile step: ${plan.kind}`);
-    }
-    this.name = plan.name;
-    this.targetName = plan.targetName;
-  }
-
-  load(): WritePayload {
-    const step = this.plan;
-    if (step.kind === 'delete') return { before: step.before };
-    if (step.kind !== 'create' && step.kind !== 'update')
-      throw new StepRefused('no longer in the target after an interrupted request; re-run to create it');
-    const body = placeProfileBody(
-      { ...stripProfileServerFields(step.profile), name: step.targetName },
-      step.dataSources,
-      this.connectionIds(),
-      ' (was its creation refused?)',
-    );
-    const image = { scanProfile: body, dataSourceNames: step.dataSources.map((d) => d.targetName) };
-    return step.kind === 'update' ? { body, image, before: step.before } : { body, image };
-  }
+function loadConnection({ plan }: Write<SendStep | ChangeStep>): WritePayload {
+  if (plan.kind === 'update') return { ...plan.source.load(), before: plan.before.load() };
+  return plan.kind === 'delete' ? { before: plan.before.load() } : plan.source.load();
 }
 
-/** True for profile steps the executor runs. */
-export function isProfileWrite(step: ProfileStep): boolean {
+/** A profile step the executor runs: a request, or an in-doubt create the target's list showed. */
+type ProfileWriteStep = ProfileSendStep | Extract<ProfileStep, { kind: 'done' }>;
+
+/** True for profile steps the executor runs (a `done` one is looked up and recorded). */
+export function isProfileWrite(step: ProfileStep): step is ProfileWriteStep {
   return (
     step.kind === 'create' ||
     step.kind === 'update' ||
@@ -140,6 +73,35 @@ export function isProfileWrite(step: ProfileStep): boolean {
 /** The number of profile requests a plan makes (creates, updates, deletes). */
 export function countProfileWrites(plan: ProfilePlan): number {
   return plan.steps.filter((s) => s.kind === 'create' || s.kind === 'update' || s.kind === 'delete').length;
+}
+
+function profileWrite(step: ProfileWriteStep): Write<ProfileWriteStep> {
+  const done = step.kind === 'done';
+  return new Write(step, {
+    object: 'scan-profile',
+    op: done ? 'create' : step.kind,
+    name: step.name,
+    targetName: step.targetName,
+    targetId: step.kind === 'create' ? undefined : step.targetId,
+    inDoubt: done,
+    intentAt: done ? step.intentAt : undefined,
+    firstAttempt: done ? 1 : step.attempt,
+  });
+}
+
+/** A profile's payload, its `dataSourceList` placed on the target's connection ids `ids`. */
+function loadProfile(step: ProfileWriteStep, ids: ReadonlyMap<string, string | undefined>): WritePayload {
+  if (step.kind === 'delete') return { before: step.before };
+  if (step.kind === 'done')
+    throw new StepRefused('no longer in the target after an interrupted request; re-run to create it');
+  const body = placeProfileBody(
+    { ...stripProfileServerFields(step.profile), name: step.targetName },
+    step.dataSources,
+    ids,
+    ' (was its creation refused?)',
+  );
+  const image = { scanProfile: body, dataSourceNames: step.dataSources.map((d) => d.targetName) };
+  return step.kind === 'update' ? { body, image, before: step.before } : { body, image };
 }
 
 /** What {@link runImportSteps} needs. */
@@ -184,10 +146,9 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     log: input.log,
     signal: input.signal,
     ...(input.clock ? { clock: input.clock } : {}),
-    onOutcome: input.onOutcome,
   };
   const connections = new Map<string, WriteOutcome>();
-  const write = (s: SendStep | ChangeStep) => new ConnectionWrite(s, input.onConflict);
+  const write = (s: SendStep | ChangeStep) => connectionWrite(s, input.onConflict);
   const creates = plan.steps.filter(isSendStep).map(write);
   const changes = plan.steps.filter(isChangeStep);
   const phases = [
@@ -212,18 +173,17 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
       asRun = { ...plan, steps: plan.steps.map((s) => (isSendStep(s) && replanned.get(s.name)) || s) };
     }
     if (phase.length === 0) continue;
-    const result = await executeSteps(phase, deps, { concurrency: input.concurrency });
+    const result = await executeSteps(phase, deps, {
+      concurrency: input.concurrency,
+      load: loadConnection,
+      onOutcome: input.onOutcome,
+    });
     for (const outcome of result.outcomes) connections.set(outcome.step.name, outcome);
     if (result.stoppedBy !== undefined)
       return { connections, profiles: new Map(), stoppedBy: result.stoppedBy, plan: asRun };
   }
 
   const profiles = new Map<number, ProfileOutcome>();
-  let ids: Map<string, string | undefined> | undefined;
-  const connectionIds = () => {
-    if (ids === undefined) throw new Error('connection ids not read');
-    return ids;
-  };
   // A profile naming a connection this run was to create but did not (failed, or someone else's
   // meanwhile) is not created: it would point at an object this run did not make or match.
   // One found equal (`update`: unchanged, or updated here) is matched, as a planned existing one is.
@@ -234,7 +194,8 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
       )
       .map((c) => c.targetName),
   );
-  const profileSteps: ProfileWrite[] = [];
+  const profileSteps: Write<ProfileWriteStep>[] = [];
+  const planIndex: number[] = [];
   profilePlan.steps.forEach((step, i) => {
     if (!isProfileWrite(step)) return;
     const blocked =
@@ -248,18 +209,18 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
       });
       return;
     }
-    profileSteps.push(new ProfileWrite(step, i, connectionIds));
+    profileSteps.push(profileWrite(step));
+    planIndex.push(i);
   });
   if (profileSteps.length === 0) return { connections, profiles, stoppedBy: undefined, plan: asRun };
   input.budget.extend(Math.max(10, Math.ceil(profileSteps.length / 10)));
   input.onProfilesStarted(countProfileWrites(profilePlan));
-  ids = new Map((await listConnectionKeys(client, input.signal)).map((c) => [c.name, c._id]));
+  const ids = new Map((await listConnectionKeys(client, input.signal)).map((c) => [c.name, c._id]));
   // One at a time: a one-time profile starts a scan, so nothing is sent in parallel.
-  const result = await executeSteps(
-    profileSteps,
-    { ...deps, onOutcome: () => undefined },
-    { concurrency: 1 },
-  );
-  for (const outcome of result.outcomes) profiles.set(outcome.step.index, outcome);
+  const result = await executeSteps(profileSteps, deps, {
+    concurrency: 1,
+    load: (w) => loadProfile(w.plan, ids),
+  });
+  for (const [k, outcome] of result.outcomes.entries()) profiles.set(planIndex[k] as number, outcome);
   return { connections, profiles, stoppedBy: result.stoppedBy, plan: asRun };
 }

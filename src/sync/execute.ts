@@ -1,6 +1,6 @@
 /**
  * The executor: the only code that writes to a target. Import and undo, of every kind of object, hand
- * it write steps; per step:
+ * it write steps (`Write`, `step.ts`); per step:
  *
  *   throttle -> intent (fsync'd) -> request -> outcome.
  *
@@ -25,11 +25,11 @@ import { computeFullJitter } from '../api/retry-policy.js';
 import { ApiError, AuthError, type DdsError, InterruptedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { scrub } from '../secrets.js';
-import { intentRecord, outcomeRecord } from './execute-records.js';
-import type { JournalObject, JournalOp, SafeImage } from './journal/records.js';
+import type { JournalObject, SafeImage } from './journal/records.js';
 import type { Journal } from './journal/writer.js';
 import { forEachLimited } from './limited.js';
 import { notOursReason, notOursStamp } from './ownership.js';
+import { intentRecord, outcomeRecord, type Write } from './step.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
 /** The object a request addresses in the target. */
@@ -72,39 +72,14 @@ export interface WritePayload {
   readonly secretsSent?: readonly string[];
 }
 
-/** Thrown by {@link WriteStep.load} when the step cannot be sent as planned: it fails, nothing is sent. */
+/** Thrown by {@link ExecuteOptions.load} when the step cannot be sent as planned: it fails, nothing is sent. */
 export class StepRefused extends Error {}
 
-/** One write. */
-export interface WriteStep {
-  readonly object: JournalObject;
-  readonly op: JournalOp;
-  /** The object's key (the snapshot's name; for an update or delete, the target's). */
-  readonly name: string;
-  /** The name the request addresses (POSTed, PUT or DELETEd). */
-  readonly targetName: string;
-  readonly targetId: string | undefined;
-  readonly sourceId?: string | undefined;
-  /** An earlier request of this create may have been applied: look the name up before sending. */
-  readonly inDoubt: boolean;
-  /** The attempt number of the first request this run sends (default 1). */
-  readonly firstAttempt?: number;
-  /** In doubt from an earlier run: when its first intent was written (for the `not ours` test). */
-  readonly intentAt?: string | undefined;
-  /**
-   * A create refused because the name is taken (someone else created it after the target was listed):
-   * `exists` looks the name up and reports it as existing, not this run's; default `failure`.
-   */
-  readonly whenTaken?: 'exists' | 'failure';
-  /** The payload, prepared when the step is sent; may throw {@link StepRefused}. */
-  load(): WritePayload;
-}
-
 /** What happened to one step. */
-export type WriteOutcome<S extends WriteStep = WriteStep> =
+export type WriteOutcome<P = unknown> =
   | {
       readonly kind: 'applied';
-      readonly step: S;
+      readonly step: Write<P>;
       readonly targetId: string | undefined;
       /**
        * `post`: a create answered with success; `lookup`: a create found by name after its answer was
@@ -116,43 +91,47 @@ export type WriteOutcome<S extends WriteStep = WriteStep> =
     }
   | {
       /**
-       * Someone else's ({@link WriteStep.whenTaken}): a create refused because the name was taken, or
+       * Someone else's ({@link Write.whenTaken}): a create refused because the name was taken, or
        * (`createdAt` set: `not ours`) an in-doubt create found by name, created before this run's intent.
        */
       readonly kind: 'exists';
-      readonly step: S;
+      readonly step: Write<P>;
       readonly targetId: string | undefined;
       readonly createdAt?: string;
     }
   | {
       readonly kind: 'failed';
-      readonly step: S;
+      readonly step: Write<P>;
       readonly httpStatus: number | undefined;
       readonly message: string;
     }
   | {
       /** The run stopped before this step settled. `inDoubt`: a request of it may have been applied. */
       readonly kind: 'pending';
-      readonly step: S;
+      readonly step: Write<P>;
       readonly inDoubt: boolean;
     };
 
 /** An outcome the journal records: every one but `pending`. */
-export type SettledOutcome<S extends WriteStep = WriteStep> = Exclude<WriteOutcome<S>, { kind: 'pending' }>;
+export type SettledOutcome<P = unknown> = Exclude<WriteOutcome<P>, { kind: 'pending' }>;
 
 /** Full-jitter backoff base and cap before re-checking an in-doubt create (ms). */
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 8000;
 
-/** Options of {@link executeSteps}. */
-export interface ExecuteOptions {
+/** Options of one {@link executeSteps} call. */
+export interface ExecuteOptions<P> {
+  /** The payload of a step, prepared from its plan when it is sent; may throw {@link StepRefused}. */
+  readonly load: (step: Write<P>) => WritePayload;
   /** Requests in flight at once; default 4. */
   readonly concurrency?: number;
   /** 429s accepted for one step before the run gives up on the service (exit 5); default 50. */
   readonly maxRateLimitedPerStep?: number;
+  /** Called once per settled step (applied or failed; not for steps left pending). */
+  readonly onOutcome?: (outcome: WriteOutcome<P>) => void;
 }
 
-/** Everything the executor needs; injected so tests can drive it. */
+/** Everything the executor needs for a run; injected so tests can drive it. */
 export interface ExecuteDeps {
   /** How each kind of object is written. */
   readonly writers: Readonly<Partial<Record<JournalObject, KindWriter>>>;
@@ -166,35 +145,16 @@ export interface ExecuteDeps {
   readonly signal: AbortSignal;
   readonly clock?: Clock;
   readonly random?: () => number;
-  /** Called once per settled step (applied or failed; not for steps left pending). */
-  readonly onOutcome?: (outcome: WriteOutcome) => void;
 }
 
 /** One outcome per step (same order), and why the run stopped early, if it did. */
-export interface ExecuteResult<S extends WriteStep> {
-  readonly outcomes: readonly WriteOutcome<S>[];
+export interface ExecuteResult<P> {
+  readonly outcomes: readonly WriteOutcome<P>[];
   /**
    * AuthError (exit 4), InterruptedError (130) or UnavailableError (5); undefined when it ran to the end.
    * Always set when an outcome is `pending`.
    */
   readonly stoppedBy: DdsError | undefined;
-}
-
-/** How a failed request is treated. */
-type Verdict = 'auth' | 'interrupted' | 'rate-limited' | 'rejected' | 'in-doubt';
-
-/** Classify a request failure by type and status (never by message text). */
-function classifyWriteFailure(error: unknown): Verdict | undefined {
-  if (error instanceof AuthError) return 'auth';
-  // The client refuses to start a request once Ctrl-C was pressed: nothing was sent.
-  if (error instanceof InterruptedError) return 'interrupted';
-  if (error instanceof ApiError) {
-    if (error.status === 429) return 'rate-limited';
-    return error.isTransient() ? 'in-doubt' : 'rejected';
-  }
-  // Also when nothing was sent (connection refused): a look-up costs one GET, guessing wrong a duplicate.
-  if (error instanceof UnavailableError) return 'in-doubt';
-  return undefined;
 }
 
 /** Thrown inside a step to leave it pending; the reason of the stop is recorded before. */
@@ -211,11 +171,11 @@ interface StepState {
 const INTERRUPTED = 'Interrupted: requests in flight settled, journal flushed';
 
 /** Run the steps (see the module comment). Never throws for a step's failure. */
-export async function executeSteps<S extends WriteStep>(
-  steps: readonly S[],
+export async function executeSteps<P>(
+  steps: readonly Write<P>[],
   deps: ExecuteDeps,
-  options: ExecuteOptions = {},
-): Promise<ExecuteResult<S>> {
+  options: ExecuteOptions<P>,
+): Promise<ExecuteResult<P>> {
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? Math.random;
   const max429 = options.maxRateLimitedPerStep ?? 50;
@@ -249,14 +209,14 @@ export async function executeSteps<S extends WriteStep>(
     }
   };
   const now = (): string => new Date().toISOString();
-  const writerOf = (step: WriteStep): KindWriter => {
+  const writerOf = (step: Write<P>): KindWriter => {
     const writer = deps.writers[step.object];
     if (writer === undefined) throw new Error(`no writer for ${step.object}`);
     return writer;
   };
 
   /** Look a name up through the throttle; a failure stops the run (the service is not answering). */
-  const lookup = async (step: WriteStep): Promise<Found | undefined> => {
+  const lookup = async (step: Write<P>): Promise<Found | undefined> => {
     checkGoing();
     await waitFor(limiter.acquire(waitSignal));
     checkGoing();
@@ -284,12 +244,12 @@ export async function executeSteps<S extends WriteStep>(
   // one's fsync. Safe: an outcome lost in a crash leaves its intent open, and the next run looks the
   // name up before sending anything. A failed write stops the run like any other fault.
   const outcomeWrites = new Set<Promise<void>>();
-  const settle = (outcome: SettledOutcome<S>): WriteOutcome<S> => {
+  const settle = (outcome: SettledOutcome<P>): WriteOutcome<P> => {
     const record = outcomeRecord(outcome, run, now());
     const written: Promise<void> = journal.append(record).then(
       () => {
         outcomeWrites.delete(written);
-        deps.onOutcome?.(outcome);
+        options.onOutcome?.(outcome);
       },
       (error: unknown) => {
         outcomeWrites.delete(written);
@@ -301,22 +261,22 @@ export async function executeSteps<S extends WriteStep>(
     return outcome;
   };
   const applied = (
-    step: S,
+    step: Write<P>,
     state: StepState,
     targetId: string | undefined,
     via: 'post' | 'lookup' | 'request' | 'absent',
   ) => settle({ kind: 'applied', step, targetId, via, attempts: state.attempts });
-  const failed = (step: S, httpStatus: number | undefined, message: string) =>
+  const failed = (step: Write<P>, httpStatus: number | undefined, message: string) =>
     settle({ kind: 'failed', step, httpStatus, message: scrub(message) });
   /** A create in doubt, found by name: in doubt whose it is, or provably someone else's (`not ours`). */
-  const foundInDoubt = (step: S, state: StepState, found: Found) => {
+  const foundInDoubt = (step: Write<P>, state: StepState, found: Found) => {
     const createdAt = notOursStamp(found.createdAt, state.firstIntentMs);
     if (createdAt === undefined) return applied(step, state, found.id, 'lookup');
     if (step.whenTaken === 'exists') return settle({ kind: 'exists', step, targetId: found.id, createdAt });
     return failed(step, undefined, notOursReason(createdAt));
   };
 
-  const send = async (step: S, payload: WritePayload): Promise<string | undefined | 'absent'> => {
+  const send = async (step: Write<P>, payload: WritePayload): Promise<string | undefined | 'absent'> => {
     const writer = writerOf(step);
     const target = { name: step.targetName, id: step.targetId };
     if (step.op === 'create') return writer.create(payload.body ?? {}, signal);
@@ -327,7 +287,7 @@ export async function executeSteps<S extends WriteStep>(
     return answer === 'absent' ? 'absent' : step.targetId;
   };
 
-  const runStep = async (step: S, state: StepState): Promise<WriteOutcome<S>> => {
+  const runStep = async (step: Write<P>, state: StepState): Promise<WriteOutcome<P>> => {
     checkGoing();
     if (state.inDoubt && step.op === 'create') {
       const found = await lookup(step);
@@ -335,7 +295,7 @@ export async function executeSteps<S extends WriteStep>(
     }
     let payload: WritePayload;
     try {
-      payload = step.load();
+      payload = options.load(step);
     } catch (error) {
       if (error instanceof StepRefused) return failed(step, undefined, error.message);
       throw error;
@@ -350,9 +310,7 @@ export async function executeSteps<S extends WriteStep>(
       // The intent must be durable before the request leaves: a crash after it is reconciled by name.
       const at = now();
       state.firstIntentMs ??= Date.parse(at);
-      await journal.append(
-        intentRecord(step, payload, run, (step.firstAttempt ?? 1) + state.attempts - 1, at),
-      );
+      await journal.append(intentRecord(step, payload, run, step.firstAttempt + state.attempts - 1, at));
       // A stop that came during the fsync still prevents the request; the open intent costs one look-up.
       checkGoing();
       let answer: string | undefined | 'absent';
@@ -360,76 +318,67 @@ export async function executeSteps<S extends WriteStep>(
         answer = await send(step, payload);
       } catch (error) {
         if (error instanceof StepRefused) return failed(step, undefined, error.message);
-        const verdict = classifyWriteFailure(error);
-        switch (verdict) {
-          case 'auth':
-            throw stopWith(error as AuthError);
-          case 'interrupted':
-            throw stopWith(new InterruptedError(INTERRUPTED));
-          case 'rate-limited':
-            // Certainly not applied: no look-up and no retry from the budget.
-            limiter.onRateLimited((error as ApiError).retryAfterMs, sentAt);
-            rateLimited += 1;
-            if (rateLimited > max429) {
-              throw stopWith(
-                new UnavailableError(
-                  `The service kept answering 429 (rate limited) for '${step.targetName}' (${rateLimited} times)`,
-                ),
-              );
-            }
-            continue;
-          case 'rejected': {
-            const rejection = error as ApiError;
-            // In doubt: maybe our own earlier request, applied late ("already exists"). Else maybe a name
-            // someone created after the target was listed. Either is told by a look-up, not by the message.
-            if (step.op === 'create' && (state.inDoubt || step.whenTaken === 'exists')) {
-              const found = await lookup(step);
-              if (found && state.inDoubt) return foundInDoubt(step, state, found);
-              if (found) return settle({ kind: 'exists', step, targetId: found.id });
-            }
-            return failed(step, rejection.status, rejection.http.serviceMessage ?? rejection.message);
-          }
-          case 'in-doubt': {
-            state.inDoubt = true;
-            if (step.op !== 'create') {
-              throw stopWith(
-                new UnavailableError(
-                  `Could not ${step.op} '${step.targetName}': ${scrub((error as Error).message)}; re-run to resume`,
-                  undefined,
-                  { cause: error },
-                ),
-              );
-            }
-            deps.log?.debug(
-              { entry: step.targetName, attempt: state.attempts, error: scrub((error as Error).message) },
-              'create in doubt; will look the name up before sending again',
-            );
-            if (!budget.take()) {
-              throw stopWith(
-                new UnavailableError(
-                  `The retry budget of this run is spent (last: ${scrub((error as Error).message)})`,
-                  undefined,
-                  { cause: error },
-                ),
-              );
-            }
-            await waitFor(
-              clock.sleep(
-                computeFullJitter(BACKOFF_BASE_MS, BACKOFF_MAX_MS, state.attempts - 1, random),
-                waitSignal,
+        if (error instanceof AuthError) throw stopWith(error);
+        // The client refuses to start a request once Ctrl-C was pressed: nothing was sent.
+        if (error instanceof InterruptedError) throw stopWith(new InterruptedError(INTERRUPTED));
+        // Classified by type and status, never by message text.
+        if (error instanceof ApiError && error.status === 429) {
+          // Certainly not applied: no look-up and no retry from the budget.
+          limiter.onRateLimited(error.retryAfterMs, sentAt);
+          rateLimited += 1;
+          if (rateLimited > max429) {
+            throw stopWith(
+              new UnavailableError(
+                `The service kept answering 429 (rate limited) for '${step.targetName}' (${rateLimited} times)`,
               ),
             );
-            const found = await lookup(step);
-            if (found) return foundInDoubt(step, state, found);
-            continue;
           }
-          case undefined:
-            throw error;
-          default: {
-            const unreachable: never = verdict;
-            throw new Error(`unhandled verdict ${String(unreachable)}`);
-          }
+          continue;
         }
+        if (error instanceof ApiError && !error.isTransient()) {
+          // In doubt: maybe our own earlier request, applied late ("already exists"). Else maybe a name
+          // someone created after the target was listed. Either is told by a look-up, not by the message.
+          if (step.op === 'create' && (state.inDoubt || step.whenTaken === 'exists')) {
+            const found = await lookup(step);
+            if (found && state.inDoubt) return foundInDoubt(step, state, found);
+            if (found) return settle({ kind: 'exists', step, targetId: found.id });
+          }
+          return failed(step, error.status, error.http.serviceMessage ?? error.message);
+        }
+        // In doubt, also when nothing was sent (connection refused): a look-up costs one GET, guessing
+        // wrong a duplicate.
+        if (!(error instanceof ApiError || error instanceof UnavailableError)) throw error;
+        const reason = scrub(error.message);
+        state.inDoubt = true;
+        if (step.op !== 'create') {
+          throw stopWith(
+            new UnavailableError(
+              `Could not ${step.op} '${step.targetName}': ${reason}; re-run to resume`,
+              undefined,
+              { cause: error },
+            ),
+          );
+        }
+        deps.log?.debug(
+          { entry: step.targetName, attempt: state.attempts, error: reason },
+          'create in doubt; will look the name up before sending again',
+        );
+        if (!budget.take()) {
+          throw stopWith(
+            new UnavailableError(`The retry budget of this run is spent (last: ${reason})`, undefined, {
+              cause: error,
+            }),
+          );
+        }
+        await waitFor(
+          clock.sleep(
+            computeFullJitter(BACKOFF_BASE_MS, BACKOFF_MAX_MS, state.attempts - 1, random),
+            waitSignal,
+          ),
+        );
+        const found = await lookup(step);
+        if (found) return foundInDoubt(step, state, found);
+        continue;
       }
       if (answer === 'absent') {
         if (step.op === 'delete') return applied(step, state, step.targetId, 'absent');
@@ -439,7 +388,7 @@ export async function executeSteps<S extends WriteStep>(
     }
   };
 
-  const processStep = async (step: S): Promise<WriteOutcome<S>> => {
+  const processStep = async (step: Write<P>): Promise<WriteOutcome<P>> => {
     const intentMs = step.intentAt === undefined ? Number.NaN : Date.parse(step.intentAt);
     const state: StepState = { inDoubt: step.inDoubt, attempts: 0 };
     if (!Number.isNaN(intentMs)) state.firstIntentMs = intentMs;
@@ -456,7 +405,7 @@ export async function executeSteps<S extends WriteStep>(
   };
 
   // processStep never rejects.
-  const outcomes = new Array<WriteOutcome<S>>(steps.length);
+  const outcomes = new Array<WriteOutcome<P>>(steps.length);
   await forEachLimited(steps, concurrency, async (step, i) => {
     outcomes[i] = await processStep(step);
   });

@@ -1,6 +1,6 @@
 /**
- * `runs JOURNAL`: the runs a journal holds, oldest first, each with what it wrote (read only: no lock,
- * nothing written).
+ * The runs of a journal: `runs JOURNAL` lists them, oldest first, each with what it wrote (read only: no
+ * lock, nothing written); an import and an undo choose here which run they write.
  */
 import { InputFileError, UsageError } from '../errors.js';
 import type { JournalObject } from './journal/records.js';
@@ -94,8 +94,26 @@ export function chooseImportRun(
   return { run: (newest?.run ?? 0) + 1, continuing: undefined };
 }
 
+/**
+ * The run an undo writes and the run it takes back: the newest one when it is an interrupted undo (this
+ * undo finishes it), else a new one taking back the newest import run not undone yet; undefined when
+ * every import run is undone.
+ */
+export function chooseUndoRun(
+  runs: readonly RunState[],
+): { run: number; undoes: number; continuing: RunState | undefined } | undefined {
+  const newest = runs.at(-1);
+  if (newest?.command === 'undo' && newest.endedAt === undefined && newest.undoes !== undefined) {
+    return { run: newest.run, undoes: newest.undoes, continuing: newest };
+  }
+  const undone = undoneRuns(runs);
+  const target = [...runs].reverse().find((r) => r.command === 'import' && !undone.has(r.run));
+  if (target === undefined) return undefined;
+  return { run: (newest?.run ?? 0) + 1, undoes: target.run, continuing: undefined };
+}
+
 /** The runs a finished undo took back: the run undone -> the undo's run. */
-export function undoneRuns(runs: readonly RunState[]): Map<number, number> {
+function undoneRuns(runs: readonly RunState[]): Map<number, number> {
   const undoneBy = new Map<number, number>();
   for (const r of runs)
     if (r.command === 'undo' && r.endedAt !== undefined && r.undoes !== undefined)

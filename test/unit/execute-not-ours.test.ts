@@ -9,13 +9,14 @@ import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRetryBudget } from '../../src/api/http.js';
 import { createSilentLogger } from '../../src/log.js';
-import { executeSteps, type WriteStep } from '../../src/sync/execute.js';
+import { executeSteps } from '../../src/sync/execute.js';
 import type { JournalObject } from '../../src/sync/journal/records.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
 import { connectionWriter } from '../../src/sync/kinds/connection.js';
 import { scanProfileWriter } from '../../src/sync/kinds/scan-profile.js';
 import { CLOCK_SKEW_MS } from '../../src/sync/ownership.js';
+import { Write } from '../../src/sync/step.js';
 import { type Clock, createRateLimiter } from '../../src/sync/throttle.js';
 import { createRunHistory, planConnectionUndo, type UndoContext } from '../../src/sync/undo-plan.js';
 import { recordsOf } from '../helpers/journal-records.js';
@@ -25,22 +26,13 @@ import { BASE, makeClient } from '../http/client-fixture.js';
 const CONNECTIONS = '/api/v1/ds_connections';
 const clock: Clock = { now: () => 0, sleep: async () => undefined };
 
-class Create implements WriteStep {
-  readonly op = 'create';
-  readonly targetName: string;
-  readonly targetId = undefined;
-  readonly inDoubt: boolean = false;
-  constructor(
-    readonly name: string,
-    readonly object: JournalObject = 'connection',
-    readonly whenTaken: 'exists' | 'failure' = 'exists',
-  ) {
-    this.targetName = name;
-  }
-  load() {
-    return { body: { name: this.name, type: 's3' }, image: { name: this.name, type: 's3' } };
-  }
-}
+/** A create of `name` (an `s3` connection unless a profile), its payload held. */
+const create = (
+  name: string,
+  object: JournalObject = 'connection',
+  whenTaken: 'exists' | 'failure' = 'exists',
+) => new Write(name, { object, op: 'create', name, whenTaken });
+const load = ({ name }: Write) => ({ body: { name, type: 's3' }, image: { name, type: 's3' } });
 
 let journal: Journal;
 let journalPath: string;
@@ -57,18 +49,22 @@ afterEach(async () => {
   nock.cleanAll();
 });
 
-async function run(step: Create) {
+async function run(step: Write) {
   const { client } = makeClient();
-  const result = await executeSteps([step], {
-    writers: { connection: connectionWriter(client), 'scan-profile': scanProfileWriter(client) },
-    journal,
-    run: 1,
-    limiter: createRateLimiter({ clock }),
-    budget: createRetryBudget(3),
-    log: createSilentLogger(),
-    signal: new AbortController().signal,
-    clock,
-  });
+  const result = await executeSteps(
+    [step],
+    {
+      writers: { connection: connectionWriter(client), 'scan-profile': scanProfileWriter(client) },
+      journal,
+      run: 1,
+      limiter: createRateLimiter({ clock }),
+      budget: createRetryBudget(3),
+      log: createSilentLogger(),
+      signal: new AbortController().signal,
+      clock,
+    },
+    { load },
+  );
   await journal.close();
   return { outcome: result.outcomes[0], records: recordsOf(readFileSync(journalPath, 'utf8')) };
 }
@@ -88,7 +84,7 @@ describe('a create in doubt found by name', () => {
   it('created before the intent (beyond the skew): exists, not ours, journaled with createdAt; undo leaves it even with --include-in-doubt', async () => {
     const createdAt = ago(CLOCK_SKEW_MS + 60_000);
     const scope = lostAnswerThenFound('a', createdAt);
-    const { outcome, records } = await run(new Create('a'));
+    const { outcome, records } = await run(create('a'));
     expect(scope.isDone()).toBe(true);
     expect(outcome).toMatchObject({ kind: 'exists', targetId: 'f'.repeat(24), createdAt });
     expect(records.filter((r) => r.kind === 'outcome')).toEqual([
@@ -108,7 +104,7 @@ describe('a create in doubt found by name', () => {
 
   it('where a found name is not a taken one (rename, fail, profiles): failed, saying not ours', async () => {
     lostAnswerThenFound('b', ago(CLOCK_SKEW_MS * 3));
-    const { outcome } = await run(new Create('b', 'connection', 'failure'));
+    const { outcome } = await run(create('b', 'connection', 'failure'));
     expect(outcome).toMatchObject({
       kind: 'failed',
       message: expect.stringMatching(/^not ours: created by someone else at /),
@@ -124,7 +120,7 @@ describe('a create in doubt found by name', () => {
     ['a number', 978307200000],
   ])('created_at %s: in doubt (applied via lookup), as before', async (_, createdAt) => {
     lostAnswerThenFound('c', createdAt);
-    const { outcome } = await run(new Create('c'));
+    const { outcome } = await run(create('c'));
     expect(outcome).toMatchObject({ kind: 'applied', via: 'lookup' });
   });
 
@@ -136,22 +132,22 @@ describe('a create in doubt found by name', () => {
       .get('/api/v1/scanProfiles')
       .query(true)
       .reply(200, { scanProfiles: [{ _id: 'e'.repeat(24), name: 'p', createdAt }] });
-    const { outcome } = await run(new Create('p', 'scan-profile'));
+    const { outcome } = await run(create('p', 'scan-profile'));
     expect(outcome).toMatchObject({ kind: 'exists', createdAt });
   });
 });
 
 describe('a create left in doubt by an interrupted run', () => {
   /** The step the next run plans for it: in doubt, with the time of the earlier run's intent. */
-  class Reconcile extends Create {
-    override readonly inDoubt = true;
-    constructor(
-      name: string,
-      readonly intentAt: string | undefined,
-    ) {
-      super(name);
-    }
-  }
+  const reconcile = (name: string, intentAt: string) =>
+    new Write(name, {
+      object: 'connection',
+      op: 'create',
+      name,
+      whenTaken: 'exists',
+      inDoubt: true,
+      intentAt,
+    });
   const foundWith = (name: string, createdAt: string) =>
     nock(BASE)
       .get(`${CONNECTIONS}/${name}`)
@@ -159,14 +155,14 @@ describe('a create left in doubt by an interrupted run', () => {
 
   it('found older than that intent: not ours, with no request sent', async () => {
     const scope = foundWith('r', ago(CLOCK_SKEW_MS * 4));
-    const { outcome } = await run(new Reconcile('r', ago(CLOCK_SKEW_MS * 2)));
+    const { outcome } = await run(reconcile('r', ago(CLOCK_SKEW_MS * 2)));
     expect(scope.isDone()).toBe(true);
     expect(outcome).toMatchObject({ kind: 'exists', createdAt: expect.any(String) });
   });
 
   it('found newer than that intent, or with no intent time: in doubt, taken as applied', async () => {
     foundWith('s', ago(CLOCK_SKEW_MS));
-    expect((await run(new Reconcile('s', ago(CLOCK_SKEW_MS * 2)))).outcome).toMatchObject({
+    expect((await run(reconcile('s', ago(CLOCK_SKEW_MS * 2)))).outcome).toMatchObject({
       kind: 'applied',
       via: 'lookup',
     });

@@ -18,15 +18,11 @@ import type { SendStep } from '../../src/importer/plan.js';
 import { held } from '../../src/importer/source.js';
 import { createSilentLogger, type Logger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
-import {
-  type ExecuteOptions,
-  executeSteps,
-  type WriteOutcome,
-  type WriteStep,
-} from '../../src/sync/execute.js';
+import { type ExecuteOptions, executeSteps, type WriteOutcome } from '../../src/sync/execute.js';
 import type { IntentRecord, JournalRecord } from '../../src/sync/journal/records.js';
 import { type JournalReplay, replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
+import { Write } from '../../src/sync/step.js';
 import { type Clock, createRateLimiter, type RateLimiter } from '../../src/sync/throttle.js';
 import { recordsOf } from '../helpers/journal-records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -77,24 +73,16 @@ interface RunImportResult {
 }
 
 /** A send step of the plan, as the import hands it to the executor. */
-class CreateWrite implements WriteStep {
-  readonly object = 'connection';
-  readonly op = 'create';
-  readonly name: string;
-  readonly targetName: string;
-  readonly targetId = undefined;
-  readonly inDoubt: boolean;
-  constructor(readonly plan: SendStep) {
-    this.name = plan.name;
-    this.targetName = plan.targetName;
-    this.inDoubt = plan.kind === 'reconcile';
-  }
-  load() {
-    return this.plan.source.load();
-  }
-}
+const createWrite = (plan: SendStep) =>
+  new Write(plan, {
+    object: 'connection',
+    op: 'create',
+    name: plan.name,
+    targetName: plan.targetName,
+    inDoubt: plan.kind === 'reconcile',
+  });
 
-function asEntryOutcome(outcome: WriteOutcome<CreateWrite>): EntryOutcome {
+function asEntryOutcome(outcome: WriteOutcome<SendStep>): EntryOutcome {
   const step = outcome.step.plan;
   if (outcome.kind === 'applied')
     return {
@@ -114,11 +102,11 @@ function asEntryOutcome(outcome: WriteOutcome<CreateWrite>): EntryOutcome {
 async function runImport(
   steps: readonly SendStep[],
   deps: RunImportDeps,
-  options: { readonly concurrency?: number } & ExecuteOptions = {},
+  options: Omit<ExecuteOptions<SendStep>, 'load'> = {},
 ): Promise<RunImportResult> {
   const { target, onOutcome, ...rest } = deps;
   const result = await executeSteps(
-    steps.map((s) => new CreateWrite(s)),
+    steps.map(createWrite),
     {
       ...rest,
       run: 1,
@@ -135,9 +123,12 @@ async function runImport(
           remove: () => Promise.reject(new Error('not in these tests')),
         },
       },
-      ...(onOutcome ? { onOutcome: (o) => onOutcome(asEntryOutcome(o as WriteOutcome<CreateWrite>)) } : {}),
     },
-    options,
+    {
+      ...options,
+      load: ({ plan }) => plan.source.load(),
+      ...(onOutcome ? { onOutcome: (o) => onOutcome(asEntryOutcome(o)) } : {}),
+    },
   );
   return { outcomes: result.outcomes.map(asEntryOutcome), stoppedBy: result.stoppedBy };
 }

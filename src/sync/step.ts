@@ -1,0 +1,141 @@
+/**
+ * One write as the executor (`execute.ts`) runs it, whichever planner made it (import, undo) and
+ * whichever kind it writes, and the journal records it leaves: the intent of each request (before it
+ * is sent) and the outcome of the step (after it settled).
+ */
+import type { SettledOutcome, WritePayload } from './execute.js';
+import type { JournalObject, JournalOp, JournalRecord } from './journal/records.js';
+
+/**
+ * One write: what it addresses and how it is sent, and `plan`, its planner's own step (the payload
+ * is loaded from it when sent, see `ExecuteOptions.load`). A class with every field set: one shape
+ * for 100 000 of them.
+ */
+export class Write<P = unknown> {
+  readonly object: JournalObject;
+  readonly op: JournalOp;
+  /** The object's key (the snapshot's name; for an update or delete, the target's). */
+  readonly name: string;
+  /** The name the request addresses (POSTed, PUT or DELETEd); default `name`. */
+  readonly targetName: string;
+  readonly targetId: string | undefined;
+  readonly sourceId: string | undefined;
+  /** An earlier request of this create may have been applied: look the name up before sending. */
+  readonly inDoubt: boolean;
+  /** In doubt from an earlier run: when its first intent was written (for the `not ours` test). */
+  readonly intentAt: string | undefined;
+  /** The attempt number of the first request this run sends (default 1). */
+  readonly firstAttempt: number;
+  /**
+   * A create refused because the name is taken (someone else created it after the target was listed):
+   * `exists` looks the name up and reports it as existing, not this run's; default `failure`.
+   */
+  readonly whenTaken: 'exists' | 'failure';
+
+  constructor(
+    readonly plan: P,
+    fields: WriteFields,
+  ) {
+    this.object = fields.object;
+    this.op = fields.op;
+    this.name = fields.name;
+    this.targetName = fields.targetName ?? fields.name;
+    this.targetId = fields.targetId;
+    this.sourceId = fields.sourceId;
+    this.inDoubt = fields.inDoubt ?? false;
+    this.intentAt = fields.intentAt;
+    this.firstAttempt = fields.firstAttempt ?? 1;
+    this.whenTaken = fields.whenTaken ?? 'failure';
+  }
+}
+
+/** What a planner gives for a {@link Write}: its object, op and name, and what differs from the defaults. */
+export type WriteFields = Pick<Write, 'object' | 'op' | 'name'> &
+  Partial<Omit<Write, 'object' | 'op' | 'name' | 'plan'>>;
+
+/** The intent of one request of `step`. */
+export function intentRecord(
+  step: Write,
+  payload: WritePayload,
+  run: number,
+  attempt: number,
+  at: string,
+): JournalRecord {
+  const base = {
+    kind: 'intent' as const,
+    run,
+    object: step.object,
+    name: step.name,
+    targetName: step.targetName,
+    ...(step.targetId === undefined ? {} : { targetId: step.targetId }),
+    ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
+    attempt,
+    at,
+  };
+  switch (step.op) {
+    case 'create':
+      return { ...base, op: 'create', ...(payload.image === undefined ? {} : { image: payload.image }) };
+    case 'update':
+      return {
+        ...base,
+        op: 'update',
+        before: payload.before ?? {},
+        ...(payload.image === undefined ? {} : { image: payload.image }),
+        secretsSent: payload.secretsSent ?? [],
+      };
+    default:
+      return { ...base, op: 'delete', before: payload.before ?? {} };
+  }
+}
+
+/** The outcome record of a settled step (a step refused when loaded is recorded `failed`). */
+export function outcomeRecord(outcome: SettledOutcome, run: number, at: string): JournalRecord {
+  const { step } = outcome;
+  const base = {
+    kind: 'outcome' as const,
+    run,
+    object: step.object,
+    name: step.name,
+    targetName: step.targetName,
+    at,
+  };
+  if (outcome.kind === 'exists') {
+    const { targetId, createdAt } = outcome;
+    return {
+      ...base,
+      op: 'create',
+      result: 'exists',
+      targetId,
+      ...(createdAt === undefined ? {} : { createdAt }),
+    };
+  }
+  if (outcome.kind === 'failed') {
+    return {
+      ...base,
+      op: step.op,
+      result: 'failed',
+      httpStatus: outcome.httpStatus,
+      message: outcome.message,
+    };
+  }
+  switch (step.op) {
+    case 'create':
+      return {
+        ...base,
+        op: 'create',
+        result: 'created',
+        targetId: outcome.targetId,
+        via: outcome.via === 'lookup' ? 'lookup' : 'post',
+      };
+    case 'update':
+      return { ...base, op: 'update', result: 'updated', targetId: outcome.targetId };
+    default:
+      return {
+        ...base,
+        op: 'delete',
+        result: 'deleted',
+        targetId: outcome.targetId,
+        via: outcome.via === 'absent' ? 'absent' : 'request',
+      };
+  }
+}
