@@ -6,15 +6,12 @@
 import { countOf, displayName } from '../display-name.js';
 import { assertNever, ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-types.js';
-import { formatSummary } from '../importer/outputs.js';
+import { formatProfileSummary, formatSummary } from '../importer/outputs.js';
 import type { ImportPlan } from '../importer/plan.js';
 import { describeStep } from '../importer/plan-describe.js';
 import { renderPlanMarkdown } from '../importer/plan-markdown.js';
-import {
-  countProfileOutcomes,
-  describeProfileStep,
-  type ProfileReportLine,
-} from '../importer/profile-report.js';
+import { formatWarning } from '../importer/preflight.js';
+import type { ProfileStep } from '../importer/profile-plan.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
@@ -68,10 +65,10 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
       case 'template-warnings':
         printWarnings(
           ctx,
-          event.warnings.map((w, i) => ({
+          event.warnings.map((w) => ({
             group: w.type && !w.path ? `${w.type}: ${w.message}` : w.message,
             where: [w.entry, w.path].filter((x) => x !== undefined && x !== '').join(' ') || (w.type ?? ''),
-            text: event.messages[i] ?? w.message,
+            text: formatWarning(w),
           })),
         );
         return;
@@ -224,26 +221,29 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
   return ExitCode.ok;
 }
 
-/** The scan profile part of the summary: counts, then each failure and each skipped profile with its reason. */
-function formatProfileSummary(report: readonly ProfileReportLine[]): string {
-  const earlier = report.filter((l) => 'earlierRun' in l && l.earlierRun).length;
-  const lines = [`Scan profiles: ${report.length}`];
-  for (const [outcome, n] of Object.entries(countProfileOutcomes(report))) {
-    if (n === 0) continue;
-    const note =
-      outcome === 'created' && earlier > 0
-        ? `(${earlier} by an earlier run)`
-        : outcome === 'exists'
-          ? '(already in the target, skipped)'
-          : outcome === 'pending'
-            ? '(not settled: re-run to resume)'
-            : '';
-    lines.push(`  ${outcome.padEnd(9)} ${String(n).padStart(5)}  ${note}`.trimEnd());
+/** One line of a dry run's plan per scan profile step. */
+function describeProfileStep(step: ProfileStep): string {
+  switch (step.kind) {
+    case 'create':
+      return `scan profile ${step.name}: create${step.targetName === step.name ? '' : ` as '${step.targetName}'`}${step.attempt > 1 ? ' (in doubt: not found in the target, sent again)' : ''}`;
+    case 'update':
+      return `scan profile ${step.name}: update (${step.fields.map((f) => f.path).join(', ')})`;
+    case 'delete':
+      return `scan profile ${step.name}: delete (not in the snapshot, --prune)`;
+    case 'done':
+      return `scan profile ${step.name}: done (${step.via === 'journal' ? 'by an earlier run' : 'found in the target after an interrupted request'})`;
+    case 'exists':
+      return `scan profile ${step.name}: exists in the target, skipped`;
+    case 'unchanged':
+      return `scan profile ${step.name}: unchanged`;
+    case 'skipped':
+      return `scan profile ${step.name}: skipped: ${step.reason}`;
+    case 'conflict':
+      return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
+    case 'blocked':
+      // The problems themselves are in the pre-flight's one list.
+      return `scan profile ${step.name}: refused: ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
+    default:
+      return assertNever(step, 'profile step');
   }
-  for (const line of report) {
-    if (line.outcome === 'failed')
-      lines.push(`  ${displayName(line.name)}: HTTP ${line.httpStatus ?? '-'} ${line.message}`);
-    if (line.outcome === 'skipped') lines.push(`  ${displayName(line.name)}: skipped: ${line.reason}`);
-  }
-  return scrub(lines.join('\n'));
 }

@@ -37,7 +37,7 @@ import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { type JournalReplay, writesOf } from '../sync/journal/replay.js';
+import { writesOf } from '../sync/journal/replay.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -60,11 +60,12 @@ import {
 } from './import-types.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
 import {
-  appendReport,
   buildIdMap,
+  buildProfileReport,
   buildReport,
   countOutcomes,
-  serializeReport,
+  countProfileOutcomes,
+  writeReport,
   writeScrubbedFile,
 } from './outputs.js';
 import {
@@ -81,11 +82,10 @@ import {
   checkEntryForSend,
   checkPreflight,
   type EntryTemplates,
-  formatProblem,
+  formatWarning,
   preflightHint,
 } from './preflight.js';
 import { planProfiles } from './profile-plan.js';
-import { buildProfileReport, countProfileOutcomes, serializeProfileReport } from './profile-report.js';
 import { countProfileWrites, isProfileWrite, runImportSteps } from './run-import.js';
 
 /**
@@ -203,10 +203,7 @@ async function importLeanSnapshot(
       return { listing, profileListing, referencesRead };
     };
 
-    let replay: JournalReplay | undefined;
-    if (options.dryRun) {
-      replay = await peekJournal(journalPath, binding);
-    } else {
+    if (!options.dryRun) {
       // Listed once the journal is locked: a run that held it before has ended, and its writes show.
       journal = await openJournal(journalPath, binding, {
         onLocked: () => startReads(),
@@ -214,11 +211,13 @@ async function importLeanSnapshot(
         readsStop.abort();
         throw error;
       });
-      replay = journal.replay;
     }
-    const { run, continuing } = chooseImportRun(replay, journalPath);
-    // Every earlier run's states are let go: the run continued (if any) is all the import needs.
-    replay = undefined;
+    // A dry run only peeks. Every earlier run's states are let go once chosen: the run continued (if
+    // any) is all the import needs.
+    const { run, continuing } = chooseImportRun(
+      journal === undefined ? await peekJournal(journalPath, binding) : journal.replay,
+      journalPath,
+    );
     journal?.releaseReplay();
     const journalWrites = writesOf(continuing, 'connection');
     const profileJournal = writesOf(continuing, 'scan-profile');
@@ -260,19 +259,14 @@ async function importLeanSnapshot(
         const checked = checkEntryForSend(body, templates);
         noteReferences(body);
         for (const w of checked.warnings) {
-          const line = w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
+          const line = formatWarning(w);
           if (!warnings.has(line)) warnings.set(line, w);
         }
         return [...checked.problems, ...checkEntryReferences(body, targetReferences)];
       },
     };
     const plan = planImport(planInput);
-    if (warnings.size > 0)
-      onEvent({
-        kind: 'template-warnings',
-        messages: [...warnings.keys()],
-        warnings: [...warnings.values()],
-      });
+    if (warnings.size > 0) onEvent({ kind: 'template-warnings', warnings: [...warnings.values()] });
     // Kinds the target could not list, certificates (never checkable), source-environment ids dropped.
     const referenceWarnings = [
       ...describeReferenceWarnings(references.needs(), targetReferences),
@@ -326,22 +320,23 @@ async function importLeanSnapshot(
       };
     }
 
-    const activeJournal = journal;
-    if (activeJournal === undefined) throw new Error('journal not open');
+    if (journal === undefined) throw new Error('journal not open');
     if (problems.length > 0) {
       if (options.report) {
-        await appendReport(
+        const none = new Map();
+        await writeReport(
           options.report,
-          serializeReport(buildReport(plan, new Map())) +
-            serializeProfileReport(buildProfileReport(profilePlan, new Map()), undefined),
+          buildReport(plan, none),
+          buildProfileReport(profilePlan, none),
+          undefined,
         );
       }
       onEvent({ kind: 'refused', problems });
-      if (activeJournal.fresh) {
+      if (journal.fresh) {
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
         // its new journal deleted under it.
-        await unlink(activeJournal.path).catch(() => undefined);
-        await activeJournal.close();
+        await unlink(journal.path).catch(() => undefined);
+        await journal.close();
       }
       throw new PreflightError(
         `Pre-flight refused the import into ${environment.label}; nothing was sent`,
@@ -368,7 +363,7 @@ async function importLeanSnapshot(
       stoppedBy: undefined,
     };
     if (writes > 0) {
-      if (continuing === undefined) await activeJournal.startRun(run, 'import');
+      if (continuing === undefined) await journal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
       budget.extend(Math.max(30, Math.ceil(plan.changes / 10)));
       onEvent({
@@ -387,7 +382,7 @@ async function importLeanSnapshot(
           profilePlan,
           onConflict: options.onConflict,
           client,
-          journal: activeJournal,
+          journal,
           run,
           limiter,
           budget,
@@ -411,17 +406,14 @@ async function importLeanSnapshot(
     }
     const stoppedBy = outcomes.stoppedBy;
     const wrote = writes > 0 || continuing !== undefined;
-    if (stoppedBy === undefined && wrote) await activeJournal.endRun(run);
-    await activeJournal.close();
+    if (stoppedBy === undefined && wrote) await journal.endRun(run);
+    await journal.close();
 
     const report = buildReport(outcomes.plan ?? plan, outcomes.connections);
     const profileReport = buildProfileReport(profilePlan, outcomes.profiles);
     const reportRun = wrote ? run : undefined;
     if (options.report) {
-      await appendReport(
-        options.report,
-        serializeReport(report, reportRun) + serializeProfileReport(profileReport, reportRun),
-      );
+      await writeReport(options.report, report, profileReport, reportRun);
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
     if (options.idMap) {

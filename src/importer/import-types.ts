@@ -8,10 +8,9 @@ import type { DdsError, Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { WriteOutcome } from '../sync/execute.js';
 import type { Clock } from '../sync/throttle.js';
-import type { countOutcomes, ReportLine } from './outputs.js';
+import type { countOutcomes, countProfileOutcomes, ProfileReportLine, ReportLine } from './outputs.js';
 import type { ImportPlan, OnConflict } from './plan.js';
 import type { ProfilePlan } from './profile-plan.js';
-import type { countProfileOutcomes, ProfileReportLine } from './profile-report.js';
 import type { ImportSelection } from './selection.js';
 
 /** Default concurrency when neither the options nor the environment's config set one. */
@@ -68,15 +67,8 @@ export type ImportEvent =
   | { readonly kind: 'unused-override'; readonly rule: string }
   /** The overrides would remove these parts of an entry (JSON pointers): never silently. */
   | { readonly kind: 'override-removes'; readonly entry: string; readonly paths: readonly string[] }
-  /**
-   * Template warnings found while planning, deduplicated: each formatted for one line (`messages`) and
-   * as the problem it came from (`warnings`, same order), so a renderer can group them by message.
-   */
-  | {
-      readonly kind: 'template-warnings';
-      readonly messages: readonly string[];
-      readonly warnings: readonly Problem[];
-    }
+  /** Template warnings found while planning, one of each line (`formatWarning`), to group by message. */
+  | { readonly kind: 'template-warnings'; readonly warnings: readonly Problem[] }
   /** References not checkable in the target, source-environment ids dropped: one line per kind. */
   | { readonly kind: 'reference-warnings'; readonly messages: readonly string[] }
   /** The pre-flight refused a real run; the report (if asked for) is written, the journal not yet deleted. */

@@ -23,6 +23,7 @@ import type { Journal } from '../sync/journal/writer.js';
 import { connectionWriter, readConnectionIds } from '../sync/kinds/connection.js';
 import { placeProfileBody, scanProfileWriter } from '../sync/kinds/scan-profile.js';
 import type { Clock, RateLimiter } from '../sync/throttle.js';
+import type { ProfileOutcome } from './outputs.js';
 import {
   type ChangeStep,
   type ImportPlan,
@@ -33,7 +34,6 @@ import {
   type SendStep,
 } from './plan.js';
 import type { ProfilePlan, ProfileStep } from './profile-plan.js';
-import type { ProfileOutcome } from './profile-report.js';
 
 /** A connection step of the plan as the executor runs it (a class: one shape for 100 000 of them). */
 class ConnectionWrite implements WriteStep {
