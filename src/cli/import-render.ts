@@ -16,7 +16,7 @@ import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { printProblems, reportRefusal } from './render.js';
-import { type GroupedWarning, printWarnings } from './warnings.js';
+import { printWarnings } from './warnings.js';
 
 function planJson(plan: ImportPlan) {
   return plan.steps.map((s) => ({
@@ -31,34 +31,22 @@ function planJson(plan: ImportPlan) {
   }));
 }
 
-/** The renderer of one run's events; `flush` prints warnings still held back (call it when the run ends). */
-export type ImportEventRenderer = ((event: ImportEvent) => void) & { flush(): void };
-
-/**
- * An event renderer for one run: warnings and progress on stderr. The `override-removes` warnings are
- * held until the next other event (or `flush`), so that one override that removes the same field from
- * many entries is one collapsed line.
- */
-export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
+/** An event renderer for one run: warnings and progress on stderr. */
+export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => void {
   let progress: CountingBar | undefined;
-  let removals: GroupedWarning[] = [];
-  const flush = (): void => {
-    if (removals.length === 0) return;
-    const held = removals;
-    removals = [];
-    printWarnings(ctx, held);
-  };
-  const render = (event: ImportEvent): void => {
-    if (event.kind === 'override-removes') {
-      removals.push({
-        group: `overrides remove ${event.paths.join(', ')}`,
-        where: event.entry,
-        text: `overrides remove ${event.paths.join(', ')} of ${displayName(event.entry)}`,
-      });
-      return;
-    }
-    flush();
+  return (event) => {
     switch (event.kind) {
+      case 'override-removes':
+        // Collapsed: one override that removes the same field from many entries is one line.
+        printWarnings(
+          ctx,
+          event.removals.map(({ entry, paths }) => ({
+            group: `overrides remove ${paths.join(', ')}`,
+            where: entry,
+            text: `overrides remove ${paths.join(', ')} of ${displayName(entry)}`,
+          })),
+        );
+        return;
       case 'unused-override':
         ctx.out.warn(`overrides ${event.rule} matches no entry of the snapshot`);
         return;
@@ -117,7 +105,6 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
         assertNever(event, 'import event');
     }
   };
-  return Object.assign(render, { flush });
 }
 
 /** The forms of a dry run's plan (`--format`). */

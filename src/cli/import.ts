@@ -81,7 +81,6 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
       hint: 'Add --dry-run, or use --json for the result of a run',
     });
   await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
-  const renderer = createEventRenderer(ctx);
   const result = await importSnapshot(
     options,
     {
@@ -91,13 +90,10 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
       log: ctx.log,
       signal: ctx.signal,
     },
-    renderer,
-  )
-    .catch((error: unknown) => {
-      throw withResumeHint(error, 'an import');
-    })
-    // Warnings held back for collapsing are printed also when the import throws.
-    .finally(() => renderer.flush());
+    createEventRenderer(ctx),
+  ).catch((error: unknown) => {
+    throw withResumeHint(error, 'an import');
+  });
   switch (result.kind) {
     case 'dry-run':
       return renderDryRun(ctx, result, format);

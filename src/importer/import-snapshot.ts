@@ -27,7 +27,6 @@ import {
   describeReferenceWarnings,
   describeSourceIdDrops,
   REFERENCE_POINTERS,
-  REMAP_NOTHING,
   type ReferencingEntry,
   type SourceIdChange,
 } from '../connections/references.js';
@@ -57,6 +56,7 @@ import {
   type ImportOptions,
   type ImportPorts,
   type ImportResult,
+  type OverrideRemoval,
 } from './import-types.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
 import {
@@ -78,13 +78,7 @@ import {
   resolveOverrides,
 } from './overrides.js';
 import { isSendStep, planImport } from './plan.js';
-import {
-  checkEntryForSend,
-  checkPreflight,
-  type EntryTemplates,
-  formatWarning,
-  preflightHint,
-} from './preflight.js';
+import { checkEntryForSend, checkPreflight, formatWarning, preflightHint } from './preflight.js';
 import { planProfiles } from './profile-plan.js';
 import { countProfileWrites, isProfileWrite, runImportSteps } from './run-import.js';
 
@@ -100,7 +94,7 @@ export async function importSnapshot(
   // The overrides first: the one pass over the snapshot checks what they would remove from each entry.
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
   const overrides = resolveOverrides(rawOverrides, ports.env);
-  const removals: { entry: string; paths: string[] }[] = [];
+  const removals: OverrideRemoval[] = [];
   const lean = await readLeanSnapshot(options.snapshot, ports.signal, (entry) => {
     // Most entries have no override at all (none without --overrides): nothing to look for.
     if (!overridesApplyTo(entry, overrides)) return;
@@ -121,10 +115,10 @@ async function importLeanSnapshot(
   onEvent: (event: ImportEvent) => void,
   lean: LeanSnapshot,
   overrides: Overrides,
-  removals: readonly { entry: string; paths: string[] }[],
+  removals: readonly OverrideRemoval[],
 ): Promise<ImportResult> {
   for (const rule of findUnusedOverrides(overrides, lean.entries)) onEvent({ kind: 'unused-override', rule });
-  for (const { entry, paths } of removals) onEvent({ kind: 'override-removes', entry, paths });
+  if (removals.length > 0) onEvent({ kind: 'override-removes', removals });
   const profilesIncluded = lean.verified.header.include.includes('scanProfiles');
   const profileNames = lean.profiles.map((p) => p.scanProfile.name);
   // With --prune, --only may also name connections only the target holds: checked once it is listed.
@@ -161,21 +155,8 @@ async function importLeanSnapshot(
 
     const converging = options.onConflict === 'update' || options.prune === true;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
-    const prepare = createPreparer(
-      lean.file,
-      overrides,
-      catalog,
-      ports.remapSourceId ?? REMAP_NOTHING,
-      sourceIdChanges,
-    );
-    const templates: EntryTemplates = {
-      checkEntry: (entry) => catalog.checkEntry(entry as Connection),
-      requiredSecretFields: (type) => catalog.requiredSecretFields(type),
-    };
-    const convergeHelpers = createConvergeHelpers(
-      { ...templates, secretFields: (t) => catalog.secretFields(t) },
-      overrides,
-    );
+    const prepare = createPreparer(lean.file, overrides, catalog, sourceIdChanges);
+    const convergeHelpers = createConvergeHelpers(catalog, overrides);
     // Converging, each listed connection is compared with its snapshot entry as its page arrives, and
     // only the outcome kept (and its image when it may be updated or deleted).
     const summarize = converging
@@ -256,7 +237,7 @@ async function importLeanSnapshot(
         : {}),
       check: (_entry, prepared) => {
         const body = prepared();
-        const checked = checkEntryForSend(body, templates);
+        const checked = checkEntryForSend(body, catalog);
         noteReferences(body);
         for (const w of checked.warnings) {
           const line = formatWarning(w);

@@ -3,7 +3,6 @@
  * {@link importSnapshot} (`import-snapshot.ts`).
  */
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
-import type { RemapSourceId } from '../connections/references.js';
 import type { DdsError, Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { WriteOutcome } from '../sync/execute.js';
@@ -54,19 +53,20 @@ export interface ImportPorts {
   readonly signal: AbortSignal;
   /** The throttle's and the runner's clock; default the system clock. */
   readonly clock?: Clock;
-  /**
-   * Target ids of objects restored in the same run, by source id (`defaultScanProfileId`, ...); default:
-   * none, so every source-environment id is dropped with a warning.
-   */
-  readonly remapSourceId?: RemapSourceId;
+}
+
+/** What the overrides would remove from one entry (JSON pointers). */
+export interface OverrideRemoval {
+  readonly entry: string;
+  readonly paths: readonly string[];
 }
 
 /** Progress and warnings of an import, in the order they happen. */
 export type ImportEvent =
   /** An overrides rule that matches no entry of the snapshot (e.g. `byName.x`). */
   | { readonly kind: 'unused-override'; readonly rule: string }
-  /** The overrides would remove these parts of an entry (JSON pointers): never silently. */
-  | { readonly kind: 'override-removes'; readonly entry: string; readonly paths: readonly string[] }
+  /** The overrides would remove these parts of these entries (JSON pointers): never silently. */
+  | { readonly kind: 'override-removes'; readonly removals: readonly OverrideRemoval[] }
   /** Template warnings found while planning, one of each line (`formatWarning`), to group by message. */
   | { readonly kind: 'template-warnings'; readonly warnings: readonly Problem[] }
   /** References not checkable in the target, source-environment ids dropped: one line per kind. */

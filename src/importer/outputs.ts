@@ -21,6 +21,20 @@ interface LineBase {
   readonly type: string;
 }
 
+/** A write the service refused, or that failed: a line of either kind. */
+interface FailedLine {
+  readonly outcome: 'failed';
+  readonly targetName: string;
+  readonly httpStatus: number | undefined;
+  readonly message: string;
+}
+
+/** An entry the pre-flight refused: a line of either kind. */
+interface InvalidLine {
+  readonly outcome: 'invalid';
+  readonly problems: readonly Problem[];
+}
+
 /** One line of `--report`: the outcome of one snapshot entry. */
 export type ReportLine = LineBase &
   (
@@ -64,13 +78,8 @@ export type ReportLine = LineBase &
          */
         readonly createdAt?: string;
       }
-    | {
-        readonly outcome: 'failed';
-        readonly targetName: string;
-        readonly httpStatus: number | undefined;
-        readonly message: string;
-      }
-    | { readonly outcome: 'invalid'; readonly problems: readonly Problem[] }
+    | FailedLine
+    | InvalidLine
     | {
         /** The run stopped (Ctrl-C, budget, 401) before this entry was settled; a re-run finishes it. */
         readonly outcome: 'pending';
@@ -195,13 +204,8 @@ export type ProfileReportLine = {
     }
   | { readonly outcome: 'exists' | 'unchanged'; readonly targetId: string | undefined }
   | { readonly outcome: 'skipped'; readonly reason: string }
-  | {
-      readonly outcome: 'failed';
-      readonly targetName: string;
-      readonly httpStatus: number | undefined;
-      readonly message: string;
-    }
-  | { readonly outcome: 'invalid'; readonly problems: readonly Problem[] }
+  | FailedLine
+  | InvalidLine
   | { readonly outcome: 'pending'; readonly targetName: string }
 );
 
