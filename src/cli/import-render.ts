@@ -15,7 +15,7 @@ import type { ProfileStep } from '../importer/profile-plan.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
-import { printProblems, reportRefusal } from './render.js';
+import { printProblems } from './render.js';
 import { printWarnings } from './warnings.js';
 
 function planJson(plan: ImportPlan) {
@@ -62,9 +62,6 @@ export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => vo
         return;
       case 'reference-warnings':
         for (const w of event.messages) ctx.out.warn(w);
-        return;
-      case 'refused':
-        reportRefusal(ctx, event.problems);
         return;
       case 'resuming':
         ctx.out.info(

@@ -84,7 +84,7 @@ import { countProfileWrites, isProfileWrite, runImportSteps } from './run-import
 
 /**
  * Import a snapshot into the target (see the module comment for the order of side effects).
- * Throws UsageError, PreflightError (after a `refused` event) and the typed errors of the layers below.
+ * Throws UsageError, PreflightError (its problems the refusal's) and the typed errors of the layers below.
  */
 export async function importSnapshot(
   options: ImportOptions,
@@ -312,7 +312,6 @@ async function importLeanSnapshot(
           undefined,
         );
       }
-      onEvent({ kind: 'refused', problems });
       if (journal.fresh) {
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
         // its new journal deleted under it.

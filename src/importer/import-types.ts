@@ -71,8 +71,6 @@ export type ImportEvent =
   | { readonly kind: 'template-warnings'; readonly warnings: readonly Problem[] }
   /** References not checkable in the target, source-environment ids dropped: one line per kind. */
   | { readonly kind: 'reference-warnings'; readonly messages: readonly string[] }
-  /** The pre-flight refused a real run; the report (if asked for) is written, the journal not yet deleted. */
-  | { readonly kind: 'refused'; readonly problems: readonly Problem[] }
   /**
    * The journal holds an interrupted run of this import, which this one finishes: `done` entries were
    * written by it, `inDoubt` were sent with no recorded outcome (looked up by name before anything is
