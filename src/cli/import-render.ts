@@ -169,7 +169,7 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
       rateLimited: result.rateLimited,
       journal: result.journal,
       run: result.run ?? null,
-      upToDate: result.upToDate,
+      upToDate: result.run === undefined,
       report: result.reportPath ?? null,
       idMap: result.idMapPath ?? null,
       failures: report.filter((l) => l.outcome === 'failed'),
@@ -187,10 +187,9 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
   } else {
     ctx.out.result(formatSummary(report, result.target));
     if (result.profilesIncluded) ctx.out.result(formatProfileSummary(result.profileReport));
-    if (result.upToDate)
+    if (result.run === undefined)
       ctx.out.result(`${result.target} is up to date with the snapshot: nothing was written`);
-    else if (result.run !== undefined)
-      ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
+    else ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
   }
   if (result.stoppedBy) throw result.stoppedBy;
   const profileFailures = result.profileCounts.failed;

@@ -411,7 +411,6 @@ async function importLeanSnapshot(
       rateLimited: limiter.rateLimitedCount,
       journal: journalPath,
       run: reportRun,
-      upToDate: !wrote,
       reportPath: options.report,
       idMapPath: options.idMap,
       stoppedBy,

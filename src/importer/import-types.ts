@@ -133,10 +133,11 @@ export type ImportResult =
       readonly profilesIncluded: boolean;
       readonly rateLimited: number;
       readonly journal: string;
-      /** The run this import wrote (or finished); undefined when nothing differed and nothing was written. */
+      /**
+       * The run this import wrote (or finished); undefined when the target already matched the snapshot
+       * and nothing was written (up to date).
+       */
       readonly run: number | undefined;
-      /** True when the target already matched the snapshot: nothing was written. */
-      readonly upToDate: boolean;
       readonly reportPath: string | undefined;
       readonly idMapPath: string | undefined;
       /** Why the run stopped early (auth, Ctrl-C, a sick service); the caller throws it after rendering. */
