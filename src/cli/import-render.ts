@@ -6,20 +6,17 @@
 import { countOf, displayName } from '../display-name.js';
 import { assertNever, ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-types.js';
-import { formatSummary } from '../importer/outputs.js';
+import { formatProfileSummary, formatSummary } from '../importer/outputs.js';
 import type { ImportPlan } from '../importer/plan.js';
 import { describeStep } from '../importer/plan-describe.js';
 import { renderPlanMarkdown } from '../importer/plan-markdown.js';
-import {
-  countProfileOutcomes,
-  describeProfileStep,
-  type ProfileReportLine,
-} from '../importer/profile-report.js';
+import { formatWarning } from '../importer/preflight.js';
+import type { ProfileStep } from '../importer/profile-plan.js';
 import { scrub } from '../secrets.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
-import { printProblems, reportRefusal } from './render.js';
-import { type GroupedWarning, printWarnings } from './warnings.js';
+import { printProblems } from './render.js';
+import { printWarnings } from './warnings.js';
 
 function planJson(plan: ImportPlan) {
   return plan.steps.map((s) => ({
@@ -34,52 +31,37 @@ function planJson(plan: ImportPlan) {
   }));
 }
 
-/** The renderer of one run's events; `flush` prints warnings still held back (call it when the run ends). */
-export type ImportEventRenderer = ((event: ImportEvent) => void) & { flush(): void };
-
-/**
- * An event renderer for one run: warnings and progress on stderr. The `override-removes` warnings are
- * held until the next other event (or `flush`), so that one override that removes the same field from
- * many entries is one collapsed line.
- */
-export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
+/** An event renderer for one run: warnings and progress on stderr. */
+export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => void {
   let progress: CountingBar | undefined;
-  let removals: GroupedWarning[] = [];
-  const flush = (): void => {
-    if (removals.length === 0) return;
-    const held = removals;
-    removals = [];
-    printWarnings(ctx, held);
-  };
-  const render = (event: ImportEvent): void => {
-    if (event.kind === 'override-removes') {
-      removals.push({
-        group: `overrides remove ${event.paths.join(', ')}`,
-        where: event.entry,
-        text: `overrides remove ${event.paths.join(', ')} of ${displayName(event.entry)}`,
-      });
-      return;
-    }
-    flush();
+  return (event) => {
     switch (event.kind) {
+      case 'override-removes':
+        // Collapsed: one override that removes the same field from many entries is one line.
+        printWarnings(
+          ctx,
+          event.removals.map(({ entry, paths }) => ({
+            group: `overrides remove ${paths.join(', ')}`,
+            where: entry,
+            text: `overrides remove ${paths.join(', ')} of ${displayName(entry)}`,
+          })),
+        );
+        return;
       case 'unused-override':
         ctx.out.warn(`overrides ${event.rule} matches no entry of the snapshot`);
         return;
       case 'template-warnings':
         printWarnings(
           ctx,
-          event.warnings.map((w, i) => ({
+          event.warnings.map((w) => ({
             group: w.type && !w.path ? `${w.type}: ${w.message}` : w.message,
             where: [w.entry, w.path].filter((x) => x !== undefined && x !== '').join(' ') || (w.type ?? ''),
-            text: event.messages[i] ?? w.message,
+            text: formatWarning(w),
           })),
         );
         return;
       case 'reference-warnings':
         for (const w of event.messages) ctx.out.warn(w);
-        return;
-      case 'refused':
-        reportRefusal(ctx, event.problems);
         return;
       case 'resuming':
         ctx.out.info(
@@ -120,7 +102,6 @@ export function createEventRenderer(ctx: CliContext): ImportEventRenderer {
         assertNever(event, 'import event');
     }
   };
-  return Object.assign(render, { flush });
 }
 
 /** The forms of a dry run's plan (`--format`). */
@@ -188,7 +169,7 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
       rateLimited: result.rateLimited,
       journal: result.journal,
       run: result.run ?? null,
-      upToDate: result.upToDate,
+      upToDate: result.run === undefined,
       report: result.reportPath ?? null,
       idMap: result.idMapPath ?? null,
       failures: report.filter((l) => l.outcome === 'failed'),
@@ -206,10 +187,9 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
   } else {
     ctx.out.result(formatSummary(report, result.target));
     if (result.profilesIncluded) ctx.out.result(formatProfileSummary(result.profileReport));
-    if (result.upToDate)
+    if (result.run === undefined)
       ctx.out.result(`${result.target} is up to date with the snapshot: nothing was written`);
-    else if (result.run !== undefined)
-      ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
+    else ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
   }
   if (result.stoppedBy) throw result.stoppedBy;
   const profileFailures = result.profileCounts.failed;
@@ -224,26 +204,29 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
   return ExitCode.ok;
 }
 
-/** The scan profile part of the summary: counts, then each failure and each skipped profile with its reason. */
-function formatProfileSummary(report: readonly ProfileReportLine[]): string {
-  const earlier = report.filter((l) => 'earlierRun' in l && l.earlierRun).length;
-  const lines = [`Scan profiles: ${report.length}`];
-  for (const [outcome, n] of Object.entries(countProfileOutcomes(report))) {
-    if (n === 0) continue;
-    const note =
-      outcome === 'created' && earlier > 0
-        ? `(${earlier} by an earlier run)`
-        : outcome === 'exists'
-          ? '(already in the target, skipped)'
-          : outcome === 'pending'
-            ? '(not settled: re-run to resume)'
-            : '';
-    lines.push(`  ${outcome.padEnd(9)} ${String(n).padStart(5)}  ${note}`.trimEnd());
+/** One line of a dry run's plan per scan profile step. */
+function describeProfileStep(step: ProfileStep): string {
+  switch (step.kind) {
+    case 'create':
+      return `scan profile ${step.name}: create${step.targetName === step.name ? '' : ` as '${step.targetName}'`}${step.attempt > 1 ? ' (in doubt: not found in the target, sent again)' : ''}`;
+    case 'update':
+      return `scan profile ${step.name}: update (${step.fields.map((f) => f.path).join(', ')})`;
+    case 'delete':
+      return `scan profile ${step.name}: delete (not in the snapshot, --prune)`;
+    case 'done':
+      return `scan profile ${step.name}: done (${step.via === 'journal' ? 'by an earlier run' : 'found in the target after an interrupted request'})`;
+    case 'exists':
+      return `scan profile ${step.name}: exists in the target, skipped`;
+    case 'unchanged':
+      return `scan profile ${step.name}: unchanged`;
+    case 'skipped':
+      return `scan profile ${step.name}: skipped: ${step.reason}`;
+    case 'conflict':
+      return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
+    case 'blocked':
+      // The problems themselves are in the pre-flight's one list.
+      return `scan profile ${step.name}: refused: ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
+    default:
+      return assertNever(step, 'profile step');
   }
-  for (const line of report) {
-    if (line.outcome === 'failed')
-      lines.push(`  ${displayName(line.name)}: HTTP ${line.httpStatus ?? '-'} ${line.message}`);
-    if (line.outcome === 'skipped') lines.push(`  ${displayName(line.name)}: skipped: ${line.reason}`);
-  }
-  return scrub(lines.join('\n'));
 }

@@ -4,7 +4,7 @@
  * ({@link importSnapshot} in src/importer/import-snapshot.ts) and the rendering of its events and result.
  */
 import { resolve } from 'node:path';
-import { type ExitCode, UsageError, withResumeHint } from '../errors.js';
+import { type ExitCode, PreflightError, UsageError, withResumeHint } from '../errors.js';
 import { importSnapshot } from '../importer/import-snapshot.js';
 import { DEFAULT_IMPORT_CONCURRENCY, type ImportOptions } from '../importer/import-types.js';
 import { ON_CONFLICT_CHOICES, type OnConflict } from '../importer/plan.js';
@@ -25,7 +25,7 @@ import {
   readStringOption,
   stringOption,
 } from './options.js';
-import { chooseFormat } from './render.js';
+import { chooseFormat, reportRefusal } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 /** Check the command line once (UsageError, exit 2). */
@@ -46,11 +46,6 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
       ? undefined
       : new ImportSelection(onlyNames, types === undefined ? undefined : new Set(types));
   const path = (flag: string) => readPathOption(args, flag, cwd);
-  const schemas = path('schemas');
-  const templatesFromTarget = args.templatesFromTarget === true;
-  if (schemas !== undefined && templatesFromTarget) {
-    throw new UsageError('Give either --schemas or --templates-from-target, not both');
-  }
   return {
     snapshot: resolve(cwd, snapshot),
     concurrency: readNumberOption(args, 'concurrency', CONCURRENCY_RANGE),
@@ -66,8 +61,8 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
     report: path('report'),
     confirm: readStringOption(args, 'confirm'),
     allowSameSource: args.allowSameSource === true,
-    schemas,
-    templatesFromTarget,
+    schemas: path('schemas'),
+    templatesFromTarget: args.templatesFromTarget === true,
     allowRun: args.allowRun === true,
   };
 }
@@ -81,7 +76,6 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
       hint: 'Add --dry-run, or use --json for the result of a run',
     });
   await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
-  const renderer = createEventRenderer(ctx);
   const result = await importSnapshot(
     options,
     {
@@ -91,13 +85,11 @@ export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promi
       log: ctx.log,
       signal: ctx.signal,
     },
-    renderer,
-  )
-    .catch((error: unknown) => {
-      throw withResumeHint(error, 'an import');
-    })
-    // Warnings held back for collapsing are printed also when the import throws.
-    .finally(() => renderer.flush());
+    createEventRenderer(ctx),
+  ).catch((error: unknown) => {
+    if (error instanceof PreflightError) reportRefusal(ctx, error.problems);
+    throw withResumeHint(error, 'an import');
+  });
   switch (result.kind) {
     case 'dry-run':
       return renderDryRun(ctx, result, format);
@@ -152,7 +144,8 @@ export const importCommand: CommandSpec = {
         ),
         schemas: stringOption('Folder of <type>.schema.json files for the pre-flight (default: shipped)'),
         'templates-from-target': booleanOption("Check entries against the target's own connector templates"),
-      }),
+      })
+      .conflicts('schemas', 'templates-from-target'),
   examples: [
     {
       command: '$0 import prod.snapshot.jsonl --to dr --overrides dr-overrides.json --dry-run',

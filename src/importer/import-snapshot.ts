@@ -27,7 +27,6 @@ import {
   describeReferenceWarnings,
   describeSourceIdDrops,
   REFERENCE_POINTERS,
-  REMAP_NOTHING,
   type ReferencingEntry,
   type SourceIdChange,
 } from '../connections/references.js';
@@ -37,7 +36,7 @@ import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { type JournalReplay, writesOf } from '../sync/journal/replay.js';
+import { writesOf } from '../sync/journal/replay.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -58,14 +57,16 @@ import {
   type ImportOptions,
   type ImportPorts,
   type ImportResult,
+  type OverrideRemoval,
 } from './import-types.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
 import {
-  appendReport,
   buildIdMap,
+  buildProfileReport,
   buildReport,
   countOutcomes,
-  serializeReport,
+  countProfileOutcomes,
+  writeReport,
   writeScrubbedFile,
 } from './outputs.js';
 import {
@@ -78,19 +79,12 @@ import {
   resolveOverrides,
 } from './overrides.js';
 import { isSendStep } from './plan.js';
-import {
-  checkEntryForSend,
-  checkPreflight,
-  type EntryTemplates,
-  formatProblem,
-  preflightHint,
-} from './preflight.js';
-import { buildProfileReport, countProfileOutcomes, serializeProfileReport } from './profile-report.js';
+import { checkEntryForSend, checkPreflight, formatWarning, preflightHint } from './preflight.js';
 import { countProfileWrites, isProfileWrite, runImportSteps } from './run-import.js';
 
 /**
  * Import a snapshot into the target (see the module comment for the order of side effects).
- * Throws UsageError, PreflightError (after a `refused` event) and the typed errors of the layers below.
+ * Throws UsageError, PreflightError (its problems the refusal's) and the typed errors of the layers below.
  */
 export async function importSnapshot(
   options: ImportOptions,
@@ -100,7 +94,7 @@ export async function importSnapshot(
   // The overrides first: the one pass over the snapshot checks what they would remove from each entry.
   const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
   const overrides = resolveOverrides(rawOverrides, ports.env);
-  const removals: { entry: string; paths: string[] }[] = [];
+  const removals: OverrideRemoval[] = [];
   const lean = await readLeanSnapshot(options.snapshot, ports.signal, (entry) => {
     // Most entries have no override at all (none without --overrides): nothing to look for.
     if (!overridesApplyTo(entry, overrides)) return;
@@ -121,10 +115,10 @@ async function importLeanSnapshot(
   onEvent: (event: ImportEvent) => void,
   lean: LeanSnapshot,
   overrides: Overrides,
-  removals: readonly { entry: string; paths: string[] }[],
+  removals: readonly OverrideRemoval[],
 ): Promise<ImportResult> {
   for (const rule of findUnusedOverrides(overrides, lean.entries)) onEvent({ kind: 'unused-override', rule });
-  for (const { entry, paths } of removals) onEvent({ kind: 'override-removes', entry, paths });
+  if (removals.length > 0) onEvent({ kind: 'override-removes', removals });
   const profilesIncluded = lean.verified.header.include.includes('scanProfiles');
   const profileNames = lean.profiles.map((p) => p.scanProfile.name);
   // With --prune, --only may also name connections only the target holds: checked once it is listed.
@@ -161,21 +155,8 @@ async function importLeanSnapshot(
 
     const converging = options.onConflict === 'update' || options.prune === true;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
-    const prepare = createPreparer(
-      lean.file,
-      overrides,
-      catalog,
-      ports.remapSourceId ?? REMAP_NOTHING,
-      sourceIdChanges,
-    );
-    const templates: EntryTemplates = {
-      checkEntry: (entry) => catalog.checkEntry(entry as Connection),
-      requiredSecretFields: (type) => catalog.requiredSecretFields(type),
-    };
-    const convergeHelpers = createConvergeHelpers(
-      { ...templates, secretFields: (t) => catalog.secretFields(t) },
-      overrides,
-    );
+    const prepare = createPreparer(lean.file, overrides, catalog, sourceIdChanges);
+    const convergeHelpers = createConvergeHelpers(catalog, overrides);
     // Converging, each listed connection is compared with its snapshot entry as its page arrives, and
     // only the outcome kept (and its image when it may be updated or deleted).
     const summarize = converging
@@ -203,10 +184,7 @@ async function importLeanSnapshot(
       return { listing, profileListing, referencesRead };
     };
 
-    let replay: JournalReplay | undefined;
-    if (options.dryRun) {
-      replay = await peekJournal(journalPath, binding);
-    } else {
+    if (!options.dryRun) {
       // Listed once the journal is locked: a run that held it before has ended, and its writes show.
       journal = await openJournal(journalPath, binding, {
         onLocked: () => startReads(),
@@ -214,11 +192,13 @@ async function importLeanSnapshot(
         readsStop.abort();
         throw error;
       });
-      replay = journal.replay;
     }
-    const { run, continuing } = chooseImportRun(replay, journalPath);
-    // Every earlier run's states are let go: the run continued (if any) is all the import needs.
-    replay = undefined;
+    // A dry run only peeks. Every earlier run's states are let go once chosen: the run continued (if
+    // any) is all the import needs.
+    const { run, continuing } = chooseImportRun(
+      journal === undefined ? await peekJournal(journalPath, binding) : journal.replay,
+      journalPath,
+    );
     journal?.releaseReplay();
     const journalWrites = writesOf(continuing, 'connection');
     const profileJournal = writesOf(continuing, 'scan-profile');
@@ -257,22 +237,17 @@ async function importLeanSnapshot(
         : {}),
       check: (_entry, prepared) => {
         const body = prepared();
-        const checked = checkEntryForSend(body, templates);
+        const checked = checkEntryForSend(body, catalog);
         noteReferences(body);
         for (const w of checked.warnings) {
-          const line = w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
+          const line = formatWarning(w);
           if (!warnings.has(line)) warnings.set(line, w);
         }
         return [...checked.problems, ...checkEntryReferences(body, targetReferences)];
       },
     };
     const plan = planImport(planInput);
-    if (warnings.size > 0)
-      onEvent({
-        kind: 'template-warnings',
-        messages: [...warnings.keys()],
-        warnings: [...warnings.values()],
-      });
+    if (warnings.size > 0) onEvent({ kind: 'template-warnings', warnings: [...warnings.values()] });
     // Kinds the target could not list, certificates (never checkable), source-environment ids dropped.
     const referenceWarnings = [
       ...describeReferenceWarnings(references.needs(), targetReferences),
@@ -326,22 +301,22 @@ async function importLeanSnapshot(
       };
     }
 
-    const activeJournal = journal;
-    if (activeJournal === undefined) throw new Error('journal not open');
+    if (journal === undefined) throw new Error('journal not open');
     if (problems.length > 0) {
       if (options.report) {
-        await appendReport(
+        const none = new Map();
+        await writeReport(
           options.report,
-          serializeReport(buildReport(plan, new Map())) +
-            serializeProfileReport(buildProfileReport(profilePlan, new Map()), undefined),
+          buildReport(plan, none),
+          buildProfileReport(profilePlan, none),
+          undefined,
         );
       }
-      onEvent({ kind: 'refused', problems });
-      if (activeJournal.fresh) {
+      if (journal.fresh) {
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
         // its new journal deleted under it.
-        await unlink(activeJournal.path).catch(() => undefined);
-        await activeJournal.close();
+        await unlink(journal.path).catch(() => undefined);
+        await journal.close();
       }
       throw new PreflightError(
         `Pre-flight refused the import into ${environment.label}; nothing was sent`,
@@ -368,7 +343,7 @@ async function importLeanSnapshot(
       stoppedBy: undefined,
     };
     if (writes > 0) {
-      if (continuing === undefined) await activeJournal.startRun(run, 'import');
+      if (continuing === undefined) await journal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
       budget.extend(Math.max(30, Math.ceil(plan.changes / 10)));
       onEvent({
@@ -387,7 +362,7 @@ async function importLeanSnapshot(
           profilePlan,
           onConflict: options.onConflict,
           client,
-          journal: activeJournal,
+          journal,
           run,
           limiter,
           budget,
@@ -411,17 +386,14 @@ async function importLeanSnapshot(
     }
     const stoppedBy = outcomes.stoppedBy;
     const wrote = writes > 0 || continuing !== undefined;
-    if (stoppedBy === undefined && wrote) await activeJournal.endRun(run);
-    await activeJournal.close();
+    if (stoppedBy === undefined && wrote) await journal.endRun(run);
+    await journal.close();
 
     const report = buildReport(outcomes.plan ?? plan, outcomes.connections);
     const profileReport = buildProfileReport(profilePlan, outcomes.profiles);
     const reportRun = wrote ? run : undefined;
     if (options.report) {
-      await appendReport(
-        options.report,
-        serializeReport(report, reportRun) + serializeProfileReport(profileReport, reportRun),
-      );
+      await writeReport(options.report, report, profileReport, reportRun);
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
     if (options.idMap) {
@@ -439,7 +411,6 @@ async function importLeanSnapshot(
       rateLimited: limiter.rateLimitedCount,
       journal: journalPath,
       run: reportRun,
-      upToDate: !wrote,
       reportPath: options.report,
       idMapPath: options.idMap,
       stoppedBy,

@@ -3,15 +3,13 @@
  * {@link importSnapshot} (`import-snapshot.ts`).
  */
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
-import type { RemapSourceId } from '../connections/references.js';
 import type { DdsError, Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { WriteOutcome } from '../sync/execute.js';
 import type { Clock } from '../sync/throttle.js';
-import type { countOutcomes, ReportLine } from './outputs.js';
+import type { countOutcomes, countProfileOutcomes, ProfileReportLine, ReportLine } from './outputs.js';
 import type { ImportPlan, OnConflict } from './plan.js';
 import type { ProfilePlan } from './profile-plan.js';
-import type { countProfileOutcomes, ProfileReportLine } from './profile-report.js';
 import type { ImportSelection } from './selection.js';
 
 /** Default concurrency when neither the options nor the environment's config set one. */
@@ -55,32 +53,24 @@ export interface ImportPorts {
   readonly signal: AbortSignal;
   /** The throttle's and the runner's clock; default the system clock. */
   readonly clock?: Clock;
-  /**
-   * Target ids of objects restored in the same run, by source id (`defaultScanProfileId`, ...); default:
-   * none, so every source-environment id is dropped with a warning.
-   */
-  readonly remapSourceId?: RemapSourceId;
+}
+
+/** What the overrides would remove from one entry (JSON pointers). */
+export interface OverrideRemoval {
+  readonly entry: string;
+  readonly paths: readonly string[];
 }
 
 /** Progress and warnings of an import, in the order they happen. */
 export type ImportEvent =
   /** An overrides rule that matches no entry of the snapshot (e.g. `byName.x`). */
   | { readonly kind: 'unused-override'; readonly rule: string }
-  /** The overrides would remove these parts of an entry (JSON pointers): never silently. */
-  | { readonly kind: 'override-removes'; readonly entry: string; readonly paths: readonly string[] }
-  /**
-   * Template warnings found while planning, deduplicated: each formatted for one line (`messages`) and
-   * as the problem it came from (`warnings`, same order), so a renderer can group them by message.
-   */
-  | {
-      readonly kind: 'template-warnings';
-      readonly messages: readonly string[];
-      readonly warnings: readonly Problem[];
-    }
+  /** The overrides would remove these parts of these entries (JSON pointers): never silently. */
+  | { readonly kind: 'override-removes'; readonly removals: readonly OverrideRemoval[] }
+  /** Template warnings found while planning, one of each line (`formatWarning`), to group by message. */
+  | { readonly kind: 'template-warnings'; readonly warnings: readonly Problem[] }
   /** References not checkable in the target, source-environment ids dropped: one line per kind. */
   | { readonly kind: 'reference-warnings'; readonly messages: readonly string[] }
-  /** The pre-flight refused a real run; the report (if asked for) is written, the journal not yet deleted. */
-  | { readonly kind: 'refused'; readonly problems: readonly Problem[] }
   /**
    * The journal holds an interrupted run of this import, which this one finishes: `done` entries were
    * written by it, `inDoubt` were sent with no recorded outcome (looked up by name before anything is
@@ -143,10 +133,11 @@ export type ImportResult =
       readonly profilesIncluded: boolean;
       readonly rateLimited: number;
       readonly journal: string;
-      /** The run this import wrote (or finished); undefined when nothing differed and nothing was written. */
+      /**
+       * The run this import wrote (or finished); undefined when the target already matched the snapshot
+       * and nothing was written (up to date).
+       */
       readonly run: number | undefined;
-      /** True when the target already matched the snapshot: nothing was written. */
-      readonly upToDate: boolean;
       readonly reportPath: string | undefined;
       readonly idMapPath: string | undefined;
       /** Why the run stopped early (auth, Ctrl-C, a sick service); the caller throws it after rendering. */

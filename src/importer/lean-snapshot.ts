@@ -4,7 +4,7 @@
  * CRC-32) each time the plan checks it or the run sends it.
  */
 import { makeSafeImage } from '../connections/images.js';
-import { type RemapSourceId, resolveSourceIds, type SourceIdChange } from '../connections/references.js';
+import { resolveSourceIds, type SourceIdChange } from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
 import type { TemplateCatalog } from '../schema/catalog.js';
@@ -60,20 +60,19 @@ export async function readLeanSnapshot(
 
 /**
  * An entry ready to send, read again from the snapshot: server-managed fields dropped,
- * source-environment ids remapped or dropped (`remap`; what it lost goes to `sourceIdChanges`), then
- * overrides applied (so an override may set such an id to one of the target). Called when the plan
+ * source-environment ids dropped (what it lost goes to `sourceIdChanges`), then overrides applied (so
+ * an override may set such an id to one of the target). Called when the plan
  * checks an entry and again when it is sent: the import never holds every body at once.
  */
 export function createPreparer(
   file: PlacedSnapshot,
   overrides: Overrides,
   catalog: TemplateCatalog,
-  remap: RemapSourceId,
   sourceIdChanges: Map<string, readonly SourceIdChange[]>,
 ): (entry: PlanEntry) => PreparedEntry {
   return (entry) => {
     const raw = file.reread((entry as LeanEntry).place);
-    const resolved = resolveSourceIds(stripServerManaged(raw) as Connection, remap);
+    const resolved = resolveSourceIds(stripServerManaged(raw) as Connection);
     if (resolved.changes.length > 0) sourceIdChanges.set(entry.name, resolved.changes);
     const body = applyOverrides(resolved.body, overrides);
     const secrets = catalog.secretFields(entry.type);

@@ -1,22 +1,38 @@
 /**
- * What an import leaves behind for people and scripts: the per-entry report (JSON Lines, each line
- * naming its run), the id map, the summary. Built from the plan (what was decided) and the run's
- * outcomes (what happened), so a resumed run reports every entry, including those it created before
- * it was interrupted. None of them holds a
- * credential value: names, ids, HTTP statuses and scrubbed service messages only.
+ * What an import leaves behind for people and scripts: the per-entry report of its connections and
+ * scan profiles (JSON Lines, each line naming its run), the id map, the summary. Built from the plans
+ * (what was decided) and the run's outcomes (what happened), so a resumed run reports every entry,
+ * including those it created before it was interrupted. None of them holds a credential value: names,
+ * ids, HTTP statuses and scrubbed service messages only.
  */
 import { readFile } from 'node:fs/promises';
-import { countOf } from '../display-name.js';
-import type { Problem } from '../errors.js';
+import { countOf, displayName } from '../display-name.js';
+import { assertNever, type Problem } from '../errors.js';
 import { writeFileAtomic } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { WriteOutcome } from '../sync/execute.js';
+import type { JournalOp } from '../sync/journal/records.js';
 import type { ImportPlan, PlanStep } from './plan.js';
+import type { ProfilePlan } from './profile-plan.js';
 import type { SecretWritten } from './source.js';
 
 interface LineBase {
   readonly name: string;
   readonly type: string;
+}
+
+/** A write the service refused, or that failed: a line of either kind. */
+interface FailedLine {
+  readonly outcome: 'failed';
+  readonly targetName: string;
+  readonly httpStatus: number | undefined;
+  readonly message: string;
+}
+
+/** An entry the pre-flight refused: a line of either kind. */
+interface InvalidLine {
+  readonly outcome: 'invalid';
+  readonly problems: readonly Problem[];
 }
 
 /** One line of `--report`: the outcome of one snapshot entry. */
@@ -62,13 +78,8 @@ export type ReportLine = LineBase &
          */
         readonly createdAt?: string;
       }
-    | {
-        readonly outcome: 'failed';
-        readonly targetName: string;
-        readonly httpStatus: number | undefined;
-        readonly message: string;
-      }
-    | { readonly outcome: 'invalid'; readonly problems: readonly Problem[] }
+    | FailedLine
+    | InvalidLine
     | {
         /** The run stopped (Ctrl-C, budget, 401) before this entry was settled; a re-run finishes it. */
         readonly outcome: 'pending';
@@ -176,11 +187,103 @@ export function buildIdMap(report: readonly ReportLine[]): IdMap {
   return map;
 }
 
+/** How one profile step ended in this run: the executor's outcome, or not sent (and why). */
+export type ProfileOutcome = WriteOutcome | { readonly kind: 'skipped'; readonly reason: string };
+
+/** One `--report` line of a scan profile (`object: "scan profile"`). */
+export type ProfileReportLine = {
+  readonly object: 'scan profile';
+  readonly name: string;
+} & (
+  | {
+      readonly outcome: 'created' | 'renamed' | 'updated' | 'deleted';
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      readonly earlierRun: boolean;
+      readonly reconciled: boolean;
+    }
+  | { readonly outcome: 'exists' | 'unchanged'; readonly targetId: string | undefined }
+  | { readonly outcome: 'skipped'; readonly reason: string }
+  | FailedLine
+  | InvalidLine
+  | { readonly outcome: 'pending'; readonly targetName: string }
+);
+
+function doneOutcome(
+  action: JournalOp,
+  name: string,
+  targetName: string,
+): 'created' | 'renamed' | 'updated' | 'deleted' {
+  if (action === 'create') return targetName === name ? 'created' : 'renamed';
+  return action === 'update' ? 'updated' : 'deleted';
+}
+
+/** One report line per scan profile step: the plan and what the run did. */
+export function buildProfileReport(
+  plan: ProfilePlan,
+  outcomes: ReadonlyMap<number, ProfileOutcome>,
+): ProfileReportLine[] {
+  return plan.steps.map((step, index): ProfileReportLine => {
+    const base = { object: 'scan profile' as const, name: step.name };
+    const done = (op: JournalOp, targetName: string, targetId: string | undefined, via?: string) =>
+      ({
+        ...base,
+        outcome: doneOutcome(op, step.name, targetName),
+        targetName,
+        targetId,
+        earlierRun: via === 'journal',
+        reconciled: via === 'lookup',
+      }) as const;
+    switch (step.kind) {
+      case 'done':
+        return done(step.action, step.targetName, step.targetId, step.via);
+      case 'exists':
+      case 'unchanged':
+        return { ...base, outcome: step.kind, targetId: step.targetId };
+      case 'conflict':
+        return { ...base, outcome: 'exists', targetId: step.targetId };
+      case 'skipped':
+        return { ...base, outcome: 'skipped', reason: step.reason };
+      case 'blocked':
+        return { ...base, outcome: 'invalid', problems: step.problems };
+      case 'create':
+      case 'update':
+      case 'delete': {
+        const outcome = outcomes.get(index);
+        if (outcome?.kind === 'skipped') return { ...base, outcome: 'skipped', reason: outcome.reason };
+        if (outcome?.kind === 'failed') {
+          return {
+            ...base,
+            outcome: 'failed',
+            targetName: step.targetName,
+            httpStatus: outcome.httpStatus,
+            message: scrub(outcome.message),
+          };
+        }
+        if (outcome?.kind !== 'applied') return { ...base, outcome: 'pending', targetName: step.targetName };
+        return done(step.kind, step.targetName, outcome.targetId);
+      }
+      default:
+        return assertNever(step, 'profile step');
+    }
+  });
+}
+
+/** The lines of a report per outcome: `zero` names every outcome, in the order they are shown. */
+function countLines<O extends string>(
+  report: readonly { readonly outcome: O }[],
+  zero: Record<O, number>,
+): Record<O, number> {
+  const counts = { ...zero };
+  for (const line of report) counts[line.outcome] += 1;
+  return counts;
+}
+
 /** Counts per outcome, for the summary and `--json`. */
 export function countOutcomes(
   report: readonly ReportLine[],
 ): Record<ReportOutcome, number> & { earlierRun: number } {
-  const counts = {
+  const counts = countLines(report, {
     created: 0,
     renamed: 0,
     updated: 0,
@@ -190,16 +293,42 @@ export function countOutcomes(
     failed: 0,
     invalid: 0,
     pending: 0,
-    earlierRun: 0,
-  };
-  for (const line of report) {
-    counts[line.outcome] += 1;
-    if ('earlierRun' in line && line.earlierRun) counts.earlierRun += 1;
-  }
-  return counts;
+  });
+  return { ...counts, earlierRun: report.filter((l) => 'earlierRun' in l && l.earlierRun).length };
 }
 
-/** The human summary (stdout): counts, then each failure with its HTTP status and message. */
+/** Counts per outcome of the scan profiles' report. */
+export function countProfileOutcomes(
+  report: readonly ProfileReportLine[],
+): Record<ProfileReportLine['outcome'], number> {
+  return countLines(report, {
+    created: 0,
+    renamed: 0,
+    updated: 0,
+    deleted: 0,
+    exists: 0,
+    unchanged: 0,
+    skipped: 0,
+    failed: 0,
+    invalid: 0,
+    pending: 0,
+  });
+}
+
+/** A summary for stdout: its heading, a row per count (label, count, note) in columns of `widths`, then `details`. */
+function summaryText(
+  heading: string,
+  rows: readonly (readonly [string, number, string])[],
+  [labelWidth, countWidth]: readonly [number, number],
+  details: readonly string[],
+): string {
+  const lines = [heading];
+  for (const [label, n, note] of rows)
+    lines.push(`  ${label.padEnd(labelWidth)} ${String(n).padStart(countWidth)}  ${note}`.trimEnd());
+  return scrub([...lines, ...details].join('\n'));
+}
+
+/** The connections' summary: counts, then each failure with its HTTP status and message. */
 export function formatSummary(report: readonly ReportLine[], targetLabel: string): string {
   const c = countOutcomes(report);
   const rows: [string, number, string][] = [
@@ -227,18 +356,34 @@ export function formatSummary(report: readonly ReportLine[], targetLabel: string
     ['invalid', c.invalid, ''],
   );
   if (c.pending > 0) rows.push(['pending', c.pending, '(not settled: re-run to resume)']);
-  const lines = [`Import into ${targetLabel}: ${countOf(report.length, 'entry', 'entries')}`];
-  for (const [label, n, note] of rows)
-    lines.push(`  ${label.padEnd(8)} ${String(n).padStart(6)}  ${note}`.trimEnd());
-  const failures = report.filter((l) => l.outcome === 'failed');
-  if (failures.length > 0) {
-    lines.push('', 'Failures:');
-    for (const f of failures) {
-      if (f.outcome !== 'failed') continue;
-      lines.push(`  ${f.name}: HTTP ${f.httpStatus ?? '-'} ${f.message}`);
-    }
-  }
-  return scrub(lines.join('\n'));
+  const failures = report.flatMap((l) =>
+    l.outcome === 'failed' ? [`  ${l.name}: HTTP ${l.httpStatus ?? '-'} ${l.message}`] : [],
+  );
+  return summaryText(
+    `Import into ${targetLabel}: ${countOf(report.length, 'entry', 'entries')}`,
+    rows,
+    [8, 6],
+    failures.length > 0 ? ['', 'Failures:', ...failures] : [],
+  );
+}
+
+/** The scan profiles' summary: counts, then each failure and each skipped profile with its reason. */
+export function formatProfileSummary(report: readonly ProfileReportLine[]): string {
+  const earlier = report.filter((l) => 'earlierRun' in l && l.earlierRun).length;
+  const notes: Readonly<Record<string, string>> = {
+    created: earlier > 0 ? `(${earlier} by an earlier run)` : '',
+    exists: '(already in the target, skipped)',
+    pending: '(not settled: re-run to resume)',
+  };
+  const rows = Object.entries(countProfileOutcomes(report))
+    .filter(([, n]) => n > 0)
+    .map(([outcome, n]) => [outcome, n, notes[outcome] ?? ''] as const);
+  const details = report.flatMap((line) => {
+    if (line.outcome === 'failed')
+      return [`  ${displayName(line.name)}: HTTP ${line.httpStatus ?? '-'} ${line.message}`];
+    return line.outcome === 'skipped' ? [`  ${displayName(line.name)}: skipped: ${line.reason}`] : [];
+  });
+  return summaryText(`Scan profiles: ${report.length}`, rows, [9, 5], details);
 }
 
 /**
@@ -250,18 +395,17 @@ export function writeScrubbedFile(path: string, content: string): Promise<void> 
 }
 
 /**
- * `--report`: one JSON line per entry, naming its object kind (`"object":"connection"`) and the run
- * (`null` when nothing was written: the target was up to date, or the run was refused).
+ * Add a run's `--report` lines to the report at `path`: one JSON line per connection
+ * (`"object":"connection"`), then per scan profile, each naming the run (`null` when nothing was
+ * written: the target was up to date, or the run was refused). A later run's lines follow an earlier
+ * run's, never replace them; written as a whole new file, so a crash leaves the old report or the new one.
  */
-export function serializeReport(report: readonly ReportLine[], run: number | undefined = undefined): string {
-  return report.map((l) => `${JSON.stringify({ object: 'connection', run: run ?? null, ...l })}\n`).join('');
-}
-
-/**
- * Add `content` to the report at `path`: a later run's lines follow an earlier run's, never replace
- * them. Written as a whole new file (atomic, 0600), so a crash leaves the old report or the new one.
- */
-export async function appendReport(path: string, content: string): Promise<void> {
+export async function writeReport(
+  path: string,
+  report: readonly ReportLine[],
+  profileReport: readonly ProfileReportLine[],
+  run: number | undefined,
+): Promise<void> {
   let before = '';
   try {
     before = await readFile(path, 'utf8');
@@ -269,5 +413,9 @@ export async function appendReport(path: string, content: string): Promise<void>
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   if (before !== '' && !before.endsWith('\n')) before += '\n';
-  await writeScrubbedFile(path, before + content);
+  const runOf = run ?? null;
+  const lines =
+    report.map((l) => `${JSON.stringify({ object: 'connection', run: runOf, ...l })}\n`).join('') +
+    profileReport.map((l) => `${JSON.stringify({ ...l, run: runOf })}\n`).join('');
+  await writeScrubbedFile(path, before + lines);
 }

@@ -206,13 +206,9 @@ function resolveValue(value: unknown, sources: PlaceholderSources): unknown {
 }
 
 function resolveBlock(block: OverrideFields, sources: PlaceholderSources) {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(block)) {
-    const resolved = resolveValue(value, sources);
-    // A literal credential written into the overrides file is a secret too, at any depth.
-    registerSecretsOf({ [key]: resolved });
-    out[key] = resolved;
-  }
+  const out = resolveValue(block, sources) as Record<string, unknown>;
+  // A literal credential written into the overrides file is a secret too, at any depth.
+  registerSecretsOf(out);
   return out;
 }
 
@@ -236,7 +232,6 @@ export function resolveOverrides(
   };
 }
 
-/** The blocks that apply to an entry, in the order they are applied. */
 /** The override blocks that apply to `entry`: all, its type's, its name's (later wins). */
 export function blocksFor(entry: { readonly name: string; readonly type: string }, overrides: Overrides) {
   return [overrides.all, overrides.byType[entry.type] ?? {}, overrides.byName[entry.name] ?? {}];
@@ -255,14 +250,18 @@ function customFieldName(element: unknown): string | undefined {
   return isRecord(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
 }
 
+/** An override's `custom_fields` merged by `field_name`: every element named (else it replaces the field). */
+function isNamedList(value: unknown): value is unknown[] {
+  return Array.isArray(value) && value.every((element) => customFieldName(element) !== undefined);
+}
+
 /**
  * `custom_fields` of an entry with an override's elements merged in by `field_name`: a named element
  * replaces the entry's element of that name (in its place), a new name is appended, and the entry's
  * other elements are kept. An override that is not an array of named elements replaces the field.
  */
 function mergeCustomFields(current: unknown, override: unknown): unknown {
-  if (!Array.isArray(current) || !Array.isArray(override)) return override;
-  if (!override.every((element) => customFieldName(element) !== undefined)) return override;
+  if (!Array.isArray(current) || !isNamedList(override)) return override;
   const byName = new Map(override.map((element) => [customFieldName(element), element]));
   const merged = current.map((element) => {
     const name = customFieldName(element);
@@ -289,8 +288,7 @@ export function overrideSets(
   return blocksFor(entry, overrides).some((block) => {
     if (!Object.hasOwn(block, key)) return false;
     const value = block[key];
-    if (key !== 'custom_fields' || !Array.isArray(value)) return true;
-    if (!value.every((element) => customFieldName(element) !== undefined)) return true;
+    if (key !== 'custom_fields' || !isNamedList(value)) return true;
     const list = body.custom_fields;
     const name = Array.isArray(list) ? customFieldName(list[Number(index)]) : undefined;
     return name !== undefined && value.some((element) => customFieldName(element) === name);

@@ -193,6 +193,11 @@ export function formatProblem(p: Problem): string {
   return where ? `${where}: ${p.message}` : p.message;
 }
 
+/** A template warning as one line: one of a whole type (no path) names the type, else {@link formatProblem}. */
+export function formatWarning(w: Problem): string {
+  return w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
+}
+
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -23,6 +23,7 @@ import { connectionWriter } from '../sync/kinds/connection.js';
 import { placeProfileBody, scanProfileWriter } from '../sync/kinds/scan-profile.js';
 import { Write } from '../sync/step.js';
 import type { Clock, RateLimiter } from '../sync/throttle.js';
+import type { ProfileOutcome } from './outputs.js';
 import {
   type ChangeStep,
   type ImportPlan,
@@ -33,7 +34,6 @@ import {
   type SendStep,
 } from './plan.js';
 import type { ProfilePlan, ProfileSendStep, ProfileStep } from './profile-plan.js';
-import type { ProfileOutcome } from './profile-report.js';
 
 /** A connection step of the plan as the executor runs it. */
 function connectionWrite(step: SendStep | ChangeStep, onConflict: OnConflict): Write<SendStep | ChangeStep> {

@@ -78,14 +78,6 @@ export function toVariablePart(text: string): string {
   return text.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
 }
 
-/** True when `value` holds the mask anywhere inside. */
-function holdsMask(value: unknown): boolean {
-  if (isMasked(value)) return true;
-  if (Array.isArray(value)) return value.some(holdsMask);
-  if (isRecord(value)) return Object.values(value).some(holdsMask);
-  return false;
-}
-
 /** Allocates unique variable names. */
 function createNamer(prefix: string): (entry: string, field: string) => string {
   const used = new Set<string>();
@@ -111,11 +103,18 @@ function skeletonOf(
     variables.push({ variable, entry: entry.name, field: label, reason });
     return `\${env:${variable}}`;
   };
+  // A value with a mask inside (or a mask itself): the override replaces the field whole.
+  const replace = (key: string, v: unknown, pointer: string): unknown => {
+    if (isMasked(v)) return placeholder(`${key}${pointer.replace(/\//g, '_')}`, 'masked', `${key}${pointer}`);
+    if (Array.isArray(v)) return v.map((item, i) => replace(key, item, `${pointer}/${i}`));
+    if (!isRecord(v)) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, item] of Object.entries(v)) out[k] = replace(key, item, `${pointer}/${k}`);
+    return out;
+  };
   for (const [key, value] of Object.entries(entry)) {
     if (key === 'name' || key === 'type' || key === '_id' || key === 'id') continue;
-    if (isMasked(value)) {
-      block[key] = placeholder(key, 'masked');
-    } else if (key === 'custom_fields' && Array.isArray(value)) {
+    if (key === 'custom_fields' && Array.isArray(value)) {
       const masked = value.filter(
         (f) => isRecord(f) && isMasked(f.field_value) && typeof f.field_name === 'string',
       );
@@ -126,21 +125,11 @@ function skeletonOf(
           return { ...field, field_value: placeholder(name, 'masked', `custom_fields[${name}]`) };
         });
       }
-    } else if (holdsMask(value)) {
-      // An object or array with a mask inside: the override replaces the field whole.
-      const replace = (v: unknown, pointer: string): unknown => {
-        if (isMasked(v))
-          return placeholder(`${key}${pointer.replace(/\//g, '_')}`, 'masked', `${key}${pointer}`);
-        if (Array.isArray(v)) return v.map((item, i) => replace(item, `${pointer}/${i}`));
-        if (isRecord(v)) {
-          const out: Record<string, unknown> = {};
-          for (const [k, item] of Object.entries(v)) out[k] = replace(item, `${pointer}/${k}`);
-          return out;
-        }
-        return v;
-      };
-      block[key] = replace(value, '');
+      continue;
     }
+    const named = variables.length;
+    const replaced = replace(key, value, '');
+    if (variables.length > named) block[key] = replaced;
   }
   for (const field of catalog.requiredSecretFields(entry.type)) {
     const value = entry[field];

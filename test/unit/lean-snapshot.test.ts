@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REMAP_NOTHING, type SourceIdChange } from '../../src/connections/references.js';
+import type { SourceIdChange } from '../../src/connections/references.js';
 import { InputFileError } from '../../src/errors.js';
 import { createPreparer, type LeanEntry, readLeanSnapshot } from '../../src/importer/lean-snapshot.js';
 import { EMPTY_OVERRIDES } from '../../src/importer/overrides.js';
@@ -44,13 +44,7 @@ describe('the lean snapshot of an import', () => {
       ]);
       expect(Object.keys(lean.entries[0] ?? {}).sort()).toEqual(['name', 'place', 'sourceId', 'type']);
       const changes = new Map<string, readonly SourceIdChange[]>();
-      const prepare = createPreparer(
-        lean.file,
-        EMPTY_OVERRIDES,
-        await loadShippedCatalog(),
-        REMAP_NOTHING,
-        changes,
-      );
+      const prepare = createPreparer(lean.file, EMPTY_OVERRIDES, await loadShippedCatalog(), changes);
       const first = prepare(lean.entries[1] as (typeof lean.entries)[number]);
       expect(first.body).toMatchObject({ name: 'b-s3', bucket_name: 'bucket-b' });
       expect(first.body).not.toHaveProperty('_id');
@@ -73,7 +67,7 @@ describe('the lean snapshot of an import', () => {
     const text = await readFile(path, 'utf8');
     const lean = await readLeanSnapshot(path, new AbortController().signal, () => undefined);
     try {
-      const prepare = createPreparer(lean.file, EMPTY_OVERRIDES, catalog, REMAP_NOTHING, new Map());
+      const prepare = createPreparer(lean.file, EMPTY_OVERRIDES, catalog, new Map());
       // Changed before the first reread and again after it: the bytes held are the ones checked.
       await writeFile(path, text.replace('bucket-b', 'bucket-x'));
       expect(prepare(lean.entries[1] as LeanEntry).body).toMatchObject({ bucket_name: 'bucket-b' });
