@@ -212,8 +212,8 @@ export function printProblems(
 }
 
 /**
- * A refused pre-flight as a workflow reports it (an event): with `--json` the one result on stdout
- * ({@link writeRefusalJson}), else its problems on stderr under `Pre-flight found N problems:`.
+ * A refused pre-flight (import: its PreflightError; undo: its `refused` event): with `--json` the one
+ * result on stdout ({@link writeRefusalJson}), else its problems on stderr under `Pre-flight found N problems:`.
  */
 export function reportRefusal(ctx: CliContext, problems: readonly Problem[]): void {
   writeRefusalJson(ctx, problems);
