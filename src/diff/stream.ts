@@ -40,8 +40,6 @@ export interface StreamingDiff {
    * later (a snapshot line by its place): kept instead of the connection's text while it waits.
    */
   add(side: DiffSideName, entry: Connection, again?: () => Connection): void;
-  /** A connection of each side under one name (as `add` of both, in either order). */
-  pair(from: Connection, to: Connection): void;
   /**
    * Once both sides are read whole: the result.
    *
@@ -106,20 +104,6 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
   };
 
   const differ: StreamingDiff = {
-    pair(from, to) {
-      const name = from.name;
-      if (to.name !== name || sides.from.seen.has(name) || sides.to.seen.has(name)) {
-        differ.add('to', to);
-        differ.add('from', from);
-        return;
-      }
-      // Neither side has seen the name: neither has it waiting.
-      sides.from.count++;
-      sides.to.count++;
-      sides.from.seen.add(name);
-      sides.to.seen.add(name);
-      comparePair(from, to);
-    },
     add(side, entry, again) {
       const own = sides[side];
       const other = sides[side === 'from' ? 'to' : 'from'];

@@ -23,8 +23,8 @@ export interface ConnectionVerdicts {
   readonly items: VerifyItem[];
   /** Present and equal connections (the environment's object) with what the snapshot recorded of their last test; empty unless kept. */
   readonly present: TestTarget[];
-  /** The environment's connections by id and name (scan profiles name their sources by id). */
-  readonly live: { readonly _id?: unknown; readonly name: string }[];
+  /** The environment's connection names by id (scan profiles name their sources by id). */
+  readonly nameById: ReadonlyMap<string, string>;
   readonly liveCount: number;
 }
 
@@ -43,14 +43,14 @@ export function createConnectionVerifier(
 ): ConnectionVerifier {
   const items: VerifyItem[] = [];
   const present: TestTarget[] = [];
-  const live: { _id?: unknown; name: string }[] = [];
+  const nameById = new Map<string, string>();
+  let liveCount = 0;
   const seen = new Set<string>();
   const duplicates = new Set<string>();
   return {
     add(actual) {
-      live.push(
-        typeof actual._id === 'string' ? { _id: actual._id, name: actual.name } : { name: actual.name },
-      );
+      liveCount++;
+      if (typeof actual._id === 'string') nameById.set(actual._id, actual.name);
       if (seen.has(actual.name)) {
         duplicates.add(actual.name);
         return;
@@ -81,7 +81,7 @@ export function createConnectionVerifier(
       }
       items.sort((a, b) => compareNames(a.name, b.name));
       present.sort((a, b) => compareNames(a.connection.name, b.connection.name));
-      return { items, present, live, liveCount: live.length };
+      return { items, present, nameById, liveCount };
     },
   };
 }

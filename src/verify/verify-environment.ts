@@ -14,6 +14,7 @@ import { exportConnections } from '../api/connections.js';
 import { createRetryBudget } from '../api/http.js';
 import { listScanProfilesIfServed } from '../api/scan-profiles.js';
 import { type CompareOptions, compileCompareOptions } from '../diff/compare.js';
+import { nameDataSources } from '../diff/scan-profiles.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
@@ -28,7 +29,7 @@ import {
 import { type Clock, createRateLimiter } from '../sync/throttle.js';
 import { createConnectionVerifier, type ExpectedConnection } from './connections.js';
 import { applyVerifyOverrides } from './overrides.js';
-import { nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
+import { type ProfileSide, verifyProfiles } from './profiles.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE, runConnectionTests } from './test-connections.js';
 import {
   countStates,
@@ -210,7 +211,7 @@ async function verifyAgainst(
       expectedProfiles === undefined ? [] : await listScanProfilesIfServed(client, { signal: ports.signal });
     return { environment, liveProfiles };
   });
-  const { items: connectionItems, present, live, liveCount } = verifier.finish();
+  const { items: connectionItems, present, nameById, liveCount } = verifier.finish();
   onEvent({
     kind: 'sides-read',
     snapshot: { label: options.snapshotLabel, connections: snapshot.entries.size },
@@ -253,7 +254,7 @@ async function verifyAgainst(
       ? undefined
       : verifyProfiles(
           expectedProfiles,
-          liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, live) })),
+          liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, nameById) })),
         );
   const items: VerifyItem[] = [
     ...connectionItems.map((item) => {

@@ -7,11 +7,12 @@ import { describe, expect, it } from 'vitest';
 import type { HttpClient, HttpRequest } from '../../src/api/http.js';
 import type { CompareOptions } from '../../src/diff/compare.js';
 import { compileIgnoreRules } from '../../src/diff/ignore.js';
+import { nameDataSources } from '../../src/diff/scan-profiles.js';
 import { ApiError, AuthError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { createRateLimiter } from '../../src/sync/throttle.js';
 import { createConnectionVerifier } from '../../src/verify/connections.js';
-import { nameDataSources, verifyProfiles } from '../../src/verify/profiles.js';
+import { verifyProfiles } from '../../src/verify/profiles.js';
 import { runConnectionTests, type TestTarget } from '../../src/verify/test-connections.js';
 import {
   countTests,
@@ -211,10 +212,10 @@ describe('runConnectionTests', () => {
 });
 
 describe('verifyProfiles (snapshot format 2)', () => {
-  const connections = [
-    { _id: 'e1', name: 'hr-mysql' },
-    { _id: 'e2', name: 'logs-s3' },
-  ];
+  const connections = new Map([
+    ['e1', 'hr-mysql'],
+    ['e2', 'logs-s3'],
+  ]);
   const side = (profile: Record<string, unknown>, names: (string | null)[]) => ({
     profile,
     dataSourceNames: names,
