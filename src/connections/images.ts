@@ -5,8 +5,8 @@
  * `"******"` when it had a value, so that a later comparison knows it was there.
  */
 
+import { escapePointer } from '../diff/pointer.js';
 import { assignOwn } from '../own-property.js';
-import { escapePointer } from '../schema/ajv.js';
 import { isMasked, maskSecrets } from '../secrets.js';
 import { hasServerManagedField, stripServerManaged } from './server-managed.js';
 

@@ -12,6 +12,7 @@
  * missing one is a problem; where it cannot, a warning ("could not be checked"). Certificates have no
  * known list endpoint: always a warning, never a refusal.
  */
+import { countOf } from '../display-name.js';
 import type { Problem } from '../model/problem.js';
 
 /** The objects of the target one connection needs. */
@@ -279,6 +280,6 @@ export function describeSourceIdDrops(changes: ReadonlyMap<string, readonly Sour
   }
   return [...byField].map(([field, names]) => {
     const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? `, ... ${names.length - 5} more` : '');
-    return `${field} dropped from ${names.length} ${names.length === 1 ? 'entry' : 'entries'} (${shown}): an id of the source environment, not restored in this run (set it with --overrides to a target id)`;
+    return `${field} dropped from ${countOf(names.length, 'entry', 'entries')} (${shown}): an id of the source environment, not restored in this run (set it with --overrides to a target id)`;
   });
 }

@@ -4,7 +4,7 @@
  */
 
 import { compareNames } from '../connections/match.js';
-import { displayName } from '../display-name.js';
+import { countOf, displayName } from '../display-name.js';
 import { type DiffResult, hasDifferences } from './types.js';
 
 export interface TextRenderOptions {
@@ -111,11 +111,6 @@ function renderUncomparable(result: DiffResult): string[] {
   return lines;
 }
 
-/** `1 connection`, `2 connections`. */
-function count(n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
-}
-
 /**
  * The one summary line of a diff, each count with its unit: connections, scan profiles and masked fields
  * are counted apart (`connections: 1 added, 0 removed, 2 changed, 30 unchanged; scan profiles: 0 added,
@@ -123,9 +118,9 @@ function count(n: number, unit: string): string {
  */
 export function summarize(result: DiffResult): string {
   const notComparable = result.uncomparable.length;
-  const masked = notComparable > 0 ? `${count(notComparable, 'field')} masked, not compared` : '';
+  const masked = notComparable > 0 ? `${countOf(notComparable, 'field')} masked, not compared` : '';
   if (!hasDifferences(result)) {
-    return `no differences (${count(result.unchanged, 'connection')} unchanged${masked ? `; ${masked}` : ''})`;
+    return `no differences (${countOf(result.unchanged, 'connection')} unchanged${masked ? `; ${masked}` : ''})`;
   }
   const p = result.scanProfiles;
   const parts = [

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Ajv2020, Options as AjvOptions, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { escapePointer } from '../diff/pointer.js';
 
 /** A schema problem: JSON pointer and message. */
 export interface SchemaIssue {
@@ -66,11 +67,6 @@ export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined
     }
     return { path: e.instancePath, message: e.message ?? 'is invalid' };
   });
-}
-
-/** Escape a key for a JSON pointer (RFC 6901). */
-export function escapePointer(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** Read a JSON schema file and compile it into a {@link SchemaCheck}. */

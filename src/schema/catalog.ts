@@ -9,6 +9,7 @@ import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { memoizeBounded } from '../bounded-memo.js';
+import { escapePointer, parsePointer } from '../diff/pointer.js';
 import { InputFileError, type Problem, UsageError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import type { Connection } from '../model/connection.js';
@@ -16,7 +17,7 @@ import type { ConnectorTemplate } from '../model/template.js';
 import { isRecord } from '../own-property.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
-import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
+import { createAjv, toSchemaIssues } from './ajv.js';
 import { convertTemplate } from './template-schema.js';
 
 /** A {@link Problem} found by the catalog, tagged so callers can re-classify (import turns masked secrets into errors). */
@@ -215,10 +216,9 @@ function describeErrors(
 
 /** The schema object at ajv's `schemaPath` (`#/properties/x/pattern`), `up` segments short of its end. */
 function resolveSchemaPath(schema: unknown, schemaPath: string, up: number): unknown {
-  const segments = schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean);
+  const segments = parsePointer(schemaPath.replace(/^#/, '')) ?? [];
   let node: unknown = schema;
-  for (const raw of segments.slice(0, segments.length - up)) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+  for (const key of segments.slice(0, segments.length - up)) {
     if (!isRecord(node) && !Array.isArray(node)) return undefined;
     node = (node as Record<string, unknown>)[key];
   }
