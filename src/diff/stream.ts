@@ -17,6 +17,7 @@ import {
   type CompareOptions,
   compareConnections,
   compileCompareOptions,
+  type PairComparison,
   refuseDuplicateNames,
 } from './compare.js';
 import type { ChangedConnection, DiffOptions, DiffResult, UncomparableField } from './types.js';
@@ -80,12 +81,21 @@ function createSide(): SideState {
   return { waiting: new Map(), seen: new Set(), duplicates: new Set(), count: 0 };
 }
 
+export interface StreamingDiffOptions extends DiffOptions {
+  /** Called with each pair once compared (verify makes its verdicts of them). */
+  readonly onPair?: (from: Connection, to: Connection, outcome: PairComparison) => void;
+  /** What a side holding a name twice is called, and the command (default: the --from and --to sides of diff). */
+  readonly sides?: { readonly from: string; readonly to: string; readonly command: 'diff' | 'verify' };
+  /** How many connections of a side may wait as objects (default {@link WAITING_AS_OBJECTS}). */
+  readonly waitingAsObjects?: number;
+}
+
 /**
  * Start a streaming diff.
  *
  * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer.
  */
-export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
+export function createStreamingDiff(options: StreamingDiffOptions = {}): StreamingDiff {
   const compare: CompareOptions = compileCompareOptions(options);
   const sides: Record<DiffSideName, SideState> = { from: createSide(), to: createSide() };
   const changed: ChangedConnection[] = [];
@@ -95,6 +105,7 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
 
   const comparePair = (from: Connection, to: Connection): void => {
     const outcome = compareConnections(from, to, compare);
+    options.onPair?.(from, to, outcome);
     for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
     if (outcome.fields.length === 0) unchanged++;
     else {
@@ -119,7 +130,7 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
       if (twin === undefined) {
         own.waiting.set(
           name,
-          own.waiting.size < WAITING_AS_OBJECTS
+          own.waiting.size < (options.waitingAsObjects ?? WAITING_AS_OBJECTS)
             ? { entry }
             : again !== undefined
               ? { again, type: entry.type }
@@ -133,8 +144,9 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
       else comparePair(parsed, entry);
     },
     finish() {
-      refuseDuplicateNames('The --from side', [...sides.from.duplicates].sort(compareNames));
-      refuseDuplicateNames('The --to side', [...sides.to.duplicates].sort(compareNames));
+      const named = options.sides ?? { from: 'The --from side', to: 'The --to side', command: 'diff' };
+      refuseDuplicateNames(named.from, [...sides.from.duplicates].sort(compareNames), named.command);
+      refuseDuplicateNames(named.to, [...sides.to.duplicates].sort(compareNames), named.command);
       const byName = (x: { readonly name: string }, y: { readonly name: string }) =>
         compareNames(x.name, y.name);
       changed.sort(byName);

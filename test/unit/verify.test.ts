@@ -5,9 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { HttpClient, HttpRequest } from '../../src/api/http.js';
-import type { CompareOptions } from '../../src/diff/compare.js';
-import { compileIgnoreRules } from '../../src/diff/ignore.js';
 import { nameDataSources } from '../../src/diff/scan-profiles.js';
+import type { DiffOptions } from '../../src/diff/types.js';
 import { ApiError, AuthError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { createRateLimiter } from '../../src/sync/throttle.js';
@@ -83,20 +82,20 @@ describe('exit decision', () => {
   });
 });
 
-/** Both sides whole through the verifier the workflow streams the environment into. */
+/** Both sides whole through the verifier the workflow streams the snapshot and the environment into. */
 function verifyConnections(
   snapshot: readonly Connection[],
   environment: readonly Connection[],
-  compare: CompareOptions,
+  compare: DiffOptions,
 ) {
-  const expected = new Map(snapshot.map((entry) => [entry.name, { type: entry.type, read: () => entry }]));
-  const verifier = createConnectionVerifier(expected, compare, true);
+  const verifier = createConnectionVerifier(compare, true);
+  for (const entry of snapshot) verifier.expect(entry, () => entry);
   for (const actual of environment) verifier.add(actual);
   return verifier.finish();
 }
 
 describe('createConnectionVerifier', () => {
-  const compare = { ignore: compileIgnoreRules([]), secretFields: () => new Set<string>() };
+  const compare = { secretFields: () => new Set<string>() };
   it('uses the comparison of diff: server-managed fields ignored, a changed secret masked', () => {
     const snapshot = [
       { _id: 'a1', name: 'a', type: 's3', bucket_name: 'x', connectionStatusTest: { is_success: true } },
