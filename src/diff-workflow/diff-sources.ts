@@ -15,7 +15,6 @@ import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { type ClientFactory, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
-import type { HttpClient } from '../api/http.js';
 import { listScanProfilesIfServed } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
@@ -210,8 +209,9 @@ function snapshotSideOf(
 }
 
 /**
- * Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles
- * (which name their connections by id: each connection's name is kept by its id).
+ * Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles, which
+ * name their connections by id (an element that is no connection's `_id` stays as it is: real profiles
+ * often list names). A service without the profiles endpoint (404) has none.
  */
 async function readEnvironmentSide(
   flag: 'from' | 'to',
@@ -226,24 +226,11 @@ async function readEnvironmentSide(
       if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
       onEntry(entry);
     }
-    const profiles = await readEnvironmentProfiles(client, nameById, signal);
+    const profiles = (await listScanProfilesIfServed(client, { signal }))
+      .filter((p) => typeof p.name === 'string')
+      .map((p) => toComparableProfile(p, nameDataSources(p, nameById), isProfileServerField));
     return { profiles, label: `${environment.label} (environment)` };
   });
-}
-
-/**
- * An environment's scan profiles, `dataSourceList` named through its connections' ids (an element that is
- * no connection's `_id` stays as it is: real profiles often list names). A service without the
- * profiles endpoint (404) has none.
- */
-async function readEnvironmentProfiles(
-  client: HttpClient,
-  nameById: ReadonlyMap<string, string>,
-  signal: AbortSignal,
-): Promise<ComparableProfile[]> {
-  return (await listScanProfilesIfServed(client, { signal }))
-    .filter((p) => typeof p.name === 'string')
-    .map((p) => toComparableProfile(p, nameDataSources(p, nameById), isProfileServerField));
 }
 
 /**
