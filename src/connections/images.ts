@@ -5,8 +5,8 @@
  * `"******"` when it had a value, so that a later comparison knows it was there.
  */
 
-import { escapePointer, parsePointer } from '../diff/pointer.js';
 import { assignOwn } from '../own-property.js';
+import { escapePointer } from '../schema/ajv.js';
 import { isMasked, maskSecrets } from '../secrets.js';
 import { hasServerManagedField, stripServerManaged } from './server-managed.js';
 
@@ -104,10 +104,12 @@ export function fillMaskedForCheck(body: Readonly<Record<string, unknown>>): Rec
   return walk(body) as Record<string, unknown>;
 }
 
-/** The value at a JSON pointer (own properties only), or undefined; `''` is the whole value. */
+/** The value at a JSON pointer (own properties only), or undefined. */
 export function readPointer(value: unknown, pointer: string): unknown {
+  if (pointer === '') return value;
   let current: unknown = value;
-  for (const key of parsePointer(pointer) ?? []) {
+  for (const raw of pointer.slice(1).split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
     current = (current as Record<string, unknown>)[key];
   }

@@ -1,5 +1,6 @@
 /**
- * The diff fed one connection at a time, from both sides in any interleaving (pure: no fs, no HTTP).
+ * The diff fed one connection at a time, from both sides in any interleaving (pure: no fs, no HTTP);
+ * `diff` against an environment and `verify` run on it.
  * Memory holds only what is still unpaired: a connection whose name has been seen on the other side
  * is compared at once and dropped; one still waiting for its twin is kept as is while few wait, else as
  * a way to read it again (a snapshot line's place: a few numbers) or as its JSON text (a third of the

@@ -19,13 +19,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { escapePointer, parsePointer } from '../diff/pointer.js';
+import { parsePointer } from '../diff/pointer.js';
 import { isDeepEqual } from '../diff/values.js';
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import { isRecord } from '../own-property.js';
 import { schemasDir } from '../paths.js';
-import { compileSchemaFile, type SchemaCheck } from '../schema/ajv.js';
+import { compileSchemaFile, escapePointer, type SchemaCheck } from '../schema/ajv.js';
 import { registerSecret, registerSecretsOf } from '../secrets.js';
 
 /** Fields and values of one override block. */

@@ -5,7 +5,6 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Ajv2020, Options as AjvOptions, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { escapePointer } from '../diff/pointer.js';
 
 /** A schema problem: JSON pointer and message. */
 export interface SchemaIssue {
@@ -68,6 +67,12 @@ export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined
     }
     return { path: e.instancePath, message: e.message ?? 'is invalid' };
   });
+}
+
+/** Escape one reference token of a JSON pointer (RFC 6901): `~` as `~0`, `/` as `~1`. */
+export function escapePointer(key: string): string {
+  if (!key.includes('~') && !key.includes('/')) return key;
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** Read a JSON schema file and compile it into a {@link SchemaCheck}. */

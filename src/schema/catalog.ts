@@ -9,7 +9,6 @@ import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { memoizeBounded } from '../bounded-memo.js';
-import { escapePointer } from '../diff/pointer.js';
 import { InputFileError, type Problem, UsageError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import type { Connection } from '../model/connection.js';
@@ -17,7 +16,7 @@ import type { ConnectorTemplate } from '../model/template.js';
 import { isRecord } from '../own-property.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
-import { createAjv, toSchemaIssues } from './ajv.js';
+import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
 import { convertTemplate } from './template-schema.js';
 
 /** A {@link Problem} found by the catalog, tagged so callers can re-classify (import turns masked secrets into errors). */
