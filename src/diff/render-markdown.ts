@@ -64,7 +64,7 @@ export function renderDiffMarkdown(
         p.changed.map((c) => [
           code(c.name),
           ...c.fields.map((f) => {
-            const connections = f.path === '/dataSourceList' ? showDataSourceChange(f) : undefined;
+            const connections = showDataSourceChange(f);
             return connections === undefined
               ? `- ${fieldLine(f)}`
               : `- ${code(f.path)}: connections ${code(connections)}`;
