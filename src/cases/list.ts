@@ -10,7 +10,6 @@ import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import type { FilterClause } from '../api/types.js';
 import { type AtomicTextFile, openAtomicTextFile } from '../files.js';
-import { CASE_ID_FIELDS } from './look-up.js';
 
 /**
  * Where records go: the CLI's record writer (table, json, ndjson, csv). `write` is synchronous (it
@@ -61,6 +60,9 @@ export function fieldsToAsk(fields: readonly string[]): string {
   for (const id of CASE_ID_FIELDS) if (!asked.includes(id)) asked.push(id);
   return asked.join(',');
 }
+
+/** The fields that may identify a case (api-notes [docs]). */
+const CASE_ID_FIELDS = ['_id', 'caseId', 'id'] as const;
 
 /**
  * The case listing, a page of output records at a time (projected when `fields` is given). Pages, not
