@@ -224,11 +224,7 @@ export function parseSet(text: string): Pick<BulkCaseUpdate, 'field' | 'newValue
     );
   }
   if (newValue === '') throw new UsageError(`Expected a value in --set ${field}=VALUE, got an empty one`);
-  if (field === 'caseStatus' && !CASE_STATUSES.includes(newValue)) {
-    throw new UsageError(
-      `Expected --set caseStatus to be one of ${CASE_STATUSES.join(', ')}, got ${JSON.stringify(newValue)}`,
-    );
-  }
+  if (field === 'caseStatus') checkStatuses([newValue], '--set caseStatus');
   return { field, newValue };
 }
 

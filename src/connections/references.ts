@@ -12,6 +12,7 @@
  * missing one is a problem; where it cannot, a warning ("could not be checked"). Certificates have no
  * known list endpoint: always a warning, never a refusal.
  */
+import { countOf } from '../display-name.js';
 import type { Problem } from '../model/problem.js';
 
 /** The objects of the target one connection needs. */
@@ -69,29 +70,31 @@ export interface ReferencingEntry {
 /** The JSON pointers of the problems {@link checkEntryReferences} reports. */
 export const REFERENCE_POINTERS: ReadonlySet<string> = new Set(['/scanner_group', '/credential_id']);
 
+/** What the problem of a reference the target lacks says, on its field. */
+const LACKING = {
+  scannerGroup: (group: string) => ({
+    path: '/scanner_group',
+    message: `scanner group "${group}" has no scanner in the target`,
+  }),
+  credential: (id: string) => ({
+    path: '/credential_id',
+    message: `stored credential "${id}" does not exist in the target`,
+  }),
+};
+
+/** True when the target can be asked and does not hold `name`. */
+function lacks(names: TargetNames, name: string): boolean {
+  return names.kind === 'available' && !names.names.has(name);
+}
+
 /** The references the target lacks (each a problem on its field): these stop an import's pre-flight. */
 export function checkEntryReferences(entry: ReferencingEntry, target: TargetReferences): Problem[] {
   const refs = readReferences(entry.body);
-  const problems: Problem[] = [];
-  const at = (path: string, message: string): Problem => ({
-    entry: entry.name,
-    type: entry.type,
-    path,
-    message,
-  });
-  if (target.scannerGroups.kind === 'available' && !target.scannerGroups.names.has(refs.scannerGroup)) {
-    problems.push(at('/scanner_group', `scanner group "${refs.scannerGroup}" has no scanner in the target`));
-  }
-  if (
-    refs.credentialId !== undefined &&
-    target.credentials.kind === 'available' &&
-    !target.credentials.names.has(refs.credentialId)
-  ) {
-    problems.push(
-      at('/credential_id', `stored credential "${refs.credentialId}" does not exist in the target`),
-    );
-  }
-  return problems;
+  const lacking = [];
+  if (lacks(target.scannerGroups, refs.scannerGroup)) lacking.push(LACKING.scannerGroup(refs.scannerGroup));
+  if (refs.credentialId !== undefined && lacks(target.credentials, refs.credentialId))
+    lacking.push(LACKING.credential(refs.credentialId));
+  return lacking.map((problem) => ({ entry: entry.name, type: entry.type, ...problem }));
 }
 
 /**
@@ -100,30 +103,16 @@ export function checkEntryReferences(entry: ReferencingEntry, target: TargetRefe
  */
 export function checkReferenceNeeds(needs: ReferenceNeeds, target: TargetReferences): Problem[] {
   const problems: Problem[] = [];
-  const missing = (
+  const check = (
     names: TargetNames,
     map: ReadonlyMap<string, readonly string[]>,
-    path: string,
-    message: (name: string) => string,
+    problem: (name: string) => { path: string; message: string },
   ) => {
-    if (names.kind !== 'available') return;
-    for (const [name, entries] of map) {
-      if (names.names.has(name)) continue;
-      for (const entry of entries) problems.push({ entry, path, message: message(name) });
-    }
+    for (const [name, entries] of map)
+      if (lacks(names, name)) for (const entry of entries) problems.push({ entry, ...problem(name) });
   };
-  missing(
-    target.scannerGroups,
-    needs.scannerGroups,
-    '/scanner_group',
-    (g) => `scanner group "${g}" has no scanner in the target`,
-  );
-  missing(
-    target.credentials,
-    needs.credentials,
-    '/credential_id',
-    (c) => `stored credential "${c}" does not exist in the target`,
-  );
+  check(target.scannerGroups, needs.scannerGroups, LACKING.scannerGroup);
+  check(target.credentials, needs.credentials, LACKING.credential);
   return problems.sort(
     (a, b) => compare(a.entry ?? '', b.entry ?? '') || compare(a.path ?? '', b.path ?? ''),
   );
@@ -279,6 +268,6 @@ export function describeSourceIdDrops(changes: ReadonlyMap<string, readonly Sour
   }
   return [...byField].map(([field, names]) => {
     const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? `, ... ${names.length - 5} more` : '');
-    return `${field} dropped from ${names.length} ${names.length === 1 ? 'entry' : 'entries'} (${shown}): an id of the source environment, not restored in this run (set it with --overrides to a target id)`;
+    return `${field} dropped from ${countOf(names.length, 'entry', 'entries')} (${shown}): an id of the source environment, not restored in this run (set it with --overrides to a target id)`;
   });
 }

@@ -25,6 +25,7 @@ import { runCli } from '../cli/run-cli.js';
 import { type RunningEmulator, startEmulator } from '../emulator/index.js';
 import { fixturesDir } from '../paths.js';
 import { registerSecret, scrub } from '../secrets.js';
+import { loadSnapshot } from '../snapshot/read.js';
 
 /** `${env:NAME}` as `overrides init` writes it. */
 const PLACEHOLDER = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
@@ -33,12 +34,6 @@ export interface DemoIo {
   readonly stdout: TextStream;
   readonly stderr: TextStream;
   readonly signal?: AbortSignal;
-}
-
-interface SnapshotEntry {
-  readonly name: string;
-  readonly type: string;
-  readonly [field: string]: unknown;
 }
 
 /** What one CLI run printed, and how it ended. */
@@ -166,15 +161,12 @@ export async function runDemo(io: DemoIo): Promise<number> {
     step('2. Export prod to a snapshot');
     const snapshot = join(dir, 'prod.snapshot.jsonl');
     const exported = await cli(['export', '--from', prod.url, '-o', snapshot, '--no-progress']);
-    const lines = exported.code === 0 ? (await readFile(snapshot, 'utf8')).split('\n').slice(1, -2) : [];
-    const entries = lines
-      .map((line) => JSON.parse(line) as SnapshotEntry)
-      // Scan profile lines (snapshot format 2) have no top-level name: connections only here.
-      .filter((entry) => typeof entry.name === 'string');
+    const { entries, profiles: exportedProfiles } =
+      exported.code === 0 ? await loadSnapshot(snapshot) : { entries: [], profiles: [] };
     expectCode(
       exported,
       0,
-      `${entries.length} connections and ${lines.length - entries.length} scan profiles; secrets arrive masked ("******")`,
+      `${entries.length} connections and ${exportedProfiles.length} scan profiles; secrets arrive masked ("******")`,
     );
     look('the snapshot is JSON Lines: a header, one connection (or scan profile) a line, a trailer');
 

@@ -4,23 +4,27 @@
  * into the diff of `src/diff/merged.ts`: each name is compared as it comes up, and a line byte for byte
  * the same on both sides is parsed once and not compared field by field. Two environments are read at
  * once (each through the streamed export) into the streaming differ of `src/diff/stream.ts`, which
- * compares each pair as soon as both halves are read. A snapshot against an environment is read in
- * two steps: the snapshot first, keeping per connection only its place in the file (and checked whole,
- * trailer included, before the environment is contacted), then the export, each of whose connections
- * is compared with its twin read again from the file: the export's order is not the snapshot's (name)
- * order, and nothing waits. Everything runs on one thread. Nothing is returned until both sides are
- * read and checked, so a damaged snapshot or an unreachable service never leaves half a plan.
+ * compares each pair as soon as both halves are read. A snapshot against an environment goes into the
+ * same differ in two steps: the snapshot first (checked whole, trailer included, before the environment
+ * is contacted), each of its connections waiting as a way to read it again from the file, then the
+ * export, each of whose connections is compared with its twin as it arrives. Everything runs on one
+ * thread. Nothing is returned until both sides are read and checked, so a damaged snapshot or an
+ * unreachable service never leaves half a plan.
  */
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { type ClientFactory, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
-import type { HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import type { Config, ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
 import { createMergedDiff } from '../diff/merged.js';
-import { type ComparableProfile, diffScanProfiles, toComparableProfile } from '../diff/scan-profiles.js';
+import {
+  type ComparableProfile,
+  diffScanProfiles,
+  nameDataSources,
+  toComparableProfile,
+} from '../diff/scan-profiles.js';
 import { createStreamingDiff, type StreamingDiff, type StreamingDiffResult } from '../diff/stream.js';
 import type { DiffOptions as DiffOptionsOfCompare, DiffResult } from '../diff/types.js';
 import { ConfigError, InputFileError, UsageError } from '../errors.js';
@@ -30,7 +34,7 @@ import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
 import { HOLD_FOR_REREADS_BYTES } from '../snapshot/placed.js';
-import { type EntryPlace, indexSnapshot } from '../snapshot/read.js';
+import { type IndexedSnapshot, indexSnapshot } from '../snapshot/read.js';
 
 export type DiffSide =
   | { readonly kind: 'environment'; readonly ref: string }
@@ -206,8 +210,9 @@ function snapshotSideOf(
 }
 
 /**
- * Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles
- * (which name their connections by id: each connection's name is kept by its id).
+ * Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles, which
+ * name their connections by id (an element that is no connection's `_id` stays as it is: real profiles
+ * often list names). A service without the profiles endpoint (404) has none.
  */
 async function readEnvironmentSide(
   flag: 'from' | 'to',
@@ -222,78 +227,11 @@ async function readEnvironmentSide(
       if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
       onEntry(entry);
     }
-    const profiles = await readEnvironmentProfiles(client, nameById, signal);
+    const profiles = (await listScanProfiles(client, { signal, ifServed: true }))
+      .filter((p) => typeof p.name === 'string')
+      .map((p) => toComparableProfile(p, nameDataSources(p, nameById), isProfileServerField));
     return { profiles, label: `${environment.label} (environment)` };
   });
-}
-
-/**
- * An environment's scan profiles, `dataSourceList` named through its connections' ids (an element that is
- * no connection's `_id` stays as it is: real profiles often list names). A service without the
- * profiles endpoint (404) has none.
- */
-async function readEnvironmentProfiles(
-  client: HttpClient,
-  nameById: ReadonlyMap<string, string>,
-  signal: AbortSignal,
-): Promise<ComparableProfile[]> {
-  return (await listScanProfiles(client, { signal, ifServed: true }))
-    .filter((p) => typeof p.name === 'string')
-    .map((p) => {
-      const list = Array.isArray(p.dataSourceList) ? p.dataSourceList : [];
-      return toComparableProfile(
-        p,
-        list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null)),
-        isProfileServerField,
-      );
-    });
-}
-
-/**
- * A snapshot against an environment: the snapshot is read and checked whole first (a damaged one
- * fails before the environment is contacted), keeping per connection its place in the file; then the
- * export is read, each of its connections compared with its twin read again from the file; the
- * snapshot's connections the environment lacks are read again at the end. Sides in from, to order.
- */
-async function readSnapshotAndEnvironment(
-  snapshotSide: Extract<DiffSide, { kind: 'snapshot' }>,
-  snapshotFlag: 'from' | 'to',
-  ports: DiffPorts,
-  compare: DiffOptionsOfCompare,
-): Promise<[SideRead, SideRead, StreamingDiffResult]> {
-  const differ = createStreamingDiff(compare);
-  const places = new Map<string, EntryPlace>();
-  const indexed = await indexSnapshot(snapshotSide.path, ({ name, place }) => places.set(name, place), {
-    label: snapshotSide.ref,
-    signal: ports.signal,
-    // Four times the import's hold, a 100 000-connection snapshot (76 MB) included: the diff holds
-    // little else, and a read from the file per connection costs more than the connection's parse.
-    holdForRereadsUpTo: 4 * HOLD_FOR_REREADS_BYTES,
-  });
-  const { file } = indexed;
-  try {
-    const environmentFlag = snapshotFlag === 'from' ? 'to' : 'from';
-    const environment = await readEnvironmentSide(environmentFlag, ports, ports.signal, (entry) => {
-      const place = typeof entry.name === 'string' ? places.get(entry.name) : undefined;
-      if (place === undefined) {
-        differ.add(environmentFlag, entry);
-        return;
-      }
-      // A second connection of this name is no pair: the differ refuses it as a duplicate.
-      places.delete(entry.name);
-      const twin = file.reread(place);
-      if (snapshotFlag === 'from') differ.pair(twin, entry);
-      else differ.pair(entry, twin);
-    });
-    for (const place of places.values())
-      differ.add(snapshotFlag, file.reread(place), () => file.reread(place));
-    const snapshot = snapshotSideOf(snapshotSide, indexed.profiles);
-    return snapshotFlag === 'from'
-      ? [snapshot, environment, differ.finish()]
-      : [environment, snapshot, differ.finish()];
-  } finally {
-    file.close();
-  }
 }
 
 /**
@@ -316,9 +254,31 @@ async function mergeTwoSnapshots(
   return [snapshotSideOf(from, read.from.profiles), snapshotSideOf(to, read.to.profiles), differ.finish()];
 }
 
+/** A snapshot side read and checked whole into `differ`, each connection waiting as a way to read it again. */
+function readSnapshotInto(
+  differ: StreamingDiff,
+  flag: 'from' | 'to',
+  side: Extract<DiffSide, { kind: 'snapshot' }>,
+  signal: AbortSignal,
+): Promise<IndexedSnapshot> {
+  return indexSnapshot(
+    side.path,
+    ({ entry, place }, file) => differ.add(flag, entry, () => file.reread(place)),
+    {
+      label: side.ref,
+      signal,
+      // Four times the import's hold, a 100 000-connection snapshot (76 MB) included: the diff holds
+      // little else, and a read from the file per connection costs more than the connection's parse.
+      holdForRereadsUpTo: 4 * HOLD_FOR_REREADS_BYTES,
+    },
+  );
+}
+
 /**
- * Read both sides and compare them: side by side for two snapshots, a snapshot beside an environment's
- * export, two environments at once; the first failure stops the other side.
+ * Read both sides and compare them: two snapshots side by side ({@link mergeTwoSnapshots}); otherwise
+ * into the streaming differ, a snapshot side first, read and checked whole (a damaged one fails before
+ * an environment is contacted; each of its connections waits as a way to read it again from the file),
+ * then the environments at once, the first failure stopping the other.
  */
 async function readBothSides(
   sides: { readonly from: DiffSide; readonly to: DiffSide },
@@ -330,34 +290,33 @@ async function readBothSides(
   const compare = { ignoreFields, secretFields: (type: string) => catalog.secretFields(type) };
   if (from.kind === 'snapshot' && to.kind === 'snapshot')
     return mergeTwoSnapshots(from, to, ports.signal, compare);
-  if (from.kind === 'snapshot') return readSnapshotAndEnvironment(from, 'from', ports, compare);
-  if (to.kind === 'snapshot') return readSnapshotAndEnvironment(to, 'to', ports, compare);
-  return readTwoEnvironments(ports, compare);
-}
-
-/** Two environments, read at once into the streaming differ; the first failure stops the other. */
-async function readTwoEnvironments(
-  ports: DiffPorts,
-  compare: DiffOptionsOfCompare,
-): Promise<[SideRead, SideRead, StreamingDiffResult]> {
-  const differ: StreamingDiff = createStreamingDiff(compare);
+  const differ = createStreamingDiff(compare);
+  const snapshot =
+    from.kind === 'snapshot'
+      ? await readSnapshotInto(differ, 'from', from, ports.signal)
+      : to.kind === 'snapshot'
+        ? await readSnapshotInto(differ, 'to', to, ports.signal)
+        : undefined;
   const controller = new AbortController();
   const onAbort = () => controller.abort(ports.signal.reason);
   ports.signal.addEventListener('abort', onAbort, { once: true });
-  const guard = <T>(promise: Promise<T>): Promise<T> =>
-    promise.catch((error: unknown) => {
+  const read = async (flag: 'from' | 'to'): Promise<SideRead> => {
+    const side = sides[flag];
+    if (side.kind === 'snapshot') return snapshotSideOf(side, snapshot?.profiles ?? []);
+    try {
+      return await readEnvironmentSide(flag, ports, controller.signal, (entry) => differ.add(flag, entry));
+    } catch (error) {
       controller.abort(error);
       throw error;
-    });
-  const reading = [
-    guard(readEnvironmentSide('from', ports, controller.signal, (entry) => differ.add('from', entry))),
-    guard(readEnvironmentSide('to', ports, controller.signal, (entry) => differ.add('to', entry))),
-  ] as const;
+    }
+  };
+  const reading = [read('from'), read('to')] as const;
   try {
-    const [from, to] = await Promise.all(reading);
-    return [from, to, differ.finish()];
+    const [fromRead, toRead] = await Promise.all(reading);
+    return [fromRead, toRead, differ.finish()];
   } finally {
     await Promise.allSettled(reading);
     ports.signal.removeEventListener('abort', onAbort);
+    snapshot?.file.close();
   }
 }

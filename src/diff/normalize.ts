@@ -3,8 +3,8 @@
  * (paths then read `/custom_fields/<field_name>/field_value`). Pure.
  */
 
+import { readPointer } from '../connections/images.js';
 import { isRecord } from '../own-property.js';
-import { parsePointer } from './pointer.js';
 import { toCanonicalJson } from './values.js';
 
 /**
@@ -32,21 +32,13 @@ export function customFieldsAsCompared(value: unknown): unknown {
 
 /**
  * The value a field change's `path` points at in `connection`, read as diff reads it: `custom_fields`
- * keyed by `field_name` ({@link keyCustomFields}), anything else by key or index. Undefined when absent
- * or when `path` is not a pointer.
+ * keyed by `field_name` ({@link keyCustomFields}), anything else by key or index. Undefined when absent.
  */
 export function valueAtComparedPath(connection: Readonly<Record<string, unknown>>, path: string): unknown {
-  const segments = parsePointer(path);
-  if (segments === undefined) return undefined;
-  let current: unknown = connection;
-  let parent: string | undefined;
-  for (const key of segments) {
-    if (parent === 'custom_fields') current = customFieldsAsCompared(current);
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
-    current = (current as Record<string, unknown>)[key];
-    parent = key;
-  }
-  return current;
+  const compared = Object.hasOwn(connection, 'custom_fields')
+    ? { ...connection, custom_fields: customFieldsAsCompared(connection.custom_fields) }
+    : connection;
+  return readPointer(compared, path);
 }
 
 /** Elements in the order of their canonical JSON: the canonical form of a multiset. */

@@ -1,15 +1,11 @@
-/** JSON pointers (RFC 6901), the tiny part diff needs. Local so the pure core imports nothing of `schema/`. */
+/** JSON pointers (RFC 6901), the tiny part diff needs (a token is escaped by the base's escapePointer). */
 
-/** Escape one reference token: `~` as `~0`, `/` as `~1`. */
-export function escapeSegment(segment: string): string {
-  if (!segment.includes('~') && !segment.includes('/')) return segment;
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
-}
+import { escapePointer } from '../schema/ajv.js';
 
 /** Build a pointer from reference tokens; `[]` is the whole document (`""`). */
 export function formatPointer(segments: readonly (string | number)[]): string {
   let out = '';
-  for (const s of segments) out += `/${escapeSegment(String(s))}`;
+  for (const s of segments) out += `/${escapePointer(String(s))}`;
   return out;
 }
 

@@ -5,6 +5,7 @@
  * service masked named, never valued; long lists folded in `<details>`. Pure: returns the text.
  */
 import { compareNames } from '../connections/match.js';
+import { countOf } from '../display-name.js';
 import { code, FOLD_AFTER, row, section, text } from '../markdown.js';
 import { showDataSourceChange, showValue } from './render-text.js';
 import type { DiffResult, FieldChange } from './types.js';
@@ -63,7 +64,7 @@ export function renderDiffMarkdown(
         p.changed.map((c) => [
           code(c.name),
           ...c.fields.map((f) => {
-            const connections = f.path === '/dataSourceList' ? showDataSourceChange(f) : undefined;
+            const connections = showDataSourceChange(f);
             return connections === undefined
               ? `- ${fieldLine(f)}`
               : `- ${code(f.path)}: connections ${code(connections)}`;
@@ -80,7 +81,7 @@ export function renderDiffMarkdown(
     const count = otherMasked.reduce((n, [, paths]) => n + paths.length, 0);
     lines.push(
       ...section(
-        `Secrets masked by the service, not compared (${count} in ${otherMasked.length} unchanged connection${otherMasked.length === 1 ? '' : 's'})`,
+        `Secrets masked by the service, not compared (${count} in ${countOf(otherMasked.length, 'unchanged connection')})`,
         otherMasked.map(([name, paths]) => [
           `${label(name)}: ${paths.length > FOLD_AFTER ? `${paths.length} fields` : paths.map((x) => code(x)).join(', ')}`,
         ]),

@@ -4,8 +4,8 @@
  */
 
 import { compareNames } from '../connections/match.js';
-import { displayName } from '../display-name.js';
-import { type DiffResult, hasDifferences } from './types.js';
+import { countOf, displayName } from '../display-name.js';
+import { type DiffResult, type FieldChange, hasDifferences } from './types.js';
 
 export interface TextRenderOptions {
   /** ANSI colours: green added, red removed, yellow changed, dim not comparable. Default false. */
@@ -39,10 +39,10 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
   const maskedOfChanged = new Map<string, string[]>();
   for (const u of result.uncomparable)
     if (changed.has(u.name)) maskedOfChanged.set(u.name, [...(maskedOfChanged.get(u.name) ?? []), u.path]);
+  const fieldLine = (field: FieldChange) =>
+    `    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`;
   const lines = sortedBlocks(paint, label, result.added, result.removed, result.changed, (entry) => [
-    ...entry.fields.map(
-      (field) => `    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`,
-    ),
+    ...entry.fields.map(fieldLine),
     // An update writes a secret whose value it holds: named here, as the import's plan names it.
     ...(maskedOfChanged.get(entry.name) ?? []).map((path) =>
       paint('dim', `    ${path}: ${MASKED_OF_CHANGED}`),
@@ -54,10 +54,10 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
     lines.push(
       ...sortedBlocks(paint, head, p.added, p.removed, p.changed, (entry) =>
         entry.fields.map((field) => {
-          const connections = field.path === '/dataSourceList' ? showDataSourceChange(field) : undefined;
-          return connections !== undefined
-            ? `    ${field.path}: connections ${connections}`
-            : `    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`;
+          const connections = showDataSourceChange(field);
+          return connections === undefined
+            ? fieldLine(field)
+            : `    ${field.path}: connections ${connections}`;
         }),
       ),
     );
@@ -111,11 +111,6 @@ function renderUncomparable(result: DiffResult): string[] {
   return lines;
 }
 
-/** `1 connection`, `2 connections`. */
-function count(n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
-}
-
 /**
  * The one summary line of a diff, each count with its unit: connections, scan profiles and masked fields
  * are counted apart (`connections: 1 added, 0 removed, 2 changed, 30 unchanged; scan profiles: 0 added,
@@ -123,9 +118,9 @@ function count(n: number, unit: string): string {
  */
 export function summarize(result: DiffResult): string {
   const notComparable = result.uncomparable.length;
-  const masked = notComparable > 0 ? `${count(notComparable, 'field')} masked, not compared` : '';
+  const masked = notComparable > 0 ? `${countOf(notComparable, 'field')} masked, not compared` : '';
   if (!hasDifferences(result)) {
-    return `no differences (${count(result.unchanged, 'connection')} unchanged${masked ? `; ${masked}` : ''})`;
+    return `no differences (${countOf(result.unchanged, 'connection')} unchanged${masked ? `; ${masked}` : ''})`;
   }
   const p = result.scanProfiles;
   const parts = [
@@ -142,12 +137,11 @@ export function summarize(result: DiffResult): string {
 
 /**
  * A scan profile's `dataSourceList` change as the connections it gains and loses (`+ a, + b, - c`),
- * not as two long arrays: the lists hold connection names (or an id with no known name).
+ * not as two long arrays: the lists hold connection names (or an id with no known name). Undefined
+ * for any other field.
  */
-export function showDataSourceChange(field: {
-  readonly from?: unknown;
-  readonly to?: unknown;
-}): string | undefined {
+export function showDataSourceChange(field: FieldChange): string | undefined {
+  if (field.path !== '/dataSourceList') return undefined;
   const from = field.from ?? [];
   const to = field.to ?? [];
   if (!Array.isArray(from) || !Array.isArray(to)) return undefined;

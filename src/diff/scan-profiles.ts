@@ -50,6 +50,19 @@ export function toComparableProfile(
   return { name: String(profile.name), fields };
 }
 
+/**
+ * The names an environment's `dataSourceList` refers to: an element that is the `_id` of one of its
+ * connections is that connection's name; anything else is null, so it is compared as it is (real bodies
+ * often list sources by name, api-notes).
+ */
+export function nameDataSources(
+  profile: Readonly<Record<string, unknown>>,
+  nameById: ReadonlyMap<string, string>,
+): (string | null)[] {
+  const list = Array.isArray(profile.dataSourceList) ? (profile.dataSourceList as unknown[]) : [];
+  return list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null));
+}
+
 /** The changed fields of two compared profiles, by JSON pointer, top-level keys in code-unit order. */
 export function compareProfileFields(a: ComparableProfile, b: ComparableProfile): FieldChange[] {
   const keys = [...new Set([...Object.keys(a.fields), ...Object.keys(b.fields)])].sort(compareNames);

@@ -1,5 +1,6 @@
 /**
- * The diff fed one connection at a time, from both sides in any interleaving (pure: no fs, no HTTP).
+ * The diff fed one connection at a time, from both sides in any interleaving (pure: no fs, no HTTP);
+ * `diff` against an environment and `verify` run on it.
  * Memory holds only what is still unpaired: a connection whose name has been seen on the other side
  * is compared at once and dropped; one still waiting for its twin is kept as is while few wait, else as
  * a way to read it again (a snapshot line's place: a few numbers) or as its JSON text (a third of the
@@ -17,6 +18,7 @@ import {
   type CompareOptions,
   compareConnections,
   compileCompareOptions,
+  type PairComparison,
   refuseDuplicateNames,
 } from './compare.js';
 import type { ChangedConnection, DiffOptions, DiffResult, UncomparableField } from './types.js';
@@ -40,8 +42,6 @@ export interface StreamingDiff {
    * later (a snapshot line by its place): kept instead of the connection's text while it waits.
    */
   add(side: DiffSideName, entry: Connection, again?: () => Connection): void;
-  /** A connection of each side under one name (as `add` of both, in either order). */
-  pair(from: Connection, to: Connection): void;
   /**
    * Once both sides are read whole: the result.
    *
@@ -82,12 +82,21 @@ function createSide(): SideState {
   return { waiting: new Map(), seen: new Set(), duplicates: new Set(), count: 0 };
 }
 
+export interface StreamingDiffOptions extends DiffOptions {
+  /** Called with each pair once compared (verify makes its verdicts of them). */
+  readonly onPair?: (from: Connection, to: Connection, outcome: PairComparison) => void;
+  /** What a side holding a name twice is called, and the command (default: the --from and --to sides of diff). */
+  readonly sides?: { readonly from: string; readonly to: string; readonly command: 'diff' | 'verify' };
+  /** How many connections of a side may wait as objects (default {@link WAITING_AS_OBJECTS}). */
+  readonly waitingAsObjects?: number;
+}
+
 /**
  * Start a streaming diff.
  *
  * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer.
  */
-export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
+export function createStreamingDiff(options: StreamingDiffOptions = {}): StreamingDiff {
   const compare: CompareOptions = compileCompareOptions(options);
   const sides: Record<DiffSideName, SideState> = { from: createSide(), to: createSide() };
   const changed: ChangedConnection[] = [];
@@ -97,6 +106,7 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
 
   const comparePair = (from: Connection, to: Connection): void => {
     const outcome = compareConnections(from, to, compare);
+    options.onPair?.(from, to, outcome);
     for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
     if (outcome.fields.length === 0) unchanged++;
     else {
@@ -106,20 +116,6 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
   };
 
   const differ: StreamingDiff = {
-    pair(from, to) {
-      const name = from.name;
-      if (to.name !== name || sides.from.seen.has(name) || sides.to.seen.has(name)) {
-        differ.add('to', to);
-        differ.add('from', from);
-        return;
-      }
-      // Neither side has seen the name: neither has it waiting.
-      sides.from.count++;
-      sides.to.count++;
-      sides.from.seen.add(name);
-      sides.to.seen.add(name);
-      comparePair(from, to);
-    },
     add(side, entry, again) {
       const own = sides[side];
       const other = sides[side === 'from' ? 'to' : 'from'];
@@ -135,7 +131,7 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
       if (twin === undefined) {
         own.waiting.set(
           name,
-          own.waiting.size < WAITING_AS_OBJECTS
+          own.waiting.size < (options.waitingAsObjects ?? WAITING_AS_OBJECTS)
             ? { entry }
             : again !== undefined
               ? { again, type: entry.type }
@@ -149,8 +145,9 @@ export function createStreamingDiff(options: DiffOptions = {}): StreamingDiff {
       else comparePair(parsed, entry);
     },
     finish() {
-      refuseDuplicateNames('The --from side', [...sides.from.duplicates].sort(compareNames));
-      refuseDuplicateNames('The --to side', [...sides.to.duplicates].sort(compareNames));
+      const named = options.sides ?? { from: 'The --from side', to: 'The --to side', command: 'diff' };
+      refuseDuplicateNames(named.from, [...sides.from.duplicates].sort(compareNames), named.command);
+      refuseDuplicateNames(named.to, [...sides.to.duplicates].sort(compareNames), named.command);
       const byName = (x: { readonly name: string }, y: { readonly name: string }) =>
         compareNames(x.name, y.name);
       changed.sort(byName);

@@ -1,5 +1,6 @@
 /**
- * Remapping a scan profile's `dataSourceList` from a source environment to a target (pure).
+ * Remapping a scan profile's `dataSourceList` from a source environment to a target (pure): what
+ * `import` and `profiles clone` both send.
  *
  * The spec says the list holds connection `_id`s; api-notes [code] says BigID's own CI action writes
  * connection **names** (and the tutorial `_id`s), and [seen] that real bodies often list sources by

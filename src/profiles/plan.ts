@@ -6,6 +6,12 @@
 
 import type { ConnectionKey } from '../api/types.js';
 import type { Problem } from '../errors.js';
+import {
+  type DataSourceListContext,
+  type DataSourceProblem,
+  type RemappedDataSource,
+  remapDataSourceList,
+} from './data-source-list.js';
 import { stripProfileServerFields } from './server-fields.js';
 
 /** One entry of an import's id map (contract section 3): the source connection's name and its id in the target. */
@@ -110,62 +116,48 @@ function readDataSourceList(profile: Readonly<Record<string, unknown>>): string[
   return Array.isArray(list) && list.every((x) => typeof x === 'string') ? (list as string[]) : undefined;
 }
 
-interface Indexes {
-  readonly sourceById: ReadonlyMap<string, ConnectionKey>;
-  readonly targetById: ReadonlyMap<string, ConnectionKey>;
-  readonly targetByName: ReadonlyMap<string, ConnectionKey>;
-  readonly idMap: IdMap | undefined;
+/**
+ * How a clone remaps a `dataSourceList` ({@link remapDataSourceList}, as an import does): an id through
+ * the id map's name, else the source connection's; a connection whose target id the id map holds is
+ * followed to its name in the target (an import may have renamed it). The id map is only a shortcut:
+ * the target is what counts, so a stale target id falls back to the name.
+ */
+function cloneContext(input: ProfileCloneInput): DataSourceListContext {
+  const sourceById = indexById(input.sourceConnections);
+  const targetById = indexById(input.targetConnections);
+  const targetByName = new Map(input.targetConnections.map((c) => [c.name, c]));
+  const followed = new Map<string, string>();
+  for (const entry of input.idMap?.values() ?? []) {
+    const target = entry.targetId === undefined ? undefined : targetById.get(entry.targetId);
+    if (target !== undefined) followed.set(entry.name, target.name);
+  }
+  return {
+    nameOfSourceId: (id) => input.idMap?.get(id)?.name ?? sourceById.get(id)?.name,
+    targetNameOf: (name) => followed.get(name) ?? (targetByName.has(name) ? name : undefined),
+    targetIdOf: (name) => targetByName.get(name)?._id,
+  };
 }
 
-type Resolution =
-  | { readonly ok: true; readonly mapping: DataSourceMapping }
-  | { readonly ok: false; readonly missing: string; readonly message: string };
-
-/** The target reference for a connection name: its `_id` when the target knows one, else the name. */
-function targetRef(conn: ConnectionKey): string {
-  return conn._id ?? conn.name;
+/** A remapped element as a clone reports it: through the id map, by name, or a name kept. */
+function toMapping(element: RemappedDataSource, idMap: IdMap | undefined): DataSourceMapping {
+  const { ref, to, sourceName } = element;
+  const via =
+    element.form === 'name' ? 'name-passthrough' : idMap?.get(ref)?.targetId === to ? 'id-map' : 'name';
+  return { from: ref, to, name: sourceName, via };
 }
 
-function resolveDataSource(ref: string, ix: Indexes): Resolution {
-  const mapped = ix.idMap?.get(ref);
-  // The id map is only a shortcut: the target is what counts, so its id is checked, and a stale id
-  // falls back to the name (the natural key).
-  if (mapped?.targetId !== undefined && ix.targetById.has(mapped.targetId)) {
-    return { ok: true, mapping: { from: ref, to: mapped.targetId, name: mapped.name, via: 'id-map' } };
-  }
-  const sourceName = mapped?.name ?? ix.sourceById.get(ref)?.name;
-  if (sourceName !== undefined) {
-    const target = ix.targetByName.get(sourceName);
-    if (target !== undefined)
-      return { ok: true, mapping: { from: ref, to: targetRef(target), name: sourceName, via: 'name' } };
-    return {
-      ok: false,
-      missing: sourceName,
-      message: `connection '${sourceName}' (source id ${ref}) is not in the target`,
-    };
-  }
-  // Not an id of a source connection: real profiles often list data sources by name (api-notes).
-  const named = ix.targetByName.get(ref);
-  if (named !== undefined)
-    return { ok: true, mapping: { from: ref, to: ref, name: ref, via: 'name-passthrough' } };
-  if (isObjectId(ref)) {
-    return {
-      ok: false,
-      missing: ref,
-      message: `data source id ${ref} is neither a source connection nor in the id map`,
-    };
-  }
-  return { ok: false, missing: ref, message: `connection '${ref}' is not in the target` };
+/** A data source the target lacks, in the words of a clone. */
+function describeMissing(problem: DataSourceProblem): string {
+  if (problem.causedBy !== undefined)
+    return `connection '${problem.causedBy}' (source id ${problem.ref}) is not in the target`;
+  return isObjectId(problem.ref)
+    ? `data source id ${problem.ref} is neither a source connection nor in the id map`
+    : `connection '${problem.ref}' is not in the target`;
 }
 
 /** Plan the clone of `input.profiles`: map every data source, refuse one-time profiles without `allowRun`. */
 export function planProfileClone(input: ProfileCloneInput): ProfileClonePlan {
-  const ix: Indexes = {
-    sourceById: indexById(input.sourceConnections),
-    targetById: indexById(input.targetConnections),
-    targetByName: new Map(input.targetConnections.map((c) => [c.name, c])),
-    idMap: input.idMap,
-  };
+  const context = cloneContext(input);
   const steps: ProfileCloneStep[] = [];
   const missing = new Set<string>();
   const seenNames = new Map<string, string>();
@@ -179,24 +171,21 @@ export function planProfileClone(input: ProfileCloneInput): ProfileClonePlan {
       continue;
     }
     const problems: Problem[] = [];
-    const mappings: DataSourceMapping[] = [];
-
     const list = readDataSourceList(profile);
-    if (list === undefined) {
+    const remapped = list === undefined ? undefined : remapDataSourceList(list, context);
+    if (remapped === undefined) {
       problems.push({
         entry: name,
         path: '/dataSourceList',
         message: 'is not an array of strings in the source profile',
       });
-    } else {
-      list.forEach((ref, i) => {
-        const r = resolveDataSource(ref, ix);
-        if (r.ok) {
-          mappings.push(r.mapping);
-        } else {
-          missing.add(r.missing);
-          problems.push({ entry: name, path: `/dataSourceList/${i}`, message: r.message });
-        }
+    }
+    for (const problem of remapped?.ok === false ? remapped.problems : []) {
+      missing.add(problem.causedBy ?? problem.ref);
+      problems.push({
+        entry: name,
+        path: `/dataSourceList/${problem.index}`,
+        message: describeMissing(problem),
       });
     }
     if (singleRun && !input.allowRun) {
@@ -220,8 +209,9 @@ export function planProfileClone(input: ProfileCloneInput): ProfileClonePlan {
     if (problems.length > 0) {
       steps.push({ kind: 'blocked', sourceId, name, singleRun, problems });
     } else {
-      const body = { ...stripProfileServerFields(profile), dataSourceList: mappings.map((m) => m.to) };
-      steps.push({ kind: 'create', sourceId, name, singleRun, body, dataSources: mappings });
+      const dataSources = remapped?.ok ? remapped.elements.map((e) => toMapping(e, input.idMap)) : [];
+      const body = { ...stripProfileServerFields(profile), dataSourceList: dataSources.map((m) => m.to) };
+      steps.push({ kind: 'create', sourceId, name, singleRun, body, dataSources });
     }
   }
 

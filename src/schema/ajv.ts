@@ -32,11 +32,12 @@ function loadAjv(): { Ajv2020: typeof Ajv2020; addFormats: (ajv: Ajv2020) => Ajv
 /**
  * A new ajv instance with our settings. `x-secret` (a credential field) and `x-error-text` (the
  * message of a failed `pattern`, from a connector template's `errorText`) are annotation keywords.
- * `overrides` adjusts ajv options (template catalogs compile regexes without the `u` flag; the shipped
- * templates, checked against the meta-schema by a test, are not checked again at each run).
+ * `overrides` adjusts ajv options (template catalogs compile regexes without the `u` flag and keep each
+ * error's schema, to read its `x-error-text`; the shipped templates, checked against the meta-schema by
+ * a test, are not checked again at each run).
  */
 export function createAjv(
-  overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema'>> = {},
+  overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema' | 'verbose'>> = {},
 ): Ajv2020 {
   const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, ...overrides });
@@ -68,8 +69,9 @@ export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined
   });
 }
 
-/** Escape a key for a JSON pointer (RFC 6901). */
+/** Escape one reference token of a JSON pointer (RFC 6901): `~` as `~0`, `/` as `~1`. */
 export function escapePointer(key: string): string {
+  if (!key.includes('~') && !key.includes('/')) return key;
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

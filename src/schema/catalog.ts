@@ -78,7 +78,7 @@ export interface CatalogOptions {
  * The ajv settings of template schemas: their regexes are written for JavaScript without the `u` flag
  * (the service's UI), and compiled alike.
  */
-const TEMPLATE_SCHEMA_OPTIONS = { unicodeRegExp: false } as const;
+const TEMPLATE_SCHEMA_OPTIONS = { unicodeRegExp: false, verbose: true } as const;
 const MASKED_SECRET_MESSAGE = 'must be supplied at import';
 
 /** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
@@ -133,7 +133,7 @@ export function createCatalog(
       const errors: ValidationProblem[] = [];
       const warnings: ValidationProblem[] = [];
       if (!validate(entry)) {
-        for (const issue of describeErrors(validate.errors, target.schema)) {
+        for (const issue of describeErrors(validate.errors)) {
           errors.push({ kind: 'schema', entry: name, type, path: issue.path, message: issue.message });
         }
       }
@@ -190,13 +190,11 @@ export function findMaskedPaths(entry: Connection): string[] {
  */
 function describeErrors(
   errors: readonly ErrorObject[] | null | undefined,
-  schema: Record<string, unknown>,
 ): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
   for (const e of errors ?? []) {
     if (e.keyword === 'pattern') {
-      const parent = resolveSchemaPath(schema, e.schemaPath, 1);
-      const text = isRecord(parent) ? parent['x-error-text'] : undefined;
+      const text = isRecord(e.parentSchema) ? e.parentSchema['x-error-text'] : undefined;
       out.push({
         path: e.instancePath,
         message: typeof text === 'string' ? text : (e.message ?? 'is invalid'),
@@ -211,18 +209,6 @@ function describeErrors(
     }
   }
   return out;
-}
-
-/** The schema object at ajv's `schemaPath` (`#/properties/x/pattern`), `up` segments short of its end. */
-function resolveSchemaPath(schema: unknown, schemaPath: string, up: number): unknown {
-  const segments = schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean);
-  let node: unknown = schema;
-  for (const raw of segments.slice(0, segments.length - up)) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!isRecord(node) && !Array.isArray(node)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
 }
 
 // ---- loading -------------------------------------------------------------------------------------

@@ -1,68 +1,50 @@
 /**
- * The connection half of a verify, fed the environment's connections one at a time as its export
- * streams in. The snapshot's side is held lean: per name its type and a way to read the entry again (a
- * snapshot line's place), so a verify of 100 000 connections holds neither side whole. Each
- * environment connection is compared with its snapshot entry (the comparison of `diff`) when it arrives
- * and dropped; only with `--test-connections` are the present ones kept, to be tested.
+ * The connection half of a verify: the snapshot's connections, then the environment's one at a time as
+ * its export streams in, go into the streaming differ of `diff` (`src/diff/stream.ts`: paired by name,
+ * compared with the comparison of `diff`, each snapshot connection waiting as a way to read it again), so
+ * a verify of 100 000 connections holds neither side whole. Each pair becomes a verdict as it is
+ * compared; only with `--test-connections` are the present ones kept, to be tested.
  */
 import { compareNames } from '../connections/match.js';
-import { type CompareOptions, compareConnections, refuseDuplicateNames } from '../diff/compare.js';
+import { createStreamingDiff } from '../diff/stream.js';
+import type { DiffOptions } from '../diff/types.js';
 import type { Connection } from '../model/connection.js';
 import type { TestTarget } from './test-connections.js';
-import { readRecordedTest, type VerifyItem } from './verdict.js';
-
-/** A snapshot connection as a verify holds it while the environment streams in. */
-export interface ExpectedConnection {
-  readonly type: string;
-  /** The entry, read again (from the snapshot file, by place). */
-  read(): Connection;
-}
+import { readRecordedTest, type VerifyItem, type VerifyState } from './verdict.js';
 
 export interface ConnectionVerdicts {
   /** Every connection of either side, in name order. */
   readonly items: VerifyItem[];
   /** Present and equal connections (the environment's object) with what the snapshot recorded of their last test; empty unless kept. */
   readonly present: TestTarget[];
-  /** The environment's connections by id and name (scan profiles name their sources by id). */
-  readonly live: { readonly _id?: unknown; readonly name: string }[];
-  readonly liveCount: number;
+  /** The environment's connection names by id (scan profiles name their sources by id). */
+  readonly nameById: ReadonlyMap<string, string>;
+  /** Connections read per side. */
+  readonly counts: { readonly snapshot: number; readonly environment: number };
 }
 
-/** A verify of connections fed the environment's side one connection at a time, in any order. */
+/** A verify of connections: the snapshot's first, then the environment's, in any order. */
 export interface ConnectionVerifier {
+  /**
+   * A snapshot connection (only its name and type are kept), and how to read it again, as compared, when
+   * its twin arrives: every one before the environment's.
+   */
+  expect(entry: Connection, again: () => Connection): void;
   add(actual: Connection): void;
   /** @throws UsageError when the environment held two connections of one name. */
   finish(): ConnectionVerdicts;
 }
 
 /** Start one; `keepPresent`: keep the present connections for `--test-connections`. */
-export function createConnectionVerifier(
-  expected: ReadonlyMap<string, ExpectedConnection>,
-  compare: CompareOptions,
-  keepPresent: boolean,
-): ConnectionVerifier {
+export function createConnectionVerifier(options: DiffOptions, keepPresent: boolean): ConnectionVerifier {
   const items: VerifyItem[] = [];
   const present: TestTarget[] = [];
-  const live: { _id?: unknown; name: string }[] = [];
-  const seen = new Set<string>();
-  const duplicates = new Set<string>();
-  return {
-    add(actual) {
-      live.push(
-        typeof actual._id === 'string' ? { _id: actual._id, name: actual.name } : { name: actual.name },
-      );
-      if (seen.has(actual.name)) {
-        duplicates.add(actual.name);
-        return;
-      }
-      seen.add(actual.name);
-      const twin = expected.get(actual.name);
-      if (twin === undefined) {
-        items.push({ object: 'connection', name: actual.name, type: actual.type, state: 'extra' });
-        return;
-      }
-      const entry = twin.read();
-      const outcome = compareConnections(entry, actual, compare);
+  const nameById = new Map<string, string>();
+  const differ = createStreamingDiff({
+    ...options,
+    sides: { from: 'The snapshot', to: 'The environment', command: 'verify' },
+    waitingAsObjects: 0,
+    onPair(entry, actual, outcome) {
       const different = outcome.fields.length > 0;
       items.push({
         object: 'connection',
@@ -74,14 +56,21 @@ export function createConnectionVerifier(
       });
       if (!different && keepPresent) present.push({ connection: actual, recorded: readRecordedTest(entry) });
     },
+  });
+  return {
+    expect: (entry, again) => differ.add('from', entry, again),
+    add(actual) {
+      if (typeof actual._id === 'string') nameById.set(actual._id, actual.name);
+      differ.add('to', actual);
+    },
     finish() {
-      refuseDuplicateNames('The environment', [...duplicates].sort(compareNames), 'verify');
-      for (const [name, twin] of expected) {
-        if (!seen.has(name)) items.push({ object: 'connection', name, type: twin.type, state: 'missing' });
-      }
+      const { result, counts, typeOf } = differ.finish();
+      const one = (state: VerifyState) => (name: string) =>
+        ({ object: 'connection', name, type: typeOf(name), state }) as const;
+      items.push(...result.added.map(one('missing')), ...result.removed.map(one('extra')));
       items.sort((a, b) => compareNames(a.name, b.name));
       present.sort((a, b) => compareNames(a.connection.name, b.connection.name));
-      return { items, present, live, liveCount: live.length };
+      return { items, present, nameById, counts: { snapshot: counts.from, environment: counts.to } };
     },
   };
 }

@@ -16,27 +16,6 @@ export interface ProfileSide {
   readonly dataSourceNames: readonly (string | null)[];
 }
 
-/**
- * The names the environment's `dataSourceList` refers to: an element that is the `_id` of one of its
- * connections is that connection's name; one that is already a connection's name (real bodies often
- * list sources by name, api-notes) stays; anything else is unknown (null, compared as it is).
- */
-export function nameDataSources(
-  profile: Readonly<Record<string, unknown>>,
-  connections: readonly { readonly _id?: unknown; readonly name: string }[],
-): (string | null)[] {
-  const list = Array.isArray(profile.dataSourceList) ? (profile.dataSourceList as unknown[]) : [];
-  const byId = new Map<string, string>();
-  const names = new Set<string>();
-  for (const c of connections) {
-    if (typeof c._id === 'string') byId.set(c._id, c.name);
-    names.add(c.name);
-  }
-  return list.map((ref) =>
-    typeof ref !== 'string' ? null : (byId.get(ref) ?? (names.has(ref) ? ref : null)),
-  );
-}
-
 /** Why a one-time profile is absent after a restore (contract: import skips it without --allow-run). */
 export const ONE_TIME_NOTE =
   'one-time profile (isSingleRunScan): import skips it by design (it would start a scan) unless --allow-run';

@@ -10,11 +10,11 @@
  * 4xx is that connection's `error` verdict, not the end of the run.
  */
 import { setMaxListeners } from 'node:events';
-import pLimit from 'p-limit';
 import { testConnection } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { ApiError, InterruptedError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
+import { forEachLimited } from '../sync/limited.js';
 import type { RateLimiter } from '../sync/throttle.js';
 import { judgeTest, type RecordedTest, type TestVerdict } from './verdict.js';
 
@@ -45,7 +45,6 @@ export async function runConnectionTests(
   deps: TestRunDeps,
 ): Promise<Map<string, TestVerdict>> {
   const verdicts = new Map<string, TestVerdict>();
-  const limit = pLimit(deps.concurrency);
   // Stops waiting tasks on Ctrl-C or on the first error that ends the run.
   const stop = new AbortController();
   setMaxListeners(deps.concurrency + 10, stop.signal);
@@ -54,6 +53,7 @@ export async function runConnectionTests(
   else deps.signal.addEventListener('abort', onAbort, { once: true });
   let fatal: unknown;
 
+  // Never rejects: a refused test is a verdict, an error that ends the run is kept in `fatal`.
   const testOne = async (target: TestTarget): Promise<void> => {
     if (stop.signal.aborted) return;
     try {
@@ -84,7 +84,7 @@ export async function runConnectionTests(
   };
 
   try {
-    await Promise.all(targets.map((target) => limit(() => testOne(target))));
+    await forEachLimited(targets, deps.concurrency, testOne);
   } finally {
     deps.signal.removeEventListener('abort', onAbort);
   }

@@ -13,22 +13,17 @@ import { type ClientFactory, type EnvironmentResolver, withClient } from '../api
 import { exportConnections } from '../api/connections.js';
 import { createRetryBudget } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
-import { type CompareOptions, compileCompareOptions } from '../diff/compare.js';
+import { nameDataSources } from '../diff/scan-profiles.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';
-import { EMPTY_OVERRIDES, loadOverrides, type Overrides, resolveOverrides } from '../importer/overrides.js';
+import { EMPTY_OVERRIDES, loadOverrides, resolveOverrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
-import {
-  type EntryPlace,
-  type IndexedSnapshot,
-  indexSnapshot,
-  type PlacedSnapshot,
-} from '../snapshot/read.js';
+import { type IndexedSnapshot, indexSnapshot } from '../snapshot/read.js';
 import { type Clock, createRateLimiter } from '../sync/throttle.js';
-import { createConnectionVerifier, type ExpectedConnection } from './connections.js';
+import { type ConnectionVerifier, createConnectionVerifier } from './connections.js';
 import { applyVerifyOverrides } from './overrides.js';
-import { nameDataSources, type ProfileSide, verifyProfiles } from './profiles.js';
+import { type ProfileSide, verifyProfiles } from './profiles.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE, runConnectionTests } from './test-connections.js';
 import {
   countStates,
@@ -116,72 +111,39 @@ export async function verifyEnvironment(
   onEvent: (event: VerifyEvent) => void,
 ): Promise<VerifyResult> {
   const catalog = await loadShippedCatalog(options.schemas);
-  const compare = compileCompareOptions({
-    ignoreFields: options.ignoreFields,
-    secretFields: (type) => catalog.secretFields(type),
-  });
+  const secretFields = (type: string) => catalog.secretFields(type);
+  const verifier = createConnectionVerifier(
+    { ignoreFields: options.ignoreFields, secretFields },
+    options.testConnections,
+  );
   // Placeholders resolved as the import resolved them; an unset one only matters for a field compared.
   const overrides =
     options.overrides === undefined
       ? EMPTY_OVERRIDES
       : resolveOverrides(await loadOverrides(options.overrides), ports.env ?? {});
-  const file = await readExpected(
+  // A snapshot connection is read again when its twin arrives; what it holds in the clear is known to
+  // the scrubber before anything is printed (as is what the export gives).
+  const asCompared = (entry: Connection): Connection => {
+    const secrets = secretFields(entry.type);
+    registerSecretsOf(entry, secrets);
+    return applyVerifyOverrides(entry, overrides, secrets);
+  };
+  const snapshot = await indexSnapshot(
     options.snapshot,
-    options.snapshotLabel,
-    ports.signal,
-    (type) => compare.secretFields(type),
-    overrides,
+    ({ entry, place }, file) => verifier.expect(entry, () => asCompared(file.reread(place))),
+    { signal: ports.signal, label: options.snapshotLabel },
   );
   try {
-    return await verifyAgainst(file, compare, options, ports, onEvent);
+    return await verifyAgainst(snapshot, verifier, secretFields, options, ports, onEvent);
   } finally {
-    file.file.close();
+    snapshot.file.close();
   }
-}
-
-/**
- * A snapshot connection as a verify holds it: its type and place, read again when its twin arrives;
- * what the entry holds in the clear is known to the scrubber before anything is printed. A class, not
- * an object holding a closure: V8 gives each such object a shape of its own (100 000 of them).
- */
-class SnapshotTwin implements ExpectedConnection {
-  constructor(
-    readonly type: string,
-    private readonly place: EntryPlace,
-    private readonly file: PlacedSnapshot,
-    private readonly secretFields: (type: string) => ReadonlySet<string>,
-    private readonly overrides: Overrides,
-  ) {}
-
-  read(): Connection {
-    const entry = this.file.reread(this.place);
-    const secrets = this.secretFields(entry.type);
-    registerSecretsOf(entry, secrets);
-    return applyVerifyOverrides(entry, this.overrides, secrets);
-  }
-}
-
-/** The snapshot read and verified, held lean: per connection its type and place, the profiles whole. */
-async function readExpected(
-  path: string,
-  label: string,
-  signal: AbortSignal,
-  secretFields: (type: string) => ReadonlySet<string>,
-  overrides: Overrides,
-): Promise<IndexedSnapshot & { readonly entries: Map<string, ExpectedConnection> }> {
-  const entries = new Map<string, ExpectedConnection>();
-  const indexed = await indexSnapshot(
-    path,
-    ({ name, type, place }, file) =>
-      entries.set(name, new SnapshotTwin(type, place, file, secretFields, overrides)),
-    { signal, label },
-  );
-  return { ...indexed, entries };
 }
 
 async function verifyAgainst(
-  snapshot: Awaited<ReturnType<typeof readExpected>>,
-  compare: CompareOptions,
+  snapshot: IndexedSnapshot,
+  verifier: ConnectionVerifier,
+  secretFields: (type: string) => ReadonlySet<string>,
   options: VerifyOptions,
   ports: VerifyPorts,
   onEvent: (event: VerifyEvent) => void,
@@ -195,14 +157,10 @@ async function verifyAgainst(
   )
     ? snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }))
     : undefined;
-  // Each entry is read again when its twin arrives; what it holds in the clear is known to the
-  // scrubber before anything is printed (as is what the export gives, below).
-  const verifier = createConnectionVerifier(snapshot.entries, compare, options.testConnections);
-
   const { environment, liveProfiles } = await withClient(ports, async (client, environment) => {
     // Compared as the streamed export (as `diff` reads an environment) arrives, and dropped.
     for await (const actual of exportConnections(client, { signal: ports.signal })) {
-      registerSecretsOf(actual, compare.secretFields(actual.type));
+      registerSecretsOf(actual, secretFields(actual.type));
       verifier.add(actual);
     }
     // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
@@ -212,11 +170,11 @@ async function verifyAgainst(
         : await listScanProfiles(client, { signal: ports.signal, ifServed: true });
     return { environment, liveProfiles };
   });
-  const { items: connectionItems, present, live, liveCount } = verifier.finish();
+  const { items: connectionItems, present, nameById, counts } = verifier.finish();
   onEvent({
     kind: 'sides-read',
-    snapshot: { label: options.snapshotLabel, connections: snapshot.entries.size },
-    environment: { label: environment.label, connections: liveCount },
+    snapshot: { label: options.snapshotLabel, connections: counts.snapshot },
+    environment: { label: environment.label, connections: counts.environment },
   });
 
   let verdicts: Map<string, TestVerdict> | undefined;
@@ -255,7 +213,7 @@ async function verifyAgainst(
       ? undefined
       : verifyProfiles(
           expectedProfiles,
-          liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, live) })),
+          liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, nameById) })),
         );
   const items: VerifyItem[] = [
     ...connectionItems.map((item) => {

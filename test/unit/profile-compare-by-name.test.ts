@@ -3,14 +3,13 @@
  * side uses (api-notes [code]: names from BigID's CI action, `_id`s from the tutorial).
  */
 import { describe, expect, it } from 'vitest';
-import { compareProfileFields, toComparableProfile } from '../../src/diff/scan-profiles.js';
+import { compareProfileFields, nameDataSources, toComparableProfile } from '../../src/diff/scan-profiles.js';
 import { isProfileServerField } from '../../src/profiles/server-fields.js';
-import { nameDataSources } from '../../src/verify/profiles.js';
 
-const connections = [
-  { _id: '000000000000000000000001', name: 'finance-s3' },
-  { _id: '000000000000000000000002', name: 'hr-db' },
-];
+const connections = new Map([
+  ['000000000000000000000001', 'finance-s3'],
+  ['000000000000000000000002', 'hr-db'],
+]);
 const base = {
   name: 'nightly',
   scanTemplateId: 't',

@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { HttpClient, HttpRequest } from '../../src/api/http.js';
-import type { CompareOptions } from '../../src/diff/compare.js';
-import { compileIgnoreRules } from '../../src/diff/ignore.js';
+import { nameDataSources } from '../../src/diff/scan-profiles.js';
+import type { DiffOptions } from '../../src/diff/types.js';
 import { ApiError, AuthError } from '../../src/errors.js';
 import type { Connection } from '../../src/model/connection.js';
 import { createRateLimiter } from '../../src/sync/throttle.js';
 import { createConnectionVerifier } from '../../src/verify/connections.js';
-import { nameDataSources, verifyProfiles } from '../../src/verify/profiles.js';
+import { verifyProfiles } from '../../src/verify/profiles.js';
 import { runConnectionTests, type TestTarget } from '../../src/verify/test-connections.js';
 import {
   countTests,
@@ -82,20 +82,20 @@ describe('exit decision', () => {
   });
 });
 
-/** Both sides whole through the verifier the workflow streams the environment into. */
+/** Both sides whole through the verifier the workflow streams the snapshot and the environment into. */
 function verifyConnections(
   snapshot: readonly Connection[],
   environment: readonly Connection[],
-  compare: CompareOptions,
+  compare: DiffOptions,
 ) {
-  const expected = new Map(snapshot.map((entry) => [entry.name, { type: entry.type, read: () => entry }]));
-  const verifier = createConnectionVerifier(expected, compare, true);
+  const verifier = createConnectionVerifier(compare, true);
+  for (const entry of snapshot) verifier.expect(entry, () => entry);
   for (const actual of environment) verifier.add(actual);
   return verifier.finish();
 }
 
 describe('createConnectionVerifier', () => {
-  const compare = { ignore: compileIgnoreRules([]), secretFields: () => new Set<string>() };
+  const compare = { secretFields: () => new Set<string>() };
   it('uses the comparison of diff: server-managed fields ignored, a changed secret masked', () => {
     const snapshot = [
       { _id: 'a1', name: 'a', type: 's3', bucket_name: 'x', connectionStatusTest: { is_success: true } },
@@ -211,10 +211,10 @@ describe('runConnectionTests', () => {
 });
 
 describe('verifyProfiles (snapshot format 2)', () => {
-  const connections = [
-    { _id: 'e1', name: 'hr-mysql' },
-    { _id: 'e2', name: 'logs-s3' },
-  ];
+  const connections = new Map([
+    ['e1', 'hr-mysql'],
+    ['e2', 'logs-s3'],
+  ]);
   const side = (profile: Record<string, unknown>, names: (string | null)[]) => ({
     profile,
     dataSourceNames: names,
