@@ -61,6 +61,14 @@ export async function listConnectionKeys(client: HttpClient, signal?: AbortSigna
   return keys;
 }
 
+/** Every connection's `_id` by name (a name listed twice: the last one's), for placing profiles' sources. */
+export async function connectionIdsByName(
+  client: HttpClient,
+  signal?: AbortSignal,
+): Promise<Map<string, string | undefined>> {
+  return new Map((await listConnectionKeys(client, signal)).map((c) => [c.name, c._id]));
+}
+
 /**
  * An export body that broke off or stopped being a JSON array after the answer began (a torn body, a
  * reset mid-stream): a 502. The client cannot retry it (the answer was already being consumed); the

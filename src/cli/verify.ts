@@ -121,7 +121,7 @@ function describeTest(verdict: TestVerdict): string {
 }
 
 /** The result as text: summary first (five seconds), then the details. */
-export function renderVerifyText(result: VerifyResult): string[] {
+function renderVerifyText(result: VerifyResult): string[] {
   const lines: string[] = [];
   const regressions = result.items.filter((i) => i.test?.kind === 'regression').map((i) => i.name);
   const verdict = result.complete ? 'complete' : 'NOT COMPLETE';
@@ -181,7 +181,7 @@ export function renderVerifyText(result: VerifyResult): string[] {
 }
 
 /** The result as JSON (`--format json`, `--json`). */
-export function buildVerifyJson(result: VerifyResult) {
+function buildVerifyJson(result: VerifyResult) {
   return {
     ok: result.verified,
     complete: result.complete,

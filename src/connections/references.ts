@@ -214,27 +214,19 @@ export const SOURCE_ID_FIELDS = ['defaultScanProfileId', 'defaultScanId'] as con
 
 export type SourceIdField = (typeof SOURCE_ID_FIELDS)[number];
 
-/**
- * The target id of an object restored in the same run (e.g. a scan profile), by its source id;
- * undefined when it is not restored (the field is then dropped).
- */
-export type RemapSourceId = (field: SourceIdField, sourceId: string) => string | undefined;
-
-/** What {@link resolveSourceIds} did to one field. */
-export type SourceIdChange =
-  | { readonly kind: 'remapped'; readonly field: SourceIdField; readonly from: string; readonly to: string }
-  | { readonly kind: 'dropped'; readonly field: SourceIdField; readonly from: unknown };
-
-/** Nothing is restored in the same run: every source id is dropped. */
-export const REMAP_NOTHING: RemapSourceId = () => undefined;
+/** A source-environment id {@link resolveSourceIds} dropped from one field. */
+export interface SourceIdChange {
+  readonly kind: 'dropped';
+  readonly field: SourceIdField;
+  readonly from: unknown;
+}
 
 /**
- * `body` with its source-environment ids remapped (where `remap` knows the object) or dropped: never
- * sent as they are. `null` and `""` name nothing and are kept verbatim.
+ * `body` with its source-environment ids dropped: never sent as they are (they name objects of the
+ * source). `null` and `""` name nothing and are kept verbatim.
  */
 export function resolveSourceIds<T extends Readonly<Record<string, unknown>>>(
   body: T,
-  remap: RemapSourceId = REMAP_NOTHING,
 ): { readonly body: T; readonly changes: readonly SourceIdChange[] } {
   const changes: SourceIdChange[] = [];
   let out: Record<string, unknown> | undefined;
@@ -243,14 +235,8 @@ export function resolveSourceIds<T extends Readonly<Record<string, unknown>>>(
     const value = body[field];
     if (value === null || value === '') continue;
     out ??= { ...body };
-    const to = typeof value === 'string' ? remap(field, value) : undefined;
-    if (to !== undefined && typeof value === 'string') {
-      out[field] = to;
-      changes.push({ kind: 'remapped', field, from: value, to });
-    } else {
-      delete out[field];
-      changes.push({ kind: 'dropped', field, from: value });
-    }
+    delete out[field];
+    changes.push({ kind: 'dropped', field, from: value });
   }
   return { body: (out ?? body) as T, changes };
 }
@@ -260,7 +246,6 @@ export function describeSourceIdDrops(changes: ReadonlyMap<string, readonly Sour
   const byField = new Map<SourceIdField, string[]>();
   for (const [entry, list] of changes) {
     for (const change of list) {
-      if (change.kind !== 'dropped') continue;
       const names = byField.get(change.field) ?? [];
       names.push(entry);
       byField.set(change.field, names);

@@ -290,7 +290,10 @@ async function readBothSides(
   const compare = { ignoreFields, secretFields: (type: string) => catalog.secretFields(type) };
   if (from.kind === 'snapshot' && to.kind === 'snapshot')
     return mergeTwoSnapshots(from, to, ports.signal, compare);
-  const differ = createStreamingDiff(compare);
+  // A snapshot side is read whole first: the environment's connections without a twin in it keep
+  // only their name and type.
+  const snapshotFlag = from.kind === 'snapshot' ? 'from' : to.kind === 'snapshot' ? 'to' : undefined;
+  const differ = createStreamingDiff({ ...compare, complete: snapshotFlag });
   const snapshot =
     from.kind === 'snapshot'
       ? await readSnapshotInto(differ, 'from', from, ports.signal)

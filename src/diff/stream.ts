@@ -50,11 +50,15 @@ export interface StreamingDiff {
   finish(): StreamingDiffResult;
 }
 
-/** A connection waiting for its twin: the object itself while few wait, else a way to read it again or its JSON text. */
+/**
+ * A connection waiting for its twin: the object itself while few wait, else a way to read it again or its
+ * JSON text; only its type when no twin can come (the other side is complete).
+ */
 type Waiting =
   | { readonly entry: Connection }
   | { readonly again: () => Connection; readonly type: string }
-  | { readonly text: string; readonly type: string };
+  | { readonly text: string; readonly type: string }
+  | { readonly type: string };
 
 /**
  * Up to this many connections of a side wait as objects (no stringify/parse for sides read in about
@@ -64,7 +68,9 @@ export const WAITING_AS_OBJECTS = 10_000;
 
 function unwrap(waiting: Waiting): Connection {
   if ('entry' in waiting) return waiting.entry;
-  return 'again' in waiting ? waiting.again() : (JSON.parse(waiting.text) as Connection);
+  if ('again' in waiting) return waiting.again();
+  if ('text' in waiting) return JSON.parse(waiting.text) as Connection;
+  throw new Error('a connection was added to a side declared complete');
 }
 
 function typeOf(waiting: Waiting): string {
@@ -89,6 +95,11 @@ export interface StreamingDiffOptions extends DiffOptions {
   readonly sides?: { readonly from: string; readonly to: string; readonly command: 'diff' | 'verify' };
   /** How many connections of a side may wait as objects (default {@link WAITING_AS_OBJECTS}). */
   readonly waitingAsObjects?: number;
+  /**
+   * A side added whole before the other's first connection: a connection of the other side that finds
+   * no twin waiting never will, and only its name and type are kept.
+   */
+  readonly complete?: DiffSideName;
 }
 
 /**
@@ -131,11 +142,13 @@ export function createStreamingDiff(options: StreamingDiffOptions = {}): Streami
       if (twin === undefined) {
         own.waiting.set(
           name,
-          own.waiting.size < (options.waitingAsObjects ?? WAITING_AS_OBJECTS)
-            ? { entry }
-            : again !== undefined
-              ? { again, type: entry.type }
-              : { text: JSON.stringify(entry), type: entry.type },
+          options.complete !== undefined && options.complete !== side
+            ? { type: entry.type }
+            : own.waiting.size < (options.waitingAsObjects ?? WAITING_AS_OBJECTS)
+              ? { entry }
+              : again !== undefined
+                ? { again, type: entry.type }
+                : { text: JSON.stringify(entry), type: entry.type },
         );
         return;
       }

@@ -4,7 +4,7 @@
  * place in the file) -> target resolved -> throttle and client created -> templates loaded -> journal
  * locked and replayed, then the target listed (connections, scan profiles when the snapshot includes
  * them, scanner groups and credentials; a dry run only peeks at the journal) -> plan (connections, then
- * profiles: `plan.ts`, `profile-plan.ts`, on the rules of `sync/plan.ts`) against the live target ->
+ * profiles: `planImport` and `planProfiles` of `sync/kinds/`, on the loop of `sync/plan.ts`) against the live target ->
  * pre-flight -> (dry run: return the plans) -> (refused: report written, fresh journal deleted under
  * the lock, PreflightError) -> the run's writes through the executor (`run-import.ts`) -> report, id map.
  *

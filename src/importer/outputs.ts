@@ -96,7 +96,8 @@ export type IdMap = Record<string, { readonly name: string; readonly targetId: s
 
 /**
  * A report line: the step's name and type, then its own fields. Built on a literal with
- * `Object.assign`, not spread from a base: see `stepOf` in plan.ts (one shape per line otherwise).
+ * `Object.assign`, not spread from a base: see `stepOf` in `sync/kinds/connection.ts` (one shape per
+ * line otherwise).
  */
 function lineOf<const T extends object>(step: LineBase, own: T) {
   return Object.assign({ name: step.name, type: step.type }, own);

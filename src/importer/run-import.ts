@@ -5,7 +5,7 @@
  * Under `--on-conflict update`, a create answered "someone else's" (`exists`) is read and planned again
  * as an existing connection (the planner's comparison): its update, if it differs, joins the updates.
  */
-import { getConnectionByName, listConnectionKeys } from '../api/connections.js';
+import { connectionIdsByName, getConnectionByName } from '../api/connections.js';
 import type { HttpClient, RetryBudget } from '../api/http.js';
 import type { DdsError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -215,7 +215,7 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
   if (profileSteps.length === 0) return { connections, profiles, stoppedBy: undefined, plan: asRun };
   input.budget.extend(Math.max(10, Math.ceil(profileSteps.length / 10)));
   input.onProfilesStarted(countProfileWrites(profilePlan));
-  const ids = new Map((await listConnectionKeys(client, input.signal)).map((c) => [c.name, c._id]));
+  const ids = await connectionIdsByName(client, input.signal);
   // One at a time: a one-time profile starts a scan, so nothing is sent in parallel.
   const result = await executeSteps(profileSteps, deps, {
     concurrency: 1,

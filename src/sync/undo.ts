@@ -13,7 +13,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { ClientFactory } from '../api/client-factory.js';
-import { listConnectionKeys, listConnections } from '../api/connections.js';
+import { connectionIdsByName, listConnections } from '../api/connections.js';
 import { createRetryBudget, type HttpClient } from '../api/http.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import type { ResolvedEnvironment } from '../config.js';
@@ -322,8 +322,7 @@ export async function undoRun(
       for (const phase of phases) {
         if (phase.steps.length === 0) continue;
         // A profile names the connections created again by the phase before: their ids are read now.
-        if (phase.steps[0]?.object === 'scan-profile')
-          ids = new Map((await listConnectionKeys(client, ports.signal)).map((c) => [c.name, c._id]));
+        if (phase.steps[0]?.object === 'scan-profile') ids = await connectionIdsByName(client, ports.signal);
         const result = await executeSteps(phase.steps.map(undoWrite), deps, {
           concurrency: phase.concurrency,
           load: (w) => loadUndo(w.plan, ids),

@@ -44,6 +44,7 @@ export function createConnectionVerifier(options: DiffOptions, keepPresent: bool
     ...options,
     sides: { from: 'The snapshot', to: 'The environment', command: 'verify' },
     waitingAsObjects: 0,
+    complete: 'from',
     onPair(entry, actual, outcome) {
       const different = outcome.fields.length > 0;
       items.push({

@@ -143,6 +143,27 @@ describe('createStreamingDiff', () => {
     expect(rereads).toBe(n - WAITING_AS_OBJECTS);
   });
 
+  it('keeps only the name and type of a connection no twin can come for (the other side complete)', () => {
+    const from: Connection[] = [
+      { name: 'a', type: 's3', description: 'one' },
+      { name: 'b', type: 's3' },
+    ];
+    const to: Connection[] = [
+      { name: 'a', type: 's3', description: 'two' },
+      { name: 'extra', type: 'rdb-mysql', description: 'only here' },
+    ];
+    const differ = createStreamingDiff({ ...options, complete: 'from' });
+    for (const c of from) differ.add('from', c);
+    for (const c of to) differ.add('to', c);
+    const found = differ.finish();
+    expect(found.result).toEqual(diffConnections(from, to, options));
+    expect(found.typeOf('extra')).toBe('rdb-mysql');
+    // Nothing of the extra connection is kept to be compared: adding its twin now is a caller's bug.
+    const late = createStreamingDiff({ complete: 'from' });
+    late.add('to', { name: 'x', type: 's3' });
+    expect(() => late.add('from', { name: 'x', type: 's3' })).toThrow(/declared complete/);
+  });
+
   it('refuses a side holding a name twice, as diffConnections does', () => {
     const differ = createStreamingDiff();
     differ.add('from', { name: 'x', type: 's3' });

@@ -78,7 +78,7 @@ describe('checkEntryReferences', () => {
 });
 
 describe('resolveSourceIds', () => {
-  it('drops source-environment ids unless the hook maps them; null and "" name nothing and stay', () => {
+  it('drops source-environment ids; null and "" name nothing and stay', () => {
     const body = { name: 'x', defaultScanProfileId: 'p-src', defaultScanId: 's-src', other: 1 };
     const dropped = resolveSourceIds(body);
     expect(dropped.body).toEqual({ name: 'x', other: 1 });
@@ -87,18 +87,6 @@ describe('resolveSourceIds', () => {
       'dropped defaultScanId',
     ]);
     expect(body).toHaveProperty('defaultScanId', 's-src');
-
-    const profiles = new Map([['p-src', 'p-target']]);
-    const mapped = resolveSourceIds(body, (field, id) =>
-      field === 'defaultScanProfileId' ? profiles.get(id) : undefined,
-    );
-    expect(mapped.body).toEqual({ name: 'x', defaultScanProfileId: 'p-target', other: 1 });
-    expect(mapped.changes[0]).toEqual({
-      kind: 'remapped',
-      field: 'defaultScanProfileId',
-      from: 'p-src',
-      to: 'p-target',
-    });
 
     const empty = { defaultScanProfileId: null, defaultScanId: '' };
     expect(resolveSourceIds(empty)).toEqual({ body: empty, changes: [] });

@@ -63,10 +63,7 @@ export interface ProfileImage {
 }
 
 /** The journal image of a target's profile; `nameOf` names the connection of an id. */
-export function makeProfileImage(
-  profile: ScanProfile,
-  nameOf: (ref: string) => string | undefined,
-): ProfileImage {
+function makeProfileImage(profile: ScanProfile, nameOf: (ref: string) => string | undefined): ProfileImage {
   return {
     scanProfile: stripProfileServerFields(profile),
     dataSourceNames: listOf(profile).map((ref) => nameOf(String(ref)) ?? null),
