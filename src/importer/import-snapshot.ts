@@ -286,8 +286,9 @@ async function importLeanSnapshot(
     );
 
     if (options.dryRun) {
+      // The rule the real run's pre-flight applies: connection and scan profile writes together.
       const needsConfirm =
-        plan.changes > 0 &&
+        plan.changes + profileWrites > 0 &&
         environment.protected &&
         checkWriteConfirmed(environment, options.confirm, '--to') !== undefined;
       return {

@@ -103,8 +103,14 @@ function options(snapshot: string, dir: string, extra: Partial<ImportOptions>): 
   };
 }
 
-function run(target: RunningEmulator, opts: ImportOptions) {
-  const environment = makeEnvironment({ url: target.url, token: target.token, label: 'dr', name: 'dr' });
+function run(target: RunningEmulator, opts: ImportOptions, isProtected = false) {
+  const environment = makeEnvironment({
+    url: target.url,
+    token: target.token,
+    label: 'dr',
+    name: 'dr',
+    protected: isProtected,
+  });
   return importSnapshot(
     opts,
     {
@@ -124,6 +130,21 @@ function writes(target: RunningEmulator): string[] {
 }
 
 describe('profile phase: --on-conflict update and --prune', () => {
+  it('a dry run whose only writes are scan profiles, into a protected target, says the real run needs --confirm', async () => {
+    const { target, snapshot, dir } = await setUp();
+    const result = await run(target, options(snapshot, dir, { dryRun: true }), true);
+    if (result.kind !== 'dry-run') throw new Error(`not a dry run: ${result.kind}`);
+    // Both connections exist (skipped): the one write is the profile `new-one`.
+    expect(result.plan.changes).toBe(0);
+    expect(result.profilePlan.steps.filter((s) => s.kind === 'create').map((s) => s.name)).toEqual([
+      'new-one',
+    ]);
+    expect(result.confirmRequired).toBe('dr');
+    const confirmed = await run(target, options(snapshot, dir, { dryRun: true, confirm: 'dr' }), true);
+    expect(confirmed.kind === 'dry-run' && confirmed.confirmRequired).toBeUndefined();
+    expect(writes(target)).toEqual([]);
+  });
+
   it('updates the different one, leaves the equal one, creates the new one, prunes the extra one; a re-run sends nothing', async () => {
     const { target, snapshot, dir } = await setUp();
     const opts = options(snapshot, dir, { profileOnConflict: 'update', prune: true });
