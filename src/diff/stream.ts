@@ -133,7 +133,7 @@ export function createStreamingDiff(options: StreamingDiffOptions = {}): Streami
       own.count++;
       const name = entry.name;
       if (own.seen.has(name)) {
-        // The first one of a name is the one compared (as pairByName keeps it); finish() refuses anyway.
+        // The first one of a name is the one compared; finish() refuses the name anyway.
         own.duplicates.add(name);
         return;
       }
