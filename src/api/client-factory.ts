@@ -3,7 +3,8 @@
  * with the run's logger and Ctrl-C signal), tests hand fakes.
  */
 import type { ResolvedEnvironment } from '../config.js';
-import type { HttpClient, RetryBudget } from './http.js';
+import type { HttpClient } from './http.js';
+import type { RetryBudget } from './retry-policy.js';
 
 export interface ClientOptions {
   /** The retry budget to draw on; default the run's shared budget. */

@@ -59,8 +59,6 @@ const { isAxiosError } = axios;
 
 export type { HttpClient, HttpClientOptions, HttpRequest } from './http-options.js';
 
-export { createRetryBudget, DEFAULT_RETRY_BUDGET, type RetryBudget } from './retry-policy.js';
-
 /** Default idle timeout of a request (no byte for this long). */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** The TCP keep-alive delay axios sets on each request's socket (adapters/http.js, `setKeepAlive(true, 1000 * 60)`). */

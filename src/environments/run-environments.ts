@@ -6,13 +6,8 @@
  * (`EnvironmentResolver`, `ClientFactory`); the I/O happens here, below `cli/`.
  */
 import type { ClientOptions } from '../api/client-factory.js';
-import {
-  createHttpClient,
-  createRetryBudget,
-  DEFAULT_RETRY_BUDGET,
-  type HttpClient,
-  type RetryBudget,
-} from '../api/http.js';
+import { createHttpClient, type HttpClient } from '../api/http.js';
+import { createRetryBudget, DEFAULT_RETRY_BUDGET, type RetryBudget } from '../api/retry-policy.js';
 import {
   type Config,
   type EnvironmentRole,

@@ -19,7 +19,7 @@
  */
 import { unlink } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { createRetryBudget } from '../api/http.js';
+import { createRetryBudget } from '../api/retry-policy.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import {
   checkEntryReferences,

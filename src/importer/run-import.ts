@@ -6,7 +6,8 @@
  * as an existing connection (the planner's comparison): its update, if it differs, joins the updates.
  */
 import { connectionIdsByName, getConnectionByName } from '../api/connections.js';
-import type { HttpClient, RetryBudget } from '../api/http.js';
+import type { HttpClient } from '../api/http.js';
+import type { RetryBudget } from '../api/retry-policy.js';
 import type { DdsError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Connection } from '../model/connection.js';

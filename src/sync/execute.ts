@@ -20,7 +20,7 @@
  * sent settles and is journaled. An intent without an outcome is reconciled by the next run.
  */
 import { setMaxListeners } from 'node:events';
-import type { RetryBudget } from '../api/http.js';
+import type { RetryBudget } from '../api/retry-policy.js';
 import { computeFullJitter } from '../api/retry-policy.js';
 import { ApiError, AuthError, type DdsError, InterruptedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';

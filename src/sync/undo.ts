@@ -14,7 +14,8 @@
 import { stat } from 'node:fs/promises';
 import type { ClientFactory } from '../api/client-factory.js';
 import { connectionIdsByName, listConnections } from '../api/connections.js';
-import { createRetryBudget, type HttpClient } from '../api/http.js';
+import type { HttpClient } from '../api/http.js';
+import { createRetryBudget } from '../api/retry-policy.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import type { ResolvedEnvironment } from '../config.js';
 import {

@@ -11,7 +11,7 @@
  */
 import { type ClientFactory, type EnvironmentResolver, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
-import { createRetryBudget } from '../api/http.js';
+import { createRetryBudget } from '../api/retry-policy.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
 import { nameDataSources } from '../diff/scan-profiles.js';
 import { checkWritableOutput, writeFileAtomic } from '../files.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRetryBudget } from '../../src/api/http.js';
+import { createRetryBudget } from '../../src/api/retry-policy.js';
 import { createSilentLogger } from '../../src/log.js';
 import { executeSteps } from '../../src/sync/execute.js';
 import type { JournalObject } from '../../src/sync/journal/records.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConnection, getConnectionByName } from '../../src/api/connections.js';
-import { createRetryBudget, type RetryBudget } from '../../src/api/http.js';
+import { createRetryBudget, type RetryBudget } from '../../src/api/retry-policy.js';
 import type { ConnectionKey } from '../../src/api/types.js';
 import { ApiError, AuthError, ExitCode, InterruptedError, UnavailableError } from '../../src/errors.js';
 import type { SendStep } from '../../src/importer/plan.js';
