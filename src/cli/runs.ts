@@ -6,7 +6,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import { listRuns, type RunSummary } from '../sync/runs.js';
 import type { CommandSpec } from './command.js';
 import { formatOption, readPathOption } from './options.js';
-import { renderTable } from './render.js';
+import { chooseFormat, renderTable } from './render.js';
 
 const FORMATS = ['table', 'json'] as const;
 
@@ -43,7 +43,7 @@ export const runsCommand: CommandSpec = {
     const journal = readPathOption(args, 'journal', ctx.io.cwd);
     if (journal === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
     const result = await listRuns(journal);
-    const format = args.format ?? (ctx.globals.json ? 'json' : 'table');
+    const format = chooseFormat(args.format, ctx.globals.json, FORMATS, 'table');
     if (format === 'json') {
       ctx.out.json(result);
       return ExitCode.ok;

@@ -174,6 +174,11 @@ describe('runs: a re-run converges against the live target, undo goes back run b
     expect(table.stdout).toMatch(
       /^2\s+import\s+finished\s+\S+\s+created 1, updated 1, deleted 1\s+created 1$/m,
     );
+    // --json with another format is refused, as by every command that renders.
+    const both = await runCli(['runs', journal, '--json', '--format', 'table'], { env: env() });
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toMatch(/--json cannot be combined with --format table/);
+    expect(both.stdout).toBe('');
 
     // undo: run 2 only (the profile too), back to the state the hand edits made.
     const undo1 = await runCli(['undo', journal], { env: env() });
