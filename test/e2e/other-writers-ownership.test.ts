@@ -5,17 +5,20 @@
  * mid-run with other fields is compared with its entry and put in line with one PUT.
  */
 import { readFile } from 'node:fs/promises';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import type { Connection } from '../../src/model/connection.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
-import { send } from '../emulator/raw-http.js';
+import { forward } from '../helpers/list-proxy.js';
 import {
+  byHand,
   numberedConnections,
   profileNaming,
+  reportLines,
+  whenWriting,
   writeOtherWritersSnapshot,
 } from '../helpers/other-writers-snapshot.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -57,47 +60,12 @@ async function failingFirstPostOf(emu: RunningEmulator, name: string, before: ()
           res.end(JSON.stringify({ status: 'error', message: 'Internal server error' }));
           return;
         }
-        const upstream = request(
-          `${emu.url}${req.url}`,
-          { method: req.method, headers: req.headers },
-          (a) => {
-            res.writeHead(a.statusCode ?? 502, a.headers);
-            a.pipe(res);
-          },
-        );
-        upstream.end(body);
+        forward(emu, req, res, body);
       })();
     });
   });
   await new Promise<void>((resolve) => proxy?.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-}
-
-const byHand = (emu: RunningEmulator, name: string, description = 'made by hand') =>
-  send(emu.url, 'POST', '/api/v1/ds_connections', {
-    token: emu.token,
-    body: { ds_connection: { name, type: 'custom-type', description } },
-  });
-
-/** Once the import is writing (the target was listed without it), someone creates `name`. */
-async function whenWriting(emu: RunningEmulator, name: string, description?: string): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const poll = setInterval(() => {
-      if (emu.record.creates.length > 0) {
-        clearInterval(poll);
-        resolve();
-      }
-    }, 5);
-  });
-  expect((await byHand(emu, name, description)).status).toBeLessThan(300);
-}
-
-type Line = { name: string; outcome: string; createdAt?: string; fields?: string[] };
-async function reportLines(path: string): Promise<Line[]> {
-  return (await readFile(path, 'utf8'))
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Line);
 }
 
 describe('other writers: whose object it is', () => {

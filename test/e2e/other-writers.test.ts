@@ -12,12 +12,13 @@ import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js
 import type { Connection } from '../../src/model/connection.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
 import { replayJournal } from '../../src/sync/journal/replay.js';
-import { send } from '../emulator/raw-http.js';
 import { assertBuiltCliFresh } from '../helpers/built-cli.js';
 import { killRunningChildren, startCliChild } from '../helpers/cli-child.js';
 import {
   numberedConnections,
   profileNaming,
+  reportLines,
+  whenWriting,
   writeOtherWritersSnapshot,
 } from '../helpers/other-writers-snapshot.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -73,28 +74,12 @@ describe('other writers', () => {
       ],
       { env: { DDS_TARGET_TOKEN: emu.token } },
     );
-    // Once the import is writing (the target was listed without it), someone creates the last name.
-    await new Promise<void>((resolve) => {
-      const poll = setInterval(() => {
-        if (emu.record.creates.length > 0) {
-          clearInterval(poll);
-          resolve();
-        }
-      }, 5);
-    });
-    const byHand = await send(emu.url, 'POST', '/api/v1/ds_connections', {
-      token: emu.token,
-      body: { ds_connection: { name: last.name, type: 'custom-type', description: 'made by hand' } },
-    });
-    expect(byHand.status).toBeLessThan(300);
+    await whenWriting(emu, last.name);
     const run = await running;
     expect(run.exitCode, run.stderr + run.stdout).toBe(0);
     expect(emu.record.createCount(last.name, 'connection')).toBe(1);
     expect(emu.store.getConnection(last.name)?.description).toBe('made by hand');
-    const lines = (await readFile(report, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { object: string; name: string; outcome: string; reason?: string });
+    const lines = await reportLines(report);
     expect(lines.find((l) => l.name === last.name)).toMatchObject({ outcome: 'exists', meanwhile: true });
     expect(lines.find((l) => l.name === 'uses-last')).toMatchObject({ outcome: 'skipped' });
     expect(emu.store.profiles.map((p) => p.name)).toEqual([]);

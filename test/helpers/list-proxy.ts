@@ -2,7 +2,7 @@
  * Another writer between two list pages: a loopback proxy in front of an emulator that runs a change
  * before it forwards the n-th list request, and requests sent to the emulator itself.
  */
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 
@@ -31,6 +31,21 @@ export function direct(emu: RunningEmulator, method: string, path: string, body?
   });
 }
 
+/** Forward `req` to `emu` as it is and its answer back (`body`: the request's body, when already read). */
+export function forward(
+  emu: RunningEmulator,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body?: Buffer,
+): void {
+  const upstream = request(`${emu.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  });
+  if (body === undefined) req.pipe(upstream);
+  else upstream.end(body);
+}
+
 /**
  * A proxy to `emu` that runs `change(n)` before it forwards the n-th list request (1-based); its URL and
  * a function that closes it.
@@ -46,15 +61,7 @@ export async function proxyOf(
         lists += 1;
         await change(lists);
       }
-      const upstream = request(
-        `${emu.url}${req.url}`,
-        { method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      req.pipe(upstream);
+      forward(emu, req, res);
     })();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
