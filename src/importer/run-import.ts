@@ -20,8 +20,8 @@ import {
   type WritePayload,
 } from '../sync/execute.js';
 import type { Journal } from '../sync/journal/writer.js';
-import { connectionWriter } from '../sync/kinds/connection.js';
-import { placeProfileBody, scanProfileWriter } from '../sync/kinds/scan-profile.js';
+import { writersFor } from '../sync/kind.js';
+import { placeProfileBody } from '../sync/kinds/scan-profile.js';
 import { Write } from '../sync/step.js';
 import type { Clock, RateLimiter } from '../sync/throttle.js';
 import type { ProfileOutcome } from './outputs.js';
@@ -139,7 +139,7 @@ export interface RunImportResult {
 export async function runImportSteps(input: RunImportInput): Promise<RunImportResult> {
   const { plan, profilePlan, client } = input;
   const deps: ExecuteDeps = {
-    writers: { connection: connectionWriter(client), 'scan-profile': scanProfileWriter(client) },
+    writers: writersFor(client),
     journal: input.journal,
     run: input.run,
     limiter: input.limiter,

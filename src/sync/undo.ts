@@ -41,8 +41,8 @@ import {
   writesOf,
 } from './journal/replay.js';
 import { normaliseTargetUrl, openJournal } from './journal/writer.js';
-import { connectionWriter } from './kinds/connection.js';
-import { placeProfileBody, scanProfileWriter } from './kinds/scan-profile.js';
+import { writersFor } from './kind.js';
+import { placeProfileBody } from './kinds/scan-profile.js';
 import { cannotReadJournal, chooseUndoRun } from './runs.js';
 import { Write } from './step.js';
 import { createRateLimiter } from './throttle.js';
@@ -302,7 +302,7 @@ export async function undoRun(
         steps.map((s) => [s, { step: s, outcome: isWritingStep(s) ? 'pending' : undefined }]),
       );
       const deps = {
-        writers: { connection: connectionWriter(client), 'scan-profile': scanProfileWriter(client) },
+        writers: writersFor(client),
         journal,
         run: chosen.run,
         limiter,

@@ -13,8 +13,7 @@ import { executeSteps } from '../../src/sync/execute.js';
 import type { JournalObject } from '../../src/sync/journal/records.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
-import { connectionWriter } from '../../src/sync/kinds/connection.js';
-import { scanProfileWriter } from '../../src/sync/kinds/scan-profile.js';
+import { writersFor } from '../../src/sync/kind.js';
 import { CLOCK_SKEW_MS } from '../../src/sync/ownership.js';
 import { Write } from '../../src/sync/step.js';
 import { type Clock, createRateLimiter } from '../../src/sync/throttle.js';
@@ -54,7 +53,7 @@ async function run(step: Write) {
   const result = await executeSteps(
     [step],
     {
-      writers: { connection: connectionWriter(client), 'scan-profile': scanProfileWriter(client) },
+      writers: writersFor(client),
       journal,
       run: 1,
       limiter: createRateLimiter({ clock }),

@@ -40,10 +40,11 @@ import { fieldAt, held } from '../../importer/source.js';
 import type { Connection } from '../../model/connection.js';
 import { isMasked } from '../../secrets.js';
 import type { KindWriter } from '../execute.js';
+import type { SyncKind } from '../kind.js';
 import { type Decision, planKind } from '../plan.js';
 
 /** The executor's writer of connections, bound to `client`. */
-export function connectionWriter(client: HttpClient): KindWriter {
+function connectionWriter(client: HttpClient): KindWriter {
   return {
     // The user's Ctrl-C does not abort a POST in flight: it settles and is journaled.
     create: async (body) => (await createConnection(client, { ...body }))._id,
@@ -245,3 +246,10 @@ function planUpdate(
     source: new PreparedUpdate(prepared, converge),
   });
 }
+
+/** The connection kind, as the engine sees it. */
+export const connectionKind: SyncKind = {
+  object: 'connection',
+  label: 'connection',
+  writer: connectionWriter,
+};

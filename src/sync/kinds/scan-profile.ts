@@ -26,6 +26,7 @@ import type { ScanProfile, SnapshotScanProfile } from '../../model/scan-profile.
 import { remapDataSourceList } from '../../profiles/data-source-list.js';
 import { isProfileServerField, stripProfileServerFields } from '../../profiles/server-fields.js';
 import { type KindWriter, StepRefused, type WriteTarget } from '../execute.js';
+import type { SyncKind } from '../kind.js';
 import { planKind } from '../plan.js';
 
 function idOf(target: WriteTarget): string {
@@ -34,7 +35,7 @@ function idOf(target: WriteTarget): string {
 }
 
 /** The executor's writer of scan profiles, bound to `client`. */
-export function scanProfileWriter(client: HttpClient): KindWriter {
+function scanProfileWriter(client: HttpClient): KindWriter {
   return {
     create: async (body) => (await createScanProfile(client, { ...body }))._id,
     update: async (target, body, signal) =>
@@ -278,3 +279,10 @@ function resolveDataSources(
   }));
   return { entry, dataSources, problems: undefined };
 }
+
+/** The scan profile kind, as the engine sees it. */
+export const scanProfileKind: SyncKind = {
+  object: 'scan-profile',
+  label: 'scan profile',
+  writer: scanProfileWriter,
+};
