@@ -44,7 +44,7 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
-import { createConvergeHelpers, planImport } from '../sync/kinds/connection.js';
+import { createConvergeHelpers, isSendStep, planImport } from '../sync/kinds/connection.js';
 import { planProfiles } from '../sync/kinds/scan-profile.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
@@ -78,7 +78,6 @@ import {
   overridesApplyTo,
   resolveOverrides,
 } from './overrides.js';
-import { isSendStep } from './plan.js';
 import { checkEntryForSend, checkPreflight, formatWarning, preflightHint } from './preflight.js';
 import { countProfileWrites, isProfileWrite, runImportSteps } from './run-import.js';
 

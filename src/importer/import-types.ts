@@ -6,10 +6,11 @@ import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.j
 import type { DdsError, Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { WriteOutcome } from '../sync/execute.js';
+import type { ImportPlan } from '../sync/kinds/connection.js';
+import type { ProfilePlan } from '../sync/kinds/scan-profile.js';
+import type { OnConflict } from '../sync/plan.js';
 import type { Clock } from '../sync/throttle.js';
 import type { countOutcomes, countProfileOutcomes, ProfileReportLine, ReportLine } from './outputs.js';
-import type { ImportPlan, OnConflict } from './plan.js';
-import type { ProfilePlan } from './profile-plan.js';
 import type { ImportSelection } from './selection.js';
 
 /** Default concurrency when neither the options nor the environment's config set one. */

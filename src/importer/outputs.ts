@@ -12,8 +12,8 @@ import { writeFileAtomic } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { WriteOutcome } from '../sync/execute.js';
 import type { JournalOp } from '../sync/journal/records.js';
-import type { ImportPlan, PlanStep } from './plan.js';
-import type { ProfilePlan } from './profile-plan.js';
+import type { ImportPlan, PlanStep } from '../sync/kinds/connection.js';
+import type { ProfilePlan } from '../sync/kinds/scan-profile.js';
 import type { SecretWritten } from './source.js';
 
 interface LineBase {

@@ -3,7 +3,7 @@
  */
 import { countOf, displayName } from '../display-name.js';
 import { assertNever } from '../errors.js';
-import type { PlanStep } from './plan.js';
+import type { PlanStep } from '../sync/kinds/connection.js';
 
 /**
  * One line describing a step, for `--dry-run` text output (exhaustive over kinds); an update's secrets

@@ -6,9 +6,9 @@
  */
 import type { Problem } from '../errors.js';
 import { code, row, section, text } from '../markdown.js';
-import type { ImportPlan, PlanStep } from './plan.js';
+import type { ImportPlan, PlanStep } from '../sync/kinds/connection.js';
+import type { ProfilePlan, ProfileStep } from '../sync/kinds/scan-profile.js';
 import { formatProblem } from './preflight.js';
-import type { ProfilePlan, ProfileStep } from './profile-plan.js';
 
 /** What {@link renderPlanMarkdown} prints besides the plans. */
 export interface PlanMarkdownContext {

@@ -21,20 +21,20 @@ import {
 } from '../sync/execute.js';
 import type { Journal } from '../sync/journal/writer.js';
 import { writersFor } from '../sync/kind.js';
-import { placeProfileBody } from '../sync/kinds/scan-profile.js';
-import { Write } from '../sync/step.js';
-import type { Clock, RateLimiter } from '../sync/throttle.js';
-import type { ProfileOutcome } from './outputs.js';
 import {
   type ChangeStep,
   type ImportPlan,
   isChangeStep,
   isSendStep,
-  type OnConflict,
   type PlanStep,
   type SendStep,
-} from './plan.js';
-import type { ProfilePlan, ProfileSendStep, ProfileStep } from './profile-plan.js';
+} from '../sync/kinds/connection.js';
+import type { ProfilePlan, ProfileSendStep, ProfileStep } from '../sync/kinds/scan-profile.js';
+import { placeProfileBody } from '../sync/kinds/scan-profile.js';
+import type { OnConflict } from '../sync/plan.js';
+import { Write } from '../sync/step.js';
+import type { Clock, RateLimiter } from '../sync/throttle.js';
+import type { ProfileOutcome } from './outputs.js';
 
 /** A connection step of the plan as the executor runs it. */
 function connectionWrite(step: SendStep | ChangeStep, onConflict: OnConflict): Write<SendStep | ChangeStep> {

@@ -4,11 +4,11 @@
  * pre-flight problems.
  */
 import { describe, expect, it } from 'vitest';
-import type { ProfileJournalState, ProfilePlanInput } from '../../src/importer/profile-plan.js';
 import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
 import { stripProfileServerFields } from '../../src/profiles/server-fields.js';
 import { StepRefused } from '../../src/sync/execute.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
+import type { ProfileJournalState, ProfilePlanInput } from '../../src/sync/kinds/scan-profile.js';
 import { placeProfileBody, planProfiles } from '../../src/sync/kinds/scan-profile.js';
 
 const SCHEDULE = { cronExpression: '0 2 * * *', timeZone: 'UTC' };
