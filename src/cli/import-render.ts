@@ -7,29 +7,14 @@ import { countOf, displayName } from '../display-name.js';
 import { assertNever, ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-types.js';
 import { formatProfileSummary, formatSummary } from '../importer/outputs.js';
-import { describeStep } from '../importer/plan-describe.js';
 import { renderPlanMarkdown } from '../importer/plan-markdown.js';
 import { formatWarning } from '../importer/preflight.js';
 import { scrub } from '../secrets.js';
-import type { ImportPlan } from '../sync/kinds/connection.js';
-import type { ProfileStep } from '../sync/kinds/scan-profile.js';
+import { eachPlan } from '../sync/kind.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { printProblems } from './render.js';
 import { printWarnings } from './warnings.js';
-
-function planJson(plan: ImportPlan) {
-  return plan.steps.map((s) => ({
-    kind: s.kind,
-    name: s.name,
-    type: s.type,
-    ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
-    ...('targetId' in s && s.targetId ? { targetId: s.targetId } : {}),
-    ...(s.kind === 'invalid' ? { problems: s.problems } : {}),
-    ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path), secretsWritten: s.secrets } : {}),
-    ...(s.kind === 'done' && s.op !== undefined ? { op: s.op } : {}),
-  }));
-}
 
 /** An event renderer for one run: warnings and progress on stderr. */
 export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => void {
@@ -113,23 +98,15 @@ export function renderDryRun(
   result: Extract<ImportResult, { kind: 'dry-run' }>,
   format: (typeof PLAN_FORMATS)[number],
 ): ExitCode {
-  const { plan, problems } = result;
+  const { problems } = result;
+  const plans = eachPlan(result);
   if (format === 'markdown') {
-    ctx.out.result(scrub(renderPlanMarkdown(plan, result.profilePlan, result)).trimEnd());
+    ctx.out.result(scrub(renderPlanMarkdown(result, result)).trimEnd());
   } else if (format === 'json') {
     ctx.out.json({
       dryRun: true,
       target: result.target,
-      counts: plan.counts,
-      steps: planJson(plan),
-      scanProfiles: result.profilePlan.steps.map((s) => ({
-        kind: s.kind,
-        name: s.name,
-        ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
-        ...(s.kind === 'skipped' ? { reason: s.reason } : {}),
-        ...(s.kind === 'blocked' ? { problems: s.problems } : {}),
-        ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path) } : {}),
-      })),
+      ...Object.assign({}, ...plans.map(([kind, plan]) => kind.planJson(plan))),
       problems,
       confirmRequired: result.confirmRequired ?? null,
     });
@@ -137,10 +114,9 @@ export function renderDryRun(
     ctx.out.result(
       `Plan for importing ${countOf(result.entryCount, 'entry', 'entries')} into ${result.target} (dry run, nothing sent):`,
     );
-    for (const step of plan.steps)
-      for (const line of describeStep(step).split('\n')) ctx.out.result(`  ${line}`);
-    for (const step of result.profilePlan.steps) ctx.out.result(`  ${describeProfileStep(step)}`);
-    const counts = Object.entries(plan.counts)
+    for (const [kind, plan] of plans) for (const line of kind.planText(plan)) ctx.out.result(`  ${line}`);
+    const counts = plans
+      .flatMap(([kind, plan]) => Object.entries(kind.planTotals(plan) ?? {}))
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
@@ -202,31 +178,4 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
     return ExitCode.partial;
   }
   return ExitCode.ok;
-}
-
-/** One line of a dry run's plan per scan profile step. */
-function describeProfileStep(step: ProfileStep): string {
-  switch (step.kind) {
-    case 'create':
-      return `scan profile ${step.name}: create${step.targetName === step.name ? '' : ` as '${step.targetName}'`}${step.attempt > 1 ? ' (in doubt: not found in the target, sent again)' : ''}`;
-    case 'update':
-      return `scan profile ${step.name}: update (${step.fields.map((f) => f.path).join(', ')})`;
-    case 'delete':
-      return `scan profile ${step.name}: delete (not in the snapshot, --prune)`;
-    case 'done':
-      return `scan profile ${step.name}: done (${step.via === 'journal' ? 'by an earlier run' : 'found in the target after an interrupted request'})`;
-    case 'exists':
-      return `scan profile ${step.name}: exists in the target, skipped`;
-    case 'unchanged':
-      return `scan profile ${step.name}: unchanged`;
-    case 'skipped':
-      return `scan profile ${step.name}: skipped: ${step.reason}`;
-    case 'conflict':
-      return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
-    case 'blocked':
-      // The problems themselves are in the pre-flight's one list.
-      return `scan profile ${step.name}: refused: ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
-    default:
-      return assertNever(step, 'profile step');
-  }
 }

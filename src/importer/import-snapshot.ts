@@ -44,12 +44,13 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
-import { createConvergeHelpers, isSendStep, planImport } from '../sync/kinds/connection.js';
+import { isSendStep, planImport } from '../sync/kinds/connection.js';
 import { planProfiles } from '../sync/kinds/scan-profile.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import { fetchTargetReferences } from '../validate/target-references.js';
+import { createConvergeHelpers } from './converge.js';
 import { checkOnly, listTarget, targetSummarizer, withReferenceChecks } from './import-target.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,

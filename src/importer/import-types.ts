@@ -6,8 +6,7 @@ import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.j
 import type { DdsError, Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { WriteOutcome } from '../sync/execute.js';
-import type { ImportPlan } from '../sync/kinds/connection.js';
-import type { ProfilePlan } from '../sync/kinds/scan-profile.js';
+import type { KindPlans } from '../sync/kind.js';
 import type { OnConflict } from '../sync/plan.js';
 import type { Clock } from '../sync/throttle.js';
 import type { countOutcomes, countProfileOutcomes, ProfileReportLine, ReportLine } from './outputs.js';
@@ -107,13 +106,10 @@ export type ImportEvent =
 
 /** What an import did. */
 export type ImportResult =
-  | {
+  | (KindPlans & {
       readonly kind: 'dry-run';
       readonly target: string;
       readonly entryCount: number;
-      readonly plan: ImportPlan;
-      /** The scan profile phase's plan (empty when the snapshot holds no profiles). */
-      readonly profilePlan: ProfilePlan;
       /** The pre-flight's problems; non-empty means a real run would be refused. */
       readonly problems: readonly Problem[];
       /**
@@ -121,7 +117,7 @@ export type ImportResult =
        * needs none, or was given the right one). The dry run itself writes nothing, so it is not refused.
        */
       readonly confirmRequired: string | undefined;
-    }
+    })
   | {
       readonly kind: 'ran';
       readonly target: string;

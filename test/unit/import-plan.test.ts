@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors.js';
-import { describeStep } from '../../src/importer/plan-describe.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import {
+  describeStep,
   type JournaledWrite,
   PLAN_STEP_KINDS,
   type PlanEntry,

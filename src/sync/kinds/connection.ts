@@ -1,10 +1,8 @@
 /**
  * The connection kind: keyed by name; how the executor writes a data source connection
- * (`/ds_connections`: spec 4.x, api-notes [code]); what `--on-conflict update` and `--prune` need of
- * it, bound to the template catalog (the diff's comparison, the PUT body of an update with masked
- * values left out so that the service keeps the stored secret, the update's pre-flight check, masked
- * images for the journal); its steps (what `--dry-run` prints and the run executes) and its planning
- * rules ({@link planImport}).
+ * (`/ds_connections`: spec 4.x, api-notes [code]); its steps (what `--dry-run` prints and the run
+ * executes) and its planning rules ({@link planImport}, with what `--on-conflict update` and `--prune`
+ * need of it: {@link ConvergeHelpers}, made by `importer/converge.ts`).
  */
 import {
   createConnection,
@@ -13,23 +11,14 @@ import {
   updateConnection,
 } from '../../api/connections.js';
 import type { HttpClient } from '../../api/http.js';
-import {
-  dropMaskedValues,
-  fillMaskedForCheck,
-  findClearSecrets,
-  makeSafeImage,
-} from '../../connections/images.js';
-import { findChangedFields } from '../../diff/compare.js';
-import { valueAtComparedPath } from '../../diff/normalize.js';
 import type { FieldChange } from '../../diff/types.js';
-import type { Problem } from '../../errors.js';
-import { EMPTY_OVERRIDES, type Overrides, overrideSets } from '../../importer/overrides.js';
-import { checkEntryForSend, type EntryTemplates } from '../../importer/preflight.js';
+import { countOf, displayName } from '../../display-name.js';
+import { assertNever, type Problem } from '../../errors.js';
 import { PreparedSource, PreparedUpdate } from '../../importer/prepared-sources.js';
 import type { NameSelection } from '../../importer/selection.js';
 import { fieldAt, held, type ImageSource, type SecretWritten, type Source } from '../../importer/source.js';
+import { code, text } from '../../markdown.js';
 import type { Connection } from '../../model/connection.js';
-import { isMasked } from '../../secrets.js';
 import type { KindWriter, WritePayload } from '../execute.js';
 import type { SafeImage } from '../journal/records.js';
 import type { WriteState } from '../journal/replay.js';
@@ -252,47 +241,6 @@ export function isSendStep(step: PlanStep): step is SendStep {
   return step.kind === 'create' || step.kind === 'rename' || step.kind === 'reconcile';
 }
 
-/** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
-export function createConvergeHelpers(
-  catalog: EntryTemplates & { secretFields(type: string): ReadonlySet<string> },
-  overrides: Overrides = EMPTY_OVERRIDES,
-): ConvergeHelpers {
-  const secretFields = (type: string) => catalog.secretFields(type);
-  const typeOf = (c: Readonly<Record<string, unknown>>) => (typeof c.type === 'string' ? c.type : '');
-  const updateBody: ConvergeHelpers['updateBody'] = (entry) => {
-    const { body } = dropMaskedValues(entry.body);
-    return { body, secretsSent: findClearSecrets(body, secretFields(entry.type)) };
-  };
-  return {
-    // A field whose snapshot value is masked is left out of the PUT (the service keeps what it holds),
-    // so it cannot justify an update: counted as one, the same update was planned on every run.
-    compare: (entry, target) =>
-      findChangedFields(entry.body as Connection, target, secretFields).filter(
-        (field) => !isMasked(valueAtComparedPath(entry.body, field.path)),
-      ),
-    updateBody,
-    secretsWritten: (entry) => {
-      const { body, secretsSent } = updateBody(entry);
-      return secretsSent.map((path) => ({
-        path,
-        from: overrideSets(entry, body, path, overrides) ? 'overrides' : 'snapshot',
-      }));
-    },
-    // The entry's own fields, not a spread: a prepared entry makes its safe image when asked.
-    checkUpdate: (entry) =>
-      checkEntryForSend(
-        {
-          name: entry.name,
-          type: entry.type,
-          sourceId: entry.sourceId,
-          body: fillMaskedForCheck(entry.body),
-        },
-        catalog,
-      ).problems,
-    imageOf: (connection) => makeSafeImage(connection, secretFields(typeOf(connection))),
-  };
-}
-
 /**
  * The connection plan, by the planner's rules (`sync/plan.ts`), and its counts. The steps of its own:
  * a second entry of a name -> `invalid`; a create in doubt -> `reconcile` (looked up, when sent, by the
@@ -436,9 +384,104 @@ function planUpdate(
   });
 }
 
+/**
+ * One line describing a step, for `--dry-run` text output (exhaustive over kinds); an update's secrets
+ * follow on lines of their own, indented under its name.
+ */
+export function describeStep(step: PlanStep): string {
+  const name = displayName(step.name);
+  switch (step.kind) {
+    case 'create':
+      return `create     ${name} (${step.type})`;
+    case 'rename':
+      return `rename     ${name} -> ${displayName(step.targetName)} (${step.type})`;
+    case 'reconcile':
+      return `reconcile  ${displayName(step.targetName)} (${step.type}): in doubt from an earlier run; look it up, create if absent`;
+    case 'update':
+      return [
+        `update     ${name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`,
+        // The target's secrets are masked: an update writes each one, whether or not it differs.
+        ...step.secrets.map((s) => `           ${s.path}: written (from the ${s.from})`),
+      ].join('\n');
+    case 'delete':
+      return `delete     ${name}${step.type ? ` (${step.type})` : ''}: not in the snapshot (--prune)`;
+    case 'unchanged':
+      return `unchanged  ${name}: equal on every compared field`;
+    case 'done':
+      return `done       ${name}: ${step.op === undefined ? 'created' : `${step.op}d`} by an earlier run${step.targetId ? ` (${step.targetId})` : ''}`;
+    case 'exists':
+      return `exists     ${name}: already in the target, skipped`;
+    case 'conflict':
+      return `conflict   ${name}: already in the target (--on-conflict fail)`;
+    case 'invalid':
+      // Its problems are in the pre-flight's one list on stderr, not repeated here.
+      return `invalid    ${name} (${step.type}): ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
+    default:
+      return assertNever(step, 'plan step');
+  }
+}
+
+/** A step in a dry run's Markdown: its name and type, then what it changes. */
+function markdownItem(step: PlanStep): string[] {
+  const head = `${code(step.name)}${step.type ? ` (${text(step.type)})` : ''}`;
+  switch (step.kind) {
+    case 'create':
+    case 'rename':
+      return [step.targetName === step.name ? head : `${head}: created as ${code(step.targetName)}`];
+    case 'reconcile':
+      return [`${head}: in doubt from an earlier run; looked up, created if absent`];
+    case 'update':
+      return [
+        `${head}: ${step.fields.map((f) => code(f.path)).join(', ')}`,
+        ...step.secrets.map((s) => `- secret ${code(s.path)}: written (from the ${s.from})`),
+      ];
+    case 'delete':
+      return [`${head}: not in the snapshot (--prune)`];
+    case 'invalid':
+      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
+    case 'conflict':
+      return [`${head}: already in the target (--on-conflict fail)`];
+    default:
+      return [head];
+  }
+}
+
 /** The connection kind, as the engine sees it. */
-export const connectionKind: SyncKind = {
+export const connectionKind: SyncKind<ImportPlan, 'plan'> = {
   object: 'connection',
   label: 'connection',
   writer: connectionWriter,
+
+  // import
+  planKey: 'plan',
+  planText: (plan) => plan.steps.flatMap((s) => describeStep(s).split('\n')),
+  planTotals: (plan) => plan.counts,
+  planJson: (plan) => ({
+    counts: plan.counts,
+    steps: plan.steps.map((s) => ({
+      kind: s.kind,
+      name: s.name,
+      type: s.type,
+      ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
+      ...('targetId' in s && s.targetId ? { targetId: s.targetId } : {}),
+      ...(s.kind === 'invalid' ? { problems: s.problems } : {}),
+      ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path), secretsWritten: s.secrets } : {}),
+      ...(s.kind === 'done' && s.op !== undefined ? { op: s.op } : {}),
+    })),
+  }),
+  planMarkdown: ({ steps, counts: c }) => {
+    const items = (kinds: readonly PlanStepKind[]) =>
+      steps.filter((s) => kinds.includes(s.kind)).map(markdownItem);
+    return {
+      row: ['Connections', c.create + c.rename + c.reconcile, c.update, c.delete, c.unchanged],
+      also: (['exists', 'done', 'conflict', 'invalid'] as const).map((k) => [k, c[k]] as const),
+      alsoNamed: false,
+      sections: [
+        ['Connections to create', items(['create', 'rename', 'reconcile'])],
+        ['Connections to update', items(['update'])],
+        ['Connections to delete', items(['delete'])],
+        ['Connections refused', items(['invalid', 'conflict'])],
+      ],
+    };
+  },
 };

@@ -15,8 +15,10 @@ import {
 } from '../../api/scan-profiles.js';
 import { compareProfileFields, toComparableProfile } from '../../diff/scan-profiles.js';
 import type { FieldChange } from '../../diff/types.js';
-import type { Problem } from '../../errors.js';
+import { countOf } from '../../display-name.js';
+import { assertNever, type Problem } from '../../errors.js';
 import type { NameSelection } from '../../importer/selection.js';
+import { code, text } from '../../markdown.js';
 import type { ScanProfile, SnapshotScanProfile } from '../../model/scan-profile.js';
 import { remapDataSourceList } from '../../profiles/data-source-list.js';
 import { isProfileServerField, stripProfileServerFields } from '../../profiles/server-fields.js';
@@ -24,7 +26,7 @@ import { type KindWriter, StepRefused, type WriteTarget } from '../execute.js';
 import type { JournalOp } from '../journal/records.js';
 import type { WriteState } from '../journal/replay.js';
 import type { SyncKind } from '../kind.js';
-import { type OnConflict, planKind } from '../plan.js';
+import { countSteps, type OnConflict, planKind } from '../plan.js';
 
 function idOf(target: WriteTarget): string {
   if (target.id === undefined) throw new StepRefused(`scan profile '${target.name}' has no id in the target`);
@@ -204,6 +206,19 @@ export type ProfileStep =
   | (ProfileStepBase & { readonly kind: 'conflict'; readonly targetId: string | undefined })
   | (ProfileStepBase & { readonly kind: 'blocked'; readonly problems: readonly Problem[] });
 
+/** Every profile step kind. */
+const PROFILE_STEP_KINDS: readonly ProfileStep['kind'][] = [
+  'create',
+  'update',
+  'delete',
+  'done',
+  'exists',
+  'unchanged',
+  'skipped',
+  'conflict',
+  'blocked',
+];
+
 /** The plan of the profile phase. */
 export interface ProfilePlan {
   /** Snapshot profiles in name order, then the deletes (target name order). */
@@ -367,9 +382,86 @@ function resolveDataSources(
   return { entry, dataSources, problems: undefined };
 }
 
+/** One line of a dry run's plan per scan profile step. */
+function describeProfileStep(step: ProfileStep): string {
+  switch (step.kind) {
+    case 'create':
+      return `scan profile ${step.name}: create${step.targetName === step.name ? '' : ` as '${step.targetName}'`}${step.attempt > 1 ? ' (in doubt: not found in the target, sent again)' : ''}`;
+    case 'update':
+      return `scan profile ${step.name}: update (${step.fields.map((f) => f.path).join(', ')})`;
+    case 'delete':
+      return `scan profile ${step.name}: delete (not in the snapshot, --prune)`;
+    case 'done':
+      return `scan profile ${step.name}: done (${step.via === 'journal' ? 'by an earlier run' : 'found in the target after an interrupted request'})`;
+    case 'exists':
+      return `scan profile ${step.name}: exists in the target, skipped`;
+    case 'unchanged':
+      return `scan profile ${step.name}: unchanged`;
+    case 'skipped':
+      return `scan profile ${step.name}: skipped: ${step.reason}`;
+    case 'conflict':
+      return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
+    case 'blocked':
+      // The problems themselves are in the pre-flight's one list.
+      return `scan profile ${step.name}: refused: ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
+    default:
+      return assertNever(step, 'profile step');
+  }
+}
+
+/** A step in a dry run's Markdown: its name, then what it changes. */
+function markdownItem(step: ProfileStep): string[] {
+  const head = code(step.name);
+  switch (step.kind) {
+    case 'create':
+      return [step.targetName === step.name ? head : `${head}: created as ${code(step.targetName)}`];
+    case 'update':
+      return [`${head}: ${step.fields.map((f) => code(f.path)).join(', ')}`];
+    case 'skipped':
+      return [`${head}: skipped: ${text(step.reason)}`];
+    case 'blocked':
+      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
+    case 'conflict':
+      return [`${head}: already in the target (--on-conflict fail)`];
+    default:
+      return [head];
+  }
+}
+
 /** The scan profile kind, as the engine sees it. */
-export const scanProfileKind: SyncKind = {
+export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan'> = {
   object: 'scan-profile',
   label: 'scan profile',
   writer: scanProfileWriter,
+
+  // import
+  planKey: 'profilePlan',
+  planText: (plan) => plan.steps.map(describeProfileStep),
+  planTotals: () => undefined,
+  planJson: (plan) => ({
+    scanProfiles: plan.steps.map((s) => ({
+      kind: s.kind,
+      name: s.name,
+      ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
+      ...(s.kind === 'skipped' ? { reason: s.reason } : {}),
+      ...(s.kind === 'blocked' ? { problems: s.problems } : {}),
+      ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path) } : {}),
+    })),
+  }),
+  planMarkdown: ({ steps }) => {
+    const c = countSteps(steps, PROFILE_STEP_KINDS);
+    const items = (kinds: readonly ProfileStep['kind'][]) =>
+      steps.filter((s) => kinds.includes(s.kind)).map(markdownItem);
+    return {
+      row: steps.length > 0 ? ['Scan profiles', c.create, c.update, c.delete, c.unchanged] : undefined,
+      also: (['exists', 'done', 'skipped', 'conflict', 'blocked'] as const).map((k) => [k, c[k]] as const),
+      alsoNamed: true,
+      sections: [
+        ['Scan profiles to create', items(['create'])],
+        ['Scan profiles to update', items(['update'])],
+        ['Scan profiles to delete', items(['delete'])],
+        ['Scan profiles not sent', items(['skipped', 'conflict', 'blocked'])],
+      ],
+    };
+  },
 };
