@@ -6,11 +6,10 @@
 import { countOf, displayName } from '../display-name.js';
 import { assertNever, ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-types.js';
-import { formatProfileSummary, formatSummary } from '../importer/outputs.js';
 import { renderPlanMarkdown } from '../importer/plan-markdown.js';
 import { formatWarning } from '../importer/preflight.js';
 import { scrub } from '../secrets.js';
-import { eachPlan } from '../sync/kind.js';
+import { eachPlan, KINDS, type SyncKind } from '../sync/kind.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { printProblems } from './render.js';
@@ -136,44 +135,34 @@ export function renderDryRun(
 
 /** Print a run's summary; throw why it stopped early, if it did. */
 export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind: 'ran' }>): ExitCode {
-  const { report, counts } = result;
+  const kinds: readonly SyncKind[] = KINDS;
+  const json = kinds.map((kind) => kind.runJson(result));
   if (ctx.globals.json) {
     ctx.out.json({
-      ok: result.stoppedBy === undefined && counts.failed === 0,
+      ok: result.stoppedBy === undefined && json.every((j) => j.ok !== false),
       target: result.target,
-      counts,
+      ...Object.assign({}, ...json.map((j) => j.head)),
       rateLimited: result.rateLimited,
       journal: result.journal,
       run: result.run ?? null,
       upToDate: result.run === undefined,
       report: result.reportPath ?? null,
       idMap: result.idMapPath ?? null,
-      failures: report.filter((l) => l.outcome === 'failed'),
-      ...(result.profilesIncluded
-        ? {
-            scanProfiles: {
-              counts: result.profileCounts,
-              failures: result.profileReport.filter((l) => l.outcome === 'failed'),
-              skipped: result.profileReport.filter((l) => l.outcome === 'skipped'),
-            },
-          }
-        : {}),
+      ...Object.assign({}, ...json.map((j) => j.tail)),
       ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
     });
   } else {
-    ctx.out.result(formatSummary(report, result.target));
-    if (result.profilesIncluded) ctx.out.result(formatProfileSummary(result.profileReport));
+    for (const kind of kinds) {
+      const summary = kind.summary(result, result.target);
+      if (summary !== undefined) ctx.out.result(summary);
+    }
     if (result.run === undefined)
       ctx.out.result(`${result.target} is up to date with the snapshot: nothing was written`);
     else ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
   }
   if (result.stoppedBy) throw result.stoppedBy;
-  const profileFailures = result.profileCounts.failed;
-  if (counts.failed > 0 || profileFailures > 0) {
-    const parts = [
-      ...(counts.failed > 0 ? [countOf(counts.failed, 'entry', 'entries')] : []),
-      ...(profileFailures > 0 ? [countOf(profileFailures, 'scan profile')] : []),
-    ];
+  const parts = kinds.flatMap((kind) => kind.failed(result) ?? []);
+  if (parts.length > 0) {
     ctx.out.warn(`${parts.join(' and ')} failed (see above); fix them and re-run to retry`);
     return ExitCode.partial;
   }

@@ -11,11 +11,29 @@ import {
 } from '../connections/images.js';
 import { findChangedFields } from '../diff/compare.js';
 import { valueAtComparedPath } from '../diff/normalize.js';
+import type { FieldChange } from '../diff/types.js';
+import type { Problem } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import { isMasked } from '../secrets.js';
-import type { ConvergeHelpers } from '../sync/kinds/connection.js';
+import type { SafeImage } from '../sync/journal/records.js';
+import type { PreparedEntry } from '../sync/kinds/connection.js';
 import { EMPTY_OVERRIDES, type Overrides, overrideSets } from './overrides.js';
 import { checkEntryForSend, type EntryTemplates } from './preflight.js';
+import type { SecretWritten } from './source.js';
+
+/** The comparison and image functions `planImport` (`sync/kinds/connection.ts`) uses for updates and deletes. */
+export interface ConvergeHelpers {
+  /** The fields that differ between the entry's body and the target's connection (diff's comparison). */
+  compare(entry: PreparedEntry, target: Connection): readonly FieldChange[];
+  /** The PUT body of an entry and the secrets it sends in clear. */
+  updateBody(entry: PreparedEntry): { body: Record<string, unknown>; secretsSent: readonly string[] };
+  /** The secrets an update of the entry writes, and where each value comes from. */
+  secretsWritten(entry: PreparedEntry): readonly SecretWritten[];
+  /** Problems that would stop the update being sent (a masked secret is kept by the service, not one). */
+  checkUpdate(entry: PreparedEntry): readonly Problem[];
+  /** A connection with every secret masked. */
+  imageOf(connection: Readonly<Record<string, unknown>>): SafeImage;
+}
 
 /** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
 export function createConvergeHelpers(

@@ -44,6 +44,7 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
+import { reportRecordsOf, runsOf } from '../sync/kind.js';
 import { isSendStep, planImport } from '../sync/kinds/connection.js';
 import { planProfiles } from '../sync/kinds/scan-profile.js';
 import { chooseImportRun } from '../sync/runs.js';
@@ -61,15 +62,7 @@ import {
   type OverrideRemoval,
 } from './import-types.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
-import {
-  buildIdMap,
-  buildProfileReport,
-  buildReport,
-  countOutcomes,
-  countProfileOutcomes,
-  writeReport,
-  writeScrubbedFile,
-} from './outputs.js';
+import { buildIdMap, writeReport, writeScrubbedFile } from './outputs.js';
 import {
   EMPTY_OVERRIDES,
   findOverrideRemovals,
@@ -285,6 +278,7 @@ async function importLeanSnapshot(
       { problems: profilePlan.problems, writes: profileWrites },
     );
 
+    const plans = { plan, profilePlan };
     if (options.dryRun) {
       // The rule the real run's pre-flight applies: connection and scan profile writes together.
       const needsConfirm =
@@ -295,8 +289,7 @@ async function importLeanSnapshot(
         kind: 'dry-run',
         target: environment.label,
         entryCount: lean.entries.length,
-        plan,
-        profilePlan,
+        ...plans,
         problems,
         confirmRequired: needsConfirm ? (environment.name ?? environment.label) : undefined,
       };
@@ -304,15 +297,7 @@ async function importLeanSnapshot(
 
     if (journal === undefined) throw new Error('journal not open');
     if (problems.length > 0) {
-      if (options.report) {
-        const none = new Map();
-        await writeReport(
-          options.report,
-          buildReport(plan, none),
-          buildProfileReport(profilePlan, none),
-          undefined,
-        );
-      }
+      if (options.report) await writeReport(options.report, reportRecordsOf(runsOf(plans), undefined));
       if (journal.fresh) {
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
         // its new journal deleted under it.
@@ -338,11 +323,7 @@ async function importLeanSnapshot(
       });
     }
     const writes = plan.changes + profilePlan.steps.filter(isProfileWrite).length;
-    let outcomes: Awaited<ReturnType<typeof runImportSteps>> = {
-      connections: new Map(),
-      profiles: new Map(),
-      stoppedBy: undefined,
-    };
+    let outcomes: Awaited<ReturnType<typeof runImportSteps>> = { outcomes: {}, stoppedBy: undefined };
     if (writes > 0) {
       if (continuing === undefined) await journal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
@@ -390,25 +371,20 @@ async function importLeanSnapshot(
     if (stoppedBy === undefined && wrote) await journal.endRun(run);
     await journal.close();
 
-    const report = buildReport(outcomes.plan ?? plan, outcomes.connections);
-    const profileReport = buildProfileReport(profilePlan, outcomes.profiles);
+    const runs = runsOf({ ...plans, plan: outcomes.plan ?? plan }, outcomes.outcomes);
     const reportRun = wrote ? run : undefined;
     if (options.report) {
-      await writeReport(options.report, report, profileReport, reportRun);
+      await writeReport(options.report, reportRecordsOf(runs, reportRun));
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
     if (options.idMap) {
-      await writeScrubbedFile(options.idMap, `${JSON.stringify(buildIdMap(report), null, 2)}\n`);
+      await writeScrubbedFile(options.idMap, `${JSON.stringify(buildIdMap(runs.report), null, 2)}\n`);
       onEvent({ kind: 'file-written', file: 'id-map', path: options.idMap });
     }
     return {
+      ...runs,
       kind: 'ran',
       target: environment.label,
-      report,
-      counts: countOutcomes(report),
-      profileReport,
-      profileCounts: countProfileOutcomes(profileReport),
-      profilesIncluded,
       rateLimited: limiter.rateLimitedCount,
       journal: journalPath,
       run: reportRun,

@@ -6,10 +6,9 @@ import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.j
 import type { DdsError, Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { WriteOutcome } from '../sync/execute.js';
-import type { KindPlans } from '../sync/kind.js';
+import type { KindPlans, KindRuns } from '../sync/kind.js';
 import type { OnConflict } from '../sync/plan.js';
 import type { Clock } from '../sync/throttle.js';
-import type { countOutcomes, countProfileOutcomes, ProfileReportLine, ReportLine } from './outputs.js';
 import type { ImportSelection } from './selection.js';
 
 /** Default concurrency when neither the options nor the environment's config set one. */
@@ -118,16 +117,9 @@ export type ImportResult =
        */
       readonly confirmRequired: string | undefined;
     })
-  | {
+  | (KindRuns & {
       readonly kind: 'ran';
       readonly target: string;
-      readonly report: readonly ReportLine[];
-      readonly counts: ReturnType<typeof countOutcomes>;
-      /** One line per scan profile (the snapshot's, and the target's pruned ones). */
-      readonly profileReport: readonly ProfileReportLine[];
-      readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
-      /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
-      readonly profilesIncluded: boolean;
       readonly rateLimited: number;
       readonly journal: string;
       /**
@@ -139,4 +131,4 @@ export type ImportResult =
       readonly idMapPath: string | undefined;
       /** Why the run stopped early (auth, Ctrl-C, a sick service); the caller throws it after rendering. */
       readonly stoppedBy: DdsError | undefined;
-    };
+    });

@@ -19,6 +19,7 @@ import {
   type WriteOutcome,
   type WritePayload,
 } from '../sync/execute.js';
+import type { JournalObject } from '../sync/journal/records.js';
 import type { Journal } from '../sync/journal/writer.js';
 import { writersFor } from '../sync/kind.js';
 import {
@@ -126,10 +127,9 @@ export interface RunImportInput {
   readonly replan?: (found: readonly Connection[]) => ImportPlan;
 }
 
-/** What the run did: connection outcomes by name, profile outcomes by plan index, why it stopped. */
+/** What the run did: each kind's outcomes (connections' by name, profiles' by plan index), why it stopped. */
 export interface RunImportResult {
-  readonly connections: ReadonlyMap<string, WriteOutcome>;
-  readonly profiles: ReadonlyMap<number, ProfileOutcome>;
+  readonly outcomes: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>>;
   readonly stoppedBy: DdsError | undefined;
   /** The plan as run: a create that met someone else's connection replaced by its second plan. */
   readonly plan?: ImportPlan;
@@ -181,7 +181,7 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     });
     for (const outcome of result.outcomes) connections.set(outcome.step.name, outcome);
     if (result.stoppedBy !== undefined)
-      return { connections, profiles: new Map(), stoppedBy: result.stoppedBy, plan: asRun };
+      return { outcomes: { connection: connections }, stoppedBy: result.stoppedBy, plan: asRun };
   }
 
   const profiles = new Map<number, ProfileOutcome>();
@@ -213,7 +213,12 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     profileSteps.push(profileWrite(step));
     planIndex.push(i);
   });
-  if (profileSteps.length === 0) return { connections, profiles, stoppedBy: undefined, plan: asRun };
+  if (profileSteps.length === 0)
+    return {
+      outcomes: { connection: connections, 'scan-profile': profiles },
+      stoppedBy: undefined,
+      plan: asRun,
+    };
   input.budget.extend(Math.max(10, Math.ceil(profileSteps.length / 10)));
   input.onProfilesStarted(countProfileWrites(profilePlan));
   const ids = await connectionIdsByName(client, input.signal);
@@ -223,5 +228,9 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     load: (w) => loadProfile(w.plan, ids),
   });
   for (const [k, outcome] of result.outcomes.entries()) profiles.set(planIndex[k] as number, outcome);
-  return { connections, profiles, stoppedBy: result.stoppedBy, plan: asRun };
+  return {
+    outcomes: { connection: connections, 'scan-profile': profiles },
+    stoppedBy: result.stoppedBy,
+    plan: asRun,
+  };
 }

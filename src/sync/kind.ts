@@ -10,8 +10,11 @@ import type { JournalObject } from './journal/records.js';
 import { connectionKind } from './kinds/connection.js';
 import { scanProfileKind } from './kinds/scan-profile.js';
 
-/** What the engine knows of a kind; `P` is its import plan, `Key` where an import's result holds it. */
-export interface SyncKind<P = unknown, Key extends string = string> {
+/**
+ * What the engine knows of a kind; `P` is its import plan, `Key` where an import's result holds it,
+ * `R` its members of a run's result (its report lines and their counts).
+ */
+export interface SyncKind<P = unknown, Key extends string = string, R = unknown> {
   /** The journal's tag for its records (`object`). */
   readonly object: JournalObject;
   /** What messages call one object of the kind. */
@@ -30,6 +33,19 @@ export interface SyncKind<P = unknown, Key extends string = string> {
   planJson(plan: P): Readonly<Record<string, unknown>>;
   /** Its parts of a dry run's Markdown. */
   planMarkdown(plan: P): KindMarkdown;
+  /** Its members of a run's result: its plan and the run's outcomes of its writes (none: nothing ran). */
+  report(plan: P, outcomes: ReadonlyMap<unknown, unknown> | undefined): R;
+  /** Its `--report` records (one JSON line each), each naming `run` (null: nothing was written). */
+  reportRecords(result: R, run: number | null): readonly object[];
+  /** Its summary of a run on stdout (none: not printed). */
+  summary(result: R, target: string): string | undefined;
+  /**
+   * Its members of a run's `--json` document: `head` after the target, `tail` after the id map; `ok`
+   * false: its failures make the run not ok.
+   */
+  runJson(result: R): { readonly ok?: boolean; readonly head?: object; readonly tail?: object };
+  /** Its failed writes in words (`2 entries`); none failed: undefined. */
+  failed(result: R): string | undefined;
 }
 
 /** A kind's parts of a dry run's Markdown (`import --dry-run --format markdown`). */
@@ -51,9 +67,29 @@ export type UnchangingStep = 'exists' | 'done' | 'skipped' | 'conflict' | 'inval
 export const KINDS = [connectionKind, scanProfileKind] as const;
 
 type PlanOf<K> = K extends SyncKind<infer P, string> ? P : never;
+type RunOf<K> = K extends SyncKind<never, string, infer R> ? R : never;
 
 /** Every kind's import plan, under its `planKey`. */
 export type KindPlans = { readonly [K in (typeof KINDS)[number] as K['planKey']]: PlanOf<K> };
+
+/** Every kind's members of a run's result (`report`). */
+export type KindRuns = UnionToIntersection<RunOf<(typeof KINDS)[number]>>;
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
+  ? I
+  : never;
+
+/** Every kind's members of a run's result: its plan and the run's outcomes of its writes (by kind). */
+export function runsOf(
+  plans: KindPlans,
+  outcomes?: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>>,
+): KindRuns {
+  return Object.assign({}, ...KINDS.map((k) => k.report(plans[k.planKey] as never, outcomes?.[k.object])));
+}
+
+/** Every kind's `--report` records of a run's result, in the order of {@link KINDS}. */
+export function reportRecordsOf(result: KindRuns, run: number | undefined): object[] {
+  return KINDS.flatMap((k) => k.reportRecords(result, run ?? null));
+}
 
 /** Each kind with its plan of `plans`, in the order of {@link KINDS}. */
 export function eachPlan(plans: KindPlans): readonly (readonly [SyncKind, unknown])[] {

@@ -19,9 +19,6 @@
 import { compareNames } from '../connections/match.js';
 import type { JournalOp } from './journal/records.js';
 
-/** The step kinds every kind plans (a kind adds its own, e.g. a connection's `rename`). */
-export type SharedStepKind = 'create' | 'update' | 'delete' | 'done' | 'unchanged' | 'exists' | 'conflict';
-
 /** How many of `steps` are of each of `kinds` (every one named, in that order). */
 export function countSteps<K extends string>(
   steps: readonly { readonly kind: K }[],

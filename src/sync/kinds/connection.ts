@@ -2,7 +2,7 @@
  * The connection kind: keyed by name; how the executor writes a data source connection
  * (`/ds_connections`: spec 4.x, api-notes [code]); its steps (what `--dry-run` prints and the run
  * executes) and its planning rules ({@link planImport}, with what `--on-conflict update` and `--prune`
- * need of it: {@link ConvergeHelpers}, made by `importer/converge.ts`).
+ * need of it: `ConvergeHelpers` of `importer/converge.ts`).
  */
 import {
   createConnection,
@@ -14,12 +14,14 @@ import type { HttpClient } from '../../api/http.js';
 import type { FieldChange } from '../../diff/types.js';
 import { countOf, displayName } from '../../display-name.js';
 import { assertNever, type Problem } from '../../errors.js';
+import type { ConvergeHelpers } from '../../importer/converge.js';
+import { buildReport, countOutcomes, formatSummary, type ReportLine } from '../../importer/outputs.js';
 import { PreparedSource, PreparedUpdate } from '../../importer/prepared-sources.js';
 import type { NameSelection } from '../../importer/selection.js';
 import { fieldAt, held, type ImageSource, type SecretWritten, type Source } from '../../importer/source.js';
 import { code, text } from '../../markdown.js';
 import type { Connection } from '../../model/connection.js';
-import type { KindWriter, WritePayload } from '../execute.js';
+import type { KindWriter, WriteOutcome, WritePayload } from '../execute.js';
 import type { SafeImage } from '../journal/records.js';
 import type { WriteState } from '../journal/replay.js';
 import type { SyncKind } from '../kind.js';
@@ -205,20 +207,6 @@ export interface PlanInput {
    * comparison of an entry with a target connection, an update's body and checks, and safe images.
    */
   readonly converge?: ConvergeHelpers;
-}
-
-/** The comparison and image functions {@link planImport} uses for updates and deletes. */
-export interface ConvergeHelpers {
-  /** The fields that differ between the entry's body and the target's connection (diff's comparison). */
-  compare(entry: PreparedEntry, target: Connection): readonly FieldChange[];
-  /** The PUT body of an entry and the secrets it sends in clear. */
-  updateBody(entry: PreparedEntry): { body: Record<string, unknown>; secretsSent: readonly string[] };
-  /** The secrets an update of the entry writes, and where each value comes from. */
-  secretsWritten(entry: PreparedEntry): readonly SecretWritten[];
-  /** Problems that would stop the update being sent (a masked secret is kept by the service, not one). */
-  checkUpdate(entry: PreparedEntry): readonly Problem[];
-  /** A connection with every secret masked. */
-  imageOf(connection: Readonly<Record<string, unknown>>): SafeImage;
 }
 
 /** The plan: steps in code-unit order of name, and counts per kind. */
@@ -447,7 +435,7 @@ function markdownItem(step: PlanStep): string[] {
 }
 
 /** The connection kind, as the engine sees it. */
-export const connectionKind: SyncKind<ImportPlan, 'plan'> = {
+export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
   object: 'connection',
   label: 'connection',
   writer: connectionWriter,
@@ -484,4 +472,22 @@ export const connectionKind: SyncKind<ImportPlan, 'plan'> = {
       ],
     };
   },
+  report: (plan, outcomes = new Map()) => {
+    const report = buildReport(plan, outcomes as ReadonlyMap<string, WriteOutcome>);
+    return { report, counts: countOutcomes(report) };
+  },
+  reportRecords: ({ report }, run) => report.map((l) => ({ object: 'connection', run, ...l })),
+  summary: ({ report }, target) => formatSummary(report, target),
+  runJson: ({ report, counts }) => ({
+    ok: counts.failed === 0,
+    head: { counts },
+    tail: { failures: report.filter((l) => l.outcome === 'failed') },
+  }),
+  failed: ({ counts }) => (counts.failed > 0 ? countOf(counts.failed, 'entry', 'entries') : undefined),
 };
+
+/** The connections' members of an import run's result. */
+interface ConnectionRun {
+  readonly report: readonly ReportLine[];
+  readonly counts: ReturnType<typeof countOutcomes>;
+}

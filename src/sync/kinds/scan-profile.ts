@@ -17,6 +17,13 @@ import { compareProfileFields, toComparableProfile } from '../../diff/scan-profi
 import type { FieldChange } from '../../diff/types.js';
 import { countOf } from '../../display-name.js';
 import { assertNever, type Problem } from '../../errors.js';
+import {
+  buildProfileReport,
+  countProfileOutcomes,
+  formatProfileSummary,
+  type ProfileOutcome,
+  type ProfileReportLine,
+} from '../../importer/outputs.js';
 import type { NameSelection } from '../../importer/selection.js';
 import { code, text } from '../../markdown.js';
 import type { ScanProfile, SnapshotScanProfile } from '../../model/scan-profile.js';
@@ -26,7 +33,7 @@ import { type KindWriter, StepRefused, type WriteTarget } from '../execute.js';
 import type { JournalOp } from '../journal/records.js';
 import type { WriteState } from '../journal/replay.js';
 import type { SyncKind } from '../kind.js';
-import { countSteps, type OnConflict, planKind } from '../plan.js';
+import { type OnConflict, planKind } from '../plan.js';
 
 function idOf(target: WriteTarget): string {
   if (target.id === undefined) throw new StepRefused(`scan profile '${target.name}' has no id in the target`);
@@ -206,23 +213,12 @@ export type ProfileStep =
   | (ProfileStepBase & { readonly kind: 'conflict'; readonly targetId: string | undefined })
   | (ProfileStepBase & { readonly kind: 'blocked'; readonly problems: readonly Problem[] });
 
-/** Every profile step kind. */
-const PROFILE_STEP_KINDS: readonly ProfileStep['kind'][] = [
-  'create',
-  'update',
-  'delete',
-  'done',
-  'exists',
-  'unchanged',
-  'skipped',
-  'conflict',
-  'blocked',
-];
-
 /** The plan of the profile phase. */
 export interface ProfilePlan {
   /** Snapshot profiles in name order, then the deletes (target name order). */
   readonly steps: readonly ProfileStep[];
+  /** Set when the snapshot includes scan profiles (absent: nothing was planned). */
+  readonly included?: true;
   /** Pre-flight problems: conflicts (`--on-conflict fail`) and profiles naming absent connections. */
   readonly problems: readonly Problem[];
 }
@@ -354,7 +350,7 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     const message = `scan profile '${step.name}' already exists in the target (--on-conflict fail)`;
     return [{ entry: step.name, message }];
   });
-  return { steps, problems };
+  return { steps, problems, included: true };
 }
 
 function resolveDataSources(
@@ -429,7 +425,7 @@ function markdownItem(step: ProfileStep): string[] {
 }
 
 /** The scan profile kind, as the engine sees it. */
-export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan'> = {
+export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> = {
   object: 'scan-profile',
   label: 'scan profile',
   writer: scanProfileWriter,
@@ -449,12 +445,15 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan'> = {
     })),
   }),
   planMarkdown: ({ steps }) => {
-    const c = countSteps(steps, PROFILE_STEP_KINDS);
+    const n = (kind: ProfileStep['kind']) => steps.filter((s) => s.kind === kind).length;
     const items = (kinds: readonly ProfileStep['kind'][]) =>
       steps.filter((s) => kinds.includes(s.kind)).map(markdownItem);
     return {
-      row: steps.length > 0 ? ['Scan profiles', c.create, c.update, c.delete, c.unchanged] : undefined,
-      also: (['exists', 'done', 'skipped', 'conflict', 'blocked'] as const).map((k) => [k, c[k]] as const),
+      row:
+        steps.length > 0
+          ? ['Scan profiles', n('create'), n('update'), n('delete'), n('unchanged')]
+          : undefined,
+      also: (['exists', 'done', 'skipped', 'conflict', 'blocked'] as const).map((k) => [k, n(k)] as const),
       alsoNamed: true,
       sections: [
         ['Scan profiles to create', items(['create'])],
@@ -464,4 +463,35 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan'> = {
       ],
     };
   },
+  report: (plan, outcomes = new Map()) => {
+    const profileReport = buildProfileReport(plan, outcomes as ReadonlyMap<number, ProfileOutcome>);
+    return {
+      profileReport,
+      profileCounts: countProfileOutcomes(profileReport),
+      profilesIncluded: plan.included === true,
+    };
+  },
+  reportRecords: ({ profileReport }, run) => profileReport.map((l) => ({ ...l, run })),
+  summary: (r) => (r.profilesIncluded ? formatProfileSummary(r.profileReport) : undefined),
+  runJson: ({ profileReport, profileCounts, profilesIncluded }) => ({
+    tail: profilesIncluded
+      ? {
+          scanProfiles: {
+            counts: profileCounts,
+            failures: profileReport.filter((l) => l.outcome === 'failed'),
+            skipped: profileReport.filter((l) => l.outcome === 'skipped'),
+          },
+        }
+      : {},
+  }),
+  failed: ({ profileCounts: { failed } }) => (failed > 0 ? countOf(failed, 'scan profile') : undefined),
 };
+
+/** The scan profiles' members of an import run's result. */
+interface ProfileRun {
+  /** One line per scan profile (the snapshot's, and the target's pruned ones). */
+  readonly profileReport: readonly ProfileReportLine[];
+  readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
+  /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
+  readonly profilesIncluded: boolean;
+}
