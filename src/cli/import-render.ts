@@ -76,8 +76,10 @@ export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => vo
         // Also when the run throws: the bar must not be left drawing over the error line.
         progress?.stop();
         return;
-      case 'profiles-started':
-        ctx.out.info(`Scan profiles: ${event.sends} to send to ${event.target}`);
+      case 'kind-started':
+        ctx.out.info(
+          `${event.label[0]?.toUpperCase()}${event.label.slice(1)}s: ${event.sends} to send to ${event.target}`,
+        );
         return;
       case 'file-written':
         ctx.out.info(`${event.file === 'report' ? 'Report' : 'Id map'}: ${event.path}`);

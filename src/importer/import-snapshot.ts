@@ -61,6 +61,7 @@ import {
   type ImportResult,
   type OverrideRemoval,
 } from './import-types.js';
+import { countProfileWrites, isProfileWrite } from './kind-runs.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
 import { buildIdMap, writeReport, writeScrubbedFile } from './outputs.js';
 import {
@@ -73,7 +74,7 @@ import {
   resolveOverrides,
 } from './overrides.js';
 import { checkEntryForSend, checkPreflight, formatWarning, preflightHint } from './preflight.js';
-import { countProfileWrites, isProfileWrite, runImportSteps } from './run-import.js';
+import { runImportSteps } from './run-import.js';
 
 /**
  * Import a snapshot into the target (see the module comment for the order of side effects).
@@ -323,7 +324,7 @@ async function importLeanSnapshot(
       });
     }
     const writes = plan.changes + profilePlan.steps.filter(isProfileWrite).length;
-    let outcomes: Awaited<ReturnType<typeof runImportSteps>> = { outcomes: {}, stoppedBy: undefined };
+    let outcomes: Awaited<ReturnType<typeof runImportSteps>> = { outcomes: {}, stoppedBy: undefined, plans };
     if (writes > 0) {
       if (continuing === undefined) await journal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
@@ -340,8 +341,7 @@ async function importLeanSnapshot(
       });
       try {
         outcomes = await runImportSteps({
-          plan,
-          profilePlan,
+          plans,
           onConflict: options.onConflict,
           client,
           journal,
@@ -353,8 +353,8 @@ async function importLeanSnapshot(
           ...(ports.clock ? { clock: ports.clock } : {}),
           concurrency,
           onOutcome: (outcome) => onEvent({ kind: 'write-settled', outcome }),
-          onProfilesStarted: (sends) =>
-            onEvent({ kind: 'profiles-started', target: environment.label, sends }),
+          onKindStarted: (label, sends) =>
+            onEvent({ kind: 'kind-started', label, target: environment.label, sends }),
           replan: (found) => {
             const names = new Set(found.map((c) => c.name));
             const target = found.map((c) => ({ name: c.name, _id: c._id, connection: c }));
@@ -371,7 +371,7 @@ async function importLeanSnapshot(
     if (stoppedBy === undefined && wrote) await journal.endRun(run);
     await journal.close();
 
-    const runs = runsOf({ ...plans, plan: outcomes.plan ?? plan }, outcomes.outcomes);
+    const runs = runsOf(outcomes.plans, outcomes.outcomes);
     const reportRun = wrote ? run : undefined;
     if (options.report) {
       await writeReport(options.report, reportRecordsOf(runs, reportRun));

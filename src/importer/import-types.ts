@@ -98,8 +98,8 @@ export type ImportEvent =
   | { readonly kind: 'write-settled'; readonly outcome: WriteOutcome }
   /** The sends ended, also when the run throws. */
   | { readonly kind: 'run-ended' }
-  /** The scan profile phase begins (after the connections). */
-  | { readonly kind: 'profiles-started'; readonly target: string; readonly sends: number }
+  /** A later kind's writes begin (after the kinds before it): `label` names one of its objects. */
+  | { readonly kind: 'kind-started'; readonly label: string; readonly target: string; readonly sends: number }
   /** An output file was written. */
   | { readonly kind: 'file-written'; readonly file: 'report' | 'id-map'; readonly path: string };
 

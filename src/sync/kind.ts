@@ -5,6 +5,7 @@
  * after the kinds its objects reference).
  */
 import type { HttpClient } from '../api/http.js';
+import type { ImportHandOn, KindImportResult, KindImportRun } from '../importer/kind-runs.js';
 import type { KindWriter } from './execute.js';
 import type { JournalObject } from './journal/records.js';
 import { connectionKind } from './kinds/connection.js';
@@ -33,6 +34,15 @@ export interface SyncKind<P = unknown, Key extends string = string, R = unknown>
   planJson(plan: P): Readonly<Record<string, unknown>>;
   /** Its parts of a dry run's Markdown. */
   planMarkdown(plan: P): KindMarkdown;
+  /**
+   * Runs its writes of `plan` through the executor, after the kinds before it (their hand-ons in
+   * `earlier`, by object tag): its outcomes, its plan as run, what it hands on to later kinds.
+   */
+  runImport(
+    plan: P,
+    run: KindImportRun,
+    earlier: ReadonlyMap<JournalObject, ImportHandOn>,
+  ): Promise<KindImportResult<P>>;
   /** Its members of a run's result: its plan and the run's outcomes of its writes (none: nothing ran). */
   report(plan: P, outcomes: ReadonlyMap<unknown, unknown> | undefined): R;
   /** Its `--report` records (one JSON line each), each naming `run` (null: nothing was written). */
@@ -67,7 +77,7 @@ export type UnchangingStep = 'exists' | 'done' | 'skipped' | 'conflict' | 'inval
 export const KINDS = [connectionKind, scanProfileKind] as const;
 
 type PlanOf<K> = K extends SyncKind<infer P, string> ? P : never;
-type RunOf<K> = K extends SyncKind<never, string, infer R> ? R : never;
+type RunOf<K> = K extends SyncKind<infer _P, string, infer R> ? R : never;
 
 /** Every kind's import plan, under its `planKey`. */
 export type KindPlans = { readonly [K in (typeof KINDS)[number] as K['planKey']]: PlanOf<K> };

@@ -65,7 +65,7 @@ describe('planProfiles', () => {
       { ref: 's-beta', targetName: 'beta (2)', asName: false },
       { ref: 'alpha', targetName: 'alpha', asName: true },
     ]);
-    // The body as the import's profile write builds it (`run-import.ts`): server fields dropped.
+    // The body as the import's profile write builds it (`kind-runs.ts`): server fields dropped.
     const build = (ids: ReadonlyMap<string, string>) =>
       placeProfileBody(
         { ...stripProfileServerFields(step.profile), name: step.targetName },

@@ -15,6 +15,7 @@ import type { FieldChange } from '../../diff/types.js';
 import { countOf, displayName } from '../../display-name.js';
 import { assertNever, type Problem } from '../../errors.js';
 import type { ConvergeHelpers } from '../../importer/converge.js';
+import { runConnectionImport } from '../../importer/kind-runs.js';
 import { buildReport, countOutcomes, formatSummary, type ReportLine } from '../../importer/outputs.js';
 import { PreparedSource, PreparedUpdate } from '../../importer/prepared-sources.js';
 import type { NameSelection } from '../../importer/selection.js';
@@ -472,6 +473,7 @@ export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
       ],
     };
   },
+  runImport: (plan, run) => runConnectionImport(plan, run),
   report: (plan, outcomes = new Map()) => {
     const report = buildReport(plan, outcomes as ReadonlyMap<string, WriteOutcome>);
     return { report, counts: countOutcomes(report) };

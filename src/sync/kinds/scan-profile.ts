@@ -17,6 +17,7 @@ import { compareProfileFields, toComparableProfile } from '../../diff/scan-profi
 import type { FieldChange } from '../../diff/types.js';
 import { countOf } from '../../display-name.js';
 import { assertNever, type Problem } from '../../errors.js';
+import { runProfileImport } from '../../importer/kind-runs.js';
 import {
   buildProfileReport,
   countProfileOutcomes,
@@ -463,6 +464,7 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
       ],
     };
   },
+  runImport: (plan, run, earlier) => runProfileImport(plan, run, earlier),
   report: (plan, outcomes = new Map()) => {
     const profileReport = buildProfileReport(plan, outcomes as ReadonlyMap<number, ProfileOutcome>);
     return {
