@@ -114,8 +114,6 @@ export interface KindImportRun {
   readonly onOutcome: (outcome: WriteOutcome) => void;
   /** Called before the kind's writes start, when they wait on earlier kinds (with its number of writes). */
   readonly onStarted: (sends: number) => void;
-  /** Plan again, as existing, the entries of connections someone else created meanwhile (`update`). */
-  readonly replan?: (found: readonly Connection[]) => ImportPlan;
 }
 
 /**
@@ -154,14 +152,14 @@ export async function runConnectionImport(
   let asRun = plan;
   let stoppedBy: DdsError | undefined;
   for (const [i, phase] of phases.entries()) {
-    if (i === 1 && input.replan !== undefined && input.onConflict === 'update') {
+    if (i === 1 && plan.replan !== undefined && input.onConflict === 'update') {
       const taken: Connection[] = [];
       for (const c of creates) {
         if (connections.get(c.name)?.kind !== 'exists') continue;
         const found = await getConnectionByName(client, c.targetName, { signal: input.signal });
         if (found !== undefined) taken.push(found);
       }
-      for (const step of taken.length > 0 ? input.replan(taken).steps : []) {
+      for (const step of taken.length > 0 ? plan.replan(taken).steps : []) {
         replanned.set(step.name, step);
         if (step.kind === 'update') phase.unshift(write(step));
       }

@@ -410,3 +410,18 @@ export async function writeReport(path: string, records: readonly object[]): Pro
   if (before !== '' && !before.endsWith('\n')) before += '\n';
   await writeScrubbedFile(path, before + records.map((r) => `${JSON.stringify(r)}\n`).join(''));
 }
+
+/** The connections' members of an import run's result. */
+export interface ConnectionRun {
+  readonly report: readonly ReportLine[];
+  readonly counts: ReturnType<typeof countOutcomes>;
+}
+
+/** The scan profiles' members of an import run's result. */
+export interface ProfileRun {
+  /** One line per scan profile (the snapshot's, and the target's pruned ones). */
+  readonly profileReport: readonly ProfileReportLine[];
+  readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
+  /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
+  readonly profilesIncluded: boolean;
+}

@@ -5,6 +5,7 @@
  * after the kinds its objects reference).
  */
 import type { HttpClient } from '../api/http.js';
+import type { ImportStart, KindPlanner } from '../importer/kind-plans.js';
 import type { ImportHandOn, KindImportResult, KindImportRun } from '../importer/kind-runs.js';
 import type { KindWriter } from './execute.js';
 import type { JournalObject } from './journal/records.js';
@@ -24,6 +25,8 @@ export interface SyncKind<P = unknown, Key extends string = string, R = unknown>
   writer(client: HttpClient): KindWriter;
 
   // import
+  /** Starts its reads of the target for an import; what it returns plans it, after the kinds before it. */
+  startImport(start: ImportStart): KindPlanner<P>;
   /** Where an import's result holds its plan ({@link KindPlans}). */
   readonly planKey: Key;
   /** Its plan in a dry run's text: its lines, in step order. */

@@ -15,8 +15,9 @@ import type { FieldChange } from '../../diff/types.js';
 import { countOf, displayName } from '../../display-name.js';
 import { assertNever, type Problem } from '../../errors.js';
 import type { ConvergeHelpers } from '../../importer/converge.js';
+import { startConnectionImport } from '../../importer/kind-plans.js';
 import { runConnectionImport } from '../../importer/kind-runs.js';
-import { buildReport, countOutcomes, formatSummary, type ReportLine } from '../../importer/outputs.js';
+import { buildReport, type ConnectionRun, countOutcomes, formatSummary } from '../../importer/outputs.js';
 import { PreparedSource, PreparedUpdate } from '../../importer/prepared-sources.js';
 import type { NameSelection } from '../../importer/selection.js';
 import { fieldAt, held, type ImageSource, type SecretWritten, type Source } from '../../importer/source.js';
@@ -218,6 +219,8 @@ export interface ImportPlan {
   readonly sends: number;
   /** Every write the plan would make: creates, updates and deletes (what `--max-changes` counts). */
   readonly changes: number;
+  /** Plans again, as existing, the entries of connections someone else created meanwhile (`update`). */
+  readonly replan?: (found: readonly Connection[]) => ImportPlan;
 }
 
 /** True for steps that send a PUT or a DELETE. */
@@ -442,6 +445,7 @@ export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
   writer: connectionWriter,
 
   // import
+  startImport: (start) => startConnectionImport(start),
   planKey: 'plan',
   planText: (plan) => plan.steps.flatMap((s) => describeStep(s).split('\n')),
   planTotals: (plan) => plan.counts,
@@ -487,9 +491,3 @@ export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
   }),
   failed: ({ counts }) => (counts.failed > 0 ? countOf(counts.failed, 'entry', 'entries') : undefined),
 };
-
-/** The connections' members of an import run's result. */
-interface ConnectionRun {
-  readonly report: readonly ReportLine[];
-  readonly counts: ReturnType<typeof countOutcomes>;
-}

@@ -17,13 +17,14 @@ import { compareProfileFields, toComparableProfile } from '../../diff/scan-profi
 import type { FieldChange } from '../../diff/types.js';
 import { countOf } from '../../display-name.js';
 import { assertNever, type Problem } from '../../errors.js';
+import { startProfileImport } from '../../importer/kind-plans.js';
 import { runProfileImport } from '../../importer/kind-runs.js';
 import {
   buildProfileReport,
   countProfileOutcomes,
   formatProfileSummary,
   type ProfileOutcome,
-  type ProfileReportLine,
+  type ProfileRun,
 } from '../../importer/outputs.js';
 import type { NameSelection } from '../../importer/selection.js';
 import { code, text } from '../../markdown.js';
@@ -432,6 +433,7 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
   writer: scanProfileWriter,
 
   // import
+  startImport: (start) => startProfileImport(start),
   planKey: 'profilePlan',
   planText: (plan) => plan.steps.map(describeProfileStep),
   planTotals: () => undefined,
@@ -488,12 +490,3 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
   }),
   failed: ({ profileCounts: { failed } }) => (failed > 0 ? countOf(failed, 'scan profile') : undefined),
 };
-
-/** The scan profiles' members of an import run's result. */
-interface ProfileRun {
-  /** One line per scan profile (the snapshot's, and the target's pruned ones). */
-  readonly profileReport: readonly ProfileReportLine[];
-  readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
-  /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
-  readonly profilesIncluded: boolean;
-}
