@@ -6,30 +6,14 @@
 import { countOf, displayName } from '../display-name.js';
 import { assertNever, ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-types.js';
-import { formatProfileSummary, formatSummary } from '../importer/outputs.js';
-import type { ImportPlan } from '../importer/plan.js';
-import { describeStep } from '../importer/plan-describe.js';
 import { renderPlanMarkdown } from '../importer/plan-markdown.js';
 import { formatWarning } from '../importer/preflight.js';
-import type { ProfileStep } from '../importer/profile-plan.js';
 import { scrub } from '../secrets.js';
+import { eachPlan, KINDS, type SyncKind } from '../sync/kind.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { printProblems } from './render.js';
 import { printWarnings } from './warnings.js';
-
-function planJson(plan: ImportPlan) {
-  return plan.steps.map((s) => ({
-    kind: s.kind,
-    name: s.name,
-    type: s.type,
-    ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
-    ...('targetId' in s && s.targetId ? { targetId: s.targetId } : {}),
-    ...(s.kind === 'invalid' ? { problems: s.problems } : {}),
-    ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path), secretsWritten: s.secrets } : {}),
-    ...(s.kind === 'done' && s.op !== undefined ? { op: s.op } : {}),
-  }));
-}
 
 /** An event renderer for one run: warnings and progress on stderr. */
 export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => void {
@@ -92,8 +76,10 @@ export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => vo
         // Also when the run throws: the bar must not be left drawing over the error line.
         progress?.stop();
         return;
-      case 'profiles-started':
-        ctx.out.info(`Scan profiles: ${event.sends} to send to ${event.target}`);
+      case 'kind-started':
+        ctx.out.info(
+          `${event.label[0]?.toUpperCase()}${event.label.slice(1)}s: ${event.sends} to send to ${event.target}`,
+        );
         return;
       case 'file-written':
         ctx.out.info(`${event.file === 'report' ? 'Report' : 'Id map'}: ${event.path}`);
@@ -113,23 +99,15 @@ export function renderDryRun(
   result: Extract<ImportResult, { kind: 'dry-run' }>,
   format: (typeof PLAN_FORMATS)[number],
 ): ExitCode {
-  const { plan, problems } = result;
+  const { problems } = result;
+  const plans = eachPlan(result);
   if (format === 'markdown') {
-    ctx.out.result(scrub(renderPlanMarkdown(plan, result.profilePlan, result)).trimEnd());
+    ctx.out.result(scrub(renderPlanMarkdown(result, result)).trimEnd());
   } else if (format === 'json') {
     ctx.out.json({
       dryRun: true,
       target: result.target,
-      counts: plan.counts,
-      steps: planJson(plan),
-      scanProfiles: result.profilePlan.steps.map((s) => ({
-        kind: s.kind,
-        name: s.name,
-        ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
-        ...(s.kind === 'skipped' ? { reason: s.reason } : {}),
-        ...(s.kind === 'blocked' ? { problems: s.problems } : {}),
-        ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path) } : {}),
-      })),
+      ...Object.assign({}, ...plans.map(([kind, plan]) => kind.planJson(plan))),
       problems,
       confirmRequired: result.confirmRequired ?? null,
     });
@@ -137,10 +115,9 @@ export function renderDryRun(
     ctx.out.result(
       `Plan for importing ${countOf(result.entryCount, 'entry', 'entries')} into ${result.target} (dry run, nothing sent):`,
     );
-    for (const step of plan.steps)
-      for (const line of describeStep(step).split('\n')) ctx.out.result(`  ${line}`);
-    for (const step of result.profilePlan.steps) ctx.out.result(`  ${describeProfileStep(step)}`);
-    const counts = Object.entries(plan.counts)
+    for (const [kind, plan] of plans) for (const line of kind.planText(plan)) ctx.out.result(`  ${line}`);
+    const counts = plans
+      .flatMap(([kind, plan]) => Object.entries(kind.planTotals(plan) ?? {}))
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
@@ -160,73 +137,36 @@ export function renderDryRun(
 
 /** Print a run's summary; throw why it stopped early, if it did. */
 export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind: 'ran' }>): ExitCode {
-  const { report, counts } = result;
+  const kinds: readonly SyncKind[] = KINDS;
+  const json = kinds.map((kind) => kind.runJson(result));
   if (ctx.globals.json) {
     ctx.out.json({
-      ok: result.stoppedBy === undefined && counts.failed === 0,
+      ok: result.stoppedBy === undefined && json.every((j) => j.ok !== false),
       target: result.target,
-      counts,
+      ...Object.assign({}, ...json.map((j) => j.head)),
       rateLimited: result.rateLimited,
       journal: result.journal,
       run: result.run ?? null,
       upToDate: result.run === undefined,
       report: result.reportPath ?? null,
       idMap: result.idMapPath ?? null,
-      failures: report.filter((l) => l.outcome === 'failed'),
-      ...(result.profilesIncluded
-        ? {
-            scanProfiles: {
-              counts: result.profileCounts,
-              failures: result.profileReport.filter((l) => l.outcome === 'failed'),
-              skipped: result.profileReport.filter((l) => l.outcome === 'skipped'),
-            },
-          }
-        : {}),
+      ...Object.assign({}, ...json.map((j) => j.tail)),
       ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
     });
   } else {
-    ctx.out.result(formatSummary(report, result.target));
-    if (result.profilesIncluded) ctx.out.result(formatProfileSummary(result.profileReport));
+    for (const kind of kinds) {
+      const summary = kind.summary(result, result.target);
+      if (summary !== undefined) ctx.out.result(summary);
+    }
     if (result.run === undefined)
       ctx.out.result(`${result.target} is up to date with the snapshot: nothing was written`);
     else ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
   }
   if (result.stoppedBy) throw result.stoppedBy;
-  const profileFailures = result.profileCounts.failed;
-  if (counts.failed > 0 || profileFailures > 0) {
-    const parts = [
-      ...(counts.failed > 0 ? [countOf(counts.failed, 'entry', 'entries')] : []),
-      ...(profileFailures > 0 ? [countOf(profileFailures, 'scan profile')] : []),
-    ];
+  const parts = kinds.flatMap((kind) => kind.failed(result) ?? []);
+  if (parts.length > 0) {
     ctx.out.warn(`${parts.join(' and ')} failed (see above); fix them and re-run to retry`);
     return ExitCode.partial;
   }
   return ExitCode.ok;
-}
-
-/** One line of a dry run's plan per scan profile step. */
-function describeProfileStep(step: ProfileStep): string {
-  switch (step.kind) {
-    case 'create':
-      return `scan profile ${step.name}: create${step.targetName === step.name ? '' : ` as '${step.targetName}'`}${step.attempt > 1 ? ' (in doubt: not found in the target, sent again)' : ''}`;
-    case 'update':
-      return `scan profile ${step.name}: update (${step.fields.map((f) => f.path).join(', ')})`;
-    case 'delete':
-      return `scan profile ${step.name}: delete (not in the snapshot, --prune)`;
-    case 'done':
-      return `scan profile ${step.name}: done (${step.via === 'journal' ? 'by an earlier run' : 'found in the target after an interrupted request'})`;
-    case 'exists':
-      return `scan profile ${step.name}: exists in the target, skipped`;
-    case 'unchanged':
-      return `scan profile ${step.name}: unchanged`;
-    case 'skipped':
-      return `scan profile ${step.name}: skipped: ${step.reason}`;
-    case 'conflict':
-      return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
-    case 'blocked':
-      // The problems themselves are in the pre-flight's one list.
-      return `scan profile ${step.name}: refused: ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
-    default:
-      return assertNever(step, 'profile step');
-  }
 }

@@ -2,11 +2,12 @@
  * The import workflow: makes a target match a snapshot. The steps, in this order of side effects:
  * overrides read -> snapshot verified (one pass, keeping per entry only its name, type, source id and
  * place in the file) -> target resolved -> throttle and client created -> templates loaded -> journal
- * locked and replayed, then the target listed (connections, scan profiles when the snapshot includes
- * them, scanner groups and credentials; a dry run only peeks at the journal) -> plan (connections, then
- * profiles: `planImport` and `planProfiles` of `sync/kinds/`, on the loop of `sync/plan.ts`) against the live target ->
- * pre-flight -> (dry run: return the plans) -> (refused: report written, fresh journal deleted under
- * the lock, PreflightError) -> the run's writes through the executor (`run-import.ts`) -> report, id map.
+ * locked and replayed, then every kind's reads of the target (`startImport` of its descriptor:
+ * connections with scanner groups and credentials, scan profiles when the snapshot includes them; a dry
+ * run only peeks at the journal) -> each kind's plan against the live target, kind after kind in the
+ * order of `KINDS`, each given what the kinds before it hand on (`kind-plans.ts`) -> pre-flight -> (dry
+ * run: return the plans) -> (refused: report written, fresh journal deleted under the lock,
+ * PreflightError) -> the run's writes through the executor (`run-import.ts`) -> report, id map.
  *
  * Runs: the journal holds the runs of one snapshot into one target. An interrupted run is finished:
  * what it left in doubt is looked up by name before anything is sent again, what it did is reported as
@@ -18,25 +19,15 @@
  * arguments, so tests can hand fakes.
  */
 import { unlink } from 'node:fs/promises';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createRetryBudget } from '../api/retry-policy.js';
-import { listScanProfiles } from '../api/scan-profiles.js';
-import {
-  checkEntryReferences,
-  createReferenceCollector,
-  describeReferenceWarnings,
-  describeSourceIdDrops,
-  REFERENCE_POINTERS,
-  type ReferencingEntry,
-  type SourceIdChange,
-} from '../connections/references.js';
+import { REFERENCE_POINTERS, type SourceIdChange } from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
-import { PreflightError, type Problem } from '../errors.js';
+import { PreflightError } from '../errors.js';
 import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { writesOf } from '../sync/journal/replay.js';
+import type { JournalObject } from '../sync/journal/records.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -44,13 +35,12 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
-import { createConvergeHelpers, planImport } from '../sync/kinds/connection.js';
-import { planProfiles } from '../sync/kinds/scan-profile.js';
+import { KINDS, type KindPlans, reportRecordsOf, runsOf, type SyncKind } from '../sync/kind.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
-import { fetchTargetReferences } from '../validate/target-references.js';
-import { checkOnly, listTarget, targetSummarizer, withReferenceChecks } from './import-target.js';
+import { createConvergeHelpers } from './converge.js';
+import { checkOnly } from './import-target.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,
   type ImportEvent,
@@ -59,16 +49,10 @@ import {
   type ImportResult,
   type OverrideRemoval,
 } from './import-types.js';
+import type { ImportStart, KindPlanner, PlanHandOn } from './kind-plans.js';
+import { countProfileWrites, isProfileWrite } from './kind-runs.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
-import {
-  buildIdMap,
-  buildProfileReport,
-  buildReport,
-  countOutcomes,
-  countProfileOutcomes,
-  writeReport,
-  writeScrubbedFile,
-} from './outputs.js';
+import { buildIdMap, writeReport, writeScrubbedFile } from './outputs.js';
 import {
   EMPTY_OVERRIDES,
   findOverrideRemovals,
@@ -78,9 +62,8 @@ import {
   overridesApplyTo,
   resolveOverrides,
 } from './overrides.js';
-import { isSendStep } from './plan.js';
-import { checkEntryForSend, checkPreflight, formatWarning, preflightHint } from './preflight.js';
-import { countProfileWrites, isProfileWrite, runImportSteps } from './run-import.js';
+import { checkPreflight, preflightHint } from './preflight.js';
+import { runImportSteps } from './run-import.js';
 
 /**
  * Import a snapshot into the target (see the module comment for the order of side effects).
@@ -119,7 +102,6 @@ async function importLeanSnapshot(
 ): Promise<ImportResult> {
   for (const rule of findUnusedOverrides(overrides, lean.entries)) onEvent({ kind: 'unused-override', rule });
   if (removals.length > 0) onEvent({ kind: 'override-removes', removals });
-  const profilesIncluded = lean.verified.header.include.includes('scanProfiles');
   const profileNames = lean.profiles.map((p) => p.scanProfile.name);
   // With --prune, --only may also name connections only the target holds: checked once it is listed.
   if (!options.prune) checkOnly(options.only, lean.entries, profileNames);
@@ -155,33 +137,26 @@ async function importLeanSnapshot(
 
     const converging = options.onConflict === 'update' || options.prune === true;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
-    const prepare = createPreparer(lean.file, overrides, catalog, sourceIdChanges);
-    const convergeHelpers = createConvergeHelpers(catalog, overrides);
-    // Converging, each listed connection is compared with its snapshot entry as its page arrives, and
-    // only the outcome kept (and its image when it may be updated or deleted).
-    const summarize = converging
-      ? targetSummarizer(lean.entries, prepare, options, convergeHelpers)
-      : undefined;
     // Ended when the journal cannot be opened (another run holds it, it is bound elsewhere).
     const readsStop = new AbortController();
-    const readSignal = AbortSignal.any([ports.signal, readsStop.signal]);
-    let reads: ReturnType<typeof sendReads> | undefined;
-    // Once: when the lock is held (below), or after a dry run's peek.
-    const startReads = () => {
-      reads ??= sendReads();
-      return reads;
+    const start: ImportStart = {
+      options,
+      lean,
+      client,
+      signal: AbortSignal.any([ports.signal, readsStop.signal]),
+      prepare: createPreparer(lean.file, overrides, catalog, sourceIdChanges),
+      catalog,
+      converge: converging ? createConvergeHelpers(catalog, overrides) : undefined,
+      sourceIdChanges,
+      onEvent,
     };
-    // The three reads go out together (each waits on the service, not on this process), while the
-    // journal is replayed; a failure of one ends the run, and the others' ends are ignored.
-    const sendReads = () => {
-      const listing = listTarget(client, readSignal, summarize);
-      const profileListing: ReturnType<typeof listScanProfiles> = profilesIncluded
-        ? listScanProfiles(client, { signal: readSignal })
-        : Promise.resolve([]);
-      // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
-      const referencesRead = fetchTargetReferences(client, readSignal);
-      for (const read of [listing, profileListing, referencesRead]) read.catch(() => undefined);
-      return { listing, profileListing, referencesRead };
+    // Once: when the lock is held (below), or after a dry run's peek. Every kind's reads go out
+    // together (each waits on the service, not on this process), while the journal is replayed; a
+    // failure of one ends the run, and the others' ends are ignored.
+    let planners: (readonly [SyncKind, KindPlanner<unknown>])[] | undefined;
+    const startReads = () => {
+      planners ??= (KINDS as readonly SyncKind[]).map((kind) => [kind, kind.startImport(start)] as const);
+      return planners;
     };
 
     if (!options.dryRun) {
@@ -200,76 +175,18 @@ async function importLeanSnapshot(
       journalPath,
     );
     journal?.releaseReplay();
-    const journalWrites = writesOf(continuing, 'connection');
-    const profileJournal = writesOf(continuing, 'scan-profile');
-    const { listing, profileListing, referencesRead } = startReads();
-    // The template schemas of the entries still to create are compiled while the reads are out.
-    await nextTurn();
-    const typesToCheck = new Set<string>();
-    for (const entry of lean.entries) {
-      const written = journalWrites.get(entry.name);
-      if (written?.op !== 'create' || written.state !== 'done') typesToCheck.add(entry.type);
+    // Kind after kind: each plans with what the kinds before it hand on (a later kind's references).
+    const ready = [];
+    for (const [kind, planner] of startReads()) ready.push([kind, await planner(continuing)] as const);
+    const handed = new Map<JournalObject, PlanHandOn>();
+    const planned: Record<string, unknown> = {};
+    for (const [kind, planKind] of ready) {
+      const { plan, handOn } = planKind(handed);
+      planned[kind.planKey] = plan;
+      if (handOn !== undefined) handed.set(kind.object, handOn);
     }
-    catalog.compile(typesToCheck);
-    const target = await listing;
-    if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
-    const targetProfiles = await profileListing;
-    const targetReferences = await referencesRead;
-
-    const warnings = new Map<string, Problem>();
-    // The references of the entries the run would send (or refuses), collected as they are checked.
-    const references = createReferenceCollector();
-    const referencing = new Set<string>();
-    const noteReferences = (entry: ReferencingEntry): void => {
-      references.add(entry);
-      referencing.add(entry.name);
-    };
-    const planInput: Parameters<typeof planImport>[0] = {
-      entries: lean.entries,
-      prepare,
-      target,
-      journal: journalWrites,
-      onConflict: options.onConflict,
-      only: options.only,
-      prune: options.prune === true,
-      ...(converging
-        ? { converge: withReferenceChecks(convergeHelpers, targetReferences, noteReferences) }
-        : {}),
-      check: (_entry, prepared) => {
-        const body = prepared();
-        const checked = checkEntryForSend(body, catalog);
-        noteReferences(body);
-        for (const w of checked.warnings) {
-          const line = formatWarning(w);
-          if (!warnings.has(line)) warnings.set(line, w);
-        }
-        return [...checked.problems, ...checkEntryReferences(body, targetReferences)];
-      },
-    };
-    const plan = planImport(planInput);
-    if (warnings.size > 0) onEvent({ kind: 'template-warnings', warnings: [...warnings.values()] });
-    // Kinds the target could not list, certificates (never checkable), source-environment ids dropped.
-    const referenceWarnings = [
-      ...describeReferenceWarnings(references.needs(), targetReferences),
-      ...describeSourceIdDrops(new Map([...sourceIdChanges].filter(([name]) => referencing.has(name)))),
-    ];
-    if (referenceWarnings.length > 0) onEvent({ kind: 'reference-warnings', messages: referenceWarnings });
-
-    const createdConnections = new Map<string, string>();
-    for (const step of plan.steps)
-      if (isSendStep(step) || step.kind === 'done') createdConnections.set(step.name, step.targetName);
-    const profilePlan = planProfiles({
-      profiles: lean.profiles,
-      included: profilesIncluded,
-      targetProfiles,
-      targetConnections: target,
-      createdConnections,
-      journal: profileJournal,
-      onConflict: options.profileOnConflict ?? options.onConflict,
-      prune: options.prune === true,
-      allowRun: options.allowRun === true,
-      only: options.only,
-    });
+    const plans = planned as KindPlans;
+    const { plan, profilePlan } = plans;
 
     const profileWrites = countProfileWrites(profilePlan);
     const problems = checkPreflight(
@@ -295,8 +212,7 @@ async function importLeanSnapshot(
         kind: 'dry-run',
         target: environment.label,
         entryCount: lean.entries.length,
-        plan,
-        profilePlan,
+        ...plans,
         problems,
         confirmRequired: needsConfirm ? (environment.name ?? environment.label) : undefined,
       };
@@ -304,15 +220,7 @@ async function importLeanSnapshot(
 
     if (journal === undefined) throw new Error('journal not open');
     if (problems.length > 0) {
-      if (options.report) {
-        const none = new Map();
-        await writeReport(
-          options.report,
-          buildReport(plan, none),
-          buildProfileReport(profilePlan, none),
-          undefined,
-        );
-      }
+      if (options.report) await writeReport(options.report, reportRecordsOf(runsOf(plans), undefined));
       if (journal.fresh) {
         // Deleted while this run still holds the lock: a run that takes the lock next must not have
         // its new journal deleted under it.
@@ -338,11 +246,7 @@ async function importLeanSnapshot(
       });
     }
     const writes = plan.changes + profilePlan.steps.filter(isProfileWrite).length;
-    let outcomes: Awaited<ReturnType<typeof runImportSteps>> = {
-      connections: new Map(),
-      profiles: new Map(),
-      stoppedBy: undefined,
-    };
+    let outcomes: Awaited<ReturnType<typeof runImportSteps>> = { outcomes: {}, stoppedBy: undefined, plans };
     if (writes > 0) {
       if (continuing === undefined) await journal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
@@ -359,8 +263,7 @@ async function importLeanSnapshot(
       });
       try {
         outcomes = await runImportSteps({
-          plan,
-          profilePlan,
+          plans,
           onConflict: options.onConflict,
           client,
           journal,
@@ -372,14 +275,8 @@ async function importLeanSnapshot(
           ...(ports.clock ? { clock: ports.clock } : {}),
           concurrency,
           onOutcome: (outcome) => onEvent({ kind: 'write-settled', outcome }),
-          onProfilesStarted: (sends) =>
-            onEvent({ kind: 'profiles-started', target: environment.label, sends }),
-          replan: (found) => {
-            const names = new Set(found.map((c) => c.name));
-            const target = found.map((c) => ({ name: c.name, _id: c._id, connection: c }));
-            const entries = lean.entries.filter((e) => names.has(e.name));
-            return planImport({ ...planInput, entries, target, journal: new Map(), prune: false });
-          },
+          onKindStarted: (label, sends) =>
+            onEvent({ kind: 'kind-started', label, target: environment.label, sends }),
         });
       } finally {
         onEvent({ kind: 'run-ended' });
@@ -390,25 +287,20 @@ async function importLeanSnapshot(
     if (stoppedBy === undefined && wrote) await journal.endRun(run);
     await journal.close();
 
-    const report = buildReport(outcomes.plan ?? plan, outcomes.connections);
-    const profileReport = buildProfileReport(profilePlan, outcomes.profiles);
+    const runs = runsOf(outcomes.plans, outcomes.outcomes);
     const reportRun = wrote ? run : undefined;
     if (options.report) {
-      await writeReport(options.report, report, profileReport, reportRun);
+      await writeReport(options.report, reportRecordsOf(runs, reportRun));
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
     if (options.idMap) {
-      await writeScrubbedFile(options.idMap, `${JSON.stringify(buildIdMap(report), null, 2)}\n`);
+      await writeScrubbedFile(options.idMap, `${JSON.stringify(buildIdMap(runs.report), null, 2)}\n`);
       onEvent({ kind: 'file-written', file: 'id-map', path: options.idMap });
     }
     return {
+      ...runs,
       kind: 'ran',
       target: environment.label,
-      report,
-      counts: countOutcomes(report),
-      profileReport,
-      profileCounts: countProfileOutcomes(profileReport),
-      profilesIncluded,
       rateLimited: limiter.rateLimitedCount,
       journal: journalPath,
       run: reportRun,

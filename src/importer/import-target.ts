@@ -10,7 +10,9 @@ import type { FieldChange } from '../diff/types.js';
 import { displayName } from '../display-name.js';
 import { UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
-import type { ConvergeHelpers, OnConflict, PlanEntry, PreparedEntry, TargetConnection } from './plan.js';
+import type { PlanEntry, PreparedEntry, TargetConnection } from '../sync/kinds/connection.js';
+import type { OnConflict } from '../sync/plan.js';
+import type { ConvergeHelpers } from './converge.js';
 import type { ImportSelection, NameSelection } from './selection.js';
 import { fieldAt, held } from './source.js';
 

@@ -6,10 +6,9 @@ import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.j
 import type { DdsError, Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { WriteOutcome } from '../sync/execute.js';
+import type { KindPlans, KindRuns } from '../sync/kind.js';
+import type { OnConflict } from '../sync/plan.js';
 import type { Clock } from '../sync/throttle.js';
-import type { countOutcomes, countProfileOutcomes, ProfileReportLine, ReportLine } from './outputs.js';
-import type { ImportPlan, OnConflict } from './plan.js';
-import type { ProfilePlan } from './profile-plan.js';
 import type { ImportSelection } from './selection.js';
 
 /** Default concurrency when neither the options nor the environment's config set one. */
@@ -99,20 +98,17 @@ export type ImportEvent =
   | { readonly kind: 'write-settled'; readonly outcome: WriteOutcome }
   /** The sends ended, also when the run throws. */
   | { readonly kind: 'run-ended' }
-  /** The scan profile phase begins (after the connections). */
-  | { readonly kind: 'profiles-started'; readonly target: string; readonly sends: number }
+  /** A later kind's writes begin (after the kinds before it): `label` names one of its objects. */
+  | { readonly kind: 'kind-started'; readonly label: string; readonly target: string; readonly sends: number }
   /** An output file was written. */
   | { readonly kind: 'file-written'; readonly file: 'report' | 'id-map'; readonly path: string };
 
 /** What an import did. */
 export type ImportResult =
-  | {
+  | (KindPlans & {
       readonly kind: 'dry-run';
       readonly target: string;
       readonly entryCount: number;
-      readonly plan: ImportPlan;
-      /** The scan profile phase's plan (empty when the snapshot holds no profiles). */
-      readonly profilePlan: ProfilePlan;
       /** The pre-flight's problems; non-empty means a real run would be refused. */
       readonly problems: readonly Problem[];
       /**
@@ -120,17 +116,10 @@ export type ImportResult =
        * needs none, or was given the right one). The dry run itself writes nothing, so it is not refused.
        */
       readonly confirmRequired: string | undefined;
-    }
-  | {
+    })
+  | (KindRuns & {
       readonly kind: 'ran';
       readonly target: string;
-      readonly report: readonly ReportLine[];
-      readonly counts: ReturnType<typeof countOutcomes>;
-      /** One line per scan profile (the snapshot's, and the target's pruned ones). */
-      readonly profileReport: readonly ProfileReportLine[];
-      readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
-      /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
-      readonly profilesIncluded: boolean;
       readonly rateLimited: number;
       readonly journal: string;
       /**
@@ -142,4 +131,4 @@ export type ImportResult =
       readonly idMapPath: string | undefined;
       /** Why the run stopped early (auth, Ctrl-C, a sick service); the caller throws it after rendering. */
       readonly stoppedBy: DdsError | undefined;
-    };
+    });

@@ -17,8 +17,8 @@ import {
   type PlacedSnapshot,
 } from '../snapshot/read.js';
 import type { SafeImage } from '../sync/journal/records.js';
+import type { PlanEntry, PreparedEntry } from '../sync/kinds/connection.js';
 import { applyOverrides, type Overrides } from './overrides.js';
-import type { PlanEntry, PreparedEntry } from './plan.js';
 
 /** A snapshot entry as the import holds it: what it is and where its line is (about 200 bytes). */
 export interface LeanEntry extends PlanEntry {

@@ -12,8 +12,8 @@ import { writeFileAtomic } from '../files.js';
 import { scrub } from '../secrets.js';
 import type { WriteOutcome } from '../sync/execute.js';
 import type { JournalOp } from '../sync/journal/records.js';
-import type { ImportPlan, PlanStep } from './plan.js';
-import type { ProfilePlan } from './profile-plan.js';
+import type { ImportPlan, PlanStep } from '../sync/kinds/connection.js';
+import type { ProfilePlan } from '../sync/kinds/scan-profile.js';
 import type { SecretWritten } from './source.js';
 
 interface LineBase {
@@ -396,17 +396,11 @@ export function writeScrubbedFile(path: string, content: string): Promise<void> 
 }
 
 /**
- * Add a run's `--report` lines to the report at `path`: one JSON line per connection
- * (`"object":"connection"`), then per scan profile, each naming the run (`null` when nothing was
- * written: the target was up to date, or the run was refused). A later run's lines follow an earlier
- * run's, never replace them; written as a whole new file, so a crash leaves the old report or the new one.
+ * Add a run's `--report` records to the report at `path`, one JSON line each (each kind's records, in
+ * the order of `KINDS`, name their object and the run). A later run's lines follow an earlier run's,
+ * never replace them; written as a whole new file, so a crash leaves the old report or the new one.
  */
-export async function writeReport(
-  path: string,
-  report: readonly ReportLine[],
-  profileReport: readonly ProfileReportLine[],
-  run: number | undefined,
-): Promise<void> {
+export async function writeReport(path: string, records: readonly object[]): Promise<void> {
   let before = '';
   try {
     before = await readFile(path, 'utf8');
@@ -414,9 +408,20 @@ export async function writeReport(
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   if (before !== '' && !before.endsWith('\n')) before += '\n';
-  const runOf = run ?? null;
-  const lines =
-    report.map((l) => `${JSON.stringify({ object: 'connection', run: runOf, ...l })}\n`).join('') +
-    profileReport.map((l) => `${JSON.stringify({ ...l, run: runOf })}\n`).join('');
-  await writeScrubbedFile(path, before + lines);
+  await writeScrubbedFile(path, before + records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+}
+
+/** The connections' members of an import run's result. */
+export interface ConnectionRun {
+  readonly report: readonly ReportLine[];
+  readonly counts: ReturnType<typeof countOutcomes>;
+}
+
+/** The scan profiles' members of an import run's result. */
+export interface ProfileRun {
+  /** One line per scan profile (the snapshot's, and the target's pruned ones). */
+  readonly profileReport: readonly ProfileReportLine[];
+  readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
+  /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
+  readonly profilesIncluded: boolean;
 }

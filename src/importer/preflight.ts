@@ -18,8 +18,8 @@ import type { ProblemCode } from '../model/problem.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { isMasked } from '../secrets.js';
 import { normaliseTargetUrl } from '../sync/journal/writer.js';
+import type { ImportPlan, PreparedEntry } from '../sync/kinds/connection.js';
 import { describeUnresolved, UNRESOLVED_PLACEHOLDER } from './overrides.js';
-import type { ImportPlan, PreparedEntry } from './plan.js';
 
 /** A problem with an optional classification (the catalog marks masked secrets `masked-secret`). */
 export type ClassifiedProblem = Problem & { readonly kind?: string };

@@ -3,7 +3,8 @@
  * it is loaded (sent), so a plan of many steps holds no bodies.
  */
 import type { WritePayload } from '../sync/execute.js';
-import type { ConvergeHelpers, PlanEntry, PreparedEntry } from './plan.js';
+import type { PlanEntry, PreparedEntry } from '../sync/kinds/connection.js';
+import type { ConvergeHelpers } from './converge.js';
 import type { Source } from './source.js';
 
 /**

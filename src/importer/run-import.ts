@@ -1,145 +1,37 @@
-/**
- * The writing part of an import: the plan's steps handed to the executor (`sync/execute.ts`) in this
- * order: connection creates, then updates, then deletes (the most destructive last), then, once every
- * connection has settled, scan profiles one at a time (they name connections by id, read again then).
- * Under `--on-conflict update`, a create answered "someone else's" (`exists`) is read and planned again
- * as an existing connection (the planner's comparison): its update, if it differs, joins the updates.
- */
-import { connectionIdsByName, getConnectionByName } from '../api/connections.js';
-import type { HttpClient } from '../api/http.js';
-import type { RetryBudget } from '../api/retry-policy.js';
 import type { DdsError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Connection } from '../model/connection.js';
-import { stripProfileServerFields } from '../profiles/server-fields.js';
-import {
-  type ExecuteDeps,
-  executeSteps,
-  StepRefused,
-  type WriteOutcome,
-  type WritePayload,
-} from '../sync/execute.js';
+import type { ExecuteDeps } from '../sync/execute.js';
+import type { JournalObject } from '../sync/journal/records.js';
 import type { Journal } from '../sync/journal/writer.js';
-import { writersFor } from '../sync/kind.js';
-import { placeProfileBody } from '../sync/kinds/scan-profile.js';
-import { Write } from '../sync/step.js';
+import { eachPlan, type KindPlans, writersFor } from '../sync/kind.js';
 import type { Clock, RateLimiter } from '../sync/throttle.js';
-import type { ProfileOutcome } from './outputs.js';
-import {
-  type ChangeStep,
-  type ImportPlan,
-  isChangeStep,
-  isSendStep,
-  type OnConflict,
-  type PlanStep,
-  type SendStep,
-} from './plan.js';
-import type { ProfilePlan, ProfileSendStep, ProfileStep } from './profile-plan.js';
+import type { ImportHandOn, KindImportRun } from './kind-runs.js';
 
-/** A connection step of the plan as the executor runs it. */
-function connectionWrite(step: SendStep | ChangeStep, onConflict: OnConflict): Write<SendStep | ChangeStep> {
-  return new Write(step, {
-    object: 'connection',
-    op: isChangeStep(step) ? step.kind : 'create',
-    name: step.name,
-    targetName: step.targetName,
-    targetId: isChangeStep(step) ? step.targetId : undefined,
-    sourceId: step.sourceId,
-    inDoubt: step.kind === 'reconcile',
-    intentAt: step.kind === 'reconcile' ? step.intentAt : undefined,
-    // A name someone creates after the listing is what the plan would have seen as existing.
-    whenTaken:
-      step.kind !== 'rename' && (onConflict === 'skip' || onConflict === 'update') ? 'exists' : 'failure',
-  });
-}
-
-function loadConnection({ plan }: Write<SendStep | ChangeStep>): WritePayload {
-  if (plan.kind === 'update') return { ...plan.source.load(), before: plan.before.load() };
-  return plan.kind === 'delete' ? { before: plan.before.load() } : plan.source.load();
-}
-
-/** A profile step the executor runs: a request, or an in-doubt create the target's list showed. */
-type ProfileWriteStep = ProfileSendStep | Extract<ProfileStep, { kind: 'done' }>;
-
-/** True for profile steps the executor runs (a `done` one is looked up and recorded). */
-export function isProfileWrite(step: ProfileStep): step is ProfileWriteStep {
-  return (
-    step.kind === 'create' ||
-    step.kind === 'update' ||
-    step.kind === 'delete' ||
-    (step.kind === 'done' && step.via === 'lookup')
-  );
-}
-
-/** The number of profile requests a plan makes (creates, updates, deletes). */
-export function countProfileWrites(plan: ProfilePlan): number {
-  return plan.steps.filter((s) => s.kind === 'create' || s.kind === 'update' || s.kind === 'delete').length;
-}
-
-function profileWrite(step: ProfileWriteStep): Write<ProfileWriteStep> {
-  const done = step.kind === 'done';
-  return new Write(step, {
-    object: 'scan-profile',
-    op: done ? 'create' : step.kind,
-    name: step.name,
-    targetName: step.targetName,
-    targetId: step.kind === 'create' ? undefined : step.targetId,
-    inDoubt: done,
-    intentAt: done ? step.intentAt : undefined,
-    firstAttempt: done ? 1 : step.attempt,
-  });
-}
-
-/** A profile's payload, its `dataSourceList` placed on the target's connection ids `ids`. */
-function loadProfile(step: ProfileWriteStep, ids: ReadonlyMap<string, string | undefined>): WritePayload {
-  if (step.kind === 'delete') return { before: step.before };
-  if (step.kind === 'done')
-    throw new StepRefused('no longer in the target after an interrupted request; re-run to create it');
-  const body = placeProfileBody(
-    { ...stripProfileServerFields(step.profile), name: step.targetName },
-    step.dataSources,
-    ids,
-    ' (was its creation refused?)',
-  );
-  const image = { scanProfile: body, dataSourceNames: step.dataSources.map((d) => d.targetName) };
-  return step.kind === 'update' ? { body, image, before: step.before } : { body, image };
-}
-
-/** What {@link runImportSteps} needs. */
-export interface RunImportInput {
-  readonly plan: ImportPlan;
-  readonly profilePlan: ProfilePlan;
-  readonly onConflict: OnConflict;
-  readonly client: HttpClient;
+/** What {@link runImportSteps} needs: what each kind's run is handed but the executor's dependencies. */
+export interface RunImportInput extends Omit<KindImportRun, 'deps' | 'onStarted'> {
+  /** Every kind's plan. */
+  readonly plans: KindPlans;
   readonly journal: Journal;
   readonly run: number;
   readonly limiter: RateLimiter;
-  readonly budget: RetryBudget & { extend(n: number): void };
   readonly log: Logger;
-  readonly signal: AbortSignal;
   readonly clock?: Clock;
-  readonly concurrency: number;
-  readonly onOutcome: (outcome: WriteOutcome) => void;
-  /** Called before the profile steps start (after the connections). */
-  readonly onProfilesStarted: (sends: number) => void;
-  /** Plan again, as existing, the entries of connections someone else created meanwhile (`update`). */
-  readonly replan?: (found: readonly Connection[]) => ImportPlan;
+  /** Called before a later kind's writes start (after the kinds before it), with its label. */
+  readonly onKindStarted: (label: string, sends: number) => void;
 }
 
-/** What the run did: connection outcomes by name, profile outcomes by plan index, why it stopped. */
+/** What the run did: each kind's outcomes (connections' by name, profiles' by plan index), why it stopped. */
 export interface RunImportResult {
-  readonly connections: ReadonlyMap<string, WriteOutcome>;
-  readonly profiles: ReadonlyMap<number, ProfileOutcome>;
+  readonly outcomes: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>>;
   readonly stoppedBy: DdsError | undefined;
-  /** The plan as run: a create that met someone else's connection replaced by its second plan. */
-  readonly plan?: ImportPlan;
+  /** The plans as run: a connection create that met someone else's replaced by its second plan. */
+  readonly plans: KindPlans;
 }
 
-/** Run the plan's writes (see the module comment). */
+/** Run every kind's writes (see the module comment). */
 export async function runImportSteps(input: RunImportInput): Promise<RunImportResult> {
-  const { plan, profilePlan, client } = input;
   const deps: ExecuteDeps = {
-    writers: writersFor(client),
+    writers: writersFor(input.client),
     journal: input.journal,
     run: input.run,
     limiter: input.limiter,
@@ -148,80 +40,17 @@ export async function runImportSteps(input: RunImportInput): Promise<RunImportRe
     signal: input.signal,
     ...(input.clock ? { clock: input.clock } : {}),
   };
-  const connections = new Map<string, WriteOutcome>();
-  const write = (s: SendStep | ChangeStep) => connectionWrite(s, input.onConflict);
-  const creates = plan.steps.filter(isSendStep).map(write);
-  const changes = plan.steps.filter(isChangeStep);
-  const phases = [
-    creates,
-    changes.filter((s) => s.kind === 'update').map(write),
-    changes.filter((s) => s.kind === 'delete').map(write),
-  ];
-  const replanned = new Map<string, PlanStep>();
-  let asRun = plan;
-  for (const [i, phase] of phases.entries()) {
-    if (i === 1 && input.replan !== undefined && input.onConflict === 'update') {
-      const taken: Connection[] = [];
-      for (const c of creates) {
-        if (connections.get(c.name)?.kind !== 'exists') continue;
-        const found = await getConnectionByName(client, c.targetName, { signal: input.signal });
-        if (found !== undefined) taken.push(found);
-      }
-      for (const step of taken.length > 0 ? input.replan(taken).steps : []) {
-        replanned.set(step.name, step);
-        if (step.kind === 'update') phase.unshift(write(step));
-      }
-      asRun = { ...plan, steps: plan.steps.map((s) => (isSendStep(s) && replanned.get(s.name)) || s) };
-    }
-    if (phase.length === 0) continue;
-    const result = await executeSteps(phase, deps, {
-      concurrency: input.concurrency,
-      load: loadConnection,
-      onOutcome: input.onOutcome,
-    });
-    for (const outcome of result.outcomes) connections.set(outcome.step.name, outcome);
-    if (result.stoppedBy !== undefined)
-      return { connections, profiles: new Map(), stoppedBy: result.stoppedBy, plan: asRun };
+  const run = { ...input, deps };
+  const outcomes: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>> = {};
+  const handed = new Map<JournalObject, ImportHandOn>();
+  let plans = input.plans;
+  for (const [kind, plan] of eachPlan(input.plans)) {
+    const onStarted = (sends: number) => input.onKindStarted(kind.label, sends);
+    const result = await kind.runImport(plan, { ...run, onStarted }, handed);
+    outcomes[kind.object] = result.outcomes;
+    plans = { ...plans, [kind.planKey]: result.plan };
+    if (result.handOn !== undefined) handed.set(kind.object, result.handOn);
+    if (result.stoppedBy !== undefined) return { outcomes, stoppedBy: result.stoppedBy, plans };
   }
-
-  const profiles = new Map<number, ProfileOutcome>();
-  // A profile naming a connection this run was to create but did not (failed, or someone else's
-  // meanwhile) is not created: it would point at an object this run did not make or match.
-  // One found equal (`update`: unchanged, or updated here) is matched, as a planned existing one is.
-  const notCreated = new Set(
-    creates
-      .filter(
-        (c) => connections.get(c.name)?.kind !== 'applied' && replanned.get(c.name)?.kind !== 'unchanged',
-      )
-      .map((c) => c.targetName),
-  );
-  const profileSteps: Write<ProfileWriteStep>[] = [];
-  const planIndex: number[] = [];
-  profilePlan.steps.forEach((step, i) => {
-    if (!isProfileWrite(step)) return;
-    const blocked =
-      step.kind === 'create' || step.kind === 'update'
-        ? step.dataSources.find((d) => notCreated.has(d.targetName))
-        : undefined;
-    if (blocked !== undefined) {
-      profiles.set(i, {
-        kind: 'skipped',
-        reason: `connection '${blocked.targetName}' was not created by this import (failed, or created by someone else meanwhile)`,
-      });
-      return;
-    }
-    profileSteps.push(profileWrite(step));
-    planIndex.push(i);
-  });
-  if (profileSteps.length === 0) return { connections, profiles, stoppedBy: undefined, plan: asRun };
-  input.budget.extend(Math.max(10, Math.ceil(profileSteps.length / 10)));
-  input.onProfilesStarted(countProfileWrites(profilePlan));
-  const ids = await connectionIdsByName(client, input.signal);
-  // One at a time: a one-time profile starts a scan, so nothing is sent in parallel.
-  const result = await executeSteps(profileSteps, deps, {
-    concurrency: 1,
-    load: (w) => loadProfile(w.plan, ids),
-  });
-  for (const [k, outcome] of result.outcomes.entries()) profiles.set(planIndex[k] as number, outcome);
-  return { connections, profiles, stoppedBy: result.stoppedBy, plan: asRun };
+  return { outcomes, stoppedBy: undefined, plans };
 }

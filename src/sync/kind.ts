@@ -5,23 +5,109 @@
  * after the kinds its objects reference).
  */
 import type { HttpClient } from '../api/http.js';
+import type { ImportStart, KindPlanner } from '../importer/kind-plans.js';
+import type { ImportHandOn, KindImportResult, KindImportRun } from '../importer/kind-runs.js';
 import type { KindWriter } from './execute.js';
 import type { JournalObject } from './journal/records.js';
 import { connectionKind } from './kinds/connection.js';
 import { scanProfileKind } from './kinds/scan-profile.js';
 
-/** What the engine knows of a kind. */
-export interface SyncKind {
+/**
+ * What the engine knows of a kind; `P` is its import plan, `Key` where an import's result holds it,
+ * `R` its members of a run's result (its report lines and their counts).
+ */
+export interface SyncKind<P = unknown, Key extends string = string, R = unknown> {
   /** The journal's tag for its records (`object`). */
   readonly object: JournalObject;
   /** What messages call one object of the kind. */
   readonly label: string;
   /** How the executor writes one, bound to a client. */
   writer(client: HttpClient): KindWriter;
+
+  // import
+  /** Starts its reads of the target for an import; what it returns plans it, after the kinds before it. */
+  startImport(start: ImportStart): KindPlanner<P>;
+  /** Where an import's result holds its plan ({@link KindPlans}). */
+  readonly planKey: Key;
+  /** Its plan in a dry run's text: its lines, in step order. */
+  planText(plan: P): readonly string[];
+  /** Its counts on a dry run's `Total:` line, in order (none: not counted there). */
+  planTotals(plan: P): Readonly<Record<string, number>> | undefined;
+  /** Its members of a dry run's `--format json` document. */
+  planJson(plan: P): Readonly<Record<string, unknown>>;
+  /** Its parts of a dry run's Markdown. */
+  planMarkdown(plan: P): KindMarkdown;
+  /**
+   * Runs its writes of `plan` through the executor, after the kinds before it (their hand-ons in
+   * `earlier`, by object tag): its outcomes, its plan as run, what it hands on to later kinds.
+   */
+  runImport(
+    plan: P,
+    run: KindImportRun,
+    earlier: ReadonlyMap<JournalObject, ImportHandOn>,
+  ): Promise<KindImportResult<P>>;
+  /** Its members of a run's result: its plan and the run's outcomes of its writes (none: nothing ran). */
+  report(plan: P, outcomes: ReadonlyMap<unknown, unknown> | undefined): R;
+  /** Its `--report` records (one JSON line each), each naming `run` (null: nothing was written). */
+  reportRecords(result: R, run: number | null): readonly object[];
+  /** Its summary of a run on stdout (none: not printed). */
+  summary(result: R, target: string): string | undefined;
+  /**
+   * Its members of a run's `--json` document: `head` after the target, `tail` after the id map; `ok`
+   * false: its failures make the run not ok.
+   */
+  runJson(result: R): { readonly ok?: boolean; readonly head?: object; readonly tail?: object };
+  /** Its failed writes in words (`2 entries`); none failed: undefined. */
+  failed(result: R): string | undefined;
 }
 
+/** A kind's parts of a dry run's Markdown (`import --dry-run --format markdown`). */
+export interface KindMarkdown {
+  /** Its row of the counts table: its name, then creates, updates, deletes, unchanged (none: no row). */
+  readonly row: readonly (string | number)[] | undefined;
+  /** How many of its steps change nothing, by what they mean, for the `Also:` line. */
+  readonly also: readonly (readonly [UnchangingStep, number])[];
+  /** The `Also:` line names the kind (`3 scan profiles skipped`); else the counts stand alone. */
+  readonly alsoNamed: boolean;
+  /** Its sections: a title and the items (each item's lines). */
+  readonly sections: readonly (readonly [string, readonly (readonly string[])[]])[];
+}
+
+/** What a step that changes nothing can mean (`plan-markdown.ts` words them). */
+export type UnchangingStep = 'exists' | 'done' | 'skipped' | 'conflict' | 'invalid' | 'blocked';
+
 /** Every kind, in the order an import writes them. */
-export const KINDS: readonly SyncKind[] = [connectionKind, scanProfileKind];
+export const KINDS = [connectionKind, scanProfileKind] as const;
+
+type PlanOf<K> = K extends SyncKind<infer P, string> ? P : never;
+type RunOf<K> = K extends SyncKind<infer _P, string, infer R> ? R : never;
+
+/** Every kind's import plan, under its `planKey`. */
+export type KindPlans = { readonly [K in (typeof KINDS)[number] as K['planKey']]: PlanOf<K> };
+
+/** Every kind's members of a run's result (`report`). */
+export type KindRuns = UnionToIntersection<RunOf<(typeof KINDS)[number]>>;
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
+  ? I
+  : never;
+
+/** Every kind's members of a run's result: its plan and the run's outcomes of its writes (by kind). */
+export function runsOf(
+  plans: KindPlans,
+  outcomes?: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>>,
+): KindRuns {
+  return Object.assign({}, ...KINDS.map((k) => k.report(plans[k.planKey] as never, outcomes?.[k.object])));
+}
+
+/** Every kind's `--report` records of a run's result, in the order of {@link KINDS}. */
+export function reportRecordsOf(result: KindRuns, run: number | undefined): object[] {
+  return KINDS.flatMap((k) => k.reportRecords(result, run ?? null));
+}
+
+/** Each kind with its plan of `plans`, in the order of {@link KINDS}. */
+export function eachPlan(plans: KindPlans): readonly (readonly [SyncKind, unknown])[] {
+  return KINDS.map((kind) => [kind, plans[kind.planKey]] as const);
+}
 
 /** The executor's writer of every kind, bound to `client`. */
 export function writersFor(client: HttpClient): Readonly<Record<JournalObject, KindWriter>> {

@@ -19,6 +19,16 @@
 import { compareNames } from '../connections/match.js';
 import type { JournalOp } from './journal/records.js';
 
+/** How many of `steps` are of each of `kinds` (every one named, in that order). */
+export function countSteps<K extends string>(
+  steps: readonly { readonly kind: K }[],
+  kinds: readonly K[],
+): Record<K, number> {
+  const counts = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<K, number>;
+  for (const s of steps) if (s.kind in counts) counts[s.kind] += 1;
+  return counts;
+}
+
 /** What to do with a desired object whose name already exists in the target; the choices, for option checks. */
 export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
 export const ON_CONFLICT_CHOICES: readonly OnConflict[] = ['skip', 'fail', 'rename', 'update'];

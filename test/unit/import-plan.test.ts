@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors.js';
+import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import {
-  chooseRenamedName,
+  describeStep,
   type JournaledWrite,
   PLAN_STEP_KINDS,
   type PlanEntry,
   type PlanStep,
   type PreparedEntry,
-} from '../../src/importer/plan.js';
-import { describeStep } from '../../src/importer/plan-describe.js';
-import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
-import { planImport } from '../../src/sync/kinds/connection.js';
+  planImport,
+} from '../../src/sync/kinds/connection.js';
+import { chooseRenamedName } from '../../src/sync/plan.js';
 
 const entry = (name: string, type = 's3', extra: Record<string, unknown> = {}): PreparedEntry => ({
   name,

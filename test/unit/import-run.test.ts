@@ -14,7 +14,6 @@ import { createConnection, getConnectionByName } from '../../src/api/connections
 import { createRetryBudget, type RetryBudget } from '../../src/api/retry-policy.js';
 import type { ConnectionKey } from '../../src/api/types.js';
 import { ApiError, AuthError, ExitCode, InterruptedError, UnavailableError } from '../../src/errors.js';
-import type { SendStep } from '../../src/importer/plan.js';
 import { held } from '../../src/importer/source.js';
 import { createSilentLogger, type Logger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
@@ -22,6 +21,7 @@ import { type ExecuteOptions, executeSteps, type WriteOutcome } from '../../src/
 import type { IntentRecord, JournalRecord } from '../../src/sync/journal/records.js';
 import { type JournalReplay, replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
+import type { SendStep } from '../../src/sync/kinds/connection.js';
 import { Write } from '../../src/sync/step.js';
 import { type Clock, createRateLimiter, type RateLimiter } from '../../src/sync/throttle.js';
 import { recordsOf } from '../helpers/journal-records.js';

@@ -3,7 +3,7 @@
  * as the connection planner does.
  */
 import { describe, expect, it } from 'vitest';
-import type { ProfileJournalState } from '../../src/importer/profile-plan.js';
+import type { ProfileJournalState } from '../../src/sync/kinds/scan-profile.js';
 import { planProfiles } from '../../src/sync/kinds/scan-profile.js';
 import { chooseRenamedName, decideExisting, planKind } from '../../src/sync/plan.js';
 

@@ -1,9 +1,8 @@
 /**
  * The connection kind: keyed by name; how the executor writes a data source connection
- * (`/ds_connections`: spec 4.x, api-notes [code]); what `--on-conflict update` and `--prune` need of
- * it, bound to the template catalog (the diff's comparison, the PUT body of an update with masked
- * values left out so that the service keeps the stored secret, the update's pre-flight check, masked
- * images for the journal); and its planning rules ({@link planImport}).
+ * (`/ds_connections`: spec 4.x, api-notes [code]); its steps (what `--dry-run` prints and the run
+ * executes) and its planning rules ({@link planImport}, with what `--on-conflict update` and `--prune`
+ * need of it: `ConvergeHelpers` of `importer/converge.ts`).
  */
 import {
   createConnection,
@@ -12,36 +11,23 @@ import {
   updateConnection,
 } from '../../api/connections.js';
 import type { HttpClient } from '../../api/http.js';
-import {
-  dropMaskedValues,
-  fillMaskedForCheck,
-  findClearSecrets,
-  makeSafeImage,
-} from '../../connections/images.js';
-import { findChangedFields } from '../../diff/compare.js';
-import { valueAtComparedPath } from '../../diff/normalize.js';
-import { EMPTY_OVERRIDES, type Overrides, overrideSets } from '../../importer/overrides.js';
-import type {
-  ConvergeHelpers,
-  ImportPlan,
-  JournaledWrite,
-  PlanEntry,
-  PlanInput,
-  PlanStep,
-  PlanStepKind,
-  PreparedEntry,
-  SendStep,
-  TargetConnection,
-} from '../../importer/plan.js';
-import { PLAN_STEP_KINDS } from '../../importer/plan.js';
-import { checkEntryForSend, type EntryTemplates } from '../../importer/preflight.js';
+import type { FieldChange } from '../../diff/types.js';
+import { countOf, displayName } from '../../display-name.js';
+import { assertNever, type Problem } from '../../errors.js';
+import type { ConvergeHelpers } from '../../importer/converge.js';
+import { startConnectionImport } from '../../importer/kind-plans.js';
+import { runConnectionImport } from '../../importer/kind-runs.js';
+import { buildReport, type ConnectionRun, countOutcomes, formatSummary } from '../../importer/outputs.js';
 import { PreparedSource, PreparedUpdate } from '../../importer/prepared-sources.js';
-import { fieldAt, held } from '../../importer/source.js';
+import type { NameSelection } from '../../importer/selection.js';
+import { fieldAt, held, type ImageSource, type SecretWritten, type Source } from '../../importer/source.js';
+import { code, text } from '../../markdown.js';
 import type { Connection } from '../../model/connection.js';
-import { isMasked } from '../../secrets.js';
-import type { KindWriter } from '../execute.js';
+import type { KindWriter, WriteOutcome, WritePayload } from '../execute.js';
+import type { SafeImage } from '../journal/records.js';
+import type { WriteState } from '../journal/replay.js';
 import type { SyncKind } from '../kind.js';
-import { type Decision, planKind } from '../plan.js';
+import { countSteps, type Decision, type OnConflict, planKind } from '../plan.js';
 
 /** The executor's writer of connections, bound to `client`. */
 function connectionWriter(client: HttpClient): KindWriter {
@@ -62,45 +48,189 @@ function connectionWriter(client: HttpClient): KindWriter {
   };
 }
 
-/** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
-export function createConvergeHelpers(
-  catalog: EntryTemplates & { secretFields(type: string): ReadonlySet<string> },
-  overrides: Overrides = EMPTY_OVERRIDES,
-): ConvergeHelpers {
-  const secretFields = (type: string) => catalog.secretFields(type);
-  const typeOf = (c: Readonly<Record<string, unknown>>) => (typeof c.type === 'string' ? c.type : '');
-  const updateBody: ConvergeHelpers['updateBody'] = (entry) => {
-    const { body } = dropMaskedValues(entry.body);
-    return { body, secretsSent: findClearSecrets(body, secretFields(entry.type)) };
-  };
-  return {
-    // A field whose snapshot value is masked is left out of the PUT (the service keeps what it holds),
-    // so it cannot justify an update: counted as one, the same update was planned on every run.
-    compare: (entry, target) =>
-      findChangedFields(entry.body as Connection, target, secretFields).filter(
-        (field) => !isMasked(valueAtComparedPath(entry.body, field.path)),
-      ),
-    updateBody,
-    secretsWritten: (entry) => {
-      const { body, secretsSent } = updateBody(entry);
-      return secretsSent.map((path) => ({
-        path,
-        from: overrideSets(entry, body, path, overrides) ? 'overrides' : 'snapshot',
-      }));
-    },
-    // The entry's own fields, not a spread: a prepared entry makes its safe image when asked.
-    checkUpdate: (entry) =>
-      checkEntryForSend(
-        {
-          name: entry.name,
-          type: entry.type,
-          sourceId: entry.sourceId,
-          body: fillMaskedForCheck(entry.body),
-        },
-        catalog,
-      ).problems,
-    imageOf: (connection) => makeSafeImage(connection, secretFields(typeOf(connection))),
-  };
+/**
+ * A snapshot entry as the plan holds it: what it is, not its body. An import of 100 000 entries keeps
+ * only these; a body is prepared again (read from the snapshot by place) when it is checked and when
+ * it is sent, through {@link PlanInput.prepare}.
+ */
+export interface PlanEntry {
+  readonly name: string;
+  readonly type: string;
+  /** `_id` in the source environment (for the id map), when the snapshot had one. */
+  readonly sourceId: string | undefined;
+}
+
+/** A snapshot entry ready to send: overrides applied, server-managed fields stripped. */
+export interface PreparedEntry extends PlanEntry {
+  /** The `ds_connection` body (its `name` is replaced by the target name when renamed). */
+  readonly body: Readonly<Record<string, unknown>>;
+  /** The body with every secret masked, for the journal (undo compares with it). */
+  readonly image?: SafeImage;
+}
+
+/**
+ * A connection of the target, as far as planning needs it. For `--on-conflict update` and `--prune`
+ * either the whole connection as listed (`connection`), or what {@link targetSummarizer} kept of it
+ * while it was listed: the comparison with its snapshot entry, and its masked image only when it may be
+ * updated or deleted, so that what is held does not grow with the target's unchanged connections.
+ */
+export interface TargetConnection {
+  readonly name: string;
+  readonly _id?: string | undefined;
+  /** The whole connection as listed. */
+  readonly connection?: Connection;
+  /** Its type (a delete step names it), when `connection` is not kept. */
+  readonly type?: string;
+  /** Compared with its snapshot entry when listed: the fields that differ (none: unchanged). */
+  readonly compared?: readonly FieldChange[];
+  /** Its image, secrets masked, when `connection` is not kept and it may be updated or deleted. */
+  readonly before?: ImageSource;
+}
+
+interface StepBase {
+  readonly name: string;
+  readonly type: string;
+  readonly sourceId: string | undefined;
+}
+
+/** A step that sends a POST (maybe after a look-up). */
+export interface SendStep extends StepBase {
+  readonly kind: 'create' | 'rename' | 'reconcile';
+  /** The name POSTed (differs from `name` for `rename`; the journal's intent name for `reconcile`). */
+  readonly targetName: string;
+  /**
+   * Where the body to POST (its `name` the target name) and its masked image come from, prepared when
+   * loaded: the step does not hold them, so a plan of many creates stays small. Loaded when sent.
+   */
+  readonly source: Source<WritePayload>;
+  /** `reconcile`: when the interrupted run wrote its intent. */
+  readonly intentAt?: string | undefined;
+}
+
+/** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
+export interface UpdateStep extends StepBase {
+  readonly kind: 'update';
+  readonly targetName: string;
+  readonly targetId: string | undefined;
+  /** The fields that differ: their paths (`diff` shows the values). */
+  readonly fields: readonly FieldChange[];
+  /**
+   * The secrets the PUT writes (held in clear by the snapshot or the overrides), and where each value
+   * comes from; the target's are masked, so they are not compared and not among `fields`.
+   */
+  readonly secrets: readonly SecretWritten[];
+  /** The target's object before, secrets masked (journaled; undo puts it back). */
+  readonly before: ImageSource;
+  /**
+   * Where the PUT body comes from: prepared again from the snapshot when sent, as a create's (a plan of
+   * 100 000 updates holding every body and its image peaked at 638 MB).
+   */
+  readonly source: Source<WritePayload>;
+}
+
+/** A DELETE of a target connection the snapshot does not hold (`--prune`). */
+export interface DeleteStep extends StepBase {
+  readonly kind: 'delete';
+  readonly targetName: string;
+  readonly targetId: string | undefined;
+  /** The target's object before, secrets masked (journaled; undo re-creates it). */
+  readonly before: ImageSource;
+}
+
+/** A step that changes an existing connection (PUT or DELETE). */
+export type ChangeStep = UpdateStep | DeleteStep;
+
+/** One decision of the plan. */
+export type PlanStep =
+  | SendStep
+  | ChangeStep
+  | (StepBase & { readonly kind: 'exists' | 'unchanged' | 'conflict'; readonly targetId: string | undefined })
+  | (StepBase & {
+      readonly kind: 'done';
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      /** What the earlier run did; absent = created. */
+      readonly op?: 'update' | 'delete';
+    })
+  | (StepBase & {
+      readonly kind: 'invalid';
+      /** What it would have been. */
+      readonly wouldBe: SendStep['kind'] | 'update';
+      readonly targetName: string;
+      readonly problems: readonly Problem[];
+    });
+
+/** Every step kind. */
+export type PlanStepKind = PlanStep['kind'];
+
+/** Every step kind, in the order summaries list them. */
+export const PLAN_STEP_KINDS: readonly PlanStepKind[] = [
+  'create',
+  'rename',
+  'reconcile',
+  'update',
+  'delete',
+  'done',
+  'unchanged',
+  'exists',
+  'conflict',
+  'invalid',
+];
+
+/** What the journal says of a connection: the last write of it in the run being finished. */
+export type JournaledWrite = Pick<WriteState, 'op' | 'state' | 'targetName' | 'intentAt'> &
+  Partial<Pick<WriteState, 'targetId' | 'type'>>;
+
+/** Input of {@link planImport}. */
+export interface PlanInput {
+  /** The snapshot's entries: whole ({@link PreparedEntry}), or lean with a {@link PlanInput.prepare}. */
+  readonly entries: readonly PlanEntry[];
+  /**
+   * The entry ready to send, prepared again each time it is needed (checks, an update's comparison,
+   * a send step's {@link SendStep.source}); default: the entry itself, which must then be a
+   * {@link PreparedEntry}.
+   */
+  readonly prepare?: (entry: PlanEntry) => PreparedEntry;
+  readonly target: readonly TargetConnection[];
+  /** The run being finished: its last write of each connection, by name (none for a new run). */
+  readonly journal: ReadonlyMap<string, JournaledWrite>;
+  readonly onConflict: OnConflict;
+  /** Narrow the plan to these connections (`--only`, `--type`); undefined = all. */
+  readonly only?: NameSelection | undefined;
+  /**
+   * Problems that would stop this entry being sent (template, masked secrets, placeholders).
+   * `prepared` prepares the entry when called (a caller that checked it earlier need not).
+   */
+  readonly check: (entry: PlanEntry, prepared: () => PreparedEntry) => readonly Problem[];
+  /** Delete target connections the snapshot does not hold (`--prune`). */
+  readonly prune?: boolean;
+  /**
+   * What `--on-conflict update` and `--prune` need, injected so that the plan stays pure: the diff's
+   * comparison of an entry with a target connection, an update's body and checks, and safe images.
+   */
+  readonly converge?: ConvergeHelpers;
+}
+
+/** The plan: steps in code-unit order of name, and counts per kind. */
+export interface ImportPlan {
+  readonly steps: readonly PlanStep[];
+  readonly counts: Readonly<Record<PlanStepKind, number>>;
+  /** Steps that will (or may, for `reconcile`) send a POST. */
+  readonly sends: number;
+  /** Every write the plan would make: creates, updates and deletes (what `--max-changes` counts). */
+  readonly changes: number;
+  /** Plans again, as existing, the entries of connections someone else created meanwhile (`update`). */
+  readonly replan?: (found: readonly Connection[]) => ImportPlan;
+}
+
+/** True for steps that send a PUT or a DELETE. */
+export function isChangeStep(step: PlanStep): step is ChangeStep {
+  return step.kind === 'update' || step.kind === 'delete';
+}
+
+/** True for steps that send. */
+export function isSendStep(step: PlanStep): step is SendStep {
+  return step.kind === 'create' || step.kind === 'rename' || step.kind === 'reconcile';
 }
 
 /**
@@ -188,8 +318,7 @@ export function planImport(input: PlanInput): ImportPlan {
       prune: input.prune === true && converge !== undefined,
     },
   );
-  const counts = Object.fromEntries(PLAN_STEP_KINDS.map((k) => [k, 0])) as Record<PlanStepKind, number>;
-  for (const s of steps) counts[s.kind] += 1;
+  const counts = countSteps(steps, PLAN_STEP_KINDS);
   const sends = counts.create + counts.rename + counts.reconcile;
   return { steps, counts, sends, changes: sends + counts.update + counts.delete };
 }
@@ -247,9 +376,118 @@ function planUpdate(
   });
 }
 
+/**
+ * One line describing a step, for `--dry-run` text output (exhaustive over kinds); an update's secrets
+ * follow on lines of their own, indented under its name.
+ */
+export function describeStep(step: PlanStep): string {
+  const name = displayName(step.name);
+  switch (step.kind) {
+    case 'create':
+      return `create     ${name} (${step.type})`;
+    case 'rename':
+      return `rename     ${name} -> ${displayName(step.targetName)} (${step.type})`;
+    case 'reconcile':
+      return `reconcile  ${displayName(step.targetName)} (${step.type}): in doubt from an earlier run; look it up, create if absent`;
+    case 'update':
+      return [
+        `update     ${name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`,
+        // The target's secrets are masked: an update writes each one, whether or not it differs.
+        ...step.secrets.map((s) => `           ${s.path}: written (from the ${s.from})`),
+      ].join('\n');
+    case 'delete':
+      return `delete     ${name}${step.type ? ` (${step.type})` : ''}: not in the snapshot (--prune)`;
+    case 'unchanged':
+      return `unchanged  ${name}: equal on every compared field`;
+    case 'done':
+      return `done       ${name}: ${step.op === undefined ? 'created' : `${step.op}d`} by an earlier run${step.targetId ? ` (${step.targetId})` : ''}`;
+    case 'exists':
+      return `exists     ${name}: already in the target, skipped`;
+    case 'conflict':
+      return `conflict   ${name}: already in the target (--on-conflict fail)`;
+    case 'invalid':
+      // Its problems are in the pre-flight's one list on stderr, not repeated here.
+      return `invalid    ${name} (${step.type}): ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
+    default:
+      return assertNever(step, 'plan step');
+  }
+}
+
+/** A step in a dry run's Markdown: its name and type, then what it changes. */
+function markdownItem(step: PlanStep): string[] {
+  const head = `${code(step.name)}${step.type ? ` (${text(step.type)})` : ''}`;
+  switch (step.kind) {
+    case 'create':
+    case 'rename':
+      return [step.targetName === step.name ? head : `${head}: created as ${code(step.targetName)}`];
+    case 'reconcile':
+      return [`${head}: in doubt from an earlier run; looked up, created if absent`];
+    case 'update':
+      return [
+        `${head}: ${step.fields.map((f) => code(f.path)).join(', ')}`,
+        ...step.secrets.map((s) => `- secret ${code(s.path)}: written (from the ${s.from})`),
+      ];
+    case 'delete':
+      return [`${head}: not in the snapshot (--prune)`];
+    case 'invalid':
+      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
+    case 'conflict':
+      return [`${head}: already in the target (--on-conflict fail)`];
+    default:
+      return [head];
+  }
+}
+
 /** The connection kind, as the engine sees it. */
-export const connectionKind: SyncKind = {
+export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
   object: 'connection',
   label: 'connection',
   writer: connectionWriter,
+
+  // import
+  startImport: (start) => startConnectionImport(start),
+  planKey: 'plan',
+  planText: (plan) => plan.steps.flatMap((s) => describeStep(s).split('\n')),
+  planTotals: (plan) => plan.counts,
+  planJson: (plan) => ({
+    counts: plan.counts,
+    steps: plan.steps.map((s) => ({
+      kind: s.kind,
+      name: s.name,
+      type: s.type,
+      ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
+      ...('targetId' in s && s.targetId ? { targetId: s.targetId } : {}),
+      ...(s.kind === 'invalid' ? { problems: s.problems } : {}),
+      ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path), secretsWritten: s.secrets } : {}),
+      ...(s.kind === 'done' && s.op !== undefined ? { op: s.op } : {}),
+    })),
+  }),
+  planMarkdown: ({ steps, counts: c }) => {
+    const items = (kinds: readonly PlanStepKind[]) =>
+      steps.filter((s) => kinds.includes(s.kind)).map(markdownItem);
+    return {
+      row: ['Connections', c.create + c.rename + c.reconcile, c.update, c.delete, c.unchanged],
+      also: (['exists', 'done', 'conflict', 'invalid'] as const).map((k) => [k, c[k]] as const),
+      alsoNamed: false,
+      sections: [
+        ['Connections to create', items(['create', 'rename', 'reconcile'])],
+        ['Connections to update', items(['update'])],
+        ['Connections to delete', items(['delete'])],
+        ['Connections refused', items(['invalid', 'conflict'])],
+      ],
+    };
+  },
+  runImport: (plan, run) => runConnectionImport(plan, run),
+  report: (plan, outcomes = new Map()) => {
+    const report = buildReport(plan, outcomes as ReadonlyMap<string, WriteOutcome>);
+    return { report, counts: countOutcomes(report) };
+  },
+  reportRecords: ({ report }, run) => report.map((l) => ({ object: 'connection', run, ...l })),
+  summary: ({ report }, target) => formatSummary(report, target),
+  runJson: ({ report, counts }) => ({
+    ok: counts.failed === 0,
+    head: { counts },
+    tail: { failures: report.filter((l) => l.outcome === 'failed') },
+  }),
+  failed: ({ counts }) => (counts.failed > 0 ? countOf(counts.failed, 'entry', 'entries') : undefined),
 };

@@ -1,8 +1,8 @@
 /**
  * The scan profile kind: keyed by name; compared as `diff` compares (every field but the server's,
  * `dataSourceList` by connection name); its references, `dataSourceList`, name connections by id and
- * are placed on the ids the target has when sent; journaled as a snapshot holds it; planned by
- * {@link planProfiles}. Written through `/scanProfiles` (created by POST, replaced and deleted by id;
+ * are placed on the ids the target has when sent; journaled as a snapshot holds it; its steps (what
+ * `--dry-run` prints and the run executes, one request at a time), planned by {@link planProfiles}. Written through `/scanProfiles` (created by POST, replaced and deleted by id;
  * api-notes [code] and [guess]). There is no look-up by name, so an in-doubt create is found in the
  * list of every profile.
  */
@@ -15,19 +15,27 @@ import {
 } from '../../api/scan-profiles.js';
 import { compareProfileFields, toComparableProfile } from '../../diff/scan-profiles.js';
 import type { FieldChange } from '../../diff/types.js';
-import type { Problem } from '../../errors.js';
-import type {
-  ProfileJournalState,
-  ProfilePlan,
-  ProfilePlanInput,
-  ProfileStep,
-} from '../../importer/profile-plan.js';
+import { countOf } from '../../display-name.js';
+import { assertNever, type Problem } from '../../errors.js';
+import { startProfileImport } from '../../importer/kind-plans.js';
+import { runProfileImport } from '../../importer/kind-runs.js';
+import {
+  buildProfileReport,
+  countProfileOutcomes,
+  formatProfileSummary,
+  type ProfileOutcome,
+  type ProfileRun,
+} from '../../importer/outputs.js';
+import type { NameSelection } from '../../importer/selection.js';
+import { code, text } from '../../markdown.js';
 import type { ScanProfile, SnapshotScanProfile } from '../../model/scan-profile.js';
 import { remapDataSourceList } from '../../profiles/data-source-list.js';
 import { isProfileServerField, stripProfileServerFields } from '../../profiles/server-fields.js';
 import { type KindWriter, StepRefused, type WriteTarget } from '../execute.js';
+import type { JournalOp } from '../journal/records.js';
+import type { WriteState } from '../journal/replay.js';
 import type { SyncKind } from '../kind.js';
-import { planKind } from '../plan.js';
+import { type OnConflict, planKind } from '../plan.js';
 
 function idOf(target: WriteTarget): string {
   if (target.id === undefined) throw new StepRefused(`scan profile '${target.name}' has no id in the target`);
@@ -147,6 +155,98 @@ export function placeProfileBody(
   return { ...body, dataSourceList: list };
 }
 
+/** What the journal says about one profile (by its snapshot name; a delete by its target name). */
+export type ProfileJournalState = Pick<
+  WriteState,
+  'op' | 'state' | 'targetName' | 'targetId' | 'attempt' | 'intentAt'
+>;
+
+interface ProfileStepBase {
+  /** The snapshot's profile name (a delete: the target's). */
+  readonly name: string;
+}
+
+/** A step that sends a request. */
+export type ProfileSendStep =
+  | (ProfileStepBase & {
+      readonly kind: 'create';
+      /** The name POSTed (`<name> (2)` for `--on-conflict rename`). */
+      readonly targetName: string;
+      readonly profile: ScanProfile;
+      readonly dataSources: readonly DataSourceRef<string>[];
+      /** 2 or more: resent after an in-doubt intent that the target's list did not show. */
+      readonly attempt: number;
+    })
+  | (ProfileStepBase & {
+      readonly kind: 'update';
+      readonly targetName: string;
+      readonly targetId: string;
+      readonly profile: ScanProfile;
+      readonly dataSources: readonly DataSourceRef<string>[];
+      readonly fields: readonly FieldChange[];
+      readonly attempt: number;
+      /** The target's profile before the update (journaled; undo puts it back). */
+      readonly before: ProfileImage;
+    })
+  | (ProfileStepBase & {
+      readonly kind: 'delete';
+      readonly targetName: string;
+      readonly targetId: string;
+      readonly attempt: number;
+      /** The target's profile before the delete (journaled; undo creates it again). */
+      readonly before: ProfileImage;
+    });
+
+/** One decision of the profile plan. */
+export type ProfileStep =
+  | ProfileSendStep
+  | (ProfileStepBase & {
+      readonly kind: 'done';
+      readonly action: JournalOp;
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      /** `journal`: an earlier run recorded it; `lookup`: an in-doubt request was found applied now. */
+      readonly via: 'journal' | 'lookup';
+      /** `lookup`: when the interrupted run wrote its intent. */
+      readonly intentAt?: string | undefined;
+    })
+  | (ProfileStepBase & { readonly kind: 'exists' | 'unchanged'; readonly targetId: string | undefined })
+  | (ProfileStepBase & { readonly kind: 'skipped'; readonly reason: string })
+  | (ProfileStepBase & { readonly kind: 'conflict'; readonly targetId: string | undefined })
+  | (ProfileStepBase & { readonly kind: 'blocked'; readonly problems: readonly Problem[] });
+
+/** The plan of the profile phase. */
+export interface ProfilePlan {
+  /** Snapshot profiles in name order, then the deletes (target name order). */
+  readonly steps: readonly ProfileStep[];
+  /** Set when the snapshot includes scan profiles (absent: nothing was planned). */
+  readonly included?: true;
+  /** Pre-flight problems: conflicts (`--on-conflict fail`) and profiles naming absent connections. */
+  readonly problems: readonly Problem[];
+}
+
+/** Input of {@link planProfiles}. */
+export interface ProfilePlanInput {
+  readonly profiles: readonly SnapshotScanProfile[];
+  /** False for a snapshot whose header does not include scan profiles (version 1): nothing is planned. */
+  readonly included: boolean;
+  /** The target's profiles (`GET /scanProfiles`), read now. */
+  readonly targetProfiles: readonly ScanProfile[];
+  /** The target's connections, read now (before the connection phase). */
+  readonly targetConnections: readonly { readonly name: string; readonly _id?: string | undefined }[];
+  /**
+   * Connections this run creates or created (snapshot name -> name in the target): the connection
+   * plan's create, rename, reconcile and done steps.
+   */
+  readonly createdConnections: ReadonlyMap<string, string>;
+  readonly journal: ReadonlyMap<string, ProfileJournalState>;
+  readonly onConflict: OnConflict;
+  readonly prune: boolean;
+  readonly allowRun: boolean;
+  /** `--only`: profile names restored (and pruned within); undefined = all. */
+  readonly only: NameSelection | undefined;
+}
+
 const SINGLE_RUN_REASON =
   'one-time profile (isSingleRunScan): creating it starts a scan at once; pass --allow-run to create it';
 
@@ -252,7 +352,7 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
     const message = `scan profile '${step.name}' already exists in the target (--on-conflict fail)`;
     return [{ entry: step.name, message }];
   });
-  return { steps, problems };
+  return { steps, problems, included: true };
 }
 
 function resolveDataSources(
@@ -280,9 +380,113 @@ function resolveDataSources(
   return { entry, dataSources, problems: undefined };
 }
 
+/** One line of a dry run's plan per scan profile step. */
+function describeProfileStep(step: ProfileStep): string {
+  switch (step.kind) {
+    case 'create':
+      return `scan profile ${step.name}: create${step.targetName === step.name ? '' : ` as '${step.targetName}'`}${step.attempt > 1 ? ' (in doubt: not found in the target, sent again)' : ''}`;
+    case 'update':
+      return `scan profile ${step.name}: update (${step.fields.map((f) => f.path).join(', ')})`;
+    case 'delete':
+      return `scan profile ${step.name}: delete (not in the snapshot, --prune)`;
+    case 'done':
+      return `scan profile ${step.name}: done (${step.via === 'journal' ? 'by an earlier run' : 'found in the target after an interrupted request'})`;
+    case 'exists':
+      return `scan profile ${step.name}: exists in the target, skipped`;
+    case 'unchanged':
+      return `scan profile ${step.name}: unchanged`;
+    case 'skipped':
+      return `scan profile ${step.name}: skipped: ${step.reason}`;
+    case 'conflict':
+      return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
+    case 'blocked':
+      // The problems themselves are in the pre-flight's one list.
+      return `scan profile ${step.name}: refused: ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
+    default:
+      return assertNever(step, 'profile step');
+  }
+}
+
+/** A step in a dry run's Markdown: its name, then what it changes. */
+function markdownItem(step: ProfileStep): string[] {
+  const head = code(step.name);
+  switch (step.kind) {
+    case 'create':
+      return [step.targetName === step.name ? head : `${head}: created as ${code(step.targetName)}`];
+    case 'update':
+      return [`${head}: ${step.fields.map((f) => code(f.path)).join(', ')}`];
+    case 'skipped':
+      return [`${head}: skipped: ${text(step.reason)}`];
+    case 'blocked':
+      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
+    case 'conflict':
+      return [`${head}: already in the target (--on-conflict fail)`];
+    default:
+      return [head];
+  }
+}
+
 /** The scan profile kind, as the engine sees it. */
-export const scanProfileKind: SyncKind = {
+export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> = {
   object: 'scan-profile',
   label: 'scan profile',
   writer: scanProfileWriter,
+
+  // import
+  startImport: (start) => startProfileImport(start),
+  planKey: 'profilePlan',
+  planText: (plan) => plan.steps.map(describeProfileStep),
+  planTotals: () => undefined,
+  planJson: (plan) => ({
+    scanProfiles: plan.steps.map((s) => ({
+      kind: s.kind,
+      name: s.name,
+      ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
+      ...(s.kind === 'skipped' ? { reason: s.reason } : {}),
+      ...(s.kind === 'blocked' ? { problems: s.problems } : {}),
+      ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path) } : {}),
+    })),
+  }),
+  planMarkdown: ({ steps }) => {
+    const n = (kind: ProfileStep['kind']) => steps.filter((s) => s.kind === kind).length;
+    const items = (kinds: readonly ProfileStep['kind'][]) =>
+      steps.filter((s) => kinds.includes(s.kind)).map(markdownItem);
+    return {
+      row:
+        steps.length > 0
+          ? ['Scan profiles', n('create'), n('update'), n('delete'), n('unchanged')]
+          : undefined,
+      also: (['exists', 'done', 'skipped', 'conflict', 'blocked'] as const).map((k) => [k, n(k)] as const),
+      alsoNamed: true,
+      sections: [
+        ['Scan profiles to create', items(['create'])],
+        ['Scan profiles to update', items(['update'])],
+        ['Scan profiles to delete', items(['delete'])],
+        ['Scan profiles not sent', items(['skipped', 'conflict', 'blocked'])],
+      ],
+    };
+  },
+  runImport: (plan, run, earlier) => runProfileImport(plan, run, earlier),
+  report: (plan, outcomes = new Map()) => {
+    const profileReport = buildProfileReport(plan, outcomes as ReadonlyMap<number, ProfileOutcome>);
+    return {
+      profileReport,
+      profileCounts: countProfileOutcomes(profileReport),
+      profilesIncluded: plan.included === true,
+    };
+  },
+  reportRecords: ({ profileReport }, run) => profileReport.map((l) => ({ ...l, run })),
+  summary: (r) => (r.profilesIncluded ? formatProfileSummary(r.profileReport) : undefined),
+  runJson: ({ profileReport, profileCounts, profilesIncluded }) => ({
+    tail: profilesIncluded
+      ? {
+          scanProfiles: {
+            counts: profileCounts,
+            failures: profileReport.filter((l) => l.outcome === 'failed'),
+            skipped: profileReport.filter((l) => l.outcome === 'skipped'),
+          },
+        }
+      : {},
+  }),
+  failed: ({ profileCounts: { failed } }) => (failed > 0 ? countOf(failed, 'scan profile') : undefined),
 };
