@@ -9,6 +9,7 @@ import type { KindWriter } from './execute.js';
 import type { JournalObject } from './journal/records.js';
 import { connectionKind } from './kinds/connection.js';
 import { scanProfileKind } from './kinds/scan-profile.js';
+import type { History, UndoContext, UndoStep } from './undo-plan.js';
 
 /** What the engine knows of a kind. */
 export interface SyncKind {
@@ -18,6 +19,13 @@ export interface SyncKind {
   readonly label: string;
   /** How the executor writes one, bound to a client. */
   writer(client: HttpClient): KindWriter;
+  // undo
+  /** The undo step of one object a run touched, against the target's object now (pure). */
+  undo(
+    history: History,
+    current: Readonly<Record<string, unknown>> | undefined,
+    context: UndoContext,
+  ): UndoStep;
 }
 
 /** Every kind, in the order an import writes them. */

@@ -29,7 +29,6 @@ import {
 import { DEFAULT_IMPORT_CONCURRENCY } from '../importer/import-types.js';
 import { EMPTY_OVERRIDES, loadOverrides, resolveOverrides } from '../importer/overrides.js';
 import type { Logger } from '../log.js';
-import type { Connection } from '../model/connection.js';
 import type { ScanProfile } from '../model/scan-profile.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
@@ -42,7 +41,8 @@ import {
 } from './journal/replay.js';
 import { normaliseTargetUrl, openJournal } from './journal/writer.js';
 import { writersFor } from './kind.js';
-import { placeProfileBody } from './kinds/scan-profile.js';
+import { connectionKind } from './kinds/connection.js';
+import { type DataSourceRef, placeProfileBody, scanProfileKind } from './kinds/scan-profile.js';
 import { cannotReadJournal, chooseUndoRun } from './runs.js';
 import { Write } from './step.js';
 import { createRateLimiter } from './throttle.js';
@@ -50,8 +50,6 @@ import {
   createRunHistory,
   type History,
   isWritingStep,
-  planConnectionUndo,
-  planProfileUndo,
   type UndoContext,
   type UndoStep,
 } from './undo-plan.js';
@@ -183,10 +181,10 @@ async function planAgainstTarget(
     const i = order.get(c.name);
     if (i === undefined || planned[i] !== undefined) continue;
     const h = connectionHistories[i] as History;
-    planned[i] = planConnectionUndo(h, c as Connection, context(h));
+    planned[i] = connectionKind.undo(h, c, context(h));
   }
   const connectionSteps = connectionHistories.map(
-    (h, i) => planned[i] ?? planConnectionUndo(h, undefined, context(h)),
+    (h, i) => planned[i] ?? connectionKind.undo(h, undefined, context(h)),
   );
   if (profileHistories.length === 0) return { connectionSteps, profileSteps: [] };
   const byName = new Map<string, ScanProfile>();
@@ -194,7 +192,10 @@ async function planAgainstTarget(
     if (typeof p.name === 'string' && !byName.has(p.name)) byName.set(p.name, p);
   const recreated = new Set(connectionSteps.filter((s) => s.kind === 're-create').map((s) => s.name));
   const profileSteps = profileHistories.map((h) =>
-    planProfileUndo(h, byName.get(h.name), { idByName, nameById }, { ...context(h), recreated }),
+    scanProfileKind.undo(h, byName.get(h.name), {
+      ...context(h),
+      references: { idByName, nameById, recreated },
+    }),
   );
   return { connectionSteps, profileSteps };
 }
@@ -215,9 +216,14 @@ function loadUndo(step: UndoStep, ids: ReadonlyMap<string, string | undefined>):
   if (step.kind !== 're-create' && step.kind !== 'put-back')
     throw new Error(`not a writing step: ${step.kind}`);
   const body =
-    step.dataSources === undefined
+    step.refs === undefined
       ? step.body
-      : placeProfileBody(step.body, step.dataSources, ids, ', so the profile cannot name it');
+      : placeProfileBody(
+          step.body,
+          step.refs as readonly DataSourceRef[],
+          ids,
+          ', so the profile cannot name it',
+        );
   if (step.kind === 're-create') return { body, image: step.image };
   return { body, image: step.image, secretsSent: step.secretsSent, before: step.current };
 }
