@@ -9,7 +9,7 @@ import type { KindWriter } from './execute.js';
 import type { JournalObject } from './journal/records.js';
 import { connectionKind } from './kinds/connection.js';
 import { scanProfileKind } from './kinds/scan-profile.js';
-import type { History, UndoContext, UndoStep } from './undo-plan.js';
+import type { History, RestoringStep, UndoContext, UndoStep } from './undo-plan.js';
 
 /** What the engine knows of a kind. */
 export interface SyncKind {
@@ -20,12 +20,25 @@ export interface SyncKind {
   /** How the executor writes one, bound to a client. */
   writer(client: HttpClient): KindWriter;
   // undo
+  /** The kind's objects in the target now, as undo reads them (streamed where the listing is large). */
+  current(client: HttpClient, signal: AbortSignal): AsyncIterable<Readonly<Record<string, unknown>>>;
   /** The undo step of one object a run touched, against the target's object now (pure). */
   undo(
     history: History,
     current: Readonly<Record<string, unknown>> | undefined,
     context: UndoContext,
   ): UndoStep;
+  /** The tag of the kind whose objects this kind's objects name by id (undo remaps them by name). */
+  readonly references?: JournalObject;
+  /** Written one request at a time (creating a scan profile may start a scan). */
+  readonly oneAtATime: boolean;
+  /** Reads what a restoring step's body is placed on (the target's ids now) when its writes start. */
+  placeUndoBodies?(
+    client: HttpClient,
+    signal: AbortSignal,
+  ): Promise<(step: RestoringStep) => Readonly<Record<string, unknown>>>;
+  /** What begins an undo line about one of its objects (`scan profile `; '' for the first kind). */
+  readonly undoPrefix: string;
 }
 
 /** Every kind, in the order an import writes them. */
@@ -37,4 +50,11 @@ export function writersFor(client: HttpClient): Readonly<Record<JournalObject, K
     JournalObject,
     KindWriter
   >;
+}
+
+/** The kind whose journal tag is `object`. */
+export function kindOf(object: JournalObject): SyncKind {
+  const kind = KINDS.find((k) => k.object === object);
+  if (kind === undefined) throw new Error(`no kind ${JSON.stringify(object)}`);
+  return kind;
 }

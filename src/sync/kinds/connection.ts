@@ -9,6 +9,7 @@ import {
   createConnection,
   deleteConnection,
   getConnectionByName,
+  listConnections,
   updateConnection,
 } from '../../api/connections.js';
 import type { HttpClient } from '../../api/http.js';
@@ -318,5 +319,9 @@ export const connectionKind: SyncKind = {
   label: 'connection',
   writer: connectionWriter,
   // undo
+  // Streamed, not kept: 100 000 connections are planned as the listing hands them out.
+  current: (client, signal) => listConnections(client, { signal }),
   undo: planConnectionUndo,
+  oneAtATime: false,
+  undoPrefix: '',
 };

@@ -6,6 +6,7 @@
  * api-notes [code] and [guess]). There is no look-up by name, so an in-doubt create is found in the
  * list of every profile.
  */
+import { connectionIdsByName } from '../../api/connections.js';
 import type { HttpClient } from '../../api/http.js';
 import {
   createScanProfile,
@@ -364,5 +365,20 @@ export const scanProfileKind: SyncKind = {
   label: 'scan profile',
   writer: scanProfileWriter,
   // undo
+  current: async function* (client, signal) {
+    yield* await listScanProfiles(client, { signal });
+  },
   undo: planProfileUndo,
+  references: 'connection',
+  oneAtATime: true,
+  // A connection this undo created again has its id only once its phase is done: read then.
+  placeUndoBodies: async (client, signal) => {
+    const ids = await connectionIdsByName(client, signal);
+    const why = ', so the profile cannot name it';
+    return (step) =>
+      step.refs === undefined
+        ? step.body
+        : placeProfileBody(step.body, step.refs as DataSourceRef[], ids, why);
+  },
+  undoPrefix: 'scan profile ',
 };
