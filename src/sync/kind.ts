@@ -6,7 +6,7 @@
  */
 import type { HttpClient } from '../api/http.js';
 import type { KindWriter } from './execute.js';
-import type { JournalObject } from './journal/records.js';
+import { acceptJournalKinds, type JournalObject } from './journal/records.js';
 import { connectionKind } from './kinds/connection.js';
 import { scanProfileKind } from './kinds/scan-profile.js';
 import type { History, RestoringStep, UndoContext, UndoStep } from './undo-plan.js';
@@ -39,10 +39,15 @@ export interface SyncKind {
   ): Promise<(step: RestoringStep) => Readonly<Record<string, unknown>>>;
   /** What begins an undo line about one of its objects (`scan profile `; '' for the first kind). */
   readonly undoPrefix: string;
+  /** Its update and delete intents may lack a before-image (earlier versions wrote none). */
+  readonly beforeOptional: boolean;
+  /** The key of its counts in a run of `runs --format json` (`connections`). */
+  readonly runsKey: string;
 }
 
 /** Every kind, in the order an import writes them. */
 export const KINDS: readonly SyncKind[] = [connectionKind, scanProfileKind];
+acceptJournalKinds(KINDS);
 
 /** The executor's writer of every kind, bound to `client`. */
 export function writersFor(client: HttpClient): Readonly<Record<JournalObject, KindWriter>> {

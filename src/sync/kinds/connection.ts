@@ -324,4 +324,6 @@ export const connectionKind: SyncKind = {
   undo: planConnectionUndo,
   oneAtATime: false,
   undoPrefix: '',
+  beforeOptional: false,
+  runsKey: 'connections',
 };

@@ -381,4 +381,6 @@ export const scanProfileKind: SyncKind = {
         : placeProfileBody(step.body, step.refs as DataSourceRef[], ids, why);
   },
   undoPrefix: 'scan profile ',
+  beforeOptional: true,
+  runsKey: 'scanProfiles',
 };
