@@ -4,7 +4,7 @@
  */
 import { ExitCode, UsageError } from '../errors.js';
 import { KINDS } from '../sync/kind.js';
-import { countsIn, type KindCounts, listRuns, type RunSummary } from '../sync/runs.js';
+import { type KindCounts, listRuns, type RunSummary } from '../sync/runs.js';
 import type { CommandSpec } from './command.js';
 import { formatOption, readPathOption } from './options.js';
 import { chooseFormat, renderTable } from './render.js';
@@ -59,7 +59,7 @@ export const runsCommand: CommandSpec = {
       what: whatOf(r),
       status: r.status,
       started: r.startedAt,
-      ...Object.fromEntries(columns.map((c) => [c.title, describeCounts(countsIn(r, c.kind))])),
+      ...Object.fromEntries(columns.map((c) => [c.title, describeCounts(r[c.kind.runsKey] as KindCounts)])),
     }));
     ctx.out.result(`Runs of ${result.journal} (target ${result.target}):`);
     ctx.out.result(

@@ -11,7 +11,7 @@ import {
   replayJournalFile,
   zeroCounts,
 } from './journal/replay.js';
-import { KINDS, type SyncKind } from './kind.js';
+import { KINDS } from './kind.js';
 
 /** What a run wrote of one kind, and what it left unsettled. */
 export type KindCounts = RunCounts & { readonly inDoubt: number };
@@ -29,11 +29,6 @@ export type RunSummary = {
   /** `finished`, or `interrupted` (the same command again finishes it). */
   readonly status: 'finished' | 'interrupted';
 } & { readonly [runsKey: string]: unknown };
-
-/** What `run` wrote of `kind`. */
-export function countsIn(run: RunSummary, kind: SyncKind): KindCounts {
-  return run[kind.runsKey] as KindCounts;
-}
 
 /** What the journal at `path` is bound to, and its runs. */
 export interface JournalRuns {

@@ -268,12 +268,8 @@ export async function undoRun(
         histories,
         (h) => {
           const undone = chosen.continuing?.writes.get(writeKey(h.object, h.name));
-          return {
-            catalog,
-            overrides,
-            includeInDoubt: options.includeInDoubt === true,
-            putBackDone: undone?.op === 'update' && undone.state === 'done',
-          };
+          const putBackDone = undone?.op === 'update' && undone.state === 'done';
+          return { catalog, overrides, includeInDoubt: options.includeInDoubt === true, putBackDone };
         },
         ports.signal,
       );
