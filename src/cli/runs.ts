@@ -3,7 +3,8 @@
  * each wrote, whether it finished, which undo took it back.
  */
 import { ExitCode, UsageError } from '../errors.js';
-import { listRuns, type RunSummary } from '../sync/runs.js';
+import { KINDS } from '../sync/kind.js';
+import { type KindCounts, listRuns, type RunSummary } from '../sync/runs.js';
 import type { CommandSpec } from './command.js';
 import { formatOption, readPathOption } from './options.js';
 import { chooseFormat, renderTable } from './render.js';
@@ -11,7 +12,7 @@ import { chooseFormat, renderTable } from './render.js';
 const FORMATS = ['table', 'json'] as const;
 
 /** `created 3, updated 1, deleted 1` (what is zero left out; `-` when nothing). */
-function describeCounts(c: RunSummary['connections']): string {
+function describeCounts(c: KindCounts): string {
   const parts: string[] = [];
   if (c.created > 0) parts.push(`created ${c.created}${c.found > 0 ? ` (${c.found} in doubt)` : ''}`);
   if (c.updated > 0) parts.push(`updated ${c.updated}`);
@@ -52,17 +53,17 @@ export const runsCommand: CommandSpec = {
       ctx.out.result(`No runs in ${result.journal} (target ${result.target})`);
       return ExitCode.ok;
     }
+    const columns = KINDS.map((k) => ({ kind: k, title: `${k.label}s` }));
     const rows = result.runs.map((r) => ({
       run: r.run,
       what: whatOf(r),
       status: r.status,
       started: r.startedAt,
-      connections: describeCounts(r.connections),
-      'scan profiles': describeCounts(r.scanProfiles),
+      ...Object.fromEntries(columns.map((c) => [c.title, describeCounts(r[c.kind.runsKey] as KindCounts)])),
     }));
     ctx.out.result(`Runs of ${result.journal} (target ${result.target}):`);
     ctx.out.result(
-      renderTable(rows, ['run', 'what', 'status', 'started', 'connections', 'scan profiles'], 80),
+      renderTable(rows, ['run', 'what', 'status', 'started', ...columns.map((c) => c.title)], 80),
     );
     return ExitCode.ok;
   },

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { countOf, displayName } from '../display-name.js';
 import { ExitCode, UsageError, withResumeHint } from '../errors.js';
 import { scrub } from '../secrets.js';
+import { KINDS, kindOf } from '../sync/kind.js';
 import { type UndoEvent, type UndoLine, undoRun } from '../sync/undo.js';
 import { isWritingStep, type UndoStep } from '../sync/undo-plan.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
@@ -21,7 +22,7 @@ import { printProblems, reportRefusal } from './render.js';
 function describeUndoStep(step: UndoStep): string {
   const name = displayName(step.name);
   const typed = `${name}${step.type ? ` (${step.type})` : ''}`;
-  const prefix = step.object === 'scan-profile' ? 'scan profile ' : '';
+  const prefix = kindOf(step.object).undoPrefix;
   switch (step.kind) {
     case 'delete-created':
       return `${prefix}delete     ${typed}: created by the import`;
@@ -175,13 +176,13 @@ export const undoCommand: CommandSpec = {
   run: runUndoCommand,
 };
 
-/** `12 connections, 3 scan profiles`: what the lines are about. */
+/** `12 connections, 3 scan profiles`: what the lines are about (the first kind always named). */
 function describeObjects(lines: readonly UndoLine[]): string {
-  const connections = lines.filter((l) => l.step.object === 'connection').length;
-  const profiles = lines.length - connections;
-  const parts = [countOf(connections, 'connection')];
-  if (profiles > 0) parts.push(countOf(profiles, 'scan profile'));
-  return parts.join(', ');
+  const count = (object: string) => lines.filter((l) => l.step.object === object).length;
+  return KINDS.map((k) => ({ label: k.label, n: count(k.object) }))
+    .filter((c, i) => i === 0 || c.n > 0)
+    .map((c) => countOf(c.n, c.label))
+    .join(', ');
 }
 
 /** `items` mapped one at a time, as they are read (nothing gathered). */

@@ -8,9 +8,10 @@ import type { HttpClient } from '../api/http.js';
 import type { ImportStart, KindPlanner } from '../importer/kind-plans.js';
 import type { ImportHandOn, KindImportResult, KindImportRun } from '../importer/kind-runs.js';
 import type { KindWriter } from './execute.js';
-import type { JournalObject } from './journal/records.js';
+import { acceptJournalKinds, type JournalObject } from './journal/records.js';
 import { connectionKind } from './kinds/connection.js';
 import { scanProfileKind } from './kinds/scan-profile.js';
+import type { History, RestoringStep, UndoContext, UndoStep } from './undo-plan.js';
 
 /**
  * What the engine knows of a kind; `P` is its import plan, `Key` where an import's result holds it,
@@ -59,6 +60,31 @@ export interface SyncKind<P = unknown, Key extends string = string, R = unknown>
   runJson(result: R): { readonly ok?: boolean; readonly head?: object; readonly tail?: object };
   /** Its failed writes in words (`2 entries`); none failed: undefined. */
   failed(result: R): string | undefined;
+
+  // undo
+  /** The kind's objects in the target now, as undo reads them (streamed where the listing is large). */
+  current(client: HttpClient, signal: AbortSignal): AsyncIterable<Readonly<Record<string, unknown>>>;
+  /** The undo step of one object a run touched, against the target's object now (pure). */
+  undo(
+    history: History,
+    current: Readonly<Record<string, unknown>> | undefined,
+    context: UndoContext,
+  ): UndoStep;
+  /** The tag of the kind whose objects this kind's objects name by id (undo remaps them by name). */
+  readonly references?: JournalObject;
+  /** Written one request at a time (creating a scan profile may start a scan). */
+  readonly oneAtATime: boolean;
+  /** Reads what a restoring step's body is placed on (the target's ids now) when its writes start. */
+  placeUndoBodies?(
+    client: HttpClient,
+    signal: AbortSignal,
+  ): Promise<(step: RestoringStep) => Readonly<Record<string, unknown>>>;
+  /** What begins an undo line about one of its objects (`scan profile `; '' for the first kind). */
+  readonly undoPrefix: string;
+  /** Its update and delete intents may lack a before-image (earlier versions wrote none). */
+  readonly beforeOptional: boolean;
+  /** The key of its counts in a run of `runs --format json` (`connections`). */
+  readonly runsKey: string;
 }
 
 /** A kind's parts of a dry run's Markdown (`import --dry-run --format markdown`). */
@@ -108,6 +134,7 @@ export function reportRecordsOf(result: KindRuns, run: number | undefined): obje
 export function eachPlan(plans: KindPlans): readonly (readonly [SyncKind, unknown])[] {
   return KINDS.map((kind) => [kind, plans[kind.planKey]] as const);
 }
+acceptJournalKinds(KINDS);
 
 /** The executor's writer of every kind, bound to `client`. */
 export function writersFor(client: HttpClient): Readonly<Record<JournalObject, KindWriter>> {
@@ -115,4 +142,11 @@ export function writersFor(client: HttpClient): Readonly<Record<JournalObject, K
     JournalObject,
     KindWriter
   >;
+}
+
+/** The kind whose journal tag is `object`. */
+export function kindOf(object: JournalObject): SyncKind {
+  const kind = KINDS.find((k) => k.object === object);
+  if (kind === undefined) throw new Error(`no kind ${JSON.stringify(object)}`);
+  return kind;
 }

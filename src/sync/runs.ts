@@ -4,10 +4,20 @@
  */
 import { InputFileError, UsageError } from '../errors.js';
 import type { JournalObject } from './journal/records.js';
-import { type JournalReplay, type RunCounts, type RunState, replayJournalFile } from './journal/replay.js';
+import {
+  type JournalReplay,
+  type RunCounts,
+  type RunState,
+  replayJournalFile,
+  zeroCounts,
+} from './journal/replay.js';
+import { KINDS } from './kind.js';
 
-/** One run as `runs` shows it. */
-export interface RunSummary {
+/** What a run wrote of one kind, and what it left unsettled. */
+export type KindCounts = RunCounts & { readonly inDoubt: number };
+
+/** One run as `runs` shows it; under each kind's `runsKey` (`connections`), its {@link KindCounts}. */
+export type RunSummary = {
   readonly run: number;
   readonly command: 'import' | 'undo';
   /** The run an undo took back. */
@@ -18,9 +28,7 @@ export interface RunSummary {
   readonly endedAt: string | null;
   /** `finished`, or `interrupted` (the same command again finishes it). */
   readonly status: 'finished' | 'interrupted';
-  readonly connections: RunCounts & { readonly inDoubt: number };
-  readonly scanProfiles: RunCounts & { readonly inDoubt: number };
-}
+} & { readonly [runsKey: string]: unknown };
 
 /** What the journal at `path` is bound to, and its runs. */
 export interface JournalRuns {
@@ -30,10 +38,10 @@ export interface JournalRuns {
   readonly runs: readonly RunSummary[];
 }
 
-function countsOf(run: RunState, object: JournalObject): RunCounts & { readonly inDoubt: number } {
+function countsOf(run: RunState, object: JournalObject): KindCounts {
   let inDoubt = 0;
   for (const w of run.writes.values()) if (w.object === object && w.state === 'in-doubt') inDoubt += 1;
-  return { ...run.counts[object], inDoubt };
+  return { ...(run.counts[object] ?? zeroCounts()), inDoubt };
 }
 
 const JOURNAL_HINT = 'Pass the journal an import wrote (default <snapshot>.<target host>.journal.jsonl)';
@@ -70,8 +78,7 @@ export async function listRuns(path: string): Promise<JournalRuns> {
       startedAt: r.startedAt,
       endedAt: r.endedAt ?? null,
       status: r.endedAt === undefined ? 'interrupted' : 'finished',
-      connections: countsOf(r, 'connection'),
-      scanProfiles: countsOf(r, 'scan-profile'),
+      ...Object.fromEntries(KINDS.map((k) => [k.runsKey, countsOf(r, k.object)])),
     })),
   };
 }

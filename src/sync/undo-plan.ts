@@ -1,47 +1,21 @@
-// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:VAR}" is a literal overrides placeholder
 /**
- * The undo plan (pure): one run's journal records -> what each object it touched was before the run ->
- * against the target as it is now, one step per object.
- *
- * A connection:
- * - created by the run: `delete-created` when it still matches what was created (compared as `diff`
- *   compares), `left` when it changed since, nothing when it is gone. Only a create the run provably
- *   made (its own request answered with success) is deleted; one whose answer was lost and that a
- *   look-up then found may be someone else's: `left`, unless `--include-in-doubt`;
- * - updated or deleted by the run: `put-back` (PUT of the before-image; a masked secret is left out, so
- *   the service keeps the stored one, unless the run sent that secret: then `--overrides` must supply its
- *   earlier value) when it differs, `re-create` (POST, secrets from `--overrides`) when it is gone,
- *   nothing when it already equals the before-image.
- * A scan profile: the same, by name; created -> deleted when unchanged since; updated -> put back;
- * deleted -> created again, its `dataSourceList` remapped to the ids the target has now (by connection
- * name; elements that were names stay names). A one-time profile is not created again (it would start
- * a scan): `left`.
+ * The undo plan's kind-neutral part (pure): one run's journal records -> what each object it touched
+ * was before the run ({@link createRunHistory}), and the vocabulary of the steps that take it back. Each
+ * kind decides its own steps (its descriptor's `undo`, in `kinds/`), against the target as it is now:
+ * - created by the run: `delete-created` when it still matches what was created, `left` when it changed
+ *   since, nothing when it is gone ({@link planCreatedUndo}). Only a create the run provably made (its
+ *   own request answered with success) is deleted; one whose answer was lost and that a look-up then
+ *   found may be someone else's: `left`, unless `--include-in-doubt`;
+ * - updated or deleted by the run: `put-back` when it differs from its before-image, `re-create` when
+ *   it is gone, nothing when it already equals the before-image.
  */
-import {
-  dropMaskedValues,
-  fillMaskedForCheck,
-  findClearSecrets,
-  makeSafeImage,
-  readPointer,
-} from '../connections/images.js';
-import { stripServerManaged } from '../connections/server-managed.js';
-import { findChangedFields } from '../diff/compare.js';
 import type { Problem } from '../errors.js';
-import { applyOverrides, type Overrides } from '../importer/overrides.js';
-import { checkEntryForSend } from '../importer/preflight.js';
+import type { Overrides } from '../importer/overrides.js';
 import { held, type Source } from '../importer/source.js';
-import type { Connection } from '../model/connection.js';
-import type { ScanProfile } from '../model/scan-profile.js';
 import type { TemplateCatalog } from '../schema/catalog.js';
-import { isMasked, registerSecretsOf } from '../secrets.js';
+import type { WritePayload } from './execute.js';
 import type { JournalObject, JournalRecord, SafeImage } from './journal/records.js';
 import { type JournalRecordReader, type RecordPlace, writeKey } from './journal/replay.js';
-import {
-  compareProfile,
-  type DataSourceRef,
-  placeDataSources,
-  readProfileImage,
-} from './kinds/scan-profile.js';
 import { notOursReason } from './ownership.js';
 
 /** A masked image, held or read again from the journal when it is needed. */
@@ -161,7 +135,7 @@ export function createRunHistory(
   };
 }
 
-interface StepBase {
+export interface StepBase {
   readonly object: JournalObject;
   /** The object's name in the target. */
   readonly name: string;
@@ -182,15 +156,15 @@ export type UndoStep =
       readonly image: SafeImage;
       readonly secretsSent: readonly string[];
       readonly targetId?: string;
-      /** A profile's `dataSourceList`, by connection name: remapped to the target's ids when sent. */
-      readonly dataSources?: readonly DataSourceRef[];
+      /** References by name, placed on the target's ids when sent (a profile's `dataSourceList`). */
+      readonly refs?: unknown;
     })
   /** The run deleted it: POST of the before-image. */
   | (StepBase & {
       readonly kind: 're-create';
       readonly body: Readonly<Record<string, unknown>>;
       readonly image: SafeImage;
-      readonly dataSources?: readonly DataSourceRef[];
+      readonly refs?: unknown;
     })
   /** Not reverted, and why (changed since, in doubt whose it is, a kind it cannot revert). */
   | (StepBase & { readonly kind: 'left'; readonly reason: string })
@@ -204,6 +178,17 @@ export function isWritingStep(step: UndoStep): boolean {
   return step.kind === 'delete-created' || step.kind === 'put-back' || step.kind === 're-create';
 }
 
+/** A step that puts an object back or creates it again. */
+export type RestoringStep = Extract<UndoStep, { kind: 'put-back' | 're-create' }>;
+
+/** The target's objects of the kind a kind names (a profile's connections), for remapping by name. */
+export interface ReferencedIds {
+  readonly idByName: ReadonlyMap<string, string | undefined>;
+  readonly nameById: ReadonlyMap<string, string>;
+  /** Names this undo creates again (before the steps that name them). */
+  readonly recreated: ReadonlySet<string>;
+}
+
 /** What planning a step needs besides the history and the object now. */
 export interface UndoContext {
   readonly catalog: TemplateCatalog;
@@ -212,6 +197,8 @@ export interface UndoContext {
   readonly putBackDone: boolean;
   /** `--include-in-doubt`: objects whose create was in doubt are deleted too. */
   readonly includeInDoubt: boolean;
+  /** For a kind that names another kind's objects: that kind's objects in the target now. */
+  readonly references?: ReferencedIds;
 }
 
 const IN_DOUBT_REASON =
@@ -222,7 +209,7 @@ const IN_DOUBT_REASON =
  * `--include-in-doubt`); changed since (`changes` of what was created, undefined when the journal holds
  * no usable image) -> `left`; else `delete-created`.
  */
-function planCreatedUndo(
+export function planCreatedUndo(
   h: History,
   current: unknown,
   context: Pick<UndoContext, 'includeInDoubt'>,
@@ -245,135 +232,15 @@ function planCreatedUndo(
   return step({ kind: 'delete-created', before: image });
 }
 
-/** Decide the step of one connection against the target's current object (pure). */
-export function planConnectionUndo(
-  h: History,
-  current: Connection | undefined,
-  context: UndoContext,
-): UndoStep {
-  const { catalog, overrides } = context;
-  const secretFields = (type: string) => catalog.secretFields(type);
-  const step = <const T extends object>(own: T) =>
-    Object.assign({ object: 'connection' as const, name: h.name, type: h.type }, own);
-  if (h.firstOp === 'create') {
-    return planCreatedUndo(h, current, context, step, (created) =>
-      findChangedFields(created as Connection, current as Connection, secretFields),
-    );
-  }
-  const before = h.firstBefore ?? {};
-  const restored = applyOverrides(
-    { ...(stripServerManaged(before) as Connection), name: h.name, type: h.type },
-    overrides,
-  ) as Connection;
-  registerSecretsOf(restored, secretFields(h.type));
-  const entry = { name: h.name, type: h.type, sourceId: undefined, body: restored };
-  if (current === undefined) {
-    const problems = checkEntryForSend(entry, catalog).problems;
-    if (problems.length > 0) return step({ kind: 'invalid', problems });
-    return step({ kind: 're-create', body: restored, image: makeSafeImage(restored, secretFields(h.type)) });
-  }
-  const fields = findChangedFields(before as Connection, current, secretFields);
-  const secretsToPutBack = context.putBackDone ? [] : [...(h.secretsSent ?? [])];
-  if (fields.length === 0 && secretsToPutBack.length === 0) return step({ kind: 'reverted' });
-  const problems: Problem[] = [];
-  for (const pointer of secretsToPutBack) {
-    const value = readPointer(restored, pointer);
-    if (value === undefined || value === null || value === '' || isMasked(value)) {
-      problems.push({
-        entry: h.name,
-        type: h.type,
-        path: pointer,
-        message: 'the import changed this secret; supply its earlier value with --overrides',
-      });
-    }
-  }
-  problems.push(...checkEntryForSend({ ...entry, body: fillMaskedForCheck(restored) }, catalog).problems);
-  if (problems.length > 0) return step({ kind: 'invalid', problems });
-  const body = dropMaskedValues(restored).body;
-  return step({
-    kind: 'put-back',
-    body,
-    fields: fields.map((f) => f.path),
-    current: makeSafeImage(current, secretFields(h.type)),
-    image: makeSafeImage(body, secretFields(h.type)),
-    secretsSent: findClearSecrets(body, secretFields(h.type)),
-  });
-}
-
-/** The target's connections, for remapping a profile's `dataSourceList`: name -> id, id -> name. */
-export interface TargetConnectionIds {
-  readonly idByName: ReadonlyMap<string, string | undefined>;
-  readonly nameById: ReadonlyMap<string, string>;
-}
-
-/** Decide the step of one scan profile against the target's current profile (pure). */
-export function planProfileUndo(
-  h: History,
-  current: ScanProfile | undefined,
-  ids: TargetConnectionIds,
-  context: Pick<UndoContext, 'includeInDoubt'> & {
-    /** Connections this undo creates again (before its profiles). */
-    readonly recreated: ReadonlySet<string>;
-  },
-): UndoStep {
-  const step = <const T extends object>(own: T) =>
-    Object.assign({ object: 'scan-profile' as const, name: h.name, type: '' }, own);
-  const targetId = typeof current?._id === 'string' ? current._id : undefined;
-  const nameOf = (ref: string) => ids.nameById.get(ref);
-  if (h.firstOp === 'create') {
-    const created = planCreatedUndo(h, current, context, step, (image) => {
-      const wanted = readProfileImage(image);
-      return (
-        wanted && compareProfile(wanted.scanProfile, wanted.dataSourceNames, current as ScanProfile, nameOf)
-      );
-    });
-    return created.kind === 'delete-created' && targetId ? { ...created, targetId } : created;
-  }
-  const before = readProfileImage(h.firstBefore);
-  if (before === undefined) {
-    return step({ kind: 'left', reason: 'the journal holds no image of it before the run (older journal)' });
-  }
-  const list = Array.isArray(before.scanProfile.dataSourceList) ? before.scanProfile.dataSourceList : [];
-  // An element that was a name is sent as it was (no connection looked up for it).
-  const dataSources: DataSourceRef[] = list.map((ref, i) => {
-    const name = before.dataSourceNames[i] ?? null;
-    return name !== null && ref === name
-      ? { ref, targetName: null, asName: true }
-      : { ref, targetName: name, asName: false };
-  });
-  // A connection this undo creates again gets its id only then: placed when the step is sent.
-  const { list: remapped, missing } = placeDataSources(dataSources, ids.idByName);
-  const problems: Problem[] = missing
-    .filter((m) => !context.recreated.has(m.name))
-    .map((m) => ({
-      entry: h.name,
-      path: `/dataSourceList/${m.index}`,
-      message: `connection '${m.name}' is not in the target, so the profile cannot name it`,
-    }));
-  const body = { ...before.scanProfile, name: h.name, dataSourceList: remapped };
-  const image = { scanProfile: body, dataSourceNames: before.dataSourceNames };
-  if (current !== undefined) {
-    const fields = compareProfile(before.scanProfile, before.dataSourceNames, current, nameOf);
-    if (fields.length === 0) return step({ kind: 'reverted' });
-    if (problems.length > 0) return step({ kind: 'invalid', problems });
-    return step({
-      kind: 'put-back',
-      body,
-      fields: fields.map((f) => f.path),
-      current: { scanProfile: current },
-      image,
-      secretsSent: [],
-      ...(targetId ? { targetId } : {}),
-      dataSources,
-    });
-  }
-  if (before.scanProfile.isSingleRunScan === true) {
-    return step({
-      kind: 'left',
-      reason:
-        'a one-time profile (isSingleRunScan): creating it again starts a scan; create it with profiles create --allow-run',
-    });
-  }
-  if (problems.length > 0) return step({ kind: 'invalid', problems });
-  return step({ kind: 're-create', body, image, dataSources });
+/** A writing step's payload; `place` gives a restoring step's body placed on the target's ids now. */
+export function loadUndoPayload(
+  step: UndoStep,
+  place: (step: RestoringStep) => Readonly<Record<string, unknown>> = (s) => s.body,
+): WritePayload {
+  if (step.kind === 'delete-created') return { before: step.before.load() ?? { name: step.name } };
+  if (step.kind !== 're-create' && step.kind !== 'put-back')
+    throw new Error(`not a writing step: ${step.kind}`);
+  const body = place(step);
+  if (step.kind === 're-create') return { body, image: step.image };
+  return { body, image: step.image, secretsSent: step.secretsSent, before: step.current };
 }

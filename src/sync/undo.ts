@@ -6,17 +6,16 @@
  * (`execute.ts`), journaled as a run of their own (`command: 'undo'`) in the same journal, so an
  * interrupted undo is finished by running it again, and an undone run is not undone twice.
  *
- * Order: connections put back or created again first (a profile created again may name them), then
- * scan profiles, then the connections the run created are deleted (after the profiles that named them).
+ * Order ({@link phasesOf}): objects put back or created again, kind by kind (a profile created again
+ * may name a connection created again), then the deletes of what the run created, in reverse (a
+ * profile before the connection it names). What a kind reads, decides and sends is its descriptor's.
  * The pre-flight names every secret missing (exit 3, nothing written) and refuses a protected target
  * without `--confirm`. When every run is undone, nothing is written.
  */
 import { stat } from 'node:fs/promises';
 import type { ClientFactory } from '../api/client-factory.js';
-import { connectionIdsByName, listConnections } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { createRetryBudget } from '../api/retry-policy.js';
-import { listScanProfiles } from '../api/scan-profiles.js';
 import type { ResolvedEnvironment } from '../config.js';
 import {
   type DdsError,
@@ -29,20 +28,17 @@ import {
 import { DEFAULT_IMPORT_CONCURRENCY } from '../importer/import-types.js';
 import { EMPTY_OVERRIDES, loadOverrides, resolveOverrides } from '../importer/overrides.js';
 import type { Logger } from '../log.js';
-import type { Connection } from '../model/connection.js';
-import type { ScanProfile } from '../model/scan-profile.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
-import { executeSteps, type WriteOutcome, type WritePayload } from './execute.js';
+import { executeSteps, type WriteOutcome } from './execute.js';
 import {
   type JournalRecordReader,
   openJournalRecordReader,
   replayJournalFile,
-  writesOf,
+  writeKey,
 } from './journal/replay.js';
 import { normaliseTargetUrl, openJournal } from './journal/writer.js';
-import { writersFor } from './kind.js';
-import { placeProfileBody } from './kinds/scan-profile.js';
+import { KINDS, type SyncKind, writersFor } from './kind.js';
 import { cannotReadJournal, chooseUndoRun } from './runs.js';
 import { Write } from './step.js';
 import { createRateLimiter } from './throttle.js';
@@ -50,8 +46,8 @@ import {
   createRunHistory,
   type History,
   isWritingStep,
-  planConnectionUndo,
-  planProfileUndo,
+  loadUndoPayload,
+  type ReferencedIds,
   type UndoContext,
   type UndoStep,
 } from './undo-plan.js';
@@ -160,43 +156,54 @@ async function readHistories(path: string, run: number, reader: JournalRecordRea
 }
 
 /**
- * One step per object the run touched, against the target as it is now: connections planned as the
- * listing hands them out (the listing is not kept), then scan profiles.
+ * One step per object the run touched, per kind in {@link KINDS} order, against the target as it is
+ * now: each object planned as its kind's listing hands it out (a streamed listing is not kept). Of a
+ * kind that a kind with objects to undo names, the ids and the names created again are noted.
  */
 async function planAgainstTarget(
   client: HttpClient,
   histories: readonly History[],
-  context: (h: History) => UndoContext,
+  contextOf: (h: History) => UndoContext,
   signal: AbortSignal,
-): Promise<{ connectionSteps: UndoStep[]; profileSteps: UndoStep[] }> {
-  const idByName = new Map<string, string | undefined>();
-  const nameById = new Map<string, string>();
-  const connectionHistories = histories.filter((h) => h.object === 'connection');
-  const profileHistories = histories.filter((h) => h.object === 'scan-profile');
-  const order = new Map(connectionHistories.map((h, i) => [h.name, i]));
-  const planned = new Array<UndoStep | undefined>(connectionHistories.length);
-  for await (const c of listConnections(client, { signal })) {
-    if (profileHistories.length > 0 && typeof c._id === 'string') {
-      idByName.set(c.name, c._id);
-      nameById.set(c._id, c.name);
+): Promise<UndoStep[][]> {
+  const byKind = KINDS.map((kind) => histories.filter((h) => h.object === kind.object));
+  const named = new Set(KINDS.flatMap((k, i) => (byKind[i]?.length ? [k.references] : [])));
+  const notedOf = new Map<string, Noted>();
+  const stepsByKind: UndoStep[][] = [];
+  for (const [i, kind] of KINDS.entries()) {
+    const todo = byKind[i] ?? [];
+    const noted = named.has(kind.object) ? new Noted() : undefined;
+    if (noted !== undefined) notedOf.set(kind.object, noted);
+    const references = kind.references === undefined ? undefined : notedOf.get(kind.references);
+    const plan = (h: History, current: Readonly<Record<string, unknown>> | undefined) =>
+      kind.undo(h, current, { ...contextOf(h), references });
+    const order = new Map(todo.map((h, j) => [h.name, j]));
+    const planned = new Array<UndoStep | undefined>(todo.length);
+    if (todo.length > 0 || noted !== undefined) {
+      for await (const o of kind.current(client, signal)) {
+        if (typeof o.name !== 'string') continue;
+        if (noted !== undefined && typeof o._id === 'string') noted.note(o.name, o._id);
+        const j = order.get(o.name);
+        if (j !== undefined && planned[j] === undefined) planned[j] = plan(todo[j] as History, o);
+      }
     }
-    const i = order.get(c.name);
-    if (i === undefined || planned[i] !== undefined) continue;
-    const h = connectionHistories[i] as History;
-    planned[i] = planConnectionUndo(h, c as Connection, context(h));
+    const steps = todo.map((h, j) => planned[j] ?? plan(h, undefined));
+    for (const s of steps) if (s.kind === 're-create') noted?.recreated.add(s.name);
+    stepsByKind.push(steps);
   }
-  const connectionSteps = connectionHistories.map(
-    (h, i) => planned[i] ?? planConnectionUndo(h, undefined, context(h)),
-  );
-  if (profileHistories.length === 0) return { connectionSteps, profileSteps: [] };
-  const byName = new Map<string, ScanProfile>();
-  for (const p of await listScanProfiles(client, { signal }))
-    if (typeof p.name === 'string' && !byName.has(p.name)) byName.set(p.name, p);
-  const recreated = new Set(connectionSteps.filter((s) => s.kind === 're-create').map((s) => s.name));
-  const profileSteps = profileHistories.map((h) =>
-    planProfileUndo(h, byName.get(h.name), { idByName, nameById }, { ...context(h), recreated }),
-  );
-  return { connectionSteps, profileSteps };
+  return stepsByKind;
+}
+
+/** A named kind's objects in the target now, and those this undo creates again. */
+class Noted implements ReferencedIds {
+  readonly idByName = new Map<string, string | undefined>();
+  readonly nameById = new Map<string, string>();
+  readonly recreated = new Set<string>();
+
+  note(name: string, id: string): void {
+    this.idByName.set(name, id);
+    this.nameById.set(id, name);
+  }
 }
 
 /** A writing undo step as the executor runs it. */
@@ -209,17 +216,18 @@ function undoWrite(step: UndoStep): Write<UndoStep> {
   });
 }
 
-/** A writing step's payload; a profile's `dataSourceList` placed on the connection ids `ids` now. */
-function loadUndo(step: UndoStep, ids: ReadonlyMap<string, string | undefined>): WritePayload {
-  if (step.kind === 'delete-created') return { before: step.before.load() ?? { name: step.name } };
-  if (step.kind !== 're-create' && step.kind !== 'put-back')
-    throw new Error(`not a writing step: ${step.kind}`);
-  const body =
-    step.dataSources === undefined
-      ? step.body
-      : placeProfileBody(step.body, step.dataSources, ids, ', so the profile cannot name it');
-  if (step.kind === 're-create') return { body, image: step.image };
-  return { body, image: step.image, secretsSent: step.secretsSent, before: step.current };
+/**
+ * The write phases: what puts objects back or creates them again, kind by kind in {@link KINDS} order
+ * (a profile created again may name a connection created again), then the deletes of what the run
+ * created in reverse order (a profile before the connection it names).
+ */
+function phasesOf(stepsByKind: readonly UndoStep[][]) {
+  const phase = (restoring: boolean) => (kind: SyncKind, i: number) => {
+    const wanted = (s: UndoStep) =>
+      s.kind === 'delete-created' ? !restoring : restoring && isWritingStep(s);
+    return { kind, restoring, steps: (stepsByKind[i] ?? []).filter(wanted) };
+  };
+  return [...KINDS.map(phase(true)), ...KINDS.map(phase(false)).reverse()];
 }
 
 /**
@@ -255,19 +263,17 @@ export async function undoRun(
       onRateLimited: (ms) => limiter.onRateLimited(ms),
     });
     try {
-      const undoChanges = writesOf(chosen.continuing, 'connection');
-      const { connectionSteps, profileSteps } = await planAgainstTarget(
+      const stepsByKind = await planAgainstTarget(
         client,
         histories,
-        (h) => ({
-          catalog,
-          overrides,
-          includeInDoubt: options.includeInDoubt === true,
-          putBackDone: undoChanges.get(h.name)?.op === 'update' && undoChanges.get(h.name)?.state === 'done',
-        }),
+        (h) => {
+          const undone = chosen.continuing?.writes.get(writeKey(h.object, h.name));
+          const putBackDone = undone?.op === 'update' && undone.state === 'done';
+          return { catalog, overrides, includeInDoubt: options.includeInDoubt === true, putBackDone };
+        },
         ports.signal,
       );
-      const steps = [...connectionSteps, ...profileSteps];
+      const steps = stepsByKind.flat();
       const problems = steps.flatMap((s) => (s.kind === 'invalid' ? s.problems : []));
       const writes = steps.filter(isWritingStep);
       // A dry run read the journal without opening it.
@@ -310,23 +316,13 @@ export async function undoRun(
         log: ports.log,
         signal: ports.signal,
       };
-      const phases = [
-        {
-          steps: connectionSteps.filter((s) => s.kind === 're-create' || s.kind === 'put-back'),
-          concurrency,
-        },
-        { steps: profileSteps.filter(isWritingStep), concurrency: 1 },
-        { steps: connectionSteps.filter((s) => s.kind === 'delete-created'), concurrency },
-      ];
       let stoppedBy: DdsError | undefined;
-      let ids = new Map<string, string | undefined>();
-      for (const phase of phases) {
+      for (const phase of phasesOf(stepsByKind)) {
         if (phase.steps.length === 0) continue;
-        // A profile names the connections created again by the phase before: their ids are read now.
-        if (phase.steps[0]?.object === 'scan-profile') ids = await connectionIdsByName(client, ports.signal);
+        const place = phase.restoring ? await phase.kind.placeUndoBodies?.(client, ports.signal) : undefined;
         const result = await executeSteps(phase.steps.map(undoWrite), deps, {
-          concurrency: phase.concurrency,
-          load: (w) => loadUndo(w.plan, ids),
+          concurrency: phase.kind.oneAtATime ? 1 : concurrency,
+          load: (w) => loadUndoPayload(w.plan, place),
           onOutcome: (outcome) => onEvent({ kind: 'step-settled', line: lineOf(outcome) }),
         });
         for (const outcome of result.outcomes) lines.set(outcome.step.plan, lineOf(outcome));

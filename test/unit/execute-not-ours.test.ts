@@ -14,10 +14,11 @@ import type { JournalObject } from '../../src/sync/journal/records.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
 import { writersFor } from '../../src/sync/kind.js';
+import { planConnectionUndo } from '../../src/sync/kinds/connection.js';
 import { CLOCK_SKEW_MS } from '../../src/sync/ownership.js';
 import { Write } from '../../src/sync/step.js';
 import { type Clock, createRateLimiter } from '../../src/sync/throttle.js';
-import { createRunHistory, planConnectionUndo, type UndoContext } from '../../src/sync/undo-plan.js';
+import { createRunHistory, type UndoContext } from '../../src/sync/undo-plan.js';
 import { recordsOf } from '../helpers/journal-records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 import { BASE, makeClient } from '../http/client-fixture.js';
@@ -98,7 +99,7 @@ describe('a create in doubt found by name', () => {
       kind: 'left',
       reason: expect.stringMatching(/^not ours: .*before this run's request/),
     });
-    expect(replayJournal(readFileSync(journalPath, 'utf8')).runs[0]?.counts.connection.notOurs).toBe(1);
+    expect(replayJournal(readFileSync(journalPath, 'utf8')).runs[0]?.counts.connection?.notOurs).toBe(1);
   });
 
   it('where a found name is not a taken one (rename, fail, profiles): failed, saying not ours', async () => {

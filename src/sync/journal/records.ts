@@ -6,7 +6,7 @@
  * - `intent` is made durable (fsync) BEFORE its request is sent, `outcome` is written after; an intent
  *   with no outcome is "in doubt": the next run asks the target by name before sending again.
  *
- * Intents and outcomes name the object kind (`connection`, `scan-profile`), the operation (`create`,
+ * Intents and outcomes name the object kind (a registered kind's tag), the operation (`create`,
  * `update`, `delete`) and their run. Creates carry the masked body sent (`image`), updates and deletes
  * the masked before-image (`before`) that undo puts back. Never a credential value.
  *
@@ -61,8 +61,26 @@ export interface RunEndRecord {
   readonly at: string;
 }
 
-/** The kind of object a record is about. */
-export type JournalObject = 'connection' | 'scan-profile';
+/** The kind of object a record is about: a registered kind's tag (`SyncKind.object`). */
+export type JournalObject = string;
+
+/** What the records ask of a kind. */
+export interface JournalKind {
+  readonly object: JournalObject;
+  /** Its update and delete intents may lack a before-image (earlier versions wrote none). */
+  readonly beforeOptional: boolean;
+}
+
+/**
+ * The registered kinds, by tag: handed in by `sync/kind.ts` (this module cannot import it: the kinds
+ * import the journal). Until one is, as when a journal module is used alone, any tag is read.
+ */
+const kinds = new Map<JournalObject, JournalKind>();
+
+/** Read records of these kinds (and refuse any other tag). */
+export function acceptJournalKinds(accepted: Iterable<JournalKind>): void {
+  for (const kind of accepted) kinds.set(kind.object, kind);
+}
 
 /** What a record's request does. */
 export type JournalOp = 'create' | 'update' | 'delete';
@@ -226,7 +244,8 @@ export function checkRecord(value: unknown): JournalRecord | string {
       const record = normaliseTags(value);
       if (typeof record === 'string') return record;
       if (record.kind === 'intent') {
-        if (record.object === 'connection' && record.op !== 'create' && !isRecord(record.before))
+        const kind = kinds.get(record.object as JournalObject);
+        if (kind?.beforeOptional !== true && record.op !== 'create' && !isRecord(record.before))
           return `${String(record.op)} intent needs a before-image`;
         return record as unknown as IntentRecord;
       }
@@ -249,7 +268,8 @@ function normaliseTags(value: Record<string, unknown>): Record<string, unknown> 
   const op = value.op ?? 'create';
   const object = value.object ?? 'connection';
   if (op !== 'create' && op !== 'update' && op !== 'delete') return `unknown op ${JSON.stringify(op)}`;
-  if (object !== 'connection' && object !== 'scan-profile') return `unknown object ${JSON.stringify(object)}`;
+  if (typeof object !== 'string' || (kinds.size > 0 && !kinds.has(object)))
+    return `unknown object ${JSON.stringify(object)}`;
   return { ...value, op, object };
 }
 

@@ -66,6 +66,7 @@ export interface RunState {
   endedAt: string | undefined;
   /** Per object ({@link writeKey}), the state its last record left it in. */
   readonly writes: Map<string, WriteState>;
+  /** Per object kind that has an outcome in the run. */
   readonly counts: Record<JournalObject, RunCounts>;
 }
 
@@ -105,17 +106,9 @@ export function writesOf(run: RunState | undefined, object: JournalObject): Map<
   return out;
 }
 
-function emptyCounts(): Record<JournalObject, RunCounts> {
-  const zero = (): RunCounts => ({
-    created: 0,
-    updated: 0,
-    deleted: 0,
-    failed: 0,
-    found: 0,
-    existed: 0,
-    notOurs: 0,
-  });
-  return { connection: zero(), 'scan-profile': zero() };
+/** Counts of nothing written. */
+export function zeroCounts(): RunCounts {
+  return { created: 0, updated: 0, deleted: 0, failed: 0, found: 0, existed: 0, notOurs: 0 };
 }
 
 /** Folds records into runs (exhaustive over record kinds). */
@@ -143,7 +136,7 @@ class Folder {
       startedAt: at,
       endedAt: undefined,
       writes: new Map(),
-      counts: emptyCounts(),
+      counts: {},
     };
   }
 
@@ -187,7 +180,8 @@ class Folder {
         const run = this.runState(runOf(record));
         const key = writeKey(record.object, record.name);
         const previous = run.writes.get(key);
-        const counts = run.counts[record.object];
+        const counts = run.counts[record.object] ?? zeroCounts();
+        run.counts[record.object] = counts;
         if (record.result === 'failed') counts.failed += 1;
         else if (record.result === 'exists') counts.existed += 1;
         else counts[record.result] += 1;
