@@ -4,7 +4,8 @@
  * out by the build: test/e2e/laid-out-help.test.ts). The built CLI runs in a child process with a module loader
  * hook (`node --import`, `module.register`) that appends the URL of every module it loads to a file, and
  * at exit the files of every CommonJS module it required (`require` does not pass the hook: axios, pino
- * and the other packages loaded on first use are required); the test reads the list. A command that runs is the control: it lists the client it uses, so a hook
+ * and the other packages loaded on first use are required), and Node's own modules (`process.moduleLoadList`,
+ * as `node:<id>`); the test reads the list. A command that runs is the control: it lists the client it uses, so a hook
  * that saw nothing would fail the test instead of passing it.
  */
 import { execFile } from 'node:child_process';
@@ -53,6 +54,8 @@ beforeAll(async () => {
       `register(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});`,
       'const required = createRequire(import.meta.url).cache;',
       "process.on('exit', () => appendFileSync(process.env.DDS_TEST_MODULE_LIST, Object.keys(required).map((f) => pathToFileURL(f).href + '\\n').join('')));",
+      // Node's own modules, as node:<id> (internal ones too: node:internal/deps/undici/undici is its fetch).
+      "process.on('exit', () => appendFileSync(process.env.DDS_TEST_MODULE_LIST, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => 'node:' + m.slice(13) + '\\n').join('')));",
       '',
     ].join('\n'),
   );
@@ -108,6 +111,11 @@ describe('start-up loads only what it prints', () => {
     const heavy = heavyAmong(urls);
     expect(heavy.some((url) => url.includes('/dist/src/api/'))).toBe(true);
     expect(heavy.some((url) => url.includes('/node_modules/axios/'))).toBe(true);
+    // axios loads without Node's fetch (src/api/http.ts): the client uses the http adapter.
+    expect(urls).toContain('node:http');
+    expect(
+      urls.filter((url) => /^node:internal\/(deps\/undici|webstreams\/readablestream)/.test(url)),
+    ).toEqual([]);
     // ...and not those of the commands it does not run.
     expect(urls.filter((url) => /\/dist\/src\/(emulator|cases|export|verify|undo)\//.test(url))).toEqual([]);
     // Packages loaded on first use: no age file or key, no progress bar, no CSV row to quote here.

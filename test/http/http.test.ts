@@ -24,6 +24,16 @@ const LIST = '/api/v1/ds-connections';
 const getList = (client: HttpClient) =>
   client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' });
 
+describe('loading the client', () => {
+  it("leaves Node's fetch globals in place (hidden only while axios loads)", () => {
+    // client-fixture.js has loaded src/api/http.ts by now.
+    for (const name of ['FormData', 'Request', 'Response', 'ReadableStream']) {
+      expect(typeof (globalThis as Record<string, unknown>)[name], name).toBe('function');
+    }
+    expect(new Response('{}').headers).toBeInstanceOf(Headers);
+  });
+});
+
 describe('authorization header', () => {
   it('sends Bearer <token> by default', async () => {
     const scope = nock(BASE, { reqheaders: { authorization: `Bearer ${TOKEN}` } })
