@@ -7,6 +7,7 @@
  * The result equals the streaming diff's (stream.ts) of the same two sides (a snapshot holds no duplicate
  * name: its reader refuses one).
  */
+import { memoizeBounded } from '../bounded-memo.js';
 import { compareNames } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
@@ -46,6 +47,9 @@ function maskTokensIn(line: Buffer): number | undefined {
   return count;
 }
 
+/** `/key`, one string per field name (connections masked alike then share their paths). */
+const topLevelPointer = memoizeBounded((key: string) => formatPointer([key]), 10_000);
+
 /**
  * The usual case of an entry compared with itself, decided without a walk: when its `tokens` masks are
  * all top-level values or `field_value`s of custom fields keyed by name (a masked password, an encrypted
@@ -56,11 +60,13 @@ function shallowMasks(entry: Connection, tokens: number, compare: CompareOptions
   const listed = (path: readonly string[]) => !compare.ignore.ignoresPath(path);
   const found: { key: string; name: string; path: string }[] = [];
   let masks = 0;
-  for (const key of Object.keys(a)) {
+  // for...in: a parsed entry has no inherited key, and V8 walks it in about a third of the time of
+  // Object.keys and a look-up per key.
+  for (const key in a) {
     if (a[key] !== MASK) continue;
     masks++;
     if (!isServerManagedField(key) && listed([key]))
-      found.push({ key, name: '', path: formatPointer([key]) });
+      found.push({ key, name: '', path: topLevelPointer(key) });
   }
   // Custom fields only when the line holds more masks than the top level.
   const fields =
