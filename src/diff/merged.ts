@@ -7,30 +7,48 @@
  * The result equals the streaming diff's (stream.ts) of the same two sides (a snapshot holds no duplicate
  * name: its reader refuses one).
  */
+import { memoizeBounded } from '../bounded-memo.js';
 import { compareNames } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import type { Connection } from '../model/connection.js';
 import { MASK } from '../secrets.js';
 import { type CompareOptions, compareConnections, compileCompareOptions } from './compare.js';
+import { MaskedFields } from './masked-fields.js';
 import { keyCustomFields } from './normalize.js';
 import { formatPointer } from './pointer.js';
 import type { StreamingDiffResult } from './stream.js';
-import type { ChangedConnection, DiffOptions, UncomparableField } from './types.js';
+import type { ChangedConnection, DiffOptions } from './types.js';
 
-const MASK_TEXT = JSON.stringify(MASK);
+const MASK_TEXT = Buffer.from(JSON.stringify(MASK));
+const QUOTE = MASK_TEXT.readUInt8(0);
+const STAR = MASK_TEXT.readUInt8(1);
+const BACKSLASH = 0x5c;
 
 /**
  * A bound on how many values of a line's entry are the mask: the occurrences of its JSON text (a key
  * that is the mask, or an escaped quote before one, only adds to it). Undefined when the line holds a
  * `\u` escape, which could spell a mask otherwise (JSON.stringify escapes neither `"` nor `*` so).
+ * Each occurrence is found by its first `*`: a search for one byte (memchr) takes a quarter of the
+ * time of a search for the mask's text in lines of a few hundred bytes.
  */
 function maskTokensIn(line: Buffer): number | undefined {
-  if (line.includes('\\u')) return undefined;
+  if (line.includes(BACKSLASH) && line.includes('\\u')) return undefined;
   let count = 0;
-  for (let at = line.indexOf(MASK_TEXT); at >= 0; at = line.indexOf(MASK_TEXT, at + MASK_TEXT.length))
+  let after = 0; // the end of the last occurrence: occurrences do not overlap
+  for (let at = line.indexOf(STAR); at >= 0; at = line.indexOf(STAR, at + 1)) {
+    const start = at - 1;
+    const end = start + MASK_TEXT.length;
+    if (start < after || end > line.length || line[start] !== QUOTE) continue;
+    if (line.compare(MASK_TEXT, 0, MASK_TEXT.length, start, end) !== 0) continue;
     count++;
+    after = end;
+    at = end - 1;
+  }
   return count;
 }
+
+/** `/key`, one string per field name (connections masked alike then share their paths). */
+const topLevelPointer = memoizeBounded((key: string) => formatPointer([key]), 10_000);
 
 /**
  * The usual case of an entry compared with itself, decided without a walk: when its `tokens` masks are
@@ -42,11 +60,13 @@ function shallowMasks(entry: Connection, tokens: number, compare: CompareOptions
   const listed = (path: readonly string[]) => !compare.ignore.ignoresPath(path);
   const found: { key: string; name: string; path: string }[] = [];
   let masks = 0;
-  for (const key of Object.keys(a)) {
+  // for...in: a parsed entry has no inherited key, and V8 walks it in about a third of the time of
+  // Object.keys and a look-up per key.
+  for (const key in a) {
     if (a[key] !== MASK) continue;
     masks++;
     if (!isServerManagedField(key) && listed([key]))
-      found.push({ key, name: '', path: formatPointer([key]) });
+      found.push({ key, name: '', path: topLevelPointer(key) });
   }
   // Custom fields only when the line holds more masks than the top level.
   const fields =
@@ -83,7 +103,7 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
   const types = new Map<string, string>();
   const removed: string[] = [];
   const changed: ChangedConnection[] = [];
-  const uncomparable: UncomparableField[] = [];
+  const uncomparable = new MaskedFields();
   const counts = { from: 0, to: 0 };
   let unchanged = 0;
   let last: string | undefined;
@@ -104,17 +124,18 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
       // An equal pair has no changed field; its masks are what it lists as uncomparable.
       const tokens = maskTokensIn(line);
       if (tokens === 0) return;
-      const paths =
+      uncomparable.add(
+        entry.name,
         (tokens === undefined ? undefined : shallowMasks(entry, tokens, compare)) ??
-        compareConnections(entry, entry, compare).uncomparable;
-      for (const path of paths) uncomparable.push({ name: entry.name, path });
+          compareConnections(entry, entry, compare).uncomparable,
+      );
     },
     both(from, to) {
       next(from.name);
       counts.from++;
       counts.to++;
       const outcome = compareConnections(from, to, compare);
-      for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
+      uncomparable.add(from.name, outcome.uncomparable);
       if (outcome.fields.length === 0) unchanged++;
       else {
         changed.push({ name: from.name, fields: outcome.fields });

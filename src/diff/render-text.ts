@@ -5,7 +5,7 @@
 
 import { compareNames } from '../connections/match.js';
 import { countOf, displayName } from '../display-name.js';
-import { type DiffResult, type FieldChange, hasDifferences } from './types.js';
+import { type DiffResult, type FieldChange, hasDifferences, type UncomparableField } from './types.js';
 
 export interface TextRenderOptions {
   /** ANSI colours: green added, red removed, yellow changed, dim not comparable. Default false. */
@@ -37,8 +37,12 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
   };
   const changed = new Set(result.changed.map((c) => c.name));
   const maskedOfChanged = new Map<string, string[]>();
-  for (const u of result.uncomparable)
+  // The others' masked fields: the first few shown, the rest counted.
+  const maskedOfOthers = { shown: [] as UncomparableField[], count: 0 };
+  for (const u of result.uncomparable) {
     if (changed.has(u.name)) maskedOfChanged.set(u.name, [...(maskedOfChanged.get(u.name) ?? []), u.path]);
+    else if (maskedOfOthers.count++ < MAX_UNCOMPARABLE_LINES) maskedOfOthers.shown.push(u);
+  }
   const fieldLine = (field: FieldChange) =>
     `    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`;
   const lines = sortedBlocks(paint, label, result.added, result.removed, result.changed, (entry) => [
@@ -62,8 +66,9 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
       ),
     );
   }
-  const rest = { ...result, uncomparable: result.uncomparable.filter((u) => !changed.has(u.name)) };
-  lines.push(...renderUncomparable(rest).map((line) => paint('dim', line)));
+  lines.push(
+    ...renderUncomparable(maskedOfOthers.shown, maskedOfOthers.count).map((line) => paint('dim', line)),
+  );
   lines.push(summarize(result));
   return lines;
 }
@@ -99,13 +104,13 @@ const MASKED_OF_CHANGED =
 export const MAX_UNCOMPARABLE_LINES = 10;
 
 /**
- * One `? name /path: masked, not compared` line per masked field, at most {@link MAX_UNCOMPARABLE_LINES};
- * beyond that one line says how many more and where to find them all (`--format json`).
+ * One `? name /path: masked, not compared` line per masked field `shown` (the first
+ * {@link MAX_UNCOMPARABLE_LINES} of `count`); beyond them one line says how many more and where to
+ * find them all (`--format json`).
  */
-function renderUncomparable(result: DiffResult): string[] {
-  const shown = result.uncomparable.slice(0, MAX_UNCOMPARABLE_LINES);
+function renderUncomparable(shown: readonly UncomparableField[], count: number): string[] {
   const lines = shown.map((u) => `? ${displayName(u.name)} ${u.path}: masked, not compared`);
-  const rest = result.uncomparable.length - shown.length;
+  const rest = count - shown.length;
   if (rest > 0)
     lines.push(`? ... and ${rest} more masked fields, not compared (--format json lists them all)`);
   return lines;

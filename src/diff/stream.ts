@@ -21,7 +21,8 @@ import {
   type PairComparison,
   refuseDuplicateNames,
 } from './compare.js';
-import type { ChangedConnection, DiffOptions, DiffResult, UncomparableField } from './types.js';
+import { MaskedFields } from './masked-fields.js';
+import type { ChangedConnection, DiffOptions, DiffResult } from './types.js';
 
 export type DiffSideName = 'from' | 'to';
 
@@ -112,13 +113,13 @@ export function createStreamingDiff(options: StreamingDiffOptions = {}): Streami
   const sides: Record<DiffSideName, SideState> = { from: createSide(), to: createSide() };
   const changed: ChangedConnection[] = [];
   const changedTypes = new Map<string, string>();
-  const uncomparable: UncomparableField[] = [];
+  const uncomparable = new MaskedFields();
   let unchanged = 0;
 
   const comparePair = (from: Connection, to: Connection): void => {
     const outcome = compareConnections(from, to, compare);
     options.onPair?.(from, to, outcome);
-    for (const path of outcome.uncomparable) uncomparable.push({ name: from.name, path });
+    uncomparable.add(from.name, outcome.uncomparable);
     if (outcome.fields.length === 0) unchanged++;
     else {
       changed.push({ name: from.name, fields: outcome.fields });
@@ -164,8 +165,8 @@ export function createStreamingDiff(options: StreamingDiffOptions = {}): Streami
       const byName = (x: { readonly name: string }, y: { readonly name: string }) =>
         compareNames(x.name, y.name);
       changed.sort(byName);
-      // Stable: the fields of one connection keep their document order.
-      uncomparable.sort(byName);
+      // The fields of one connection keep their document order.
+      uncomparable.sortByName();
       const added = sides.from.waiting;
       return {
         result: {

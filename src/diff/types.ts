@@ -2,7 +2,8 @@ import type { ScanProfilesDiff } from './scan-profiles.js';
 
 /**
  * The shape of a diff, exactly as `diff --format json` prints it (contract section 3, "Diff result").
- * Plain data: no class, no methods, so that `JSON.stringify` of a {@link DiffResult} is the output.
+ * Plain data, so that `JSON.stringify` of a {@link DiffResult} is the output; `uncomparable` may be a
+ * compact list (`src/diff/masked-fields.ts`) whose `toJSON` is the array of its items.
  */
 
 /** One field that differs. A side on which the field is absent has no `from` (or `to`) key. */
@@ -26,6 +27,14 @@ export interface UncomparableField {
   readonly path: string;
 }
 
+/**
+ * The fields a diff could not compare, in name order: read by iterating (an array is one); `length`
+ * is how many.
+ */
+export interface UncomparableFields extends Iterable<UncomparableField> {
+  readonly length: number;
+}
+
 /** What differs between `from` and `to`. Names in code-unit order. */
 export interface DiffResult {
   /** Only in `from` (what an import of `from` into `to` would create). */
@@ -35,7 +44,7 @@ export interface DiffResult {
   readonly changed: readonly ChangedConnection[];
   /** Connections on both sides with no known difference (masked fields may still be listed in `uncomparable`). */
   readonly unchanged: number;
-  readonly uncomparable: readonly UncomparableField[];
+  readonly uncomparable: UncomparableFields;
   /** Scan profiles, by name (present when either side has profiles). */
   readonly scanProfiles?: ScanProfilesDiff;
 }

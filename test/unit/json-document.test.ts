@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { layOutUncomparable } from '../../src/cli/diff.js';
 import { writeJsonDocument } from '../../src/cli/json-document.js';
 
 function written(document: Record<string, unknown>, key: string, items: unknown[]): string {
@@ -54,5 +55,23 @@ describe('writeJsonDocument', () => {
     expect(pieces.join('')).toBe(`${JSON.stringify({ ok: true, steps: items }, null, 2)}\n`);
     expect(pieces.length).toBeGreaterThan(1);
     expect(Math.max(...pieces.map((p) => p.length))).toBeLessThan(70 * 1024);
+  });
+
+  it("lays out diff's uncomparable items as JSON.stringify does", () => {
+    const item = fc.record({ name: fc.string({ unit: 'binary' }), path: fc.string({ unit: 'binary' }) });
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 6 }), (items) => {
+        let text = '';
+        const document = { from: 'a', to: 'b', uncomparable: [] };
+        writeJsonDocument(
+          { write: (piece) => (text += piece) },
+          document,
+          'uncomparable',
+          items,
+          layOutUncomparable,
+        );
+        expect(text).toBe(`${JSON.stringify({ ...document, uncomparable: items }, null, 2)}\n`);
+      }),
+    );
   });
 });
