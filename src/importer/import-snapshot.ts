@@ -5,7 +5,7 @@
  * locked and replayed, then every kind's reads of the target (`startImport` of its descriptor:
  * connections with scanner groups and credentials, scan profiles when the snapshot includes them; a dry
  * run only peeks at the journal) -> each kind's plan against the live target, kind after kind in the
- * order of `KINDS`, each given what the kinds before it hand on (`kind-plans.ts`) -> pre-flight -> (dry
+ * order of `KINDS`, each given what the kinds before it hand on (each kind's `import.ts`) -> pre-flight -> (dry
  * run: return the plans) -> (refused: report written, fresh journal deleted under the lock,
  * PreflightError) -> the run's writes through the executor (`run-import.ts`) -> report, id map.
  *
@@ -36,10 +36,12 @@ import {
   peekJournal,
 } from '../sync/journal/writer.js';
 import { KINDS, type KindPlans, reportRecordsOf, runsOf, type SyncKind } from '../sync/kind.js';
+import { createConvergeHelpers } from '../sync/kinds/connection/converge.js';
+import { buildIdMap } from '../sync/kinds/connection/import.js';
+import { countProfileWrites, isProfileWrite } from '../sync/kinds/scan-profile/import.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
-import { createConvergeHelpers } from './converge.js';
 import { checkOnly } from './import-target.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,
@@ -49,10 +51,9 @@ import {
   type ImportResult,
   type OverrideRemoval,
 } from './import-types.js';
-import type { ImportStart, KindPlanner, PlanHandOn } from './kind-plans.js';
-import { countProfileWrites, isProfileWrite } from './kind-runs.js';
+import type { ImportStart, KindPlanner, PlanHandOn } from './kind-import.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
-import { buildIdMap, writeReport, writeScrubbedFile } from './outputs.js';
+import { writeReport, writeScrubbedFile } from './outputs.js';
 import {
   EMPTY_OVERRIDES,
   findOverrideRemovals,

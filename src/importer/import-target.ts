@@ -10,9 +10,9 @@ import type { FieldChange } from '../diff/types.js';
 import { displayName } from '../display-name.js';
 import { UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
-import type { PlanEntry, PreparedEntry, TargetConnection } from '../sync/kinds/connection.js';
+import type { ConvergeHelpers } from '../sync/kinds/connection/converge.js';
+import type { PlanEntry, PreparedEntry, TargetConnection } from '../sync/kinds/connection/kind.js';
 import type { OnConflict } from '../sync/plan.js';
-import type { ConvergeHelpers } from './converge.js';
 import type { ImportSelection, NameSelection } from './selection.js';
 import { fieldAt, held } from './source.js';
 

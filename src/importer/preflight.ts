@@ -18,7 +18,7 @@ import type { ProblemCode } from '../model/problem.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { isMasked } from '../secrets.js';
 import { normaliseTargetUrl } from '../sync/journal/writer.js';
-import type { ImportPlan, PreparedEntry } from '../sync/kinds/connection.js';
+import type { ImportPlan, PreparedEntry } from '../sync/kinds/connection/kind.js';
 import { describeUnresolved, UNRESOLVED_PLACEHOLDER } from './overrides.js';
 
 /** A problem with an optional classification (the catalog marks masked secrets `masked-secret`). */

@@ -3,8 +3,8 @@
  * it is loaded (sent), so a plan of many steps holds no bodies.
  */
 import type { WritePayload } from '../sync/execute.js';
-import type { PlanEntry, PreparedEntry } from '../sync/kinds/connection.js';
-import type { ConvergeHelpers } from './converge.js';
+import type { ConvergeHelpers } from '../sync/kinds/connection/converge.js';
+import type { PlanEntry, PreparedEntry } from '../sync/kinds/connection/kind.js';
 import type { Source } from './source.js';
 
 /**

@@ -1,16 +1,21 @@
 /**
  * A kind of object the engine synchronises (a connection, a scan profile): what the planner, the
- * executor, undo and the commands ask of it without naming it. Each kind is one file of `kinds/`,
+ * executor, undo and the commands ask of it without naming it. Each kind is one folder of `kinds/`,
  * which exports its descriptor; {@link KINDS} lists them in the order an import writes them (a kind
  * after the kinds its objects reference).
  */
 import type { HttpClient } from '../api/http.js';
-import type { ImportStart, KindPlanner } from '../importer/kind-plans.js';
-import type { ImportHandOn, KindImportResult, KindImportRun } from '../importer/kind-runs.js';
+import type {
+  ImportHandOn,
+  ImportStart,
+  KindImportResult,
+  KindImportRun,
+  KindPlanner,
+} from '../importer/kind-import.js';
 import type { KindWriter } from './execute.js';
 import { acceptJournalKinds, type JournalObject } from './journal/records.js';
-import { connectionKind } from './kinds/connection.js';
-import { scanProfileKind } from './kinds/scan-profile.js';
+import { connectionKind } from './kinds/connection/kind.js';
+import { scanProfileKind } from './kinds/scan-profile/kind.js';
 import type { History, RestoringStep, UndoContext, UndoStep } from './undo-plan.js';
 
 /**

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import {
-  describeStep,
   type JournaledWrite,
   PLAN_STEP_KINDS,
   type PlanEntry,
   type PlanStep,
   type PreparedEntry,
   planImport,
-} from '../../src/sync/kinds/connection.js';
+} from '../../src/sync/kinds/connection/kind.js';
+import { describeStep } from '../../src/sync/kinds/connection/render.js';
 import { chooseRenamedName } from '../../src/sync/plan.js';
 
 const entry = (name: string, type = 's3', extra: Record<string, unknown> = {}): PreparedEntry => ({
