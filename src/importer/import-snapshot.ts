@@ -35,10 +35,8 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
-import { KINDS, type KindPlans, reportRecordsOf, runsOf, type SyncKind } from '../sync/kind.js';
+import { eachPlan, KINDS, type KindPlans, reportRecordsOf, runsOf, type SyncKind } from '../sync/kind.js';
 import { createConvergeHelpers } from '../sync/kinds/connection/converge.js';
-import { buildIdMap } from '../sync/kinds/connection/import.js';
-import { countProfileWrites, isProfileWrite } from '../sync/kinds/scan-profile/import.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
@@ -187,26 +185,24 @@ async function importLeanSnapshot(
       if (handOn !== undefined) handed.set(kind.object, handOn);
     }
     const plans = planned as KindPlans;
-    const { plan, profilePlan } = plans;
-
-    const profileWrites = countProfileWrites(profilePlan);
-    const problems = checkPreflight(
-      plan,
-      {
-        maxChanges: options.maxChanges,
-        target: environment,
-        confirm: options.confirm,
-        snapshotSourceUrl: lean.verified.header.source?.url,
-        allowSameSource: options.allowSameSource,
-        dryRun: options.dryRun,
-      },
-      { problems: profilePlan.problems, writes: profileWrites },
-    );
+    const kinds = eachPlan(plans);
+    const sum = (of: (kind: SyncKind, plan: unknown) => number | undefined) =>
+      kinds.reduce((n, [k, p]) => n + (of(k, p) ?? 0), 0);
+    // What the run's messages and budget count: the kinds that share them (others announce their own start).
+    const shared = (key: 'done' | 'inDoubt' | 'sends' | 'total') => sum((k, p) => k.share?.(p)[key]);
+    const problems = checkPreflight(kinds, {
+      maxChanges: options.maxChanges,
+      target: environment,
+      confirm: options.confirm,
+      snapshotSourceUrl: lean.verified.header.source?.url,
+      allowSameSource: options.allowSameSource,
+      dryRun: options.dryRun,
+    });
 
     if (options.dryRun) {
-      // The rule the real run's pre-flight applies: connection and scan profile writes together.
+      // The rule the real run's pre-flight applies: every kind's changes together.
       const needsConfirm =
-        plan.changes + profileWrites > 0 &&
+        sum((k, p) => k.changes(p)) > 0 &&
         environment.protected &&
         checkWriteConfirmed(environment, options.confirm, '--to') !== undefined;
       return {
@@ -237,27 +233,27 @@ async function importLeanSnapshot(
       );
     }
 
-    if (continuing !== undefined && plan.counts.done + plan.counts.reconcile > 0) {
+    if (continuing !== undefined && shared('done') + shared('inDoubt') > 0) {
       onEvent({
         kind: 'resuming',
         run,
-        done: plan.counts.done,
-        inDoubt: plan.counts.reconcile,
-        total: plan.steps.length,
+        done: shared('done'),
+        inDoubt: shared('inDoubt'),
+        total: shared('total'),
       });
     }
-    const writes = plan.changes + profilePlan.steps.filter(isProfileWrite).length;
+    const writes = sum((k, p) => k.writes(p));
     let outcomes: Awaited<ReturnType<typeof runImportSteps>> = { outcomes: {}, stoppedBy: undefined, plans };
     if (writes > 0) {
       if (continuing === undefined) await journal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
-      budget.extend(Math.max(30, Math.ceil(plan.changes / 10)));
+      budget.extend(Math.max(30, Math.ceil(shared('sends') / 10)));
       onEvent({
         kind: 'run-started',
         run,
         target: environment.label,
-        sends: plan.changes,
-        total: plan.steps.length,
+        sends: shared('sends'),
+        total: shared('total'),
         concurrency,
         rate: limiter.currentRate(),
         journal: journalPath,
@@ -295,7 +291,10 @@ async function importLeanSnapshot(
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
     if (options.idMap) {
-      await writeScrubbedFile(options.idMap, `${JSON.stringify(buildIdMap(runs.report), null, 2)}\n`);
+      await writeScrubbedFile(
+        options.idMap,
+        `${JSON.stringify(Object.assign({}, ...KINDS.map((k) => k.idMap?.(runs))), null, 2)}\n`,
+      );
       onEvent({ kind: 'file-written', file: 'id-map', path: options.idMap });
     }
     return {

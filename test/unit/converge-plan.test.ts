@@ -17,7 +17,7 @@ import type {
   PreparedEntry,
   TargetConnection,
 } from '../../src/sync/kinds/connection/kind.js';
-import { planImport } from '../../src/sync/kinds/connection/kind.js';
+import { connectionKind, planImport } from '../../src/sync/kinds/connection/kind.js';
 import type { OnConflict } from '../../src/sync/plan.js';
 import { createRunHistory } from '../../src/sync/undo-plan.js';
 import { recordsOf } from '../helpers/journal-records.js';
@@ -290,7 +290,7 @@ describe('planImport with --on-conflict update and --prune', () => {
       allowSameSource: false,
       dryRun: false,
     };
-    const messages = checkPreflight(plan(), facts).map((p) => p.message);
+    const messages = checkPreflight([[connectionKind, plan()]], facts).map((p) => p.message);
     expect(messages[0]).toMatch(
       /3 changes would be made \(1 creates, 1 updates, 1 deletes\), more than --max-changes 2/,
     );
@@ -305,7 +305,7 @@ describe('planImport with --on-conflict update and --prune', () => {
       check: noProblems,
     });
     expect(
-      checkPreflight(onlyDeletes, { ...facts, maxChanges: undefined })
+      checkPreflight([[connectionKind, onlyDeletes]], { ...facts, maxChanges: undefined })
         .map((p) => p.message)
         .join(),
     ).toMatch(/protected/);

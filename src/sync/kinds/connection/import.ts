@@ -433,6 +433,35 @@ export function formatSummary(report: readonly ReportLine[], targetLabel: string
   );
 }
 
+/** The connection plan's pre-flight problems: its refused entries and conflicts, its `--max-changes`. */
+export function connectionPreflight(plan: ImportPlan, max: number | undefined): Problem[] {
+  const problems: Problem[] = [];
+  for (const step of plan.steps) {
+    if (step.kind === 'invalid') problems.push(...step.problems);
+    if (step.kind === 'conflict') {
+      problems.push({
+        entry: step.name,
+        type: step.type,
+        message:
+          'already exists in the target (--on-conflict fail); use --on-conflict skip or rename, or --only',
+      });
+    }
+  }
+  const { changes } = plan;
+  if (max !== undefined && changes > max) {
+    const updates = plan.counts.update;
+    const deletes = plan.counts.delete;
+    const what =
+      updates + deletes === 0
+        ? `${countOf(changes, 'connection')} would be created`
+        : `${changes} changes would be made (${plan.sends} creates, ${updates} updates, ${deletes} deletes)`;
+    problems.push({
+      message: `${what}, more than --max-changes ${max}; raise --max-changes or narrow with --only`,
+    });
+  }
+  return problems;
+}
+
 /** The connections' members of an import run's result. */
 export interface ConnectionRun {
   readonly report: readonly ReportLine[];

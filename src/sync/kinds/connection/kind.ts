@@ -33,8 +33,10 @@ import type { SyncKind } from '../../kind.js';
 import { countSteps, type Decision, type OnConflict, planKind } from '../../plan.js';
 import type { ConvergeHelpers } from './converge.js';
 import {
+  buildIdMap,
   buildReport,
   type ConnectionRun,
+  connectionPreflight,
   countOutcomes,
   formatSummary,
   runConnectionImport,
@@ -416,6 +418,16 @@ export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
     tail: { failures: report.filter((l) => l.outcome === 'failed') },
   }),
   failed: ({ counts }) => (counts.failed > 0 ? countOf(counts.failed, 'entry', 'entries') : undefined),
+  changes: (plan) => plan.changes,
+  writes: (plan) => plan.changes,
+  preflight: connectionPreflight,
+  share: ({ counts, changes, steps }) => ({
+    done: counts.done,
+    inDoubt: counts.reconcile,
+    sends: changes,
+    total: steps.length,
+  }),
+  idMap: ({ report }) => buildIdMap(report),
 
   // undo
   // Streamed, not kept: 100 000 connections are planned as the listing hands them out.

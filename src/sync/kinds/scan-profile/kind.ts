@@ -31,7 +31,9 @@ import { type OnConflict, planKind } from '../../plan.js';
 import {
   buildProfileReport,
   countProfileOutcomes,
+  countProfileWrites,
   formatProfileSummary,
+  isProfileWrite,
   type ProfileOutcome,
   type ProfileRun,
   runProfileImport,
@@ -419,6 +421,14 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
       : {},
   }),
   failed: ({ profileCounts: { failed } }) => (failed > 0 ? countOf(failed, 'scan profile') : undefined),
+  changes: countProfileWrites,
+  writes: (plan) => plan.steps.filter(isProfileWrite).length,
+  preflight: (plan, max, before) => {
+    const writes = countProfileWrites(plan);
+    if (max === undefined || before > max || before + writes <= max) return plan.problems;
+    const message = `${before} connection and ${writes} scan profile changes, more than --max-changes ${max}; raise --max-changes or narrow with --only`;
+    return [...plan.problems, { message }];
+  },
 
   // undo
   current: async function* (client, signal) {
