@@ -410,6 +410,7 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
   reportRecords: ({ profileReport }, run) => profileReport.map((l) => ({ ...l, run })),
   summary: (r) => (r.profilesIncluded ? formatProfileSummary(r.profileReport) : undefined),
   runJson: ({ profileReport, profileCounts, profilesIncluded }) => ({
+    ok: profileCounts.failed === 0,
     tail: profilesIncluded
       ? {
           scanProfiles: {
