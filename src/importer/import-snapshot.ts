@@ -36,7 +36,6 @@ import {
   peekJournal,
 } from '../sync/journal/writer.js';
 import { eachPlan, KINDS, type KindPlans, reportRecordsOf, runsOf, type SyncKind } from '../sync/kind.js';
-import { createConvergeHelpers } from '../sync/kinds/connection/converge.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
@@ -134,7 +133,6 @@ async function importLeanSnapshot(
       ? await loadCatalogFromEnvironment(client, [...new Set(lean.entries.map((e) => e.type))])
       : await loadShippedCatalog(options.schemas);
 
-    const converging = options.onConflict === 'update' || options.prune === true;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
     // Ended when the journal cannot be opened (another run holds it, it is bound elsewhere).
     const readsStop = new AbortController();
@@ -145,7 +143,7 @@ async function importLeanSnapshot(
       signal: AbortSignal.any([ports.signal, readsStop.signal]),
       prepare: createPreparer(lean.file, overrides, catalog, sourceIdChanges),
       catalog,
-      converge: converging ? createConvergeHelpers(catalog, overrides) : undefined,
+      overrides,
       sourceIdChanges,
       onEvent,
     };

@@ -12,11 +12,11 @@ import type { TemplateCatalog } from '../schema/catalog.js';
 import type { ExecuteDeps, WriteOutcome } from '../sync/execute.js';
 import type { JournalObject } from '../sync/journal/records.js';
 import type { RunState } from '../sync/journal/replay.js';
-import type { ConvergeHelpers } from '../sync/kinds/connection/converge.js';
 import type { PlanEntry, PreparedEntry } from '../sync/kinds/connection/kind.js';
 import type { OnConflict } from '../sync/plan.js';
 import type { ImportEvent, ImportOptions } from './import-types.js';
 import type { LeanSnapshot } from './lean-snapshot.js';
+import type { Overrides } from './overrides.js';
 
 /** What every kind of an import plans from, known before the target is read. */
 export interface ImportStart {
@@ -28,8 +28,8 @@ export interface ImportStart {
   /** A snapshot entry ready to send, prepared again each time (overrides applied). */
   readonly prepare: (entry: PlanEntry) => PreparedEntry;
   readonly catalog: TemplateCatalog;
-  /** The comparison and images of `--on-conflict update` and `--prune`; undefined when not converging. */
-  readonly converge: ConvergeHelpers | undefined;
+  /** The overrides (where a secret an update writes comes from). */
+  readonly overrides: Overrides;
   /** Source-environment ids the preparer dropped, by entry name (warned of when referenced). */
   readonly sourceIdChanges: ReadonlyMap<string, readonly SourceIdChange[]>;
   readonly onEvent: (event: ImportEvent) => void;

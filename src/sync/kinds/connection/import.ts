@@ -43,6 +43,7 @@ import { executeSteps, type WriteOutcome, type WritePayload } from '../../execut
 import { writesOf } from '../../journal/replay.js';
 import type { OnConflict } from '../../plan.js';
 import { Write } from '../../step.js';
+import { type ConvergeHelpers, createConvergeHelpers } from './converge.js';
 import {
   type ChangeStep,
   type ImportPlan,
@@ -57,7 +58,10 @@ import {
 
 /** The connection kind's import: its reads now, its plan when asked (see the module comment). */
 export function startConnectionImport(start: ImportStart): KindPlanner<ImportPlan> {
-  const { options, lean, prepare, catalog, converge } = start;
+  const { options, lean, prepare, catalog } = start;
+  // The comparison and images of `--on-conflict update` and `--prune`.
+  const converging = options.onConflict === 'update' || options.prune === true;
+  const converge = converging ? createConvergeHelpers(catalog, start.overrides) : undefined;
   // Converging, each listed connection is compared with its snapshot entry as its page arrives, and
   // only the outcome kept (and its image when it may be updated or deleted).
   const summarize = converge && targetSummarizer(lean.entries, prepare, options, converge);
@@ -78,18 +82,19 @@ export function startConnectionImport(start: ImportStart): KindPlanner<ImportPla
     const profileNames = lean.profiles.map((p) => p.scanProfile.name);
     if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
     const targetReferences = await referencesRead;
-    return () => planConnections(start, journal, target, targetReferences);
+    return () => planConnections(start, converge, journal, target, targetReferences);
   };
 }
 
 /** The connection plan of an import, once the target is read: its warnings told, its hand-on. */
 function planConnections(
   start: ImportStart,
+  converge: ConvergeHelpers | undefined,
   journal: ReadonlyMap<string, JournaledWrite>,
   target: readonly TargetConnection[],
   targetReferences: TargetReferences,
 ): KindPlanResult<ImportPlan> {
-  const { options, lean, prepare, catalog, converge } = start;
+  const { options, lean, prepare, catalog } = start;
   const warnings = new Map<string, Problem>();
   // The references of the entries the run would send (or refuses), collected as they are checked.
   const references = createReferenceCollector();
