@@ -39,7 +39,6 @@ import { eachPlan, KINDS, type KindPlans, reportRecordsOf, runsOf, type SyncKind
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
-import { checkOnly } from './import-target.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,
   type ImportEvent,
@@ -62,6 +61,7 @@ import {
 } from './overrides.js';
 import { checkPreflight, preflightHint } from './preflight.js';
 import { runImportSteps } from './run-import.js';
+import { checkOnly } from './selection.js';
 
 /**
  * Import a snapshot into the target (see the module comment for the order of side effects).

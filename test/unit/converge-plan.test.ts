@@ -6,7 +6,6 @@
 import { describe, expect, it } from 'vitest';
 import { dropMaskedValues, findClearSecrets, makeSafeImage } from '../../src/connections/images.js';
 import type { Problem } from '../../src/errors.js';
-import { targetSummarizer } from '../../src/importer/import-target.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
@@ -18,6 +17,7 @@ import type {
   TargetConnection,
 } from '../../src/sync/kinds/connection/kind.js';
 import { connectionKind, planImport } from '../../src/sync/kinds/connection/kind.js';
+import { targetSummarizer } from '../../src/sync/kinds/connection/target.js';
 import type { OnConflict } from '../../src/sync/plan.js';
 import { createRunHistory } from '../../src/sync/undo-plan.js';
 import { recordsOf } from '../helpers/journal-records.js';

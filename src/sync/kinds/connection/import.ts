@@ -20,12 +20,6 @@ import {
 import { countOf } from '../../../display-name.js';
 import type { DdsError, Problem } from '../../../errors.js';
 import {
-  checkOnly,
-  listTarget,
-  targetSummarizer,
-  withReferenceChecks,
-} from '../../../importer/import-target.js';
-import {
   type ImportStart,
   type KindImportResult,
   type KindImportRun,
@@ -35,6 +29,7 @@ import {
 } from '../../../importer/kind-import.js';
 import { countLines, type FailedLine, type InvalidLine, summaryText } from '../../../importer/outputs.js';
 import { checkEntryForSend, formatWarning } from '../../../importer/preflight.js';
+import { checkOnly } from '../../../importer/selection.js';
 import type { SecretWritten } from '../../../importer/source.js';
 import type { Connection } from '../../../model/connection.js';
 import { scrub } from '../../../secrets.js';
@@ -55,6 +50,7 @@ import {
   type SendStep,
   type TargetConnection,
 } from './kind.js';
+import { listTarget, targetSummarizer, withReferenceChecks } from './target.js';
 
 /** The connection kind's import: its reads now, its plan when asked (see the module comment). */
 export function startConnectionImport(start: ImportStart): KindPlanner<ImportPlan> {

@@ -16,7 +16,6 @@ import type { HttpClient } from '../../../api/http.js';
 import type { FieldChange } from '../../../diff/types.js';
 import { countOf } from '../../../display-name.js';
 import type { Problem } from '../../../errors.js';
-import { PreparedSource, PreparedUpdate } from '../../../importer/prepared-sources.js';
 import type { NameSelection } from '../../../importer/selection.js';
 import {
   fieldAt,
@@ -347,6 +346,43 @@ export function planImport(input: PlanInput): ImportPlan {
  */
 function stepOf<const T extends object>(entry: PlanEntry, own: T): PlanEntry & T {
   return Object.assign({ name: entry.name, type: entry.type, sourceId: entry.sourceId }, own);
+}
+
+/**
+ * A body prepared from its snapshot entry when loaded. A class, not a closure in the step: V8 gives an
+ * object holding a distinct function value a shape of its own, and 100 000 shapes cost more memory
+ * than the steps themselves.
+ */
+export class PreparedSource implements Source<WritePayload> {
+  constructor(
+    private readonly prepare: (entry: PlanEntry) => PreparedEntry,
+    private readonly entry: PlanEntry,
+    private readonly targetName: string,
+  ) {}
+
+  load(): WritePayload {
+    const entry = this.prepare(this.entry);
+    if (this.targetName === entry.name)
+      return entry.image === undefined ? { body: entry.body } : { body: entry.body, image: entry.image };
+    // Renamed: the body and its image under the new name.
+    return {
+      body: { ...entry.body, name: this.targetName },
+      ...(entry.image === undefined ? {} : { image: { ...entry.image, name: this.targetName } }),
+    };
+  }
+}
+
+/** An update body prepared from its snapshot entry when loaded (a class, as {@link PreparedSource}). */
+export class PreparedUpdate implements Source<WritePayload> {
+  constructor(
+    private readonly prepare: () => PreparedEntry,
+    private readonly converge: Pick<ConvergeHelpers, 'updateBody' | 'imageOf'>,
+  ) {}
+
+  load(): WritePayload {
+    const { body, secretsSent } = this.converge.updateBody(this.prepare());
+    return { body, image: this.converge.imageOf(body), secretsSent };
+  }
 }
 
 /** The default {@link PlanInput.prepare}: entries given whole. */
