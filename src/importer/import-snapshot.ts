@@ -5,7 +5,7 @@
  * locked and replayed, then every kind's reads of the target (`startImport` of its descriptor:
  * connections with scanner groups and credentials, scan profiles when the snapshot includes them; a dry
  * run only peeks at the journal) -> each kind's plan against the live target, kind after kind in the
- * order of `KINDS`, each given what the kinds before it hand on (`kind-plans.ts`) -> pre-flight -> (dry
+ * order of `KINDS`, each given what the kinds before it hand on (each kind's `import.ts`) -> pre-flight -> (dry
  * run: return the plans) -> (refused: report written, fresh journal deleted under the lock,
  * PreflightError) -> the run's writes through the executor (`run-import.ts`) -> report, id map.
  *
@@ -35,12 +35,10 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
-import { KINDS, type KindPlans, reportRecordsOf, runsOf, type SyncKind } from '../sync/kind.js';
+import { eachPlan, KINDS, type KindPlans, reportRecordsOf, runsOf, type SyncKind } from '../sync/kind.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
-import { createConvergeHelpers } from './converge.js';
-import { checkOnly } from './import-target.js';
 import {
   DEFAULT_IMPORT_CONCURRENCY,
   type ImportEvent,
@@ -49,10 +47,9 @@ import {
   type ImportResult,
   type OverrideRemoval,
 } from './import-types.js';
-import type { ImportStart, KindPlanner, PlanHandOn } from './kind-plans.js';
-import { countProfileWrites, isProfileWrite } from './kind-runs.js';
+import type { ImportStart, KindPlanner, PlanHandOn } from './kind-import.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
-import { buildIdMap, writeReport, writeScrubbedFile } from './outputs.js';
+import { writeReport, writeScrubbedFile } from './outputs.js';
 import {
   EMPTY_OVERRIDES,
   findOverrideRemovals,
@@ -64,6 +61,7 @@ import {
 } from './overrides.js';
 import { checkPreflight, preflightHint } from './preflight.js';
 import { runImportSteps } from './run-import.js';
+import { checkOnly } from './selection.js';
 
 /**
  * Import a snapshot into the target (see the module comment for the order of side effects).
@@ -135,7 +133,6 @@ async function importLeanSnapshot(
       ? await loadCatalogFromEnvironment(client, [...new Set(lean.entries.map((e) => e.type))])
       : await loadShippedCatalog(options.schemas);
 
-    const converging = options.onConflict === 'update' || options.prune === true;
     const sourceIdChanges = new Map<string, readonly SourceIdChange[]>();
     // Ended when the journal cannot be opened (another run holds it, it is bound elsewhere).
     const readsStop = new AbortController();
@@ -146,7 +143,7 @@ async function importLeanSnapshot(
       signal: AbortSignal.any([ports.signal, readsStop.signal]),
       prepare: createPreparer(lean.file, overrides, catalog, sourceIdChanges),
       catalog,
-      converge: converging ? createConvergeHelpers(catalog, overrides) : undefined,
+      overrides,
       sourceIdChanges,
       onEvent,
     };
@@ -186,26 +183,24 @@ async function importLeanSnapshot(
       if (handOn !== undefined) handed.set(kind.object, handOn);
     }
     const plans = planned as KindPlans;
-    const { plan, profilePlan } = plans;
-
-    const profileWrites = countProfileWrites(profilePlan);
-    const problems = checkPreflight(
-      plan,
-      {
-        maxChanges: options.maxChanges,
-        target: environment,
-        confirm: options.confirm,
-        snapshotSourceUrl: lean.verified.header.source?.url,
-        allowSameSource: options.allowSameSource,
-        dryRun: options.dryRun,
-      },
-      { problems: profilePlan.problems, writes: profileWrites },
-    );
+    const kinds = eachPlan(plans);
+    const sum = (of: (kind: SyncKind, plan: unknown) => number | undefined) =>
+      kinds.reduce((n, [k, p]) => n + (of(k, p) ?? 0), 0);
+    // What the run's messages and budget count: the kinds that share them (others announce their own start).
+    const shared = (key: 'done' | 'inDoubt' | 'sends' | 'total') => sum((k, p) => k.share?.(p)[key]);
+    const problems = checkPreflight(kinds, {
+      maxChanges: options.maxChanges,
+      target: environment,
+      confirm: options.confirm,
+      snapshotSourceUrl: lean.verified.header.source?.url,
+      allowSameSource: options.allowSameSource,
+      dryRun: options.dryRun,
+    });
 
     if (options.dryRun) {
-      // The rule the real run's pre-flight applies: connection and scan profile writes together.
+      // The rule the real run's pre-flight applies: every kind's changes together.
       const needsConfirm =
-        plan.changes + profileWrites > 0 &&
+        sum((k, p) => k.changes(p)) > 0 &&
         environment.protected &&
         checkWriteConfirmed(environment, options.confirm, '--to') !== undefined;
       return {
@@ -236,27 +231,27 @@ async function importLeanSnapshot(
       );
     }
 
-    if (continuing !== undefined && plan.counts.done + plan.counts.reconcile > 0) {
+    if (continuing !== undefined && shared('done') + shared('inDoubt') > 0) {
       onEvent({
         kind: 'resuming',
         run,
-        done: plan.counts.done,
-        inDoubt: plan.counts.reconcile,
-        total: plan.steps.length,
+        done: shared('done'),
+        inDoubt: shared('inDoubt'),
+        total: shared('total'),
       });
     }
-    const writes = plan.changes + profilePlan.steps.filter(isProfileWrite).length;
+    const writes = sum((k, p) => k.writes(p));
     let outcomes: Awaited<ReturnType<typeof runImportSteps>> = { outcomes: {}, stoppedBy: undefined, plans };
     if (writes > 0) {
       if (continuing === undefined) await journal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
-      budget.extend(Math.max(30, Math.ceil(plan.changes / 10)));
+      budget.extend(Math.max(30, Math.ceil(shared('sends') / 10)));
       onEvent({
         kind: 'run-started',
         run,
         target: environment.label,
-        sends: plan.changes,
-        total: plan.steps.length,
+        sends: shared('sends'),
+        total: shared('total'),
         concurrency,
         rate: limiter.currentRate(),
         journal: journalPath,
@@ -294,7 +289,10 @@ async function importLeanSnapshot(
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
     if (options.idMap) {
-      await writeScrubbedFile(options.idMap, `${JSON.stringify(buildIdMap(runs.report), null, 2)}\n`);
+      await writeScrubbedFile(
+        options.idMap,
+        `${JSON.stringify(Object.assign({}, ...KINDS.map((k) => k.idMap?.(runs))), null, 2)}\n`,
+      );
       onEvent({ kind: 'file-written', file: 'id-map', path: options.idMap });
     }
     return {

@@ -17,7 +17,7 @@ import {
   type PlacedSnapshot,
 } from '../snapshot/read.js';
 import type { SafeImage } from '../sync/journal/records.js';
-import type { PlanEntry, PreparedEntry } from '../sync/kinds/connection.js';
+import type { PlanEntry, PreparedEntry } from '../sync/kinds/connection/kind.js';
 import { applyOverrides, type Overrides } from './overrides.js';
 
 /** A snapshot entry as the import holds it: what it is and where its line is (about 200 bytes). */

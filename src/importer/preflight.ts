@@ -12,13 +12,13 @@
  */
 import type { ResolvedEnvironment } from '../config.js';
 import { formatPointer } from '../diff/pointer.js';
-import { countOf } from '../display-name.js';
 import type { Problem } from '../errors.js';
 import type { ProblemCode } from '../model/problem.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { isMasked } from '../secrets.js';
 import { normaliseTargetUrl } from '../sync/journal/writer.js';
-import type { ImportPlan, PreparedEntry } from '../sync/kinds/connection.js';
+import type { SyncKind } from '../sync/kind.js';
+import type { PreparedEntry } from '../sync/kinds/connection/kind.js';
 import { describeUnresolved, UNRESOLVED_PLACEHOLDER } from './overrides.js';
 
 /** A problem with an optional classification (the catalog marks masked secrets `masked-secret`). */
@@ -131,60 +131,36 @@ export interface PreflightFacts {
 }
 
 /**
- * Every pre-flight problem of the connection plan and, after its own, the scan profiles' (empty = go).
- * `--max-changes` and the protected-target rule count the writes of both.
+ * Every pre-flight problem of an import (empty = go): each kind's own (`preflight` of its descriptor,
+ * given the changes of the kinds before it), and the run-wide ones after the first kind's. The
+ * protected-target rule counts the changes of every kind.
  */
 export function checkPreflight(
-  plan: ImportPlan,
+  kinds: readonly (readonly [SyncKind, unknown])[],
   facts: PreflightFacts,
-  profiles: { readonly problems: readonly Problem[]; readonly writes: number } = { problems: [], writes: 0 },
 ): Problem[] {
-  const problems: Problem[] = [];
-  for (const step of plan.steps) {
-    if (step.kind === 'invalid') problems.push(...step.problems);
-    if (step.kind === 'conflict') {
-      problems.push({
-        entry: step.name,
-        type: step.type,
-        message:
-          'already exists in the target (--on-conflict fail); use --on-conflict skip or rename, or --only',
-      });
-    }
-  }
-  const { changes } = plan;
-  const max = facts.maxChanges;
-  if (max !== undefined && changes > max) {
-    const updates = plan.counts.update;
-    const deletes = plan.counts.delete;
-    const what =
-      updates + deletes === 0
-        ? `${countOf(changes, 'connection')} would be created`
-        : `${changes} changes would be made (${plan.sends} creates, ${updates} updates, ${deletes} deletes)`;
-    problems.push({
-      message: `${what}, more than --max-changes ${max}; raise --max-changes or narrow with --only`,
-    });
-  }
-  if (!facts.dryRun && changes + profiles.writes > 0) {
+  let changes = 0;
+  const own = kinds.map(([kind, plan]) => {
+    const problems = kind.preflight(plan, facts.maxChanges, changes);
+    changes += kind.changes(plan);
+    return problems;
+  });
+  const runWide: Problem[] = [];
+  if (!facts.dryRun && changes > 0) {
     // The same rule as every other command that writes (src/protected.ts).
     const refusal = checkWriteConfirmed(facts.target, facts.confirm, '--to');
-    if (refusal) problems.push({ message: `${refusal.reason}; ${lowerFirst(refusal.hint)}` });
+    if (refusal) runWide.push({ message: `${refusal.reason}; ${lowerFirst(refusal.hint)}` });
   }
   if (
     facts.snapshotSourceUrl !== undefined &&
     !facts.allowSameSource &&
     normaliseTargetUrl(facts.snapshotSourceUrl) === normaliseTargetUrl(facts.target.url)
   ) {
-    problems.push({
+    runWide.push({
       message: `the snapshot was exported from ${facts.target.label} (${facts.target.url}), the target of this import; pass --allow-same-source if that is intended`,
     });
   }
-  problems.push(...profiles.problems);
-  if (max !== undefined && changes <= max && changes + profiles.writes > max) {
-    problems.push({
-      message: `${changes} connection and ${profiles.writes} scan profile changes, more than --max-changes ${max}; raise --max-changes or narrow with --only`,
-    });
-  }
-  return problems;
+  return [...(own[0] ?? []), ...runWide, ...own.slice(1).flat()];
 }
 
 /** One line per problem, for the PreflightError's list. */

@@ -5,7 +5,7 @@ import type { JournalObject } from '../sync/journal/records.js';
 import type { Journal } from '../sync/journal/writer.js';
 import { eachPlan, type KindPlans, writersFor } from '../sync/kind.js';
 import type { Clock, RateLimiter } from '../sync/throttle.js';
-import type { ImportHandOn, KindImportRun } from './kind-runs.js';
+import type { ImportHandOn, KindImportRun } from './kind-import.js';
 
 /** What {@link runImportSteps} needs: what each kind's run is handed but the executor's dependencies. */
 export interface RunImportInput extends Omit<KindImportRun, 'deps' | 'onStarted'> {

@@ -6,6 +6,8 @@
  * With `--type` and no `--only`, no scan profile is selected (a profile has no connection type).
  */
 import picomatch from 'picomatch';
+import { displayName } from '../display-name.js';
+import { UsageError } from '../errors.js';
 
 /** A selection, as the plans ask it: `type` given for a connection, absent for a scan profile. */
 export interface NameSelection {
@@ -38,5 +40,25 @@ export class ImportSelection implements NameSelection {
     const named = this.items === undefined || this.matchers.some((m) => m(name));
     if (type === undefined) return named && (this.items !== undefined || this.types === undefined);
     return named && (this.types === undefined || this.types.has(type));
+  }
+}
+
+/**
+ * Check `--only` against the snapshot's names (connections and scan profiles; with `--prune`, the
+ * target's too): each item must match one of them (a name, or a glob matching some).
+ */
+export function checkOnly(
+  only: ImportSelection | undefined,
+  entries: readonly { readonly name: string }[],
+  profileNames: readonly string[] = [],
+): void {
+  if (only?.items === undefined) return;
+  const names = [...new Set([...entries.map((e) => e.name), ...profileNames])];
+  const unknown = only.items.filter((item) => !names.some((name) => only.matches(item, name)));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `--only names connections that are not in the snapshot: ${unknown.map(displayName).join(', ')}`,
+      { hint: 'Check the names (they are case-sensitive; a glob such as finance-* must match one)' },
+    );
   }
 }

@@ -1,16 +1,22 @@
 /**
  * A kind of object the engine synchronises (a connection, a scan profile): what the planner, the
- * executor, undo and the commands ask of it without naming it. Each kind is one file of `kinds/`,
+ * executor, undo and the commands ask of it without naming it. Each kind is one folder of `kinds/`,
  * which exports its descriptor; {@link KINDS} lists them in the order an import writes them (a kind
  * after the kinds its objects reference).
  */
 import type { HttpClient } from '../api/http.js';
-import type { ImportStart, KindPlanner } from '../importer/kind-plans.js';
-import type { ImportHandOn, KindImportResult, KindImportRun } from '../importer/kind-runs.js';
+import type { Problem } from '../errors.js';
+import type {
+  ImportHandOn,
+  ImportStart,
+  KindImportResult,
+  KindImportRun,
+  KindPlanner,
+} from '../importer/kind-import.js';
 import type { KindWriter } from './execute.js';
 import { acceptJournalKinds, type JournalObject } from './journal/records.js';
-import { connectionKind } from './kinds/connection.js';
-import { scanProfileKind } from './kinds/scan-profile.js';
+import { connectionKind } from './kinds/connection/kind.js';
+import { scanProfileKind } from './kinds/scan-profile/kind.js';
 import type { History, RestoringStep, UndoContext, UndoStep } from './undo-plan.js';
 
 /**
@@ -60,6 +66,21 @@ export interface SyncKind<P = unknown, Key extends string = string, R = unknown>
   runJson(result: R): { readonly ok?: boolean; readonly head?: object; readonly tail?: object };
   /** Its failed writes in words (`2 entries`); none failed: undefined. */
   failed(result: R): string | undefined;
+  /** The writes of its plan that `--max-changes` and a protected target count. */
+  changes(plan: P): number;
+  /** The steps of its plan the executor runs (a run is started when any kind has one). */
+  writes(plan: P): number;
+  /** Its pre-flight problems; `max` is `--max-changes`, `before` the changes of the kinds before it. */
+  preflight(plan: P, max: number | undefined, before: number): readonly Problem[];
+  /** Its part of the run's `resuming` and `run-started` messages and budget (none: announced on its own). */
+  share?(plan: P): {
+    readonly done: number;
+    readonly inDoubt: number;
+    readonly sends: number;
+    readonly total: number;
+  };
+  /** Its entries of `--id-map` (source id -> name and id in the target). */
+  idMap?(result: R): Readonly<Record<string, unknown>>;
 
   // undo
   /** The kind's objects in the target now, as undo reads them (streamed where the listing is large). */

@@ -13,7 +13,7 @@
  * 6. otherwise -> `create`.
  * With `prune`, every target object the desired state does not hold (within the selection) -> the
  * kind's delete, in name order; then a delete the run being finished journaled (done, or in doubt) whose
- * object the target no longer holds -> the kind's `removed` step. The kind (`sync/kinds/*.ts`) makes
+ * object the target no longer holds -> the kind's `removed` step. The kind (`sync/kinds/<kind>/kind.ts`) makes
  * the steps: their shape, its comparison, its bodies.
  */
 import { compareNames } from '../connections/match.js';

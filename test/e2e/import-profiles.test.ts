@@ -8,11 +8,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { type EmulatorSeed, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { loadSnapshot } from '../../src/snapshot/read.js';
 import { runCli } from '../helpers/run-cli.js';
 import { type ImportSource, prepareImportSource, targetReferences } from './import.helpers.js';
 
+const PROD = join(import.meta.dirname, '..', '..', 'fixtures', 'environments', 'prod.json');
 const started: RunningEmulator[] = [];
 afterEach(async () => {
   await Promise.all(started.splice(0).map((e) => e.close()));
@@ -20,8 +21,9 @@ afterEach(async () => {
 
 async function setUp(
   prefix: string,
+  sourceData?: EmulatorSeed,
 ): Promise<{ src: ImportSource; target: RunningEmulator; snapshot: string }> {
-  const src = await prepareImportSource(prefix);
+  const src = await prepareImportSource(prefix, {}, sourceData);
   started.push(src.source);
   const target = await startEmulator({ data: { connections: [], ...targetReferences() } });
   started.push(target);
@@ -29,7 +31,7 @@ async function setUp(
   const exported = await runCli(['export', '--from', src.source.url, '-o', snapshot], {
     env: { DDS_SOURCE_TOKEN: src.source.token },
   });
-  expect(exported.stderr).toMatch(/Wrote 4 scan profiles/);
+  expect(exported.stderr).toMatch(/Wrote \d+ scan profiles/);
   expect(exported.exitCode).toBe(0);
   return { src, target, snapshot };
 }
@@ -173,6 +175,29 @@ describe('import restores scan profiles (snapshot format 2)', () => {
       /Nightly PII - Finance \/dataSourceList\/0: connection 'finance-invoices-s3' is neither in the target nor created by this import/,
     );
     expect(target.record.requests.filter((r) => r.method !== 'GET')).toEqual([]);
+  }, 60_000);
+
+  it('--json is not ok when only scan profiles failed (exit 1)', async () => {
+    // A profile on a scan template the target lacks: the target refuses its POST (400).
+    const prod = JSON.parse(await readFile(PROD, 'utf8')) as EmulatorSeed;
+    const template = { _id: 'a1b2c3d4e5f6a1b2c3d4e5f0', name: 'Source only' };
+    const profile = { ...prod.scanProfiles?.[0], name: 'On a template the target lacks' };
+    const { src, target, snapshot } = await setUp('import-profiles-json-', {
+      ...prod,
+      scanTemplates: [...(prod.scanTemplates ?? []), template],
+      scanProfiles: [
+        ...(prod.scanProfiles ?? []),
+        { ...profile, _id: undefined, scanTemplateId: template._id },
+      ],
+    });
+    const run = await runCli(importArgs(src, target, snapshot, ['--json']), { env: env(src, target) });
+    expect(run.exitCode).toBe(1);
+    const out = JSON.parse(run.stdout);
+    expect(out.counts.failed).toBe(0);
+    expect(out.scanProfiles.failures).toEqual([
+      expect.objectContaining({ name: 'On a template the target lacks', httpStatus: 400 }),
+    ]);
+    expect(out.ok).toBe(false);
   }, 60_000);
 
   it('imports a version 1 snapshot as before: connections only, no profile touched', async () => {

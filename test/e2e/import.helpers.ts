@@ -39,8 +39,9 @@ export interface ImportSource {
 export async function prepareImportSource(
   tempPrefix: string,
   extra: Readonly<Record<string, unknown>> = {},
+  data: EmulatorSeed | string = join(fixturesDir(), 'environments', 'prod.json'),
 ): Promise<ImportSource> {
-  const source = await startEmulator({ data: join(fixturesDir(), 'environments', 'prod.json') });
+  const source = await startEmulator({ data });
   const dir = await makeTempDir(tempPrefix);
   const snapshot = join(dir, 'prod.snapshot.jsonl');
   const entries = await writeSnapshotFromEmulator(source, snapshot);

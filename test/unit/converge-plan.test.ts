@@ -6,14 +6,18 @@
 import { describe, expect, it } from 'vitest';
 import { dropMaskedValues, findClearSecrets, makeSafeImage } from '../../src/connections/images.js';
 import type { Problem } from '../../src/errors.js';
-import { createConvergeHelpers } from '../../src/importer/converge.js';
-import { targetSummarizer } from '../../src/importer/import-target.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
-import type { JournaledWrite, PreparedEntry, TargetConnection } from '../../src/sync/kinds/connection.js';
-import { planImport } from '../../src/sync/kinds/connection.js';
+import { createConvergeHelpers } from '../../src/sync/kinds/connection/converge.js';
+import type {
+  JournaledWrite,
+  PreparedEntry,
+  TargetConnection,
+} from '../../src/sync/kinds/connection/kind.js';
+import { connectionKind, planImport } from '../../src/sync/kinds/connection/kind.js';
+import { targetSummarizer } from '../../src/sync/kinds/connection/target.js';
 import type { OnConflict } from '../../src/sync/plan.js';
 import { createRunHistory } from '../../src/sync/undo-plan.js';
 import { recordsOf } from '../helpers/journal-records.js';
@@ -286,7 +290,7 @@ describe('planImport with --on-conflict update and --prune', () => {
       allowSameSource: false,
       dryRun: false,
     };
-    const messages = checkPreflight(plan(), facts).map((p) => p.message);
+    const messages = checkPreflight([[connectionKind, plan()]], facts).map((p) => p.message);
     expect(messages[0]).toMatch(
       /3 changes would be made \(1 creates, 1 updates, 1 deletes\), more than --max-changes 2/,
     );
@@ -301,7 +305,7 @@ describe('planImport with --on-conflict update and --prune', () => {
       check: noProblems,
     });
     expect(
-      checkPreflight(onlyDeletes, { ...facts, maxChanges: undefined })
+      checkPreflight([[connectionKind, onlyDeletes]], { ...facts, maxChanges: undefined })
         .map((p) => p.message)
         .join(),
     ).toMatch(/protected/);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { collapseWarnings } from '../../src/cli/warnings.js';
 import { renderDiffText } from '../../src/diff/render-text.js';
 import { displayName, summaryName } from '../../src/display-name.js';
-import { describeStep } from '../../src/sync/kinds/connection.js';
+import { describeStep } from '../../src/sync/kinds/connection/render.js';
 
 describe('names as a reader sees them', () => {
   it('a plain name is printed as it is', () => {

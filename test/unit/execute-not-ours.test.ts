@@ -14,7 +14,7 @@ import type { JournalObject } from '../../src/sync/journal/records.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
 import { writersFor } from '../../src/sync/kind.js';
-import { planConnectionUndo } from '../../src/sync/kinds/connection.js';
+import { planConnectionUndo } from '../../src/sync/kinds/connection/undo.js';
 import { CLOCK_SKEW_MS } from '../../src/sync/ownership.js';
 import { Write } from '../../src/sync/step.js';
 import { type Clock, createRateLimiter } from '../../src/sync/throttle.js';

@@ -2,14 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/errors.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import {
-  describeStep,
+  connectionKind,
   type JournaledWrite,
   PLAN_STEP_KINDS,
   type PlanEntry,
   type PlanStep,
   type PreparedEntry,
   planImport,
-} from '../../src/sync/kinds/connection.js';
+} from '../../src/sync/kinds/connection/kind.js';
+import { describeStep } from '../../src/sync/kinds/connection/render.js';
 import { chooseRenamedName } from '../../src/sync/plan.js';
 
 const entry = (name: string, type = 's3', extra: Record<string, unknown> = {}): PreparedEntry => ({
@@ -60,7 +61,7 @@ describe('planImport', () => {
     expect(kinds(plan.steps).taken).toBe('conflict');
     // A journal-done entry is ours, not a conflict, even though its name is in the target.
     expect(kinds(plan.steps)['was-done']).toBe('done');
-    const problems = checkPreflight(plan, facts());
+    const problems = checkPreflight([[connectionKind, plan]], facts());
     expect(problems).toEqual([
       expect.objectContaining({ entry: 'taken', message: expect.stringMatching(/--on-conflict fail/) }),
     ]);
@@ -192,28 +193,28 @@ describe('checkPreflight', () => {
   });
 
   it('passes a plain plan', () => {
-    expect(checkPreflight(plan, facts())).toEqual([]);
+    expect(checkPreflight([[connectionKind, plan]], facts())).toEqual([]);
   });
   it('refuses more creates than --max-changes', () => {
-    expect(checkPreflight(plan, facts({ maxChanges: 2 }))[0]?.message).toMatch(
+    expect(checkPreflight([[connectionKind, plan]], facts({ maxChanges: 2 }))[0]?.message).toMatch(
       /3 connections would be created.*--max-changes 2/,
     );
-    expect(checkPreflight(plan, facts({ maxChanges: 3 }))).toEqual([]);
+    expect(checkPreflight([[connectionKind, plan]], facts({ maxChanges: 3 }))).toEqual([]);
   });
   it('refuses a protected target without the right --confirm, except in a dry run', () => {
     const target = { label: 'dr', name: 'dr', url: 'https://dr.example.com', protected: true };
-    expect(checkPreflight(plan, facts({ target }))[0]?.message).toMatch(
+    expect(checkPreflight([[connectionKind, plan]], facts({ target }))[0]?.message).toMatch(
       /dr is a protected environment; pass --confirm dr to write to it/,
     );
-    expect(checkPreflight(plan, facts({ target, confirm: 'prod' }))[0]?.message).toMatch(
+    expect(checkPreflight([[connectionKind, plan]], facts({ target, confirm: 'prod' }))[0]?.message).toMatch(
       /--confirm prod does not name the environment written to \(--to dr\)/,
     );
-    expect(checkPreflight(plan, facts({ target, confirm: 'dr' }))).toEqual([]);
-    expect(checkPreflight(plan, facts({ target, dryRun: true }))).toEqual([]);
+    expect(checkPreflight([[connectionKind, plan]], facts({ target, confirm: 'dr' }))).toEqual([]);
+    expect(checkPreflight([[connectionKind, plan]], facts({ target, dryRun: true }))).toEqual([]);
   });
   it('refuses importing into the environment the snapshot came from, unless --allow-same-source', () => {
     const same = facts({ snapshotSourceUrl: 'https://DR.example.com/' });
-    expect(checkPreflight(plan, same)[0]?.message).toMatch(/--allow-same-source/);
-    expect(checkPreflight(plan, { ...same, allowSameSource: true })).toEqual([]);
+    expect(checkPreflight([[connectionKind, plan]], same)[0]?.message).toMatch(/--allow-same-source/);
+    expect(checkPreflight([[connectionKind, plan]], { ...same, allowSameSource: true })).toEqual([]);
   });
 });

@@ -21,7 +21,7 @@ import { type ExecuteOptions, executeSteps, type WriteOutcome } from '../../src/
 import type { IntentRecord, JournalRecord } from '../../src/sync/journal/records.js';
 import { type JournalReplay, replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
-import type { SendStep } from '../../src/sync/kinds/connection.js';
+import type { SendStep } from '../../src/sync/kinds/connection/kind.js';
 import { Write } from '../../src/sync/step.js';
 import { type Clock, createRateLimiter, type RateLimiter } from '../../src/sync/throttle.js';
 import { recordsOf } from '../helpers/journal-records.js';

@@ -8,8 +8,8 @@ import type { SnapshotScanProfile } from '../../src/model/scan-profile.js';
 import { stripProfileServerFields } from '../../src/profiles/server-fields.js';
 import { StepRefused } from '../../src/sync/execute.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
-import type { ProfileJournalState, ProfilePlanInput } from '../../src/sync/kinds/scan-profile.js';
-import { placeProfileBody, planProfiles } from '../../src/sync/kinds/scan-profile.js';
+import type { ProfileJournalState, ProfilePlanInput } from '../../src/sync/kinds/scan-profile/kind.js';
+import { placeProfileBody, planProfiles } from '../../src/sync/kinds/scan-profile/kind.js';
 
 const SCHEDULE = { cronExpression: '0 2 * * *', timeZone: 'UTC' };
 
@@ -65,7 +65,7 @@ describe('planProfiles', () => {
       { ref: 's-beta', targetName: 'beta (2)', asName: false },
       { ref: 'alpha', targetName: 'alpha', asName: true },
     ]);
-    // The body as the import's profile write builds it (`kind-runs.ts`): server fields dropped.
+    // The body as the import's profile write builds it (`kinds/scan-profile/import.ts`): server fields dropped.
     const build = (ids: ReadonlyMap<string, string>) =>
       placeProfileBody(
         { ...stripProfileServerFields(step.profile), name: step.targetName },

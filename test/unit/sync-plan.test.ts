@@ -3,8 +3,8 @@
  * as the connection planner does.
  */
 import { describe, expect, it } from 'vitest';
-import type { ProfileJournalState } from '../../src/sync/kinds/scan-profile.js';
-import { planProfiles } from '../../src/sync/kinds/scan-profile.js';
+import type { ProfileJournalState } from '../../src/sync/kinds/scan-profile/kind.js';
+import { planProfiles } from '../../src/sync/kinds/scan-profile/kind.js';
 import { chooseRenamedName, decideExisting, planKind } from '../../src/sync/plan.js';
 
 describe('decideExisting', () => {

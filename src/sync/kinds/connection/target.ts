@@ -3,18 +3,16 @@
  * snapshot entry as its page arrives, when updates or deletes need it: never the whole listing held,
  * only what planning needs of each), and the update checks that name references.
  */
-import { listConnectionPages } from '../api/connections.js';
-import type { HttpClient } from '../api/http.js';
-import { checkEntryReferences, type TargetReferences } from '../connections/references.js';
-import type { FieldChange } from '../diff/types.js';
-import { displayName } from '../display-name.js';
-import { UsageError } from '../errors.js';
-import type { Connection } from '../model/connection.js';
-import type { PlanEntry, PreparedEntry, TargetConnection } from '../sync/kinds/connection.js';
-import type { OnConflict } from '../sync/plan.js';
+import { listConnectionPages } from '../../../api/connections.js';
+import type { HttpClient } from '../../../api/http.js';
+import { checkEntryReferences, type TargetReferences } from '../../../connections/references.js';
+import type { FieldChange } from '../../../diff/types.js';
+import type { NameSelection } from '../../../importer/selection.js';
+import { fieldAt, held } from '../../../importer/source.js';
+import type { Connection } from '../../../model/connection.js';
+import type { OnConflict } from '../../plan.js';
 import type { ConvergeHelpers } from './converge.js';
-import type { ImportSelection, NameSelection } from './selection.js';
-import { fieldAt, held } from './source.js';
+import type { PlanEntry, PreparedEntry, TargetConnection } from './kind.js';
 
 /**
  * An update's body names references too: the pre-flight checks them as it does for creates. A refused
@@ -95,24 +93,4 @@ export function targetSummarizer(
     if (options.prune !== true) return { name, _id };
     return { name, _id, type, before: held(converge.imageOf(connection)) };
   };
-}
-
-/**
- * Check `--only` against the snapshot's names (connections and scan profiles; with `--prune`, the
- * target's too): each item must match one of them (a name, or a glob matching some).
- */
-export function checkOnly(
-  only: ImportSelection | undefined,
-  entries: readonly { readonly name: string }[],
-  profileNames: readonly string[] = [],
-): void {
-  if (only?.items === undefined) return;
-  const names = [...new Set([...entries.map((e) => e.name), ...profileNames])];
-  const unknown = only.items.filter((item) => !names.some((name) => only.matches(item, name)));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `--only names connections that are not in the snapshot: ${unknown.map(displayName).join(', ')}`,
-      { hint: 'Check the names (they are case-sensitive; a glob such as finance-* must match one)' },
-    );
-  }
 }

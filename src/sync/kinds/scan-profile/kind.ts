@@ -2,42 +2,45 @@
  * The scan profile kind: keyed by name; compared as `diff` compares (every field but the server's,
  * `dataSourceList` by connection name); its references, `dataSourceList`, name connections by id and
  * are placed on the ids the target has when sent; journaled as a snapshot holds it; its steps (what
- * `--dry-run` prints and the run executes, one request at a time), planned by {@link planProfiles}. Written through `/scanProfiles` (created by POST, replaced and deleted by id;
+ * `--dry-run` prints and the run executes, one request at a time), planned by {@link planProfiles};
+ * its descriptor. Written through `/scanProfiles` (created by POST, replaced and deleted by id;
  * api-notes [code] and [guess]). There is no look-up by name, so an in-doubt create is found in the
- * list of every profile.
+ * list of every profile. Its import is `import.ts`, its plan's rendering `render.ts`, its undo `undo.ts`.
  */
-import { connectionIdsByName } from '../../api/connections.js';
-import type { HttpClient } from '../../api/http.js';
+import { connectionIdsByName } from '../../../api/connections.js';
+import type { HttpClient } from '../../../api/http.js';
 import {
   createScanProfile,
   deleteScanProfile,
   listScanProfiles,
   updateScanProfile,
-} from '../../api/scan-profiles.js';
-import { compareProfileFields, toComparableProfile } from '../../diff/scan-profiles.js';
-import type { FieldChange } from '../../diff/types.js';
-import { countOf } from '../../display-name.js';
-import { assertNever, type Problem } from '../../errors.js';
-import { startProfileImport } from '../../importer/kind-plans.js';
-import { runProfileImport } from '../../importer/kind-runs.js';
+} from '../../../api/scan-profiles.js';
+import { compareProfileFields, toComparableProfile } from '../../../diff/scan-profiles.js';
+import type { FieldChange } from '../../../diff/types.js';
+import { countOf } from '../../../display-name.js';
+import type { Problem } from '../../../errors.js';
+import type { NameSelection } from '../../../importer/selection.js';
+import type { ScanProfile, SnapshotScanProfile } from '../../../model/scan-profile.js';
+import { remapDataSourceList } from '../../../profiles/data-source-list.js';
+import { isProfileServerField, stripProfileServerFields } from '../../../profiles/server-fields.js';
+import { type KindWriter, StepRefused, type WriteTarget } from '../../execute.js';
+import type { JournalOp } from '../../journal/records.js';
+import type { WriteState } from '../../journal/replay.js';
+import type { SyncKind } from '../../kind.js';
+import { type OnConflict, planKind } from '../../plan.js';
 import {
   buildProfileReport,
   countProfileOutcomes,
+  countProfileWrites,
   formatProfileSummary,
+  isProfileWrite,
   type ProfileOutcome,
   type ProfileRun,
-} from '../../importer/outputs.js';
-import type { NameSelection } from '../../importer/selection.js';
-import { code, text } from '../../markdown.js';
-import type { ScanProfile, SnapshotScanProfile } from '../../model/scan-profile.js';
-import { remapDataSourceList } from '../../profiles/data-source-list.js';
-import { isProfileServerField, stripProfileServerFields } from '../../profiles/server-fields.js';
-import { type KindWriter, StepRefused, type WriteTarget } from '../execute.js';
-import type { JournalOp } from '../journal/records.js';
-import type { WriteState } from '../journal/replay.js';
-import type { SyncKind } from '../kind.js';
-import { type OnConflict, planKind } from '../plan.js';
-import { type History, planCreatedUndo, type UndoContext, type UndoStep } from '../undo-plan.js';
+  runProfileImport,
+  startProfileImport,
+} from './import.js';
+import { planJson, planMarkdown, planText } from './render.js';
+import { planProfileUndo } from './undo.js';
 
 function idOf(target: WriteTarget): string {
   if (target.id === undefined) throw new StepRefused(`scan profile '${target.name}' has no id in the target`);
@@ -382,129 +385,6 @@ function resolveDataSources(
   return { entry, dataSources, problems: undefined };
 }
 
-/** One line of a dry run's plan per scan profile step. */
-function describeProfileStep(step: ProfileStep): string {
-  switch (step.kind) {
-    case 'create':
-      return `scan profile ${step.name}: create${step.targetName === step.name ? '' : ` as '${step.targetName}'`}${step.attempt > 1 ? ' (in doubt: not found in the target, sent again)' : ''}`;
-    case 'update':
-      return `scan profile ${step.name}: update (${step.fields.map((f) => f.path).join(', ')})`;
-    case 'delete':
-      return `scan profile ${step.name}: delete (not in the snapshot, --prune)`;
-    case 'done':
-      return `scan profile ${step.name}: done (${step.via === 'journal' ? 'by an earlier run' : 'found in the target after an interrupted request'})`;
-    case 'exists':
-      return `scan profile ${step.name}: exists in the target, skipped`;
-    case 'unchanged':
-      return `scan profile ${step.name}: unchanged`;
-    case 'skipped':
-      return `scan profile ${step.name}: skipped: ${step.reason}`;
-    case 'conflict':
-      return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
-    case 'blocked':
-      // The problems themselves are in the pre-flight's one list.
-      return `scan profile ${step.name}: refused: ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
-    default:
-      return assertNever(step, 'profile step');
-  }
-}
-
-/** A step in a dry run's Markdown: its name, then what it changes. */
-function markdownItem(step: ProfileStep): string[] {
-  const head = code(step.name);
-  switch (step.kind) {
-    case 'create':
-      return [step.targetName === step.name ? head : `${head}: created as ${code(step.targetName)}`];
-    case 'update':
-      return [`${head}: ${step.fields.map((f) => code(f.path)).join(', ')}`];
-    case 'skipped':
-      return [`${head}: skipped: ${text(step.reason)}`];
-    case 'blocked':
-      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
-    case 'conflict':
-      return [`${head}: already in the target (--on-conflict fail)`];
-    default:
-      return [head];
-  }
-}
-
-const NO_IDS = { idByName: new Map(), nameById: new Map(), recreated: new Set<string>() };
-
-/**
- * The undo step of one scan profile against the target's current one (pure), by name: created by the
- * run -> deleted (by the id it has now) when unchanged since; updated -> put back; deleted -> created
- * again, its `dataSourceList` remapped to the ids the target has now (`context.references`, by
- * connection name; elements that were names stay names). A one-time profile is not created again (it
- * would start a scan): `left`.
- */
-export function planProfileUndo(
-  h: History,
-  current: ScanProfile | undefined,
-  context: Pick<UndoContext, 'includeInDoubt' | 'references'>,
-): UndoStep {
-  const ids = context.references ?? NO_IDS;
-  const step = <const T extends object>(own: T) =>
-    Object.assign({ object: 'scan-profile' as const, name: h.name, type: '' }, own);
-  const targetId = typeof current?._id === 'string' ? current._id : undefined;
-  const nameOf = (ref: string) => ids.nameById.get(ref);
-  if (h.firstOp === 'create') {
-    const created = planCreatedUndo(h, current, context, step, (image) => {
-      const wanted = readProfileImage(image);
-      return (
-        wanted && compareProfile(wanted.scanProfile, wanted.dataSourceNames, current as ScanProfile, nameOf)
-      );
-    });
-    return created.kind === 'delete-created' && targetId ? { ...created, targetId } : created;
-  }
-  const before = readProfileImage(h.firstBefore);
-  if (before === undefined) {
-    return step({ kind: 'left', reason: 'the journal holds no image of it before the run (older journal)' });
-  }
-  const list = Array.isArray(before.scanProfile.dataSourceList) ? before.scanProfile.dataSourceList : [];
-  // An element that was a name is sent as it was (no connection looked up for it).
-  const refs: DataSourceRef[] = list.map((ref, i) => {
-    const name = before.dataSourceNames[i] ?? null;
-    return name !== null && ref === name
-      ? { ref, targetName: null, asName: true }
-      : { ref, targetName: name, asName: false };
-  });
-  // A connection this undo creates again gets its id only then: placed when the step is sent.
-  const { list: remapped, missing } = placeDataSources(refs, ids.idByName);
-  const problems: Problem[] = missing
-    .filter((m) => !ids.recreated.has(m.name))
-    .map((m) => ({
-      entry: h.name,
-      path: `/dataSourceList/${m.index}`,
-      message: `connection '${m.name}' is not in the target, so the profile cannot name it`,
-    }));
-  const body = { ...before.scanProfile, name: h.name, dataSourceList: remapped };
-  const image = { scanProfile: body, dataSourceNames: before.dataSourceNames };
-  if (current !== undefined) {
-    const fields = compareProfile(before.scanProfile, before.dataSourceNames, current, nameOf);
-    if (fields.length === 0) return step({ kind: 'reverted' });
-    if (problems.length > 0) return step({ kind: 'invalid', problems });
-    return step({
-      kind: 'put-back',
-      body,
-      fields: fields.map((f) => f.path),
-      current: { scanProfile: current },
-      image,
-      secretsSent: [],
-      ...(targetId ? { targetId } : {}),
-      refs,
-    });
-  }
-  if (before.scanProfile.isSingleRunScan === true) {
-    return step({
-      kind: 'left',
-      reason:
-        'a one-time profile (isSingleRunScan): creating it again starts a scan; create it with profiles create --allow-run',
-    });
-  }
-  if (problems.length > 0) return step({ kind: 'invalid', problems });
-  return step({ kind: 're-create', body, image, refs });
-}
-
 /** The scan profile kind, as the engine sees it. */
 export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> = {
   object: 'scan-profile',
@@ -512,40 +392,13 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
   writer: scanProfileWriter,
 
   // import
-  startImport: (start) => startProfileImport(start),
+  startImport: startProfileImport,
   planKey: 'profilePlan',
-  planText: (plan) => plan.steps.map(describeProfileStep),
+  planText,
   planTotals: () => undefined,
-  planJson: (plan) => ({
-    scanProfiles: plan.steps.map((s) => ({
-      kind: s.kind,
-      name: s.name,
-      ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
-      ...(s.kind === 'skipped' ? { reason: s.reason } : {}),
-      ...(s.kind === 'blocked' ? { problems: s.problems } : {}),
-      ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path) } : {}),
-    })),
-  }),
-  planMarkdown: ({ steps }) => {
-    const n = (kind: ProfileStep['kind']) => steps.filter((s) => s.kind === kind).length;
-    const items = (kinds: readonly ProfileStep['kind'][]) =>
-      steps.filter((s) => kinds.includes(s.kind)).map(markdownItem);
-    return {
-      row:
-        steps.length > 0
-          ? ['Scan profiles', n('create'), n('update'), n('delete'), n('unchanged')]
-          : undefined,
-      also: (['exists', 'done', 'skipped', 'conflict', 'blocked'] as const).map((k) => [k, n(k)] as const),
-      alsoNamed: true,
-      sections: [
-        ['Scan profiles to create', items(['create'])],
-        ['Scan profiles to update', items(['update'])],
-        ['Scan profiles to delete', items(['delete'])],
-        ['Scan profiles not sent', items(['skipped', 'conflict', 'blocked'])],
-      ],
-    };
-  },
-  runImport: (plan, run, earlier) => runProfileImport(plan, run, earlier),
+  planJson,
+  planMarkdown,
+  runImport: runProfileImport,
   report: (plan, outcomes = new Map()) => {
     const profileReport = buildProfileReport(plan, outcomes as ReadonlyMap<number, ProfileOutcome>);
     return {
@@ -557,6 +410,7 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
   reportRecords: ({ profileReport }, run) => profileReport.map((l) => ({ ...l, run })),
   summary: (r) => (r.profilesIncluded ? formatProfileSummary(r.profileReport) : undefined),
   runJson: ({ profileReport, profileCounts, profilesIncluded }) => ({
+    ok: profileCounts.failed === 0,
     tail: profilesIncluded
       ? {
           scanProfiles: {
@@ -568,6 +422,14 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
       : {},
   }),
   failed: ({ profileCounts: { failed } }) => (failed > 0 ? countOf(failed, 'scan profile') : undefined),
+  changes: countProfileWrites,
+  writes: (plan) => plan.steps.filter(isProfileWrite).length,
+  preflight: (plan, max, before) => {
+    const writes = countProfileWrites(plan);
+    if (max === undefined || before > max || before + writes <= max) return plan.problems;
+    const message = `${before} connection and ${writes} scan profile changes, more than --max-changes ${max}; raise --max-changes or narrow with --only`;
+    return [...plan.problems, { message }];
+  },
 
   // undo
   current: async function* (client, signal) {

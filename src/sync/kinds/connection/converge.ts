@@ -8,20 +8,20 @@ import {
   fillMaskedForCheck,
   findClearSecrets,
   makeSafeImage,
-} from '../connections/images.js';
-import { findChangedFields } from '../diff/compare.js';
-import { valueAtComparedPath } from '../diff/normalize.js';
-import type { FieldChange } from '../diff/types.js';
-import type { Problem } from '../errors.js';
-import type { Connection } from '../model/connection.js';
-import { isMasked } from '../secrets.js';
-import type { SafeImage } from '../sync/journal/records.js';
-import type { PreparedEntry } from '../sync/kinds/connection.js';
-import { EMPTY_OVERRIDES, type Overrides, overrideSets } from './overrides.js';
-import { checkEntryForSend, type EntryTemplates } from './preflight.js';
-import type { SecretWritten } from './source.js';
+} from '../../../connections/images.js';
+import { findChangedFields } from '../../../diff/compare.js';
+import { valueAtComparedPath } from '../../../diff/normalize.js';
+import type { FieldChange } from '../../../diff/types.js';
+import type { Problem } from '../../../errors.js';
+import { EMPTY_OVERRIDES, type Overrides, overrideSets } from '../../../importer/overrides.js';
+import { checkEntryForSend, type EntryTemplates } from '../../../importer/preflight.js';
+import type { SecretWritten } from '../../../importer/source.js';
+import type { Connection } from '../../../model/connection.js';
+import { isMasked } from '../../../secrets.js';
+import type { SafeImage } from '../../journal/records.js';
+import type { PreparedEntry } from './kind.js';
 
-/** The comparison and image functions `planImport` (`sync/kinds/connection.ts`) uses for updates and deletes. */
+/** The comparison and image functions `planImport` (`kind.ts`) uses for updates and deletes. */
 export interface ConvergeHelpers {
   /** The fields that differ between the entry's body and the target's connection (diff's comparison). */
   compare(entry: PreparedEntry, target: Connection): readonly FieldChange[];

@@ -2,7 +2,8 @@
  * The connection kind: keyed by name; how the executor writes a data source connection
  * (`/ds_connections`: spec 4.x, api-notes [code]); its steps (what `--dry-run` prints and the run
  * executes) and its planning rules ({@link planImport}, with what `--on-conflict update` and `--prune`
- * need of it: `ConvergeHelpers` of `importer/converge.ts`).
+ * need of it: `ConvergeHelpers` of `converge.ts`); its descriptor. Its import is `import.ts`, its plan's
+ * rendering `render.ts`, its undo `undo.ts`.
  */
 import {
   createConnection,
@@ -10,38 +11,38 @@ import {
   getConnectionByName,
   listConnections,
   updateConnection,
-} from '../../api/connections.js';
-import type { HttpClient } from '../../api/http.js';
+} from '../../../api/connections.js';
+import type { HttpClient } from '../../../api/http.js';
+import type { FieldChange } from '../../../diff/types.js';
+import { countOf } from '../../../display-name.js';
+import type { Problem } from '../../../errors.js';
+import type { NameSelection } from '../../../importer/selection.js';
 import {
-  dropMaskedValues,
-  fillMaskedForCheck,
-  findClearSecrets,
-  makeSafeImage,
-  readPointer,
-} from '../../connections/images.js';
-import { stripServerManaged } from '../../connections/server-managed.js';
-import { findChangedFields } from '../../diff/compare.js';
-import type { FieldChange } from '../../diff/types.js';
-import { countOf, displayName } from '../../display-name.js';
-import { assertNever, type Problem } from '../../errors.js';
-import type { ConvergeHelpers } from '../../importer/converge.js';
-import { startConnectionImport } from '../../importer/kind-plans.js';
-import { runConnectionImport } from '../../importer/kind-runs.js';
-import { buildReport, type ConnectionRun, countOutcomes, formatSummary } from '../../importer/outputs.js';
-import { applyOverrides } from '../../importer/overrides.js';
-import { checkEntryForSend } from '../../importer/preflight.js';
-import { PreparedSource, PreparedUpdate } from '../../importer/prepared-sources.js';
-import type { NameSelection } from '../../importer/selection.js';
-import { fieldAt, held, type ImageSource, type SecretWritten, type Source } from '../../importer/source.js';
-import { code, text } from '../../markdown.js';
-import type { Connection } from '../../model/connection.js';
-import { isMasked, registerSecretsOf } from '../../secrets.js';
-import type { KindWriter, WriteOutcome, WritePayload } from '../execute.js';
-import type { SafeImage } from '../journal/records.js';
-import type { WriteState } from '../journal/replay.js';
-import type { SyncKind } from '../kind.js';
-import { countSteps, type Decision, type OnConflict, planKind } from '../plan.js';
-import { type History, planCreatedUndo, type UndoContext, type UndoStep } from '../undo-plan.js';
+  fieldAt,
+  held,
+  type ImageSource,
+  type SecretWritten,
+  type Source,
+} from '../../../importer/source.js';
+import type { Connection } from '../../../model/connection.js';
+import type { KindWriter, WriteOutcome, WritePayload } from '../../execute.js';
+import type { SafeImage } from '../../journal/records.js';
+import type { WriteState } from '../../journal/replay.js';
+import type { SyncKind } from '../../kind.js';
+import { countSteps, type Decision, type OnConflict, planKind } from '../../plan.js';
+import type { ConvergeHelpers } from './converge.js';
+import {
+  buildIdMap,
+  buildReport,
+  type ConnectionRun,
+  connectionPreflight,
+  countOutcomes,
+  formatSummary,
+  runConnectionImport,
+  startConnectionImport,
+} from './import.js';
+import { describeStep, planJson, planMarkdown } from './render.js';
+import { planConnectionUndo } from './undo.js';
 
 /** The executor's writer of connections, bound to `client`. */
 function connectionWriter(client: HttpClient): KindWriter {
@@ -347,6 +348,43 @@ function stepOf<const T extends object>(entry: PlanEntry, own: T): PlanEntry & T
   return Object.assign({ name: entry.name, type: entry.type, sourceId: entry.sourceId }, own);
 }
 
+/**
+ * A body prepared from its snapshot entry when loaded. A class, not a closure in the step: V8 gives an
+ * object holding a distinct function value a shape of its own, and 100 000 shapes cost more memory
+ * than the steps themselves.
+ */
+export class PreparedSource implements Source<WritePayload> {
+  constructor(
+    private readonly prepare: (entry: PlanEntry) => PreparedEntry,
+    private readonly entry: PlanEntry,
+    private readonly targetName: string,
+  ) {}
+
+  load(): WritePayload {
+    const entry = this.prepare(this.entry);
+    if (this.targetName === entry.name)
+      return entry.image === undefined ? { body: entry.body } : { body: entry.body, image: entry.image };
+    // Renamed: the body and its image under the new name.
+    return {
+      body: { ...entry.body, name: this.targetName },
+      ...(entry.image === undefined ? {} : { image: { ...entry.image, name: this.targetName } }),
+    };
+  }
+}
+
+/** An update body prepared from its snapshot entry when loaded (a class, as {@link PreparedSource}). */
+export class PreparedUpdate implements Source<WritePayload> {
+  constructor(
+    private readonly prepare: () => PreparedEntry,
+    private readonly converge: Pick<ConvergeHelpers, 'updateBody' | 'imageOf'>,
+  ) {}
+
+  load(): WritePayload {
+    const { body, secretsSent } = this.converge.updateBody(this.prepare());
+    return { body, image: this.converge.imageOf(body), secretsSent };
+  }
+}
+
 /** The default {@link PlanInput.prepare}: entries given whole. */
 function asPrepared(entry: PlanEntry): PreparedEntry {
   if (!('body' in entry))
@@ -390,129 +428,6 @@ function planUpdate(
   });
 }
 
-/**
- * One line describing a step, for `--dry-run` text output (exhaustive over kinds); an update's secrets
- * follow on lines of their own, indented under its name.
- */
-export function describeStep(step: PlanStep): string {
-  const name = displayName(step.name);
-  switch (step.kind) {
-    case 'create':
-      return `create     ${name} (${step.type})`;
-    case 'rename':
-      return `rename     ${name} -> ${displayName(step.targetName)} (${step.type})`;
-    case 'reconcile':
-      return `reconcile  ${displayName(step.targetName)} (${step.type}): in doubt from an earlier run; look it up, create if absent`;
-    case 'update':
-      return [
-        `update     ${name} (${step.type}): ${step.fields.map((f) => f.path).join(', ')}`,
-        // The target's secrets are masked: an update writes each one, whether or not it differs.
-        ...step.secrets.map((s) => `           ${s.path}: written (from the ${s.from})`),
-      ].join('\n');
-    case 'delete':
-      return `delete     ${name}${step.type ? ` (${step.type})` : ''}: not in the snapshot (--prune)`;
-    case 'unchanged':
-      return `unchanged  ${name}: equal on every compared field`;
-    case 'done':
-      return `done       ${name}: ${step.op === undefined ? 'created' : `${step.op}d`} by an earlier run${step.targetId ? ` (${step.targetId})` : ''}`;
-    case 'exists':
-      return `exists     ${name}: already in the target, skipped`;
-    case 'conflict':
-      return `conflict   ${name}: already in the target (--on-conflict fail)`;
-    case 'invalid':
-      // Its problems are in the pre-flight's one list on stderr, not repeated here.
-      return `invalid    ${name} (${step.type}): ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
-    default:
-      return assertNever(step, 'plan step');
-  }
-}
-
-/** A step in a dry run's Markdown: its name and type, then what it changes. */
-function markdownItem(step: PlanStep): string[] {
-  const head = `${code(step.name)}${step.type ? ` (${text(step.type)})` : ''}`;
-  switch (step.kind) {
-    case 'create':
-    case 'rename':
-      return [step.targetName === step.name ? head : `${head}: created as ${code(step.targetName)}`];
-    case 'reconcile':
-      return [`${head}: in doubt from an earlier run; looked up, created if absent`];
-    case 'update':
-      return [
-        `${head}: ${step.fields.map((f) => code(f.path)).join(', ')}`,
-        ...step.secrets.map((s) => `- secret ${code(s.path)}: written (from the ${s.from})`),
-      ];
-    case 'delete':
-      return [`${head}: not in the snapshot (--prune)`];
-    case 'invalid':
-      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
-    case 'conflict':
-      return [`${head}: already in the target (--on-conflict fail)`];
-    default:
-      return [head];
-  }
-}
-
-/**
- * The undo step of one connection against the target's current one (pure): created by the run ->
- * deleted when unchanged since (compared as `diff` compares); updated or deleted -> put back (PUT of
- * the before-image; a masked secret is left out, so the service keeps the stored one, unless the run
- * sent that secret: then `--overrides` must supply its earlier value) or created again (POST, secrets
- * from `--overrides`).
- */
-export function planConnectionUndo(
-  h: History,
-  current: Connection | undefined,
-  context: UndoContext,
-): UndoStep {
-  const { catalog, overrides } = context;
-  const secretFields = (type: string) => catalog.secretFields(type);
-  const step = <const T extends object>(own: T) =>
-    Object.assign({ object: 'connection' as const, name: h.name, type: h.type }, own);
-  if (h.firstOp === 'create') {
-    return planCreatedUndo(h, current, context, step, (created) =>
-      findChangedFields(created as Connection, current as Connection, secretFields),
-    );
-  }
-  const before = h.firstBefore ?? {};
-  const restored = applyOverrides(
-    { ...(stripServerManaged(before) as Connection), name: h.name, type: h.type },
-    overrides,
-  ) as Connection;
-  registerSecretsOf(restored, secretFields(h.type));
-  const entry = { name: h.name, type: h.type, sourceId: undefined, body: restored };
-  if (current === undefined) {
-    const problems = checkEntryForSend(entry, catalog).problems;
-    if (problems.length > 0) return step({ kind: 'invalid', problems });
-    return step({ kind: 're-create', body: restored, image: makeSafeImage(restored, secretFields(h.type)) });
-  }
-  const fields = findChangedFields(before as Connection, current, secretFields);
-  const secretsToPutBack = context.putBackDone ? [] : [...(h.secretsSent ?? [])];
-  if (fields.length === 0 && secretsToPutBack.length === 0) return step({ kind: 'reverted' });
-  const problems: Problem[] = [];
-  for (const pointer of secretsToPutBack) {
-    const value = readPointer(restored, pointer);
-    if (value === undefined || value === null || value === '' || isMasked(value)) {
-      problems.push({
-        entry: h.name,
-        type: h.type,
-        path: pointer,
-        message: 'the import changed this secret; supply its earlier value with --overrides',
-      });
-    }
-  }
-  problems.push(...checkEntryForSend({ ...entry, body: fillMaskedForCheck(restored) }, catalog).problems);
-  if (problems.length > 0) return step({ kind: 'invalid', problems });
-  const body = dropMaskedValues(restored).body;
-  return step({
-    kind: 'put-back',
-    body,
-    fields: fields.map((f) => f.path),
-    current: makeSafeImage(current, secretFields(h.type)),
-    image: makeSafeImage(body, secretFields(h.type)),
-    secretsSent: findClearSecrets(body, secretFields(h.type)),
-  });
-}
-
 /** The connection kind, as the engine sees it. */
 export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
   object: 'connection',
@@ -520,39 +435,13 @@ export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
   writer: connectionWriter,
 
   // import
-  startImport: (start) => startConnectionImport(start),
+  startImport: startConnectionImport,
   planKey: 'plan',
   planText: (plan) => plan.steps.flatMap((s) => describeStep(s).split('\n')),
   planTotals: (plan) => plan.counts,
-  planJson: (plan) => ({
-    counts: plan.counts,
-    steps: plan.steps.map((s) => ({
-      kind: s.kind,
-      name: s.name,
-      type: s.type,
-      ...('targetName' in s && s.targetName !== s.name ? { targetName: s.targetName } : {}),
-      ...('targetId' in s && s.targetId ? { targetId: s.targetId } : {}),
-      ...(s.kind === 'invalid' ? { problems: s.problems } : {}),
-      ...(s.kind === 'update' ? { fields: s.fields.map((f) => f.path), secretsWritten: s.secrets } : {}),
-      ...(s.kind === 'done' && s.op !== undefined ? { op: s.op } : {}),
-    })),
-  }),
-  planMarkdown: ({ steps, counts: c }) => {
-    const items = (kinds: readonly PlanStepKind[]) =>
-      steps.filter((s) => kinds.includes(s.kind)).map(markdownItem);
-    return {
-      row: ['Connections', c.create + c.rename + c.reconcile, c.update, c.delete, c.unchanged],
-      also: (['exists', 'done', 'conflict', 'invalid'] as const).map((k) => [k, c[k]] as const),
-      alsoNamed: false,
-      sections: [
-        ['Connections to create', items(['create', 'rename', 'reconcile'])],
-        ['Connections to update', items(['update'])],
-        ['Connections to delete', items(['delete'])],
-        ['Connections refused', items(['invalid', 'conflict'])],
-      ],
-    };
-  },
-  runImport: (plan, run) => runConnectionImport(plan, run),
+  planJson,
+  planMarkdown,
+  runImport: runConnectionImport,
   report: (plan, outcomes = new Map()) => {
     const report = buildReport(plan, outcomes as ReadonlyMap<string, WriteOutcome>);
     return { report, counts: countOutcomes(report) };
@@ -565,6 +454,16 @@ export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
     tail: { failures: report.filter((l) => l.outcome === 'failed') },
   }),
   failed: ({ counts }) => (counts.failed > 0 ? countOf(counts.failed, 'entry', 'entries') : undefined),
+  changes: (plan) => plan.changes,
+  writes: (plan) => plan.changes,
+  preflight: connectionPreflight,
+  share: ({ counts, changes, steps }) => ({
+    done: counts.done,
+    inDoubt: counts.reconcile,
+    sends: changes,
+    total: steps.length,
+  }),
+  idMap: ({ report }) => buildIdMap(report),
 
   // undo
   // Streamed, not kept: 100 000 connections are planned as the listing hands them out.

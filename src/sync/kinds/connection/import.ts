@@ -1,0 +1,470 @@
+/**
+ * The connection kind's import, which its descriptor names: its reads of the target (listed, compared
+ * with their entries as pages arrive when converging; scanner groups and stored credentials), its plan
+ * (checked against templates and references, planned by `planImport`; the template schemas compiled
+ * while the reads are out), its run (creates, then updates, then deletes, the most destructive last;
+ * under `--on-conflict update`, a create answered "someone else's" is read and planned again as an
+ * existing connection: its update, if it differs, joins the updates), and its report lines, summary and
+ * id map. None of them holds a credential value.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { connectionIdsByName, getConnectionByName } from '../../../api/connections.js';
+import {
+  checkEntryReferences,
+  createReferenceCollector,
+  describeReferenceWarnings,
+  describeSourceIdDrops,
+  type ReferencingEntry,
+  type TargetReferences,
+} from '../../../connections/references.js';
+import { countOf } from '../../../display-name.js';
+import type { DdsError, Problem } from '../../../errors.js';
+import {
+  type ImportStart,
+  type KindImportResult,
+  type KindImportRun,
+  type KindPlanner,
+  type KindPlanResult,
+  quiet,
+} from '../../../importer/kind-import.js';
+import { countLines, type FailedLine, type InvalidLine, summaryText } from '../../../importer/outputs.js';
+import { checkEntryForSend, formatWarning } from '../../../importer/preflight.js';
+import { checkOnly } from '../../../importer/selection.js';
+import type { SecretWritten } from '../../../importer/source.js';
+import type { Connection } from '../../../model/connection.js';
+import { scrub } from '../../../secrets.js';
+import { fetchTargetReferences } from '../../../validate/target-references.js';
+import { executeSteps, type WriteOutcome, type WritePayload } from '../../execute.js';
+import { writesOf } from '../../journal/replay.js';
+import type { OnConflict } from '../../plan.js';
+import { Write } from '../../step.js';
+import { type ConvergeHelpers, createConvergeHelpers } from './converge.js';
+import {
+  type ChangeStep,
+  type ImportPlan,
+  isChangeStep,
+  isSendStep,
+  type JournaledWrite,
+  type PlanStep,
+  planImport,
+  type SendStep,
+  type TargetConnection,
+} from './kind.js';
+import { listTarget, targetSummarizer, withReferenceChecks } from './target.js';
+
+/** The connection kind's import: its reads now, its plan when asked (see the module comment). */
+export function startConnectionImport(start: ImportStart): KindPlanner<ImportPlan> {
+  const { options, lean, prepare, catalog } = start;
+  // The comparison and images of `--on-conflict update` and `--prune`.
+  const converging = options.onConflict === 'update' || options.prune === true;
+  const converge = converging ? createConvergeHelpers(catalog, start.overrides) : undefined;
+  // Converging, each listed connection is compared with its snapshot entry as its page arrives, and
+  // only the outcome kept (and its image when it may be updated or deleted).
+  const summarize = converge && targetSummarizer(lean.entries, prepare, options, converge);
+  const listing = quiet(listTarget(start.client, start.signal, summarize));
+  // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
+  const referencesRead = quiet(fetchTargetReferences(start.client, start.signal));
+  return async (continuing) => {
+    const journal = writesOf(continuing, 'connection');
+    // The template schemas of the entries still to create are compiled while the reads are out.
+    await nextTurn();
+    const typesToCheck = new Set<string>();
+    for (const entry of lean.entries) {
+      const written = journal.get(entry.name);
+      if (written?.op !== 'create' || written.state !== 'done') typesToCheck.add(entry.type);
+    }
+    catalog.compile(typesToCheck);
+    const target = await listing;
+    const profileNames = lean.profiles.map((p) => p.scanProfile.name);
+    if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
+    const targetReferences = await referencesRead;
+    return () => planConnections(start, converge, journal, target, targetReferences);
+  };
+}
+
+/** The connection plan of an import, once the target is read: its warnings told, its hand-on. */
+function planConnections(
+  start: ImportStart,
+  converge: ConvergeHelpers | undefined,
+  journal: ReadonlyMap<string, JournaledWrite>,
+  target: readonly TargetConnection[],
+  targetReferences: TargetReferences,
+): KindPlanResult<ImportPlan> {
+  const { options, lean, prepare, catalog } = start;
+  const warnings = new Map<string, Problem>();
+  // The references of the entries the run would send (or refuses), collected as they are checked.
+  const references = createReferenceCollector();
+  const referencing = new Set<string>();
+  const noteReferences = (entry: ReferencingEntry): void => {
+    references.add(entry);
+    referencing.add(entry.name);
+  };
+  const input: Parameters<typeof planImport>[0] = {
+    entries: lean.entries,
+    prepare,
+    target,
+    journal,
+    onConflict: options.onConflict,
+    only: options.only,
+    prune: options.prune === true,
+    ...(converge ? { converge: withReferenceChecks(converge, targetReferences, noteReferences) } : {}),
+    check: (_entry, prepared) => {
+      const body = prepared();
+      const checked = checkEntryForSend(body, catalog);
+      noteReferences(body);
+      for (const w of checked.warnings) {
+        const line = formatWarning(w);
+        if (!warnings.has(line)) warnings.set(line, w);
+      }
+      return [...checked.problems, ...checkEntryReferences(body, targetReferences)];
+    },
+  };
+  const planned = planImport(input);
+  const { onEvent, sourceIdChanges } = start;
+  if (warnings.size > 0) onEvent({ kind: 'template-warnings', warnings: [...warnings.values()] });
+  // Kinds the target could not list, certificates (never checkable), source-environment ids dropped.
+  const referenceWarnings = [
+    ...describeReferenceWarnings(references.needs(), targetReferences),
+    ...describeSourceIdDrops(new Map([...sourceIdChanges].filter(([name]) => referencing.has(name)))),
+  ];
+  if (referenceWarnings.length > 0) onEvent({ kind: 'reference-warnings', messages: referenceWarnings });
+  const replan = (found: Parameters<NonNullable<ImportPlan['replan']>>[0]) => {
+    const names = new Set(found.map((c) => c.name));
+    const entries = lean.entries.filter((e) => names.has(e.name));
+    const listed = found.map((c) => ({ name: c.name, _id: c._id, connection: c }));
+    return planImport({ ...input, entries, target: listed, journal: new Map(), prune: false });
+  };
+  const created = new Map<string, string>();
+  for (const step of planned.steps)
+    if (isSendStep(step) || step.kind === 'done') created.set(step.name, step.targetName);
+  return { plan: { ...planned, replan }, handOn: { listed: target, created } };
+}
+
+/** A connection step of the plan as the executor runs it. */
+function connectionWrite(step: SendStep | ChangeStep, onConflict: OnConflict): Write<SendStep | ChangeStep> {
+  return new Write(step, {
+    object: 'connection',
+    op: isChangeStep(step) ? step.kind : 'create',
+    name: step.name,
+    targetName: step.targetName,
+    targetId: isChangeStep(step) ? step.targetId : undefined,
+    sourceId: step.sourceId,
+    inDoubt: step.kind === 'reconcile',
+    intentAt: step.kind === 'reconcile' ? step.intentAt : undefined,
+    // A name someone creates after the listing is what the plan would have seen as existing.
+    whenTaken:
+      step.kind !== 'rename' && (onConflict === 'skip' || onConflict === 'update') ? 'exists' : 'failure',
+  });
+}
+
+function loadConnection({ plan }: Write<SendStep | ChangeStep>): WritePayload {
+  if (plan.kind === 'update') return { ...plan.source.load(), before: plan.before.load() };
+  return plan.kind === 'delete' ? { before: plan.before.load() } : plan.source.load();
+}
+
+/** The connection kind's import run: creates, updates, deletes (see the module comment). */
+export async function runConnectionImport(
+  plan: ImportPlan,
+  input: KindImportRun,
+): Promise<KindImportResult<ImportPlan>> {
+  const { deps, client } = input;
+  const connections = new Map<string, WriteOutcome>();
+  const write = (s: SendStep | ChangeStep) => connectionWrite(s, input.onConflict);
+  const creates = plan.steps.filter(isSendStep).map(write);
+  const changes = plan.steps.filter(isChangeStep);
+  const phases = [
+    creates,
+    changes.filter((s) => s.kind === 'update').map(write),
+    changes.filter((s) => s.kind === 'delete').map(write),
+  ];
+  const replanned = new Map<string, PlanStep>();
+  let asRun = plan;
+  let stoppedBy: DdsError | undefined;
+  for (const [i, phase] of phases.entries()) {
+    if (i === 1 && plan.replan !== undefined && input.onConflict === 'update') {
+      const taken: Connection[] = [];
+      for (const c of creates) {
+        if (connections.get(c.name)?.kind !== 'exists') continue;
+        const found = await getConnectionByName(client, c.targetName, { signal: input.signal });
+        if (found !== undefined) taken.push(found);
+      }
+      for (const step of taken.length > 0 ? plan.replan(taken).steps : []) {
+        replanned.set(step.name, step);
+        if (step.kind === 'update') phase.unshift(write(step));
+      }
+      asRun = { ...plan, steps: plan.steps.map((s) => (isSendStep(s) && replanned.get(s.name)) || s) };
+    }
+    if (phase.length === 0) continue;
+    const result = await executeSteps(phase, deps, {
+      concurrency: input.concurrency,
+      load: loadConnection,
+      onOutcome: input.onOutcome,
+    });
+    for (const outcome of result.outcomes) connections.set(outcome.step.name, outcome);
+    stoppedBy = result.stoppedBy;
+    if (stoppedBy !== undefined) break;
+  }
+  // A profile naming a connection this run was to create but did not (failed, or someone else's
+  // meanwhile) is not created: it would point at an object this run did not make or match.
+  // One found equal (`update`: unchanged, or updated here) is matched, as a planned existing one is.
+  const notCreated = new Set(
+    creates
+      .filter(
+        (c) => connections.get(c.name)?.kind !== 'applied' && replanned.get(c.name)?.kind !== 'unchanged',
+      )
+      .map((c) => c.targetName),
+  );
+  let ids: Promise<ReadonlyMap<string, string | undefined>> | undefined;
+  const handOn = { notCreated, ids: () => (ids ??= connectionIdsByName(client, input.signal)) };
+  return { outcomes: connections, plan: asRun, handOn, stoppedBy };
+}
+
+interface LineBase {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** One line of `--report`: the outcome of one snapshot entry. */
+export type ReportLine = LineBase &
+  (
+    | {
+        readonly outcome: 'created' | 'renamed';
+        readonly targetName: string;
+        readonly sourceId: string | undefined;
+        readonly targetId: string | undefined;
+        /** True when an earlier run of this import created it (from the journal). */
+        readonly earlierRun: boolean;
+        /** True when it was found on the target after an in-doubt POST, rather than by the POST's answer. */
+        readonly reconciled: boolean;
+      }
+    | {
+        /** Put in line with the snapshot (`--on-conflict update`). */
+        readonly outcome: 'updated';
+        readonly sourceId: string | undefined;
+        readonly targetId: string | undefined;
+        /** The fields that differed (JSON pointers); empty when an earlier run updated it. */
+        readonly fields: readonly string[];
+        /** The secrets the update wrote and where each value came from (never the value). */
+        readonly secretsWritten: readonly SecretWritten[];
+        readonly earlierRun: boolean;
+      }
+    | {
+        /** Not in the snapshot, deleted (`--prune`). */
+        readonly outcome: 'deleted';
+        readonly targetId: string | undefined;
+        readonly earlierRun: boolean;
+      }
+    | {
+        /** `unchanged`: in the target and equal on every compared field (`--on-conflict update`). */
+        readonly outcome: 'unchanged' | 'exists';
+        readonly sourceId: string | undefined;
+        readonly targetId: string | undefined;
+        /** True when someone else created it while this run was writing (its create was refused). */
+        readonly meanwhile?: boolean;
+        /**
+         * Set when it is `not ours`: this run's create was in doubt and a look-up found an object created
+         * (this `created_at`) before the run's request.
+         */
+        readonly createdAt?: string;
+      }
+    | FailedLine
+    | InvalidLine
+    | {
+        /** The run stopped (Ctrl-C, budget, 401) before this entry was settled; a re-run finishes it. */
+        readonly outcome: 'pending';
+        readonly targetName: string;
+        readonly inDoubt: boolean;
+      }
+  );
+
+/** Every report outcome. */
+export type ReportOutcome = ReportLine['outcome'];
+
+/** The id map: source `_id` -> target name and `_id`. */
+export type IdMap = Record<string, { readonly name: string; readonly targetId: string }>;
+
+/**
+ * A report line: the step's name and type, then its own fields. Built on a literal with
+ * `Object.assign`, not spread from a base: see `stepOf` in `kind.ts` (one shape per
+ * line otherwise).
+ */
+function lineOf<const T extends object>(step: LineBase, own: T) {
+  return Object.assign({ name: step.name, type: step.type }, own);
+}
+
+/** Combine the plan and the run's outcomes into one report line per entry, in name order. */
+export function buildReport(plan: ImportPlan, outcomes: ReadonlyMap<string, WriteOutcome>): ReportLine[] {
+  return plan.steps.map((step) => reportLine(step, outcomes.get(step.name)));
+}
+
+type WritingStep = Extract<PlanStep, { readonly targetName: string }>;
+
+/** The line of a write: made by this run (`targetId` from its answer or the plan) or by an earlier one. */
+function appliedLine(
+  step: WritingStep,
+  op: 'create' | 'update' | 'delete',
+  targetId: string | undefined,
+  earlierRun: boolean,
+  reconciled: boolean,
+): ReportLine {
+  if (op === 'update') {
+    const fields = step.kind === 'update' ? step.fields.map((f) => f.path) : [];
+    const secretsWritten = step.kind === 'update' ? step.secrets : [];
+    return lineOf(step, {
+      outcome: 'updated',
+      sourceId: step.sourceId,
+      targetId,
+      fields,
+      secretsWritten,
+      earlierRun,
+    });
+  }
+  if (op === 'delete') return lineOf(step, { outcome: 'deleted', targetId, earlierRun });
+  const outcome = step.targetName === step.name ? 'created' : 'renamed';
+  const { targetName, sourceId } = step;
+  return lineOf(step, { outcome, targetName, sourceId, targetId, earlierRun, reconciled });
+}
+
+function reportLine(step: PlanStep, outcome: WriteOutcome | undefined): ReportLine {
+  switch (step.kind) {
+    case 'unchanged':
+      return lineOf(step, { outcome: 'unchanged', sourceId: step.sourceId, targetId: step.targetId });
+    case 'done':
+      return appliedLine(step, step.op ?? 'create', step.targetId, true, false);
+    case 'exists':
+    case 'conflict':
+      return lineOf(step, { outcome: 'exists', sourceId: step.sourceId, targetId: step.targetId });
+    case 'invalid':
+      return lineOf(step, { outcome: 'invalid', problems: step.problems });
+  }
+  const op = step.kind === 'update' || step.kind === 'delete' ? step.kind : 'create';
+  if (outcome === undefined || outcome.kind === 'pending') {
+    const inDoubt = outcome === undefined ? step.kind === 'reconcile' : outcome.inDoubt;
+    return lineOf(step, { outcome: 'pending', targetName: step.targetName, inDoubt });
+  }
+  if (outcome.kind === 'applied') {
+    const targetId = 'targetId' in step ? step.targetId : outcome.targetId;
+    return appliedLine(step, op, targetId, false, outcome.via === 'lookup');
+  }
+  // Created by someone else after the target was listed: existing, not this run's.
+  if (outcome.kind === 'exists' && op === 'create')
+    return lineOf(step, {
+      outcome: 'exists',
+      sourceId: step.sourceId,
+      targetId: outcome.targetId,
+      meanwhile: true,
+      ...(outcome.createdAt === undefined ? {} : { createdAt: outcome.createdAt }),
+    });
+  return lineOf(step, {
+    outcome: 'failed',
+    targetName: step.targetName,
+    httpStatus: outcome.kind === 'failed' ? outcome.httpStatus : undefined,
+    message: outcome.kind === 'failed' ? scrub(outcome.message) : 'created by someone else meanwhile',
+  });
+}
+
+/**
+ * The id map of a report: every entry with a source `_id` that now has a counterpart in the target
+ * (created now, by an earlier run, or already existing by name), so scan profiles can be remapped.
+ */
+export function buildIdMap(report: readonly ReportLine[]): IdMap {
+  const map: IdMap = {};
+  for (const line of report) {
+    if (!('sourceId' in line) || !line.sourceId || !line.targetId) continue;
+    const name = 'targetName' in line ? line.targetName : line.name;
+    map[line.sourceId] = { name, targetId: line.targetId };
+  }
+  return map;
+}
+
+/** Counts per outcome, for the summary and `--json`. */
+export function countOutcomes(
+  report: readonly ReportLine[],
+): Record<ReportOutcome, number> & { earlierRun: number } {
+  const counts = countLines(report, {
+    created: 0,
+    renamed: 0,
+    updated: 0,
+    deleted: 0,
+    unchanged: 0,
+    exists: 0,
+    failed: 0,
+    invalid: 0,
+    pending: 0,
+  });
+  return { ...counts, earlierRun: report.filter((l) => 'earlierRun' in l && l.earlierRun).length };
+}
+
+/** The connections' summary: counts, then each failure with its HTTP status and message. */
+export function formatSummary(report: readonly ReportLine[], targetLabel: string): string {
+  const c = countOutcomes(report);
+  const rows: [string, number, string][] = [
+    [
+      'created',
+      c.created,
+      c.earlierRun > 0
+        ? `(${c.earlierRun} ${c.updated + c.deleted > 0 ? 'done' : 'created or renamed'} by an earlier run)`
+        : '',
+    ],
+    ['renamed', c.renamed, ''],
+  ];
+  // The converge rows only when the run could have any (keeps the create-only summary as it was).
+  if (c.updated + c.deleted + c.unchanged > 0) {
+    rows.push(['updated', c.updated, ''], ['deleted', c.deleted, ''], ['unchanged', c.unchanged, '']);
+  }
+  const notOurs = report.filter((l) => l.outcome === 'exists' && l.createdAt !== undefined).length;
+  rows.push(
+    [
+      'existed',
+      c.exists,
+      `(already in the target, skipped${notOurs > 0 ? `; ${notOurs} not ours: created by someone else before this run's request` : ''})`,
+    ],
+    ['failed', c.failed, ''],
+    ['invalid', c.invalid, ''],
+  );
+  if (c.pending > 0) rows.push(['pending', c.pending, '(not settled: re-run to resume)']);
+  const failures = report.flatMap((l) =>
+    l.outcome === 'failed' ? [`  ${l.name}: HTTP ${l.httpStatus ?? '-'} ${l.message}`] : [],
+  );
+  return summaryText(
+    `Import into ${targetLabel}: ${countOf(report.length, 'entry', 'entries')}`,
+    rows,
+    [8, 6],
+    failures.length > 0 ? ['', 'Failures:', ...failures] : [],
+  );
+}
+
+/** The connection plan's pre-flight problems: its refused entries and conflicts, its `--max-changes`. */
+export function connectionPreflight(plan: ImportPlan, max: number | undefined): Problem[] {
+  const problems: Problem[] = [];
+  for (const step of plan.steps) {
+    if (step.kind === 'invalid') problems.push(...step.problems);
+    if (step.kind === 'conflict') {
+      problems.push({
+        entry: step.name,
+        type: step.type,
+        message:
+          'already exists in the target (--on-conflict fail); use --on-conflict skip or rename, or --only',
+      });
+    }
+  }
+  const { changes } = plan;
+  if (max !== undefined && changes > max) {
+    const updates = plan.counts.update;
+    const deletes = plan.counts.delete;
+    const what =
+      updates + deletes === 0
+        ? `${countOf(changes, 'connection')} would be created`
+        : `${changes} changes would be made (${plan.sends} creates, ${updates} updates, ${deletes} deletes)`;
+    problems.push({
+      message: `${what}, more than --max-changes ${max}; raise --max-changes or narrow with --only`,
+    });
+  }
+  return problems;
+}
+
+/** The connections' members of an import run's result. */
+export interface ConnectionRun {
+  readonly report: readonly ReportLine[];
+  readonly counts: ReturnType<typeof countOutcomes>;
+}

@@ -1,0 +1,77 @@
+/** The connection kind's undo rule, which its descriptor names (`undo`). */
+import {
+  dropMaskedValues,
+  fillMaskedForCheck,
+  findClearSecrets,
+  makeSafeImage,
+  readPointer,
+} from '../../../connections/images.js';
+import { stripServerManaged } from '../../../connections/server-managed.js';
+import { findChangedFields } from '../../../diff/compare.js';
+import type { Problem } from '../../../errors.js';
+import { applyOverrides } from '../../../importer/overrides.js';
+import { checkEntryForSend } from '../../../importer/preflight.js';
+import type { Connection } from '../../../model/connection.js';
+import { isMasked, registerSecretsOf } from '../../../secrets.js';
+import { type History, planCreatedUndo, type UndoContext, type UndoStep } from '../../undo-plan.js';
+
+/**
+ * The undo step of one connection against the target's current one (pure): created by the run ->
+ * deleted when unchanged since (compared as `diff` compares); updated or deleted -> put back (PUT of
+ * the before-image; a masked secret is left out, so the service keeps the stored one, unless the run
+ * sent that secret: then `--overrides` must supply its earlier value) or created again (POST, secrets
+ * from `--overrides`).
+ */
+export function planConnectionUndo(
+  h: History,
+  current: Connection | undefined,
+  context: UndoContext,
+): UndoStep {
+  const { catalog, overrides } = context;
+  const secretFields = (type: string) => catalog.secretFields(type);
+  const step = <const T extends object>(own: T) =>
+    Object.assign({ object: 'connection' as const, name: h.name, type: h.type }, own);
+  if (h.firstOp === 'create') {
+    return planCreatedUndo(h, current, context, step, (created) =>
+      findChangedFields(created as Connection, current as Connection, secretFields),
+    );
+  }
+  const before = h.firstBefore ?? {};
+  const restored = applyOverrides(
+    { ...(stripServerManaged(before) as Connection), name: h.name, type: h.type },
+    overrides,
+  ) as Connection;
+  registerSecretsOf(restored, secretFields(h.type));
+  const entry = { name: h.name, type: h.type, sourceId: undefined, body: restored };
+  if (current === undefined) {
+    const problems = checkEntryForSend(entry, catalog).problems;
+    if (problems.length > 0) return step({ kind: 'invalid', problems });
+    return step({ kind: 're-create', body: restored, image: makeSafeImage(restored, secretFields(h.type)) });
+  }
+  const fields = findChangedFields(before as Connection, current, secretFields);
+  const secretsToPutBack = context.putBackDone ? [] : [...(h.secretsSent ?? [])];
+  if (fields.length === 0 && secretsToPutBack.length === 0) return step({ kind: 'reverted' });
+  const problems: Problem[] = [];
+  for (const pointer of secretsToPutBack) {
+    const value = readPointer(restored, pointer);
+    if (value === undefined || value === null || value === '' || isMasked(value)) {
+      problems.push({
+        entry: h.name,
+        type: h.type,
+        path: pointer,
+        message: 'the import changed this secret; supply its earlier value with --overrides',
+      });
+    }
+  }
+  problems.push(...checkEntryForSend({ ...entry, body: fillMaskedForCheck(restored) }, catalog).problems);
+  if (problems.length > 0) return step({ kind: 'invalid', problems });
+  const body = dropMaskedValues(restored).body;
+  return step({
+    kind: 'put-back',
+    body,
+    fields: fields.map((f) => f.path),
+    current: makeSafeImage(current, secretFields(h.type)),
+    image: makeSafeImage(body, secretFields(h.type)),
+    secretsSent: findClearSecrets(body, secretFields(h.type)),
+  });
+}
