@@ -311,7 +311,30 @@ export function registerSecretsOf(
   entry: Readonly<Record<string, unknown>>,
   secretFields: ReadonlySet<string> = new Set(),
 ): void {
-  maskSecrets(entry, secretFields, (value) => registerSecret(String(value)));
+  // Walked without the copy maskSecrets makes: an import registers each entry it checks and sends.
+  for (const key of Object.keys(entry)) {
+    const value = entry[key];
+    visitSecrets(value, secretFields.has(key) || isSecretByName(key, value));
+  }
+}
+
+/** Register the values {@link maskValue} would mask in `value` (the same walk, nothing copied). */
+function visitSecrets(value: unknown, secret: boolean): void {
+  if (Array.isArray(value)) {
+    for (const item of value) visitSecrets(item, secret);
+    return;
+  }
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const encrypted = record.field_type === 'encrypted';
+    for (const key of Object.keys(record)) {
+      const inner = record[key];
+      visitSecrets(inner, secret || isSecretByName(key, inner) || (encrypted && key === 'field_value'));
+    }
+    return;
+  }
+  if (secret && ((typeof value === 'string' && value !== '') || typeof value === 'number'))
+    registerSecret(String(value));
 }
 
 /**

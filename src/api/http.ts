@@ -164,6 +164,10 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     paramsSerializer: { serialize: serializeQuery },
     proxy: false,
   });
+  // Every request names its own Accept (and Content-Type when it has a body): axios' default header
+  // buckets (common, and one per method) would only be merged into each request's config and dropped,
+  // about 8 KB of garbage a request.
+  (instance.defaults as { headers: unknown }).headers = {};
 
   const tokens = createTokenExchange(environment, log, (userToken, signal) =>
     send<unknown>(

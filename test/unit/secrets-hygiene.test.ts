@@ -244,4 +244,28 @@ describe('registerSecretsOf: what is sent is known to scrub, at any depth', () =
       'TemplateSecret-1 TopLevelPass-2 NestedSecret-3 EncryptedValue-4 public-id not-a-secret-name';
     expect(scrub(text)).toBe('****** ****** ****** ****** public-id not-a-secret-name');
   });
+
+  it('registers exactly the values maskSecrets masks', () => {
+    const entry = {
+      name: 'crm-2',
+      credentials: { user: 'SubtreeUser-5', pin: 908_174, flags: [true, 'ArrayItem-6', ''] },
+      token_required: false,
+      password_max_age: 9_117,
+      api_key: '',
+      list: [{ field_name: 'x', field_value: 'EncryptedInList-7', field_type: 'encrypted' }],
+      notes: 'PlainNote-8',
+    };
+    const masked: string[] = [];
+    maskSecrets(entry, new Set(['notes']), (value) => masked.push(String(value)));
+    expect(masked.sort()).toEqual([
+      '908174',
+      'ArrayItem-6',
+      'EncryptedInList-7',
+      'PlainNote-8',
+      'SubtreeUser-5',
+    ]);
+    registerSecretsOf(entry, new Set(['notes']));
+    for (const value of masked) expect(scrub(`[${value}]`)).toBe('[******]');
+    expect(scrub('crm-2 9117 false')).toBe('crm-2 9117 false');
+  });
 });

@@ -3,7 +3,7 @@
  * refuse a journal bound to another snapshot or target, and append records durably (group commit: the
  * records appended while a sync runs are written and synced together).
  */
-import { constants as fsConstants } from 'node:fs';
+import { constants as fsConstants, writeSync } from 'node:fs';
 import { type FileHandle, open, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -93,6 +93,19 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
+/**
+ * Append every byte of `text` (O_APPEND), continuing short writes (a filling disk). Synchronous: a few
+ * KB into the page cache take about 50 us, where an asynchronous write is a round trip through libuv's
+ * thread pool (0.2 ms median, over 1 ms at the 90th percentile on the shared benchmark machine) before
+ * the sync can start, on the path of every request. The sync itself stays asynchronous: a disk that
+ * stalls must not stop the event loop.
+ */
+function appendAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+}
+
 /** Refuse a journal whose `begin` binds it to another snapshot or target (exit 2, nothing sent). */
 function checkBinding(path: string, begin: BeginRecord | undefined, binding: JournalBinding): void {
   if (begin === undefined) return;
@@ -174,8 +187,7 @@ export async function openJournal(
         const batch = queue;
         queue = [];
         try {
-          // writeFile writes every byte (write() may stop short on a filling disk); O_APPEND appends.
-          await fh.writeFile(batch.map((p) => p.line).join(''));
+          appendAll(fh.fd, batch.map((p) => p.line).join(''));
           await fh.datasync();
           for (const p of batch) p.resolve();
         } catch (error) {
