@@ -181,13 +181,23 @@ describe('runs: a re-run converges against the live target, undo goes back run b
     expect(both.stdout).toBe('');
 
     // undo: run 2 only (the profile too), back to the state the hand edits made.
+    const markUndo1 = target.record.changes.length;
     const undo1 = await runCli(['undo', journal], { env: env() });
     expect(undo1.exitCode, undo1.stderr + undo1.stdout).toBe(0);
     expect(stateOf()).toEqual(handMade);
+    // Restores first (kind by kind), then the deletes of what the run created in reverse kind order:
+    // the profile before the connection it names.
+    const undone1 = writesSince(markUndo1);
+    expect(undone1.slice(0, 2).sort()).toEqual(['create connection hand-made', 'update connection beta']);
+    expect(undone1.slice(2)).toEqual(['delete scanProfile weekly', 'delete connection gamma']);
     // undo again: run 1. What run 1 created and nobody changed is deleted; beta, edited by hand since,
     // is left and named; the hand-made connection was never the import's.
+    const markUndo2 = target.record.changes.length;
     const undo2 = await runCli(['undo', journal], { env: env() });
     expect(undo2.exitCode).toBe(1);
+    const undone2 = writesSince(markUndo2);
+    expect(undone2[0]).toBe('delete scanProfile nightly');
+    expect(undone2.slice(1).sort()).toEqual(['delete connection alpha', 'delete connection delta']);
     expect(undo2.stdout).toMatch(/left beta: changed since the import created it/);
     expect(Object.keys(stateOf().connections).sort()).toEqual(['beta', 'hand-made']);
     expect(stateOf().profiles).toEqual(before.profiles);
