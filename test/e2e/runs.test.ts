@@ -217,4 +217,29 @@ describe('runs: a re-run converges against the live target, undo goes back run b
       [4, 'undo', 1, null],
     ]);
   });
+
+  it('undo puts a pruned scan profile back before it deletes the profiles and connections the run created', async () => {
+    await target.close();
+    // In the target only: --prune deletes both; undo creates the connection again, then the profile on
+    // the id the connection has then.
+    const extra = { _id: 'e'.repeat(24), name: 'extra', type: 'custom-type', description: 'target only' };
+    const old = { name: 'old', dataSourceList: [extra._id], scanTemplateId: TEMPLATE, schedule: DAILY };
+    target = await startEmulator({ data: { connections: [extra as never], scanProfiles: [old as never] } });
+    const first = await runCli(importArgs(), { env: env() });
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(Object.keys(stateOf().profiles).sort()).toEqual(['nightly', 'weekly']);
+
+    const mark = target.record.changes.length;
+    const undo = await runCli(['undo', journal], { env: env() });
+    expect(undo.exitCode, undo.stderr + undo.stdout).toBe(0);
+    // Restores kind by kind (what --prune deleted), then the run's creations in reverse kind order.
+    const undone = writesSince(mark);
+    expect(undone.slice(0, 2)).toEqual(['create connection extra', 'create scanProfile old']);
+    expect(undone.slice(2, 4).sort()).toEqual(['delete scanProfile nightly', 'delete scanProfile weekly']);
+    expect(undone.slice(4).sort()).toEqual(CONNECTIONS.map((c) => `delete connection ${c.name}`).sort());
+    expect(stateOf()).toEqual({
+      connections: { extra: { type: 'custom-type', description: 'target only' } },
+      profiles: { old: { list: ['extra'], schedule: DAILY } },
+    });
+  });
 });
