@@ -124,18 +124,17 @@ describe('runs: a re-run converges against the live target, undo goes back run b
     expect((await http('DELETE', `/scanProfiles/${weekly?._id}`)).status).toBeLessThan(300);
     const handMade = stateOf();
 
-    // The same command: exactly one PUT, one POST, one DELETE and one profile POST.
+    // The same command: exactly one PUT, one POST, one DELETE and one profile POST, in the import's
+    // order: connection creates, updates, deletes, then scan profiles.
     const mark = target.record.changes.length;
     const second = await runCli(importArgs(), { env: env() });
     expect(second.exitCode, second.stderr).toBe(0);
-    expect(writesSince(mark).sort()).toEqual(
-      [
-        'update connection beta',
-        'create connection gamma',
-        'delete connection hand-made',
-        'create scanProfile weekly',
-      ].sort(),
-    );
+    expect(writesSince(mark)).toEqual([
+      'create connection gamma',
+      'update connection beta',
+      'delete connection hand-made',
+      'create scanProfile weekly',
+    ]);
     // The re-created profile names gamma by the id gamma has now.
     const gammaNow = target.store.connections.find((c) => c.name === 'gamma');
     const weeklyNow = target.store.profiles.find((p) => p.name === 'weekly');
