@@ -28,7 +28,11 @@ export interface RunImportResult {
   readonly plans: KindPlans;
 }
 
-/** Run every kind's writes (see the module comment). */
+/**
+ * Run every kind's writes through the executor, kind after kind in the order of `KINDS` (connection
+ * creates, updates, deletes; then scan profiles one at a time), each given what the kinds before it
+ * hand on; the first kind that stops (Ctrl-C, retry budget, 401) ends the run.
+ */
 export async function runImportSteps(input: RunImportInput): Promise<RunImportResult> {
   const deps: ExecuteDeps = {
     writers: writersFor(input.client),

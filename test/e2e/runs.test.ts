@@ -124,18 +124,17 @@ describe('runs: a re-run converges against the live target, undo goes back run b
     expect((await http('DELETE', `/scanProfiles/${weekly?._id}`)).status).toBeLessThan(300);
     const handMade = stateOf();
 
-    // The same command: exactly one PUT, one POST, one DELETE and one profile POST.
+    // The same command: exactly one PUT, one POST, one DELETE and one profile POST, in the import's
+    // order: connection creates, updates, deletes, then scan profiles.
     const mark = target.record.changes.length;
     const second = await runCli(importArgs(), { env: env() });
     expect(second.exitCode, second.stderr).toBe(0);
-    expect(writesSince(mark).sort()).toEqual(
-      [
-        'update connection beta',
-        'create connection gamma',
-        'delete connection hand-made',
-        'create scanProfile weekly',
-      ].sort(),
-    );
+    expect(writesSince(mark)).toEqual([
+      'create connection gamma',
+      'update connection beta',
+      'delete connection hand-made',
+      'create scanProfile weekly',
+    ]);
     // The re-created profile names gamma by the id gamma has now.
     const gammaNow = target.store.connections.find((c) => c.name === 'gamma');
     const weeklyNow = target.store.profiles.find((p) => p.name === 'weekly');
@@ -181,13 +180,23 @@ describe('runs: a re-run converges against the live target, undo goes back run b
     expect(both.stdout).toBe('');
 
     // undo: run 2 only (the profile too), back to the state the hand edits made.
+    const markUndo1 = target.record.changes.length;
     const undo1 = await runCli(['undo', journal], { env: env() });
     expect(undo1.exitCode, undo1.stderr + undo1.stdout).toBe(0);
     expect(stateOf()).toEqual(handMade);
+    // Restores first (kind by kind), then the deletes of what the run created in reverse kind order:
+    // the profile before the connection it names.
+    const undone1 = writesSince(markUndo1);
+    expect(undone1.slice(0, 2).sort()).toEqual(['create connection hand-made', 'update connection beta']);
+    expect(undone1.slice(2)).toEqual(['delete scanProfile weekly', 'delete connection gamma']);
     // undo again: run 1. What run 1 created and nobody changed is deleted; beta, edited by hand since,
     // is left and named; the hand-made connection was never the import's.
+    const markUndo2 = target.record.changes.length;
     const undo2 = await runCli(['undo', journal], { env: env() });
     expect(undo2.exitCode).toBe(1);
+    const undone2 = writesSince(markUndo2);
+    expect(undone2[0]).toBe('delete scanProfile nightly');
+    expect(undone2.slice(1).sort()).toEqual(['delete connection alpha', 'delete connection delta']);
     expect(undo2.stdout).toMatch(/left beta: changed since the import created it/);
     expect(Object.keys(stateOf().connections).sort()).toEqual(['beta', 'hand-made']);
     expect(stateOf().profiles).toEqual(before.profiles);
@@ -206,5 +215,30 @@ describe('runs: a re-run converges against the live target, undo goes back run b
       [3, 'undo', 2, null],
       [4, 'undo', 1, null],
     ]);
+  });
+
+  it('undo puts a pruned scan profile back before it deletes the profiles and connections the run created', async () => {
+    await target.close();
+    // In the target only: --prune deletes both; undo creates the connection again, then the profile on
+    // the id the connection has then.
+    const extra = { _id: 'e'.repeat(24), name: 'extra', type: 'custom-type', description: 'target only' };
+    const old = { name: 'old', dataSourceList: [extra._id], scanTemplateId: TEMPLATE, schedule: DAILY };
+    target = await startEmulator({ data: { connections: [extra as never], scanProfiles: [old as never] } });
+    const first = await runCli(importArgs(), { env: env() });
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(Object.keys(stateOf().profiles).sort()).toEqual(['nightly', 'weekly']);
+
+    const mark = target.record.changes.length;
+    const undo = await runCli(['undo', journal], { env: env() });
+    expect(undo.exitCode, undo.stderr + undo.stdout).toBe(0);
+    // Restores kind by kind (what --prune deleted), then the run's creations in reverse kind order.
+    const undone = writesSince(mark);
+    expect(undone.slice(0, 2)).toEqual(['create connection extra', 'create scanProfile old']);
+    expect(undone.slice(2, 4).sort()).toEqual(['delete scanProfile nightly', 'delete scanProfile weekly']);
+    expect(undone.slice(4).sort()).toEqual(CONNECTIONS.map((c) => `delete connection ${c.name}`).sort());
+    expect(stateOf()).toEqual({
+      connections: { extra: { type: 'custom-type', description: 'target only' } },
+      profiles: { old: { list: ['extra'], schedule: DAILY } },
+    });
   });
 });
