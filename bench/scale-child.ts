@@ -196,7 +196,10 @@ export async function runScaleChild(args: readonly string[]): Promise<ScaleChild
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   // The heap grows as in `dds-migrate` itself (src/cli/main.ts), for the command and its baselines alike,
   // unless SCALE_V8_DEFAULT_HEAP=1 asks for V8's own growth.
-  if (process.env.SCALE_V8_DEFAULT_HEAP !== '1') limitHeapGrowth();
+  // A measured command's heap is its own (`cli ARGS`); a baseline's, the command's it stands beside.
+  const [mode, ...rest] = process.argv.slice(2);
+  if (process.env.SCALE_V8_DEFAULT_HEAP !== '1')
+    limitHeapGrowth(mode === 'cli' ? rest : [mode === 'bare-cases' ? 'cases' : String(mode)]);
   const result = await runScaleChild(process.argv.slice(2));
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -9,7 +9,7 @@ import { limitHeapGrowth } from './heap.js';
 import { finishStdout, reportUncaught } from './report-error.js';
 import { runCli } from './run-cli.js';
 
-limitHeapGrowth();
+limitHeapGrowth(process.argv.slice(2));
 
 const controller = new AbortController();
 let interrupts = 0;
