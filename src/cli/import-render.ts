@@ -117,7 +117,7 @@ export function renderDryRun(
     );
     for (const [kind, plan] of plans) for (const line of kind.planText(plan)) ctx.out.result(`  ${line}`);
     const counts = plans
-      .flatMap(([kind, plan]) => Object.entries(kind.planTotals(plan) ?? {}))
+      .flatMap(([kind, plan]) => Object.entries(kind.planTotals?.(plan) ?? {}))
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');

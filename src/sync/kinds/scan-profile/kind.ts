@@ -386,7 +386,7 @@ function resolveDataSources(
 }
 
 /** The scan profile kind, as the engine sees it. */
-export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> = {
+export const scanProfileKind: SyncKind<ProfilePlan, ProfileRun> = {
   object: 'scan-profile',
   label: 'scan profile',
   writer: scanProfileWriter,
@@ -395,7 +395,6 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
   startImport: startProfileImport,
   planKey: 'profilePlan',
   planText,
-  planTotals: () => undefined,
   planJson,
   planMarkdown,
   runImport: runProfileImport,
