@@ -139,9 +139,10 @@ export function renderDryRun(
 export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind: 'ran' }>): ExitCode {
   const kinds: readonly SyncKind[] = KINDS;
   const json = kinds.map((kind) => kind.runJson(result));
+  const parts = kinds.flatMap((kind) => kind.failed(result) ?? []);
   if (ctx.globals.json) {
     ctx.out.json({
-      ok: result.stoppedBy === undefined && json.every((j) => j.ok !== false),
+      ok: result.stoppedBy === undefined && parts.length === 0,
       target: result.target,
       ...Object.assign({}, ...json.map((j) => j.head)),
       rateLimited: result.rateLimited,
@@ -163,7 +164,6 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
     else ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
   }
   if (result.stoppedBy) throw result.stoppedBy;
-  const parts = kinds.flatMap((kind) => kind.failed(result) ?? []);
   if (parts.length > 0) {
     ctx.out.warn(`${parts.join(' and ')} failed (see above); fix them and re-run to retry`);
     return ExitCode.partial;

@@ -61,12 +61,9 @@ export interface SyncKind<P = unknown, R = unknown> {
   reportRecords(result: R, run: number | null): readonly object[];
   /** Its summary of a run on stdout (none: not printed). */
   summary(result: R, target: string): string | undefined;
-  /**
-   * Its members of a run's `--json` document: `head` after the target, `tail` after the id map; `ok`
-   * false: its failures make the run not ok.
-   */
-  runJson(result: R): { readonly ok?: boolean; readonly head?: object; readonly tail?: object };
-  /** Its failed writes in words (`2 entries`); none failed: undefined. */
+  /** Its members of a run's `--json` document: `head` after the target, `tail` after the id map. */
+  runJson(result: R): { readonly head?: object; readonly tail?: object };
+  /** Its failed writes in words (`2 entries`); none failed: undefined (else the run is not ok). */
   failed(result: R): string | undefined;
   /** The writes of its plan that `--max-changes` and a protected target count. */
   changes(plan: P): number;

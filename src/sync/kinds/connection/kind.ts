@@ -449,7 +449,6 @@ export const connectionKind: SyncKind<ImportPlan, ConnectionRun> = {
   reportRecords: ({ report }, run) => report.map((l) => ({ object: 'connection', run, ...l })),
   summary: ({ report }, target) => formatSummary(report, target),
   runJson: ({ report, counts }) => ({
-    ok: counts.failed === 0,
     head: { counts },
     tail: { failures: report.filter((l) => l.outcome === 'failed') },
   }),

@@ -409,7 +409,6 @@ export const scanProfileKind: SyncKind<ProfilePlan, ProfileRun> = {
   reportRecords: ({ profileReport }, run) => profileReport.map((l) => ({ ...l, run })),
   summary: (r) => (r.profilesIncluded ? formatProfileSummary(r.profileReport) : undefined),
   runJson: ({ profileReport, profileCounts, profilesIncluded }) => ({
-    ok: profileCounts.failed === 0,
     tail: profilesIncluded
       ? {
           scanProfiles: {
