@@ -9,7 +9,7 @@ import type { ImportEvent, ImportResult } from '../importer/import-types.js';
 import { renderPlanMarkdown } from '../importer/plan-markdown.js';
 import { formatWarning } from '../importer/preflight.js';
 import { scrub } from '../secrets.js';
-import { eachPlan, KINDS, type SyncKind } from '../sync/kind.js';
+import { eachPlan, KINDS } from '../sync/kind.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { printProblems } from './render.js';
@@ -137,9 +137,8 @@ export function renderDryRun(
 
 /** Print a run's summary; throw why it stopped early, if it did. */
 export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind: 'ran' }>): ExitCode {
-  const kinds: readonly SyncKind[] = KINDS;
-  const json = kinds.map((kind) => kind.runJson(result));
-  const parts = kinds.flatMap((kind) => kind.failed(result) ?? []);
+  const json = KINDS.map((kind) => kind.runJson(result));
+  const parts = KINDS.flatMap((kind) => kind.failed(result) ?? []);
   if (ctx.globals.json) {
     ctx.out.json({
       ok: result.stoppedBy === undefined && parts.length === 0,
@@ -155,7 +154,7 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
       ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
     });
   } else {
-    for (const kind of kinds) {
+    for (const kind of KINDS) {
       const summary = kind.summary(result, result.target);
       if (summary !== undefined) ctx.out.result(summary);
     }

@@ -152,7 +152,7 @@ async function importLeanSnapshot(
     // failure of one ends the run, and the others' ends are ignored.
     let planners: (readonly [SyncKind, KindPlanner<unknown>])[] | undefined;
     const startReads = () => {
-      planners ??= (KINDS as readonly SyncKind[]).map((kind) => [kind, kind.startImport(start)] as const);
+      planners ??= KINDS.map((kind) => [kind, kind.startImport(start)] as const);
       return planners;
     };
 

@@ -123,7 +123,7 @@ export interface KindMarkdown {
 export type UnchangingStep = 'exists' | 'done' | 'skipped' | 'conflict' | 'invalid' | 'blocked';
 
 /** Every kind, in the order an import writes them. */
-export const KINDS = [connectionKind, scanProfileKind] as const;
+export const KINDS: readonly SyncKind[] = [connectionKind, scanProfileKind];
 
 /** Every kind's import plan, under its `planKey`. */
 export interface KindPlans {
@@ -139,7 +139,7 @@ export function runsOf(
   plans: KindPlans,
   outcomes?: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>>,
 ): KindRuns {
-  return Object.assign({}, ...KINDS.map((k) => k.report(plans[k.planKey] as never, outcomes?.[k.object])));
+  return Object.assign({}, ...KINDS.map((k) => k.report(plans[k.planKey], outcomes?.[k.object])));
 }
 
 /** Every kind's `--report` records of a run's result, in the order of {@link KINDS}. */

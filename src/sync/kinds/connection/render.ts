@@ -62,7 +62,7 @@ function markdownItem(step: PlanStep): string[] {
     case 'delete':
       return [`${head}: not in the snapshot (--prune)`];
     case 'invalid':
-      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
+      return [`${head}: ${countOf(step.problems.length, 'problem')}`];
     case 'conflict':
       return [`${head}: already in the target (--on-conflict fail)`];
     default:

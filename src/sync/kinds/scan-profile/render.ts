@@ -84,7 +84,7 @@ function markdownItem(step: ProfileStep): string[] {
     case 'skipped':
       return [`${head}: skipped: ${text(step.reason)}`];
     case 'blocked':
-      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
+      return [`${head}: ${countOf(step.problems.length, 'problem')}`];
     case 'conflict':
       return [`${head}: already in the target (--on-conflict fail)`];
     default:
