@@ -83,22 +83,15 @@ export interface SyncKind<P = unknown, R = unknown> {
 
   // undo
   /** The kind's objects in the target now, as undo reads them (streamed where the listing is large). */
-  current(client: HttpClient, signal: AbortSignal): AsyncIterable<Readonly<Record<string, unknown>>>;
+  current(client: HttpClient, signal: AbortSignal): AsyncIterable<Listed> | Promise<Iterable<Listed>>;
   /** The undo step of one object a run touched, against the target's object now (pure). */
-  undo(
-    history: History,
-    current: Readonly<Record<string, unknown>> | undefined,
-    context: UndoContext,
-  ): UndoStep;
+  undo(history: History, current: Listed | undefined, context: UndoContext): UndoStep;
   /** The tag of the kind whose objects this kind's objects name by id (undo remaps them by name). */
   readonly references?: JournalObject;
   /** Written one request at a time (creating a scan profile may start a scan). */
   readonly oneAtATime?: boolean;
   /** Reads what a restoring step's body is placed on (the target's ids now) when its writes start. */
-  placeUndoBodies?(
-    client: HttpClient,
-    signal: AbortSignal,
-  ): Promise<(step: RestoringStep) => Readonly<Record<string, unknown>>>;
+  placeUndoBodies?(client: HttpClient, signal: AbortSignal): Promise<(step: RestoringStep) => Listed>;
   /** What begins an undo line about one of its objects (`scan profile `; none for the first kind). */
   readonly undoPrefix?: string;
   /** Its update and delete intents may lack a before-image (earlier versions wrote none). */
@@ -106,6 +99,9 @@ export interface SyncKind<P = unknown, R = unknown> {
   /** The key of its counts in a run of `runs --format json` (`connections`). */
   readonly runsKey: string;
 }
+
+/** An object of a kind as the service lists it. */
+type Listed = Readonly<Record<string, unknown>>;
 
 /** A kind's parts of a dry run's Markdown (`import --dry-run --format markdown`). */
 export interface KindMarkdown {

@@ -1,6 +1,6 @@
 /**
  * A connection plan in a dry run's text, `--format json` and Markdown (`import --dry-run`), which the
- * descriptor names: `planText`, `planJson`, `planMarkdown`.
+ * descriptor names (`planText` through `describeStep`, `planJson`, `planMarkdown`).
  */
 import { countOf, displayName } from '../../../display-name.js';
 import { assertNever } from '../../../errors.js';

@@ -39,7 +39,7 @@ import {
   runProfileImport,
   startProfileImport,
 } from './import.js';
-import { planJson, planMarkdown, planText } from './render.js';
+import { describeProfileStep, planJson, planMarkdown } from './render.js';
 import { planProfileUndo } from './undo.js';
 
 function idOf(target: WriteTarget): string {
@@ -394,7 +394,7 @@ export const scanProfileKind: SyncKind<ProfilePlan, ProfileRun> = {
   // import
   startImport: startProfileImport,
   planKey: 'profilePlan',
-  planText,
+  planText: (plan) => plan.steps.map(describeProfileStep),
   planJson,
   planMarkdown,
   runImport: runProfileImport,
@@ -430,9 +430,7 @@ export const scanProfileKind: SyncKind<ProfilePlan, ProfileRun> = {
   },
 
   // undo
-  current: async function* (client, signal) {
-    yield* await listScanProfiles(client, { signal });
-  },
+  current: (client, signal) => listScanProfiles(client, { signal }),
   undo: planProfileUndo,
   references: 'connection',
   oneAtATime: true,
