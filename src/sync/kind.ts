@@ -150,11 +150,8 @@ export function eachPlan(plans: KindPlans): readonly (readonly [SyncKind, unknow
 acceptJournalKinds(KINDS);
 
 /** The executor's writer of every kind, bound to `client`. */
-export function writersFor(client: HttpClient): Readonly<Record<JournalObject, KindWriter>> {
-  return Object.fromEntries(KINDS.map((k) => [k.object, k.writer(client)])) as Record<
-    JournalObject,
-    KindWriter
-  >;
+export function writersFor(client: HttpClient): Partial<Record<JournalObject, KindWriter>> {
+  return Object.fromEntries(KINDS.map((k) => [k.object, k.writer(client)]));
 }
 
 /** The kind whose journal tag is `object`. */
