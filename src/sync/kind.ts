@@ -110,7 +110,7 @@ export interface KindMarkdown {
   /** How many of its steps change nothing, by what they mean, for the `Also:` line. */
   readonly also: readonly (readonly [UnchangingStep, number])[];
   /** The `Also:` line names the kind (`3 scan profiles skipped`); else the counts stand alone. */
-  readonly alsoNamed: boolean;
+  readonly alsoNamed?: boolean;
   /** Its sections: a title and the items (each item's lines). */
   readonly sections: readonly (readonly [string, readonly (readonly string[])[]])[];
 }

@@ -94,7 +94,6 @@ export function planMarkdown({ steps, counts: c }: ImportPlan): KindMarkdown {
   return {
     row: ['Connections', c.create + c.rename + c.reconcile, c.update, c.delete, c.unchanged],
     also: (['exists', 'done', 'conflict', 'invalid'] as const).map((k) => [k, c[k]] as const),
-    alsoNamed: false,
     sections: [
       ['Connections to create', items(['create', 'rename', 'reconcile'])],
       ['Connections to update', items(['update'])],
