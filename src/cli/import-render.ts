@@ -9,7 +9,7 @@ import type { ImportEvent, ImportResult } from '../importer/import-types.js';
 import { renderPlanMarkdown } from '../importer/plan-markdown.js';
 import { formatWarning } from '../importer/preflight.js';
 import { scrub } from '../secrets.js';
-import { eachPlan, KINDS, type SyncKind } from '../sync/kind.js';
+import { eachPlan, KINDS } from '../sync/kind.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { printProblems } from './render.js';
@@ -117,7 +117,7 @@ export function renderDryRun(
     );
     for (const [kind, plan] of plans) for (const line of kind.planText(plan)) ctx.out.result(`  ${line}`);
     const counts = plans
-      .flatMap(([kind, plan]) => Object.entries(kind.planTotals(plan) ?? {}))
+      .flatMap(([kind, plan]) => Object.entries(kind.planTotals?.(plan) ?? {}))
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
@@ -137,11 +137,11 @@ export function renderDryRun(
 
 /** Print a run's summary; throw why it stopped early, if it did. */
 export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind: 'ran' }>): ExitCode {
-  const kinds: readonly SyncKind[] = KINDS;
-  const json = kinds.map((kind) => kind.runJson(result));
+  const json = KINDS.map((kind) => kind.runJson(result));
+  const parts = KINDS.flatMap((kind) => kind.failed(result) ?? []);
   if (ctx.globals.json) {
     ctx.out.json({
-      ok: result.stoppedBy === undefined && json.every((j) => j.ok !== false),
+      ok: result.stoppedBy === undefined && parts.length === 0,
       target: result.target,
       ...Object.assign({}, ...json.map((j) => j.head)),
       rateLimited: result.rateLimited,
@@ -154,7 +154,7 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
       ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
     });
   } else {
-    for (const kind of kinds) {
+    for (const kind of KINDS) {
       const summary = kind.summary(result, result.target);
       if (summary !== undefined) ctx.out.result(summary);
     }
@@ -163,7 +163,6 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
     else ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
   }
   if (result.stoppedBy) throw result.stoppedBy;
-  const parts = kinds.flatMap((kind) => kind.failed(result) ?? []);
   if (parts.length > 0) {
     ctx.out.warn(`${parts.join(' and ')} failed (see above); fix them and re-run to retry`);
     return ExitCode.partial;

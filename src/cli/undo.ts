@@ -22,7 +22,7 @@ import { printProblems, reportRefusal } from './render.js';
 function describeUndoStep(step: UndoStep): string {
   const name = displayName(step.name);
   const typed = `${name}${step.type ? ` (${step.type})` : ''}`;
-  const prefix = kindOf(step.object).undoPrefix;
+  const prefix = kindOf(step.object).undoPrefix ?? '';
   switch (step.kind) {
     case 'delete-created':
       return `${prefix}delete     ${typed}: created by the import`;

@@ -152,7 +152,7 @@ async function importLeanSnapshot(
     // failure of one ends the run, and the others' ends are ignored.
     let planners: (readonly [SyncKind, KindPlanner<unknown>])[] | undefined;
     const startReads = () => {
-      planners ??= (KINDS as readonly SyncKind[]).map((kind) => [kind, kind.startImport(start)] as const);
+      planners ??= KINDS.map((kind) => [kind, kind.startImport(start)] as const);
       return planners;
     };
 
@@ -176,7 +176,7 @@ async function importLeanSnapshot(
     const ready = [];
     for (const [kind, planner] of startReads()) ready.push([kind, await planner(continuing)] as const);
     const handed = new Map<JournalObject, PlanHandOn>();
-    const planned: Record<string, unknown> = {};
+    const planned: Partial<Record<keyof KindPlans, unknown>> = {};
     for (const [kind, planKind] of ready) {
       const { plan, handOn } = planKind(handed);
       planned[kind.planKey] = plan;
@@ -240,7 +240,7 @@ async function importLeanSnapshot(
         total: shared('total'),
       });
     }
-    const writes = sum((k, p) => k.writes(p));
+    const writes = sum((k, p) => (k.writes ?? k.changes)(p));
     let outcomes: Awaited<ReturnType<typeof runImportSteps>> = { outcomes: {}, stoppedBy: undefined, plans };
     if (writes > 0) {
       if (continuing === undefined) await journal.startRun(run, 'import');
@@ -261,13 +261,17 @@ async function importLeanSnapshot(
           plans,
           onConflict: options.onConflict,
           client,
-          journal,
-          run,
-          limiter,
+          deps: {
+            journal,
+            run,
+            limiter,
+            budget,
+            log: ports.log,
+            signal: ports.signal,
+            ...(ports.clock ? { clock: ports.clock } : {}),
+          },
           budget,
-          log: ports.log,
           signal: ports.signal,
-          ...(ports.clock ? { clock: ports.clock } : {}),
           concurrency,
           onOutcome: (outcome) => onEvent({ kind: 'write-settled', outcome }),
           onKindStarted: (label, sends) =>

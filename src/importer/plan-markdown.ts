@@ -4,6 +4,7 @@
  * secrets an update writes named (never valued), long lists folded in `<details>`. Each kind says its
  * parts (`planMarkdown` of its descriptor). Pure: returns the text.
  */
+import { countOf } from '../display-name.js';
 import type { Problem } from '../errors.js';
 import { code, row, section, text } from '../markdown.js';
 import { eachPlan, type KindPlans, type UnchangingStep } from '../sync/kind.js';
@@ -21,7 +22,7 @@ export interface PlanMarkdownContext {
 export function renderPlanMarkdown(plans: KindPlans, context: PlanMarkdownContext): string {
   const parts = eachPlan(plans).map(([kind, plan]) => [kind, kind.planMarkdown(plan)] as const);
   const lines = [
-    `## Import plan: ${context.entryCount} snapshot entr${context.entryCount === 1 ? 'y' : 'ies'} into ${code(context.target)}`,
+    `## Import plan: ${countOf(context.entryCount, 'snapshot entry', 'snapshot entries')} into ${code(context.target)}`,
     '',
     'Dry run: nothing was sent.',
     '',
@@ -33,7 +34,7 @@ export function renderPlanMarkdown(plans: KindPlans, context: PlanMarkdownContex
   const others = parts.flatMap(([kind, part]) =>
     part.also
       .filter(([, n]) => n > 0)
-      .map(([k, n]) => `${n} ${part.alsoNamed ? `${kind.label}${n === 1 ? '' : 's'} ` : ''}${OTHER[k]}`),
+      .map(([k, n]) => `${part.alsoNamed ? countOf(n, kind.label) : n} ${OTHER[k]}`),
   );
   if (others.length > 0) lines.push(`Also: ${others.join(', ')}.`, '');
   for (const [, part] of parts)
@@ -41,7 +42,7 @@ export function renderPlanMarkdown(plans: KindPlans, context: PlanMarkdownContex
   if (context.problems.length > 0)
     lines.push(
       ...section(
-        `The pre-flight would refuse this import (${context.problems.length} problem${context.problems.length === 1 ? '' : 's'})`,
+        `The pre-flight would refuse this import (${countOf(context.problems.length, 'problem')})`,
         context.problems.map((p) => [text(formatProblem(p))]),
       ),
     );

@@ -1,21 +1,14 @@
 import type { DdsError } from '../errors.js';
-import type { Logger } from '../log.js';
 import type { ExecuteDeps } from '../sync/execute.js';
 import type { JournalObject } from '../sync/journal/records.js';
-import type { Journal } from '../sync/journal/writer.js';
 import { eachPlan, type KindPlans, writersFor } from '../sync/kind.js';
-import type { Clock, RateLimiter } from '../sync/throttle.js';
 import type { ImportHandOn, KindImportRun } from './kind-import.js';
 
-/** What {@link runImportSteps} needs: what each kind's run is handed but the executor's dependencies. */
+/** What {@link runImportSteps} needs: what each kind's run is handed (the executor's writers added here). */
 export interface RunImportInput extends Omit<KindImportRun, 'deps' | 'onStarted'> {
   /** Every kind's plan. */
   readonly plans: KindPlans;
-  readonly journal: Journal;
-  readonly run: number;
-  readonly limiter: RateLimiter;
-  readonly log: Logger;
-  readonly clock?: Clock;
+  readonly deps: Omit<ExecuteDeps, 'writers'>;
   /** Called before a later kind's writes start (after the kinds before it), with its label. */
   readonly onKindStarted: (label: string, sends: number) => void;
 }
@@ -34,17 +27,7 @@ export interface RunImportResult {
  * hand on; the first kind that stops (Ctrl-C, retry budget, 401) ends the run.
  */
 export async function runImportSteps(input: RunImportInput): Promise<RunImportResult> {
-  const deps: ExecuteDeps = {
-    writers: writersFor(input.client),
-    journal: input.journal,
-    run: input.run,
-    limiter: input.limiter,
-    budget: input.budget,
-    log: input.log,
-    signal: input.signal,
-    ...(input.clock ? { clock: input.clock } : {}),
-  };
-  const run = { ...input, deps };
+  const run = { ...input, deps: { ...input.deps, writers: writersFor(input.client) } };
   const outcomes: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>> = {};
   const handed = new Map<JournalObject, ImportHandOn>();
   let plans = input.plans;

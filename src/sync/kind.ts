@@ -15,15 +15,17 @@ import type {
 } from '../importer/kind-import.js';
 import type { KindWriter } from './execute.js';
 import { acceptJournalKinds, type JournalObject } from './journal/records.js';
-import { connectionKind } from './kinds/connection/kind.js';
-import { scanProfileKind } from './kinds/scan-profile/kind.js';
+import type { ConnectionRun } from './kinds/connection/import.js';
+import { connectionKind, type ImportPlan } from './kinds/connection/kind.js';
+import type { ProfileRun } from './kinds/scan-profile/import.js';
+import { type ProfilePlan, scanProfileKind } from './kinds/scan-profile/kind.js';
 import type { History, RestoringStep, UndoContext, UndoStep } from './undo-plan.js';
 
 /**
- * What the engine knows of a kind; `P` is its import plan, `Key` where an import's result holds it,
- * `R` its members of a run's result (its report lines and their counts).
+ * What the engine knows of a kind; `P` is its import plan, `R` its members of a run's result (its
+ * report lines and their counts).
  */
-export interface SyncKind<P = unknown, Key extends string = string, R = unknown> {
+export interface SyncKind<P = unknown, R = unknown> {
   /** The journal's tag for its records (`object`). */
   readonly object: JournalObject;
   /** What messages call one object of the kind. */
@@ -35,11 +37,11 @@ export interface SyncKind<P = unknown, Key extends string = string, R = unknown>
   /** Starts its reads of the target for an import; what it returns plans it, after the kinds before it. */
   startImport(start: ImportStart): KindPlanner<P>;
   /** Where an import's result holds its plan ({@link KindPlans}). */
-  readonly planKey: Key;
+  readonly planKey: keyof KindPlans;
   /** Its plan in a dry run's text: its lines, in step order. */
   planText(plan: P): readonly string[];
   /** Its counts on a dry run's `Total:` line, in order (none: not counted there). */
-  planTotals(plan: P): Readonly<Record<string, number>> | undefined;
+  planTotals?(plan: P): Readonly<Record<string, number>>;
   /** Its members of a dry run's `--format json` document. */
   planJson(plan: P): Readonly<Record<string, unknown>>;
   /** Its parts of a dry run's Markdown. */
@@ -59,17 +61,14 @@ export interface SyncKind<P = unknown, Key extends string = string, R = unknown>
   reportRecords(result: R, run: number | null): readonly object[];
   /** Its summary of a run on stdout (none: not printed). */
   summary(result: R, target: string): string | undefined;
-  /**
-   * Its members of a run's `--json` document: `head` after the target, `tail` after the id map; `ok`
-   * false: its failures make the run not ok.
-   */
-  runJson(result: R): { readonly ok?: boolean; readonly head?: object; readonly tail?: object };
-  /** Its failed writes in words (`2 entries`); none failed: undefined. */
+  /** Its members of a run's `--json` document: `head` after the target, `tail` after the id map. */
+  runJson(result: R): { readonly head?: object; readonly tail?: object };
+  /** Its failed writes in words (`2 entries`); none failed: undefined (else the run is not ok). */
   failed(result: R): string | undefined;
   /** The writes of its plan that `--max-changes` and a protected target count. */
   changes(plan: P): number;
-  /** The steps of its plan the executor runs (a run is started when any kind has one). */
-  writes(plan: P): number;
+  /** The steps of its plan the executor runs, when not its `changes` (a run starts when any kind has one). */
+  writes?(plan: P): number;
   /** Its pre-flight problems; `max` is `--max-changes`, `before` the changes of the kinds before it. */
   preflight(plan: P, max: number | undefined, before: number): readonly Problem[];
   /** Its part of the run's `resuming` and `run-started` messages and budget (none: announced on its own). */
@@ -84,29 +83,25 @@ export interface SyncKind<P = unknown, Key extends string = string, R = unknown>
 
   // undo
   /** The kind's objects in the target now, as undo reads them (streamed where the listing is large). */
-  current(client: HttpClient, signal: AbortSignal): AsyncIterable<Readonly<Record<string, unknown>>>;
+  current(client: HttpClient, signal: AbortSignal): AsyncIterable<Listed> | Promise<Iterable<Listed>>;
   /** The undo step of one object a run touched, against the target's object now (pure). */
-  undo(
-    history: History,
-    current: Readonly<Record<string, unknown>> | undefined,
-    context: UndoContext,
-  ): UndoStep;
+  undo(history: History, current: Listed | undefined, context: UndoContext): UndoStep;
   /** The tag of the kind whose objects this kind's objects name by id (undo remaps them by name). */
   readonly references?: JournalObject;
   /** Written one request at a time (creating a scan profile may start a scan). */
-  readonly oneAtATime: boolean;
+  readonly oneAtATime?: boolean;
   /** Reads what a restoring step's body is placed on (the target's ids now) when its writes start. */
-  placeUndoBodies?(
-    client: HttpClient,
-    signal: AbortSignal,
-  ): Promise<(step: RestoringStep) => Readonly<Record<string, unknown>>>;
-  /** What begins an undo line about one of its objects (`scan profile `; '' for the first kind). */
-  readonly undoPrefix: string;
+  placeUndoBodies?(client: HttpClient, signal: AbortSignal): Promise<(step: RestoringStep) => Listed>;
+  /** What begins an undo line about one of its objects (`scan profile `; none for the first kind). */
+  readonly undoPrefix?: string;
   /** Its update and delete intents may lack a before-image (earlier versions wrote none). */
-  readonly beforeOptional: boolean;
+  readonly beforeOptional?: boolean;
   /** The key of its counts in a run of `runs --format json` (`connections`). */
   readonly runsKey: string;
 }
+
+/** An object of a kind as the service lists it. */
+type Listed = Readonly<Record<string, unknown>>;
 
 /** A kind's parts of a dry run's Markdown (`import --dry-run --format markdown`). */
 export interface KindMarkdown {
@@ -115,7 +110,7 @@ export interface KindMarkdown {
   /** How many of its steps change nothing, by what they mean, for the `Also:` line. */
   readonly also: readonly (readonly [UnchangingStep, number])[];
   /** The `Also:` line names the kind (`3 scan profiles skipped`); else the counts stand alone. */
-  readonly alsoNamed: boolean;
+  readonly alsoNamed?: boolean;
   /** Its sections: a title and the items (each item's lines). */
   readonly sections: readonly (readonly [string, readonly (readonly string[])[]])[];
 }
@@ -124,26 +119,23 @@ export interface KindMarkdown {
 export type UnchangingStep = 'exists' | 'done' | 'skipped' | 'conflict' | 'invalid' | 'blocked';
 
 /** Every kind, in the order an import writes them. */
-export const KINDS = [connectionKind, scanProfileKind] as const;
-
-type PlanOf<K> = K extends SyncKind<infer P, string> ? P : never;
-type RunOf<K> = K extends SyncKind<infer _P, string, infer R> ? R : never;
+export const KINDS: readonly SyncKind[] = [connectionKind, scanProfileKind];
 
 /** Every kind's import plan, under its `planKey`. */
-export type KindPlans = { readonly [K in (typeof KINDS)[number] as K['planKey']]: PlanOf<K> };
+export interface KindPlans {
+  readonly plan: ImportPlan;
+  readonly profilePlan: ProfilePlan;
+}
 
 /** Every kind's members of a run's result (`report`). */
-export type KindRuns = UnionToIntersection<RunOf<(typeof KINDS)[number]>>;
-type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
-  ? I
-  : never;
+export type KindRuns = ConnectionRun & ProfileRun;
 
 /** Every kind's members of a run's result: its plan and the run's outcomes of its writes (by kind). */
 export function runsOf(
   plans: KindPlans,
   outcomes?: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>>,
 ): KindRuns {
-  return Object.assign({}, ...KINDS.map((k) => k.report(plans[k.planKey] as never, outcomes?.[k.object])));
+  return Object.assign({}, ...KINDS.map((k) => k.report(plans[k.planKey], outcomes?.[k.object])));
 }
 
 /** Every kind's `--report` records of a run's result, in the order of {@link KINDS}. */
@@ -158,11 +150,8 @@ export function eachPlan(plans: KindPlans): readonly (readonly [SyncKind, unknow
 acceptJournalKinds(KINDS);
 
 /** The executor's writer of every kind, bound to `client`. */
-export function writersFor(client: HttpClient): Readonly<Record<JournalObject, KindWriter>> {
-  return Object.fromEntries(KINDS.map((k) => [k.object, k.writer(client)])) as Record<
-    JournalObject,
-    KindWriter
-  >;
+export function writersFor(client: HttpClient): Partial<Record<JournalObject, KindWriter>> {
+  return Object.fromEntries(KINDS.map((k) => [k.object, k.writer(client)]));
 }
 
 /** The kind whose journal tag is `object`. */

@@ -180,7 +180,7 @@ async function planAgainstTarget(
     const order = new Map(todo.map((h, j) => [h.name, j]));
     const planned = new Array<UndoStep | undefined>(todo.length);
     if (todo.length > 0 || noted !== undefined) {
-      for await (const o of kind.current(client, signal)) {
+      for await (const o of await kind.current(client, signal)) {
         if (typeof o.name !== 'string') continue;
         if (noted !== undefined && typeof o._id === 'string') noted.note(o.name, o._id);
         const j = order.get(o.name);

@@ -68,7 +68,7 @@ export type JournalObject = string;
 export interface JournalKind {
   readonly object: JournalObject;
   /** Its update and delete intents may lack a before-image (earlier versions wrote none). */
-  readonly beforeOptional: boolean;
+  readonly beforeOptional?: boolean;
 }
 
 /**

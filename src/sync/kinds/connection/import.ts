@@ -277,9 +277,6 @@ export type ReportLine = LineBase &
       }
   );
 
-/** Every report outcome. */
-export type ReportOutcome = ReportLine['outcome'];
-
 /** The id map: source `_id` -> target name and `_id`. */
 export type IdMap = Record<string, { readonly name: string; readonly targetId: string }>;
 
@@ -380,7 +377,7 @@ export function buildIdMap(report: readonly ReportLine[]): IdMap {
 /** Counts per outcome, for the summary and `--json`. */
 export function countOutcomes(
   report: readonly ReportLine[],
-): Record<ReportOutcome, number> & { earlierRun: number } {
+): Record<ReportLine['outcome'], number> & { earlierRun: number } {
   const counts = countLines(report, {
     created: 0,
     renamed: 0,

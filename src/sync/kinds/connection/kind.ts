@@ -429,7 +429,7 @@ function planUpdate(
 }
 
 /** The connection kind, as the engine sees it. */
-export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
+export const connectionKind: SyncKind<ImportPlan, ConnectionRun> = {
   object: 'connection',
   label: 'connection',
   writer: connectionWriter,
@@ -449,13 +449,11 @@ export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
   reportRecords: ({ report }, run) => report.map((l) => ({ object: 'connection', run, ...l })),
   summary: ({ report }, target) => formatSummary(report, target),
   runJson: ({ report, counts }) => ({
-    ok: counts.failed === 0,
     head: { counts },
     tail: { failures: report.filter((l) => l.outcome === 'failed') },
   }),
   failed: ({ counts }) => (counts.failed > 0 ? countOf(counts.failed, 'entry', 'entries') : undefined),
   changes: (plan) => plan.changes,
-  writes: (plan) => plan.changes,
   preflight: connectionPreflight,
   share: ({ counts, changes, steps }) => ({
     done: counts.done,
@@ -469,8 +467,5 @@ export const connectionKind: SyncKind<ImportPlan, 'plan', ConnectionRun> = {
   // Streamed, not kept: 100 000 connections are planned as the listing hands them out.
   current: (client, signal) => listConnections(client, { signal }),
   undo: planConnectionUndo,
-  oneAtATime: false,
-  undoPrefix: '',
-  beforeOptional: false,
   runsKey: 'connections',
 };

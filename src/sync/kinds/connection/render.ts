@@ -1,6 +1,6 @@
 /**
  * A connection plan in a dry run's text, `--format json` and Markdown (`import --dry-run`), which the
- * descriptor names: `planText`, `planJson`, `planMarkdown`.
+ * descriptor names (`planText` through `describeStep`, `planJson`, `planMarkdown`).
  */
 import { countOf, displayName } from '../../../display-name.js';
 import { assertNever } from '../../../errors.js';
@@ -62,7 +62,7 @@ function markdownItem(step: PlanStep): string[] {
     case 'delete':
       return [`${head}: not in the snapshot (--prune)`];
     case 'invalid':
-      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
+      return [`${head}: ${countOf(step.problems.length, 'problem')}`];
     case 'conflict':
       return [`${head}: already in the target (--on-conflict fail)`];
     default:
@@ -94,7 +94,6 @@ export function planMarkdown({ steps, counts: c }: ImportPlan): KindMarkdown {
   return {
     row: ['Connections', c.create + c.rename + c.reconcile, c.update, c.delete, c.unchanged],
     also: (['exists', 'done', 'conflict', 'invalid'] as const).map((k) => [k, c[k]] as const),
-    alsoNamed: false,
     sections: [
       ['Connections to create', items(['create', 'rename', 'reconcile'])],
       ['Connections to update', items(['update'])],

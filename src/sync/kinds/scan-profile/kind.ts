@@ -39,7 +39,7 @@ import {
   runProfileImport,
   startProfileImport,
 } from './import.js';
-import { planJson, planMarkdown, planText } from './render.js';
+import { describeProfileStep, planJson, planMarkdown } from './render.js';
 import { planProfileUndo } from './undo.js';
 
 function idOf(target: WriteTarget): string {
@@ -386,7 +386,7 @@ function resolveDataSources(
 }
 
 /** The scan profile kind, as the engine sees it. */
-export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> = {
+export const scanProfileKind: SyncKind<ProfilePlan, ProfileRun> = {
   object: 'scan-profile',
   label: 'scan profile',
   writer: scanProfileWriter,
@@ -394,8 +394,7 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
   // import
   startImport: startProfileImport,
   planKey: 'profilePlan',
-  planText,
-  planTotals: () => undefined,
+  planText: (plan) => plan.steps.map(describeProfileStep),
   planJson,
   planMarkdown,
   runImport: runProfileImport,
@@ -410,7 +409,6 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
   reportRecords: ({ profileReport }, run) => profileReport.map((l) => ({ ...l, run })),
   summary: (r) => (r.profilesIncluded ? formatProfileSummary(r.profileReport) : undefined),
   runJson: ({ profileReport, profileCounts, profilesIncluded }) => ({
-    ok: profileCounts.failed === 0,
     tail: profilesIncluded
       ? {
           scanProfiles: {
@@ -432,9 +430,7 @@ export const scanProfileKind: SyncKind<ProfilePlan, 'profilePlan', ProfileRun> =
   },
 
   // undo
-  current: async function* (client, signal) {
-    yield* await listScanProfiles(client, { signal });
-  },
+  current: (client, signal) => listScanProfiles(client, { signal }),
   undo: planProfileUndo,
   references: 'connection',
   oneAtATime: true,

@@ -1,17 +1,12 @@
 /**
  * A scan profile plan in a dry run's text, `--format json` and Markdown (`import --dry-run`), which the
- * descriptor names: `planText`, `planJson`, `planMarkdown`.
+ * descriptor names (`planText` through `describeProfileStep`, `planJson`, `planMarkdown`).
  */
 import { countOf } from '../../../display-name.js';
 import { assertNever } from '../../../errors.js';
 import { code, text } from '../../../markdown.js';
 import type { KindMarkdown } from '../../kind.js';
 import type { ProfilePlan, ProfileStep } from './kind.js';
-
-/** A plan in a dry run's text: one line per step. */
-export function planText(plan: ProfilePlan): readonly string[] {
-  return plan.steps.map(describeProfileStep);
-}
 
 /** A plan's members of a dry run's `--format json` document. */
 export function planJson(plan: ProfilePlan): Readonly<Record<string, unknown>> {
@@ -47,7 +42,7 @@ export function planMarkdown({ steps }: ProfilePlan): KindMarkdown {
 }
 
 /** One line of a dry run's plan per scan profile step. */
-function describeProfileStep(step: ProfileStep): string {
+export function describeProfileStep(step: ProfileStep): string {
   switch (step.kind) {
     case 'create':
       return `scan profile ${step.name}: create${step.targetName === step.name ? '' : ` as '${step.targetName}'`}${step.attempt > 1 ? ' (in doubt: not found in the target, sent again)' : ''}`;
@@ -84,7 +79,7 @@ function markdownItem(step: ProfileStep): string[] {
     case 'skipped':
       return [`${head}: skipped: ${text(step.reason)}`];
     case 'blocked':
-      return [`${head}: ${step.problems.length} problem${step.problems.length === 1 ? '' : 's'}`];
+      return [`${head}: ${countOf(step.problems.length, 'problem')}`];
     case 'conflict':
       return [`${head}: already in the target (--on-conflict fail)`];
     default:
