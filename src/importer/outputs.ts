@@ -59,7 +59,7 @@ export function writeScrubbedFile(path: string, content: string): Promise<void> 
  * the order of `KINDS`, name their object and the run). A later run's lines follow an earlier run's,
  * never replace them; written as a whole new file, so a crash leaves the old report or the new one.
  */
-export async function writeReport(path: string, records: readonly object[]): Promise<void> {
+export async function writeReport(path: string, records: Iterable<object>): Promise<void> {
   let before = '';
   try {
     before = await readFile(path, 'utf8');
@@ -67,5 +67,8 @@ export async function writeReport(path: string, records: readonly object[]): Pro
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   if (before !== '' && !before.endsWith('\n')) before += '\n';
-  await writeScrubbedFile(path, before + records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  // Each record is made when its line is written (a report of 100 000 lines keeps its lines, not them).
+  const lines = [before];
+  for (const r of records) lines.push(`${JSON.stringify(r)}\n`);
+  await writeScrubbedFile(path, lines.join(''));
 }

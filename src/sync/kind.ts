@@ -58,7 +58,7 @@ export interface SyncKind<P = unknown, R = unknown> {
   /** Its members of a run's result: its plan and the run's outcomes of its writes (none: nothing ran). */
   report(plan: P, outcomes: ReadonlyMap<unknown, unknown> | undefined): R;
   /** Its `--report` records (one JSON line each), each naming `run` (null: nothing was written). */
-  reportRecords(result: R, run: number | null): readonly object[];
+  reportRecords(result: R, run: number | null): Iterable<object>;
   /** Its summary of a run on stdout (none: not printed). */
   summary(result: R, target: string): string | undefined;
   /** Its members of a run's `--json` document: `head` after the target, `tail` after the id map. */
@@ -139,8 +139,8 @@ export function runsOf(
 }
 
 /** Every kind's `--report` records of a run's result, in the order of {@link KINDS}. */
-export function reportRecordsOf(result: KindRuns, run: number | undefined): object[] {
-  return KINDS.flatMap((k) => k.reportRecords(result, run ?? null));
+export function* reportRecordsOf(result: KindRuns, run: number | undefined): Iterable<object> {
+  for (const k of KINDS) yield* k.reportRecords(result, run ?? null);
 }
 
 /** Each kind with its plan of `plans`, in the order of {@link KINDS}. */

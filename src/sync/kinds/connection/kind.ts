@@ -446,7 +446,9 @@ export const connectionKind: SyncKind<ImportPlan, ConnectionRun> = {
     const report = buildReport(plan, outcomes as ReadonlyMap<string, WriteOutcome>);
     return { report, counts: countOutcomes(report) };
   },
-  reportRecords: ({ report }, run) => report.map((l) => ({ object: 'connection', run, ...l })),
+  *reportRecords({ report }, run) {
+    for (const l of report) yield { object: 'connection', run, ...l };
+  },
   summary: ({ report }, target) => formatSummary(report, target),
   runJson: ({ report, counts }) => ({
     head: { counts },

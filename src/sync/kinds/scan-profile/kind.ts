@@ -406,7 +406,9 @@ export const scanProfileKind: SyncKind<ProfilePlan, ProfileRun> = {
       profilesIncluded: plan.included === true,
     };
   },
-  reportRecords: ({ profileReport }, run) => profileReport.map((l) => ({ ...l, run })),
+  *reportRecords({ profileReport }, run) {
+    for (const l of profileReport) yield { ...l, run };
+  },
   summary: (r) => (r.profilesIncluded ? formatProfileSummary(r.profileReport) : undefined),
   runJson: ({ profileReport, profileCounts, profilesIncluded }) => ({
     tail: profilesIncluded
