@@ -120,6 +120,8 @@ export type UnchangingStep = 'exists' | 'done' | 'skipped' | 'conflict' | 'inval
 
 /** Every kind, in the order an import writes them. */
 export const KINDS: readonly SyncKind[] = [connectionKind, scanProfileKind];
+// The journal reads the tags of these kinds, and refuses any other.
+acceptJournalKinds(KINDS);
 
 /** Every kind's import plan, under its `planKey`. */
 export interface KindPlans {
@@ -147,7 +149,6 @@ export function* reportRecordsOf(result: KindRuns, run: number | undefined): Ite
 export function eachPlan(plans: KindPlans): readonly (readonly [SyncKind, unknown])[] {
   return KINDS.map((kind) => [kind, plans[kind.planKey]] as const);
 }
-acceptJournalKinds(KINDS);
 
 /** The executor's writer of every kind, bound to `client`. */
 export function writersFor(client: HttpClient): Partial<Record<JournalObject, KindWriter>> {
