@@ -289,7 +289,11 @@ export async function undoRun(
           `Pre-flight refused the undo in ${environment.label}; nothing was sent`,
           problems,
           {
-            hint: 'Supply the secrets named above with --overrides (e.g. "${env:VAR}") and re-run; --dry-run shows the plan',
+            // Only a run-wide refusal (a protected target) says its own remedy; an object's problems are
+            // secrets to supply, or fields the overrides can set.
+            hint: problems.some((p) => p.entry !== undefined)
+              ? 'Supply the secrets named above with --overrides (e.g. "${env:VAR}") and re-run; --dry-run shows the plan'
+              : 'Do what the problem above says and re-run; --dry-run shows the plan',
           },
         );
       }

@@ -193,6 +193,7 @@ describe('converge and undo (end to end, against the emulator)', () => {
     const noSecrets = await runCli(['undo', journal()], { env: env() });
     expect(noSecrets.exitCode).toBe(3);
     expect(noSecrets.stderr).toMatch(/old-finance-s3/);
+    expect(noSecrets.stderr).toMatch(/Supply the secrets named above with --overrides/);
     expect(noSecrets.stderr).toMatch(/^Pre-flight found \d+ problems?:$/m);
     // With --json the problems are the one result on stdout, not repeated on stderr (as import).
     const noSecretsJson = await runCli(['undo', journal(), '--json'], { env: env() });
@@ -301,6 +302,30 @@ describe('converge and undo (end to end, against the emulator)', () => {
     expect(refused.exitCode).toBe(3);
     expect(refused.stderr).toMatch(/protected/);
     expect(changes()).toBe(0);
+
+    // Undo into the same protected target: refused until --confirm names it, and the hint does not ask for secrets.
+    const pre = stateOf(target);
+    const undoOverrides = await writeUndoOverrides(pre);
+    expect((await runCli(importArgs('--on-conflict', 'update', '--prune'), { env: env() })).exitCode).toBe(0);
+    const written = changes();
+    const undoEnv = { ...secretEnv, ...undoOverrides.env, VAULT_TOKEN: target.token };
+    const undoArgs = [
+      'undo',
+      journal(),
+      '--to',
+      'vault',
+      '--config',
+      config,
+      '--overrides',
+      undoOverrides.path,
+    ];
+    const undoRefused = await runCli(undoArgs, { env: undoEnv });
+    expect(undoRefused.exitCode).toBe(3);
+    expect(undoRefused.stderr).toMatch(/--confirm vault/);
+    expect(undoRefused.stderr).not.toMatch(/Supply the secrets/);
+    expect(changes()).toBe(written);
+    expect((await runCli([...undoArgs, '--confirm', 'vault'], { env: undoEnv })).exitCode).toBe(0);
+    expect(stateOf(target)).toEqual(pre);
   });
 
   it('faults on every write route and re-runs: converged with no create or delete applied twice; undo under faults too', async () => {
