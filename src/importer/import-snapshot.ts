@@ -271,7 +271,6 @@ async function importLeanSnapshot(
             ...(ports.clock ? { clock: ports.clock } : {}),
           },
           budget,
-          signal: ports.signal,
           concurrency,
           onOutcome: (outcome) => onEvent({ kind: 'write-settled', outcome }),
           onKindStarted: (label, sends) =>

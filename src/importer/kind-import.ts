@@ -70,7 +70,6 @@ export interface KindImportRun {
   readonly onConflict: OnConflict;
   readonly client: HttpClient;
   readonly budget: RetryBudget & { extend(n: number): void };
-  readonly signal: AbortSignal;
   readonly concurrency: number;
   readonly onOutcome: (outcome: WriteOutcome) => void;
   /** Called before the kind's writes start, when they wait on earlier kinds (with its number of writes). */

@@ -185,7 +185,7 @@ export async function runConnectionImport(
       const taken: Connection[] = [];
       for (const c of creates) {
         if (connections.get(c.name)?.kind !== 'exists') continue;
-        const found = await getConnectionByName(client, c.targetName, { signal: input.signal });
+        const found = await getConnectionByName(client, c.targetName, { signal: deps.signal });
         if (found !== undefined) taken.push(found);
       }
       for (const step of taken.length > 0 ? plan.replan(taken).steps : []) {
@@ -215,7 +215,7 @@ export async function runConnectionImport(
       .map((c) => c.targetName),
   );
   let ids: Promise<ReadonlyMap<string, string | undefined>> | undefined;
-  const handOn = { notCreated, ids: () => (ids ??= connectionIdsByName(client, input.signal)) };
+  const handOn = { notCreated, ids: () => (ids ??= connectionIdsByName(client, deps.signal)) };
   return { outcomes: connections, plan: asRun, handOn, stoppedBy };
 }
 

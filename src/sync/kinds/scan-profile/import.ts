@@ -132,7 +132,7 @@ export async function runProfileImport(
   if (profileSteps.length === 0) return { outcomes: profiles, plan, stoppedBy: undefined };
   input.budget.extend(Math.max(10, Math.ceil(profileSteps.length / 10)));
   input.onStarted(countProfileWrites(plan));
-  const ids = await (connections?.ids() ?? connectionIdsByName(input.client, input.signal));
+  const ids = await (connections?.ids() ?? connectionIdsByName(input.client, input.deps.signal));
   // One at a time: a one-time profile starts a scan, so nothing is sent in parallel.
   const result = await executeSteps(profileSteps, input.deps, {
     concurrency: 1,
