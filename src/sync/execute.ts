@@ -240,9 +240,9 @@ export async function executeSteps<P>(
     }
   };
 
-  // Outcome records are written without holding a slot: the next step's request does not wait for this
-  // one's fsync. Safe: an outcome lost in a crash leaves its intent open, and the next run looks the
-  // name up before sending anything. A failed write stops the run like any other fault.
+  // Outcome records are not awaited by the step's slot and not synced on their own (the next intent's
+  // sync or the journal's close takes them to disk). Safe: an outcome lost in a crash leaves its intent
+  // open, and the next run looks the name up before sending anything. A failed write stops the run.
   const outcomeWrites = new Set<Promise<void>>();
   const settle = (outcome: SettledOutcome<P>): WriteOutcome<P> => {
     const record = outcomeRecord(outcome, run, now());
@@ -311,7 +311,7 @@ export async function executeSteps<P>(
       const at = now();
       state.firstIntentMs ??= Date.parse(at);
       await journal.append(intentRecord(step, payload, run, step.firstAttempt + state.attempts - 1, at));
-      // A stop that came during the fsync still prevents the request; the open intent costs one look-up.
+      // A stop that came while the intent was written still prevents the request; the open intent costs one look-up.
       checkGoing();
       let answer: string | undefined | 'absent';
       try {
