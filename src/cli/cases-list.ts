@@ -118,9 +118,7 @@ export const casesListCommand: CommandSpec = {
         ...createRecordWriter(
           format,
           file === undefined ? ctx.out : { write: (text) => file.write(scrub(text)) },
-          {
-            columns,
-          },
+          columns,
         ),
         // A slow reader (a pipe) bounds memory.
         flush: () => (file === undefined ? waitForDrain(ctx.io.stdout) : Promise.resolve()),

@@ -79,7 +79,7 @@ export const connectionsListCommand: CommandSpec = {
   async run(args, ctx) {
     const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
     const listOptions = buildConnectionListOptions(args, ctx.signal);
-    const writer = createRecordWriter(format, ctx.out, { columns: CONNECTION_COLUMNS });
+    const writer = createRecordWriter(format, ctx.out, CONNECTION_COLUMNS);
     const { environment } = await listEnvironmentConnections(listOptions, envPorts(ctx, args), (connection) =>
       writer.write(connection),
     );

@@ -30,7 +30,7 @@ export const profilesListCommand: CommandSpec = {
   ],
   async run(args, ctx) {
     const format = chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
-    const writer = createRecordWriter(format, ctx.out, { columns: PROFILE_COLUMNS });
+    const writer = createRecordWriter(format, ctx.out, PROFILE_COLUMNS);
     const { environment } = await listEnvironmentProfiles(envPorts(ctx, args), (profile) =>
       writer.write(profile as unknown as Record<string, unknown>),
     );

@@ -4,8 +4,8 @@
  * of any length uses flat memory); the table is buffered because its column widths depend on every row.
  *
  * `columns` picks the fields of the table and of the CSV (the CSV header is `columns`). JSON and NDJSON
- * carry whole records unless `projectJson` is set. Nested values (objects, arrays) are rendered as
- * JSON text in table and CSV cells; null and absent values as an empty cell.
+ * carry whole records. Nested values (objects, arrays) are rendered as JSON text in table and CSV
+ * cells; null and absent values as an empty cell.
  */
 
 import { createRequire } from 'node:module';
@@ -27,14 +27,6 @@ export const LIST_FORMAT_OPTION = formatOption(
   OUTPUT_FORMATS,
   'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
 );
-
-/** Options of {@link createRecordWriter}. */
-export interface RecordWriterOptions {
-  /** Fields shown by the table and the CSV, in order. */
-  readonly columns: readonly string[];
-  /** Also restrict JSON / NDJSON records to `columns` (default false: whole records). */
-  readonly projectJson?: boolean;
-}
 
 /** Writes records in one format; `end` must be called once, after the last record. */
 export interface RecordWriter {
@@ -131,13 +123,15 @@ export function renderTable(
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
-/** Create a writer for `format` on `out` (stdout, scrubbed of registered secrets). */
+/**
+ * Create a writer for `format` on `out` (stdout, scrubbed of registered secrets); `columns` are the
+ * fields the table and the CSV show, in order.
+ */
 export function createRecordWriter(
   format: OutputFormat,
   out: Pick<Output, 'write'>,
-  { columns, projectJson }: RecordWriterOptions,
+  columns: readonly string[],
 ): RecordWriter {
-  const json = (r: Record<string, unknown>): string => JSON.stringify(projectJson ? pick(r, columns) : r);
   // The CSV header waits for the first record (or the end): a request that fails on the first page
   // leaves stdout empty rather than holding a header with no rows.
   const header = renderCsvRow(columns);
@@ -146,9 +140,9 @@ export function createRecordWriter(
   const render = (r: Record<string, unknown>): string => {
     switch (format) {
       case 'ndjson':
-        return `${json(r)}\n`;
+        return `${JSON.stringify(r)}\n`;
       case 'json':
-        return `${count === 0 ? '[\n' : ',\n'}${json(r)}`;
+        return `${count === 0 ? '[\n' : ',\n'}${JSON.stringify(r)}`;
       case 'csv':
         return `${count === 0 ? header : ''}${renderCsvRow(columns.map((c) => renderCell(r[c])))}`;
       case 'table':
