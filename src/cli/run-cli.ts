@@ -113,6 +113,26 @@ function shortenHelp(help: string): string {
   return help.split(/\n\s*\n(?=Global options:|Options:|Positionals:)/)[0]?.trimEnd() ?? help;
 }
 
+/**
+ * yargs lays out the whole help text of a command right after starting its handler, to show it should
+ * the command later fail through yargs: about 30 ms of every run's start (cliui measuring each cell).
+ * This CLI never shows help after a handler has started (a command's error is one line; the `.fail`
+ * handler meets parse errors only, before, and lays the help out itself). Turned off through yargs'
+ * internal methods where they are (yargs 17 and 18); where they are not, nothing changes. A unit test
+ * (test/unit/cli-help-cache.test.ts) fails if the installed yargs no longer has them.
+ */
+export function skipHelpCache(parser: Argv): boolean {
+  const internals = (
+    parser as unknown as {
+      getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } | undefined;
+    }
+  ).getInternalMethods?.();
+  const usage = internals?.getUsageInstance?.();
+  if (usage === undefined || typeof usage.cacheHelpMessage !== 'function') return false;
+  usage.cacheHelpMessage = () => undefined;
+  return true;
+}
+
 /** Run the CLI with `argv` (without `node` and the script) against `io`; resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   // `--version`, and the help pages and completion scripts the build laid out with yargs, are answered
@@ -193,6 +213,7 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
       });
     });
   for (const entry of commandEntries) parser = register(parser, entry, state);
+  skipHelpCache(parser);
   // yargs' own completion, listed last: a bash/zsh script (zsh when $SHELL is zsh) that asks the CLI
   // itself for the candidates, so commands, options and choices stay in step with the code.
   parser = parser.completion(
