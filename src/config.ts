@@ -82,9 +82,10 @@ export interface ResolvedEnvironment {
 /** Options given on the command line that affect resolution. */
 export interface ResolveOptions {
   readonly role: EnvironmentRole;
-  /** `--token-file`, `--from-token-file`, `--to-token-file`. */
+  /** `--token-file`, `--from-token-file`, `--to-token-file`, relative to the working directory. */
   readonly tokenFile?: string;
   readonly insecureHttp?: boolean;
+  /** `--ca-file`, relative to the working directory. */
   readonly caFile?: string;
 }
 

@@ -32,50 +32,12 @@ function orderedSecrets(): readonly string[] {
 const SEARCH_EACH_UP_TO = 32;
 
 /**
- * The known secrets by a hash of their first four characters; within one, by length (longest first)
- * and then as a set: a position of a text is checked against each length once, however many secrets
- * share a prefix.
+ * The first {@link MIN_SCRUB_LENGTH} characters of every known secret: a position of a text where
+ * none starts is ruled out by one look-up.
  */
-interface PrefixBucket {
-  /** Distinct lengths, longest first. */
-  readonly lengths: number[];
-  readonly byLength: Map<number, Set<string>>;
-}
-/** A prefix hash shared by one secret maps to that secret itself (the usual case: no bucket built). */
-const byPrefix = new Map<number, string | PrefixBucket>();
-/** One byte per low 16 bits of a prefix hash: most positions of a text are ruled out by one read. */
-const prefixFilter = new Uint8Array(65536);
-
-function prefixKey(text: string, at: number): number {
-  return (
-    (((text.charCodeAt(at) * 31 + text.charCodeAt(at + 1)) * 31 + text.charCodeAt(at + 2)) * 31 +
-      text.charCodeAt(at + 3)) |
-    0
-  );
-}
-
-function indexSecret(secret: string): void {
-  const key = prefixKey(secret, 0);
-  prefixFilter[key & 0xffff] = 1;
-  const held = byPrefix.get(key);
-  if (held === undefined) {
-    byPrefix.set(key, secret);
-    return;
-  }
-  let bucket: PrefixBucket;
-  if (typeof held === 'string') {
-    bucket = { lengths: [held.length], byLength: new Map([[held.length, new Set([held])]]) };
-    byPrefix.set(key, bucket);
-  } else bucket = held;
-  const same = bucket.byLength.get(secret.length);
-  if (same !== undefined) {
-    same.add(secret);
-    return;
-  }
-  bucket.byLength.set(secret.length, new Set([secret]));
-  bucket.lengths.push(secret.length);
-  bucket.lengths.sort((a, b) => b - a);
-}
+const prefixes = new Set<string>();
+/** The distinct lengths of the known secrets, longest first. */
+let lengths: number[] = [];
 
 /** A secret of digits only (a PIN): see {@link standsAlone}. */
 const DIGITS_ONLY = /^[0-9]+$/;
@@ -111,16 +73,11 @@ function replaceSecret(text: string, secret: string): string {
 
 /** The longest known secret that starts at `at` in `text` and is to be removed there, if any. */
 function secretAt(text: string, at: number): string | undefined {
-  const key = prefixKey(text, at);
-  if (prefixFilter[key & 0xffff] !== 1) return undefined;
-  const bucket = byPrefix.get(key);
-  if (bucket === undefined) return undefined;
-  if (typeof bucket === 'string')
-    return text.startsWith(bucket, at) && standsAlone(text, at, bucket) ? bucket : undefined;
-  for (const length of bucket.lengths) {
-    if (at + length > text.length) continue;
+  if (!prefixes.has(text.slice(at, at + MIN_SCRUB_LENGTH))) return undefined;
+  for (const length of lengths) {
     const candidate = text.slice(at, at + length);
-    if (bucket.byLength.get(length)?.has(candidate) && standsAlone(text, at, candidate)) return candidate;
+    if (candidate.length === length && knownSecrets.has(candidate) && standsAlone(text, at, candidate))
+      return candidate;
   }
   return undefined;
 }
@@ -151,7 +108,8 @@ export function registerSecret(value: string | undefined | null): void {
   const trimmed = value.trim();
   if (trimmed.length >= MIN_SCRUB_LENGTH && trimmed !== MASK && !knownSecrets.has(trimmed)) {
     knownSecrets.add(trimmed);
-    indexSecret(trimmed);
+    prefixes.add(trimmed.slice(0, MIN_SCRUB_LENGTH));
+    if (!lengths.includes(trimmed.length)) lengths = [...lengths, trimmed.length].sort((x, y) => y - x);
     ordered = undefined;
   }
 }
@@ -171,8 +129,8 @@ const JSON_EXCERPT =
 /** Forget all registered secrets (tests). */
 export function clearRegisteredSecrets(): void {
   knownSecrets.clear();
-  byPrefix.clear();
-  prefixFilter.fill(0);
+  prefixes.clear();
+  lengths = [];
   ordered = undefined;
 }
 

@@ -304,31 +304,24 @@ export function classifyThrown(
   const code = networkCodeOf(error);
   const description = describeNetworkError(error, code);
   const http = contextOf(ctx, method, path);
+  // A failed TLS handshake sent nothing, and retrying cannot help. OpenSSL's text stays in the cause
+  // (the debug log), not in the one line a user reads.
   const tls = describeTlsFailure(code, ctx.baseUrl);
-  if (tls !== undefined) {
-    // The TLS handshake failed: nothing was sent, and retrying cannot help. OpenSSL's text stays in the
-    // cause (the debug log), not in the one line a user reads.
-    return {
-      error: new UnavailableError(`Cannot reach ${ctx.label} securely: ${tls.what}`, http, {
-        cause: { code, message: description, method, path: http.path },
-        ...(code === undefined ? {} : { networkCode: code }),
-        inDoubt: false,
-        hint: tls.hint,
-      }),
-      transient: false,
-      ...(code === undefined ? {} : { networkCode: code }),
-      detail: description,
-    };
-  }
-  // ECONNREFUSED and DNS failures never reached the service; anything else may have.
-  const inDoubt = code !== 'ECONNREFUSED' && code !== 'ENOTFOUND' && code !== 'EAI_AGAIN';
+  // ECONNREFUSED and DNS failures never reached the service either; anything else may have.
+  const inDoubt =
+    tls === undefined && code !== 'ECONNREFUSED' && code !== 'ENOTFOUND' && code !== 'EAI_AGAIN';
+  const message =
+    tls === undefined
+      ? `Cannot reach ${ctx.label} (${description})`
+      : `Cannot reach ${ctx.label} securely: ${tls.what}`;
   return {
-    error: new UnavailableError(`Cannot reach ${ctx.label} (${description})`, http, {
+    error: new UnavailableError(message, http, {
       cause: { code, message: description, method, path: http.path },
       ...(code === undefined ? {} : { networkCode: code }),
       inDoubt,
+      ...(tls === undefined ? {} : { hint: tls.hint }),
     }),
-    transient: code !== undefined && ctx.policy.networkCodes.includes(code),
+    transient: tls === undefined && code !== undefined && ctx.policy.networkCodes.includes(code),
     ...(code === undefined ? {} : { networkCode: code }),
     detail: description,
   };

@@ -96,12 +96,6 @@ export const DEFAULT_STREAM_DEADLINE_MS = 30 * 60_000;
 /** Default cap of a buffered answer, in decoded (decompressed) bytes. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-function readHeader(response: AxiosResponse, name: string): string | undefined {
-  const value = (response.headers as Record<string, unknown>)[name.toLowerCase()];
-  if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : undefined;
-  return typeof value === 'string' ? value : undefined;
-}
-
 /** A failed attempt travelling through p-retry (never leaves this file). */
 class AttemptFailure extends Error {
   constructor(readonly failure: Failure) {
@@ -235,7 +229,8 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
       }
       body = response.data as Readable;
       logged({ status: response.status }, 'response');
-      const retryAfter = readHeader(response, 'retry-after');
+      // Node keeps the first of repeated Retry-After headers: a string, or absent.
+      const retryAfter = response.headers['retry-after'] as string | undefined;
       const answer = (parsed: unknown): Outcome<T> =>
         classifyResponse<T>(ctx, request.method, request.path, response.status, parsed, retryAfter);
       const ok = response.status >= 200 && response.status < 300;

@@ -29,11 +29,7 @@ export async function peekFirstByte(
   }
   async function* again(): AsyncGenerator<Buffer> {
     yield* seen;
-    for (;;) {
-      const next = (await iterator.next()) as IteratorResult<Buffer>;
-      if (next.done) return;
-      yield next.value;
-    }
+    yield* iterator as AsyncIterableIterator<Buffer>;
   }
   return { stream: Readable.from(again(), { objectMode: false }), first };
 }

@@ -10,24 +10,17 @@ import { createHttpClient, type HttpClient } from '../api/http.js';
 import { createRetryBudget, DEFAULT_RETRY_BUDGET, type RetryBudget } from '../api/retry-policy.js';
 import {
   type Config,
-  type EnvironmentRole,
   loadConfig,
   type ProcessIo,
   type ResolvedEnvironment,
+  type ResolveOptions,
   resolveEnvironment,
 } from '../config.js';
 import type { Logger } from '../log.js';
 
-/** One side a command names, as read from its options. */
-export interface EnvironmentRequest {
-  /** A config name or a base URL. */
+/** One side a command names, as read from its options: a config name or a base URL, and how to resolve it. */
+export interface EnvironmentRequest extends ResolveOptions {
   readonly ref: string;
-  readonly role: EnvironmentRole;
-  /** `--token-file`, `--from-token-file`, `--to-token-file`, relative to the run's folder. */
-  readonly tokenFile?: string;
-  /** `--ca-file`, relative to the run's folder. */
-  readonly caFile?: string;
-  readonly insecureHttp: boolean;
 }
 
 /** What {@link openRunEnvironments} needs from the run. */
