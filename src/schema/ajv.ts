@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Ajv2020, Options as AjvOptions, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { isRecord } from '../own-property.js';
 
 /** A schema problem: JSON pointer and message. */
 export interface SchemaIssue {
@@ -47,9 +48,23 @@ export function createAjv(
   return ajv;
 }
 
-/** Turn ajv errors into {@link SchemaIssue}s with readable messages. */
+/**
+ * Turn ajv errors into {@link SchemaIssue}s with readable messages: a template's `errorText` (kept as
+ * `x-error-text`, read with ajv's `verbose`) for a failed pattern, "must not be empty" for a mandatory
+ * empty string, ajv's own words otherwise.
+ */
 export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
   return (errors ?? []).map((e) => {
+    if (e.keyword === 'pattern') {
+      const text = isRecord(e.parentSchema) ? e.parentSchema['x-error-text'] : undefined;
+      return { path: e.instancePath, message: typeof text === 'string' ? text : (e.message ?? 'is invalid') };
+    }
+    if (e.keyword === 'minLength' && (e.params as { limit?: number }).limit === 1)
+      return { path: e.instancePath, message: 'must not be empty' };
+    if (e.keyword === 'const') {
+      const allowed = (e.params as { allowedValue?: unknown }).allowedValue;
+      return { path: e.instancePath, message: `must be ${JSON.stringify(allowed)}` };
+    }
     if (e.keyword === 'required') {
       const missing = String((e.params as { missingProperty?: string }).missingProperty ?? '');
       return { path: `${e.instancePath}/${escapePointer(missing)}`, message: 'is required' };

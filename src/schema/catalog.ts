@@ -7,7 +7,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { memoizeBounded } from '../bounded-memo.js';
 import { InputFileError, type Problem, UsageError } from '../errors.js';
 import { readJsonFile } from '../files.js';
@@ -135,7 +135,7 @@ export function createCatalog(
       const errors: ValidationProblem[] = [];
       const warnings: ValidationProblem[] = [];
       if (!validate(entry)) {
-        for (const issue of describeErrors(validate.errors)) {
+        for (const issue of toSchemaIssues(validate.errors)) {
           errors.push({ kind: 'schema', entry: name, type, path: issue.path, message: issue.message });
         }
       }
@@ -184,33 +184,6 @@ export function findMaskedPaths(entry: Connection): string[] {
     }
   }
   return found;
-}
-
-/**
- * ajv errors -> readable issues: a template's `errorText` (kept as `x-error-text`) for a failed
- * pattern, "must not be empty" for a mandatory empty string, ajv's own words otherwise.
- */
-function describeErrors(
-  errors: readonly ErrorObject[] | null | undefined,
-): { path: string; message: string }[] {
-  const out: { path: string; message: string }[] = [];
-  for (const e of errors ?? []) {
-    if (e.keyword === 'pattern') {
-      const text = isRecord(e.parentSchema) ? e.parentSchema['x-error-text'] : undefined;
-      out.push({
-        path: e.instancePath,
-        message: typeof text === 'string' ? text : (e.message ?? 'is invalid'),
-      });
-    } else if (e.keyword === 'minLength' && (e.params as { limit?: number }).limit === 1) {
-      out.push({ path: e.instancePath, message: 'must not be empty' });
-    } else if (e.keyword === 'const') {
-      const allowed = (e.params as { allowedValue?: unknown }).allowedValue;
-      out.push({ path: e.instancePath, message: `must be ${JSON.stringify(allowed)}` });
-    } else {
-      out.push(...toSchemaIssues([e]));
-    }
-  }
-  return out;
 }
 
 // ---- loading -------------------------------------------------------------------------------------
