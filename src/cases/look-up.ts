@@ -26,11 +26,6 @@ export interface CaseTarget {
   readonly lookedUp: readonly CaseIdField[];
 }
 
-/** The order in which the fields are tried for `id`. */
-export function lookUpOrder(id: string): readonly CaseIdField[] {
-  return /^[0-9a-f]{24}$/i.test(id) ? ['_id', 'caseId', 'id'] : CASE_ID_FIELDS;
-}
-
 /** Resolve each of `ids` (in order, without repeats) to the id a write takes. */
 export async function lookUpCases(
   client: HttpClient,
@@ -41,7 +36,10 @@ export async function lookUpCases(
   for (const given of new Set(ids)) {
     const lookedUp: CaseIdField[] = [];
     let target: CaseTarget = { given, writeId: given, caseId: undefined, foundBy: undefined, lookedUp };
-    for (const field of lookUpOrder(given)) {
+    const order: readonly CaseIdField[] = /^[0-9a-f]{24}$/i.test(given)
+      ? ['_id', 'caseId', 'id']
+      : CASE_ID_FIELDS;
+    for (const field of order) {
       lookedUp.push(field);
       const found = await findCase(client, field, given, signal);
       if (found === undefined) continue;

@@ -21,15 +21,6 @@ export type SchemaCheck = (value: unknown) => readonly SchemaIssue[];
 // checks no entry and reads no config file or overrides never loads them.
 const requireAjv = createRequire(import.meta.url);
 
-/** ajv's 2020-12 class and ajv-formats, loaded at the first call. */
-function loadAjv(): { Ajv2020: typeof Ajv2020; addFormats: (ajv: Ajv2020) => Ajv2020 } {
-  const { Ajv2020 } = requireAjv('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
-  // ajv-formats ships CJS with a default export.
-  const formats = requireAjv('ajv-formats') as { default?: unknown };
-  const addFormats = (formats.default ?? formats) as (ajv: Ajv2020) => Ajv2020;
-  return { Ajv2020, addFormats };
-}
-
 /**
  * A new ajv instance with our settings. `x-secret` (a credential field) and `x-error-text` (the
  * message of a failed `pattern`, from a connector template's `errorText`) are annotation keywords.
@@ -40,7 +31,10 @@ function loadAjv(): { Ajv2020: typeof Ajv2020; addFormats: (ajv: Ajv2020) => Ajv
 export function createAjv(
   overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema' | 'verbose' | 'code'>> = {},
 ): Ajv2020 {
-  const { Ajv2020, addFormats } = loadAjv();
+  const { Ajv2020 } = requireAjv('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  // ajv-formats ships CJS with a default export.
+  const formats = requireAjv('ajv-formats') as { default?: unknown };
+  const addFormats = (formats.default ?? formats) as (ajv: Ajv2020) => Ajv2020;
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, ...overrides });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });

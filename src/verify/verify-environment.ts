@@ -30,7 +30,6 @@ import {
   countTests,
   isComplete,
   isVerified,
-  serializeVerifyReport,
   type TestCounts,
   type TestVerdict,
   type VerifyCounts,
@@ -209,7 +208,9 @@ export async function verifyEnvironment(
       ...(profileItems ?? []),
     ];
     if (options.report !== undefined) {
-      await writeFileAtomic(options.report, scrub(serializeVerifyReport(items)), { what: 'report' });
+      // `--report`: one JSON line per object.
+      const lines = items.map((item) => `${JSON.stringify(item)}\n`).join('');
+      await writeFileAtomic(options.report, scrub(lines), { what: 'report' });
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
     }
     return {
