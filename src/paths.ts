@@ -6,17 +6,11 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-let cachedRoot: string | undefined;
-
 /** The folder holding dds-migrate's package.json. */
 export function packageRoot(): string {
-  if (cachedRoot) return cachedRoot;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'schemas'))) {
-      cachedRoot = dir;
-      return dir;
-    }
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'schemas'))) return dir;
     const parent = dirname(dir);
     if (parent === dir) throw new Error('dds-migrate: cannot find the package root (no schemas/ folder)');
     dir = parent;

@@ -10,17 +10,12 @@ import { guardFileWrite, PRIVATE_FILE_MODE } from '../files.js';
 import type { BulkCaseUpdate, CaseFilter } from '../model/security-case.js';
 import { scrub } from '../secrets.js';
 
-export interface AuditChange {
-  readonly field: string;
-  readonly newValue: string;
-}
-
 /** What every line of a run's audit trail says: which run, when, where, what change. */
 interface AuditRecordBase {
   readonly runId: string;
   readonly at: string;
   readonly environment: string;
-  readonly change: AuditChange;
+  readonly change: Pick<BulkCaseUpdate, 'field' | 'newValue'>;
   /**
    * `cases update --reason`: why the change was made. The bulk PATCH body has no field for it (spec
    * section 5), so the audit trail is where it is kept.
@@ -54,10 +49,6 @@ export type CaseAuditRecord =
       readonly event: 'failed';
       readonly error: string;
     });
-
-export function toAuditChange(update: BulkCaseUpdate): AuditChange {
-  return { field: update.field, newValue: update.newValue };
-}
 
 /**
  * Append `records` to `file` (created with mode 0600) in one write, then fsync. A file that cannot be

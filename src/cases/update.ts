@@ -13,7 +13,7 @@ import { countOf } from '../display-name.js';
 import { DdsError, FileWriteError } from '../errors.js';
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import { assertWriteConfirmed } from '../protected.js';
-import { appendAuditRecords, type CaseAuditRecord, toAuditChange } from './audit.js';
+import { appendAuditRecords, type CaseAuditRecord } from './audit.js';
 import { toFilterClauses } from './filter.js';
 
 /** Ids matched by the preview but not reported (`missing`) and reported but not matched (`unexpected`), in their lists' order. */
@@ -66,7 +66,7 @@ async function applyCaseUpdate(
   const base = {
     runId: randomUUID(),
     environment: client.environment.url,
-    change: toAuditChange(update),
+    change: { field: update.field, newValue: update.newValue },
     ...(options.reason === undefined ? {} : { reason: options.reason }),
   } as const;
   const outcome = () => ({

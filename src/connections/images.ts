@@ -24,36 +24,27 @@ export function makeSafeImage(
 }
 
 /**
- * A copy of `body` without any masked value (a property whose value is `"******"` is left out; an
- * array element that is the mask is left out too): what an update sends, so that the service keeps the
- * stored secret. Returns the JSON pointers that were left out.
+ * A copy of `value` in which every masked value (`"******"`) is `replacement()`, or left out where that
+ * is undefined (a property, or an array element).
  */
-export function dropMaskedValues(body: Readonly<Record<string, unknown>>): {
-  body: Record<string, unknown>;
-  dropped: string[];
-} {
-  const dropped: string[] = [];
-  const walk = (value: unknown, pointer: string): unknown => {
-    if (Array.isArray(value)) {
-      const out: unknown[] = [];
-      value.forEach((item, i) => {
-        if (isMasked(item)) dropped.push(`${pointer}/${i}`);
-        else out.push(walk(item, `${pointer}/${i}`));
-      });
-      return out;
-    }
-    if (value !== null && typeof value === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) {
-        const p = `${pointer}/${escapePointer(k)}`;
-        if (isMasked(v)) dropped.push(p);
-        else assignOwn(out, k, walk(v, p));
-      }
-      return out;
-    }
-    return value;
-  };
-  return { body: walk(body, '') as Record<string, unknown>, dropped };
+function mapMasked(value: unknown, replacement: () => unknown): unknown {
+  const map = (v: unknown) => (isMasked(v) ? replacement() : mapMasked(v, replacement));
+  if (Array.isArray(value)) return value.map(map).filter((v) => v !== undefined);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const mapped = map(v);
+    if (mapped !== undefined) assignOwn(out, k, mapped);
+  }
+  return out;
+}
+
+/**
+ * A copy of `body` without any masked value (a property or an array element that is `"******"` is left
+ * out): what an update sends, so that the service keeps the stored secret.
+ */
+export function dropMaskedValues(body: Readonly<Record<string, unknown>>): { body: Record<string, unknown> } {
+  return { body: mapMasked(body, () => undefined) as Record<string, unknown> };
 }
 
 /**
@@ -91,17 +82,7 @@ export function findClearSecrets(
  * (the service keeps the stored secret); never sent.
  */
 export function fillMaskedForCheck(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const walk = (value: unknown): unknown => {
-    if (isMasked(value)) return 'kept-by-the-service';
-    if (Array.isArray(value)) return value.map(walk);
-    if (value !== null && typeof value === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) assignOwn(out, k, walk(v));
-      return out;
-    }
-    return value;
-  };
-  return walk(body) as Record<string, unknown>;
+  return mapMasked(body, () => 'kept-by-the-service') as Record<string, unknown>;
 }
 
 /** The value at a JSON pointer (own properties only), or undefined. */

@@ -14,6 +14,7 @@
  */
 import { countOf } from '../display-name.js';
 import type { Problem } from '../model/problem.js';
+import { compareNames } from './match.js';
 
 /** The objects of the target one connection needs. */
 export interface ConnectionReferences {
@@ -114,7 +115,7 @@ export function checkReferenceNeeds(needs: ReferenceNeeds, target: TargetReferen
   check(target.scannerGroups, needs.scannerGroups, LACKING.scannerGroup);
   check(target.credentials, needs.credentials, LACKING.credential);
   return problems.sort(
-    (a, b) => compare(a.entry ?? '', b.entry ?? '') || compare(a.path ?? '', b.path ?? ''),
+    (a, b) => compareNames(a.entry ?? '', b.entry ?? '') || compareNames(a.path ?? '', b.path ?? ''),
   );
 }
 
@@ -139,7 +140,7 @@ export function createReferenceCollector(): {
     else map.set(key, [name]);
   };
   const sorted = (map: Map<string, string[]>) =>
-    new Map([...map].sort(([a], [b]) => compare(a, b)).map(([k, v]) => [k, [...v].sort(compare)]));
+    new Map([...map].sort(([a], [b]) => compareNames(a, b)).map(([k, v]) => [k, [...v].sort(compareNames)]));
   return {
     add(entry) {
       const refs = readReferences(entry.body);
@@ -153,16 +154,6 @@ export function createReferenceCollector(): {
       certificates: sorted(certificates),
     }),
   };
-}
-
-export function summarizeReferences(entries: Iterable<ReferencingEntry>): ReferenceNeeds {
-  const collector = createReferenceCollector();
-  for (const entry of entries) collector.add(entry);
-  return collector.needs();
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** "the target must hold: scanner groups a, b; stored credentials x; certificates y" (empty kinds left out). */

@@ -8,12 +8,12 @@ import { type ClientFactory, type EnvironmentResolver, withClient } from '../api
 import { listConnectionKeys } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { createScanProfile, getScanProfile, listScanProfiles } from '../api/scan-profiles.js';
+import type { ConnectionKey } from '../api/types.js';
 import { ApiError, DdsError, InterruptedError, PreflightError, type Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import { assertWriteConfirmed } from '../protected.js';
 import { readIdMap } from './id-map.js';
 import {
-  type ConnectionKey,
   type DataSourceMapping,
   type IdMap,
   needsSourceConnections,
@@ -30,17 +30,14 @@ import {
 async function prepareProfileClone(
   source: HttpClient,
   target: HttpClient,
-  options: {
-    readonly ids: readonly string[];
-    readonly idMap: IdMap | undefined;
-    readonly allowRun: boolean;
-    readonly signal: AbortSignal;
-  },
+  options: CloneProfilesOptions,
+  idMap: IdMap | undefined,
+  signal: AbortSignal,
 ): Promise<ProfileClonePlan> {
   const profiles: SourceProfile[] = [];
   const unreadable: Problem[] = [];
   for (const id of options.ids) {
-    if (options.signal?.aborted)
+    if (signal.aborted)
       throw new InterruptedError('Interrupted before anything was created', { hint: 'Re-run the command' });
     try {
       profiles.push({ sourceId: id, profile: await getScanProfile(source, id) });
@@ -52,23 +49,22 @@ async function prepareProfileClone(
       }
     }
   }
-  const sourceConnections: ConnectionKey[] = needsSourceConnections(profiles, options.idMap)
-    ? await listConnectionKeys(source, options.signal)
+  const sourceConnections: ConnectionKey[] = needsSourceConnections(profiles, idMap)
+    ? await listConnectionKeys(source, signal)
     : [];
-  const targetConnections = await listConnectionKeys(target, options.signal);
+  const targetConnections = await listConnectionKeys(target, signal);
   const targetProfiles = new Map<string, string | undefined>();
-  for (const p of await listScanProfiles(target, { signal: options.signal })) {
+  for (const p of await listScanProfiles(target, { signal })) {
     if (typeof p.name === 'string') targetProfiles.set(p.name, p._id);
   }
   const plan = planProfileClone({
     profiles,
     sourceConnections,
     targetConnections,
-    idMap: options.idMap,
+    idMap,
     allowRun: options.allowRun,
     targetProfiles,
   });
-  if (unreadable.length === 0) return plan;
   return { ...plan, problems: [...unreadable, ...plan.problems] };
 }
 
@@ -198,12 +194,7 @@ export async function cloneProfiles(
   return withClient(side(ports.resolveSource), (source, sourceEnvironment) =>
     withClient(side(ports.resolveTarget), async (target, targetEnvironment) => {
       if (!options.dryRun) assertWriteConfirmed(targetEnvironment, options.confirm, '--to');
-      const plan = await prepareProfileClone(source, target, {
-        ids: options.ids,
-        idMap,
-        allowRun: options.allowRun,
-        signal: ports.signal,
-      });
+      const plan = await prepareProfileClone(source, target, options, idMap, ports.signal);
       const labels = { from: sourceEnvironment.label, to: targetEnvironment.label };
       if (options.dryRun) return { kind: 'dry-run', ...labels, plan };
       assertPlanClean(plan);

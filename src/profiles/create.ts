@@ -6,10 +6,10 @@
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import { listConnectionKeys } from '../api/connections.js';
 import { createScanProfile } from '../api/scan-profiles.js';
+import type { ConnectionKey } from '../api/types.js';
 import { PreflightError, type Problem } from '../errors.js';
 import type { ScanProfile } from '../model/scan-profile.js';
 import { assertWriteConfirmed } from '../protected.js';
-import type { ConnectionKey } from './plan.js';
 import { stripProfileServerFields } from './server-fields.js';
 import { readProfileFile } from './validate-profile.js';
 

@@ -5,6 +5,7 @@
  */
 
 import type { ConnectionKey } from '../api/types.js';
+import { compareNames } from '../connections/match.js';
 import type { Problem } from '../errors.js';
 import {
   type DataSourceListContext,
@@ -23,8 +24,6 @@ export interface IdMapEntry {
 
 /** `<source _id>` -> entry. */
 export type IdMap = ReadonlyMap<string, IdMapEntry>;
-
-export type { ConnectionKey };
 
 /** How one `dataSourceList` entry was mapped. */
 export interface DataSourceMapping {
@@ -123,8 +122,8 @@ function readDataSourceList(profile: Readonly<Record<string, unknown>>): string[
  * the target is what counts, so a stale target id falls back to the name.
  */
 function cloneContext(input: ProfileCloneInput): DataSourceListContext {
-  const sourceById = indexById(input.sourceConnections);
-  const targetById = indexById(input.targetConnections);
+  const sourceById = new Map(input.sourceConnections.map((c) => [c._id, c]));
+  const targetById = new Map(input.targetConnections.map((c) => [c._id, c]));
   const targetByName = new Map(input.targetConnections.map((c) => [c.name, c]));
   const followed = new Map<string, string>();
   for (const entry of input.idMap?.values() ?? []) {
@@ -218,12 +217,6 @@ export function planProfileClone(input: ProfileCloneInput): ProfileClonePlan {
   return {
     steps,
     problems: steps.flatMap((s) => (s.kind === 'blocked' ? s.problems : [])),
-    missingConnections: [...missing].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+    missingConnections: [...missing].sort(compareNames),
   };
-}
-
-function indexById(connections: readonly ConnectionKey[]): Map<string, ConnectionKey> {
-  const map = new Map<string, ConnectionKey>();
-  for (const c of connections) if (c._id !== undefined) map.set(c._id, c);
-  return map;
 }

@@ -43,7 +43,8 @@ export function checkTimeZone(zone: string): string | undefined {
 const ONE_OF_NOISE = new Set([
   'must match exactly one schema in oneOf',
   'must NOT be valid',
-  'must be equal to constant',
+  'must be true',
+  'must be false',
   'is required',
 ]);
 const ONE_OF_PATHS = new Set(['', '/isSingleRunScan', '/schedule']);

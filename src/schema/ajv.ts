@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Ajv2020, Options as AjvOptions, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { isRecord } from '../own-property.js';
 
 /** A schema problem: JSON pointer and message. */
 export interface SchemaIssue {
@@ -20,15 +21,6 @@ export type SchemaCheck = (value: unknown) => readonly SchemaIssue[];
 // checks no entry and reads no config file or overrides never loads them.
 const requireAjv = createRequire(import.meta.url);
 
-/** ajv's 2020-12 class and ajv-formats, loaded at the first call. */
-function loadAjv(): { Ajv2020: typeof Ajv2020; addFormats: (ajv: Ajv2020) => Ajv2020 } {
-  const { Ajv2020 } = requireAjv('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
-  // ajv-formats ships CJS with a default export.
-  const formats = requireAjv('ajv-formats') as { default?: unknown };
-  const addFormats = (formats.default ?? formats) as (ajv: Ajv2020) => Ajv2020;
-  return { Ajv2020, addFormats };
-}
-
 /**
  * A new ajv instance with our settings. `x-secret` (a credential field) and `x-error-text` (the
  * message of a failed `pattern`, from a connector template's `errorText`) are annotation keywords.
@@ -39,7 +31,10 @@ function loadAjv(): { Ajv2020: typeof Ajv2020; addFormats: (ajv: Ajv2020) => Ajv
 export function createAjv(
   overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema' | 'verbose' | 'code'>> = {},
 ): Ajv2020 {
-  const { Ajv2020, addFormats } = loadAjv();
+  const { Ajv2020 } = requireAjv('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  // ajv-formats ships CJS with a default export.
+  const formats = requireAjv('ajv-formats') as { default?: unknown };
+  const addFormats = (formats.default ?? formats) as (ajv: Ajv2020) => Ajv2020;
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, ...overrides });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
@@ -47,9 +42,23 @@ export function createAjv(
   return ajv;
 }
 
-/** Turn ajv errors into {@link SchemaIssue}s with readable messages. */
+/**
+ * Turn ajv errors into {@link SchemaIssue}s with readable messages: a template's `errorText` (kept as
+ * `x-error-text`, read with ajv's `verbose`) for a failed pattern, "must not be empty" for a mandatory
+ * empty string, ajv's own words otherwise.
+ */
 export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
   return (errors ?? []).map((e) => {
+    if (e.keyword === 'pattern') {
+      const text = isRecord(e.parentSchema) ? e.parentSchema['x-error-text'] : undefined;
+      return { path: e.instancePath, message: typeof text === 'string' ? text : (e.message ?? 'is invalid') };
+    }
+    if (e.keyword === 'minLength' && (e.params as { limit?: number }).limit === 1)
+      return { path: e.instancePath, message: 'must not be empty' };
+    if (e.keyword === 'const') {
+      const allowed = (e.params as { allowedValue?: unknown }).allowedValue;
+      return { path: e.instancePath, message: `must be ${JSON.stringify(allowed)}` };
+    }
     if (e.keyword === 'required') {
       const missing = String((e.params as { missingProperty?: string }).missingProperty ?? '');
       return { path: `${e.instancePath}/${escapePointer(missing)}`, message: 'is required' };

@@ -7,8 +7,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { memoizeBounded } from '../bounded-memo.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { InputFileError, type Problem, UsageError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import type { Connection } from '../model/connection.js';
@@ -85,8 +84,8 @@ const MASKED_SECRET_MESSAGE = 'must be supplied at import';
 
 /** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
 export function createCatalog(
-  schemas: ReadonlyMap<string, { readonly schema: Record<string, unknown>; readonly source: string }>,
-  generic: { readonly schema: Record<string, unknown>; readonly source: string },
+  schemas: ReadonlyMap<string, SchemaFile>,
+  generic: SchemaFile,
   warnings: readonly string[] = [],
   options: CatalogOptions = {},
 ): TemplateCatalog {
@@ -135,7 +134,7 @@ export function createCatalog(
       const errors: ValidationProblem[] = [];
       const warnings: ValidationProblem[] = [];
       if (!validate(entry)) {
-        for (const issue of describeErrors(validate.errors)) {
+        for (const issue of toSchemaIssues(validate.errors)) {
           errors.push({ kind: 'schema', entry: name, type, path: issue.path, message: issue.message });
         }
       }
@@ -168,15 +167,12 @@ function describeSchema(schema: Record<string, unknown>, source: string): TypeSc
   return { schema, source, secrets, required, requiredSecrets: required.filter((k) => secrets.has(k)) };
 }
 
-/** `/key`, one string per key: a report of 100k masked passwords then holds one `/password`. */
-const pointerOf = memoizeBounded((key) => `/${escapePointer(key)}`, 10_000);
-
 /** JSON pointers of every value that is the service's mask: top-level fields and encrypted custom fields. */
 export function findMaskedPaths(entry: Connection): string[] {
   const found: string[] = [];
   for (const key of Object.keys(entry)) {
     const value = entry[key];
-    if (isMasked(value)) found.push(pointerOf(key));
+    if (isMasked(value)) found.push(`/${escapePointer(key)}`);
     else if (key === 'custom_fields' && Array.isArray(value)) {
       value.forEach((field: unknown, i) => {
         if (isRecord(field) && isMasked(field.field_value)) found.push(`/custom_fields/${i}/field_value`);
@@ -184,33 +180,6 @@ export function findMaskedPaths(entry: Connection): string[] {
     }
   }
   return found;
-}
-
-/**
- * ajv errors -> readable issues: a template's `errorText` (kept as `x-error-text`) for a failed
- * pattern, "must not be empty" for a mandatory empty string, ajv's own words otherwise.
- */
-function describeErrors(
-  errors: readonly ErrorObject[] | null | undefined,
-): { path: string; message: string }[] {
-  const out: { path: string; message: string }[] = [];
-  for (const e of errors ?? []) {
-    if (e.keyword === 'pattern') {
-      const text = isRecord(e.parentSchema) ? e.parentSchema['x-error-text'] : undefined;
-      out.push({
-        path: e.instancePath,
-        message: typeof text === 'string' ? text : (e.message ?? 'is invalid'),
-      });
-    } else if (e.keyword === 'minLength' && (e.params as { limit?: number }).limit === 1) {
-      out.push({ path: e.instancePath, message: 'must not be empty' });
-    } else if (e.keyword === 'const') {
-      const allowed = (e.params as { allowedValue?: unknown }).allowedValue;
-      out.push({ path: e.instancePath, message: `must be ${JSON.stringify(allowed)}` });
-    } else {
-      out.push(...toSchemaIssues([e]));
-    }
-  }
-  return out;
 }
 
 // ---- loading -------------------------------------------------------------------------------------
@@ -242,15 +211,13 @@ async function readSchemaFile(path: string): Promise<Record<string, unknown>> {
 type SchemaFile = { readonly schema: Record<string, unknown>; readonly source: string };
 
 /**
- * The schemas of a folder: `<type>.schema.json` per type, in file-name order, and the generic schema
- * (the folder's own `connection.schema.json` when it has one, else the shipped one). What
- * {@link loadShippedCatalog} reads.
+ * The catalog of a schemas folder (default: the shipped `schemas/templates`): `<type>.schema.json` per
+ * type, in file-name order, and the generic schema (the folder's own `connection.schema.json` when it
+ * has one, else the shipped one).
  *
  * @throws UsageError when the folder cannot be read; InputFileError for a file that is not a schema.
  */
-export async function readSchemasFolder(
-  dir: string,
-): Promise<{ readonly schemas: Map<string, SchemaFile>; readonly generic: SchemaFile }> {
+export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): Promise<TemplateCatalog> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -267,15 +234,7 @@ export async function readSchemasFolder(
     schemas.set(file.slice(0, -SCHEMA_SUFFIX.length), { schema: await readSchemaFile(path), source: path });
   }
   const genericPath = names.includes(GENERIC_FILE) ? join(dir, GENERIC_FILE) : shippedConnectionSchemaPath();
-  return { schemas, generic: { schema: await readSchemaFile(genericPath), source: genericPath } };
-}
-
-/**
- * The catalog of a schemas folder ({@link readSchemasFolder}; default: the shipped
- * `schemas/templates`).
- */
-export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): Promise<TemplateCatalog> {
-  const { schemas, generic } = await readSchemasFolder(dir);
+  const generic = { schema: await readSchemaFile(genericPath), source: genericPath };
   return createCatalog(schemas, generic, [], {
     schemasChecked: resolve(dir) === resolve(shippedTemplatesDir()),
   });
@@ -289,7 +248,7 @@ export async function loadCatalogOfTemplates(
   templates: readonly ConnectorTemplate[],
 ): Promise<TemplateCatalog> {
   const generic = await readSchemaFile(shippedConnectionSchemaPath());
-  const schemas = new Map<string, { schema: Record<string, unknown>; source: string }>();
+  const schemas = new Map<string, SchemaFile>();
   const warnings: string[] = [];
   for (const template of templates) {
     const result = convertTemplate(template);

@@ -22,12 +22,11 @@ export async function fetchTargetReferences(
   client: HttpClient,
   signal: AbortSignal,
 ): Promise<TargetReferences> {
-  // Both asked at once (each waits on the service); a failure of one ends the read, the other's end is ignored.
-  const scannersRead = listScanners(client, { signal });
-  const credentialsRead = listCredentials(client, { signal });
-  credentialsRead.catch(() => undefined);
-  const scanners = await scannersRead;
-  const credentials = await credentialsRead;
+  // Both asked at once (each waits on the service); a failure of one ends the read.
+  const [scanners, credentials] = await Promise.all([
+    listScanners(client, { signal }),
+    listCredentials(client, { signal }),
+  ]);
   return {
     scannerGroups: namesOf(scanners, (s) => s.scanner_group),
     credentials: namesOf(credentials, (c) => c.credential_id),

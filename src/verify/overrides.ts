@@ -10,11 +10,6 @@ import type { Connection } from '../model/connection.js';
 import { isRecord } from '../own-property.js';
 import { isSecretByName, MASK } from '../secrets.js';
 
-/** The top-level fields the overrides set on an entry (all, then its type's, then its name's). */
-function overriddenKeys(entry: Connection, overrides: Overrides): Set<string> {
-  return new Set(blocksFor(entry, overrides).flatMap((block) => Object.keys(block)));
-}
-
 /** An encrypted `custom_fields` element, its value masked. */
 function maskEncryptedValue(element: unknown): unknown {
   if (!isRecord(element) || element.field_type !== 'encrypted' || !Object.hasOwn(element, 'field_value'))
@@ -31,7 +26,8 @@ export function applyVerifyOverrides(
   overrides: Overrides,
   secretFields: ReadonlySet<string>,
 ): Connection {
-  const keys = overriddenKeys(entry, overrides);
+  // The top-level fields the overrides set on the entry (all, then its type's, then its name's).
+  const keys = new Set(blocksFor(entry, overrides).flatMap((block) => Object.keys(block)));
   if (keys.size === 0) return entry;
   const out: Record<string, unknown> = { ...applyOverrides(entry, overrides) };
   for (const key of keys) {

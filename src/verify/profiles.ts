@@ -5,7 +5,7 @@
  * fields ignored, sources by name), so verify and diff agree.
  */
 import { compareNames } from '../connections/match.js';
-import { compareProfileFields, toComparableProfile } from '../diff/scan-profiles.js';
+import { diffScanProfiles, toComparableProfile } from '../diff/scan-profiles.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
 import type { VerifyItem } from './verdict.js';
 
@@ -23,42 +23,32 @@ export const ONE_TIME_NOTE =
 const comparable = (side: ProfileSide) =>
   toComparableProfile(side.profile, side.dataSourceNames, isProfileServerField);
 
-function nameOf(side: ProfileSide): string {
-  return String(side.profile.name);
-}
-
 /**
- * Verdicts of the profiles, in name order: `present`, `different` (fields named), `missing`, `extra`;
- * a one-time profile absent from the environment is `skipped` (the import leaves it out by design).
- * A name held twice on a side is compared once (the first), as connections are paired.
+ * Verdicts of the profiles, in name order, from the profile diff of `diff`: `present`, `different`
+ * (fields named), `missing`, `extra`; a one-time profile absent from the environment is `skipped` (the
+ * import leaves it out by design).
  */
 export function verifyProfiles(
   snapshot: readonly ProfileSide[],
   environment: readonly ProfileSide[],
 ): VerifyItem[] {
-  const live = new Map<string, ProfileSide>();
-  for (const p of environment) if (!live.has(nameOf(p))) live.set(nameOf(p), p);
-  const expected = new Map<string, ProfileSide>();
-  for (const p of snapshot) if (!expected.has(nameOf(p))) expected.set(nameOf(p), p);
-  const items: VerifyItem[] = [];
-  for (const [name, p] of expected) {
-    const other = live.get(name);
-    if (other === undefined) {
-      items.push(
-        p.profile.isSingleRunScan === true
-          ? { object: 'scan profile', name, state: 'skipped', note: ONE_TIME_NOTE }
-          : { object: 'scan profile', name, state: 'missing' },
-      );
-      continue;
-    }
-    const fields = compareProfileFields(comparable(p), comparable(other));
-    items.push(
-      fields.length === 0
-        ? { object: 'scan profile', name, state: 'present' }
-        : { object: 'scan profile', name, state: 'different', fields },
-    );
-  }
-  for (const name of live.keys())
-    if (!expected.has(name)) items.push({ object: 'scan profile', name, state: 'extra' });
+  const diff = diffScanProfiles(snapshot.map(comparable), environment.map(comparable));
+  const missing = new Set(diff.added);
+  const different = new Map(diff.changed.map((c) => [c.name, c.fields]));
+  const oneTime = new Set(
+    snapshot.filter((p) => p.profile.isSingleRunScan === true).map((p) => String(p.profile.name)),
+  );
+  const items = [...new Set(snapshot.map((p) => String(p.profile.name)))].map((name): VerifyItem => {
+    const object = 'scan profile';
+    if (missing.has(name))
+      return oneTime.has(name)
+        ? { object, name, state: 'skipped', note: ONE_TIME_NOTE }
+        : { object, name, state: 'missing' };
+    const fields = different.get(name);
+    return fields === undefined
+      ? { object, name, state: 'present' }
+      : { object, name, state: 'different', fields };
+  });
+  items.push(...diff.removed.map((name): VerifyItem => ({ object: 'scan profile', name, state: 'extra' })));
   return items.sort((a, b) => compareNames(a.name, b.name));
 }

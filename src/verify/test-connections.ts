@@ -47,21 +47,19 @@ export async function runConnectionTests(
   const verdicts = new Map<string, TestVerdict>();
   // Stops waiting tasks on Ctrl-C or on the first error that ends the run.
   const stop = new AbortController();
-  setMaxListeners(deps.concurrency + 10, stop.signal);
-  const onAbort = () => stop.abort(new InterruptedError());
-  if (deps.signal.aborted) onAbort();
-  else deps.signal.addEventListener('abort', onAbort, { once: true });
+  const stopped = AbortSignal.any([deps.signal, stop.signal]);
+  setMaxListeners(deps.concurrency + 10, stopped);
   let fatal: unknown;
 
   // Never rejects: a refused test is a verdict, an error that ends the run is kept in `fatal`.
   const testOne = async (target: TestTarget): Promise<void> => {
-    if (stop.signal.aborted) return;
+    if (stopped.aborted) return;
     try {
-      await deps.limiter.acquire(stop.signal);
+      await deps.limiter.acquire(stopped);
     } catch {
       return; // stopped while waiting for a slot
     }
-    if (stop.signal.aborted) return;
+    if (stopped.aborted) return;
     let verdict: TestVerdict;
     try {
       const outcome = await testConnection(deps.client, target.connection, { signal: deps.signal });
@@ -83,11 +81,7 @@ export async function runConnectionTests(
     deps.onSettled(target.connection.name, verdict);
   };
 
-  try {
-    await forEachLimited(targets, deps.concurrency, testOne);
-  } finally {
-    deps.signal.removeEventListener('abort', onAbort);
-  }
+  await forEachLimited(targets, deps.concurrency, testOne);
   if (fatal !== undefined) throw fatal;
   if (deps.signal.aborted) throw new InterruptedError('Interrupted during the connection tests');
   return verdicts;

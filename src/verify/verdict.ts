@@ -115,8 +115,3 @@ export function isComplete(items: readonly VerifyItem[]): boolean {
 export function isVerified(items: readonly VerifyItem[]): boolean {
   return isComplete(items) && !items.some((item) => item.test?.kind === 'regression');
 }
-
-/** `--report`: one JSON line per object. */
-export function serializeVerifyReport(items: readonly VerifyItem[]): string {
-  return items.map((item) => `${JSON.stringify(item)}\n`).join('');
-}

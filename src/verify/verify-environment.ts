@@ -19,9 +19,9 @@ import { EMPTY_OVERRIDES, loadOverrides, resolveOverrides } from '../importer/ov
 import type { Connection } from '../model/connection.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { registerSecretsOf, scrub } from '../secrets.js';
-import { type IndexedSnapshot, indexSnapshot } from '../snapshot/read.js';
+import { indexSnapshot } from '../snapshot/read.js';
 import { type Clock, createRateLimiter } from '../sync/throttle.js';
-import { type ConnectionVerifier, createConnectionVerifier } from './connections.js';
+import { createConnectionVerifier } from './connections.js';
 import { applyVerifyOverrides } from './overrides.js';
 import { type ProfileSide, verifyProfiles } from './profiles.js';
 import { DEFAULT_TEST_CONCURRENCY, DEFAULT_TEST_RATE, runConnectionTests } from './test-connections.js';
@@ -30,7 +30,6 @@ import {
   countTests,
   isComplete,
   isVerified,
-  serializeVerifyReport,
   type TestCounts,
   type TestVerdict,
   type VerifyCounts,
@@ -134,107 +133,98 @@ export async function verifyEnvironment(
     { signal: ports.signal, label: options.snapshotLabel },
   );
   try {
-    return await verifyAgainst(snapshot, verifier, secretFields, options, ports, onEvent);
+    if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
+
+    // None when the snapshot holds no profiles: format version 1 (its header migrated to `include:
+    // ["connections"]`), or an export that could not read them.
+    const expectedProfiles: ProfileSide[] | undefined = snapshot.verified.header.include.includes(
+      'scanProfiles',
+    )
+      ? snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }))
+      : undefined;
+    const { environment, liveProfiles } = await withClient(ports, async (client, environment) => {
+      // Compared as the streamed export (as `diff` reads an environment) arrives, and dropped.
+      for await (const actual of exportConnections(client, { signal: ports.signal })) {
+        registerSecretsOf(actual, secretFields(actual.type));
+        verifier.add(actual);
+      }
+      // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
+      const liveProfiles =
+        expectedProfiles === undefined
+          ? []
+          : await listScanProfiles(client, { signal: ports.signal, ifServed: true });
+      return { environment, liveProfiles };
+    });
+    const { items: connectionItems, present, nameById, counts } = verifier.finish();
+    onEvent({
+      kind: 'sides-read',
+      snapshot: { label: options.snapshotLabel, connections: counts.snapshot },
+      environment: { label: environment.label, connections: counts.environment },
+    });
+
+    let verdicts: Map<string, TestVerdict> | undefined;
+    if (options.testConnections) {
+      const rate = options.rate ?? Math.min(DEFAULT_TEST_RATE, environment.rate ?? DEFAULT_TEST_RATE);
+      const concurrency = Math.min(
+        DEFAULT_TEST_CONCURRENCY,
+        environment.concurrency ?? DEFAULT_TEST_CONCURRENCY,
+      );
+      const limiter = createRateLimiter({ rate, ...(ports.clock ? { clock: ports.clock } : {}) });
+      // Their own retry budget: a sick test endpoint ends the tests, not the reads of another run.
+      const budget = createRetryBudget(Math.max(10, Math.ceil(present.length / 10)));
+      const testClient = ports.createClient(environment, {
+        retryBudget: budget,
+        onRateLimited: (ms) => limiter.onRateLimited(ms),
+        timeoutMs: TEST_TIMEOUT_MS,
+      });
+      onEvent({ kind: 'tests-started', total: present.length, concurrency, rate: limiter.currentRate() });
+      try {
+        verdicts = await runConnectionTests(present, {
+          client: testClient,
+          limiter,
+          concurrency,
+          signal: ports.signal,
+          onSettled: (name, verdict) => onEvent({ kind: 'test-settled', name, verdict }),
+        });
+      } finally {
+        onEvent({ kind: 'tests-ended' });
+        testClient.close();
+      }
+    }
+
+    const tested = verdicts;
+    const profileItems =
+      expectedProfiles === undefined
+        ? undefined
+        : verifyProfiles(
+            expectedProfiles,
+            liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, nameById) })),
+          );
+    const items: VerifyItem[] = [
+      ...connectionItems.map((item) => {
+        const test = tested?.get(item.name);
+        return test === undefined ? item : { ...item, test };
+      }),
+      ...(profileItems ?? []),
+    ];
+    if (options.report !== undefined) {
+      // `--report`: one JSON line per object.
+      const lines = items.map((item) => `${JSON.stringify(item)}\n`).join('');
+      await writeFileAtomic(options.report, scrub(lines), { what: 'report' });
+      onEvent({ kind: 'file-written', file: 'report', path: options.report });
+    }
+    return {
+      snapshot: options.snapshotLabel,
+      environment: environment.label,
+      items,
+      connections: countStates(items.filter((i) => i.object === 'connection')),
+      scanProfiles: profileItems === undefined ? undefined : countStates(profileItems),
+      tests: tested === undefined ? undefined : countTests(items),
+      complete: isComplete(items),
+      verified: isVerified(items),
+      reportPath: options.report,
+    };
   } finally {
     snapshot.file.close();
   }
-}
-
-async function verifyAgainst(
-  snapshot: IndexedSnapshot,
-  verifier: ConnectionVerifier,
-  secretFields: (type: string) => ReadonlySet<string>,
-  options: VerifyOptions,
-  ports: VerifyPorts,
-  onEvent: (event: VerifyEvent) => void,
-): Promise<VerifyResult> {
-  if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
-
-  // None when the snapshot holds no profiles: format version 1 (its header migrated to `include:
-  // ["connections"]`), or an export that could not read them.
-  const expectedProfiles: ProfileSide[] | undefined = snapshot.verified.header.include.includes(
-    'scanProfiles',
-  )
-    ? snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }))
-    : undefined;
-  const { environment, liveProfiles } = await withClient(ports, async (client, environment) => {
-    // Compared as the streamed export (as `diff` reads an environment) arrives, and dropped.
-    for await (const actual of exportConnections(client, { signal: ports.signal })) {
-      registerSecretsOf(actual, secretFields(actual.type));
-      verifier.add(actual);
-    }
-    // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
-    const liveProfiles =
-      expectedProfiles === undefined
-        ? []
-        : await listScanProfiles(client, { signal: ports.signal, ifServed: true });
-    return { environment, liveProfiles };
-  });
-  const { items: connectionItems, present, nameById, counts } = verifier.finish();
-  onEvent({
-    kind: 'sides-read',
-    snapshot: { label: options.snapshotLabel, connections: counts.snapshot },
-    environment: { label: environment.label, connections: counts.environment },
-  });
-
-  let verdicts: Map<string, TestVerdict> | undefined;
-  if (options.testConnections) {
-    const rate = options.rate ?? Math.min(DEFAULT_TEST_RATE, environment.rate ?? DEFAULT_TEST_RATE);
-    const concurrency = Math.min(
-      DEFAULT_TEST_CONCURRENCY,
-      environment.concurrency ?? DEFAULT_TEST_CONCURRENCY,
-    );
-    const limiter = createRateLimiter({ rate, ...(ports.clock ? { clock: ports.clock } : {}) });
-    // Their own retry budget: a sick test endpoint ends the tests, not the reads of another run.
-    const budget = createRetryBudget(Math.max(10, Math.ceil(present.length / 10)));
-    const testClient = ports.createClient(environment, {
-      retryBudget: budget,
-      onRateLimited: (ms) => limiter.onRateLimited(ms),
-      timeoutMs: TEST_TIMEOUT_MS,
-    });
-    onEvent({ kind: 'tests-started', total: present.length, concurrency, rate: limiter.currentRate() });
-    try {
-      verdicts = await runConnectionTests(present, {
-        client: testClient,
-        limiter,
-        concurrency,
-        signal: ports.signal,
-        onSettled: (name, verdict) => onEvent({ kind: 'test-settled', name, verdict }),
-      });
-    } finally {
-      onEvent({ kind: 'tests-ended' });
-      testClient.close();
-    }
-  }
-
-  const tested = verdicts;
-  const profileItems =
-    expectedProfiles === undefined
-      ? undefined
-      : verifyProfiles(
-          expectedProfiles,
-          liveProfiles.map((profile) => ({ profile, dataSourceNames: nameDataSources(profile, nameById) })),
-        );
-  const items: VerifyItem[] = [
-    ...connectionItems.map((item) => {
-      const test = tested?.get(item.name);
-      return test === undefined ? item : { ...item, test };
-    }),
-    ...(profileItems ?? []),
-  ];
-  if (options.report !== undefined) {
-    await writeFileAtomic(options.report, scrub(serializeVerifyReport(items)), { what: 'report' });
-    onEvent({ kind: 'file-written', file: 'report', path: options.report });
-  }
-  return {
-    snapshot: options.snapshotLabel,
-    environment: environment.label,
-    items,
-    connections: countStates(items.filter((i) => i.object === 'connection')),
-    scanProfiles: profileItems === undefined ? undefined : countStates(profileItems),
-    tests: tested === undefined ? undefined : countTests(items),
-    complete: isComplete(items),
-    verified: isVerified(items),
-    reportPath: options.report,
-  };
 }

@@ -339,7 +339,6 @@ describe('images never hold a credential value', () => {
         empty_password: '',
         custom_fields: [{ field_name: 'k', field_type: 'encrypted' }],
       },
-      dropped: ['/access_code', '/password', '/custom_fields/0/field_value'],
     });
   });
 });

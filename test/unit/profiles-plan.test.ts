@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type ConnectionKey,
-  type IdMap,
-  needsSourceConnections,
-  planProfileClone,
-} from '../../src/profiles/plan.js';
+import type { ConnectionKey } from '../../src/api/types.js';
+import { type IdMap, needsSourceConnections, planProfileClone } from '../../src/profiles/plan.js';
 import { stripProfileServerFields } from '../../src/profiles/server-fields.js';
 
 const SRC: ConnectionKey[] = [

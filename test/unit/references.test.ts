@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkEntryReferences,
+  createReferenceCollector,
   describeReferenceWarnings,
   readReferences,
   resolveSourceIds,
-  summarizeReferences,
   type TargetReferences,
 } from '../../src/connections/references.js';
 
@@ -68,12 +68,17 @@ describe('checkEntryReferences', () => {
       entry('b', { scanner_group: 'eu', credential_id: 'c1' }),
     ];
     for (const e of entries) expect(checkEntryReferences(e, unknown)).toEqual([]);
-    expect(describeReferenceWarnings(summarizeReferences(entries), unknown)).toEqual([
+    const needs = (list: typeof entries) => {
+      const collector = createReferenceCollector();
+      for (const e of list) collector.add(e);
+      return collector.needs();
+    };
+    expect(describeReferenceWarnings(needs(entries), unknown)).toEqual([
       'scanner groups could not be checked (the target does not list scanners): it must hold eu (2 entries)',
       'stored credentials could not be checked (the target does not list credentials): it must hold c1 (2 entries)',
       'certificates must exist in the target, cannot be checked: ca (a)',
     ]);
-    expect(describeReferenceWarnings(summarizeReferences([entries[1]!]), target)).toEqual([]);
+    expect(describeReferenceWarnings(needs([entries[1]!]), target)).toEqual([]);
   });
 });
 
