@@ -151,12 +151,6 @@ export interface SideContent extends SideRead {
   readonly count: number;
 }
 
-export type DiffEvent = {
-  readonly kind: 'sides-read';
-  readonly from: { readonly label: string; readonly count: number };
-  readonly to: { readonly label: string; readonly count: number };
-};
-
 export interface DiffSourcesResult {
   readonly diff: DiffResult;
   readonly from: SideContent;
@@ -171,11 +165,7 @@ export interface DiffSourcesResult {
  * both sides whole. The result is known, and returned, only once both sides are read and checked (a
  * snapshot's trailer, the export's end).
  */
-export async function diffSources(
-  options: DiffOptions,
-  ports: DiffPorts,
-  onEvent: (event: DiffEvent) => void,
-): Promise<DiffSourcesResult> {
+export async function diffSources(options: DiffOptions, ports: DiffPorts): Promise<DiffSourcesResult> {
   const sides = {
     from: classifySide(options.from, 'from', options.config, options.cwd),
     to: classifySide(options.to, 'to', options.config, options.cwd),
@@ -184,11 +174,6 @@ export async function diffSources(
   const [fromRead, toRead, found] = await readBothSides(sides, ports, options.ignoreFields, catalog);
   const from: SideContent = { ...fromRead, count: found.counts.from };
   const to: SideContent = { ...toRead, count: found.counts.to };
-  onEvent({
-    kind: 'sides-read',
-    from: { label: from.label, count: from.count },
-    to: { label: to.label, count: to.count },
-  });
   const diff =
     from.profiles.length === 0 && to.profiles.length === 0
       ? found.result
