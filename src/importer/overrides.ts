@@ -68,47 +68,47 @@ let overridesCheck: Promise<SchemaCheck> | undefined;
 /** Deepest nesting of values an overrides file may hold (a connection's fields are a few levels deep). */
 export const MAX_OVERRIDES_DEPTH = 64;
 
-/** A string's text with its well-formed placeholders removed still holds one of these: one is malformed. */
-const PLACEHOLDER_STARTS = ['${env:', '${file:'];
+/**
+ * What a string still holds, once its well-formed placeholders are removed, when one is malformed: the
+ * start, the form it should have, and how to write it.
+ */
+const MALFORMED_PLACEHOLDERS = [
+  [
+    '${env:',
+    '${env:NAME}',
+    'Write it as ${env:NAME}, NAME made of letters, digits and _ (not starting with a digit), closed by }',
+  ],
+  ['${file:', '${file:PATH}', 'Write it as ${file:PATH}, PATH relative to the overrides file, closed by }'],
+] as const;
 
 /**
- * Walk the document without recursion (a file nested thousands deep must be one clear line, not a
- * stack overflow): refuse nesting deeper than {@link MAX_OVERRIDES_DEPTH} and any malformed
- * `${env:...}` placeholder (unterminated, or an invalid NAME), which would otherwise be sent as it is,
- * e.g. as a password. The value itself is never quoted: it may be a literal secret.
+ * Refuse nesting deeper than {@link MAX_OVERRIDES_DEPTH} (a file nested thousands deep is one clear
+ * line, not a stack overflow) and any malformed placeholder (unterminated, or an invalid NAME), which
+ * would otherwise be sent as it is, e.g. as a password. The value itself is never quoted: it may be a
+ * literal secret.
  */
-function checkStructure(value: unknown, file: string): void {
-  const stack: [unknown, string, number][] = [[value, '', 0]];
-  while (stack.length > 0) {
-    const [v, pointer, depth] = stack.pop() as [unknown, string, number];
-    if (depth > MAX_OVERRIDES_DEPTH) {
-      throw new InputFileError(
-        file,
-        undefined,
-        `nested deeper than ${MAX_OVERRIDES_DEPTH} levels (at ${pointer.split('/').slice(0, 6).join('/')}/...)`,
-        { hint: OVERRIDES_SHAPE_HINT },
-      );
-    }
-    if (typeof v === 'string') {
-      const rest = v.replace(PLACEHOLDER, '');
-      const start = PLACEHOLDER_STARTS.find((s) => rest.includes(s));
-      if (start !== undefined) {
-        const form = start === '${env:' ? '${env:NAME}' : '${file:PATH}';
-        throw new InputFileError(file, undefined, `${pointer || '/'}: malformed ${form} placeholder`, {
-          hint:
-            start === '${env:'
-              ? 'Write it as ${env:NAME}, NAME made of letters, digits and _ (not starting with a digit), closed by }'
-              : 'Write it as ${file:PATH}, PATH relative to the overrides file, closed by }',
-        });
-      }
-    } else if (Array.isArray(v)) {
-      v.forEach((item, i) => {
-        stack.push([item, `${pointer}/${i}`, depth + 1]);
+function checkStructure(value: unknown, file: string, pointer = '', depth = 0): void {
+  if (depth > MAX_OVERRIDES_DEPTH) {
+    throw new InputFileError(
+      file,
+      undefined,
+      `nested deeper than ${MAX_OVERRIDES_DEPTH} levels (at ${pointer.split('/').slice(0, 6).join('/')}/...)`,
+      { hint: OVERRIDES_SHAPE_HINT },
+    );
+  }
+  if (typeof value === 'string') {
+    const rest = value.replace(PLACEHOLDER, '');
+    const malformed = MALFORMED_PLACEHOLDERS.find(([start]) => rest.includes(start));
+    if (malformed !== undefined) {
+      throw new InputFileError(file, undefined, `${pointer || '/'}: malformed ${malformed[1]} placeholder`, {
+        hint: malformed[2],
       });
-    } else if (isRecord(v)) {
-      for (const [k, item] of Object.entries(v))
-        stack.push([item, `${pointer}/${escapePointer(k)}`, depth + 1]);
     }
+  } else if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) checkStructure(item, file, `${pointer}/${i}`, depth + 1);
+  } else if (isRecord(value)) {
+    for (const [k, item] of Object.entries(value))
+      checkStructure(item, file, `${pointer}/${escapePointer(k)}`, depth + 1);
   }
 }
 
