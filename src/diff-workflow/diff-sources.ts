@@ -16,7 +16,7 @@ import { basename, resolve } from 'node:path';
 import { type ClientFactory, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
-import type { Config, ResolvedEnvironment } from '../config.js';
+import { type Config, isUrlReference, type ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
 import { createMergedDiff } from '../diff/merged.js';
 import {
@@ -40,8 +40,6 @@ export type DiffSide =
   | { readonly kind: 'environment'; readonly ref: string }
   | { readonly kind: 'snapshot'; readonly path: string; readonly ref: string };
 
-const URL_PATTERN = /^[a-z][a-z0-9+.-]*:\/\//i;
-
 /**
  * Decide whether `--from`/`--to` names an environment or a snapshot file, in this order:
  * a URL is an environment; a name of the config file is an environment (write `./prod` for a file
@@ -52,7 +50,7 @@ const URL_PATTERN = /^[a-z][a-z0-9+.-]*:\/\//i;
 export function classifySide(ref: string, flag: 'from' | 'to', config: Config, cwd: string): DiffSide {
   if (ref.trim() === '')
     throw new UsageError(`Expected --${flag} to be an environment or a snapshot file, got ''`);
-  if (URL_PATTERN.test(ref) || Object.hasOwn(config.environments, ref)) return { kind: 'environment', ref };
+  if (isUrlReference(ref) || Object.hasOwn(config.environments, ref)) return { kind: 'environment', ref };
   const path = resolve(cwd, ref);
   const stat = statSync(path, { throwIfNoEntry: false });
   if (stat?.isDirectory()) {
@@ -98,7 +96,7 @@ export function collectIgnoreFields(flagValue: unknown, config: Config): string[
     }
   }
   const raw = flagValue === undefined ? [] : Array.isArray(flagValue) ? flagValue : [flagValue];
-  const fromFlags = raw.map((v) => (typeof v === 'string' ? v : String(v)));
+  const fromFlags = raw.map(String);
   for (const text of fromFlags) {
     const parsed = parseIgnoreRule(text);
     if (!parsed.ok)
