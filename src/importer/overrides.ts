@@ -115,28 +115,23 @@ function checkStructure(value: unknown, file: string, pointer = '', depth = 0): 
 /** Check a parsed overrides document (exit 2, naming the JSON pointer). */
 export async function checkOverrides(value: unknown, file: string): Promise<Overrides> {
   checkStructure(value, file);
-  if (isRecord(value)) {
-    const blocks: [string, unknown][] = [['/all', value.all]];
-    for (const group of ['byType', 'byName'] as const) {
-      const g = value[group];
-      if (isRecord(g))
-        for (const [k, v] of Object.entries(g)) blocks.push([`/${group}/${escapePointer(k)}`, v]);
-    }
-    for (const [pointer, block] of blocks) {
-      if (!isRecord(block)) continue;
-      for (const key of Object.keys(block)) {
-        if (FIXED_FIELDS.has(key)) {
-          throw new InputFileError(
-            file,
-            undefined,
-            `${pointer}/${escapePointer(key)}: '${key}' cannot be overridden`,
-            {
-              hint: 'name, type, _id and id come from the snapshot; remove the field from the overrides',
-            },
-          );
-        }
-      }
-    }
+  const doc = isRecord(value) ? value : {};
+  const blocks: [string, unknown][] = [['/all', doc.all]];
+  for (const group of ['byType', 'byName'] as const) {
+    for (const [k, v] of Object.entries(isRecord(doc[group]) ? doc[group] : {}))
+      blocks.push([`/${group}/${escapePointer(k)}`, v]);
+  }
+  for (const [pointer, block] of blocks) {
+    const fixed = isRecord(block) ? Object.keys(block).find((key) => FIXED_FIELDS.has(key)) : undefined;
+    if (fixed === undefined) continue;
+    throw new InputFileError(
+      file,
+      undefined,
+      `${pointer}/${escapePointer(fixed)}: '${fixed}' cannot be overridden`,
+      {
+        hint: 'name, type, _id and id come from the snapshot; remove the field from the overrides',
+      },
+    );
   }
   overridesCheck ??= compileSchemaFile(join(schemasDir(), 'overrides.schema.json'));
   const issues = (await overridesCheck)(value);
@@ -146,12 +141,8 @@ export async function checkOverrides(value: unknown, file: string): Promise<Over
       hint: 'Expected {"all": {...}, "byType": {"<type>": {...}}, "byName": {"<name>": {...}}}',
     });
   }
-  const doc = value as {
-    all?: OverrideFields;
-    byType?: Record<string, OverrideFields>;
-    byName?: Record<string, OverrideFields>;
-  };
-  return { all: doc.all ?? {}, byType: doc.byType ?? {}, byName: doc.byName ?? {} };
+  const checked = value as Partial<Omit<Overrides, 'baseDir'>>;
+  return { all: checked.all ?? {}, byType: checked.byType ?? {}, byName: checked.byName ?? {} };
 }
 
 /** Read and check an overrides file (exit 2 when it is missing or malformed). */
