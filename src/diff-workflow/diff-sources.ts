@@ -283,16 +283,16 @@ async function readBothSides(
       : to.kind === 'snapshot'
         ? await readSnapshotInto(differ, 'to', to, ports.signal)
         : undefined;
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(ports.signal.reason);
-  ports.signal.addEventListener('abort', onAbort, { once: true });
+  // Ctrl-C, or the other side's failure.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([ports.signal, stop.signal]);
   const read = async (flag: 'from' | 'to'): Promise<SideRead> => {
     const side = sides[flag];
     if (side.kind === 'snapshot') return snapshotSideOf(side, snapshot?.profiles ?? []);
     try {
-      return await readEnvironmentSide(flag, ports, controller.signal, (entry) => differ.add(flag, entry));
+      return await readEnvironmentSide(flag, ports, signal, (entry) => differ.add(flag, entry));
     } catch (error) {
-      controller.abort(error);
+      stop.abort(error);
       throw error;
     }
   };
@@ -302,7 +302,6 @@ async function readBothSides(
     return [fromRead, toRead, differ.finish()];
   } finally {
     await Promise.allSettled(reading);
-    ports.signal.removeEventListener('abort', onAbort);
     snapshot?.file.close();
   }
 }

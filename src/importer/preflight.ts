@@ -82,23 +82,15 @@ export function checkEntryForSend(
     }
   }
   const checked = templates.checkEntry(entry.body);
-  const warnings: Problem[] = [];
-  for (const e of checked.errors) found.push({ ...e, entry: entry.name, type: entry.type });
-  for (const w of checked.warnings) {
-    if (w.kind === 'masked-secret') found.push({ ...w, entry: entry.name, type: entry.type });
-    else warnings.push({ ...w, entry: entry.name, type: entry.type });
-  }
+  const masked = checked.warnings.filter((w) => w.kind === 'masked-secret');
+  for (const { kind: _kind, ...p } of [...checked.errors, ...masked])
+    found.push({ ...p, entry: entry.name, type: entry.type });
+  const warnings = checked.warnings
+    .filter((w) => w.kind !== 'masked-secret')
+    .map((w) => ({ ...w, entry: entry.name, type: entry.type }));
   const byPath = new Map<string, Problem>();
-  for (const p of found) {
-    const key = p.path ?? '';
-    if (!byPath.has(key)) byPath.set(key, stripKind(p));
-  }
+  for (const p of found) if (!byPath.has(p.path ?? '')) byPath.set(p.path ?? '', p);
   return { problems: [...byPath.values()], warnings };
-}
-
-function stripKind(p: ClassifiedProblem): Problem {
-  const { kind: _kind, ...rest } = p;
-  return rest;
 }
 
 /** Run-wide facts the pre-flight checks. */
