@@ -18,7 +18,7 @@
  * than 64 levels are refused when the file is read (exit 2).
  */
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parsePointer } from '../diff/pointer.js';
 import { isDeepEqual } from '../diff/values.js';
 import { InputFileError } from '../errors.js';
@@ -156,67 +156,57 @@ export async function loadOverrides(path: string, label: string = path): Promise
   return { ...(await checkOverrides(value, label)), baseDir: dirname(resolve(path)) };
 }
 
-/** Where placeholder values come from. */
-interface PlaceholderSources {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly baseDir: string;
-  /** Files already read (a file named twice is read once). */
-  readonly files: Map<string, string | undefined>;
-}
-
-/** A `${file:PATH}` value: the file's content, trimmed (a mounted secret often ends with a newline). */
-function readPlaceholderFile(path: string, sources: PlaceholderSources): string | undefined {
-  const full = isAbsolute(path) ? path : join(sources.baseDir, path);
-  if (!sources.files.has(full)) {
-    let text: string | undefined;
-    try {
-      text = readFileSync(full, 'utf8').trim();
-    } catch {
-      text = undefined; // reported by the pre-flight as an unresolved placeholder (exit 3)
-    }
-    sources.files.set(full, text);
+/** A file's content, trimmed (a mounted secret often ends with a newline); undefined when unreadable. */
+function readTrimmed(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined; // reported by the pre-flight as an unresolved placeholder (exit 3)
   }
-  return sources.files.get(full);
-}
-
-/** A value with its placeholders replaced; one that cannot be had stays (the pre-flight names it). */
-function resolveValue(value: unknown, sources: PlaceholderSources): unknown {
-  if (typeof value === 'string') {
-    return value.replace(PLACEHOLDER, (whole, name: string | undefined, path: string | undefined) => {
-      const v = name !== undefined ? sources.env[name] : readPlaceholderFile(path ?? '', sources);
-      if (v === undefined) return whole;
-      registerSecret(v);
-      return v;
-    });
-  }
-  if (Array.isArray(value)) return value.map((v) => resolveValue(v, sources));
-  if (isRecord(value)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v, sources)]));
-  }
-  return value;
-}
-
-function resolveBlock(block: OverrideFields, sources: PlaceholderSources) {
-  const out = resolveValue(block, sources) as Record<string, unknown>;
-  // A literal credential written into the overrides file is a secret too, at any depth.
-  registerSecretsOf(out);
-  return out;
 }
 
 /**
  * Replace `${env:NAME}` placeholders with values from `env` and `${file:PATH}` ones with the files'
  * trimmed contents (relative to `overrides.baseDir`), registering each value (and every string set on
- * a credential-looking field) as a secret for {@link scrub}.
+ * a credential-looking field) as a secret for {@link scrub}. A placeholder whose value cannot be had
+ * stays (the pre-flight names it).
  */
 export function resolveOverrides(
   overrides: Overrides,
   env: Readonly<Record<string, string | undefined>>,
 ): Overrides {
-  const sources: PlaceholderSources = { env, baseDir: overrides.baseDir ?? process.cwd(), files: new Map() };
+  const baseDir = overrides.baseDir ?? process.cwd();
+  // A file named twice is read once.
+  const files = new Map<string, string | undefined>();
+  const readFile = (path: string) => {
+    const full = resolve(baseDir, path);
+    if (!files.has(full)) files.set(full, readTrimmed(full));
+    return files.get(full);
+  };
+  const resolveValue = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      return value.replace(PLACEHOLDER, (whole, name: string | undefined, path: string | undefined) => {
+        const v = name !== undefined ? env[name] : readFile(path ?? '');
+        if (v === undefined) return whole;
+        registerSecret(v);
+        return v;
+      });
+    }
+    if (Array.isArray(value)) return value.map(resolveValue);
+    if (isRecord(value))
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v)]));
+    return value;
+  };
+  const resolveBlock = (block: OverrideFields) => {
+    const out = resolveValue(block) as Record<string, unknown>;
+    // A literal credential written into the overrides file is a secret too, at any depth.
+    registerSecretsOf(out);
+    return out;
+  };
   const mapBlocks = (blocks: Readonly<Record<string, OverrideFields>>) =>
-    Object.fromEntries(Object.entries(blocks).map(([k, b]) => [k, resolveBlock(b, sources)]));
+    Object.fromEntries(Object.entries(blocks).map(([k, b]) => [k, resolveBlock(b)]));
   return {
-    all: resolveBlock(overrides.all, sources),
+    all: resolveBlock(overrides.all),
     byType: mapBlocks(overrides.byType),
     byName: mapBlocks(overrides.byName),
     ...(overrides.baseDir === undefined ? {} : { baseDir: overrides.baseDir }),
