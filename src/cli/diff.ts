@@ -122,11 +122,9 @@ export const diffCommand: CommandSpec = {
         createClient: clientFactory(ctx),
         signal: ctx.signal,
       },
-      (event) => {
-        ctx.out.info(
-          `from ${event.from.label}: ${countOf(event.from.count, 'connection')}; to ${event.to.label}: ${countOf(event.to.count, 'connection')}`,
-        );
-      },
+    );
+    ctx.out.info(
+      `from ${fromSide.label}: ${countOf(fromSide.count, 'connection')}; to ${toSide.label}: ${countOf(toSide.count, 'connection')}`,
     );
     printResult(result, format, typeOf, ctx, { from: fromSide.label, to: toSide.label });
     ctx.log.info(

@@ -102,7 +102,7 @@ export function renderDryRun(
   const { problems } = result;
   const plans = eachPlan(result);
   if (format === 'markdown') {
-    ctx.out.result(scrub(renderPlanMarkdown(result, result)).trimEnd());
+    ctx.out.result(scrub(renderPlanMarkdown(result)).trimEnd());
   } else if (format === 'json') {
     ctx.out.json({
       dryRun: true,

@@ -16,7 +16,7 @@ import { basename, resolve } from 'node:path';
 import { type ClientFactory, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import { listScanProfiles } from '../api/scan-profiles.js';
-import type { Config, ResolvedEnvironment } from '../config.js';
+import { type Config, isUrlReference, type ResolvedEnvironment } from '../config.js';
 import { parseIgnoreRule } from '../diff/ignore.js';
 import { createMergedDiff } from '../diff/merged.js';
 import {
@@ -40,8 +40,6 @@ export type DiffSide =
   | { readonly kind: 'environment'; readonly ref: string }
   | { readonly kind: 'snapshot'; readonly path: string; readonly ref: string };
 
-const URL_PATTERN = /^[a-z][a-z0-9+.-]*:\/\//i;
-
 /**
  * Decide whether `--from`/`--to` names an environment or a snapshot file, in this order:
  * a URL is an environment; a name of the config file is an environment (write `./prod` for a file
@@ -52,7 +50,7 @@ const URL_PATTERN = /^[a-z][a-z0-9+.-]*:\/\//i;
 export function classifySide(ref: string, flag: 'from' | 'to', config: Config, cwd: string): DiffSide {
   if (ref.trim() === '')
     throw new UsageError(`Expected --${flag} to be an environment or a snapshot file, got ''`);
-  if (URL_PATTERN.test(ref) || Object.hasOwn(config.environments, ref)) return { kind: 'environment', ref };
+  if (isUrlReference(ref) || Object.hasOwn(config.environments, ref)) return { kind: 'environment', ref };
   const path = resolve(cwd, ref);
   const stat = statSync(path, { throwIfNoEntry: false });
   if (stat?.isDirectory()) {
@@ -98,7 +96,7 @@ export function collectIgnoreFields(flagValue: unknown, config: Config): string[
     }
   }
   const raw = flagValue === undefined ? [] : Array.isArray(flagValue) ? flagValue : [flagValue];
-  const fromFlags = raw.map((v) => (typeof v === 'string' ? v : String(v)));
+  const fromFlags = raw.map(String);
   for (const text of fromFlags) {
     const parsed = parseIgnoreRule(text);
     if (!parsed.ok)
@@ -151,12 +149,6 @@ export interface SideContent extends SideRead {
   readonly count: number;
 }
 
-export type DiffEvent = {
-  readonly kind: 'sides-read';
-  readonly from: { readonly label: string; readonly count: number };
-  readonly to: { readonly label: string; readonly count: number };
-};
-
 export interface DiffSourcesResult {
   readonly diff: DiffResult;
   readonly from: SideContent;
@@ -171,11 +163,7 @@ export interface DiffSourcesResult {
  * both sides whole. The result is known, and returned, only once both sides are read and checked (a
  * snapshot's trailer, the export's end).
  */
-export async function diffSources(
-  options: DiffOptions,
-  ports: DiffPorts,
-  onEvent: (event: DiffEvent) => void,
-): Promise<DiffSourcesResult> {
+export async function diffSources(options: DiffOptions, ports: DiffPorts): Promise<DiffSourcesResult> {
   const sides = {
     from: classifySide(options.from, 'from', options.config, options.cwd),
     to: classifySide(options.to, 'to', options.config, options.cwd),
@@ -184,11 +172,6 @@ export async function diffSources(
   const [fromRead, toRead, found] = await readBothSides(sides, ports, options.ignoreFields, catalog);
   const from: SideContent = { ...fromRead, count: found.counts.from };
   const to: SideContent = { ...toRead, count: found.counts.to };
-  onEvent({
-    kind: 'sides-read',
-    from: { label: from.label, count: from.count },
-    to: { label: to.label, count: to.count },
-  });
   const diff =
     from.profiles.length === 0 && to.profiles.length === 0
       ? found.result
@@ -300,16 +283,16 @@ async function readBothSides(
       : to.kind === 'snapshot'
         ? await readSnapshotInto(differ, 'to', to, ports.signal)
         : undefined;
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(ports.signal.reason);
-  ports.signal.addEventListener('abort', onAbort, { once: true });
+  // Ctrl-C, or the other side's failure.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([ports.signal, stop.signal]);
   const read = async (flag: 'from' | 'to'): Promise<SideRead> => {
     const side = sides[flag];
     if (side.kind === 'snapshot') return snapshotSideOf(side, snapshot?.profiles ?? []);
     try {
-      return await readEnvironmentSide(flag, ports, controller.signal, (entry) => differ.add(flag, entry));
+      return await readEnvironmentSide(flag, ports, signal, (entry) => differ.add(flag, entry));
     } catch (error) {
-      controller.abort(error);
+      stop.abort(error);
       throw error;
     }
   };
@@ -319,7 +302,6 @@ async function readBothSides(
     return [fromRead, toRead, differ.finish()];
   } finally {
     await Promise.allSettled(reading);
-    ports.signal.removeEventListener('abort', onAbort);
     snapshot?.file.close();
   }
 }

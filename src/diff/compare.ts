@@ -48,23 +48,12 @@ export function refuseDuplicateNames(
  * @throws UsageError naming a bad ignore rule.
  */
 export function compileCompareOptions(options: DiffOptions = {}): CompareOptions {
-  return {
-    ignore: compileIgnoreRules(parseIgnoreRules(options.ignoreFields ?? [])),
-    secretFields: options.secretFields ?? (() => NO_SECRETS),
-  };
-}
-
-/**
- * Parse ignore rules given as text.
- *
- * @throws UsageError naming the bad rule.
- */
-function parseIgnoreRules(texts: readonly string[]): IgnoreRule[] {
-  return texts.map((text) => {
+  const rules = (options.ignoreFields ?? []).map((text): IgnoreRule => {
     const parsed = parseIgnoreRule(text);
     if (!parsed.ok) throw new UsageError(`Expected --ignore-field to be ${parsed.problem}`);
     return parsed.rule;
   });
+  return { ignore: compileIgnoreRules(rules), secretFields: options.secretFields ?? (() => NO_SECRETS) };
 }
 
 export interface PairComparison {

@@ -42,7 +42,7 @@ export interface IgnoreMatcher {
   ignoresTopLevel(field: string): boolean;
   /** True when the compared document's location `segments` (or a parent of it) is ignored. */
   ignoresPath(segments: readonly (string | number)[]): boolean;
-  /** `entry` without the locations the pointer rules name; copies only what it changes. */
+  /** A copy of `entry` without the locations the pointer rules name. */
   removeFromEntry<T extends Record<string, unknown>>(entry: T): T;
 }
 
@@ -63,7 +63,7 @@ export function compileIgnoreRules(rules: readonly IgnoreRule[]): IgnoreMatcher 
     },
     removeFromEntry(entry) {
       let out: unknown = entry;
-      for (const p of pointers) out = removeAt(out, p, 0);
+      for (const p of pointers) out = removeAt(out, p);
       return out as typeof entry;
     },
   };
@@ -77,52 +77,18 @@ function isPrefix(pointer: readonly string[], path: readonly (string | number)[]
   return true;
 }
 
-const INDEX = /^(0|[1-9]\d*)$/;
-
-/** Remove the location `segments[i..]` under `value`; returns `value` itself when nothing changed. */
-function removeAt(value: unknown, segments: readonly string[], i: number): unknown {
-  const segment = segments[i];
+/**
+ * A copy of `value` without the location `segments` (`*` any key or index); `value` is not changed.
+ * An object's copy keeps a key such as `__proto__` as its own.
+ */
+function removeAt(value: unknown, segments: readonly string[]): unknown {
+  const [segment, ...rest] = segments;
   if (segment === undefined || value === null || typeof value !== 'object') return value;
-  const last = i === segments.length - 1;
+  const hit = (key: string) => segment === '*' || key === segment;
   if (Array.isArray(value)) {
-    if (segment === '*') {
-      if (last) return value.length === 0 ? value : [];
-      return replaceIfChanged(
-        value,
-        value.map((v) => removeAt(v, segments, i + 1)),
-      );
-    }
-    if (!INDEX.test(segment)) return value;
-    const index = Number(segment);
-    if (index >= value.length) return value;
-    if (last) return value.filter((_, j) => j !== index);
-    const child = removeAt(value[index], segments, i + 1);
-    if (child === value[index]) return value;
-    const copy = [...value];
-    copy[index] = child;
-    return copy;
+    if (rest.length === 0) return value.filter((_, i) => !hit(String(i)));
+    return value.map((v, i) => (hit(String(i)) ? removeAt(v, rest) : v));
   }
-  const record = value as Record<string, unknown>;
-  if (segment === '*') {
-    if (last) return Object.keys(record).length === 0 ? value : {};
-    let changed = false;
-    const copy: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(record)) {
-      const child = removeAt(v, segments, i + 1);
-      if (child !== v) changed = true;
-      copy[k] = child;
-    }
-    return changed ? copy : value;
-  }
-  if (!Object.hasOwn(record, segment)) return value;
-  if (last) {
-    const { [segment]: _dropped, ...rest } = record;
-    return rest;
-  }
-  const child = removeAt(record[segment], segments, i + 1);
-  return child === record[segment] ? value : { ...record, [segment]: child };
-}
-
-function replaceIfChanged(before: readonly unknown[], after: unknown[]): unknown {
-  return after.every((v, i) => v === before[i]) ? before : after;
+  const kept = Object.entries(value).filter(([k]) => rest.length > 0 || !hit(k));
+  return Object.fromEntries(kept.map(([k, v]) => [k, hit(k) ? removeAt(v, rest) : v]));
 }

@@ -4,7 +4,6 @@
  * --on-conflict update --prune` would do), then each change with its fields, and the secrets the
  * service masked named, never valued; long lists folded in `<details>`. Pure: returns the text.
  */
-import { compareNames } from '../connections/match.js';
 import { countOf } from '../display-name.js';
 import { code, FOLD_AFTER, row, section, text } from '../markdown.js';
 import { showDataSourceChange, showValue } from './render-text.js';
@@ -46,13 +45,11 @@ export function renderDiffMarkdown(
     ['Connections to create', result.added.map((n) => [label(n)])],
     [
       'Connections to update',
-      [...result.changed]
-        .sort((a, b) => compareNames(a.name, b.name))
-        .map((c) => [
-          label(c.name),
-          ...c.fields.map((f) => `- ${fieldLine(f)}`),
-          ...(masked.get(c.name) ?? []).map((path) => `- secret ${code(path)}: masked, not compared`),
-        ]),
+      result.changed.map((c) => [
+        label(c.name),
+        ...c.fields.map((f) => `- ${fieldLine(f)}`),
+        ...(masked.get(c.name) ?? []).map((path) => `- secret ${code(path)}: masked, not compared`),
+      ]),
     ],
     ['Connections to delete', result.removed.map((n) => [label(n)])],
   ];

@@ -6,7 +6,7 @@
 import { compareNames } from '../connections/match.js';
 import { isRecord } from '../own-property.js';
 import { formatPointer } from './pointer.js';
-import type { FieldChange } from './types.js';
+import type { ChangedConnection, FieldChange } from './types.js';
 import { isDeepEqual, redactDeep } from './values.js';
 
 /** A profile ready to compare: its name and its compared fields (dataSourceList as names). */
@@ -15,17 +15,11 @@ export interface ComparableProfile {
   readonly fields: Readonly<Record<string, unknown>>;
 }
 
-/** A profile on both sides whose compared fields differ. */
-export interface ChangedProfile {
-  readonly name: string;
-  readonly fields: readonly FieldChange[];
-}
-
 /** The `scanProfiles` part of a diff result (contract section 3). Names in code-unit order. */
 export interface ScanProfilesDiff {
   readonly added: readonly string[];
   readonly removed: readonly string[];
-  readonly changed: readonly ChangedProfile[];
+  readonly changed: readonly ChangedConnection[];
 }
 
 /**
@@ -100,7 +94,7 @@ export function diffScanProfiles(
   const target = new Map(to.map((p) => [p.name, p]));
   const source = new Set(from.map((p) => p.name));
   const added: string[] = [];
-  const changed: ChangedProfile[] = [];
+  const changed: ChangedConnection[] = [];
   for (const p of [...from].sort((x, y) => compareNames(x.name, y.name))) {
     const other = target.get(p.name);
     if (other === undefined) {

@@ -2,12 +2,10 @@
  * The diff fed one connection at a time, from both sides in any interleaving (pure: no fs, no HTTP);
  * `diff` against an environment and `verify` run on it.
  * Memory holds only what is still unpaired: a connection whose name has been seen on the other side
- * is compared at once and dropped; one still waiting for its twin is kept as is while few wait, else as
- * a way to read it again (a snapshot line's place: a few numbers) or as its JSON text (a third of the
- * size of the parsed object), with its type. Plus every name seen, to refuse a side holding a name
- * twice. Two sides read in about the same order (two snapshots, which are sorted by name; an
- * environment and its own export) therefore hold almost nothing; two sides in opposite orders hold at
- * most one side's text.
+ * is compared at once and dropped; one still waiting for its twin is kept as a way to read it again
+ * (a snapshot line's place: a few numbers) when it has one, else as it is. Plus every name seen, to
+ * refuse a side holding a name twice. Two sides read in about the same order (an environment and its
+ * own export) therefore hold almost nothing.
  *
  * The result: names in code-unit order, duplicate names refused, each pair compared by
  * {@link compareConnections}.
@@ -40,7 +38,7 @@ export interface StreamingDiffResult {
 export interface StreamingDiff {
   /**
    * One connection of `side`, in any order. `again`, when given, reads the same connection again
-   * later (a snapshot line by its place): kept instead of the connection's text while it waits.
+   * later (a snapshot line by its place): kept instead of the connection while it waits.
    */
   add(side: DiffSideName, entry: Connection, again?: () => Connection): void;
   /**
@@ -52,30 +50,13 @@ export interface StreamingDiff {
 }
 
 /**
- * A connection waiting for its twin: the object itself while few wait, else a way to read it again or its
- * JSON text; only its type when no twin can come (the other side is complete).
+ * A connection waiting for its twin: its type, and a way to read it again or the object itself
+ * (neither when no twin can come: the other side is complete).
  */
-type Waiting =
-  | { readonly entry: Connection }
-  | { readonly again: () => Connection; readonly type: string }
-  | { readonly text: string; readonly type: string }
-  | { readonly type: string };
-
-/**
- * Up to this many connections of a side wait as objects (no stringify/parse for sides read in about
- * the same order); past it, newcomers wait as text (a third of the memory).
- */
-export const WAITING_AS_OBJECTS = 10_000;
-
-function unwrap(waiting: Waiting): Connection {
-  if ('entry' in waiting) return waiting.entry;
-  if ('again' in waiting) return waiting.again();
-  if ('text' in waiting) return JSON.parse(waiting.text) as Connection;
-  throw new Error('a connection was added to a side declared complete');
-}
-
-function typeOf(waiting: Waiting): string {
-  return 'entry' in waiting ? waiting.entry.type : waiting.type;
+interface Waiting {
+  readonly type: string;
+  readonly again?: () => Connection;
+  readonly entry?: Connection;
 }
 
 interface SideState {
@@ -94,8 +75,6 @@ export interface StreamingDiffOptions extends DiffOptions {
   readonly onPair?: (from: Connection, to: Connection, outcome: PairComparison) => void;
   /** What a side holding a name twice is called, and the command (default: the --from and --to sides of diff). */
   readonly sides?: { readonly from: string; readonly to: string; readonly command: 'diff' | 'verify' };
-  /** How many connections of a side may wait as objects (default {@link WAITING_AS_OBJECTS}). */
-  readonly waitingAsObjects?: number;
   /**
    * A side added whole before the other's first connection: a connection of the other side that finds
    * no twin waiting never will, and only its name and type are kept.
@@ -145,16 +124,15 @@ export function createStreamingDiff(options: StreamingDiffOptions = {}): Streami
           name,
           options.complete !== undefined && options.complete !== side
             ? { type: entry.type }
-            : own.waiting.size < (options.waitingAsObjects ?? WAITING_AS_OBJECTS)
-              ? { entry }
-              : again !== undefined
-                ? { again, type: entry.type }
-                : { text: JSON.stringify(entry), type: entry.type },
+            : again !== undefined
+              ? { type: entry.type, again }
+              : { type: entry.type, entry },
         );
         return;
       }
       other.waiting.delete(name);
-      const parsed = unwrap(twin);
+      const parsed = twin.entry ?? twin.again?.();
+      if (parsed === undefined) throw new Error('a connection was added to a side declared complete');
       if (side === 'from') comparePair(entry, parsed);
       else comparePair(parsed, entry);
     },
@@ -177,10 +155,7 @@ export function createStreamingDiff(options: StreamingDiffOptions = {}): Streami
           uncomparable,
         },
         counts: { from: sides.from.count, to: sides.to.count },
-        typeOf: (name) => {
-          const waiting = added.get(name) ?? sides.to.waiting.get(name);
-          return waiting === undefined ? changedTypes.get(name) : typeOf(waiting);
-        },
+        typeOf: (name) => (added.get(name) ?? sides.to.waiting.get(name))?.type ?? changedTypes.get(name),
       };
     },
   };

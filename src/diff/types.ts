@@ -14,7 +14,7 @@ export interface FieldChange {
   readonly to?: unknown;
 }
 
-/** A connection present on both sides whose compared fields differ. */
+/** A connection (or a scan profile) present on both sides whose compared fields differ. */
 export interface ChangedConnection {
   readonly name: string;
   /** In document order: keys in code-unit order at each level, array elements by index. */

@@ -18,7 +18,7 @@
  * than 64 levels are refused when the file is read (exit 2).
  */
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parsePointer } from '../diff/pointer.js';
 import { isDeepEqual } from '../diff/values.js';
 import { InputFileError } from '../errors.js';
@@ -68,75 +68,70 @@ let overridesCheck: Promise<SchemaCheck> | undefined;
 /** Deepest nesting of values an overrides file may hold (a connection's fields are a few levels deep). */
 export const MAX_OVERRIDES_DEPTH = 64;
 
-/** A string's text with its well-formed placeholders removed still holds one of these: one is malformed. */
-const PLACEHOLDER_STARTS = ['${env:', '${file:'];
+/**
+ * What a string still holds, once its well-formed placeholders are removed, when one is malformed: the
+ * start, the form it should have, and how to write it.
+ */
+const MALFORMED_PLACEHOLDERS = [
+  [
+    '${env:',
+    '${env:NAME}',
+    'Write it as ${env:NAME}, NAME made of letters, digits and _ (not starting with a digit), closed by }',
+  ],
+  ['${file:', '${file:PATH}', 'Write it as ${file:PATH}, PATH relative to the overrides file, closed by }'],
+] as const;
 
 /**
- * Walk the document without recursion (a file nested thousands deep must be one clear line, not a
- * stack overflow): refuse nesting deeper than {@link MAX_OVERRIDES_DEPTH} and any malformed
- * `${env:...}` placeholder (unterminated, or an invalid NAME), which would otherwise be sent as it is,
- * e.g. as a password. The value itself is never quoted: it may be a literal secret.
+ * Refuse nesting deeper than {@link MAX_OVERRIDES_DEPTH} (a file nested thousands deep is one clear
+ * line, not a stack overflow) and any malformed placeholder (unterminated, or an invalid NAME), which
+ * would otherwise be sent as it is, e.g. as a password. The value itself is never quoted: it may be a
+ * literal secret.
  */
-function checkStructure(value: unknown, file: string): void {
-  const stack: [unknown, string, number][] = [[value, '', 0]];
-  while (stack.length > 0) {
-    const [v, pointer, depth] = stack.pop() as [unknown, string, number];
-    if (depth > MAX_OVERRIDES_DEPTH) {
-      throw new InputFileError(
-        file,
-        undefined,
-        `nested deeper than ${MAX_OVERRIDES_DEPTH} levels (at ${pointer.split('/').slice(0, 6).join('/')}/...)`,
-        { hint: OVERRIDES_SHAPE_HINT },
-      );
-    }
-    if (typeof v === 'string') {
-      const rest = v.replace(PLACEHOLDER, '');
-      const start = PLACEHOLDER_STARTS.find((s) => rest.includes(s));
-      if (start !== undefined) {
-        const form = start === '${env:' ? '${env:NAME}' : '${file:PATH}';
-        throw new InputFileError(file, undefined, `${pointer || '/'}: malformed ${form} placeholder`, {
-          hint:
-            start === '${env:'
-              ? 'Write it as ${env:NAME}, NAME made of letters, digits and _ (not starting with a digit), closed by }'
-              : 'Write it as ${file:PATH}, PATH relative to the overrides file, closed by }',
-        });
-      }
-    } else if (Array.isArray(v)) {
-      v.forEach((item, i) => {
-        stack.push([item, `${pointer}/${i}`, depth + 1]);
+function checkStructure(value: unknown, file: string, pointer = '', depth = 0): void {
+  if (depth > MAX_OVERRIDES_DEPTH) {
+    throw new InputFileError(
+      file,
+      undefined,
+      `nested deeper than ${MAX_OVERRIDES_DEPTH} levels (at ${pointer.split('/').slice(0, 6).join('/')}/...)`,
+      { hint: OVERRIDES_SHAPE_HINT },
+    );
+  }
+  if (typeof value === 'string') {
+    const rest = value.replace(PLACEHOLDER, '');
+    const malformed = MALFORMED_PLACEHOLDERS.find(([start]) => rest.includes(start));
+    if (malformed !== undefined) {
+      throw new InputFileError(file, undefined, `${pointer || '/'}: malformed ${malformed[1]} placeholder`, {
+        hint: malformed[2],
       });
-    } else if (isRecord(v)) {
-      for (const [k, item] of Object.entries(v))
-        stack.push([item, `${pointer}/${escapePointer(k)}`, depth + 1]);
     }
+  } else if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) checkStructure(item, file, `${pointer}/${i}`, depth + 1);
+  } else if (isRecord(value)) {
+    for (const [k, item] of Object.entries(value))
+      checkStructure(item, file, `${pointer}/${escapePointer(k)}`, depth + 1);
   }
 }
 
 /** Check a parsed overrides document (exit 2, naming the JSON pointer). */
 export async function checkOverrides(value: unknown, file: string): Promise<Overrides> {
   checkStructure(value, file);
-  if (isRecord(value)) {
-    const blocks: [string, unknown][] = [['/all', value.all]];
-    for (const group of ['byType', 'byName'] as const) {
-      const g = value[group];
-      if (isRecord(g))
-        for (const [k, v] of Object.entries(g)) blocks.push([`/${group}/${escapePointer(k)}`, v]);
-    }
-    for (const [pointer, block] of blocks) {
-      if (!isRecord(block)) continue;
-      for (const key of Object.keys(block)) {
-        if (FIXED_FIELDS.has(key)) {
-          throw new InputFileError(
-            file,
-            undefined,
-            `${pointer}/${escapePointer(key)}: '${key}' cannot be overridden`,
-            {
-              hint: 'name, type, _id and id come from the snapshot; remove the field from the overrides',
-            },
-          );
-        }
-      }
-    }
+  const doc = isRecord(value) ? value : {};
+  const blocks: [string, unknown][] = [['/all', doc.all]];
+  for (const group of ['byType', 'byName'] as const) {
+    for (const [k, v] of Object.entries(isRecord(doc[group]) ? doc[group] : {}))
+      blocks.push([`/${group}/${escapePointer(k)}`, v]);
+  }
+  for (const [pointer, block] of blocks) {
+    const fixed = isRecord(block) ? Object.keys(block).find((key) => FIXED_FIELDS.has(key)) : undefined;
+    if (fixed === undefined) continue;
+    throw new InputFileError(
+      file,
+      undefined,
+      `${pointer}/${escapePointer(fixed)}: '${fixed}' cannot be overridden`,
+      {
+        hint: 'name, type, _id and id come from the snapshot; remove the field from the overrides',
+      },
+    );
   }
   overridesCheck ??= compileSchemaFile(join(schemasDir(), 'overrides.schema.json'));
   const issues = (await overridesCheck)(value);
@@ -146,12 +141,8 @@ export async function checkOverrides(value: unknown, file: string): Promise<Over
       hint: 'Expected {"all": {...}, "byType": {"<type>": {...}}, "byName": {"<name>": {...}}}',
     });
   }
-  const doc = value as {
-    all?: OverrideFields;
-    byType?: Record<string, OverrideFields>;
-    byName?: Record<string, OverrideFields>;
-  };
-  return { all: doc.all ?? {}, byType: doc.byType ?? {}, byName: doc.byName ?? {} };
+  const checked = value as Partial<Omit<Overrides, 'baseDir'>>;
+  return { all: checked.all ?? {}, byType: checked.byType ?? {}, byName: checked.byName ?? {} };
 }
 
 /** Read and check an overrides file (exit 2 when it is missing or malformed). */
@@ -165,67 +156,57 @@ export async function loadOverrides(path: string, label: string = path): Promise
   return { ...(await checkOverrides(value, label)), baseDir: dirname(resolve(path)) };
 }
 
-/** Where placeholder values come from. */
-interface PlaceholderSources {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly baseDir: string;
-  /** Files already read (a file named twice is read once). */
-  readonly files: Map<string, string | undefined>;
-}
-
-/** A `${file:PATH}` value: the file's content, trimmed (a mounted secret often ends with a newline). */
-function readPlaceholderFile(path: string, sources: PlaceholderSources): string | undefined {
-  const full = isAbsolute(path) ? path : join(sources.baseDir, path);
-  if (!sources.files.has(full)) {
-    let text: string | undefined;
-    try {
-      text = readFileSync(full, 'utf8').trim();
-    } catch {
-      text = undefined; // reported by the pre-flight as an unresolved placeholder (exit 3)
-    }
-    sources.files.set(full, text);
+/** A file's content, trimmed (a mounted secret often ends with a newline); undefined when unreadable. */
+function readTrimmed(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined; // reported by the pre-flight as an unresolved placeholder (exit 3)
   }
-  return sources.files.get(full);
-}
-
-/** A value with its placeholders replaced; one that cannot be had stays (the pre-flight names it). */
-function resolveValue(value: unknown, sources: PlaceholderSources): unknown {
-  if (typeof value === 'string') {
-    return value.replace(PLACEHOLDER, (whole, name: string | undefined, path: string | undefined) => {
-      const v = name !== undefined ? sources.env[name] : readPlaceholderFile(path ?? '', sources);
-      if (v === undefined) return whole;
-      registerSecret(v);
-      return v;
-    });
-  }
-  if (Array.isArray(value)) return value.map((v) => resolveValue(v, sources));
-  if (isRecord(value)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v, sources)]));
-  }
-  return value;
-}
-
-function resolveBlock(block: OverrideFields, sources: PlaceholderSources) {
-  const out = resolveValue(block, sources) as Record<string, unknown>;
-  // A literal credential written into the overrides file is a secret too, at any depth.
-  registerSecretsOf(out);
-  return out;
 }
 
 /**
  * Replace `${env:NAME}` placeholders with values from `env` and `${file:PATH}` ones with the files'
  * trimmed contents (relative to `overrides.baseDir`), registering each value (and every string set on
- * a credential-looking field) as a secret for {@link scrub}.
+ * a credential-looking field) as a secret for {@link scrub}. A placeholder whose value cannot be had
+ * stays (the pre-flight names it).
  */
 export function resolveOverrides(
   overrides: Overrides,
   env: Readonly<Record<string, string | undefined>>,
 ): Overrides {
-  const sources: PlaceholderSources = { env, baseDir: overrides.baseDir ?? process.cwd(), files: new Map() };
+  const baseDir = overrides.baseDir ?? process.cwd();
+  // A file named twice is read once.
+  const files = new Map<string, string | undefined>();
+  const readFile = (path: string) => {
+    const full = resolve(baseDir, path);
+    if (!files.has(full)) files.set(full, readTrimmed(full));
+    return files.get(full);
+  };
+  const resolveValue = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      return value.replace(PLACEHOLDER, (whole, name: string | undefined, path: string | undefined) => {
+        const v = name !== undefined ? env[name] : readFile(path ?? '');
+        if (v === undefined) return whole;
+        registerSecret(v);
+        return v;
+      });
+    }
+    if (Array.isArray(value)) return value.map(resolveValue);
+    if (isRecord(value))
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveValue(v)]));
+    return value;
+  };
+  const resolveBlock = (block: OverrideFields) => {
+    const out = resolveValue(block) as Record<string, unknown>;
+    // A literal credential written into the overrides file is a secret too, at any depth.
+    registerSecretsOf(out);
+    return out;
+  };
   const mapBlocks = (blocks: Readonly<Record<string, OverrideFields>>) =>
-    Object.fromEntries(Object.entries(blocks).map(([k, b]) => [k, resolveBlock(b, sources)]));
+    Object.fromEntries(Object.entries(blocks).map(([k, b]) => [k, resolveBlock(b)]));
   return {
-    all: resolveBlock(overrides.all, sources),
+    all: resolveBlock(overrides.all),
     byType: mapBlocks(overrides.byType),
     byName: mapBlocks(overrides.byName),
     ...(overrides.baseDir === undefined ? {} : { baseDir: overrides.baseDir }),

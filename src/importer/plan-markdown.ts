@@ -5,24 +5,16 @@
  * parts (`planMarkdown` of its descriptor). Pure: returns the text.
  */
 import { countOf } from '../display-name.js';
-import type { Problem } from '../errors.js';
 import { code, row, section, text } from '../markdown.js';
-import { eachPlan, type KindPlans, type UnchangingStep } from '../sync/kind.js';
+import { eachPlan, type UnchangingStep } from '../sync/kind.js';
+import type { ImportResult } from './import-types.js';
 import { formatProblem } from './preflight.js';
 
-/** What {@link renderPlanMarkdown} prints besides the plans. */
-export interface PlanMarkdownContext {
-  readonly target: string;
-  readonly entryCount: number;
-  readonly problems: readonly Problem[];
-  readonly confirmRequired: string | undefined;
-}
-
 /** The plan of a dry run as Markdown (ends with a newline). */
-export function renderPlanMarkdown(plans: KindPlans, context: PlanMarkdownContext): string {
-  const parts = eachPlan(plans).map(([kind, plan]) => [kind, kind.planMarkdown(plan)] as const);
+export function renderPlanMarkdown(dryRun: Extract<ImportResult, { kind: 'dry-run' }>): string {
+  const parts = eachPlan(dryRun).map(([kind, plan]) => [kind, kind.planMarkdown(plan)] as const);
   const lines = [
-    `## Import plan: ${countOf(context.entryCount, 'snapshot entry', 'snapshot entries')} into ${code(context.target)}`,
+    `## Import plan: ${countOf(dryRun.entryCount, 'snapshot entry', 'snapshot entries')} into ${code(dryRun.target)}`,
     '',
     'Dry run: nothing was sent.',
     '',
@@ -39,16 +31,16 @@ export function renderPlanMarkdown(plans: KindPlans, context: PlanMarkdownContex
   if (others.length > 0) lines.push(`Also: ${others.join(', ')}.`, '');
   for (const [, part] of parts)
     for (const [title, items] of part.sections) lines.push(...section(title, items));
-  if (context.problems.length > 0)
+  if (dryRun.problems.length > 0)
     lines.push(
       ...section(
-        `The pre-flight would refuse this import (${countOf(context.problems.length, 'problem')})`,
-        context.problems.map((p) => [text(formatProblem(p))]),
+        `The pre-flight would refuse this import (${countOf(dryRun.problems.length, 'problem')})`,
+        dryRun.problems.map((p) => [text(formatProblem(p))]),
       ),
     );
-  if (context.confirmRequired !== undefined)
+  if (dryRun.confirmRequired !== undefined)
     lines.push(
-      `${code(context.target)} is a protected environment: the real run needs \`--confirm\` ${code(context.confirmRequired)}.`,
+      `${code(dryRun.target)} is a protected environment: the real run needs \`--confirm\` ${code(dryRun.confirmRequired)}.`,
       '',
     );
   return `${lines.join('\n').trimEnd()}\n`;

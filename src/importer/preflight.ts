@@ -14,6 +14,7 @@ import type { ResolvedEnvironment } from '../config.js';
 import { formatPointer } from '../diff/pointer.js';
 import type { Problem } from '../errors.js';
 import type { ProblemCode } from '../model/problem.js';
+import { isRecord } from '../own-property.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { isMasked } from '../secrets.js';
 import { normaliseTargetUrl } from '../sync/journal/writer.js';
@@ -34,32 +35,15 @@ export interface EntryTemplates {
   requiredSecretFields(type: string): Iterable<string>;
 }
 
-/**
- * Call `visit` with every string value of an entry and a function that builds its JSON pointer (built
- * only for a value with a problem: most values have none). A plain walk over a path of segments: a
- * generator per level, and a pointer string per value, cost most of this check.
- */
-function forEachString(value: unknown, visit: (text: string, pointer: () => string) => void): void {
-  const path: (string | number)[] = [];
-  const pointer = (): string => formatPointer(path);
-  const walk = (v: unknown): void => {
-    if (typeof v === 'string') visit(v, pointer);
-    else if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        path.push(i);
-        walk(v[i]);
-        path.pop();
-      }
-    } else if (v !== null && typeof v === 'object') {
-      const record = v as Record<string, unknown>;
-      for (const k of Object.keys(record)) {
-        path.push(k);
-        walk(record[k]);
-        path.pop();
-      }
-    }
-  };
-  walk(value);
+/** Call `visit` with every string value under `value` and the path of segments to it. */
+function forEachString(
+  value: unknown,
+  path: readonly (string | number)[],
+  visit: (text: string, path: readonly (string | number)[]) => void,
+): void {
+  if (typeof value === 'string') visit(value, path);
+  else if (Array.isArray(value)) for (const [i, v] of value.entries()) forEachString(v, [...path, i], visit);
+  else if (isRecord(value)) for (const [k, v] of Object.entries(value)) forEachString(v, [...path, k], visit);
 }
 
 /**
@@ -79,15 +63,15 @@ export function checkEntryForSend(
     ...(code === undefined ? {} : { code }),
   });
 
-  forEachString(entry.body, (value, path) => {
+  forEachString(entry.body, [], (value, path) => {
     if (isMasked(value)) {
-      found.push(at(path(), 'secret is masked ("******")', 'secret-masked'));
+      found.push(at(formatPointer(path), 'secret is masked ("******")', 'secret-masked'));
     } else if (value.includes('${')) {
       const m = UNRESOLVED_PLACEHOLDER.exec(value);
       if (m) {
         // The placeholder itself is not quoted: a placeholder on a credential field is registered as a
         // secret (the value that will be sent), so the scrubber would print it as "******".
-        found.push(at(path(), `unresolved placeholder: ${describeUnresolved(m[0])}`));
+        found.push(at(formatPointer(path), `unresolved placeholder: ${describeUnresolved(m[0])}`));
       }
     }
   });
@@ -98,23 +82,15 @@ export function checkEntryForSend(
     }
   }
   const checked = templates.checkEntry(entry.body);
-  const warnings: Problem[] = [];
-  for (const e of checked.errors) found.push({ ...e, entry: entry.name, type: entry.type });
-  for (const w of checked.warnings) {
-    if (w.kind === 'masked-secret') found.push({ ...w, entry: entry.name, type: entry.type });
-    else warnings.push({ ...w, entry: entry.name, type: entry.type });
-  }
+  const masked = checked.warnings.filter((w) => w.kind === 'masked-secret');
+  for (const { kind: _kind, ...p } of [...checked.errors, ...masked])
+    found.push({ ...p, entry: entry.name, type: entry.type });
+  const warnings = checked.warnings
+    .filter((w) => w.kind !== 'masked-secret')
+    .map((w) => ({ ...w, entry: entry.name, type: entry.type }));
   const byPath = new Map<string, Problem>();
-  for (const p of found) {
-    const key = p.path ?? '';
-    if (!byPath.has(key)) byPath.set(key, stripKind(p));
-  }
+  for (const p of found) if (!byPath.has(p.path ?? '')) byPath.set(p.path ?? '', p);
   return { problems: [...byPath.values()], warnings };
-}
-
-function stripKind(p: ClassifiedProblem): Problem {
-  const { kind: _kind, ...rest } = p;
-  return rest;
 }
 
 /** Run-wide facts the pre-flight checks. */

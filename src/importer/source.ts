@@ -1,9 +1,6 @@
 /**
- * How a plan step holds what it sends: a value handed out when it is needed (prepared then, or held),
- * and the one object per changed field's path that every step shares.
+ * How a plan step holds what it sends: a value handed out when it is needed (prepared then, or held).
  */
-import { memoizeBounded } from '../bounded-memo.js';
-import type { FieldChange } from '../diff/types.js';
 import type { SafeImage } from '../sync/journal/records.js';
 
 /**
@@ -30,9 +27,6 @@ class Held<T> implements Source<T> {
 
 /** A before-image (journaled with its update or delete), kept until the step is sent. */
 export type ImageSource = Source<SafeImage>;
-
-/** A field that differs, as a step keeps it: its path (the values are shown by `diff`, not kept here). */
-export const fieldAt = memoizeBounded((path: string): FieldChange => ({ path }), 1_000);
 
 /** A secret an update writes, and where its value comes from (the target's cannot be read). */
 export interface SecretWritten {

@@ -43,7 +43,6 @@ export function createConnectionVerifier(options: DiffOptions, keepPresent: bool
   const differ = createStreamingDiff({
     ...options,
     sides: { from: 'The snapshot', to: 'The environment', command: 'verify' },
-    waitingAsObjects: 0,
     complete: 'from',
     onPair(entry, actual, outcome) {
       const different = outcome.fields.length > 0;

@@ -87,18 +87,14 @@ function runDiff(from: string, to: string, onResolve: () => Promise<void> | void
     ignoreFields: IGNORE,
     schemas: undefined,
   };
-  return diffSources(
-    options,
-    {
-      resolveEnvironment: async () => {
-        await onResolve();
-        return environmentOf(emulator?.url ?? ELSEWHERE);
-      },
-      createClient,
-      signal: new AbortController().signal,
+  return diffSources(options, {
+    resolveEnvironment: async () => {
+      await onResolve();
+      return environmentOf(emulator?.url ?? ELSEWHERE);
     },
-    () => undefined,
-  );
+    createClient,
+    signal: new AbortController().signal,
+  });
 }
 
 /** What the environment's export gives (the secrets as the emulator shows them). */

@@ -17,13 +17,7 @@ import type { FieldChange } from '../../../diff/types.js';
 import { countOf } from '../../../display-name.js';
 import type { Problem } from '../../../errors.js';
 import type { NameSelection } from '../../../importer/selection.js';
-import {
-  fieldAt,
-  held,
-  type ImageSource,
-  type SecretWritten,
-  type Source,
-} from '../../../importer/source.js';
+import { held, type ImageSource, type SecretWritten, type Source } from '../../../importer/source.js';
 import type { Connection } from '../../../model/connection.js';
 import type { KindWriter, WriteOutcome, WritePayload } from '../../execute.js';
 import type { SafeImage } from '../../journal/records.js';
@@ -407,7 +401,7 @@ function planUpdate(
   const targetId = current._id;
   const fields =
     current.compared ??
-    converge.compare(prepared(), current.connection as Connection).map((f) => fieldAt(f.path));
+    converge.compare(prepared(), current.connection as Connection).map((f) => ({ path: f.path }));
   if (fields.length === 0) {
     if (written?.op === 'update' && written.state !== 'failed')
       return stepOf(planned, { kind: 'done', op: 'update', targetName: planned.name, targetId });

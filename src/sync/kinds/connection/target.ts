@@ -8,7 +8,7 @@ import type { HttpClient } from '../../../api/http.js';
 import { checkEntryReferences, type TargetReferences } from '../../../connections/references.js';
 import type { FieldChange } from '../../../diff/types.js';
 import type { NameSelection } from '../../../importer/selection.js';
-import { fieldAt, held } from '../../../importer/source.js';
+import { held } from '../../../importer/source.js';
 import type { Connection } from '../../../model/connection.js';
 import type { OnConflict } from '../../plan.js';
 import type { ConvergeHelpers } from './converge.js';
@@ -86,8 +86,8 @@ export function targetSummarizer(
       if (options.onConflict !== 'update') return { name, _id };
       const found = converge.compare(prepare(twin), connection);
       if (found.length === 0) return { name, _id, compared: NO_FIELDS };
-      // Paths only, one object per path shared by every step: the values may be long, and are not shown.
-      const compared = found.map((f) => fieldAt(f.path));
+      // Paths only: the values may be long, and are not shown.
+      const compared = found.map((f) => ({ path: f.path }));
       return { name, _id, compared, before: held(converge.imageOf(connection)) };
     }
     if (options.prune !== true) return { name, _id };
