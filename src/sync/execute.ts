@@ -43,16 +43,15 @@ export interface KindWriter {
   /** Create, one attempt (the executor decides about retries); the new object's id. */
   create(body: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<string | undefined>;
   /** Replace the object; `absent` when it is no longer there. */
-  update(
-    target: WriteTarget,
-    body: Readonly<Record<string, unknown>>,
-    signal: AbortSignal,
-  ): Promise<'applied' | 'absent'>;
+  update(target: WriteTarget, body: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Sent>;
   /** Delete the object; `absent` when it was already gone. */
-  remove(target: WriteTarget, signal: AbortSignal): Promise<'applied' | 'absent'>;
+  remove(target: WriteTarget, signal: AbortSignal): Promise<Sent>;
   /** Find an object by the name it was created under: its id and creation time, or undefined when absent. */
   lookup(name: string, signal: AbortSignal): Promise<Found | undefined>;
 }
+
+/** How an update or a delete was answered (the API's own result). */
+export type Sent = { readonly kind: 'done' | 'absent' };
 
 /** An object a look-up found: its id, and its `created_at` as the service gave it (any type). */
 export interface Found {
@@ -284,7 +283,7 @@ export async function executeSteps<P>(
       step.op === 'update'
         ? await writer.update(target, payload.body ?? {}, signal)
         : await writer.remove(target, signal);
-    return answer === 'absent' ? 'absent' : step.targetId;
+    return answer.kind === 'absent' ? 'absent' : step.targetId;
   };
 
   const runStep = async (step: Write<P>, state: StepState): Promise<WriteOutcome<P>> => {

@@ -111,19 +111,82 @@ export function zeroCounts(): RunCounts {
   return { created: 0, updated: 0, deleted: 0, failed: 0, found: 0, existed: 0, notOurs: 0 };
 }
 
-/** Folds records into runs (exhaustive over record kinds). */
-class Folder {
+/** Replays records one line at a time, folded into runs (shared by the text and the file readers). */
+class Replayer {
+  begin: BeginRecord | undefined;
+  validBytes = 0;
   readonly runs: RunState[] = [];
   private lastAt = '';
+  private lineNo = 0;
+  /** The start of a line whose newline has not been read yet. */
+  private pending: Buffer[] = [];
 
-  constructor(private readonly begin: () => BeginRecord | undefined) {}
+  constructor(
+    private readonly file: string,
+    private readonly options: ReplayOptions,
+  ) {}
+
+  /** The next bytes of the journal: each complete line is replayed. */
+  feed(buf: Buffer): void {
+    let start = 0;
+    for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
+      const piece = buf.subarray(start, nl);
+      const bytes = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece]);
+      this.pending = [];
+      this.line(bytes.toString('utf8'), bytes.length + 1);
+      start = nl + 1;
+    }
+    if (start < buf.length) this.pending.push(Buffer.from(buf.subarray(start)));
+  }
+
+  /** One complete line (without its newline) of `lineBytes` bytes, newline included. */
+  private line(line: string, lineBytes: number): void {
+    this.lineNo += 1;
+    if (line.trim() === '') {
+      this.validBytes += lineBytes;
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw new InputFileError(this.file, this.lineNo, 'not a JSON journal record', {
+        hint: 'The journal is damaged; move it aside to start over (entries already created are then found as existing)',
+      });
+    }
+    const record = checkRecord(parsed);
+    if (typeof record === 'string') throw new InputFileError(this.file, this.lineNo, record);
+    if (this.begin === undefined && record.kind !== 'begin') {
+      throw new InputFileError(this.file, this.lineNo, "the first record of a journal must be 'begin'");
+    }
+    if (record.kind === 'begin') {
+      if (this.begin !== undefined)
+        throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
+      this.begin = record;
+    }
+    this.fold(record);
+    this.options.onRecord?.(record, { offset: this.validBytes, length: lineBytes - 1 });
+    this.validBytes += lineBytes;
+  }
+
+  /** The replay of what was fed; a last piece without its newline is torn (even if it is only blanks). */
+  result(): JournalReplay {
+    const tornTail = this.pending.length > 0;
+    // Format 1 wrote no run-end: its one run ended when nothing was left in doubt.
+    const format1 = (this.begin?.formatVersion ?? 1) < 2;
+    for (const run of this.runs) {
+      if (!format1 || run.endedAt !== undefined || run.run !== 1) continue;
+      if (![...run.writes.values()].some((w) => w.state === 'in-doubt')) run.endedAt = this.lastAt;
+    }
+    return { begin: this.begin, runs: this.runs, validBytes: this.validBytes, tornTail };
+  }
 
   private runState(number: number): RunState {
     // A journal holds a few runs: a search per record costs nothing next to parsing it.
     const found = this.runs.find((r) => r.run === number);
     if (found !== undefined) return found;
     // Format 1: one run, begun with the journal.
-    const run = this.newRun(number, 'import', undefined, this.begin()?.at ?? '');
+    const run = this.newRun(number, 'import', undefined, this.begin?.at ?? '');
     this.runs.push(run);
     return run;
   }
@@ -140,7 +203,8 @@ class Folder {
     };
   }
 
-  add(record: JournalRecord): void {
+  /** Folds a record into its run (exhaustive over record kinds). */
+  private fold(record: JournalRecord): void {
     if ('at' in record && typeof record.at === 'string') this.lastAt = record.at;
     switch (record.kind) {
       case 'begin':
@@ -217,80 +281,6 @@ class Folder {
       default:
         assertNever(record, 'journal record');
     }
-  }
-
-  finish(): void {
-    // Format 1 wrote no run-end: its one run ended when nothing was left in doubt.
-    const format1 = (this.begin()?.formatVersion ?? 1) < 2;
-    for (const run of this.runs) {
-      if (!format1 || run.endedAt !== undefined || run.run !== 1) continue;
-      if (![...run.writes.values()].some((w) => w.state === 'in-doubt')) run.endedAt = this.lastAt;
-    }
-  }
-}
-
-/** Replays records one line at a time (shared by the text and the file readers). */
-class Replayer {
-  begin: BeginRecord | undefined;
-  validBytes = 0;
-  private lineNo = 0;
-  private readonly folder = new Folder(() => this.begin);
-  /** The start of a line whose newline has not been read yet. */
-  private pending: Buffer[] = [];
-
-  constructor(
-    private readonly file: string,
-    private readonly options: ReplayOptions,
-  ) {}
-
-  /** The next bytes of the journal: each complete line is replayed. */
-  feed(buf: Buffer): void {
-    let start = 0;
-    for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
-      const piece = buf.subarray(start, nl);
-      const bytes = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece]);
-      this.pending = [];
-      this.line(bytes.toString('utf8'), bytes.length + 1);
-      start = nl + 1;
-    }
-    if (start < buf.length) this.pending.push(Buffer.from(buf.subarray(start)));
-  }
-
-  /** One complete line (without its newline) of `lineBytes` bytes, newline included. */
-  private line(line: string, lineBytes: number): void {
-    this.lineNo += 1;
-    if (line.trim() === '') {
-      this.validBytes += lineBytes;
-      return;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      throw new InputFileError(this.file, this.lineNo, 'not a JSON journal record', {
-        hint: 'The journal is damaged; move it aside to start over (entries already created are then found as existing)',
-      });
-    }
-    const record = checkRecord(parsed);
-    if (typeof record === 'string') throw new InputFileError(this.file, this.lineNo, record);
-    if (this.begin === undefined && record.kind !== 'begin') {
-      throw new InputFileError(this.file, this.lineNo, "the first record of a journal must be 'begin'");
-    }
-    if (record.kind === 'begin') {
-      if (this.begin !== undefined)
-        throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
-      this.begin = record;
-    }
-    this.folder.add(record);
-    this.options.onRecord?.(record, { offset: this.validBytes, length: lineBytes - 1 });
-    this.validBytes += lineBytes;
-  }
-
-  /** The replay of what was fed; a last piece without its newline is torn (even if it is only blanks). */
-  result(): JournalReplay {
-    const tornTail = this.pending.length > 0;
-    this.folder.finish();
-    return { begin: this.begin, runs: this.folder.runs, validBytes: this.validBytes, tornTail };
   }
 }
 

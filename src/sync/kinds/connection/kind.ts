@@ -49,12 +49,8 @@ function connectionWriter(client: HttpClient): KindWriter {
   return {
     // The user's Ctrl-C does not abort a POST in flight: it settles and is journaled.
     create: async (body) => (await createConnection(client, { ...body }))._id,
-    update: async (target, body, signal) =>
-      (await updateConnection(client, target.name, { ...body }, { signal })).kind === 'absent'
-        ? 'absent'
-        : 'applied',
-    remove: async (target, signal) =>
-      (await deleteConnection(client, target.name, { signal })).kind === 'absent' ? 'absent' : 'applied',
+    update: (target, body, signal) => updateConnection(client, target.name, { ...body }, { signal }),
+    remove: (target, signal) => deleteConnection(client, target.name, { signal }),
     lookup: async (name, signal) => {
       const found = await getConnectionByName(client, name, { signal });
       const id = typeof found?._id === 'string' ? found._id : undefined;

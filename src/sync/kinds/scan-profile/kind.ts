@@ -51,12 +51,8 @@ function idOf(target: WriteTarget): string {
 function scanProfileWriter(client: HttpClient): KindWriter {
   return {
     create: async (body) => (await createScanProfile(client, { ...body }))._id,
-    update: async (target, body, signal) =>
-      (await updateScanProfile(client, idOf(target), { ...body }, { signal })).kind === 'absent'
-        ? 'absent'
-        : 'applied',
-    remove: async (target, signal) =>
-      (await deleteScanProfile(client, idOf(target), { signal })).kind === 'absent' ? 'absent' : 'applied',
+    update: async (target, body, signal) => updateScanProfile(client, idOf(target), { ...body }, { signal }),
+    remove: async (target, signal) => deleteScanProfile(client, idOf(target), { signal }),
     lookup: async (name, signal) => {
       const found = (await listScanProfiles(client, { signal })).find((p) => p.name === name);
       const id = typeof found?._id === 'string' ? found._id : undefined;
