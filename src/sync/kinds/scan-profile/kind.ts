@@ -441,7 +441,6 @@ export const scanProfileKind: SyncKind<ProfilePlan, ProfileRun> = {
         ? step.body
         : placeProfileBody(step.body, step.refs as DataSourceRef[], ids, why);
   },
-  undoPrefix: 'scan profile ',
   beforeOptional: true,
   runsKey: 'scanProfiles',
 };
