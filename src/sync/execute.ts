@@ -32,11 +32,8 @@ import { notOursReason, notOursStamp } from './ownership.js';
 import { intentRecord, outcomeRecord, type Write } from './step.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
-/** The object a request addresses in the target. */
-export interface WriteTarget {
-  readonly name: string;
-  readonly id: string | undefined;
-}
+/** The object a request addresses in the target: a step's own target name and id. */
+export type WriteTarget = Pick<Write, 'targetName' | 'targetId'>;
 
 /** How the executor writes one kind of object (bound to one HTTP client); see `kinds/`. */
 export interface KindWriter {
@@ -277,12 +274,11 @@ export async function executeSteps<P>(
 
   const send = async (step: Write<P>, payload: WritePayload): Promise<string | undefined | 'absent'> => {
     const writer = writerOf(step);
-    const target = { name: step.targetName, id: step.targetId };
     if (step.op === 'create') return writer.create(payload.body ?? {}, signal);
     const answer =
       step.op === 'update'
-        ? await writer.update(target, payload.body ?? {}, signal)
-        : await writer.remove(target, signal);
+        ? await writer.update(step, payload.body ?? {}, signal)
+        : await writer.remove(step, signal);
     return answer.kind === 'absent' ? 'absent' : step.targetId;
   };
 

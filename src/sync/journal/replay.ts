@@ -206,20 +206,20 @@ class Replayer {
   /** Folds a record into its run (exhaustive over record kinds). */
   private fold(record: JournalRecord): void {
     if ('at' in record && typeof record.at === 'string') this.lastAt = record.at;
+    if (record.kind === 'begin' || record.kind === 'resume') return;
+    if (record.kind === 'run') {
+      this.runs.push(this.newRun(record.run, record.command, record.undoes, record.at));
+      return;
+    }
+    if (record.kind === 'run-end') {
+      this.runState(record.run).endedAt = record.at;
+      return;
+    }
+    const run = this.runState(runOf(record));
+    const key = writeKey(record.object, record.name);
+    const previous = run.writes.get(key);
     switch (record.kind) {
-      case 'begin':
-      case 'resume':
-        return;
-      case 'run':
-        this.runs.push(this.newRun(record.run, record.command, record.undoes, record.at));
-        return;
-      case 'run-end':
-        this.runState(record.run).endedAt = record.at;
-        return;
       case 'intent': {
-        const run = this.runState(runOf(record));
-        const key = writeKey(record.object, record.name);
-        const previous = run.writes.get(key);
         const image =
           record.op === 'create'
             ? record.image
@@ -241,9 +241,6 @@ class Replayer {
         return;
       }
       case 'outcome': {
-        const run = this.runState(runOf(record));
-        const key = writeKey(record.object, record.name);
-        const previous = run.writes.get(key);
         const counts = run.counts[record.object] ?? zeroCounts();
         run.counts[record.object] = counts;
         if (record.result === 'failed') counts.failed += 1;

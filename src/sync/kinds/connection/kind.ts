@@ -49,8 +49,8 @@ function connectionWriter(client: HttpClient): KindWriter {
   return {
     // The user's Ctrl-C does not abort a POST in flight: it settles and is journaled.
     create: async (body) => (await createConnection(client, { ...body }))._id,
-    update: (target, body, signal) => updateConnection(client, target.name, { ...body }, { signal }),
-    remove: (target, signal) => deleteConnection(client, target.name, { signal }),
+    update: (target, body, signal) => updateConnection(client, target.targetName, { ...body }, { signal }),
+    remove: (target, signal) => deleteConnection(client, target.targetName, { signal }),
     lookup: async (name, signal) => {
       const found = await getConnectionByName(client, name, { signal });
       const id = typeof found?._id === 'string' ? found._id : undefined;

@@ -43,8 +43,9 @@ import { describeProfileStep, planJson, planMarkdown } from './render.js';
 import { planProfileUndo } from './undo.js';
 
 function idOf(target: WriteTarget): string {
-  if (target.id === undefined) throw new StepRefused(`scan profile '${target.name}' has no id in the target`);
-  return target.id;
+  const { targetId, targetName } = target;
+  if (targetId === undefined) throw new StepRefused(`scan profile '${targetName}' has no id in the target`);
+  return targetId;
 }
 
 /** The executor's writer of scan profiles, bound to `client`. */
