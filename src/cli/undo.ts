@@ -22,7 +22,8 @@ import { printProblems, reportRefusal } from './render.js';
 function describeUndoStep(step: UndoStep): string {
   const name = displayName(step.name);
   const typed = `${name}${step.type ? ` (${step.type})` : ''}`;
-  const prefix = kindOf(step.object).undoPrefix ?? '';
+  // The first kind's lines are not prefixed (as `describeObjects` always names it).
+  const prefix = step.object === KINDS[0]?.object ? '' : `${kindOf(step.object).label} `;
   switch (step.kind) {
     case 'delete-created':
       return `${prefix}delete     ${typed}: created by the import`;

@@ -16,7 +16,7 @@ export function held<T>(value: T): Source<T> {
   return new Held(value);
 }
 
-/** A class, not a closure: every held value shares one shape (see {@link PreparedSource}). */
+/** A class, not a closure: every held value shares one shape. */
 class Held<T> implements Source<T> {
   constructor(private readonly value: T) {}
 

@@ -32,27 +32,23 @@ import { notOursReason, notOursStamp } from './ownership.js';
 import { intentRecord, outcomeRecord, type Write } from './step.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
-/** The object a request addresses in the target. */
-export interface WriteTarget {
-  readonly name: string;
-  readonly id: string | undefined;
-}
+/** The object a request addresses in the target: a step's own target name and id. */
+export type WriteTarget = Pick<Write, 'targetName' | 'targetId'>;
 
 /** How the executor writes one kind of object (bound to one HTTP client); see `kinds/`. */
 export interface KindWriter {
   /** Create, one attempt (the executor decides about retries); the new object's id. */
   create(body: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<string | undefined>;
   /** Replace the object; `absent` when it is no longer there. */
-  update(
-    target: WriteTarget,
-    body: Readonly<Record<string, unknown>>,
-    signal: AbortSignal,
-  ): Promise<'applied' | 'absent'>;
+  update(target: WriteTarget, body: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Sent>;
   /** Delete the object; `absent` when it was already gone. */
-  remove(target: WriteTarget, signal: AbortSignal): Promise<'applied' | 'absent'>;
+  remove(target: WriteTarget, signal: AbortSignal): Promise<Sent>;
   /** Find an object by the name it was created under: its id and creation time, or undefined when absent. */
   lookup(name: string, signal: AbortSignal): Promise<Found | undefined>;
 }
+
+/** How an update or a delete was answered (the API's own result). */
+export type Sent = { readonly kind: 'done' | 'absent' };
 
 /** An object a look-up found: its id, and its `created_at` as the service gave it (any type). */
 export interface Found {
@@ -278,13 +274,12 @@ export async function executeSteps<P>(
 
   const send = async (step: Write<P>, payload: WritePayload): Promise<string | undefined | 'absent'> => {
     const writer = writerOf(step);
-    const target = { name: step.targetName, id: step.targetId };
     if (step.op === 'create') return writer.create(payload.body ?? {}, signal);
     const answer =
       step.op === 'update'
-        ? await writer.update(target, payload.body ?? {}, signal)
-        : await writer.remove(target, signal);
-    return answer === 'absent' ? 'absent' : step.targetId;
+        ? await writer.update(step, payload.body ?? {}, signal)
+        : await writer.remove(step, signal);
+    return answer.kind === 'absent' ? 'absent' : step.targetId;
   };
 
   const runStep = async (step: Write<P>, state: StepState): Promise<WriteOutcome<P>> => {

@@ -92,8 +92,6 @@ export interface SyncKind<P = unknown, R = unknown> {
   readonly oneAtATime?: boolean;
   /** Reads what a restoring step's body is placed on (the target's ids now) when its writes start. */
   placeUndoBodies?(client: HttpClient, signal: AbortSignal): Promise<(step: RestoringStep) => Listed>;
-  /** What begins an undo line about one of its objects (`scan profile `; none for the first kind). */
-  readonly undoPrefix?: string;
   /** Its update and delete intents may lack a before-image (earlier versions wrote none). */
   readonly beforeOptional?: boolean;
   /** The key of its counts in a run of `runs --format json` (`connections`). */

@@ -53,7 +53,7 @@ export class Write<P = unknown> {
 export type WriteFields = Pick<Write, 'object' | 'op' | 'name'> &
   Partial<Omit<Write, 'object' | 'op' | 'name' | 'plan'>>;
 
-/** The intent of one request of `step`. */
+/** The intent of one request of `step` (a field left undefined is not written: JSON has no undefined). */
 export function intentRecord(
   step: Write,
   payload: WritePayload,
@@ -67,20 +67,20 @@ export function intentRecord(
     object: step.object,
     name: step.name,
     targetName: step.targetName,
-    ...(step.targetId === undefined ? {} : { targetId: step.targetId }),
-    ...(step.sourceId === undefined ? {} : { sourceId: step.sourceId }),
+    targetId: step.targetId,
+    sourceId: step.sourceId,
     attempt,
     at,
   };
   switch (step.op) {
     case 'create':
-      return { ...base, op: 'create', ...(payload.image === undefined ? {} : { image: payload.image }) };
+      return { ...base, op: 'create', image: payload.image };
     case 'update':
       return {
         ...base,
         op: 'update',
         before: payload.before ?? {},
-        ...(payload.image === undefined ? {} : { image: payload.image }),
+        image: payload.image,
         secretsSent: payload.secretsSent ?? [],
       };
     default:
@@ -101,13 +101,7 @@ export function outcomeRecord(outcome: SettledOutcome, run: number, at: string):
   };
   if (outcome.kind === 'exists') {
     const { targetId, createdAt } = outcome;
-    return {
-      ...base,
-      op: 'create',
-      result: 'exists',
-      targetId,
-      ...(createdAt === undefined ? {} : { createdAt }),
-    };
+    return { ...base, op: 'create', result: 'exists', targetId, createdAt };
   }
   if (outcome.kind === 'failed') {
     return {

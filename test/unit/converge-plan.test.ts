@@ -168,10 +168,10 @@ describe('targetSummarizer: what the import keeps of each listed connection', ()
       check: noProblems,
     });
 
-  // An update's body is prepared when sent: compared as what it loads.
+  // A send's or an update's body is prepared when sent: compared as what it loads.
   const loaded = (p: ReturnType<typeof planImport>) => ({
     ...p,
-    steps: p.steps.map((step) => (step.kind === 'update' ? { ...step, source: step.source.load() } : step)),
+    steps: p.steps.map((step) => ('source' in step ? { ...step, source: step.source.load() } : step)),
   });
 
   it('the plan from the summaries is the plan from the whole connections, whatever the options', () => {

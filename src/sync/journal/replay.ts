@@ -111,130 +111,13 @@ export function zeroCounts(): RunCounts {
   return { created: 0, updated: 0, deleted: 0, failed: 0, found: 0, existed: 0, notOurs: 0 };
 }
 
-/** Folds records into runs (exhaustive over record kinds). */
-class Folder {
-  readonly runs: RunState[] = [];
-  private lastAt = '';
-
-  constructor(private readonly begin: () => BeginRecord | undefined) {}
-
-  private runState(number: number): RunState {
-    // A journal holds a few runs: a search per record costs nothing next to parsing it.
-    const found = this.runs.find((r) => r.run === number);
-    if (found !== undefined) return found;
-    // Format 1: one run, begun with the journal.
-    const run = this.newRun(number, 'import', undefined, this.begin()?.at ?? '');
-    this.runs.push(run);
-    return run;
-  }
-
-  private newRun(run: number, command: RunCommand, undoes: number | undefined, at: string): RunState {
-    return {
-      run,
-      command,
-      undoes,
-      startedAt: at,
-      endedAt: undefined,
-      writes: new Map(),
-      counts: {},
-    };
-  }
-
-  add(record: JournalRecord): void {
-    if ('at' in record && typeof record.at === 'string') this.lastAt = record.at;
-    switch (record.kind) {
-      case 'begin':
-      case 'resume':
-        return;
-      case 'run':
-        this.runs.push(this.newRun(record.run, record.command, record.undoes, record.at));
-        return;
-      case 'run-end':
-        this.runState(record.run).endedAt = record.at;
-        return;
-      case 'intent': {
-        const run = this.runState(runOf(record));
-        const key = writeKey(record.object, record.name);
-        const previous = run.writes.get(key);
-        const image =
-          record.op === 'create'
-            ? record.image
-            : (record.before ?? (record.op === 'update' ? record.image : undefined));
-        const type = typeof image?.type === 'string' ? image.type : previous?.type;
-        run.writes.set(key, {
-          object: record.object,
-          op: record.op,
-          name: record.name,
-          targetName: record.targetName,
-          state: 'in-doubt',
-          targetId: record.targetId ?? previous?.targetId,
-          sourceId: record.sourceId ?? previous?.sourceId,
-          attempt: record.attempt,
-          via: undefined,
-          type,
-          intentAt: previous?.state === 'in-doubt' ? previous.intentAt : record.at,
-        });
-        return;
-      }
-      case 'outcome': {
-        const run = this.runState(runOf(record));
-        const key = writeKey(record.object, record.name);
-        const previous = run.writes.get(key);
-        const counts = run.counts[record.object] ?? zeroCounts();
-        run.counts[record.object] = counts;
-        if (record.result === 'failed') counts.failed += 1;
-        else if (record.result === 'exists') counts.existed += 1;
-        else counts[record.result] += 1;
-        if (record.result === 'created' && record.via === 'lookup') counts.found += 1;
-        if (record.result === 'exists' && record.createdAt !== undefined) counts.notOurs += 1;
-        run.writes.set(key, {
-          object: record.object,
-          op: record.op,
-          name: record.name,
-          targetName: record.targetName,
-          state: record.result === 'failed' || record.result === 'exists' ? 'failed' : 'done',
-          targetId: record.result === 'failed' ? previous?.targetId : (record.targetId ?? previous?.targetId),
-          sourceId: previous?.sourceId,
-          attempt: previous?.attempt ?? 1,
-          via:
-            record.result === 'created' || record.result === 'deleted'
-              ? record.via
-              : record.result === 'updated'
-                ? 'request'
-                : undefined,
-          type: previous?.type,
-          ...(record.result === 'failed' ? { httpStatus: record.httpStatus, message: record.message } : {}),
-          ...(record.result === 'exists'
-            ? {
-                message: record.createdAt
-                  ? notOursReason(record.createdAt)
-                  : 'created by someone else meanwhile',
-              }
-            : {}),
-        });
-        return;
-      }
-      default:
-        assertNever(record, 'journal record');
-    }
-  }
-
-  finish(): void {
-    // Format 1 wrote no run-end: its one run ended when nothing was left in doubt.
-    const format1 = (this.begin()?.formatVersion ?? 1) < 2;
-    for (const run of this.runs) {
-      if (!format1 || run.endedAt !== undefined || run.run !== 1) continue;
-      if (![...run.writes.values()].some((w) => w.state === 'in-doubt')) run.endedAt = this.lastAt;
-    }
-  }
-}
-
-/** Replays records one line at a time (shared by the text and the file readers). */
+/** Replays records one line at a time, folded into runs (shared by the text and the file readers). */
 class Replayer {
   begin: BeginRecord | undefined;
   validBytes = 0;
+  readonly runs: RunState[] = [];
+  private lastAt = '';
   private lineNo = 0;
-  private readonly folder = new Folder(() => this.begin);
   /** The start of a line whose newline has not been read yet. */
   private pending: Buffer[] = [];
 
@@ -281,7 +164,7 @@ class Replayer {
         throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
       this.begin = record;
     }
-    this.folder.add(record);
+    this.fold(record);
     this.options.onRecord?.(record, { offset: this.validBytes, length: lineBytes - 1 });
     this.validBytes += lineBytes;
   }
@@ -289,8 +172,112 @@ class Replayer {
   /** The replay of what was fed; a last piece without its newline is torn (even if it is only blanks). */
   result(): JournalReplay {
     const tornTail = this.pending.length > 0;
-    this.folder.finish();
-    return { begin: this.begin, runs: this.folder.runs, validBytes: this.validBytes, tornTail };
+    // Format 1 wrote no run-end: its one run ended when nothing was left in doubt.
+    const format1 = (this.begin?.formatVersion ?? 1) < 2;
+    for (const run of this.runs) {
+      if (!format1 || run.endedAt !== undefined || run.run !== 1) continue;
+      if (![...run.writes.values()].some((w) => w.state === 'in-doubt')) run.endedAt = this.lastAt;
+    }
+    return { begin: this.begin, runs: this.runs, validBytes: this.validBytes, tornTail };
+  }
+
+  private runState(number: number): RunState {
+    // A journal holds a few runs: a search per record costs nothing next to parsing it.
+    const found = this.runs.find((r) => r.run === number);
+    if (found !== undefined) return found;
+    // Format 1: one run, begun with the journal.
+    const run = this.newRun(number, 'import', undefined, this.begin?.at ?? '');
+    this.runs.push(run);
+    return run;
+  }
+
+  private newRun(run: number, command: RunCommand, undoes: number | undefined, at: string): RunState {
+    return {
+      run,
+      command,
+      undoes,
+      startedAt: at,
+      endedAt: undefined,
+      writes: new Map(),
+      counts: {},
+    };
+  }
+
+  /** Folds a record into its run (exhaustive over record kinds). */
+  private fold(record: JournalRecord): void {
+    if ('at' in record && typeof record.at === 'string') this.lastAt = record.at;
+    if (record.kind === 'begin' || record.kind === 'resume') return;
+    if (record.kind === 'run') {
+      this.runs.push(this.newRun(record.run, record.command, record.undoes, record.at));
+      return;
+    }
+    if (record.kind === 'run-end') {
+      this.runState(record.run).endedAt = record.at;
+      return;
+    }
+    const run = this.runState(runOf(record));
+    const key = writeKey(record.object, record.name);
+    const previous = run.writes.get(key);
+    switch (record.kind) {
+      case 'intent': {
+        const image =
+          record.op === 'create'
+            ? record.image
+            : (record.before ?? (record.op === 'update' ? record.image : undefined));
+        const type = typeof image?.type === 'string' ? image.type : previous?.type;
+        run.writes.set(key, {
+          object: record.object,
+          op: record.op,
+          name: record.name,
+          targetName: record.targetName,
+          state: 'in-doubt',
+          targetId: record.targetId ?? previous?.targetId,
+          sourceId: record.sourceId ?? previous?.sourceId,
+          attempt: record.attempt,
+          via: undefined,
+          type,
+          intentAt: previous?.state === 'in-doubt' ? previous.intentAt : record.at,
+        });
+        return;
+      }
+      case 'outcome': {
+        const counts = run.counts[record.object] ?? zeroCounts();
+        run.counts[record.object] = counts;
+        if (record.result === 'failed') counts.failed += 1;
+        else if (record.result === 'exists') counts.existed += 1;
+        else counts[record.result] += 1;
+        if (record.result === 'created' && record.via === 'lookup') counts.found += 1;
+        if (record.result === 'exists' && record.createdAt !== undefined) counts.notOurs += 1;
+        run.writes.set(key, {
+          object: record.object,
+          op: record.op,
+          name: record.name,
+          targetName: record.targetName,
+          state: record.result === 'failed' || record.result === 'exists' ? 'failed' : 'done',
+          targetId: record.result === 'failed' ? previous?.targetId : (record.targetId ?? previous?.targetId),
+          sourceId: previous?.sourceId,
+          attempt: previous?.attempt ?? 1,
+          via:
+            record.result === 'created' || record.result === 'deleted'
+              ? record.via
+              : record.result === 'updated'
+                ? 'request'
+                : undefined,
+          type: previous?.type,
+          ...(record.result === 'failed' ? { httpStatus: record.httpStatus, message: record.message } : {}),
+          ...(record.result === 'exists'
+            ? {
+                message: record.createdAt
+                  ? notOursReason(record.createdAt)
+                  : 'created by someone else meanwhile',
+              }
+            : {}),
+        });
+        return;
+      }
+      default:
+        assertNever(record, 'journal record');
+    }
   }
 }
 

@@ -43,12 +43,8 @@ function connectionWriter(client: HttpClient): KindWriter {
   return {
     // The user's Ctrl-C does not abort a POST in flight: it settles and is journaled.
     create: async (body) => (await createConnection(client, { ...body }))._id,
-    update: async (target, body, signal) =>
-      (await updateConnection(client, target.name, { ...body }, { signal })).kind === 'absent'
-        ? 'absent'
-        : 'applied',
-    remove: async (target, signal) =>
-      (await deleteConnection(client, target.name, { signal })).kind === 'absent' ? 'absent' : 'applied',
+    update: (target, body, signal) => updateConnection(client, target.targetName, { ...body }, { signal }),
+    remove: (target, signal) => deleteConnection(client, target.targetName, { signal }),
     lookup: async (name, signal) => {
       const found = await getConnectionByName(client, name, { signal });
       const id = typeof found?._id === 'string' ? found._id : undefined;
@@ -256,7 +252,7 @@ export function planImport(input: PlanInput): ImportPlan {
   const typeOf = (o: { type?: string; connection?: Connection }) =>
     o.type ?? (typeof o.connection?.type === 'string' ? o.connection.type : '');
   const send = (entry: PlanEntry, kind: SendStep['kind'], targetName: string, intentAt?: string) => {
-    const source = new PreparedSource(prepare, entry, targetName);
+    const source = { load: () => preparedPayload(prepare(entry), targetName) };
     const problems = input.check(entry, () => prepare(entry));
     if (problems.length > 0) return stepOf(entry, { kind: 'invalid', wouldBe: kind, targetName, problems });
     return stepOf(
@@ -342,41 +338,14 @@ function stepOf<const T extends object>(entry: PlanEntry, own: T): PlanEntry & T
   return Object.assign({ name: entry.name, type: entry.type, sourceId: entry.sourceId }, own);
 }
 
-/**
- * A body prepared from its snapshot entry when loaded. A class, not a closure in the step: V8 gives an
- * object holding a distinct function value a shape of its own, and 100 000 shapes cost more memory
- * than the steps themselves.
- */
-export class PreparedSource implements Source<WritePayload> {
-  constructor(
-    private readonly prepare: (entry: PlanEntry) => PreparedEntry,
-    private readonly entry: PlanEntry,
-    private readonly targetName: string,
-  ) {}
-
-  load(): WritePayload {
-    const entry = this.prepare(this.entry);
-    if (this.targetName === entry.name)
-      return entry.image === undefined ? { body: entry.body } : { body: entry.body, image: entry.image };
-    // Renamed: the body and its image under the new name.
-    return {
-      body: { ...entry.body, name: this.targetName },
-      ...(entry.image === undefined ? {} : { image: { ...entry.image, name: this.targetName } }),
-    };
-  }
-}
-
-/** An update body prepared from its snapshot entry when loaded (a class, as {@link PreparedSource}). */
-export class PreparedUpdate implements Source<WritePayload> {
-  constructor(
-    private readonly prepare: () => PreparedEntry,
-    private readonly converge: Pick<ConvergeHelpers, 'updateBody' | 'imageOf'>,
-  ) {}
-
-  load(): WritePayload {
-    const { body, secretsSent } = this.converge.updateBody(this.prepare());
-    return { body, image: this.converge.imageOf(body), secretsSent };
-  }
+/** The payload of a send step: its entry prepared when loaded, renamed to `targetName` if need be. */
+function preparedPayload(entry: PreparedEntry, targetName: string): WritePayload {
+  if (targetName === entry.name) return { body: entry.body, image: entry.image };
+  // Renamed: the body and its image under the new name.
+  return {
+    body: { ...entry.body, name: targetName },
+    image: entry.image && { ...entry.image, name: targetName },
+  };
 }
 
 /** The default {@link PlanInput.prepare}: entries given whole. */
@@ -418,7 +387,12 @@ function planUpdate(
     fields,
     secrets: converge.secretsWritten(entry),
     before: current.before ?? held(converge.imageOf(current.connection as Connection)),
-    source: new PreparedUpdate(prepared, converge),
+    source: {
+      load: () => {
+        const { body, secretsSent } = converge.updateBody(prepared());
+        return { body, image: converge.imageOf(body), secretsSent };
+      },
+    },
   });
 }
 

@@ -43,20 +43,17 @@ import { describeProfileStep, planJson, planMarkdown } from './render.js';
 import { planProfileUndo } from './undo.js';
 
 function idOf(target: WriteTarget): string {
-  if (target.id === undefined) throw new StepRefused(`scan profile '${target.name}' has no id in the target`);
-  return target.id;
+  const { targetId, targetName } = target;
+  if (targetId === undefined) throw new StepRefused(`scan profile '${targetName}' has no id in the target`);
+  return targetId;
 }
 
 /** The executor's writer of scan profiles, bound to `client`. */
 function scanProfileWriter(client: HttpClient): KindWriter {
   return {
     create: async (body) => (await createScanProfile(client, { ...body }))._id,
-    update: async (target, body, signal) =>
-      (await updateScanProfile(client, idOf(target), { ...body }, { signal })).kind === 'absent'
-        ? 'absent'
-        : 'applied',
-    remove: async (target, signal) =>
-      (await deleteScanProfile(client, idOf(target), { signal })).kind === 'absent' ? 'absent' : 'applied',
+    update: async (target, body, signal) => updateScanProfile(client, idOf(target), { ...body }, { signal }),
+    remove: async (target, signal) => deleteScanProfile(client, idOf(target), { signal }),
     lookup: async (name, signal) => {
       const found = (await listScanProfiles(client, { signal })).find((p) => p.name === name);
       const id = typeof found?._id === 'string' ? found._id : undefined;
@@ -445,7 +442,6 @@ export const scanProfileKind: SyncKind<ProfilePlan, ProfileRun> = {
         ? step.body
         : placeProfileBody(step.body, step.refs as DataSourceRef[], ids, why);
   },
-  undoPrefix: 'scan profile ',
   beforeOptional: true,
   runsKey: 'scanProfiles',
 };
