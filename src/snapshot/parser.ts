@@ -222,7 +222,7 @@ export class SnapshotParser {
   /** An entry's line counted and hashed, its name and type checked (and its name's order). */
   private acceptEntry(name: unknown, type: unknown, raw: RawLine): void {
     const line = raw.number;
-    this.hasher.addLine(raw.bytes, raw.newlineFollows);
+    this.hasher.addLine(raw.bytes);
     this.count += 1;
     if (typeof name !== 'string' || name === '') throw this.fail(line, 'entry has no string "name"');
     if (typeof type !== 'string' || type === '') {
@@ -240,7 +240,7 @@ export class SnapshotParser {
     if (this.header?.include.includes('scanProfiles') !== true) {
       throw this.fail(line, 'a scan profile line, but the header does not include "scanProfiles"');
     }
-    this.hasher.addLine(raw.bytes, raw.newlineFollows);
+    this.hasher.addLine(raw.bytes);
     this.profileCount += 1;
     const problem = describeProfileProblem(value);
     if (problem !== undefined) throw this.fail(line, `scan profile ${problem}`);
