@@ -323,10 +323,7 @@ export async function writeFileAtomic(
 export interface AtomicTextFile {
   readonly path: string;
   write(text: string): void;
-  /**
-   * True when enough text is buffered: await {@link AtomicTextFile.drain} to start writing it out (it
-   * resolves once the text of the drain before is written; {@link AtomicTextFile.commit} waits for all).
-   */
+  /** True when enough text is buffered: await {@link AtomicTextFile.drain} to write it out. */
   readonly needsDrain: boolean;
   drain(): Promise<void>;
   /** Flush, fsync, rename over `path`. */
@@ -348,9 +345,9 @@ export async function openAtomicTextFile(
 ): Promise<AtomicTextFile> {
   const { tmp, handle } = await openTemp(path, options);
   // Text is gathered in memory; every 64 KiB of it becomes a Buffer (outside the JS heap: a page of
-  // text joined into one large string would be allocated in the old generation and cost full GCs), and
-  // `drain` starts writing the buffers out (the caller awaits it after a record or a page; it waits for
-  // the batch before), so memory stays bounded without a stream in between.
+  // text joined into one large string would be allocated in the old generation and cost full GCs),
+  // written out by `drain` (the caller awaits it after a record or a page), so memory stays bounded
+  // without a stream in between.
   const chunks: string[] = [];
   let buffered = 0;
   const ready: Buffer[] = [];
@@ -363,8 +360,11 @@ export async function openAtomicTextFile(
     chunks.length = 0;
     buffered = 0;
   };
-  /** Write `buffers` whole, in one writev when the system takes them all (it may stop short, e.g. as a disk fills). */
-  const writeAll = async (buffers: Buffer[]) => {
+  /** Write the buffers whole, in one writev when the system takes them all (it may stop short, e.g. as a disk fills). */
+  const writeReady = async () => {
+    seal();
+    const buffers = ready.splice(0);
+    if (buffers.length === 0) return;
     let { bytesWritten } = await handle.writev(buffers);
     for (const buffer of buffers) {
       if (bytesWritten >= buffer.length) {
@@ -375,38 +375,21 @@ export async function openAtomicTextFile(
       bytesWritten = 0;
     }
   };
-  // One batch of buffers is written while the caller produces the next (a page of cases): `drain`
-  // waits for the batch before, not for the one it starts. Memory stays bounded at about two batches.
-  let writing: Promise<void> = Promise.resolve();
-  const startWrite = () => {
-    seal();
-    if (ready.length === 0) return;
-    const buffers = ready.splice(0);
-    writing = writing.then(() => writeAll(buffers));
-    // Its failure is reported by the next drain or the commit, which await it.
-    writing.catch(() => undefined);
-  };
-  const settle = async (last: Promise<void>) => {
-    try {
-      await last;
-    } catch (error) {
-      // The temporary file is removed: a half-written output never appears under its name.
-      await abort();
-      throw toFileWriteError(error, path, what);
-    }
-  };
-  const drain = async () => {
-    const before = writing;
-    startWrite();
-    await settle(before);
-  };
-
   const abort = async () => {
     if (done) return;
     done = true;
     chunks.length = 0;
     ready.length = 0;
     await discardTemp(handle, tmp);
+  };
+  // A failed write removes the temporary file: a half-written output never appears under its name.
+  const settle = async (write: () => Promise<void>) => {
+    try {
+      await write();
+    } catch (error) {
+      await abort();
+      throw toFileWriteError(error, path, what);
+    }
   };
 
   return {
@@ -419,17 +402,13 @@ export async function openAtomicTextFile(
     get needsDrain() {
       return ready.length > 0;
     },
-    drain,
+    drain: () => settle(writeReady),
     async commit() {
-      try {
-        startWrite();
-        await writing;
+      await settle(async () => {
+        await writeReady();
         await commitTemp(handle, tmp, path);
-        done = true;
-      } catch (error) {
-        await abort();
-        throw toFileWriteError(error, path, what);
-      }
+      });
+      done = true;
     },
     abort,
   };

@@ -1,7 +1,7 @@
 /**
  * The seam of `age-encryption` (the TypeScript implementation of age, age-encryption.org/v1, by the
  * format's author): the only module that imports it. It checks identities and recipients, writes a
- * file's header (and, with a passphrase, the whole file) and unwraps a file's key from its header.
+ * file's header and unwraps a file's key from its header.
  *
  * The payload is sealed and opened here, a chunk at a time, with Node's ChaCha20-Poly1305 (the age STREAM
  * construction: HKDF-SHA256 of the file key and the 16-byte nonce that follows the header, labelled
@@ -242,37 +242,42 @@ export interface AgeWriter {
   write(bytes: Buffer): Promise<void>;
   /** The last chunk sealed and written. */
   end(): Promise<void>;
-  /** Stop after a failure elsewhere. */
-  abort(): void;
 }
 
 /**
- * An age writer. To recipients: the library writes the header (it draws the file key, wraps it for each
- * recipient and MACs the header, handing the key to a {@link Recipient} of ours as it does to each), and
- * the payload is sealed here, chunk by chunk, with Node's ChaCha20-Poly1305 as {@link AgePayload} opens
- * it: the library's own chunks are sealed in JavaScript, about 1.4 s for a 76 MB export and its garbage.
- * With a passphrase: the library's streaming encryption (a passphrase file is one scrypt stanza, which
- * only the library writes).
+ * An age writer. The library writes the header (it draws the file key, wraps it for each recipient or
+ * with the passphrase's scrypt, and MACs the header), and the payload is sealed here, chunk by chunk,
+ * with Node's ChaCha20-Poly1305 as {@link AgePayload} opens it: the library's own chunks are sealed in
+ * JavaScript, about 1.4 s for a 76 MB export and its garbage. The file key reaches a {@link Recipient}
+ * of ours as it does each recipient; a passphrase file has one scrypt stanza and no other, so its key
+ * is unwrapped from the header written (a second scrypt, about a second).
  */
 export async function createAgeWriter(
   encryption: AgeEncryption,
-  sink: (bytes: Uint8Array) => Promise<void>,
+  sink: (bytes: Buffer) => Promise<void>,
 ): Promise<AgeWriter> {
-  if ('passphrase' in encryption) return createLibraryWriter(encryption.passphrase, sink);
   const encrypter = new (age().Encrypter)();
-  for (const recipient of encryption.recipients) encrypter.addRecipient(recipient);
   let fileKey: Uint8Array | undefined;
-  const keeper: Recipient = {
-    wrapFileKey: (key: Uint8Array) => {
-      fileKey = key;
-      return [];
-    },
-  };
-  encrypter.addRecipient(keeper);
+  if ('passphrase' in encryption) encrypter.setPassphrase(encryption.passphrase);
+  else {
+    for (const recipient of encryption.recipients) encrypter.addRecipient(recipient);
+    const keeper: Recipient = {
+      wrapFileKey: (key: Uint8Array) => {
+        fileKey = key;
+        return [];
+      },
+    };
+    encrypter.addRecipient(keeper);
+  }
   // An empty file: its header, its nonce, and one empty last chunk (not kept).
   const empty = Buffer.from(await encrypter.encrypt(new Uint8Array(0)));
   const headerEnd = ageHeaderEnd(empty);
-  if (fileKey === undefined || headerEnd < 0) throw new Error('age: the library wrote no header');
+  if (headerEnd < 0) throw new Error('age: the library wrote no header');
+  if ('passphrase' in encryption) {
+    const keys = { identities: [], passphrases: [encryption.passphrase] };
+    fileKey = await unwrapFileKey(empty.subarray(0, headerEnd), keys);
+  }
+  if (fileKey === undefined) throw new Error('age: the library wrapped no file key');
   const nonce = empty.subarray(headerEnd, headerEnd + AGE_NONCE_BYTES);
   const key = Buffer.from(hkdfSync('sha256', fileKey, nonce, 'payload', 32));
   await sink(empty.subarray(0, headerEnd + AGE_NONCE_BYTES));
@@ -307,7 +312,6 @@ export async function createAgeWriter(
     async end() {
       await sink(seal(true));
     },
-    abort: () => undefined,
   };
 }
 
@@ -318,43 +322,4 @@ function chunkNonce(index: number, last: boolean): Buffer {
   nonce.writeUInt32BE(index % 2 ** 32, 7);
   nonce[11] = last ? 1 : 0;
   return nonce;
-}
-
-/** The library's streaming encryption with a passphrase, its output handed to `sink` as it comes. */
-async function createLibraryWriter(
-  passphrase: string,
-  sink: (bytes: Uint8Array) => Promise<void>,
-): Promise<AgeWriter> {
-  const encrypter = new (age().Encrypter)();
-  encrypter.setPassphrase(passphrase);
-  const plain = new TransformStream<Uint8Array, Uint8Array>();
-  const encrypted = await encrypter.encrypt(plain.readable);
-  const writer = plain.writable.getWriter();
-  const reader = encrypted.getReader();
-  const pumped = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      await sink(value);
-    }
-  })();
-  // A failed sink stops the writes that wait on it.
-  const failed = pumped.then(
-    () => new Promise<never>(() => undefined),
-    (error: unknown) => Promise.reject(error),
-  );
-  failed.catch(() => undefined);
-  return {
-    async write(bytes) {
-      await Promise.race([writer.write(Uint8Array.prototype.slice.call(bytes)), failed]);
-    },
-    async end() {
-      await Promise.race([writer.close(), failed]);
-      await pumped;
-    },
-    abort() {
-      writer.abort().catch(() => undefined);
-      reader.cancel().catch(() => undefined);
-    },
-  };
 }

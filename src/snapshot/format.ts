@@ -111,21 +111,12 @@ export function orderParts(parts: readonly SnapshotPart[]): SnapshotPart[] {
   return SNAPSHOT_PARTS.filter((p) => parts.includes(p));
 }
 
-/** The header as its line (without the newline), keys in the contract's order. */
+/**
+ * The header as its line (without the newline). Its keys are in the contract's order as
+ * {@link createSnapshotHeader} and the reader (`parser.ts`) build it.
+ */
 export function serializeHeaderLine(header: SnapshotHeader): string {
-  return JSON.stringify(orderHeaderKeys(header));
-}
-
-function orderHeaderKeys(h: SnapshotHeader): SnapshotHeader {
-  return {
-    kind: h.kind,
-    formatVersion: h.formatVersion,
-    createdAt: h.createdAt,
-    tool: h.tool,
-    source: { url: h.source.url, environment: h.source.environment },
-    selection: { ids: h.selection.ids, types: h.selection.types, name: h.selection.name },
-    include: [...h.include],
-  };
+  return JSON.stringify(header);
 }
 
 /** The trailer as its line (without the newline). */

@@ -41,7 +41,7 @@ export interface ReadLinesOptions {
 
 /** One line of the file, without its newline. */
 export interface RawLine {
-  /** Valid until the batch after the next one is asked for (chunk buffers are used again). */
+  /** Valid until the next batch is asked for (the chunk buffer is used again). */
   readonly bytes: Buffer;
   /** 1-based. */
   readonly number: number;
@@ -49,8 +49,6 @@ export interface RawLine {
   readonly offset: number;
   /** False only for a last line that has no `\n`. */
   readonly terminated: boolean;
-  /** True when the byte after `bytes` in its buffer is the line's `\n` (a line read whole within one chunk). */
-  readonly newlineFollows?: boolean;
 }
 
 const NEWLINE = 0x0a;
@@ -59,47 +57,20 @@ const NEWLINE = 0x0a;
 const READ_BYTES_PER_TURN = 1024 * 1024;
 
 /**
- * Chunk buffers used again. A buffer allocated per chunk is memory never touched before: on a
- * machine where a first touch costs about 11 microseconds a page (the 2-core benchmark machine), 76 MB
- * read in fresh 256 KiB buffers spent about 50 ms in page faults, twice that for a diff of two
- * snapshots, besides the garbage collections that free them.
+ * The file's bytes a chunk at a time, by synchronous reads into one buffer used again (no fresh memory
+ * per chunk): a read from the page cache takes tens of microseconds, where each read of a read stream
+ * is a round trip through libuv's thread pool that the reader waits for. The event loop is turned every
+ * {@link READ_BYTES_PER_TURN} bytes. Each chunk is valid until the next one is asked for.
  */
-class ChunkPool {
-  private readonly free: Buffer[] = [];
-
-  constructor(readonly size: number) {}
-
-  take(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.size);
-  }
-
-  give(buffer: Buffer): void {
-    if (this.free.length < 2) this.free.push(buffer);
-  }
-}
-
-/**
- * The file's bytes a chunk at a time, by synchronous reads: a read from the page cache takes tens of
- * microseconds, where each read of a read stream is a round trip through libuv's thread pool that
- * the reader waits for (two 76 MB snapshots merged side by side waited 40 to 90 ms of their 0.75 s,
- * on two cores). The event loop is turned every {@link READ_BYTES_PER_TURN} bytes. Each chunk is a
- * buffer of `pool` holding `length` bytes read; the caller gives it back once nothing refers to it.
- */
-async function* readChunks(
-  source: SnapshotSource,
-  pool: ChunkPool,
-): AsyncGenerator<{ readonly buffer: Buffer; readonly length: number }> {
+async function* readChunks(source: SnapshotSource, size: number): AsyncGenerator<Buffer> {
+  const buffer = Buffer.allocUnsafeSlow(size);
   let position = 0;
   let sinceTurn = 0;
   for (;;) {
-    const buffer = pool.take();
-    const length = source.readAt(buffer, pool.size, position);
-    if (length === 0) {
-      pool.give(buffer);
-      return;
-    }
+    const length = source.readAt(buffer, size, position);
+    if (length === 0) return;
     position += length;
-    yield { buffer, length };
+    yield length < size ? buffer.subarray(0, length) : buffer;
     sinceTurn += length;
     if (sinceTurn >= READ_BYTES_PER_TURN) {
       sinceTurn = 0;
@@ -110,26 +81,20 @@ async function* readChunks(
 
 /**
  * Split the file into lines, one batch per chunk read (so a caller does not await per line). Shared
- * with `merge.ts`. A line's bytes may be a view of the chunk it was read in, and chunk buffers are
- * used again: they stay as they are until the batch after the next one is asked for. Every caller
- * takes a batch's lines in order before it asks for the next (the checksum's hasher holds on to the
- * last run of lines of a batch until the first line of the next one is added: see `checksum.ts`).
+ * with `merge.ts`. A line's bytes may be a view of the chunk it was read in, which is used again once
+ * the next batch is asked for: every caller takes a batch's lines before it asks for the next.
  */
 export async function* readLineBatches(path: string, options: ReadLinesOptions): AsyncGenerator<RawLine[]> {
-  const pool = new ChunkPool(options.chunkSize ?? 64 * 1024);
   const source = options.source ?? (await openSnapshotSource(path, options.label ?? path));
-  const chunks = readChunks(source, pool);
-  // The chunks of the last two batches handed out, oldest first.
-  const handedOut: Buffer[] = [];
+  const chunks = readChunks(source, options.chunkSize ?? 64 * 1024);
   let pending: Buffer[] = [];
   let pendingLength = 0;
   let pendingStart = 0;
   let chunkStart = 0;
   let lineNumber = 0;
   try {
-    for await (const { buffer, length } of chunks) {
+    for await (const chunk of chunks) {
       if (options.signal?.aborted) throw new InterruptedError('Interrupted while reading the snapshot');
-      const chunk = length < buffer.length ? buffer.subarray(0, length) : buffer;
       options.onChunk?.(chunk);
       const batch: RawLine[] = [];
       let start = 0;
@@ -152,12 +117,11 @@ export async function* readLineBatches(path: string, options: ReadLinesOptions):
           number: lineNumber,
           offset,
           terminated: true,
-          newlineFollows: withinChunk,
         });
         start = end + 1;
       }
       if (start < chunk.length) {
-        // Copy: keeping a slice would pin the whole chunk.
+        // Copied: the chunk buffer is used again for the next chunk.
         const rest = Buffer.from(chunk.subarray(start));
         if (pendingLength === 0) pendingStart = chunkStart + start;
         pending.push(rest);
@@ -174,16 +138,7 @@ export async function* readLineBatches(path: string, options: ReadLinesOptions):
         }
       }
       chunkStart += chunk.length;
-      if (batch.length === 0) {
-        // Nothing refers to it: its bytes were copied into a line still being read.
-        pool.give(buffer);
-        continue;
-      }
-      handedOut.push(buffer);
-      yield batch;
-      // Asked for the batch after this one: the batch before this one is done with (its last lines'
-      // hash run was flushed when this batch's first line was added).
-      if (handedOut.length > 1) pool.give(handedOut.shift() as Buffer);
+      if (batch.length > 0) yield batch;
     }
   } catch (error) {
     throw toReadError(options.label ?? path, error);

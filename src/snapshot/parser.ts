@@ -87,7 +87,6 @@ export class SnapshotParser {
     if (this.storedFormatVersion >= 2 && isProfileLine(value)) {
       return { kind: 'scan-profile', profile: this.readProfile(value, raw) };
     }
-    this.checkConnectionPlace(raw);
     return { kind: 'connection', entry: this.readEntry(value, raw) };
   }
 
@@ -99,16 +98,6 @@ export class SnapshotParser {
     }
     if (!raw.terminated) {
       throw this.fail(raw.number, 'the last line is incomplete (no newline): the snapshot is truncated');
-    }
-  }
-
-  /** A connection line may come here: before the scan profiles. */
-  private checkConnectionPlace(raw: RawLine): void {
-    if (this.previousProfile !== undefined) {
-      throw this.fail(
-        raw.number,
-        `a connection line after the scan profiles (line ${this.previousProfile.line}): connections come first`,
-      );
     }
   }
 
@@ -213,16 +202,18 @@ export class SnapshotParser {
     this.trailer = { entryCount, sha256, line };
   }
 
+  /** An entry's line placed (before the scan profiles), counted and hashed, its name, type and order checked. */
   private readEntry(value: unknown, raw: RawLine): Connection {
-    if (!isRecord(value)) throw this.fail(raw.number, 'entry is not a JSON object');
-    this.acceptEntry(value.name, value.type, raw);
-    return value as Connection;
-  }
-
-  /** An entry's line counted and hashed, its name and type checked (and its name's order). */
-  private acceptEntry(name: unknown, type: unknown, raw: RawLine): void {
     const line = raw.number;
-    this.hasher.addLine(raw.bytes, raw.newlineFollows);
+    if (this.previousProfile !== undefined) {
+      throw this.fail(
+        line,
+        `a connection line after the scan profiles (line ${this.previousProfile.line}): connections come first`,
+      );
+    }
+    if (!isRecord(value)) throw this.fail(line, 'entry is not a JSON object');
+    const { name, type } = value;
+    this.hasher.addLine(raw.bytes);
     this.count += 1;
     if (typeof name !== 'string' || name === '') throw this.fail(line, 'entry has no string "name"');
     if (typeof type !== 'string' || type === '') {
@@ -233,6 +224,7 @@ export class SnapshotParser {
     this.previousName = name;
     this.previousLine = line;
     this.typeCounts.set(type, (this.typeCounts.get(type) ?? 0) + 1);
+    return value as Connection;
   }
 
   private readProfile(value: Record<string, unknown>, raw: RawLine): SnapshotScanProfile {
@@ -240,7 +232,7 @@ export class SnapshotParser {
     if (this.header?.include.includes('scanProfiles') !== true) {
       throw this.fail(line, 'a scan profile line, but the header does not include "scanProfiles"');
     }
-    this.hasher.addLine(raw.bytes, raw.newlineFollows);
+    this.hasher.addLine(raw.bytes);
     this.profileCount += 1;
     const problem = describeProfileProblem(value);
     if (problem !== undefined) throw this.fail(line, `scan profile ${problem}`);

@@ -32,7 +32,7 @@ import {
 } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
-import { type AgeEncryption, type AgeWriter, createAgeWriter } from './age.js';
+import { type AgeEncryption, createAgeWriter } from './age.js';
 import { type ByteSink, createBufferedWriter, fileSink } from './buffered-writer.js';
 import { createEntryHasher } from './checksum.js';
 import {
@@ -237,7 +237,6 @@ async function spillEntries(
     cipher === undefined
       ? toFile
       : async (data) => {
-          // In place: `data` is the buffered writer's own buffer (or a copy it made), written out below.
           const sealed = cipher.apply(data, written);
           written += data.length;
           await toFile(sealed);
@@ -373,17 +372,12 @@ async function writeSorted(
   const hasher = createEntryHasher();
   const out = await open(tmpPath, 'wx', PRIVATE_FILE_MODE);
   const toFile = fileSink(out);
-  let age: AgeWriter | undefined;
   try {
-    if (options.encryption !== undefined) {
-      age = await createAgeWriter(options.encryption, (bytes) =>
-        toFile(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
-      );
-    }
+    const age =
+      options.encryption === undefined ? undefined : await createAgeWriter(options.encryption, toFile);
     // The umask could only narrow the mode; chmod states it whatever the umask.
     await out.chmod(PRIVATE_FILE_MODE);
-    const encrypt = age;
-    const writer = createBufferedWriter(encrypt === undefined ? toFile : (data) => encrypt.write(data));
+    const writer = createBufferedWriter(age === undefined ? toFile : (data) => age.write(data));
     await writer.write(Buffer.from(`${serializeHeaderLine(header)}\n`, 'utf8'));
     const spill = await open(spillPath, 'r');
     try {
@@ -432,9 +426,6 @@ async function writeSorted(
     await age?.end();
     await out.sync();
     return sha256;
-  } catch (error) {
-    age?.abort();
-    throw error;
   } finally {
     await out.close();
   }

@@ -362,7 +362,7 @@ describe('diff: a side holding two connections of one name (item 12)', () => {
   });
 });
 
-describe('openAtomicTextFile writes a batch while the next is produced', () => {
+describe('openAtomicTextFile', () => {
   it('writes every byte in order when the system writes only part of a writev', async () => {
     const dir = await makeTempDir('dds-migrate-atomic-');
     const path = join(dir, 'out.ndjson');
