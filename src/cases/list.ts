@@ -1,8 +1,8 @@
 /**
  * The `cases list` workflow: every matching case, page by page, into a record sink the caller renders,
  * on stdout or into `output`, written atomically (mode 0600: security cases say where sensitive data
- * lives, which is itself sensitive; the file appears only when the whole list was written). Two pages
- * are in memory at a time (the one written and the next, asked for ahead, see `pagesThrough`), so memory
+ * lives, which is itself sensitive; the file appears only when the whole list was written). A few pages
+ * are in memory at a time (the one written and those asked for ahead, see `pagesThrough`), so memory
  * does not grow with the number of cases.
  */
 import { caseWriteId, listCasePages } from '../api/cases.js';
