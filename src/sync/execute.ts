@@ -306,7 +306,8 @@ export async function executeSteps<P>(
       const at = now();
       state.firstIntentMs ??= Date.parse(at);
       await journal.append(intentRecord(step, payload, run, step.firstAttempt + state.attempts - 1, at));
-      // A stop that came while the intent was written still prevents the request; the open intent costs one look-up.
+      // A stop another step raised while the intent was written still prevents the request; the open
+      // intent costs one look-up.
       checkGoing();
       let answer: string | undefined | 'absent';
       try {
@@ -404,7 +405,8 @@ export async function executeSteps<P>(
   await forEachLimited(steps, concurrency, async (step, i) => {
     outcomes[i] = await processStep(step);
   });
-  // Every outcome record on disk (or its failure known) before the run reports.
+  // Every outcome record written (or its failure known) before the run reports; on disk with the next
+  // synced record (`run-end`) or at the journal's close.
   while (outcomeWrites.size > 0) await Promise.all([...outcomeWrites]);
   if (fatal) throw fatal.error;
   let stoppedBy = stopReason;

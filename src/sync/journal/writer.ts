@@ -3,10 +3,12 @@
  * refuse a journal bound to another snapshot or target, and append records (an intent durably, before
  * its request leaves).
  *
- * Appends are written and fdatasync'd synchronously: on the 2-core benchmark machine a sync through
- * libuv's thread pool took about 1.2 ms from append to resolve during an import, on the path of every
- * request, and a synchronous one about 0.35 ms. The cost is that a disk that stalls stalls the event loop
- * too (Ctrl-C is handled once the sync returns); a run cannot send anything while its journal is stuck.
+ * Appends are written synchronously, and every record but an outcome is fdatasync'd before it resolves:
+ * on the 2-core benchmark machine a sync through libuv's thread pool took about 1.2 ms from append to
+ * resolve during an import, on the path of every request, and a synchronous one about 0.35 ms. The cost
+ * is that a disk that stalls stalls the event loop too (Ctrl-C is handled once the sync returns); a run
+ * cannot send anything while its journal is stuck. An outcome reaches the disk with the next synced
+ * record: the next intent, or the `run-end` that a run which finished appends.
  */
 import { fdatasyncSync, constants as fsConstants, writeSync } from 'node:fs';
 import { type FileHandle, open, truncate } from 'node:fs/promises';
@@ -67,8 +69,8 @@ export interface Journal {
   readonly fresh: boolean;
   /**
    * Append a record; resolves once it is written, and for every record but an outcome once it is on disk
-   * (fdatasync). The records appended in one turn of the event loop share one write and one sync.
-   * Outcomes reach the disk with the next sync or at {@link close}.
+   * (fdatasync). The records appended before the flush (a microtask) runs share one write and one sync.
+   * Outcomes reach the disk with the next synced record, or at {@link close}.
    */
   append(record: JournalRecord): Promise<void>;
   /** Append the record that opens run `run` (an undo names the run it takes back), or closes it. */
@@ -181,9 +183,10 @@ export async function openJournal(
     let needsSync = false;
     let closed = false;
 
-    // Written and synced synchronously, in a microtask after the records of this turn of the event
-    // loop: records that start or settle together share one write and one sync. Only an intent must be
-    // durable before its request leaves; a batch that holds none is written and left to the next sync.
+    // Written and synced synchronously, in a microtask: the records appended before it runs (those of
+    // one callback and its promise reactions) share one write and one sync. Only an intent (and a run's
+    // own records) must be durable before the run goes on; a batch of outcomes alone is written and left
+    // to the next sync.
     const flush = (): void => {
       if (queue.length === 0) return;
       const batch = queue;
@@ -196,7 +199,8 @@ export async function openJournal(
         for (const p of batch) p.resolve();
       } catch (error) {
         // Typed, so that a full disk is one line and exit 2, not "a bug": the records before this batch
-        // are on disk, and an intent that did not make it was never followed by its request.
+        // are written (every intent among them on disk), and an intent that did not make it was never
+        // followed by its request.
         const code = (error as NodeJS.ErrnoException).code ?? 'error';
         const failure = new FileWriteError(path, `cannot write the journal (${code})`, {
           hint: 'Free disk space or fix permissions, then re-run the same command to resume',
@@ -263,8 +267,9 @@ export async function openJournal(
         closing ??= (async () => {
           closed = true;
           flush();
-          // The outcomes written since the last intent. One that never reaches the disk leaves its
-          // intent open, and the next run looks the name up: a failure here loses nothing.
+          // The outcomes written since the last synced record, for a run that stopped (one that finished
+          // synced them with its `run-end`). Only a machine crash could still lose one: its intent stays
+          // open, the next run looks the name up, and a create found so counts as in doubt.
           try {
             fdatasyncSync(fh.fd);
           } catch {}

@@ -1,0 +1,92 @@
+/**
+ * When the journal's writer syncs (src/sync/journal/writer.ts, docs/why.md "Why the journal is written
+ * synchronously"): an intent is on disk before its append resolves, a batch of outcomes alone is written
+ * and not synced, the next synced record (an intent, a run's `run-end`) or the close takes them to disk,
+ * and a write that fails rejects every record of its batch with one typed error.
+ */
+import * as fs from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { FileWriteError } from '../../src/errors.js';
+import type { JournalRecord } from '../../src/sync/journal/records.js';
+import { openJournal } from '../../src/sync/journal/writer.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+vi.mock('node:fs', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs')>();
+  return { ...actual, fdatasyncSync: vi.fn(actual.fdatasyncSync), writeSync: vi.fn(actual.writeSync) };
+});
+
+const syncs = vi.mocked(fs.fdatasyncSync);
+const writes = vi.mocked(fs.writeSync);
+const binding = { snapshotSha256: 'a'.repeat(64), targetUrl: 'http://127.0.0.1:9000' };
+const at = '2026-11-27T00:00:00.000Z';
+
+const intent = (name: string): JournalRecord => ({
+  kind: 'intent',
+  run: 1,
+  object: 'connection',
+  op: 'create',
+  name,
+  targetName: name,
+  attempt: 1,
+  at,
+});
+const outcome = (name: string): JournalRecord => ({
+  kind: 'outcome',
+  run: 1,
+  object: 'connection',
+  op: 'create',
+  result: 'created',
+  name,
+  targetName: name,
+  targetId: `id-${name}`,
+  via: 'post',
+  at,
+});
+
+describe('journal writes and syncs', () => {
+  let path: string;
+  beforeEach(async () => {
+    path = join(await makeTempDir('journal-sync-'), 'j.jsonl');
+  });
+
+  it('syncs an intent before it resolves, writes outcomes alone without a sync, and syncs them later', async () => {
+    const journal = await openJournal(path, binding, { tool: 't' });
+    await journal.startRun(1, 'import');
+    syncs.mockClear();
+    writes.mockClear();
+
+    // Appended together: one write, one sync.
+    await Promise.all([journal.append(intent('a')), journal.append(intent('b'))]);
+    expect(writes).toHaveBeenCalledTimes(1);
+    expect(syncs).toHaveBeenCalledTimes(1);
+
+    await Promise.all([journal.append(outcome('a')), journal.append(outcome('b'))]);
+    expect(writes).toHaveBeenCalledTimes(2);
+    expect(syncs).toHaveBeenCalledTimes(1);
+    // Written at once: a process killed now loses neither.
+    expect(await readFile(path, 'utf8')).toContain('"targetId":"id-b"');
+
+    await journal.endRun(1);
+    expect(syncs).toHaveBeenCalledTimes(2);
+    await journal.close();
+    expect(syncs).toHaveBeenCalledTimes(3);
+  });
+
+  it('rejects every record of a batch whose write fails, with one typed error', async () => {
+    const journal = await openJournal(path, binding, { tool: 't' });
+    writes.mockImplementationOnce(() => {
+      throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    });
+    const results = await Promise.allSettled([journal.append(intent('a')), journal.append(outcome('a'))]);
+    for (const result of results) {
+      expect(result.status).toBe('rejected');
+      const reason = (result as PromiseRejectedResult).reason as FileWriteError;
+      expect(reason).toBeInstanceOf(FileWriteError);
+      expect(reason.message).toContain('cannot write the journal (ENOSPC)');
+    }
+    await journal.close();
+  });
+});
