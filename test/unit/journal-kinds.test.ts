@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { replayJournal } from '../../src/sync/journal/replay.js';
 import { KINDS } from '../../src/sync/kind.js';
 import { listRuns } from '../../src/sync/runs.js';
+import { createdRecords } from '../helpers/journal-records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 const at = '2026-01-01T00:00:01.000Z';
@@ -22,21 +23,7 @@ const begin = {
 };
 const run = { kind: 'run', run: 1, command: 'import', tool: 'dds-migrate test', at };
 const lines = (records: readonly object[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
-const created = (object: string, name: string) => [
-  { kind: 'intent', run: 1, object, op: 'create', name, targetName: name, attempt: 1, at },
-  {
-    kind: 'outcome',
-    run: 1,
-    object,
-    op: 'create',
-    result: 'created',
-    name,
-    targetName: name,
-    targetId: `id-${name}`,
-    via: 'post',
-    at,
-  },
-];
+const created = (object: string, name: string) => createdRecords(object, name, at);
 
 describe('the journal kind tag', () => {
   it('reads the records of every registered kind and counts them per kind', () => {

@@ -11,6 +11,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileWriteError } from '../../src/errors.js';
 import type { JournalRecord } from '../../src/sync/journal/records.js';
 import { openJournal } from '../../src/sync/journal/writer.js';
+import { createdRecords } from '../helpers/journal-records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
 vi.mock('node:fs', async (importOriginal) => {
@@ -23,28 +24,8 @@ const writes = vi.mocked(fs.writeSync);
 const binding = { snapshotSha256: 'a'.repeat(64), targetUrl: 'http://127.0.0.1:9000' };
 const at = '2026-11-27T00:00:00.000Z';
 
-const intent = (name: string): JournalRecord => ({
-  kind: 'intent',
-  run: 1,
-  object: 'connection',
-  op: 'create',
-  name,
-  targetName: name,
-  attempt: 1,
-  at,
-});
-const outcome = (name: string): JournalRecord => ({
-  kind: 'outcome',
-  run: 1,
-  object: 'connection',
-  op: 'create',
-  result: 'created',
-  name,
-  targetName: name,
-  targetId: `id-${name}`,
-  via: 'post',
-  at,
-});
+const intent = (name: string) => createdRecords('connection', name, at)[0] as JournalRecord;
+const outcome = (name: string) => createdRecords('connection', name, at)[1] as JournalRecord;
 
 describe('journal writes and syncs', () => {
   let path: string;
