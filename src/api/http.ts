@@ -52,18 +52,13 @@ import { NotJson, parseBody } from './service-error.js';
 import { BodyTooLarge, peekFirstByte, readStreamCapped, readStreamText } from './stream-peek.js';
 import { createTokenExchange } from './token-exchange.js';
 
-/**
- * Globals Node defines lazily: the first read loads its own fetch (undici) and web streams. axios' bundle
- * reads them as it loads (to recognise a FormData body, and to probe its fetch adapter), which this
- * client, on the http adapter, never uses.
- */
+/** Globals whose first read loads Node's fetch (undici), which axios probes as it loads. */
 const FETCH_GLOBALS = ['FormData', 'Request', 'Response', 'ReadableStream'] as const;
 
 /**
- * axios' CommonJS bundle (one file) rather than its ES modules (66 files): the same library, about 8 MB
- * less resident and fewer files to load at every command's start. {@link FETCH_GLOBALS} are hidden
- * while it loads and put back as they were, so Node's fetch stays unloaded: 2 to 3 MB less resident
- * (docs/why.md, "Why axios loads without Node's fetch").
+ * axios' CommonJS bundle (one file, not 66 modules: about 8 MB less resident), loaded with
+ * {@link FETCH_GLOBALS} hidden so that Node's fetch stays unloaded (docs/why.md, "Why axios loads
+ * without Node's fetch").
  */
 function requireAxios(): AxiosStatic {
   const hidden = new Map<string, PropertyDescriptor>();

@@ -1,13 +1,8 @@
 /**
- * How far the command's process lets its heap grow: its old generation and its young one. V8 lets the
- * heap grow to about four times what was live after its last full collection when the program
- * allocates fast and collects cheaply, which is what a large import does (each entry's body is read,
- * sent and dropped). Capped at 1.5 times, the peak follows what is live, for more full collections of a
- * few ms each and the same wall time: see docs/why.md, "Why the heap's growth is capped". The young
- * generation keeps its starting size (two 1 MB semi-spaces) instead of doubling up to 16 MB each when
- * many objects live through a scavenge, as an import's start does, except for `cases`: see docs/why.md,
- * "Why the young generation keeps its first size". V8 reads both flags when it collects, so setting them once the
- * process runs takes effect.
+ * How far the command's process lets its heap grow: the old generation to 1.5 times what was live
+ * (docs/why.md, "Why the heap's growth is capped"), the young one not at all except for `cases`
+ * ("Why the young generation keeps its first size"). V8 reads both flags when it collects, so setting
+ * them once the process runs takes effect.
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -1,14 +1,8 @@
 /**
  * Writing the journal: open (or begin) it under its lock, replay what it holds, truncate a torn tail,
  * refuse a journal bound to another snapshot or target, and append records (an intent durably, before
- * its request leaves).
- *
- * Appends are written synchronously, and every record but an outcome is fdatasync'd before it resolves:
- * on the 2-core benchmark machine a sync through libuv's thread pool took about 1.2 ms from append to
- * resolve during an import, on the path of every request, and a synchronous one about 0.35 ms. The cost
- * is that a disk that stalls stalls the event loop too (Ctrl-C is handled once the sync returns); a run
- * cannot send anything while its journal is stuck. An outcome reaches the disk with the next synced
- * record: the next intent, or the `run-end` that a run which finished appends.
+ * its request leaves). Appends are written and synced synchronously: docs/why.md, "Why the journal is
+ * written synchronously", says what is synced when and what that costs.
  */
 import { fdatasyncSync, constants as fsConstants, writeSync } from 'node:fs';
 import { type FileHandle, open, truncate } from 'node:fs/promises';
@@ -183,10 +177,8 @@ export async function openJournal(
     let needsSync = false;
     let closed = false;
 
-    // Written and synced synchronously, in a microtask: the records appended before it runs (those of
-    // one callback and its promise reactions) share one write and one sync. Only an intent (and a run's
-    // own records) must be durable before the run goes on; a batch of outcomes alone is written and left
-    // to the next sync.
+    // In a microtask: the records appended before it runs share one write and one sync; a batch of
+    // outcomes alone is left to the next sync.
     const flush = (): void => {
       if (queue.length === 0) return;
       const batch = queue;
