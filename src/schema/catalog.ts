@@ -16,6 +16,7 @@ import { isRecord } from '../own-property.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
+import { loadPrecompiled, schemaDigest } from './precompiled.js';
 import { convertTemplate } from './template-schema.js';
 
 /** A {@link Problem} found by the catalog, tagged so callers can re-classify (import turns masked secrets into errors). */
@@ -71,6 +72,8 @@ export interface CatalogOptions {
    * schema (`--schemas`, an environment's templates) is checked, so a broken one is named as such.
    */
   readonly schemasChecked?: boolean;
+  /** Validators the build compiled, by schema digest (src/schema/precompiled.ts). */
+  readonly precompiled?: ReadonlyMap<string, ValidateFunction>;
 }
 
 /**
@@ -79,7 +82,11 @@ export interface CatalogOptions {
  * out: it changes no result, costs about a quarter of each compile (a run checks each type once, at
  * its start) and checking 4 000 entries took no longer without it.
  */
-const TEMPLATE_SCHEMA_OPTIONS = { unicodeRegExp: false, verbose: true, code: { optimize: false } } as const;
+export const TEMPLATE_SCHEMA_OPTIONS = {
+  unicodeRegExp: false,
+  verbose: true,
+  code: { optimize: false },
+} as const;
 const MASKED_SECRET_MESSAGE = 'must be supplied at import';
 
 /** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
@@ -96,23 +103,20 @@ export function createCatalog(
   const genericType = describeSchema(generic.schema, generic.source);
   const noSecrets: ReadonlySet<string> = new Set();
 
-  function compiled(t: TypeSchema): ValidateFunction {
-    if (t.validate === undefined) {
-      try {
-        ajv ??= createAjv({ ...TEMPLATE_SCHEMA_OPTIONS, validateSchema: options.schemasChecked !== true });
-        t.validate = ajv.compile(t.schema);
-      } catch (error) {
-        throw new InputFileError(
-          t.source,
-          undefined,
-          `not a valid JSON Schema (${(error as Error).message})`,
-          {
-            hint: 'Fix or remove the schema',
-            cause: error,
-          },
-        );
-      }
+  function compile(t: TypeSchema): ValidateFunction {
+    try {
+      ajv ??= createAjv({ ...TEMPLATE_SCHEMA_OPTIONS, validateSchema: options.schemasChecked !== true });
+      return ajv.compile(t.schema);
+    } catch (error) {
+      throw new InputFileError(t.source, undefined, `not a valid JSON Schema (${(error as Error).message})`, {
+        hint: 'Fix or remove the schema',
+        cause: error,
+      });
     }
+  }
+
+  function compiled(t: TypeSchema): ValidateFunction {
+    t.validate ??= options.precompiled?.get(schemaDigest(t.schema)) ?? compile(t);
     return t.validate;
   }
 
@@ -235,8 +239,10 @@ export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): P
   }
   const genericPath = names.includes(GENERIC_FILE) ? join(dir, GENERIC_FILE) : shippedConnectionSchemaPath();
   const generic = { schema: await readSchemaFile(genericPath), source: genericPath };
+  const shipped = resolve(dir) === resolve(shippedTemplatesDir());
   return createCatalog(schemas, generic, [], {
-    schemasChecked: resolve(dir) === resolve(shippedTemplatesDir()),
+    schemasChecked: shipped,
+    ...(shipped ? { precompiled: await loadPrecompiled() } : {}),
   });
 }
 
