@@ -1,14 +1,10 @@
-/**
- * The environments shipped in the package's `fixtures/environments/` (`prod`, `dr-partial`, `empty`),
- * which `dds-migrate emulator --data NAME` serves by name.
- */
+/** The environments shipped in `fixtures/environments/`, which `emulator --data NAME` serves by name. */
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fixturesDir } from '../paths.js';
 
-/** Names of the environments shipped in the package's `fixtures/environments/` (`prod`, `dr-partial`, `empty`). */
-export function listShippedEnvironments(): string[] {
+function listShippedEnvironments(): string[] {
   try {
     return readdirSync(join(fixturesDir(), 'environments'))
       .filter((f) => f.endsWith('.json'))
@@ -19,10 +15,7 @@ export function listShippedEnvironments(): string[] {
   }
 }
 
-/**
- * `--data`: a seed file (relative to `cwd`), or else the name of a shipped environment, read from the
- * package folder so that `--data prod` works outside the clone. An existing file wins over a name.
- */
+/** `--data`: a seed file (relative to `cwd`; wins), else a shipped environment's name (works outside the clone). */
 export function resolveDataOption(data: string, cwd: string): string {
   const direct = resolve(cwd, data);
   if (existsSync(direct)) return direct;
