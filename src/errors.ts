@@ -1,7 +1,4 @@
-/**
- * Typed errors: each carries a stable `code`, the contract's exit code, a hint and its `cause`. Classify
- * by type and HTTP status, never by message text.
- */
+/** Typed errors with a stable `code`, the contract's exit code, a hint and a `cause`: classify by type. */
 import type { Problem } from './model/problem.js';
 
 export type { Problem } from './model/problem.js';
@@ -128,10 +125,7 @@ export class AuthError extends DdsError {
 /** The transient statuses, for the retry policy and `ApiError.isTransient()`; 501 is definite. */
 export const TRANSIENT_STATUSES: readonly number[] = [408, 429, 500, 502, 503, 504];
 
-/**
- * The service answered with an error status. {@link ApiError.isTransient}: the request may have been
- * applied (the importer reconciles it); false: it certainly was not.
- */
+/** The service answered with an error status; {@link ApiError.isTransient}: it may have applied it. */
 export class ApiError extends DdsError {
   readonly code = 'E_API';
   readonly exitCode = ExitCode.partial;
@@ -170,10 +164,7 @@ export class UnavailableError extends DdsError {
   readonly exitCode = ExitCode.unavailable;
   readonly http: HttpContext | undefined;
   readonly networkCode: string | undefined;
-  /**
-   * The request may have reached the service (reset, timeout, 5xx): a create is reconciled by name
-   * before it is sent again. False only when it certainly did not (refused); when unsure, true.
-   */
+  /** The request may have reached the service: a create is looked up by name before it is sent again. */
   readonly inDoubt: boolean;
 
   constructor(
@@ -207,10 +198,7 @@ export class PartialFailureError extends DdsError {
   readonly exitCode = ExitCode.partial;
 }
 
-/**
- * `error` with "(<command> resumes where it stopped)" added to its default hint, for a command that
- * resumes (a diff or a list starts again); other errors and specific hints are returned as they are.
- */
+/** `error` with "(<command> resumes where it stopped)" added to a default hint (import, not diff). */
 export function withResumeHint(error: unknown, command: string): unknown {
   const resumable =
     (error instanceof UnavailableError && error.hint === UNREACHABLE_HINT) ||
@@ -245,7 +233,7 @@ export class UnaddressableNameError extends ApiError {
   }
 }
 
-/** The default of a switch over every member of a union: a compile error when one is missed, a bug if reached. */
+/** The default of an exhaustive switch: a compile error when a member is missed, a bug if reached. */
 export function assertNever(value: never, what: string): never {
   throw new Error(`unhandled ${what} ${JSON.stringify(value)}`);
 }

@@ -40,7 +40,7 @@ export async function readTextFile(
   }
 }
 
-/** Read and parse a JSON file (not checked: that is the caller's schema); failures as {@link readTextFile}. */
+/** Read and parse a JSON file (the caller checks its schema); failures as {@link readTextFile}. */
 export async function readJsonFile(path: string, options: ReadJsonFileOptions = {}): Promise<unknown> {
   const label = options.label ?? path;
   const text = await readTextFile(path, options);
@@ -115,7 +115,7 @@ export async function removeStaleTempFiles(
   return removed;
 }
 
-/** Mark `file` as being written by this process (so {@link removeStaleTempFiles} keeps it); returns the unmark. */
+/** Mark `file` as being written (so {@link removeStaleTempFiles} keeps it); returns the unmark. */
 export function holdTempFile(file: string): () => void {
   liveTempFiles.add(file);
   return () => {
@@ -135,7 +135,7 @@ export async function syncFolder(dir: string): Promise<void> {
   } catch {}
 }
 
-/** True for an operating-system error about a file (ENOSPC, EACCES, EIO...): the machine's state, not a bug. */
+/** An operating-system error about a file (ENOSPC, EACCES, EIO...): the machine's state, not a bug. */
 function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
   if (!(error instanceof Error)) return false;
   const e = error as NodeJS.ErrnoException;
@@ -179,26 +179,21 @@ function describeWriteFix(code: string): string {
  * line (exit 2), `out.csv: cannot write the report (ENOSPC). Free disk space, then re-run`, not a bug's
  * exit 70; anything else passes through.
  */
-export function toFileWriteError(error: unknown, file: string, what: string, hint?: string): unknown {
+export function toFileWriteError(error: unknown, file: string, what: string): unknown {
   if (!isFileSystemError(error)) return error;
   const code = error.code ?? 'error';
   return new FileWriteError(file, `cannot write the ${what} (${code})`, {
-    hint: hint ?? describeWriteFix(code),
+    hint: describeWriteFix(code),
     cause: error,
   });
 }
 
 /** Run `action`, which writes `file`, converting a file-system error with {@link toFileWriteError}. */
-export async function guardFileWrite<T>(
-  file: string,
-  what: string,
-  action: () => Promise<T>,
-  hint?: string,
-): Promise<T> {
+export async function guardFileWrite<T>(file: string, what: string, action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    throw toFileWriteError(error, file, what, hint);
+    throw toFileWriteError(error, file, what);
   }
 }
 

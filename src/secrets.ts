@@ -24,7 +24,7 @@ function orderedSecrets(): readonly string[] {
  */
 const SEARCH_EACH_UP_TO = 32;
 
-/** The first {@link MIN_SCRUB_LENGTH} characters of every known secret: rules out a position in one look-up. */
+/** The first {@link MIN_SCRUB_LENGTH} characters of each known secret: one look-up rules out a position. */
 const prefixes = new Set<string>();
 /** The distinct lengths of the known secrets, longest first. */
 let lengths: number[] = [];

@@ -1,9 +1,7 @@
 /**
- * What a connection refers to in its environment (api-notes, "Connection objects" [seen]), pure:
- * `scanner_group` (`"default"` when unset), `credential_id` (with `is_credential`), `certificate_id`
- * (with `is_certificate`), and `defaultScanProfileId` / `defaultScanId`, ids of the source environment,
- * never sent as they are. A flag left out counts as "in use"; only `false` (or `"false"`) says not.
- * What the target cannot list is a warning, not a refusal: certificates have no known list endpoint.
+ * What a connection refers to in its environment (api-notes, "Connection objects" [seen]): scanner
+ * group, credential, certificate (a flag left out counts as "in use"), and source-environment ids, never
+ * sent as they are. What the target cannot list (certificates) is a warning, not a refusal.
  */
 import { countOf } from '../display-name.js';
 import type { Problem } from '../model/problem.js';
@@ -140,7 +138,7 @@ export function createReferenceCollector(): {
   };
 }
 
-/** "the target must hold: scanner groups a, b; stored credentials x; certificates y" (empty kinds left out). */
+/** "the target must hold: scanner groups a, b; stored credentials x; certificates y". */
 export function formatReferenceNeeds(needs: ReferenceNeeds): string {
   const parts = [
     ['scanner groups', needs.scannerGroups],

@@ -14,7 +14,7 @@ export interface ScanProfile {
   readonly [field: string]: unknown;
 }
 
-/** A scan profile in a snapshot, with the source connection name of each `dataSourceList` id (null: unknown). */
+/** A scan profile in a snapshot, with the source name of each `dataSourceList` id (null: unknown). */
 export interface SnapshotScanProfile {
   readonly scanProfile: ScanProfile;
   readonly dataSourceNames: readonly (string | null)[];

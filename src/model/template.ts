@@ -1,4 +1,4 @@
-/** A connector template field (`GET ds-connections-types/template/{type}`, api-notes): the key is `apiName`. */
+/** A connector template field (`GET ds-connections-types/template/{type}`, api-notes). */
 export interface TemplateField {
   readonly apiName: string;
   readonly name?: string;

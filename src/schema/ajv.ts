@@ -16,7 +16,7 @@ export type SchemaCheck = (value: unknown) => readonly SchemaIssue[];
 // ajv is loaded when a schema is compiled, not at every command's start.
 const requireAjv = createRequire(import.meta.url);
 
-/** A new ajv with our settings; `x-secret` and `x-error-text` (a failed `pattern`'s message) are annotations. */
+/** A new ajv; `x-secret` and `x-error-text` (a failed `pattern`'s message) are annotations. */
 export function createAjv(
   overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema' | 'verbose' | 'code'>> = {},
 ): Ajv2020 {

@@ -1,8 +1,4 @@
-/**
- * The template catalog: per connection type, its schema, its secret (`x-secret`) and required fields.
- * Built from `schemas/templates/` (or `--schemas DIR`) or an environment's templates; each schema is
- * compiled on first use.
- */
+/** Per connection type its schema (compiled on first use), its secret (`x-secret`) and required fields. */
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
@@ -55,10 +51,7 @@ interface TypeSchema {
 }
 
 export interface CatalogOptions {
-  /**
-   * The shipped schemas, checked against the meta-schema by test/unit/template-schema.test.ts: not
-   * checked again (that costs about 30 ms a run). Any other schema is checked.
-   */
+  /** The shipped schemas, checked by test/unit/template-schema.test.ts: not again (30 ms a run). */
   readonly schemasChecked?: boolean;
 }
 
@@ -192,10 +185,7 @@ async function readSchemaFile(path: string): Promise<Record<string, unknown>> {
 
 type SchemaFile = { readonly schema: Record<string, unknown>; readonly source: string };
 
-/**
- * The catalog of a schemas folder (default the shipped one): `<type>.schema.json` per type, and its own
- * `connection.schema.json` or the shipped one for any other type.
- */
+/** The catalog of a schemas folder: `<type>.schema.json` per type, `connection.schema.json` for others. */
 export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): Promise<TemplateCatalog> {
   let names: string[];
   try {

@@ -46,12 +46,12 @@ export function convertTemplate(template: ConnectorTemplate): TemplateSchemaResu
       warnings.push(`template ${template.name}: field ${field.apiName} appears twice; the first is used`);
       return;
     }
-    properties[field.apiName] = fieldSchema(template, field, warnings);
+    const warn = (text: string) =>
+      warnings.push(`template ${template.name}: field ${field.apiName}: ${text}`);
+    properties[field.apiName] = fieldSchema(field, warn);
     if (field.mandatory === true) required.push(field.apiName);
     else if (field.mandatory !== undefined && typeof field.mandatory !== 'boolean') {
-      warnings.push(
-        `template ${template.name}: field ${field.apiName}: mandatory is ${JSON.stringify(field.mandatory)}, not a boolean; treated as optional`,
-      );
+      warn(`mandatory is ${JSON.stringify(field.mandatory)}, not a boolean; treated as optional`);
     }
   });
   for (const key of ['type', 'name']) {
@@ -95,25 +95,20 @@ const KNOWN_KINDS = new Set([
 /** A string field accepts any scalar: values are mixed-typed on purpose (api-notes). */
 const SCALAR_TYPES = ['string', 'number', 'boolean'] as const;
 
-function fieldSchema(
-  template: ConnectorTemplate,
-  field: TemplateField,
-  warnings: string[],
-): Record<string, unknown> {
+/** The schema of one field; `warn` takes what is left out. */
+function fieldSchema(field: TemplateField, warn: (text: string) => void): Record<string, unknown> {
   const optional = field.mandatory !== true;
   const out: Record<string, unknown> = {};
   if (typeof field.displayName === 'string') out.title = field.displayName;
   if (typeof field.description === 'string') out.description = field.description;
 
   if (field.options !== undefined && !Array.isArray(field.options)) {
-    warnings.push(`template ${template.name}: field ${field.apiName}: options is not an array; not checked`);
+    warn('options is not an array; not checked');
   }
   const options = optionValues(field.options);
   const kind = field.type ?? 'string';
   if (typeof kind !== 'string' || !KNOWN_KINDS.has(kind)) {
-    warnings.push(
-      `template ${template.name}: field ${field.apiName}: kind ${JSON.stringify(kind)} is not known; any value accepted`,
-    );
+    warn(`kind ${JSON.stringify(kind)} is not known; any value accepted`);
   } else if (options.length > 0) {
     out.enum = [...looseEnum(options), ...(optional ? [null] : [])];
   } else if (kind === 'boolean') {
@@ -134,16 +129,12 @@ function fieldSchema(
     out.type = optional ? [...SCALAR_TYPES, 'null'] : [...SCALAR_TYPES];
     if (!optional) out.minLength = 1;
   } else {
-    warnings.push(
-      `template ${template.name}: field ${field.apiName}: enum without options; any value accepted`,
-    );
+    warn('enum without options; any value accepted');
   }
   if (kind === 'password') out['x-secret'] = true;
 
   if (field.validation !== undefined && !Array.isArray(field.validation)) {
-    warnings.push(
-      `template ${template.name}: field ${field.apiName}: validation is not an array; not checked`,
-    );
+    warn('validation is not an array; not checked');
   }
   const patterns: Record<string, unknown>[] = [];
   for (const rule of Array.isArray(field.validation) ? field.validation : []) {
@@ -151,9 +142,7 @@ function fieldSchema(
     try {
       new RegExp(rule.regex);
     } catch {
-      warnings.push(
-        `template ${template.name}: field ${field.apiName}: regex ${JSON.stringify(rule.regex)} is not valid; not checked`,
-      );
+      warn(`regex ${JSON.stringify(rule.regex)} is not valid; not checked`);
       continue;
     }
     patterns.push({

@@ -1,4 +1,4 @@
-/** Validate a snapshot, streaming: the reader refuses a damaged file (exit 2), the catalog checks each entry. */
+/** Validate a snapshot, streaming: the reader refuses a damaged file, the catalog checks each entry. */
 import type { Connection } from '../model/connection.js';
 import { scanSnapshot, type VerifiedSnapshot, verifySnapshot } from '../snapshot/read.js';
 import type { TemplateCatalog, ValidationProblem } from './catalog.js';
