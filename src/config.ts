@@ -1,7 +1,4 @@
-/**
- * The config file, environment resolution, token sources and the https rule (contract section 1; the
- * choices where it is silent are in docs/configuration.md).
- */
+/** The config file, environments, tokens and the https rule (contract section 1, docs/configuration.md). */
 import { access, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { ConfigError } from './errors.js';

@@ -1,8 +1,6 @@
 /**
- * The files users hand in and get back: an input that cannot be read or parsed is one
- * {@link InputFileError} line (exit 2) that never quotes its content (it may hold a credential); an
- * output appears complete under its name or not at all (a temporary file in the same folder, 0600,
- * fsync, rename; removed on failure).
+ * A bad input file is one {@link InputFileError} line (exit 2) that never quotes its content (it may hold
+ * a credential). An output appears complete or not at all: a 0600 temporary file beside it, fsync, rename.
  */
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, lstat, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
@@ -108,9 +106,7 @@ export async function removeStaleTempFiles(
     try {
       await unlink(file);
       removed.push(name);
-    } catch {
-      // Gone meanwhile, or not ours to remove: left alone.
-    }
+    } catch {}
   }
   return removed;
 }
@@ -301,10 +297,7 @@ export interface AtomicTextFile {
 
 const CHUNK_SIZE = 64 * 1024;
 
-/**
- * Open `path` for an atomic write of text produced piece by piece; the temporary file is created now, so a
- * bad folder is a usage error before anything is fetched.
- */
+/** Open `path` for an atomic write piece by piece; created now, so a bad folder fails before any fetch. */
 export async function openAtomicTextFile(
   path: string,
   options: AtomicWriteOptions = {},

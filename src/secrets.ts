@@ -120,7 +120,7 @@ export function clearRegisteredSecrets(): void {
 
 /**
  * Every registered secret in `text` replaced by {@link MASK}, and the input excerpt of a `JSON.parse`
- * error dropped: such a message travels unwrapped (a stack, a cause) and may quote an unregistered credential.
+ * error dropped: such a message travels unwrapped (a stack, a cause) and may quote a credential.
  */
 export function scrub(text: string): string {
   if (text.length === 0) return text;
@@ -162,8 +162,8 @@ export function scrubServiceText(text: string): string {
 }
 
 /**
- * Field names that hold credentials whatever the template says (last segment of the key). `credentials`
- * only as the whole name: `is_credential` is a flag (api-notes: `credential_id` comes with `is_credential: true`).
+ * Credential field names whatever the template says. `credentials` only as the whole name:
+ * `is_credential` is a flag (api-notes: `credential_id` comes with `is_credential: true`).
  */
 const SECRET_FIELD_PATTERN =
   /(^|_)(password|passwd|pwd|secret|secret_key|aws_secret_key|aws_access_key|access_key|private_key|api_key|apikey|token|client_secret)$|^credentials?$/i;
@@ -171,19 +171,13 @@ const SECRET_FIELD_PATTERN =
 /** `passphrase` (of a key file) is what the service itself always masks besides the patterns above. */
 const SECRET_WORD_IN_NAME = /password|secret|private_?key|token|passphrase/i;
 
-/**
- * True when a field name looks like a credential field. Kept by name (every key of every entry is asked,
- * and two regexes cost more than a look-up).
- */
+/** True when a field name looks like a credential's; kept by name (every key of every entry asks). */
 export const isSecretFieldName: (name: string) => boolean = memoizeBounded(
   (name) => SECRET_FIELD_PATTERN.test(name) || SECRET_WORD_IN_NAME.test(name),
   10_000,
 );
 
-/**
- * True when `name` holding `value` is a secret by its name; a boolean or a number never is
- * (`token_required: false`, `password_max_age: 90`).
- */
+/** True when `name` holding `value` is a secret by name; never a boolean or a number (`token_ttl: 3600`). */
 export function isSecretByName(name: string, value: unknown): boolean {
   return typeof value !== 'boolean' && typeof value !== 'number' && isSecretFieldName(name);
 }
@@ -240,10 +234,7 @@ export function registerSecretsOf(
   maskSecrets(entry, secretFields, (value) => registerSecret(String(value)));
 }
 
-/**
- * The message of a `JSON.parse` error without the input excerpt V8 quotes (a snapshot line may hold a
- * credential); what is left says what was wrong and where.
- */
+/** A `JSON.parse` error's message without V8's excerpt of the input (it may be a credential). */
 export function describeJsonError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const cleaned = message

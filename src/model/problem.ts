@@ -7,7 +7,7 @@ export interface Problem {
   readonly path?: string;
   readonly message: string;
   readonly code?: ProblemCode;
-  /** The entry whose refusal this problem follows from: counted, not listed, when that entry is refused too. */
+  /** The entry whose refusal this problem follows from: counted, not listed, when both are refused. */
   readonly causedBy?: string;
 }
 

@@ -56,8 +56,7 @@ export async function validateSnapshot(
     expected = await verifySnapshot(path, options);
     catalog = await source([...expected.typeCounts.keys()]);
   } else catalog = source;
-  // Problems are collected while reading but only reported once the whole file checked out; read a
-  // second time, it must be the file verified first.
+  // Problems count only once the whole file checked out; a second read must be the file verified first.
   const verified = await scanSnapshot(path, check, { ...options, ...(expected ? { expected } : {}) });
 
   return {
