@@ -1,8 +1,4 @@
-/**
- * `compute` with its results kept by key, for the first `max` distinct keys; later keys are computed
- * each time (a bound for data where every key is new). For a small pure function asked the same few
- * keys many times over: a field name's secret verdict, a field's JSON pointer.
- */
+/** `compute` with its results kept for the first `max` distinct keys (bounded where every key is new). */
 export function memoizeBounded<T extends NonNullable<unknown>>(
   compute: (key: string) => T,
   max: number,

@@ -1,9 +1,6 @@
-/**
- * The closest of a set of known words to a typed one, for "did you mean" hints (`opn` -> `open`,
- * `policy` -> `policyName`). Case-insensitive edit distance, with a prefix counting as close.
- */
+/** "Did you mean" hints (`opn` -> `open`, `policy` -> `policyName`). */
 
-/** Levenshtein distance between two strings (insert, delete, substitute: 1 each). */
+/** Levenshtein distance. */
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
@@ -18,8 +15,8 @@ function editDistance(a: string, b: string): number {
 }
 
 /**
- * The known word closest to `typed`, or undefined when none is close: within a third of the longer
- * word's length (at least 2 edits), or one that starts with what was typed (or the other way round).
+ * The known word closest to `typed` (case-insensitive): within a third of the longer word's length (at
+ * least 2 edits), or a prefix either way; undefined when none is close.
  */
 export function findClosest(typed: string, known: readonly string[]): string | undefined {
   const t = typed.toLowerCase();

@@ -1,18 +1,4 @@
-/**
- * Configuration: the config file, environment resolution, token sources and the https rule
- * (contract section 1).
- *
- * Choices where the contract is silent (also in docs/configuration.md):
- * - a missing config file is not an error unless it was named (`--config`, `$DDS_MIGRATE_CONFIG`):
- *   bare URLs work without one;
- * - a base URL may end in `/` or `/api/v1` (stripped); any other path, a query, a fragment or
- *   credentials in the URL are refused;
- * - `--token-file` wins over `tokenEnv`; a config environment without `tokenEnv`/`refreshTokenEnv`
- *   takes its token like a bare URL does; for a bare URL on one side of a two-sided command the side's
- *   variable (`DDS_SOURCE_TOKEN` / `DDS_TARGET_TOKEN`) is read first, then `DDS_TOKEN`;
- * - relative `caFile` paths in the config file are relative to the config file; `--ca-file` is
- *   relative to the working directory and wins over the config's.
- */
+/** The config file, environments, tokens and the https rule (contract section 1, docs/configuration.md). */
 import { access, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { ConfigError } from './errors.js';
@@ -20,7 +6,7 @@ import { schemasDir } from './paths.js';
 import { compileSchemaFile, type SchemaCheck } from './schema/ajv.js';
 import { describeJsonError, registerSecret } from './secrets.js';
 
-/** What config resolution reads of the process: its variables (tokens) and working directory (relative paths). */
+/** What config resolution reads of the process. */
 export interface ProcessIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
@@ -41,9 +27,8 @@ export interface EnvironmentConfig {
 /** The config file (`schemas/config.schema.json`). */
 export interface Config {
   readonly environments: Readonly<Record<string, EnvironmentConfig>>;
-  /** Fields (names or JSON pointers) that `diff` ignores everywhere. */
   readonly diff?: { readonly ignoreFields?: readonly string[] };
-  /** Where it was read from; undefined when no file exists (only bare URLs work then). */
+  /** Undefined when no file exists (only bare URLs work then). */
   readonly path: string | undefined;
 }
 
@@ -52,47 +37,40 @@ export type EnvironmentRole = 'source' | 'target' | 'single';
 
 /** An environment ready to be talked to. Never printed whole: it holds a token. */
 export interface ResolvedEnvironment {
-  /** Name in the config file; undefined for a bare URL. */
+  /** Undefined for a bare URL. */
   readonly name: string | undefined;
-  /** For messages: the config name, else the host. */
+  /** The config name, else the host. */
   readonly label: string;
-  /** Base URL without `/api/v1` and without a trailing slash. */
+  /** Without `/api/v1` and a trailing slash. */
   readonly url: string;
-  /** API key or session token (undefined when only a refresh token is configured). */
+  /** Undefined when only a refresh token is configured. */
   readonly token: string | undefined;
-  /** Long-lived user token exchanged through GET /refresh-access-token. */
+  /** The user token exchanged through GET /refresh-access-token. */
   readonly refreshToken: string | undefined;
   readonly authScheme: 'bearer' | 'raw';
   readonly concurrency: number | undefined;
   readonly rate: number | undefined;
   readonly protected: boolean;
   readonly caFile: string | undefined;
-  /** True when plain http to a non-loopback host was allowed by `--insecure-http` (warn the user). */
+  /** Plain http to a non-loopback host, allowed by `--insecure-http` (warn the user). */
   readonly insecureHttp: boolean;
-  /**
-   * Where the token was read, for the hint of a 401 ("Check the token in DDS_TARGET_TOKEN ..."): the
-   * variable actually used (`DDS_PROD_TOKEN (tokenEnv of prod)`, `DDS_TARGET_TOKEN`, `DDS_TOKEN`) or the
-   * token file option. Never the token. Absent when not known (an environment built by a test).
-   */
+  /** Where the token was read (`DDS_PROD_TOKEN (tokenEnv of prod)`), for the hint of a 401. */
   readonly tokenSource?: string;
-  /** Where the user token was read (`DDS_PROD_USER_TOKEN (refreshTokenEnv of prod)`), for the hint of a refused exchange. */
+  /** Where the user token was read, for the hint of a refused exchange. */
   readonly refreshTokenSource?: string;
 }
 
-/** Options given on the command line that affect resolution. */
+/** Command-line options that affect resolution; files relative to the working directory. */
 export interface ResolveOptions {
   readonly role: EnvironmentRole;
-  /** `--token-file`, `--from-token-file`, `--to-token-file`, relative to the working directory. */
   readonly tokenFile?: string;
   readonly insecureHttp?: boolean;
-  /** `--ca-file`, relative to the working directory. */
   readonly caFile?: string;
 }
 
-/** The file looked for in the working directory when neither `--config` nor the variable names one. */
-export const DEFAULT_CONFIG_FILE = 'dds-migrate.config.json';
+const DEFAULT_CONFIG_FILE = 'dds-migrate.config.json';
 
-/** Environment variables holding the token of a bare URL, by role (first found wins). */
+/** The token variables of a bare URL, by role (first found wins). */
 export const TOKEN_VARIABLES: Readonly<Record<EnvironmentRole, readonly string[]>> = {
   source: ['DDS_SOURCE_TOKEN', 'DDS_TOKEN'],
   target: ['DDS_TARGET_TOKEN', 'DDS_TOKEN'],
@@ -130,14 +108,13 @@ export async function loadConfig(explicitPath: string | undefined, io: ProcessIo
   try {
     value = JSON.parse(text) as unknown;
   } catch (error) {
-    // Never the parser's excerpt of the file: a token pasted in the wrong place would be quoted.
+    // Never the parser's excerpt: a token pasted in the wrong place would be quoted.
     throw new ConfigError(`${shown}: not valid JSON (${describeJsonError(error)})`, {
       hint: 'Fix the config file',
     });
   }
   const issues = (await checkConfigSchema())(value);
   if (issues.length > 0) {
-    // Every problem at once, on one line: fixing one at a time and re-running is a poor loop.
     const listed = issues.map((issue) => `${issue.path || '/'} ${issue.message}`);
     const what = listed.length === 1 ? listed[0] : `${listed.length} problems: ${listed.join('; ')}`;
     throw new ConfigError(`${shown}: ${what}`, {
@@ -147,7 +124,6 @@ export async function loadConfig(explicitPath: string | undefined, io: ProcessIo
   const config = value as { environments: Record<string, EnvironmentConfig>; diff?: Config['diff'] };
   const environments: Record<string, EnvironmentConfig> = {};
   for (const [name, env] of Object.entries(config.environments)) {
-    // Relative CA files are relative to the config file, so the config works from any directory.
     environments[name] = env.caFile ? { ...env, caFile: resolve(dirname(path), env.caFile) } : env;
   }
   return { environments, ...(config.diff ? { diff: config.diff } : {}), path };
@@ -164,16 +140,12 @@ export function isLoopbackHost(hostname: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-/**
- * Normalise a base URL: `https://host[:port]`, optionally followed by `/` or `/api/v1` (stripped).
- * `what` names the source in messages (`--env`, or the config key).
- */
+/** Normalise a base URL: `https://host[:port]`, then optionally `/` or `/api/v1`; `what` names its source. */
 export function normalizeBaseUrl(raw: string, what: string): URL {
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
-    // A URL that does not parse is shown without its user:password@ part.
     throw new ConfigError(`${what}: '${hideUserInfo(raw)}' is not a URL`, {
       hint: 'Use a base URL such as https://host[:port]',
     });
@@ -289,7 +261,6 @@ export async function resolveEnvironment(
   }
   const label = name ?? url.host;
 
-  // https everywhere except loopback, unless the user explicitly accepts plain http.
   let insecureHttp = false;
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     if (!options.insecureHttp) {

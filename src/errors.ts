@@ -1,11 +1,6 @@
-/**
- * Typed errors of dds-migrate. Every error a user can see is a {@link DdsError}: it carries a stable
- * `code`, the contract's exit code, a hint that says what to do next, and the original `cause`.
- * Classification happens by type and HTTP status, never by matching message text.
- */
+/** Typed errors with a stable `code`, the contract's exit code, a hint and a `cause`: classify by type. */
 import type { Problem } from './model/problem.js';
 
-/** Re-exported: most callers import it with the errors that carry it. */
 export type { Problem } from './model/problem.js';
 
 /** Exit codes of the contract (section 4). */
@@ -41,7 +36,6 @@ export abstract class DdsError extends Error {
   /** The one line a user sees: the message, then the hint. */
   toUserLine(): string {
     if (!this.hint) return this.message;
-    // A message that already ends a sentence ("Did you mean export?") takes no extra period.
     return /[.?!:]$/.test(this.message) ? `${this.message} ${this.hint}` : `${this.message}. ${this.hint}`;
   }
 }
@@ -72,11 +66,7 @@ export class InputFileError extends DdsError {
   }
 }
 
-/**
- * A local file dds-migrate owns (journal, report, id map, log) could not be written: disk full,
- * permissions (exit 2). What was written before stays consistent; fixing the cause and re-running
- * resumes an import.
- */
+/** A local file (journal, report, log) could not be written: disk full, permissions (exit 2). */
 export class FileWriteError extends DdsError {
   readonly code = 'E_FILE_WRITE';
   readonly exitCode = ExitCode.usage;
@@ -132,18 +122,10 @@ export class AuthError extends DdsError {
   }
 }
 
-/**
- * The statuses that are transient (the one definition: the client's retry policy and
- * `ApiError.isTransient()` both read it). 501 Not Implemented is not among them: it is definite.
- */
+/** The transient statuses, for the retry policy and `ApiError.isTransient()`; 501 is definite. */
 export const TRANSIENT_STATUSES: readonly number[] = [408, 429, 500, 502, 503, 504];
 
-/**
- * The service answered with an error status. {@link ApiError.isTransient} tells whether the request was
- * certainly not applied (a definite answer: false) or may have been (a transient status of the retry
- * policy, an HTML 502: true): the importer reconciles the latter. `retryAfterMs` is the Retry-After the
- * service sent with it (429, 503), if any.
- */
+/** The service answered with an error status; {@link ApiError.isTransient}: it may have applied it. */
 export class ApiError extends DdsError {
   readonly code = 'E_API';
   readonly exitCode = ExitCode.partial;
@@ -158,7 +140,6 @@ export class ApiError extends DdsError {
     super(describeHttp(http), options);
     this.http = http;
     this.retryAfterMs = options.retryAfterMs;
-    // Transient by default when the status is, or absent (no answer).
     this.#transient =
       options.transient ?? (http.status === undefined || TRANSIENT_STATUSES.includes(http.status));
   }
@@ -167,36 +148,23 @@ export class ApiError extends DdsError {
     return this.http.status;
   }
 
-  /**
-   * Transient: a safe request may be sent again, a create is in doubt. The one definition is the retry
-   * default policy's ({@link TRANSIENT_STATUSES}); the client passes its own policy's verdict.
-   */
+  /** A safe request may be sent again; a create is in doubt. */
   isTransient(): boolean {
     return this.#transient;
   }
 }
 
-/** The default hint of {@link UnavailableError}: what any command can do. */
-export const UNREACHABLE_HINT = 'Check that the service is reachable, then re-run the command';
+const UNREACHABLE_HINT = 'Check that the service is reachable, then re-run the command';
 
-/** The default hint of {@link InterruptedError}. */
-export const INTERRUPTED_HINT = 'Re-run the command';
+const INTERRUPTED_HINT = 'Re-run the command';
 
-/**
- * No answer: connection refused, reset, timeout, DNS; or the service kept failing until the retry
- * budget ran out (exit 5). `inDoubt` is true when the request may have reached the service.
- */
+/** No answer (refused, reset, timeout, DNS), or the retry budget ran out (exit 5). */
 export class UnavailableError extends DdsError {
   readonly code = 'E_UNAVAILABLE';
   readonly exitCode = ExitCode.unavailable;
   readonly http: HttpContext | undefined;
-  /** Node network error code (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...) when there was one. */
   readonly networkCode: string | undefined;
-  /**
-   * True when the request may have reached the service (reset, timeout, 5xx): a create must be
-   * reconciled by name before it is sent again. False when it certainly did not (connection refused).
-   * Default true: when unsure, assume it may have been applied.
-   */
+  /** The request may have reached the service: a create is looked up by name before it is sent again. */
   readonly inDoubt: boolean;
 
   constructor(
@@ -224,24 +192,18 @@ export class InterruptedError extends DdsError {
   }
 }
 
-/** Some entries failed but the command finished (exit 1). Used by commands that report per-entry outcomes. */
+/** Some entries failed but the command finished (exit 1). */
 export class PartialFailureError extends DdsError {
   readonly code = 'E_PARTIAL';
   readonly exitCode = ExitCode.partial;
 }
 
-/**
- * `error` as a command that resumes (import) reports it: an {@link UnavailableError} or
- * {@link InterruptedError} that carries its default hint gets "(an import resumes where it stopped)"
- * added, `command` naming the command. Any other error (or a specific hint, such as the TLS one) is
- * returned as it is. Only such a command may say it: a diff or a list starts again from the beginning.
- */
+/** `error` with "(<command> resumes where it stopped)" added to a default hint (import, not diff). */
 export function withResumeHint(error: unknown, command: string): unknown {
   const resumable =
     (error instanceof UnavailableError && error.hint === UNREACHABLE_HINT) ||
     (error instanceof InterruptedError && error.hint === INTERRUPTED_HINT);
   if (!resumable) return error;
-  // A copy of the same class with every own property (message, stack, cause, http, ...), the hint extended.
   const copy = Object.assign(Object.create(Object.getPrototypeOf(error) as object) as DdsError, error);
   Object.defineProperty(copy, 'hint', { value: `${error.hint} (${command} resumes where it stopped)` });
   return copy;
@@ -252,10 +214,8 @@ export function isDdsError(error: unknown): error is DdsError {
 }
 
 /**
- * A connection name that cannot be looked up by name (`.`, `..`, empty: the URL `/ds_connections/.`
- * is normalised to another path), so dds-migrate never creates it, and a look-up of it is this error,
- * not "absent". A definite, non-retryable {@link ApiError} without a status: the importer records the
- * entry as failed with this message, and never POSTs it.
+ * A name that cannot be looked up (`.`, `..`, empty: the URL is normalised to another path), so never
+ * created: a definite {@link ApiError} without a status; the importer records the entry as failed.
  */
 export class UnaddressableNameError extends ApiError {
   readonly entryName: string;
@@ -273,7 +233,7 @@ export class UnaddressableNameError extends ApiError {
   }
 }
 
-/** The default of a switch over every member of a union: a compile error when one is missed, a bug if reached. */
+/** The default of an exhaustive switch: a compile error when a member is missed, a bug if reached. */
 export function assertNever(value: never, what: string): never {
   throw new Error(`unhandled ${what} ${JSON.stringify(value)}`);
 }

@@ -1,8 +1,6 @@
 /**
- * Reading and writing the files users hand in and get back, the same way everywhere: a JSON input file
- * that cannot be read or parsed is one {@link InputFileError} line (exit 2) that never quotes the file's
- * content, and a file written by a command appears complete under its name or not at all (temporary
- * file in the same folder, mode 0600, fsync, rename; no temporary file left behind on failure).
+ * A bad input file is one {@link InputFileError} line (exit 2) that never quotes its content (it may hold
+ * a credential). An output appears complete or not at all: a 0600 temporary file beside it, fsync, rename.
  */
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, lstat, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
@@ -14,20 +12,15 @@ import { describeJsonError } from './secrets.js';
 export const PRIVATE_FILE_MODE = 0o600;
 
 export interface ReadJsonFileOptions {
-  /** What the file is, for messages: `cannot read the <what> (EACCES)`. Default `file`. */
+  /** What the file is: `cannot read the <what> (EACCES)`. Default `file`. */
   readonly what?: string;
-  /** The path as the user typed it, shown in messages instead of the resolved `path`. */
+  /** The path as the user typed it, for messages. */
   readonly label?: string;
-  /** Hint when the file is missing or cannot be read, e.g. `Check the --file path`. */
   readonly readHint?: string;
-  /** Hint when the file is not JSON. */
   readonly jsonHint?: string;
 }
 
-/**
- * Read a text file (UTF-8). A missing file (`<label>: no such file`) or an unreadable one (`<label>:
- * cannot read the <what> (CODE)`) is an {@link InputFileError} (exit 2) with `readHint`.
- */
+/** Read a UTF-8 text file; missing or unreadable is an {@link InputFileError} (exit 2). */
 export async function readTextFile(
   path: string,
   options: Pick<ReadJsonFileOptions, 'what' | 'label' | 'readHint'> = {},
@@ -45,12 +38,7 @@ export async function readTextFile(
   }
 }
 
-/**
- * Read and parse a JSON file. A missing file (`<label>: no such file`), an unreadable one
- * (`<label>: cannot read the <what> (CODE)`) and one that is not JSON (`<label>: is not valid JSON
- * (...)`, without V8's excerpt of the content, which could be a credential) are {@link InputFileError}s
- * (exit 2). The value is not checked: that is the caller's schema.
- */
+/** Read and parse a JSON file (the caller checks its schema); failures as {@link readTextFile}. */
 export async function readJsonFile(path: string, options: ReadJsonFileOptions = {}): Promise<unknown> {
   const label = options.label ?? path;
   const text = await readTextFile(path, options);
@@ -64,10 +52,7 @@ export async function readJsonFile(path: string, options: ReadJsonFileOptions = 
   }
 }
 
-/**
- * A unique temporary path next to `path` (same folder, so the final rename is atomic), hidden:
- * `.<name>.<pid>-<random>.<ext>`.
- */
+/** A unique hidden temporary path next to `path` (same folder: the rename is atomic). */
 export function tempPathFor(path: string, ext = 'tmp'): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.${ext}`);
 }
@@ -89,11 +74,9 @@ function isPidAlive(pid: number): boolean {
 }
 
 /**
- * Remove temporary files of `path` ({@link tempPathFor}'s `.<name>.<pid>-<hex>.<ext>` in its folder)
- * that a killed run left behind: those whose writer's pid no longer runs on this host, or that nobody
- * has modified for {@link STALE_TEMP_AGE_MS}. A live writer's files are kept: its pid is alive and it
- * keeps them fresh. Only names of that exact pattern for this `path` are touched. Best effort; returns
- * the names removed. Assumes the folder is local (pids of another host mean nothing here).
+ * Remove the temporary files of `path` a killed run left behind (they may hold clear credentials): those
+ * whose writer's pid is gone, or untouched for {@link STALE_TEMP_AGE_MS}. Only {@link tempPathFor}'s exact
+ * pattern is touched; best effort; assumes a local folder (another host's pids mean nothing here).
  */
 export async function removeStaleTempFiles(
   path: string,
@@ -123,14 +106,12 @@ export async function removeStaleTempFiles(
     try {
       await unlink(file);
       removed.push(name);
-    } catch {
-      // Gone meanwhile, or not ours to remove: left alone.
-    }
+    } catch {}
   }
   return removed;
 }
 
-/** Mark `file` as being written by this process (so {@link removeStaleTempFiles} keeps it); returns the unmark. */
+/** Mark `file` as being written (so {@link removeStaleTempFiles} keeps it); returns the unmark. */
 export function holdTempFile(file: string): () => void {
   liveTempFiles.add(file);
   return () => {
@@ -138,7 +119,7 @@ export function holdTempFile(file: string): () => void {
   };
 }
 
-/** Make a rename in `dir` durable. Not every platform can open a folder for fsync; that is not an error. */
+/** Make a rename in `dir` durable (best effort: not every platform can fsync a folder). */
 export async function syncFolder(dir: string): Promise<void> {
   try {
     const fh = await open(dir, 'r');
@@ -147,16 +128,11 @@ export async function syncFolder(dir: string): Promise<void> {
     } finally {
       await fh.close();
     }
-  } catch {
-    // Best effort: the data itself was fsync'd before the rename.
-  }
+  } catch {}
 }
 
-/**
- * True for an error of the operating system about a file (it has an errno `code` such as ENOSPC,
- * EACCES, EROFS, EISDIR, EIO, and the `syscall` that failed): the machine's state, not a bug.
- */
-export function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
+/** An operating-system error about a file (ENOSPC, EACCES, EIO...): the machine's state, not a bug. */
+function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
   if (!(error instanceof Error)) return false;
   const e = error as NodeJS.ErrnoException;
   return typeof e.code === 'string' && typeof e.syscall === 'string' && !NETWORK_CODES.has(e.code);
@@ -195,39 +171,31 @@ function describeWriteFix(code: string): string {
 }
 
 /**
- * The one wrapper of local writes: a file-system error (see {@link isFileSystemError}) raised while
- * writing `file` becomes one {@link FileWriteError} line (exit 2), e.g. `out.csv: cannot write the
- * report (ENOSPC). Free disk space, then re-run`; anything else (a bug, a typed error) passes through.
- * `what` names the file's role (`journal`, `report`, `log file`); `hint` replaces the default advice.
+ * The one wrapper of local writes: a file-system error writing `file` becomes one {@link FileWriteError}
+ * line (exit 2), `out.csv: cannot write the report (ENOSPC). Free disk space, then re-run`, not a bug's
+ * exit 70; anything else passes through.
  */
-export function toFileWriteError(error: unknown, file: string, what: string, hint?: string): unknown {
+export function toFileWriteError(error: unknown, file: string, what: string): unknown {
   if (!isFileSystemError(error)) return error;
   const code = error.code ?? 'error';
   return new FileWriteError(file, `cannot write the ${what} (${code})`, {
-    hint: hint ?? describeWriteFix(code),
+    hint: describeWriteFix(code),
     cause: error,
   });
 }
 
 /** Run `action`, which writes `file`, converting a file-system error with {@link toFileWriteError}. */
-export async function guardFileWrite<T>(
-  file: string,
-  what: string,
-  action: () => Promise<T>,
-  hint?: string,
-): Promise<T> {
+export async function guardFileWrite<T>(file: string, what: string, action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    throw toFileWriteError(error, file, what, hint);
+    throw toFileWriteError(error, file, what);
   }
 }
 
 /**
- * Check, before anything is sent, that a command will be able to write `path` at the end: it is not a
- * folder, and its folder exists and lets us create a file there (a temporary file is created and
- * removed at once). A problem is a {@link UsageError} (exit 2) naming `flag`, e.g. `--report`. It does
- * not reserve space: a disk that fills up later is still a {@link FileWriteError} then.
+ * Check before anything is sent that `path` can be written at the end (a {@link UsageError} naming
+ * `flag`). No space is reserved: a disk that fills later is still a {@link FileWriteError}.
  */
 export async function checkWritableOutput(path: string, flag: string): Promise<void> {
   const existing = await stat(path).catch(() => undefined);
@@ -240,7 +208,7 @@ export async function checkWritableOutput(path: string, flag: string): Promise<v
   await discardTemp(handle, tmp);
 }
 
-/** {@link checkWritableOutput} for each output given (`path` undefined: the option is absent). */
+/** {@link checkWritableOutput} for each output given. */
 export async function checkWritableOutputs(
   outputs: readonly { readonly path: string | undefined; readonly flag: string }[],
 ): Promise<void> {
@@ -248,17 +216,17 @@ export async function checkWritableOutputs(
 }
 
 export interface AtomicWriteOptions {
-  /** File mode (default {@link PRIVATE_FILE_MODE}, 0600), stated with chmod whatever the umask. */
+  /** Default {@link PRIVATE_FILE_MODE}, whatever the umask. */
   readonly mode?: number;
-  /** Hint of the usage error raised when the file cannot be created, e.g. `Check the -o path`. */
+  /** Hint when the file cannot be created. */
   readonly hint?: string;
-  /** The file's role in messages about a failed write (`cannot write the <what>`); default `output file`. */
+  /** `cannot write the <what>`; default `output file`. */
   readonly what?: string;
 }
 
 const DEFAULT_CREATE_HINT = 'Check the path and that its folder exists';
 
-/** Create the temporary file of `path`; a folder that is missing or not writable is a usage error (exit 2). */
+/** Create the temporary file of `path`; a missing or read-only folder is a usage error. */
 async function openTemp(
   path: string,
   options: AtomicWriteOptions,
@@ -299,11 +267,7 @@ async function discardTemp(handle: FileHandle, tmp: string): Promise<void> {
   await unlink(tmp).catch(() => undefined);
 }
 
-/**
- * Write `data` to `path` atomically: a temporary file in the same folder (mode 0600 unless `mode`),
- * fsync, rename over `path`. On failure the temporary file is removed and an older `path` is untouched.
- * Callers scrub secrets out of `data` themselves when it is a report.
- */
+/** Write `data` to `path` atomically; on failure an older `path` is untouched. Callers scrub reports. */
 export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
@@ -323,31 +287,24 @@ export async function writeFileAtomic(
 export interface AtomicTextFile {
   readonly path: string;
   write(text: string): void;
-  /** True when enough text is buffered: await {@link AtomicTextFile.drain} to write it out. */
+  /** True when enough text is buffered: await {@link AtomicTextFile.drain}. */
   readonly needsDrain: boolean;
   drain(): Promise<void>;
-  /** Flush, fsync, rename over `path`. */
   commit(): Promise<void>;
-  /** Remove the temporary file (after a failure). Safe to call twice. */
+  /** Remove the temporary file; safe to call twice. */
   abort(): Promise<void>;
 }
 
 const CHUNK_SIZE = 64 * 1024;
 
-/**
- * Open `path` for an atomic write of text produced piece by piece (e.g. `cases list -o FILE`). The
- * temporary file is created now, so a folder that does not exist or cannot be written is a usage error
- * (exit 2) raised before anything is fetched.
- */
+/** Open `path` for an atomic write piece by piece; created now, so a bad folder fails before any fetch. */
 export async function openAtomicTextFile(
   path: string,
   options: AtomicWriteOptions = {},
 ): Promise<AtomicTextFile> {
   const { tmp, handle } = await openTemp(path, options);
-  // Text is gathered in memory; every 64 KiB of it becomes a Buffer (outside the JS heap: a page of
-  // text joined into one large string would be allocated in the old generation and cost full GCs),
-  // written out by `drain` (the caller awaits it after a record or a page), so memory stays bounded
-  // without a stream in between.
+  // Every 64 KiB of text becomes a Buffer (outside the JS heap: one large string per page would cost
+  // full GCs), written by `drain`, so memory stays bounded without a stream.
   const chunks: string[] = [];
   let buffered = 0;
   const ready: Buffer[] = [];
@@ -360,7 +317,7 @@ export async function openAtomicTextFile(
     chunks.length = 0;
     buffered = 0;
   };
-  /** Write the buffers whole, in one writev when the system takes them all (it may stop short, e.g. as a disk fills). */
+  // writev may stop short (a disk filling): the rest is written whole.
   const writeReady = async () => {
     seal();
     const buffers = ready.splice(0);
@@ -382,7 +339,6 @@ export async function openAtomicTextFile(
     ready.length = 0;
     await discardTemp(handle, tmp);
   };
-  // A failed write removes the temporary file: a half-written output never appears under its name.
   const settle = async (write: () => Promise<void>) => {
     try {
       await write();

@@ -1,8 +1,6 @@
 /**
- * The only importer of pino. Log records go to `--log-file` as pino JSON lines and, at or above the
- * chosen level, to stderr as one readable line each. Every serialized line passes through
- * {@link scrub} and pino's redaction, so neither an Authorization header nor a registered secret can
- * reach a log.
+ * The only importer of pino: records go to `--log-file` as JSON lines and, at the chosen level, to stderr
+ * as readable lines. Every line passes pino's redaction and {@link scrub}: no header or secret reaches a log.
  */
 import { createWriteStream, fchmodSync, fstatSync, openSync, type WriteStream } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,19 +21,15 @@ export interface Logger {
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
   child(bindings: Record<string, unknown>): Logger;
-  /**
-   * Flush and close the log file, if any. Rejects with a {@link FileWriteError} (exit 2) when the log
-   * file could not be written (a full disk): from that moment on, records went to stderr only.
-   */
+  /** Flush and close the log file; a {@link FileWriteError} when it could not be written (a full disk). */
   close(): Promise<void>;
 }
 
 export interface LoggerOptions {
-  /** Level for stderr; the log file gets this level too, or `debug` if lower. Default `warn`. */
+  /** For stderr (default `warn`); the file gets at least `debug`. */
   readonly level?: LogLevel;
-  /** Path of a JSON-lines log file (created 0600). */
+  /** Created 0600. */
   readonly file?: string;
-  /** Where readable lines go; default process.stderr. */
   readonly stderr?: NodeJS.WritableStream;
 }
 
@@ -49,16 +43,14 @@ const LEVEL_VALUES: Readonly<Record<LogLevel, number>> = {
   fatal: 60,
   silent: Number.POSITIVE_INFINITY,
 };
-/** The level's name of each pino number, for the stderr line. */
 const LEVEL_NAMES: ReadonlyMap<number, string> = new Map(
   Object.entries(LEVEL_VALUES).map(([n, v]) => [v, n]),
 );
 
-// pino (and its workers' code) is loaded at the first record a run keeps, not at every command's start:
-// most runs at the default level write none.
+// pino is loaded at the first record a run keeps: most runs at the default level write none.
 const requirePino = createRequire(import.meta.url);
 
-/** Paths pino censors whatever else happens: headers of any request or error we might log. */
+/** Paths pino censors whatever else happens. */
 const REDACT_PATHS = [
   'authorization',
   'Authorization',
@@ -95,7 +87,7 @@ function createHumanStream(target: NodeJS.WritableStream): Writable {
   });
 }
 
-/** The `--log-file` stream and the first error it met (after which it writes nothing more). */
+/** The `--log-file` stream and the first error it met. */
 interface LogFile {
   readonly stream: WriteStream;
   readonly path: string;
@@ -108,7 +100,6 @@ class PinoLogger implements Logger {
 
   constructor(
     private readonly make: () => pino.Logger,
-    /** pino's number of the lowest level any destination takes. */
     private readonly minLevel: number,
     private readonly file: LogFile | undefined,
   ) {}
@@ -150,15 +141,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     streams.push({ level, stream: createHumanStream(options.stderr ?? process.stderr) });
   }
   let file: LogFile | undefined;
-  // The file gets debug, or trace when asked: it is the record of a run a user sends in.
+  // The file is the record of a run a user sends in: debug at least.
   const fileLevel = level === 'trace' ? 'trace' : 'debug';
   if (options.file) {
-    // Opened synchronously so that a bad path is one usage error here, not an unhandled 'error' event later.
+    // Opened synchronously: a bad path is one usage error here, not an unhandled 'error' event later.
     let fd: number;
     try {
       fd = openSync(options.file, 'a', 0o600);
-      // The mode of open() applies only to a new file: an existing log keeps its mode unless set here.
-      // Only a regular file: `--log-file /dev/stderr` must not change the mode of a terminal.
+      // An existing log keeps its mode unless set here; `--log-file /dev/stderr` must not chmod a terminal.
       if (fstatSync(fd).isFile()) fchmodSync(fd, 0o600);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
@@ -169,8 +159,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     }
     const stream = createWriteStream(options.file, { fd });
     const logFile: LogFile = { stream, path: options.file, failure: undefined };
-    // A write that fails (a full disk) is remembered for close(), never an unhandled 'error' event
-    // (that would end the run as "a bug").
+    // A failed write (a full disk) is remembered for close(), never an unhandled event (a "bug").
     stream.on('error', (error) => {
       logFile.failure ??= error;
     });
@@ -197,7 +186,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   return new PinoLogger(make, LEVEL_VALUES[minLevel], file);
 }
 
-/** A logger that drops everything (unit tests, pure code paths that take an optional logger). */
+/** A logger that drops everything. */
 export function createSilentLogger(): Logger {
   return createLogger({ level: 'silent' });
 }

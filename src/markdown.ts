@@ -1,16 +1,9 @@
-/**
- * The pieces of GitHub-flavoured Markdown that plans print for a pull-request comment or a change
- * ticket: inline code for names, table rows, and long lists folded in `<details>`. Pure.
- */
+/** The GitHub-flavoured Markdown pieces of plans printed for a pull request or a change ticket. */
 
-/** Lists longer than this are folded in `<details>` (a reviewer opens them when needed). */
+/** Lists longer than this are folded in `<details>`. */
 export const FOLD_AFTER = 10;
 
-/**
- * A name or path as inline code. A name may hold backticks, `|` (a table cell's end) or a line break:
- * the fence is one backtick longer than the longest run inside, `|` is escaped, and control characters
- * are shown as `\uXXXX`, so every name stays one cell, one item.
- */
+/** A name as inline code that stays one table cell, whatever backticks, `|` or line breaks it holds. */
 export function code(text: string): string {
   const shown = text
     .replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
@@ -26,10 +19,7 @@ export function row(cells: readonly (string | number)[]): string {
   return `| ${cells.join(' | ')} |`;
 }
 
-/**
- * A titled list of items: a heading, then the items as a bullet list (an item's own lines indented
- * under it); more than {@link FOLD_AFTER} items are folded in `<details>` under a summary line.
- */
+/** A heading and its items as bullets (an item's further lines indented), folded past {@link FOLD_AFTER}. */
 export function section(title: string, items: readonly (readonly string[])[]): string[] {
   if (items.length === 0) return [];
   const bullets = items.flatMap(([first = '', ...rest]) => [`- ${first}`, ...rest.map((l) => `  ${l}`)]);

@@ -1,7 +1,4 @@
-/**
- * Where the package's shipped files are (`schemas/`, `fixtures/`), whether the code runs from `src/`
- * (vitest) or from `dist/src/` (the built CLI).
- */
+/** The package's shipped files, whether the code runs from `src/` (vitest) or `dist/src/`. */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

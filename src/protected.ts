@@ -1,23 +1,17 @@
 /**
- * The protected-environment rule (contract section 1): a `protected` environment is written to only
- * with `--confirm ENV_NAME`, and a `--confirm` that names another environment than the one written to
- * is refused (a sign of a wrong target). One rule for every command that writes: `profiles`, `cases`
- * and the import's pre-flight.
+ * The protected-environment rule (contract section 1): a `protected` environment is written to only with
+ * `--confirm ENV_NAME`, and a `--confirm` naming another environment is refused (a wrong target).
  */
 import type { ResolvedEnvironment } from './config.js';
 import { PreflightError } from './errors.js';
 
-/** Why a write is refused: `reason` says what (without "nothing was sent"), `hint` what to do. */
+/** Why a write is refused, and what to do. */
 export interface WriteRefusal {
   readonly reason: string;
   readonly hint: string;
 }
 
-/**
- * Pure check of the rule for a write to `environment` with `--confirm confirm` (undefined when not
- * given); undefined when the write may go ahead. `option` is how the environment was chosen (`--env`,
- * `--to`), for the message.
- */
+/** The refusal of a write to `environment` with `--confirm confirm`, if any; `option` chose it (`--to`). */
 export function checkWriteConfirmed(
   environment: Pick<ResolvedEnvironment, 'name' | 'label' | 'protected'>,
   confirm: string | undefined,
@@ -36,10 +30,7 @@ export function checkWriteConfirmed(
   return undefined;
 }
 
-/**
- * Refuse (PreflightError, exit 3, nothing sent) a write that {@link checkWriteConfirmed} refuses. Call it
- * before the first write request.
- */
+/** Throw a {@link PreflightError} (exit 3) for a write {@link checkWriteConfirmed} refuses. */
 export function assertWriteConfirmed(
   environment: Pick<ResolvedEnvironment, 'name' | 'label' | 'protected'>,
   confirm: string | undefined,

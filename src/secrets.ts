@@ -1,10 +1,7 @@
 /**
- * Secret hygiene. Two mechanisms, both needed:
- * - field-level masking: credential fields of a connection (by template `x-secret`, by name, or values
- *   the service already masked) are replaced by {@link MASK} before anything is printed or stored;
- * - a process-wide registry of known secret strings (tokens, override values read from the environment)
- *   that {@link scrub} removes from any text on its way to stdout, stderr, a log or a report. It is the
- *   last line of defence against a secret echoed back inside a service message.
+ * Secret hygiene (docs/secrets.md), two mechanisms: credential fields masked as {@link MASK} before a
+ * connection is printed or stored, and a registry of known secret strings that {@link scrub} removes
+ * from every text on its way out: the last defence against a secret echoed in a service message.
  */
 import { memoizeBounded } from './bounded-memo.js';
 import { assignOwn } from './own-property.js';
@@ -14,10 +11,7 @@ export const MASK = '******';
 
 const knownSecrets = new Set<string>();
 
-/**
- * The known secrets, longest first (so that a secret containing another is removed whole); sorted
- * again only after a new one is registered.
- */
+/** The known secrets, longest first (a secret containing another is removed whole). */
 let ordered: readonly string[] | undefined;
 function orderedSecrets(): readonly string[] {
   ordered ??= [...knownSecrets].sort((a, b) => b.length - a.length);
@@ -25,21 +19,16 @@ function orderedSecrets(): readonly string[] {
 }
 
 /**
- * Past this many known secrets, {@link scrub} reads the text once instead of searching it once per
- * secret: an import or a verify of 100 000 sources knows as many secrets, and its 20 MB result searched
- * 100 000 times took minutes.
+ * Past this many known secrets {@link scrub} reads the text once instead of once per secret: a verify of
+ * 100 000 sources knows as many, and its 20 MB result searched 100 000 times took minutes.
  */
 const SEARCH_EACH_UP_TO = 32;
 
-/**
- * The first {@link MIN_SCRUB_LENGTH} characters of every known secret: a position of a text where
- * none starts is ruled out by one look-up.
- */
+/** The first {@link MIN_SCRUB_LENGTH} characters of each known secret: one look-up rules out a position. */
 const prefixes = new Set<string>();
 /** The distinct lengths of the known secrets, longest first. */
 let lengths: number[] = [];
 
-/** A secret of digits only (a PIN): see {@link standsAlone}. */
 const DIGITS_ONLY = /^[0-9]+$/;
 
 function isDigit(text: string, at: number): boolean {
@@ -48,10 +37,8 @@ function isDigit(text: string, at: number): boolean {
 }
 
 /**
- * Whether the occurrence of `secret` at `at` in `text` is to be removed. A secret of digits only is
- * removed where it stands alone, not inside a longer run of digits: a PIN `453831` is no part of the
- * timestamp `1795447453831` of a log line or of an id, and masking it there made JSON output invalid
- * (a number with `******` in it). Any other secret is removed wherever it occurs.
+ * Whether `secret` at `at` in `text` is removed. A digits-only secret only where it stands alone: a PIN
+ * `453831` inside the timestamp `1795447453831` is no secret, and masking it there made JSON invalid.
  */
 function standsAlone(text: string, at: number, secret: string): boolean {
   if (!DIGITS_ONLY.test(secret)) return true;
@@ -82,7 +69,7 @@ function secretAt(text: string, at: number): string | undefined {
   return undefined;
 }
 
-/** Every known secret in `text` replaced, reading it once: at each position the longest secret there. */
+/** Every known secret in `text` replaced, reading it once. */
 function scrubByScan(text: string): string {
   let out = '';
   let last = 0;
@@ -114,14 +101,11 @@ export function registerSecret(value: string | undefined | null): void {
   }
 }
 
-/** What every V8 `JSON.parse` message that quotes its input says. */
 const JSON_EXCERPT_MARK = 'is not valid JSON';
 /**
- * V8's `Unexpected token 'x', "<excerpt>" is not valid JSON` (or `..."<excerpt>"...` for a long input),
- * also JSON-escaped (`\"`) inside a log line, and `SyntaxError: "<excerpt>" is not valid JSON`. The
- * excerpt ends at the first `" is not valid JSON`, so nothing else of a line is touched. It may span
- * line breaks (V8 quotes the input as it is: a pretty-printed one holds them); V8 quotes at most 21
- * characters (10 on each side of the error, or a shorter input whole), so 200 bound it even escaped.
+ * V8's `Unexpected token 'x', "<excerpt>" is not valid JSON` (`..."<excerpt>"...` for a long input, maybe
+ * JSON-escaped in a log line) and `SyntaxError: "<excerpt>" is not valid JSON`. The excerpt may span
+ * line breaks; V8 quotes at most 21 characters, so 200 bound it even escaped.
  */
 const JSON_EXCERPT =
   /(?:Unexpected token '[^\n]{0,2}',\s*|SyntaxError: )(?:\.\.\.)?\\?"[\s\S]{0,200}?\\?"(?:\.\.\.)?\s*is not valid JSON/g;
@@ -135,9 +119,8 @@ export function clearRegisteredSecrets(): void {
 }
 
 /**
- * Replace every registered secret in `text` with {@link MASK}, and drop the excerpt of the input that
- * V8 quotes in a `JSON.parse` error (`..., "{"password":x..." is not valid JSON`): such a message can
- * travel unwrapped (a stack, a cause) and the excerpt may be a credential nobody registered.
+ * Every registered secret in `text` replaced by {@link MASK}, and the input excerpt of a `JSON.parse`
+ * error dropped: such a message travels unwrapped (a stack, a cause) and may quote a credential.
  */
 export function scrub(text: string): string {
   if (text.length === 0) return text;
@@ -167,10 +150,9 @@ const QUOTED_SECRET_VALUE = new RegExp(
 const BARE_SECRET_VALUE = new RegExp(String.raw`(${SECRET_WORD}\s*[:=]\s*)([^\s"',;}&)\]]+)`, 'gi');
 
 /**
- * {@link scrub} for text a service wrote (error messages, an HTML page's title): besides registered
- * secrets, a value that follows a credential word (`password=x`, `"client_secret":"x"`) is masked.
- * A service may echo what it was sent, and a credential it echoes was never registered by a command
- * that did not send it. Over-masking an error message is the cheaper mistake.
+ * {@link scrub} for text a service wrote, also masking a value after a credential word (`password=x`,
+ * `"client_secret":"x"`): a service may echo a credential this command never registered. Over-masking
+ * an error message is the cheaper mistake.
  */
 export function scrubServiceText(text: string): string {
   const masked = text
@@ -180,10 +162,8 @@ export function scrubServiceText(text: string): string {
 }
 
 /**
- * Field names that hold credentials whatever the template says. Matching is on the last segment of
- * the key, case-insensitive. Used when no template is known and as a floor under template knowledge.
- * `credentials` counts only as the whole name: `is_credential` and `isCredentialsAuth` are flags
- * (api-notes: `credential_id` comes with `is_credential: true`).
+ * Credential field names whatever the template says. `credentials` only as the whole name:
+ * `is_credential` is a flag (api-notes: `credential_id` comes with `is_credential: true`).
  */
 const SECRET_FIELD_PATTERN =
   /(^|_)(password|passwd|pwd|secret|secret_key|aws_secret_key|aws_access_key|access_key|private_key|api_key|apikey|token|client_secret)$|^credentials?$/i;
@@ -191,21 +171,13 @@ const SECRET_FIELD_PATTERN =
 /** `passphrase` (of a key file) is what the service itself always masks besides the patterns above. */
 const SECRET_WORD_IN_NAME = /password|secret|private_?key|token|passphrase/i;
 
-/**
- * True when a field name looks like a credential field. Every key of every entry is asked (masking,
- * secret registration) and entries share their few hundred field names: the verdict is kept by name
- * (two regexes per key cost more than a lookup), for the first 10 000 names.
- */
+/** True when a field name looks like a credential's; kept by name (every key of every entry asks). */
 export const isSecretFieldName: (name: string) => boolean = memoizeBounded(
   (name) => SECRET_FIELD_PATTERN.test(name) || SECRET_WORD_IN_NAME.test(name),
   10_000,
 );
 
-/**
- * True when the field `name` holding `value` is a secret by its name ({@link isSecretFieldName}): a
- * boolean or a number is never one by name (`is_credential: true`, `token_required: false`, a
- * `password_max_age` of 90); only the template or the service's own masking makes such a value secret.
- */
+/** True when `name` holding `value` is a secret by name; never a boolean or a number (`token_ttl: 3600`). */
 export function isSecretByName(name: string, value: unknown): boolean {
   return typeof value !== 'boolean' && typeof value !== 'number' && isSecretFieldName(name);
 }
@@ -216,16 +188,10 @@ export function isMasked(value: unknown): boolean {
 }
 
 /**
- * Return a copy of a connection-like object with every secret masked, at any depth:
- * - top-level fields named in `secretFields` (the template's `x-secret` keys) and, at every level,
- *   fields whose name looks like a credential ({@link isSecretFieldName});
- * - everything inside such a field when it is an object or array (`credentials: {...}`);
- * - the `field_value` of every `field_type: "encrypted"` custom field.
- * A masked value is a non-empty string or a number (a numeric PIN the template declares, or inside a
- * secret subtree); empty strings, null and booleans stay (an empty optional secret is information, not
- * a secret), and a field named like a credential that holds a boolean or a number is not one. Nested objects are
- * walked because a service is free to nest credentials (`auth: { client_secret }`) and only masks the
- * keys it knows.
+ * A copy of a connection-like object with every secret masked at any depth (docs/secrets.md): the
+ * `secretFields` (template `x-secret`), fields named like a credential, everything inside such a field,
+ * and encrypted custom fields' `field_value`. Empty strings, null and booleans stay. Nested objects are
+ * walked: a service may nest credentials (`auth: { client_secret }`) and masks only the keys it knows.
  */
 export function maskSecrets<T extends Record<string, unknown>>(
   entry: T,
@@ -239,7 +205,7 @@ export function maskSecrets<T extends Record<string, unknown>>(
   return out as T;
 }
 
-/** Mask `value`: all of it when `secret`, else the secrets found inside it; `onMasked` sees each value masked. */
+/** `value` masked: all of it when `secret`, else the secrets inside it; `onMasked` sees each value masked. */
 function maskValue(value: unknown, secret: boolean, onMasked?: (value: string | number) => void): unknown {
   if (Array.isArray(value)) return value.map((item) => maskValue(item, secret, onMasked));
   if (value !== null && typeof value === 'object') {
@@ -260,47 +226,15 @@ function maskValue(value: unknown, secret: boolean, onMasked?: (value: string | 
   return typeof value === 'bigint' ? MASK : value;
 }
 
-/**
- * Register every secret value of a connection-like object ({@link registerSecret}), found as
- * {@link maskSecrets} finds them: what is about to be sent to a service may be echoed back in its error
- * messages, and {@link scrub} must know it to remove it.
- */
+/** Register every secret {@link maskSecrets} would mask: a service may echo what it is sent. */
 export function registerSecretsOf(
   entry: Readonly<Record<string, unknown>>,
   secretFields: ReadonlySet<string> = new Set(),
 ): void {
-  // Walked without the copy maskSecrets makes: an import registers each entry it checks and sends.
-  for (const key of Object.keys(entry)) {
-    const value = entry[key];
-    visitSecrets(value, secretFields.has(key) || isSecretByName(key, value));
-  }
+  maskSecrets(entry, secretFields, (value) => registerSecret(String(value)));
 }
 
-/** Register the values {@link maskValue} would mask in `value` (the same walk, nothing copied). */
-function visitSecrets(value: unknown, secret: boolean): void {
-  if (Array.isArray(value)) {
-    for (const item of value) visitSecrets(item, secret);
-    return;
-  }
-  if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const encrypted = record.field_type === 'encrypted';
-    for (const key of Object.keys(record)) {
-      const inner = record[key];
-      visitSecrets(inner, secret || isSecretByName(key, inner) || (encrypted && key === 'field_value'));
-    }
-    return;
-  }
-  if (secret && ((typeof value === 'string' && value !== '') || typeof value === 'number'))
-    registerSecret(String(value));
-}
-
-/**
- * The message of a `JSON.parse` error without the excerpt of the input V8 quotes in it
- * (`Unexpected token 'x', "{"password":x..." is not valid JSON`, or `..."password":x"...` for a long
- * line): the input may be a line of a snapshot holding a credential, and no message may show one.
- * What is left says what was wrong and where (`in JSON at position N`).
- */
+/** A `JSON.parse` error's message without V8's excerpt of the input (it may be a credential). */
 export function describeJsonError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const cleaned = message

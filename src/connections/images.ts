@@ -1,8 +1,6 @@
 /**
- * Images of a connection kept in journals (before-images of updates and deletes, after-images of
- * creates) and the bodies sent back from them. An image never holds a credential value: every secret
- * (template `x-secret` fields, credential-looking names, encrypted custom fields) is kept as the mask
- * `"******"` when it had a value, so that a later comparison knows it was there.
+ * Images of a connection kept in journals, and the bodies sent back from them. An image never holds a
+ * credential: a secret that had a value is kept as the mask, so a later comparison knows it was there.
  */
 
 import { assignOwn } from '../own-property.js';
@@ -15,18 +13,14 @@ export function makeSafeImage(
   connection: Readonly<Record<string, unknown>>,
   secretFields: ReadonlySet<string>,
 ): Record<string, unknown> {
-  // maskSecrets copies: a connection without server-managed fields (a body about to be sent) is not
-  // copied first as well.
+  // maskSecrets copies: a body about to be sent (nothing to strip) is not copied twice.
   return maskSecrets(
     hasServerManagedField(connection) ? stripServerManaged(connection) : connection,
     secretFields,
   );
 }
 
-/**
- * A copy of `value` in which every masked value (`"******"`) is `replacement()`, or left out where that
- * is undefined (a property, or an array element).
- */
+/** A copy of `value` with every mask replaced by `replacement()`, or left out where that is undefined. */
 function mapMasked(value: unknown, replacement: () => unknown): unknown {
   const map = (v: unknown) => (isMasked(v) ? replacement() : mapMasked(v, replacement));
   if (Array.isArray(value)) return value.map(map).filter((v) => v !== undefined);
@@ -39,18 +33,12 @@ function mapMasked(value: unknown, replacement: () => unknown): unknown {
   return out;
 }
 
-/**
- * A copy of `body` without any masked value (a property or an array element that is `"******"` is left
- * out): what an update sends, so that the service keeps the stored secret.
- */
+/** `body` without its masked values: what an update sends, so the service keeps the stored secret. */
 export function dropMaskedValues(body: Readonly<Record<string, unknown>>): { body: Record<string, unknown> } {
   return { body: mapMasked(body, () => undefined) as Record<string, unknown> };
 }
 
-/**
- * JSON pointers of the secret values that `body` holds in clear (what {@link makeSafeImage} would mask
- * and that are not masked already): the secrets an update sends and an undo must supply again.
- */
+/** JSON pointers of the secrets `body` holds in clear: what an update sends and an undo must supply again. */
 export function findClearSecrets(
   body: Readonly<Record<string, unknown>>,
   secretFields: ReadonlySet<string>,
@@ -77,10 +65,7 @@ export function findClearSecrets(
   return found;
 }
 
-/**
- * A view of `body` for the pre-flight checks of an update, in which a masked value counts as present
- * (the service keeps the stored secret); never sent.
- */
+/** `body` for an update's pre-flight, a mask counting as present (the service keeps it); never sent. */
 export function fillMaskedForCheck(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
   return mapMasked(body, () => 'kept-by-the-service') as Record<string, unknown>;
 }

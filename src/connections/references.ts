@@ -1,16 +1,7 @@
 /**
- * What a connection refers to in its environment (api-notes, "Connection objects" [seen]), pure:
- * - `scanner_group`: scanners that must exist in the target (`"default"` when unset);
- * - `credential_id`: a stored credential (`is_credential: true`);
- * - `certificate_id`: a stored certificate (`is_certificate`);
- * - `defaultScanProfileId` / `defaultScanId`: ids of the *source* environment, meaningless in another
- *   one: remapped when the object they name is restored in the same run, otherwise dropped (never sent
- *   as they are).
- *
- * A flag left out counts as "in use" when the id is given; only an explicit `false` (or `"false"`, values
- * are mixed-typed) says the id is not used. Where the target can list a kind (scanners, credentials) a
- * missing one is a problem; where it cannot, a warning ("could not be checked"). Certificates have no
- * known list endpoint: always a warning, never a refusal.
+ * What a connection refers to in its environment (api-notes, "Connection objects" [seen]): scanner
+ * group, credential, certificate (a flag left out counts as "in use"), and source-environment ids, never
+ * sent as they are. What the target cannot list (certificates) is a warning, not a refusal.
  */
 import { countOf } from '../display-name.js';
 import type { Problem } from '../model/problem.js';
@@ -18,16 +9,13 @@ import { compareNames } from './match.js';
 
 /** The objects of the target one connection needs. */
 export interface ConnectionReferences {
-  /** `scanner_group`, `"default"` when unset or empty. */
   readonly scannerGroup: string;
-  /** The stored credential in use, if any. */
   readonly credentialId: string | undefined;
-  /** The stored certificate in use, if any. */
   readonly certificateId: string | undefined;
 }
 
-/** The scanner group a connection without `scanner_group` uses (api-notes). */
-export const DEFAULT_SCANNER_GROUP = 'default';
+/** The scanner group of a connection without `scanner_group` (api-notes). */
+const DEFAULT_SCANNER_GROUP = 'default';
 
 function isExplicitlyOff(flag: unknown): boolean {
   return flag === false || (typeof flag === 'string' && flag.trim().toLowerCase() === 'false');
@@ -56,7 +44,6 @@ export type TargetNames =
   | { readonly kind: 'available'; readonly names: ReadonlySet<string> }
   | { readonly kind: 'not-available' };
 
-/** What the target holds, as far as it can be asked. */
 export interface TargetReferences {
   readonly scannerGroups: TargetNames;
   readonly credentials: TargetNames;
@@ -71,7 +58,6 @@ export interface ReferencingEntry {
 /** The JSON pointers of the problems {@link checkEntryReferences} reports. */
 export const REFERENCE_POINTERS: ReadonlySet<string> = new Set(['/scanner_group', '/credential_id']);
 
-/** What the problem of a reference the target lacks says, on its field. */
 const LACKING = {
   scannerGroup: (group: string) => ({
     path: '/scanner_group',
@@ -83,7 +69,6 @@ const LACKING = {
   }),
 };
 
-/** True when the target can be asked and does not hold `name`. */
 function lacks(names: TargetNames, name: string): boolean {
   return names.kind === 'available' && !names.names.has(name);
 }
@@ -98,10 +83,7 @@ export function checkEntryReferences(entry: ReferencingEntry, target: TargetRefe
   return lacking.map((problem) => ({ entry: entry.name, type: entry.type, ...problem }));
 }
 
-/**
- * The problems of `needs` against what `target` holds: one per entry and missing reference, in entry
- * order (kinds the target cannot list are not checked: see {@link describeReferenceWarnings}).
- */
+/** The problems of `needs` against `target`: one per entry and missing reference, in entry order. */
 export function checkReferenceNeeds(needs: ReferenceNeeds, target: TargetReferences): Problem[] {
   const problems: Problem[] = [];
   const check = (
@@ -126,7 +108,7 @@ export interface ReferenceNeeds {
   readonly certificates: ReadonlyMap<string, readonly string[]>;
 }
 
-/** Collects {@link ReferenceNeeds} one entry at a time (validate streams its entries). */
+/** Collects {@link ReferenceNeeds} one entry at a time. */
 export function createReferenceCollector(): {
   add(entry: ReferencingEntry): void;
   needs(): ReferenceNeeds;
@@ -156,7 +138,7 @@ export function createReferenceCollector(): {
   };
 }
 
-/** "the target must hold: scanner groups a, b; stored credentials x; certificates y" (empty kinds left out). */
+/** "the target must hold: scanner groups a, b; stored credentials x; certificates y". */
 export function formatReferenceNeeds(needs: ReferenceNeeds): string {
   const parts = [
     ['scanner groups', needs.scannerGroups],
@@ -169,10 +151,7 @@ export function formatReferenceNeeds(needs: ReferenceNeeds): string {
   return listed.length === 0 ? 'the target must hold nothing' : `the target must hold: ${listed.join('; ')}`;
 }
 
-/**
- * The warnings of a check against `target` (one line per kind, not per entry): kinds the target could
- * not list, and certificates (never checkable).
- */
+/** One warning per kind the target could not list, and for certificates (never checkable). */
 export function describeReferenceWarnings(needs: ReferenceNeeds, target: TargetReferences): string[] {
   const warnings: string[] = [];
   const unchecked = (label: string, what: string, map: ReadonlyMap<string, readonly string[]>) =>
@@ -198,12 +177,10 @@ function describeNeeded(map: ReadonlyMap<string, readonly string[]>): string {
     .join(', ');
 }
 
-// ---- source-environment ids -------------------------------------------------------------------
-
 /** Fields that hold ids of the source environment (api-notes). */
-export const SOURCE_ID_FIELDS = ['defaultScanProfileId', 'defaultScanId'] as const;
+const SOURCE_ID_FIELDS = ['defaultScanProfileId', 'defaultScanId'] as const;
 
-export type SourceIdField = (typeof SOURCE_ID_FIELDS)[number];
+type SourceIdField = (typeof SOURCE_ID_FIELDS)[number];
 
 /** A source-environment id {@link resolveSourceIds} dropped from one field. */
 export interface SourceIdChange {
@@ -212,10 +189,7 @@ export interface SourceIdChange {
   readonly from: unknown;
 }
 
-/**
- * `body` with its source-environment ids dropped: never sent as they are (they name objects of the
- * source). `null` and `""` name nothing and are kept verbatim.
- */
+/** `body` without its source-environment ids; `null` and `""` name nothing and are kept. */
 export function resolveSourceIds<T extends Readonly<Record<string, unknown>>>(
   body: T,
 ): { readonly body: T; readonly changes: readonly SourceIdChange[] } {

@@ -1,14 +1,11 @@
 /**
- * Fields the service manages itself (api-notes, "Connection objects"): dropped before a create and
- * ignored by diff. One exact list, used by export, diff and import alike, so that they agree on what a
- * connection "is". No prefix rules: `scan_scope` (a googledrive setting) and any other unknown field
- * is configuration and is kept verbatim.
+ * Fields the service manages itself (api-notes, "Connection objects"): one exact list for export, diff
+ * and import. No prefix rules: `scan_scope` (a googledrive setting) is configuration, kept verbatim.
  */
 
 import { assignOwn } from '../own-property.js';
 
-/** The server-managed top-level fields, by exact name (api-notes). */
-export const SERVER_MANAGED_FIELDS: readonly string[] = [
+const EXACT: ReadonlySet<string> = new Set([
   '_id',
   'id',
   'created_at',
@@ -26,9 +23,7 @@ export const SERVER_MANAGED_FIELDS: readonly string[] = [
   'deletion_is_success',
   'deletion_timestamp',
   'updatedPasswords',
-];
-
-const EXACT: ReadonlySet<string> = new Set(SERVER_MANAGED_FIELDS);
+]);
 
 /** True for a top-level field the service sets and a client must not send or compare. */
 export function isServerManagedField(field: string): boolean {
@@ -44,7 +39,7 @@ export function stripServerManaged<T extends Record<string, unknown>>(entry: T):
   return out;
 }
 
-/** True when `entry` has a server-managed top-level field (else {@link stripServerManaged} only copies it). */
+/** True when `entry` has a server-managed top-level field. */
 export function hasServerManagedField(entry: Readonly<Record<string, unknown>>): boolean {
   for (const key of Object.keys(entry)) if (EXACT.has(key)) return true;
   return false;

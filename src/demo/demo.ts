@@ -1,19 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
- * `npm run demo`: a disaster-recovery rehearsal in under a minute, with nothing to set up.
- *
- * Two emulators start in-process: "prod" (the production-like fixture) and an empty "recovery" target.
- * The real CLI (in-process) then exports prod, validates the snapshot, diffs it against recovery, writes
- * the overrides skeleton (`overrides init`: one variable per secret the export masked), sets the
- * variables (the demo plays the part of the vault that would set them), imports, re-runs the import to
- * show it resumes with zero POSTs, checks that recovery holds every connection once, and ends with
- * `verify --overrides --test-connections`: complete (the one-time profile the import leaves out by
- * design is `skipped`; the sources already failing in prod are known-bad), exit 0.
- *
- * For a newcomer, each step prints its command, its result in one line and where to look; the CLI's own
- * output is read by the demo, not echoed (a plan of 69 lines, 72 variable names), each warning is printed
- * once, and no path of the temporary folder it removes at the end (it is `$DEMO`). The demo's secrets are
- * registered for scrubbing and never printed.
+ * `npm run demo`: a disaster-recovery rehearsal in under a minute, nothing to set up. The real CLI runs
+ * in-process against two in-process emulators, prod and an empty recovery target; each step prints its
+ * command, its result in one line and where to look. The CLI's own output is read, not echoed (a plan of
+ * 69 lines), each warning once; the demo's secrets are registered for scrubbing.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,7 +17,6 @@ import { fixturesDir } from '../paths.js';
 import { registerSecret, scrub } from '../secrets.js';
 import { loadSnapshot } from '../snapshot/read.js';
 
-/** `${env:NAME}` as `overrides init` writes it. */
 const PLACEHOLDER = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 export interface DemoIo {
@@ -36,14 +25,12 @@ export interface DemoIo {
   readonly signal?: AbortSignal;
 }
 
-/** What one CLI run printed, and how it ended. */
 interface CliOutcome {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
 }
 
-/** A stream that keeps what is written to it. */
 function createCapture(): { readonly stream: TextStream; text(): string } {
   const stream = new PassThrough();
   const chunks: Buffer[] = [];
@@ -51,22 +38,18 @@ function createCapture(): { readonly stream: TextStream; text(): string } {
   return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
-/**
- * What makes two warnings the same for a reader: the message, without the entry it was found on and
- * without the count of a collapsed line (validate names `entry (type) /path`, import `entry /path`).
- */
+/** A warning without its entry and its count (validate names `entry (type) /path`, import `entry /path`). */
 function warningKey(line: string): string {
   return line
     .replace(/^warning: [^ ]+(?: \([^)]*\))? \/[^ ]*: /, 'warning: ')
     .replace(/: \d+ times \(e\.g\. .*$/, '');
 }
 
-/** The last line of `text` that is not empty. */
 function lastLine(text: string): string {
   return text.trimEnd().split('\n').at(-1) ?? '';
 }
 
-/** The outcomes of a report (`--report`, JSON Lines) counted by object and outcome: `connection created`. */
+/** The outcomes of a `--report` counted by object and outcome: `connection created`. */
 async function countReport(path: string): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   for (const line of (await readFile(path, 'utf8')).split('\n')) {
@@ -93,13 +76,11 @@ export async function runDemo(io: DemoIo): Promise<number> {
   let failures = 0;
   const seenWarnings = new Set<string>();
 
-  /** `-> exit N: what` when N is expected, else counted and flagged. */
   const expectCode = (run: CliOutcome, expected: number, what: string): void => {
     if (run.code === expected) result(`exit ${run.code}: ${what}`);
     else {
       failures += 1;
       result(`exit ${run.code}, expected ${expected}  <-- UNEXPECTED`);
-      // What went wrong is what a reader needs now: the command's own error lines.
       for (const line of run.stderr.split('\n').filter((l) => l.startsWith('error: '))) say(`   ${line}`);
     }
   };
@@ -113,8 +94,7 @@ export async function runDemo(io: DemoIo): Promise<number> {
       data: join(fixturesDir(), 'environments', 'prod.json'),
       token: 'demo-prod-token',
     });
-    // The recovery site has the same scanner groups and stored credentials as prod (set up before a
-    // restore): the import's pre-flight checks both.
+    // A recovery site holds prod's scanner groups and stored credentials: the pre-flight checks both.
     recovery = await startEmulator({
       data: {
         connections: [],
@@ -135,7 +115,6 @@ export async function runDemo(io: DemoIo): Promise<number> {
       DDS_TARGET_TOKEN: recovery.token,
       DDS_TOKEN: recovery.token,
     };
-    /** Run the CLI as typed (printed first), keep what it prints, and print each new warning once. */
     const cli = async (argv: string[]): Promise<CliOutcome> => {
       say(`   $ dds-migrate ${argv.join(' ')}`);
       const out = createCapture();
@@ -189,7 +168,7 @@ export async function runDemo(io: DemoIo): Promise<number> {
             byName: Record<string, Record<string, unknown>>;
           })
         : { byName: {} };
-    // In a real recovery a vault or CI secret store sets the variables; here the demo reads prod's store.
+    // In a real recovery a vault sets the variables; here the demo reads prod's store.
     let variables = 0;
     const setVariable = (placeholder: unknown, value: unknown): void => {
       const name = typeof placeholder === 'string' ? PLACEHOLDER.exec(placeholder)?.[1] : undefined;
@@ -258,7 +237,7 @@ export async function runDemo(io: DemoIo): Promise<number> {
     if (restored !== profiles.length || recovery.store.scansStarted.length !== 0) failures += 1;
 
     step('10. Verify the restore: complete, equal, and working');
-    // The sources whose last test had failed in prod fail in recovery too: known-bad, not regressions.
+    // Sources already failing in prod fail in recovery too: known-bad, not regressions.
     const failingInProd = entries
       .filter((e) => (e.connectionStatusTest as { is_success?: unknown } | undefined)?.is_success === false)
       .map((e) => e.name);
@@ -298,7 +277,6 @@ export async function runDemo(io: DemoIo): Promise<number> {
     );
     return failures === 0 ? 0 : 1;
   } finally {
-    // The folder goes even when a step threw or an emulator failed to close: a demo leaves nothing behind.
     try {
       await Promise.all([prod?.close(), recovery?.close()]);
     } finally {

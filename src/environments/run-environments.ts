@@ -1,9 +1,6 @@
 /**
- * The environments of one run, as the commands open them: the config file read once, `--env`/`--from`/
- * `--to` resolved (token variables or files read, `caFile` checked), and HTTP clients created with the
- * run's logger, Ctrl-C signal and one retry budget shared by every client of the run. The CLI builds
- * one per run ({@link openRunEnvironments}) and hands its functions to the workflows as their ports
- * (`EnvironmentResolver`, `ClientFactory`); the I/O happens here, below `cli/`.
+ * The environments of one run: the config read once, sides resolved, and HTTP clients sharing the run's
+ * logger, Ctrl-C signal and retry budget. The CLI hands its functions to the workflows as their ports.
  */
 import type { ClientOptions } from '../api/client-factory.js';
 import { createHttpClient, type HttpClient } from '../api/http.js';
@@ -18,29 +15,26 @@ import {
 } from '../config.js';
 import type { Logger } from '../log.js';
 
-/** One side a command names, as read from its options: a config name or a base URL, and how to resolve it. */
+/** One side a command names: a config name or a base URL, and how to resolve it. */
 export interface EnvironmentRequest extends ResolveOptions {
   readonly ref: string;
 }
 
 /** What {@link openRunEnvironments} needs from the run. */
 export interface RunEnvironmentsOptions {
-  /** `--config` as given (`$DDS_MIGRATE_CONFIG`, then the default file, otherwise). */
+  /** `--config` as given. */
   readonly configPath: string | undefined;
   readonly io: ProcessIo;
   readonly log: Logger;
-  /** Ctrl-C. */
   readonly signal: AbortSignal;
 }
 
 export interface RunEnvironments {
-  /** The retry budget every client of the run shares unless given its own. */
   readonly retryBudget: RetryBudget;
-  /** The config file, read on the first call only. */
+  /** Read on the first call only. */
   config(): Promise<Config>;
-  /** Resolve one side (reads its token; checks its CA file). */
   resolve(request: EnvironmentRequest): Promise<ResolvedEnvironment>;
-  /** The HTTP client of a resolved environment (the caller closes it); the run's budget unless given one. */
+  /** The caller closes it. */
   createClient(environment: ResolvedEnvironment, options?: ClientOptions): HttpClient;
 }
 

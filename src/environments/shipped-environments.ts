@@ -1,33 +1,21 @@
-/**
- * The environments shipped in the package's `fixtures/environments/` (`prod`, `dr-partial`, `empty`),
- * which `dds-migrate emulator --data NAME` serves by name.
- */
+/** The environments shipped in `fixtures/environments/`, which `emulator --data NAME` serves by name. */
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fixturesDir } from '../paths.js';
 
-/** Names of the environments shipped in the package's `fixtures/environments/` (`prod`, `dr-partial`, `empty`). */
-export function listShippedEnvironments(): string[] {
-  try {
-    return readdirSync(join(fixturesDir(), 'environments'))
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => f.slice(0, -'.json'.length))
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-/**
- * `--data`: a seed file (relative to `cwd`), or else the name of a shipped environment, read from the
- * package folder so that `--data prod` works outside the clone. An existing file wins over a name.
- */
+/** `--data`: a seed file (relative to `cwd`; wins), else a shipped environment (works outside the clone). */
 export function resolveDataOption(data: string, cwd: string): string {
   const direct = resolve(cwd, data);
   if (existsSync(direct)) return direct;
-  const shipped = listShippedEnvironments();
-  if (shipped.includes(data)) return join(fixturesDir(), 'environments', `${data}.json`);
+  const folder = join(fixturesDir(), 'environments');
+  const shipped = existsSync(folder)
+    ? readdirSync(folder)
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => f.slice(0, -'.json'.length))
+        .sort()
+    : [];
+  if (shipped.includes(data)) return join(folder, `${data}.json`);
   throw new UsageError(
     `Expected --data to name a seed file or a shipped environment, but ${direct} does not exist`,
     {

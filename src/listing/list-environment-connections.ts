@@ -1,15 +1,11 @@
-/**
- * The `connections list` workflow: every connection of an environment, all pages, secret fields masked
- * (the service masks them already; this is the floor under it), handed one at a time to a sink that
- * renders them.
- */
+/** The `connections list` workflow: secrets masked again (the floor under the service's masking). */
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import { listConnections } from '../api/connections.js';
 import type { ListOptions } from '../api/types.js';
 import type { Connection } from '../model/connection.js';
 import { maskSecrets } from '../secrets.js';
 
-/** List the environment's connections (with `options`: filter, sort, signal) into `sink`, in order; resolves to its label. */
+/** Every connection of the environment into `sink`, in order; resolves to the environment's label. */
 export function listEnvironmentConnections(
   options: ListOptions,
   ports: EnvironmentPorts,

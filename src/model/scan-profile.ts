@@ -14,12 +14,8 @@ export interface ScanProfile {
   readonly [field: string]: unknown;
 }
 
-/**
- * A scan profile as a snapshot (version 2) holds it: the profile as exported, and for each
- * `dataSourceList` element the name of the connection it refers to in the source (null when unknown).
- */
+/** A scan profile in a snapshot, with the source name of each `dataSourceList` id (null: unknown). */
 export interface SnapshotScanProfile {
   readonly scanProfile: ScanProfile;
-  /** Same length and order as `scanProfile.dataSourceList`. */
   readonly dataSourceNames: readonly (string | null)[];
 }

@@ -1,8 +1,6 @@
-/** Security cases (spec 2.3) and their bulk update (spec 2.4, 4.5); unknown fields kept verbatim. */
-
 /**
  * A security case (spec 2.3), fields as the service sent them. `caseId` is filled from `caseId ?? id`
- * on read. The id the write endpoints take is `_id` when present, else `caseId ?? id` (api-notes [docs]).
+ * on read; the write endpoints take `_id` when present, else `caseId ?? id` (api-notes [docs]).
  */
 export interface SecurityCase {
   readonly caseId: string;

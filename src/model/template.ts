@@ -1,6 +1,4 @@
-/** Connector templates (`GET ds-connections-types/template/{type}`), real shape per api-notes. */
-
-/** A connector template field, real shape (api-notes): the connection key is `apiName`. */
+/** A connector template field (`GET ds-connections-types/template/{type}`, api-notes). */
 export interface TemplateField {
   readonly apiName: string;
   readonly name?: string;

@@ -1,18 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
- * The `overrides init` workflow: an overrides skeleton for a snapshot, with one `${env:NAME}`
- * placeholder for every secret an import of it will need, so that filling the variables and passing
- * the file to `import --overrides` passes the secrets pre-flight.
- *
- * A secret is needed where the snapshot holds the service's mask (`"******"`: a top-level field, an
- * element of `custom_fields`, or a value nested in an object) or where the template requires a secret
- * that the entry does not have (absent, null or empty). Masked `custom_fields` elements are written by
- * `field_name` (the import merges them by that name and keeps the clear ones); a nested masked value is
- * written as its whole top-level field with each mask replaced (an override replaces such a field whole).
- *
- * Variable names: `<PREFIX>_<ENTRY>_<FIELD>` (prefix `DDS`), upper case, every character other than
- * A-Z, 0-9 and `_` written as `_`, made unique with `_2`, `_3`, ... in snapshot order (entries by name,
- * fields in entry order), so the same snapshot always gives the same names.
+ * The `overrides init` workflow (docs/files.md, "overrides init"): one `${env:NAME}` placeholder per
+ * secret an import of the snapshot needs. Masked `custom_fields` elements are written by `field_name`
+ * (the import merges them by name); a nested mask is written as its whole top-level field (an override
+ * replaces such a field whole). Names are unique in snapshot order: the same snapshot, the same names.
  */
 import { lstat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
@@ -25,19 +16,15 @@ import { loadSnapshot } from '../snapshot/read.js';
 
 export const DEFAULT_VARIABLE_PREFIX = 'DDS';
 
-/** A prefix must itself start a valid variable name. */
 const PREFIX_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Paths absolute; `outputLabel` as the user typed it. */
 export interface InitOverridesOptions {
-  /** The snapshot (absolute). */
   readonly snapshot: string;
-  /** The overrides file to write (absolute). */
   readonly output: string;
-  /** The output as the user typed it, for messages. */
   readonly outputLabel: string;
-  /** Variable prefix (default {@link DEFAULT_VARIABLE_PREFIX}). */
   readonly prefix?: string;
-  /** Folder of template schemas (absolute); default the shipped ones. */
+  /** Default the shipped ones. */
   readonly schemasDir?: string;
   readonly force: boolean;
   readonly signal?: AbortSignal;
@@ -45,7 +32,6 @@ export interface InitOverridesOptions {
 
 export interface OverrideVariable {
   readonly variable: string;
-  /** The connection (snapshot entry) it belongs to. */
   readonly entry: string;
   /** The field: a top-level key, `custom_fields[<field_name>]`, or a JSON pointer below a top-level key. */
   readonly field: string;
@@ -53,12 +39,10 @@ export interface OverrideVariable {
 }
 
 export interface InitOverridesResult {
-  /** The file written (as typed). */
+  /** As typed. */
   readonly file: string;
   readonly entryCount: number;
-  /** Entries that need at least one variable. */
   readonly entriesWithSecrets: number;
-  /** In the order of the file. */
   readonly variables: readonly OverrideVariable[];
   readonly overrides: { readonly byName: Readonly<Record<string, Readonly<Record<string, unknown>>>> };
 }
@@ -78,7 +62,6 @@ export function toVariablePart(text: string): string {
   return text.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
 }
 
-/** Allocates unique variable names. */
 function createNamer(prefix: string): (entry: string, field: string) => string {
   const used = new Set<string>();
   return (entry, field) => {
@@ -90,7 +73,7 @@ function createNamer(prefix: string): (entry: string, field: string) => string {
   };
 }
 
-/** The override block of one entry and its variables (the block is empty when nothing is needed). */
+/** The override block of one entry (empty when nothing is needed) and its variables. */
 function skeletonOf(
   entry: Connection,
   catalog: TemplateCatalog,
@@ -158,7 +141,6 @@ export function buildOverridesSkeleton(
   return { byName, variables };
 }
 
-/** Refuse to replace an existing file unless forced (exit 2). */
 async function checkOutputFree(path: string, label: string, force: boolean): Promise<void> {
   if (force) return;
   const exists = await lstat(path).then(
@@ -172,10 +154,7 @@ async function checkOutputFree(path: string, label: string, force: boolean): Pro
   }
 }
 
-/**
- * Write the overrides skeleton of `options.snapshot` to `options.output` (atomically, mode 0600; an
- * existing file only with `force`). Throws the snapshot reader's errors (exit 2) and UsageError.
- */
+/** Write the overrides skeleton of a snapshot (0600; an existing file only with `force`). */
 export async function initOverrides(options: InitOverridesOptions): Promise<InitOverridesResult> {
   const prefix = checkVariablePrefix(options.prefix ?? DEFAULT_VARIABLE_PREFIX);
   await checkOutputFree(options.output, options.outputLabel, options.force);

@@ -1,15 +1,11 @@
-/**
- * The ajv set-up (the only importer of ajv): JSON Schema 2020-12, all errors, formats. Every schema of
- * dds-migrate (config, snapshot header, overrides, scan profile, templates) is compiled here.
- */
+/** The only importer of ajv: JSON Schema 2020-12, all errors, formats. */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Ajv2020, Options as AjvOptions, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { isRecord } from '../own-property.js';
 
-/** A schema problem: JSON pointer and message. */
+/** A schema problem: the offending value's JSON pointer ('' for the root) and a message. */
 export interface SchemaIssue {
-  /** JSON pointer of the offending value ('' for the root). */
   readonly path: string;
   readonly message: string;
 }
@@ -17,22 +13,14 @@ export interface SchemaIssue {
 /** A compiled schema that returns issues instead of ajv's error objects. */
 export type SchemaCheck = (value: unknown) => readonly SchemaIssue[];
 
-// ajv's CommonJS modules, loaded when a schema is compiled, not at every command's start: a run that
-// checks no entry and reads no config file or overrides never loads them.
+// ajv is loaded when a schema is compiled, not at every command's start.
 const requireAjv = createRequire(import.meta.url);
 
-/**
- * A new ajv instance with our settings. `x-secret` (a credential field) and `x-error-text` (the
- * message of a failed `pattern`, from a connector template's `errorText`) are annotation keywords.
- * `overrides` adjusts ajv options (template catalogs compile regexes without the `u` flag and keep each
- * error's schema, to read its `x-error-text`; the shipped templates, checked against the meta-schema by
- * a test, are not checked again at each run).
- */
+/** A new ajv; `x-secret` and `x-error-text` (a failed `pattern`'s message) are annotations. */
 export function createAjv(
   overrides: Readonly<Pick<AjvOptions, 'unicodeRegExp' | 'validateSchema' | 'verbose' | 'code'>> = {},
 ): Ajv2020 {
   const { Ajv2020 } = requireAjv('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
-  // ajv-formats ships CJS with a default export.
   const formats = requireAjv('ajv-formats') as { default?: unknown };
   const addFormats = (formats.default ?? formats) as (ajv: Ajv2020) => Ajv2020;
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, ...overrides });
@@ -42,11 +30,7 @@ export function createAjv(
   return ajv;
 }
 
-/**
- * Turn ajv errors into {@link SchemaIssue}s with readable messages: a template's `errorText` (kept as
- * `x-error-text`, read with ajv's `verbose`) for a failed pattern, "must not be empty" for a mandatory
- * empty string, ajv's own words otherwise.
- */
+/** ajv errors as {@link SchemaIssue}s: a template's `errorText` for a failed pattern, else readable words. */
 export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
   return (errors ?? []).map((e) => {
     if (e.keyword === 'pattern') {

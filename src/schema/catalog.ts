@@ -1,10 +1,4 @@
-/**
- * The template catalog: which schema checks a connection of each type, which of its fields are secrets
- * (`x-secret`) and which are required. Built from the shipped `schemas/templates/` (or `--schemas DIR`),
- * or from connector templates given as data (an environment's own, which a workflow fetches for
- * `--templates-from E`). Each type's schema is
- * compiled once, on first use. `validate`, `diff` (masking) and `import` (pre-flight) all ask it.
- */
+/** Per connection type its schema (compiled on first use), its secret (`x-secret`) and required fields. */
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
@@ -19,7 +13,7 @@ import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
 import { loadPrecompiled, schemaDigest } from './precompiled.js';
 import { convertTemplate } from './template-schema.js';
 
-/** A {@link Problem} found by the catalog, tagged so callers can re-classify (import turns masked secrets into errors). */
+/** A {@link Problem} tagged so callers can re-classify it (import refuses masked secrets). */
 export interface ValidationProblem extends Problem {
   readonly kind: 'schema' | 'masked-secret' | 'unknown-type';
   readonly entry: string;
@@ -28,33 +22,26 @@ export interface ValidationProblem extends Problem {
 }
 
 export interface EntryReport {
-  /** Schema violations: the entry is invalid. */
   readonly errors: readonly ValidationProblem[];
-  /** Masked secrets and unknown types: the entry is valid but needs attention. */
+  /** Masked secrets and unknown types. */
   readonly warnings: readonly ValidationProblem[];
 }
 
 /** Schemas by connection type. */
 export interface TemplateCatalog {
-  /** Types with a schema, sorted. */
+  /** Sorted. */
   types(): readonly string[];
-  /** Keys marked `x-secret` (empty for an unknown type). */
   secretFields(type: string): ReadonlySet<string>;
-  /** Keys in `required` (for an unknown type: `name`, `type`). */
   requiredFields(type: string): readonly string[];
-  /** Required keys that are also secrets: must be supplied, non-empty and unmasked, at import. */
+  /** Must be supplied, non-empty and unmasked, at import. */
   requiredSecretFields(type: string): readonly string[];
   checkEntry(entry: Connection): EntryReport;
-  /**
-   * Compile now the schemas that entries of `types` are checked against (else each is compiled at its
-   * first check): for a caller with time to spare, e.g. while it waits on the network.
-   */
+  /** Compile these types' schemas now (else at first check), e.g. while waiting on the network. */
   compile(types: Iterable<string>): void;
-  /** Problems found while building the catalog (e.g. a template regex that does not compile). */
+  /** e.g. a template regex that does not compile. */
   readonly warnings: readonly string[];
 }
 
-/** One type's schema, compiled on first use. */
 interface TypeSchema {
   readonly schema: Record<string, unknown>;
   readonly source: string;
@@ -65,22 +52,15 @@ interface TypeSchema {
 }
 
 export interface CatalogOptions {
-  /**
-   * The schemas are known to be valid JSON Schemas: the shipped ones, each checked against the 2020-12
-   * meta-schema by a test (test/unit/template-schema.test.ts). ajv then does not check them again, which
-   * first costs compiling the meta-schema (about 30 ms of every run that checks an entry). Any other
-   * schema (`--schemas`, an environment's templates) is checked, so a broken one is named as such.
-   */
+  /** The shipped schemas, checked by test/unit/template-schema.test.ts: not again (30 ms a run). */
   readonly schemasChecked?: boolean;
   /** Validators the build compiled, by schema digest (src/schema/precompiled.ts). */
   readonly precompiled?: ReadonlyMap<string, ValidateFunction>;
 }
 
 /**
- * The ajv settings of template schemas: their regexes are written for JavaScript without the `u` flag
- * (the service's UI), and compiled alike. ajv's optimising pass over the code it generates is left
- * out: it changes no result, costs about a quarter of each compile (a run checks each type once, at
- * its start) and checking 4 000 entries took no longer without it.
+ * Template regexes are written for JavaScript without the `u` flag (the service's UI). ajv's optimising
+ * pass costs a quarter of each compile and checking 4 000 entries took no longer without it.
  */
 export const TEMPLATE_SCHEMA_OPTIONS = {
   unicodeRegExp: false,
@@ -89,14 +69,12 @@ export const TEMPLATE_SCHEMA_OPTIONS = {
 } as const;
 const MASKED_SECRET_MESSAGE = 'must be supplied at import';
 
-/** Create a catalog over schemas by type plus the generic schema. Nothing is compiled yet. */
-export function createCatalog(
+function createCatalog(
   schemas: ReadonlyMap<string, SchemaFile>,
   generic: SchemaFile,
   warnings: readonly string[] = [],
   options: CatalogOptions = {},
 ): TemplateCatalog {
-  // Made when a schema is first compiled.
   let ajv: ReturnType<typeof createAjv> | undefined;
   const byType = new Map<string, TypeSchema>();
   for (const [type, { schema, source }] of schemas) byType.set(type, describeSchema(schema, source));
@@ -171,7 +149,7 @@ function describeSchema(schema: Record<string, unknown>, source: string): TypeSc
   return { schema, source, secrets, required, requiredSecrets: required.filter((k) => secrets.has(k)) };
 }
 
-/** JSON pointers of every value that is the service's mask: top-level fields and encrypted custom fields. */
+/** JSON pointers of the service's masks: top-level fields and custom fields' values. */
 export function findMaskedPaths(entry: Connection): string[] {
   const found: string[] = [];
   for (const key of Object.keys(entry)) {
@@ -186,17 +164,15 @@ export function findMaskedPaths(entry: Connection): string[] {
   return found;
 }
 
-// ---- loading -------------------------------------------------------------------------------------
-
 const SCHEMA_SUFFIX = '.schema.json';
 const GENERIC_FILE = 'connection.schema.json';
 
-/** The shipped template schemas folder (`schemas/templates`). */
+/** The shipped `schemas/templates`. */
 export function shippedTemplatesDir(): string {
   return join(schemasDir(), 'templates');
 }
 
-/** The shipped generic schema (`schemas/connection.schema.json`). */
+/** The shipped generic schema. */
 export function shippedConnectionSchemaPath(): string {
   return join(schemasDir(), GENERIC_FILE);
 }
@@ -211,16 +187,9 @@ async function readSchemaFile(path: string): Promise<Record<string, unknown>> {
   return value;
 }
 
-/** A schema as read from a file, with the file (messages name it). */
 type SchemaFile = { readonly schema: Record<string, unknown>; readonly source: string };
 
-/**
- * The catalog of a schemas folder (default: the shipped `schemas/templates`): `<type>.schema.json` per
- * type, in file-name order, and the generic schema (the folder's own `connection.schema.json` when it
- * has one, else the shipped one).
- *
- * @throws UsageError when the folder cannot be read; InputFileError for a file that is not a schema.
- */
+/** The catalog of a schemas folder: `<type>.schema.json` per type, `connection.schema.json` for others. */
 export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): Promise<TemplateCatalog> {
   let names: string[];
   try {
@@ -246,10 +215,7 @@ export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): P
   });
 }
 
-/**
- * The catalog of connector templates given as data (an environment's own, fetched by a workflow), each
- * named by its type; a type without a template gets the shipped generic schema.
- */
+/** The catalog of an environment's connector templates; any other type gets the shipped generic schema. */
 export async function loadCatalogOfTemplates(
   templates: readonly ConnectorTemplate[],
 ): Promise<TemplateCatalog> {

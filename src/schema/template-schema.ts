@@ -1,44 +1,30 @@
 /**
- * Connector template -> JSON Schema 2020-12: the strict check, from an environment's own templates
- * (`validate --templates-from E`). The shipped `schemas/templates/` are not built from templates: they
- * state only what public recordings show (see each file's `$comment`).
- *
- * Mapping (api-notes: the connection key is `apiName`):
- * - `mandatory: true` -> listed in `required`, and a string value must not be empty;
- * - `validation[].regex` -> `pattern` (several: `allOf`), applied to non-empty strings only (as the
- *   service does); `errorText` is kept as `x-error-text` and becomes the message;
- * - `options` -> `enum` of their values, plus the same value in the other spelling real exports use
- *   (`"yes"`/`true`, `"no"`/`false`, `"1"`/`1`): values are mixed-typed on purpose and kept verbatim;
- * - `type: "password"` -> `"x-secret": true`;
- * - `boolean` accepts `true`/`false`/`"true"`/`"false"`/`"yes"`/`"no"`; `number` accepts a number or a
- *   numeric string; `string`/`password` accept any scalar (values are mixed-typed on purpose);
- * - a field kind this build does not know accepts any JSON value (with a warning), never a refusal;
- * - an optional field may also be `null` (an unset value in an export);
- * - odd parts (a field that is not an object, no `apiName`, options or validation that are not arrays,
- *   a regex JavaScript cannot compile) are left out with a warning, never turned into a refusal.
- * No `additionalProperties: false`: exports carry many fields no template names.
+ * Connector template -> JSON Schema 2020-12, for `--templates-from E` (the shipped `schemas/templates/`
+ * state only what public recordings show). api-notes: the connection key is `apiName`, and values are
+ * mixed-typed on purpose, so each kind accepts every spelling real exports use (`"yes"`/`true`, `"1"`/`1`)
+ * and an optional field `null`. `mandatory` -> `required` and non-empty; `validation[].regex` ->
+ * `pattern` on non-empty strings (as the service does), its `errorText` the message; `password` ->
+ * `x-secret`. Whatever the template gets wrong or this build does not know is left out with a warning,
+ * never a refusal. No `additionalProperties: false`: exports carry many fields no template names.
  */
 import type { ConnectorTemplate, TemplateField } from '../model/template.js';
 
-/** JSON Schema dialect of every schema dds-migrate writes. */
-export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 
 /** Regex every connection name must match (api-notes). */
 export const CONNECTION_NAME_PATTERN = '^[\\w\\-\\s\\(\\):]+$';
 
-/** Message for a name that does not match {@link CONNECTION_NAME_PATTERN}. */
-export const CONNECTION_NAME_ERROR_TEXT = 'may contain only letters, digits, spaces and _ - ( ) :';
+const CONNECTION_NAME_ERROR_TEXT = 'may contain only letters, digits, spaces and _ - ( ) :';
 
 /** A schema built from a template, and what could not be carried over. */
 export interface TemplateSchemaResult {
   readonly schema: Record<string, unknown>;
-  /** e.g. a validation regex JavaScript cannot compile (it is left out). */
   readonly warnings: readonly string[];
 }
 
 const NUMERIC_STRING = '^-?\\d+(\\.\\d+)?$';
 
-/** The JSON Schema of a connector template (see the module comment for the mapping), and what was left out. */
+/** The JSON Schema of a connector template, and what was left out. */
 export function convertTemplate(template: ConnectorTemplate): TemplateSchemaResult {
   const warnings: string[] = [];
   const properties: Record<string, unknown> = {};
@@ -60,15 +46,14 @@ export function convertTemplate(template: ConnectorTemplate): TemplateSchemaResu
       warnings.push(`template ${template.name}: field ${field.apiName} appears twice; the first is used`);
       return;
     }
-    properties[field.apiName] = fieldSchema(template, field, warnings);
+    const warn = (text: string) =>
+      warnings.push(`template ${template.name}: field ${field.apiName}: ${text}`);
+    properties[field.apiName] = fieldSchema(field, warn);
     if (field.mandatory === true) required.push(field.apiName);
     else if (field.mandatory !== undefined && typeof field.mandatory !== 'boolean') {
-      warnings.push(
-        `template ${template.name}: field ${field.apiName}: mandatory is ${JSON.stringify(field.mandatory)}, not a boolean; treated as optional`,
-      );
+      warn(`mandatory is ${JSON.stringify(field.mandatory)}, not a boolean; treated as optional`);
     }
   });
-  // Whatever the template says, a connection has a name and a type.
   for (const key of ['type', 'name']) {
     if (!required.includes(key)) required.unshift(key);
   }
@@ -95,7 +80,7 @@ export function convertTemplate(template: ConnectorTemplate): TemplateSchemaResu
   return { schema, warnings };
 }
 
-/** Field kinds this build maps to a JSON type; any other kind accepts any JSON value. */
+/** Field kinds this build maps to a JSON type. */
 const KNOWN_KINDS = new Set([
   'string',
   'password',
@@ -107,29 +92,23 @@ const KNOWN_KINDS = new Set([
   'tags',
 ]);
 
-/** Scalar JSON types a string field accepts: real values are mixed-typed on purpose (api-notes). */
+/** A string field accepts any scalar: values are mixed-typed on purpose (api-notes). */
 const SCALAR_TYPES = ['string', 'number', 'boolean'] as const;
 
-function fieldSchema(
-  template: ConnectorTemplate,
-  field: TemplateField,
-  warnings: string[],
-): Record<string, unknown> {
+/** The schema of one field; `warn` takes what is left out. */
+function fieldSchema(field: TemplateField, warn: (text: string) => void): Record<string, unknown> {
   const optional = field.mandatory !== true;
   const out: Record<string, unknown> = {};
   if (typeof field.displayName === 'string') out.title = field.displayName;
   if (typeof field.description === 'string') out.description = field.description;
 
   if (field.options !== undefined && !Array.isArray(field.options)) {
-    warnings.push(`template ${template.name}: field ${field.apiName}: options is not an array; not checked`);
+    warn('options is not an array; not checked');
   }
   const options = optionValues(field.options);
   const kind = field.type ?? 'string';
   if (typeof kind !== 'string' || !KNOWN_KINDS.has(kind)) {
-    // A kind this build does not know (e.g. a newer connector's): any JSON value, never a refusal.
-    warnings.push(
-      `template ${template.name}: field ${field.apiName}: kind ${JSON.stringify(kind)} is not known; any value accepted`,
-    );
+    warn(`kind ${JSON.stringify(kind)} is not known; any value accepted`);
   } else if (options.length > 0) {
     out.enum = [...looseEnum(options), ...(optional ? [null] : [])];
   } else if (kind === 'boolean') {
@@ -148,20 +127,14 @@ function fieldSchema(
     out.type = optional ? ['array', 'null'] : 'array';
   } else if (kind === 'string' || kind === 'password') {
     out.type = optional ? [...SCALAR_TYPES, 'null'] : [...SCALAR_TYPES];
-    // minLength applies to strings only: a mandatory field must not be an empty string.
     if (!optional) out.minLength = 1;
   } else {
-    // 'enum' without usable options.
-    warnings.push(
-      `template ${template.name}: field ${field.apiName}: enum without options; any value accepted`,
-    );
+    warn('enum without options; any value accepted');
   }
   if (kind === 'password') out['x-secret'] = true;
 
   if (field.validation !== undefined && !Array.isArray(field.validation)) {
-    warnings.push(
-      `template ${template.name}: field ${field.apiName}: validation is not an array; not checked`,
-    );
+    warn('validation is not an array; not checked');
   }
   const patterns: Record<string, unknown>[] = [];
   for (const rule of Array.isArray(field.validation) ? field.validation : []) {
@@ -169,12 +142,9 @@ function fieldSchema(
     try {
       new RegExp(rule.regex);
     } catch {
-      warnings.push(
-        `template ${template.name}: field ${field.apiName}: regex ${JSON.stringify(rule.regex)} is not valid; not checked`,
-      );
+      warn(`regex ${JSON.stringify(rule.regex)} is not valid; not checked`);
       continue;
     }
-    // The service applies a field's regexes to non-empty values only.
     patterns.push({
       pattern: `^$|(?:${rule.regex})`,
       'x-error-text':
@@ -202,7 +172,7 @@ function optionValues(options: readonly unknown[] | undefined): unknown[] {
   return out;
 }
 
-/** The option values plus their other spelling in real exports, without duplicates. */
+/** The option values plus their other spelling in real exports. */
 export function looseEnum(values: readonly unknown[]): unknown[] {
   const out: unknown[] = [];
   const add = (v: unknown) => {

@@ -1,8 +1,4 @@
-/**
- * Validate a snapshot file: the reader checks the file itself (refusing a damaged one, exit 2), the
- * catalog checks every entry. Streaming: memory holds the problems found, not the entries. The
- * `validate` command and `bench/validate` run this same function.
- */
+/** Validate a snapshot, streaming: the reader refuses a damaged file, the catalog checks each entry. */
 import type { Connection } from '../model/connection.js';
 import { scanSnapshot, type VerifiedSnapshot, verifySnapshot } from '../snapshot/read.js';
 import type { TemplateCatalog, ValidationProblem } from './catalog.js';
@@ -17,13 +13,10 @@ export interface ValidationReport {
   /** True when no entry is invalid (warnings allowed). */
   readonly valid: boolean;
   readonly entryCount: number;
-  /** How many entries have at least one error. */
   readonly invalidCount: number;
-  /** Every schema error, in entry (name) order. */
+  /** In entry (name) order, as are the warnings. */
   readonly errors: readonly ValidationProblem[];
-  /** Masked secrets and unknown types, in entry order. */
   readonly warnings: readonly ValidationProblem[];
-  /** Problems of the catalog itself (e.g. a template regex left out). */
   readonly catalogWarnings: readonly string[];
 }
 
@@ -40,7 +33,6 @@ export async function validateSnapshot(
   options: {
     readonly signal?: AbortSignal;
     readonly label?: string;
-    /** Called with every entry as it is checked (e.g. to collect what entries refer to). */
     readonly onEntry?: (entry: Connection) => void;
   } = {},
 ): Promise<ValidationReport> {
@@ -64,8 +56,7 @@ export async function validateSnapshot(
     expected = await verifySnapshot(path, options);
     catalog = await source([...expected.typeCounts.keys()]);
   } else catalog = source;
-  // Problems are collected while reading but only reported once the whole file checked out; read a
-  // second time, it must be the file verified first.
+  // Problems count only once the whole file checked out; a second read must be the file verified first.
   const verified = await scanSnapshot(path, check, { ...options, ...(expected ? { expected } : {}) });
 
   return {
