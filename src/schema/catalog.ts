@@ -1,4 +1,7 @@
-/** Per connection type its schema (compiled on first use), its secret (`x-secret`) and required fields. */
+/**
+ * Per connection type its schema, its secret (`x-secret`) and required fields; a schema is compiled on
+ * first use unless the build compiled it (src/schema/precompiled.ts).
+ */
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
@@ -29,7 +32,7 @@ export interface EntryReport {
 
 /** Schemas by connection type. */
 export interface TemplateCatalog {
-  /** Sorted. */
+  /** Types with a schema, sorted. */
   types(): readonly string[];
   secretFields(type: string): ReadonlySet<string>;
   requiredFields(type: string): readonly string[];
@@ -38,7 +41,7 @@ export interface TemplateCatalog {
   checkEntry(entry: Connection): EntryReport;
   /** Compile these types' schemas now (else at first check), e.g. while waiting on the network. */
   compile(types: Iterable<string>): void;
-  /** e.g. a template regex that does not compile. */
+  /** Problems found while building it (e.g. a template regex that does not compile). */
   readonly warnings: readonly string[];
 }
 
