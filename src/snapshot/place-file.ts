@@ -1,7 +1,3 @@
-/**
- * Placing a finished `--out-dir` snapshot (written and synced under a temporary name in the target's
- * folder) under its final name, never replacing an existing snapshot (`-o FILE` is a rename: write.ts).
- */
 import { link, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
@@ -10,9 +6,8 @@ import { PRIVATE_FILE_MODE } from '../files.js';
 const MAX_NAME_SUFFIX = 1000;
 
 /**
- * `--out-dir`: give the file its timestamped name without ever replacing one. `link` fails when the
- * name exists, which makes it an exclusive create of a complete file; where hard links are not
- * supported, the name is reserved with an exclusive open and the file renamed over the reservation.
+ * Give a finished `--out-dir` snapshot its timestamped name (`-2`, `-3`, ... when taken), never replacing
+ * one: `link` fails when the name exists; without hard links an exclusive open reserves it.
  */
 export async function linkExclusive(tmpPath: string, dir: string, stamp: string): Promise<string> {
   for (let n = 1; n <= MAX_NAME_SUFFIX; n++) {
@@ -26,7 +21,6 @@ export async function linkExclusive(tmpPath: string, dir: string, stamp: string)
       if (code === 'EEXIST') continue;
       if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
     }
-    // No hard links on this filesystem: reserve the name exclusively, then rename over it.
     try {
       const reserved = await open(path, 'wx', PRIVATE_FILE_MODE);
       await reserved.close();

@@ -1,20 +1,8 @@
 /**
- * Writing a snapshot: atomically (temporary file in the target's folder, mode 0600, fsync, rename) and
- * with memory that does not grow with the size of the environment.
- *
- * Entries arrive in the service's order but must be written in name order. Rather than holding every
- * connection, each one is serialised once (canonical key order) and appended to a spill file next to
- * the target, and only a small index `(name, offset, length)` stays in memory. The index is sorted, then
- * the lines are copied from the spill file into the snapshot in name order; lines that sit next to each
- * other in the spill file are copied in one read. Memory: about 100 bytes per entry for the index
- * (10 MB for 100k connections) plus 4 MiB of buffers, whatever the size of the connections.
- *
- * Targets:
- * - `{ path }` (`-o FILE`): replaces an existing file atomically (rename over it); the folder must exist.
- * - `{ outDir, environment }` (`--out-dir DIR`): writes `DIR/<environment>/<UTC timestamp>.snapshot.jsonl`
- *   (timestamp of the header's `createdAt`, `:` replaced by `-`), creating the folders (mode 0700).
- *   It never overwrites: the file is linked into place (exclusive), and if that name is taken, `-2`,
- *   `-3`, ... is added before `.snapshot.jsonl`.
+ * Writing a snapshot atomically (a 0600 temporary file in the target's folder, fsync, rename) in memory
+ * that does not grow with the environment: entries arrive in the service's order, so each is serialised
+ * once into a spill file and only `(name, offset, length)` is kept; the index is sorted and the lines
+ * copied into the snapshot in name order (about 100 bytes an entry plus 4 MiB of buffers).
  */
 import { readSync } from 'node:fs';
 import { mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
@@ -52,33 +40,25 @@ export type SnapshotTarget =
   | { readonly outDir: string; readonly environment: string };
 
 export interface WriteSnapshotOptions {
-  /** Stops between entries (InterruptedError); temporary files are removed. */
   readonly signal?: AbortSignal;
-  /** Sees every entry as written (canonical key order), e.g. to count types for a summary. */
+  /** Sees every entry as written, e.g. to count types for a summary. */
   readonly onEntry?: (entry: Connection) => void;
   /**
-   * The scan profiles (version 2), asked for once every connection has been spilled (so that a caller
-   * can name each profile's data sources from the connections it saw). They are held in memory (an
-   * environment has few), written after the connections in name order; a duplicate name stops the
-   * write (PreflightError). Requires a header whose `include` holds `scanProfiles`.
+   * The scan profiles, asked for once every connection is spilled (so a caller can name their data
+   * sources from the connections it saw); held in memory (few). The header must include `scanProfiles`.
    */
   readonly profiles?: () => Promise<readonly SnapshotScanProfile[]> | readonly SnapshotScanProfile[];
-  /**
-   * Write the snapshot as an age file (`age.ts`) to these recipients or this passphrase. No plaintext
-   * byte reaches the disk: the spill file is enciphered under a key of this write alone (`spill-cipher.ts`).
-   */
+  /** Write an age file; the spill file is enciphered too (`spill-cipher.ts`): no plaintext reaches the disk. */
   readonly encryption?: AgeEncryption;
 }
 
 export interface WrittenSnapshot {
   readonly path: string;
-  /** Connection entries. */
   readonly entryCount: number;
   readonly scanProfileCount: number;
   readonly sha256: string;
 }
 
-/** Mode of folders created for `--out-dir` (snapshots and their temporary files: PRIVATE_FILE_MODE). */
 const SNAPSHOT_DIR_MODE = 0o700;
 
 const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -94,10 +74,7 @@ export function toSafeFileName(text: string): string {
   return safe === '' ? '_' : safe;
 }
 
-/**
- * Check a target before any work (so a bad `-o` fails before the export is fetched): the folder of
- * `-o FILE` must exist and FILE must not be a folder; an `--out-dir` folder is created.
- */
+/** Check a target (the folder of `-o FILE` exists, FILE is no folder) or create the `--out-dir` folder. */
 export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<void> {
   if ('path' in target) {
     const dir = dirname(target.path);
@@ -130,13 +107,9 @@ export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<voi
   }
 }
 
-/**
- * `--out-dir` folders this process created (`DIR/<env>` -> the first folder mkdir created, `DIR` or
- * `DIR/<env>`), so that a run that fails removes them again if they are still empty.
- */
+/** `DIR/<env>` -> the first folder mkdir created for it, removed again (if empty) by a failed write. */
 const createdFolders = new Map<string, string>();
 
-/** After a failed `--out-dir` write: remove the folders this process created for it, if still empty. */
 async function removeCreatedFolders(folder: string, outDir: string): Promise<void> {
   const first = createdFolders.get(folder);
   if (first === undefined) return;
@@ -157,8 +130,8 @@ function toFolderError(error: unknown, dir: string): unknown {
 }
 
 /**
- * Write a snapshot of `entries` with `header`. Entries are sorted by name; a duplicate name, or an
- * entry without a string `name` and `type`, stops the write (PreflightError, exit 3) and leaves no file.
+ * Write a snapshot of `entries`, sorted by name (`-o` replaced atomically; `--out-dir` never replaces).
+ * A duplicate name or an entry without a string `name` and `type` leaves no file (exit 3).
  */
 export async function writeSnapshot(
   target: SnapshotTarget,
@@ -198,8 +171,6 @@ export async function writeSnapshot(
     await syncFolder(dir);
     return { path, entryCount: index.names.length, scanProfileCount: profiles.length, sha256 };
   } catch (error) {
-    // A full disk or a folder that turned read-only: one line (exit 2), no file left behind. An
-    // error of the entries' source (the service) is its own.
     throw sourceErrors.has(error as object) ? error : toFileWriteError(error, shown, 'snapshot');
   } finally {
     await unlink(spillPath).catch(() => undefined);
@@ -212,11 +183,10 @@ export async function writeSnapshot(
 
 // ---- spill -------------------------------------------------------------------------------------
 
-/** Names and byte ranges of the entry lines in the spill file, in arrival order. */
+/** Names and byte ranges (each line with its `\n`) of the spill file's lines, in arrival order. */
 interface SpillIndex {
   readonly names: string[];
   readonly offsets: number[];
-  /** Length of each line including its `\n`. */
   readonly lengths: number[];
 }
 
@@ -227,7 +197,7 @@ async function spillEntries(
   cipher: SpillCipher | undefined,
 ): Promise<SpillIndex> {
   const index: SpillIndex = { names: [], offsets: [], lengths: [] };
-  // Opened before the first entry is pulled: a folder that cannot be written stops the run before anything is fetched.
+  // Opened before the first entry is pulled: an unwritable folder stops the run before any fetch.
   const fh = await open(spillPath, 'wx', PRIVATE_FILE_MODE).catch((error: unknown) => {
     throw toFolderError(error, dirname(spillPath));
   });
@@ -267,7 +237,6 @@ async function spillEntries(
 /** Errors thrown by the entries' source (HTTP, parsing), so that they are not taken for a failed write. */
 const sourceErrors = new WeakSet<object>();
 
-/** `entries`, with every error it throws recorded in {@link sourceErrors}. */
 async function* markSourceErrors(
   entries: AsyncIterable<Connection> | Iterable<Connection>,
 ): AsyncGenerator<Connection> {
@@ -296,7 +265,6 @@ function checkEntryShape(entry: Connection, arrival: number): void {
   ]);
 }
 
-/** The arrival positions in name order; duplicate names are refused. */
 function sortIndex(index: SpillIndex): Uint32Array {
   const { names } = index;
   const order = new Uint32Array(names.length);
@@ -324,7 +292,6 @@ function sortIndex(index: SpillIndex): Uint32Array {
   return order;
 }
 
-/** The profiles in name order; a profile without a name, or a duplicate name, is refused. */
 function sortProfiles(profiles: readonly SnapshotScanProfile[]): SnapshotScanProfile[] {
   const problems: Problem[] = [];
   for (const p of profiles) {
@@ -384,7 +351,7 @@ async function writeSorted(
       const buffer = Buffer.allocUnsafe(COPY_BUFFER_BYTES);
       let i = 0;
       while (i < order.length) {
-        // A run of lines that are adjacent in the spill file, copied with one read.
+        // Lines adjacent in the spill file are copied with one read.
         const first = order[i] as number;
         const start = index.offsets[first] as number;
         let end = start + (index.lengths[first] as number);
@@ -400,7 +367,6 @@ async function writeSorted(
         const read = length <= buffer.length ? buffer.subarray(0, length) : Buffer.allocUnsafe(length);
         readFully(spill.fd, read, start);
         const chunk = cipher === undefined ? read : cipher.apply(read, start);
-        // Lines in the spill file carry their `\n`, so the run hashes as the contract's entry lines.
         hasher.addRaw(chunk);
         await writer.write(chunk);
         i = j;
@@ -431,11 +397,7 @@ async function writeSorted(
   }
 }
 
-/**
- * Read `target.length` bytes at `position`. Synchronous on purpose: in name order the lines are
- * scattered over the spill file, and an awaited read per line costs ~40 µs of event-loop round trip
- * against ~2 µs for a read from the page cache (100k lines: 4 s against 0.3 s).
- */
+/** Synchronous: an awaited read per scattered line costs ~40 µs against ~2 µs (100k lines: 4 s vs 0.3 s). */
 function readFully(fd: number, target: Buffer, position: number): void {
   let done = 0;
   while (done < target.length) {
