@@ -25,12 +25,7 @@ import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { findMaskedPaths } from '../schema/catalog.js';
 import type { AgeEncryption } from '../snapshot/age.js';
-import {
-  createSnapshotHeader,
-  orderParts,
-  type SnapshotPart,
-  type SnapshotSelection,
-} from '../snapshot/format.js';
+import { createSnapshotHeader, orderParts, type SnapshotPart } from '../snapshot/format.js';
 import { prepareSnapshotTarget, type SnapshotTarget, writeSnapshot } from '../snapshot/write.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 
@@ -111,11 +106,6 @@ export async function exportSnapshot(
         : { outDir: options.output.outDir, environment: envName };
     // A bad -o / --out-dir fails before anything is fetched.
     await prepareSnapshotTarget(target);
-    const selection: SnapshotSelection = {
-      ids: options.ids ?? null,
-      types: options.types ?? null,
-      name: options.nameGlob ?? null,
-    };
     let include = orderParts(options.include ?? ['connections', 'scanProfiles']);
     // Profiles first (one request): their references tell which connections to name.
     let listed: ScanProfile[] | undefined;
@@ -135,7 +125,7 @@ export async function exportSnapshot(
     const header = createSnapshotHeader({
       tool: `${TOOL_NAME} ${TOOL_VERSION}`,
       source: { url: environment.url, environment: envName },
-      selection,
+      selection: { ids: options.ids, types: options.types, name: options.nameGlob },
       include,
     });
     const namer = listed === undefined ? undefined : createProfileNamer(listed, onEvent);
@@ -287,18 +277,14 @@ function createProfileNamer(
 } {
   const profiles: ScanProfile[] = [];
   for (const p of listed) {
-    const label = typeof p.name === 'string' && p.name !== '' ? p.name : String(p._id ?? '(no _id)');
-    if (typeof p.name !== 'string' || p.name === '') {
-      onEvent({ kind: 'profile-left-out', profile: label, reason: 'it has no name' });
-    } else if (!Array.isArray(p.dataSourceList) || !p.dataSourceList.every((x) => typeof x === 'string')) {
-      onEvent({
-        kind: 'profile-left-out',
-        profile: label,
-        reason: 'its dataSourceList is not a list of strings',
-      });
-    } else {
-      profiles.push(p);
-    }
+    const named = typeof p.name === 'string' && p.name !== '';
+    const reason = !named
+      ? 'it has no name'
+      : !Array.isArray(p.dataSourceList) || !p.dataSourceList.every((x) => typeof x === 'string')
+        ? 'its dataSourceList is not a list of strings'
+        : undefined;
+    if (reason === undefined) profiles.push(p);
+    else onEvent({ kind: 'profile-left-out', profile: named ? p.name : String(p._id ?? '(no _id)'), reason });
   }
   const refs = new Set(profiles.flatMap((p) => p.dataSourceList));
   const byId = new Map<string, string>();

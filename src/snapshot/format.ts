@@ -65,8 +65,8 @@ export interface SnapshotHeaderInput {
   readonly selection?: Partial<SnapshotSelection>;
   /** Default: connections only. */
   readonly include?: readonly SnapshotPart[];
-  /** Default: now. */
-  readonly createdAt?: Date;
+  /** Default: now; a string is kept as it is. */
+  readonly createdAt?: Date | string;
 }
 
 /** Build a header of the current format version, keys in the contract's order. */
@@ -74,7 +74,8 @@ export function createSnapshotHeader(input: SnapshotHeaderInput): SnapshotHeader
   return {
     kind: SNAPSHOT_KIND,
     formatVersion: CURRENT_FORMAT_VERSION,
-    createdAt: (input.createdAt ?? new Date()).toISOString(),
+    createdAt:
+      typeof input.createdAt === 'string' ? input.createdAt : (input.createdAt ?? new Date()).toISOString(),
     tool: input.tool,
     source: { url: input.source.url, environment: input.source.environment },
     selection: {
@@ -145,9 +146,4 @@ export function serializeProfileLine(entry: SnapshotScanProfile): string {
     scanProfile: canonicalizeEntry(entry.scanProfile as Record<string, unknown>),
     dataSourceNames: [...entry.dataSourceNames],
   });
-}
-
-/** A filesystem-safe UTC timestamp for `--out-dir` file names: `2026-11-22T10-00-00.000Z`. */
-export function formatFileTimestamp(date: Date): string {
-  return date.toISOString().replace(/:/g, '-');
 }

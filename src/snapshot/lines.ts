@@ -1,6 +1,7 @@
 /** A snapshot file's bytes as lines, a chunk at a time; what is wrong with the file is an InputFileError. */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { InputFileError, InterruptedError } from '../errors.js';
+import type { ReadSnapshotOptions } from './read.js';
 import { openSnapshotSource, type SnapshotSource, toReadError } from './source.js';
 
 /** A longer line is refused rather than buffered: no connection is anywhere near it. */
@@ -21,12 +22,7 @@ export function changedWhileRead(label: string, line: number | undefined, remove
       });
 }
 
-export interface ReadLinesOptions {
-  readonly signal?: AbortSignal;
-  /** How messages name the file (default: `path`). */
-  readonly label?: string;
-  /** Default 64 KiB. */
-  readonly chunkSize?: number;
+export interface ReadLinesOptions extends ReadSnapshotOptions {
   /** Each chunk as read, before its lines (valid only during the call). */
   readonly onChunk?: (chunk: Buffer) => void;
   /** The file, already open (the caller closes it). */

@@ -12,12 +12,14 @@ import { describeJsonError } from '../secrets.js';
 import { createEntryHasher, type EntryHasher } from './checksum.js';
 import {
   CURRENT_FORMAT_VERSION,
+  createSnapshotHeader,
   SNAPSHOT_END_KIND,
   SNAPSHOT_KIND,
   SNAPSHOT_PARTS,
   type SnapshotHeader,
   type SnapshotPart,
   type SnapshotSelection,
+  type SnapshotSource,
 } from './format.js';
 import { DAMAGED_HINT, type RawLine } from './lines.js';
 import { NOT_A_SNAPSHOT_HINT } from './source.js';
@@ -156,10 +158,17 @@ export class SnapshotParser {
     }
     this.storedFormatVersion = version;
     // Version 1 has no profiles and no `include`; its entry lines are as in version 2.
-    const migrated = version === 1 ? { ...value, formatVersion: 2, include: ['connections'] } : value;
+    const migrated = version === 1 ? { ...value, include: ['connections'] } : value;
     const problem = describeHeaderProblem(migrated);
     if (problem !== undefined) throw this.fail(raw.number, `bad snapshot header: ${problem}`);
-    this.header = normalizeHeader(migrated);
+    // Rebuilt: an older version may omit a `null` selection field.
+    this.header = createSnapshotHeader({
+      tool: migrated.tool as string,
+      source: migrated.source as SnapshotSource,
+      selection: migrated.selection as Partial<SnapshotSelection>,
+      include: migrated.include as SnapshotPart[],
+      createdAt: migrated.createdAt as string,
+    });
   }
 
   private readTrailer(value: Record<string, unknown>, line: number): void {
@@ -267,21 +276,6 @@ export class SnapshotParser {
   }
 }
 
-/** An older version may omit a `null` selection field. */
-function normalizeHeader(h: Record<string, unknown>): SnapshotHeader {
-  const source = h.source as { url: string; environment: string };
-  const selection = h.selection as Partial<SnapshotSelection>;
-  return {
-    kind: SNAPSHOT_KIND,
-    formatVersion: CURRENT_FORMAT_VERSION,
-    createdAt: h.createdAt as string,
-    tool: h.tool as string,
-    source: { url: source.url, environment: source.environment },
-    selection: { ids: selection.ids ?? null, types: selection.types ?? null, name: selection.name ?? null },
-    include: SNAPSHOT_PARTS.filter((p) => (h.include as readonly SnapshotPart[]).includes(p)),
-  };
-}
-
 /** A scan profile line: no top-level `name` (every connection has one) and a `scanProfile` key. */
 function isProfileLine(value: unknown): value is Record<string, unknown> {
   return isRecord(value) && !Object.hasOwn(value, 'name') && Object.hasOwn(value, 'scanProfile');
@@ -311,8 +305,6 @@ function isStringArrayOrNull(value: unknown): value is readonly string[] | null 
 }
 
 function describeHeaderProblem(h: Record<string, unknown>): string | undefined {
-  if (h.formatVersion !== CURRENT_FORMAT_VERSION)
-    return `formatVersion ${String(h.formatVersion)} after migration`;
   if (typeof h.createdAt !== 'string') return 'createdAt must be a string';
   if (typeof h.tool !== 'string') return 'tool must be a string';
   const source = h.source;

@@ -5,7 +5,7 @@
  * copied into the snapshot in name order (about 100 bytes an entry plus 4 MiB of buffers).
  */
 import { readSync } from 'node:fs';
-import { mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { compareNames } from '../connections/match.js';
 import { detachString } from '../detach-string.js';
@@ -24,14 +24,12 @@ import { type AgeEncryption, createAgeWriter } from './age.js';
 import { type ByteSink, createBufferedWriter, fileSink } from './buffered-writer.js';
 import { createEntryHasher } from './checksum.js';
 import {
-  formatFileTimestamp,
   type SnapshotHeader,
   serializeEntryLine,
   serializeHeaderLine,
   serializeProfileLine,
   serializeTrailerLine,
 } from './format.js';
-import { linkExclusive } from './place-file.js';
 import { SpillCipher } from './spill-cipher.js';
 
 /** Where to write: one file (`-o`), or a new file in a per-environment folder (`--out-dir`). */
@@ -63,15 +61,10 @@ const SNAPSHOT_DIR_MODE = 0o700;
 
 const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
 
-/** The folder an `--out-dir` snapshot goes to: `DIR/<environment>`, the name made filesystem-safe. */
-export function outDirFolder(outDir: string, environment: string): string {
-  return join(outDir, toSafeFileName(environment));
-}
-
-/** Replace what a file name cannot hold on common filesystems (`:` of a host:port, `/`, ...) by `_`. */
-export function toSafeFileName(text: string): string {
-  const safe = text.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
-  return safe === '' ? '_' : safe;
+/** `DIR/<environment>`, with `_` for what a file name cannot hold on common filesystems (`:`, `/`, ...). */
+function outDirFolder(outDir: string, environment: string): string {
+  const safe = environment.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
+  return join(outDir, safe === '' ? '_' : safe);
 }
 
 /** Check a target (the folder of `-o FILE` exists, FILE is no folder) or create the `--out-dir` folder. */
@@ -95,12 +88,12 @@ export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<voi
     }
     return;
   }
+  const folder = outDirFolder(target.outDir, target.environment);
   try {
-    const folder = outDirFolder(target.outDir, target.environment);
     const first = await mkdir(folder, { recursive: true, mode: SNAPSHOT_DIR_MODE });
     if (first !== undefined) createdFolders.set(folder, first);
   } catch (error) {
-    throw new UsageError(`Cannot create the folder ${outDirFolder(target.outDir, target.environment)}`, {
+    throw new UsageError(`Cannot create the folder ${folder}`, {
       hint: 'Check --out-dir and its permissions',
       cause: error,
     });
@@ -161,11 +154,10 @@ export async function writeSnapshot(
     const profiles = sortProfiles(options.profiles ? await options.profiles() : []);
     tmpCreated = true;
     const sha256 = await writeSorted(tmpPath, spillPath, header, { index, order, profiles, cipher }, options);
-    // `-o FILE` is replaced atomically; `--out-dir` never replaces an existing snapshot.
     const path =
       'path' in target
         ? await rename(tmpPath, target.path).then(() => target.path)
-        : await linkExclusive(tmpPath, dir, formatFileTimestamp(new Date(header.createdAt)));
+        : await linkExclusive(tmpPath, dir, header.createdAt);
     tmpCreated = false;
     written = true;
     await syncFolder(dir);
@@ -180,8 +172,6 @@ export async function writeSnapshot(
     if (!written && 'outDir' in target) await removeCreatedFolders(dir, target.outDir);
   }
 }
-
-// ---- spill -------------------------------------------------------------------------------------
 
 /** Names and byte ranges (each line with its `\n`) of the spill file's lines, in arrival order. */
 interface SpillIndex {
@@ -292,17 +282,10 @@ function sortIndex(index: SpillIndex): Uint32Array {
   return order;
 }
 
+/** The profiles in name order (the export leaves out those without a name); duplicates are refused. */
 function sortProfiles(profiles: readonly SnapshotScanProfile[]): SnapshotScanProfile[] {
   const problems: Problem[] = [];
-  for (const p of profiles) {
-    if (typeof p.scanProfile.name !== 'string' || p.scanProfile.name === '') {
-      problems.push({ entry: String(p.scanProfile._id ?? '?'), message: 'scan profile has no name' });
-    }
-  }
-  const sorted =
-    problems.length > 0
-      ? []
-      : [...profiles].sort((a, b) => compareNames(a.scanProfile.name, b.scanProfile.name));
+  const sorted = [...profiles].sort((a, b) => compareNames(a.scanProfile.name, b.scanProfile.name));
   for (let i = 1; i < sorted.length; i++) {
     const name = (sorted[i] as SnapshotScanProfile).scanProfile.name;
     if (name === (sorted[i - 1] as SnapshotScanProfile).scanProfile.name && problems.at(-1)?.entry !== name) {
@@ -320,8 +303,6 @@ function sortProfiles(profiles: readonly SnapshotScanProfile[]): SnapshotScanPro
   }
   return sorted;
 }
-
-// ---- sorted copy -------------------------------------------------------------------------------
 
 async function writeSorted(
   tmpPath: string,
@@ -345,7 +326,7 @@ async function writeSorted(
     // The umask could only narrow the mode; chmod states it whatever the umask.
     await out.chmod(PRIVATE_FILE_MODE);
     const writer = createBufferedWriter(age === undefined ? toFile : (data) => age.write(data));
-    await writer.write(Buffer.from(`${serializeHeaderLine(header)}\n`, 'utf8'));
+    await writer.writeText(`${serializeHeaderLine(header)}\n`);
     const spill = await open(spillPath, 'r');
     try {
       const buffer = Buffer.allocUnsafe(COPY_BUFFER_BYTES);
@@ -382,12 +363,8 @@ async function writeSorted(
     const sha256 = hasher.digest();
     const counts =
       header.formatVersion >= 2 ? { connectionCount: order.length, scanProfileCount: profiles.length } : {};
-    await writer.write(
-      Buffer.from(
-        `${serializeTrailerLine({ entryCount: order.length + profiles.length, ...counts, sha256 })}\n`,
-        'utf8',
-      ),
-    );
+    const trailer = { entryCount: order.length + profiles.length, ...counts, sha256 };
+    await writer.writeText(`${serializeTrailerLine(trailer)}\n`);
     await writer.flush();
     await age?.end();
     await out.sync();
@@ -405,4 +382,39 @@ function readFully(fd: number, target: Buffer, position: number): void {
     if (bytesRead === 0) throw new Error(`Spill file ended early at ${position + done}`);
     done += bytesRead;
   }
+}
+
+const MAX_NAME_SUFFIX = 1000;
+
+/**
+ * Give a finished `--out-dir` snapshot its name, `createdAt` with `-` for `:` (`-2`, `-3`, ... when
+ * taken), never replacing one: `link` fails when the name exists; without hard links an exclusive open
+ * reserves it.
+ */
+async function linkExclusive(tmpPath: string, dir: string, createdAt: string): Promise<string> {
+  const stamp = new Date(createdAt).toISOString().replace(/:/g, '-');
+  for (let n = 1; n <= MAX_NAME_SUFFIX; n++) {
+    const path = join(dir, `${stamp}${n === 1 ? '' : `-${n}`}.snapshot.jsonl`);
+    try {
+      await link(tmpPath, path);
+      await unlink(tmpPath);
+      return path;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
+    }
+    try {
+      const reserved = await open(path, 'wx', PRIVATE_FILE_MODE);
+      await reserved.close();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw error;
+    }
+    await rename(tmpPath, path);
+    return path;
+  }
+  throw new UsageError(`More than ${MAX_NAME_SUFFIX} snapshots named ${stamp} in ${dir}`, {
+    hint: 'Clean up the folder',
+  });
 }

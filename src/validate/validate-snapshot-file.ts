@@ -51,16 +51,13 @@ export async function validateSnapshotFile(
 ): Promise<ValidateResult> {
   const references = createReferenceCollector();
   let client: HttpClient | undefined;
-  let source: CatalogSource;
-  if (options.catalog.kind === 'environment') {
-    source = async (types) => {
-      const environment = await ports.resolveTemplatesSource();
-      client = ports.createClient(environment);
-      return loadCatalogFromEnvironment(client, types);
-    };
-  } else {
-    source = await loadShippedCatalog(options.catalog.dir);
-  }
+  const source: CatalogSource =
+    options.catalog.kind === 'shipped'
+      ? await loadShippedCatalog(options.catalog.dir)
+      : async (types) => {
+          client = ports.createClient(await ports.resolveTemplatesSource());
+          return loadCatalogFromEnvironment(client, types);
+        };
   try {
     const report = await validateSnapshot(options.snapshot, source, {
       signal: ports.signal,
