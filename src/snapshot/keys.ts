@@ -9,8 +9,7 @@ export type { AgeEncryption, AgeKeys } from './age.js';
 /** The variable naming an identity file when no `--identity` is given. */
 export const AGE_IDENTITY_ENV = 'DDS_AGE_IDENTITY';
 
-const NO_KEYS: AgeKeys = { identities: [], passphrases: [] };
-let current: AgeKeys = NO_KEYS;
+let current: AgeKeys = { identities: [], passphrases: [] };
 
 /** The keys that open this command's snapshots (replacing an earlier in-process command's). */
 export function useSnapshotKeys(keys: AgeKeys): void {
@@ -68,12 +67,9 @@ export async function loadSnapshotKeys(request: SnapshotKeyRequest): Promise<Age
 }
 
 /** Where `export` encrypts to: `--encrypt-to`, `--encrypt-to-file` (relative to `cwd`), `--passphrase-env`. */
-export interface EncryptionRequest {
+export interface EncryptionRequest extends Omit<SnapshotKeyRequest, 'identityFiles'> {
   readonly recipients: readonly string[];
   readonly recipientFiles: readonly string[];
-  readonly passphraseEnv: string | undefined;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
 }
 
 const RECIPIENT_HINT =

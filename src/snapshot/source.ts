@@ -28,9 +28,9 @@ export interface SnapshotSource {
   close(): void;
 }
 
-/** Bytes looked at to tell an age file (its header usually fits; a longer one is read on). */
+/** Bytes looked at to tell an age file. */
 const START_BYTES = 4096;
-/** A few recipients take a few hundred bytes of header. */
+/** Where the age header must end (a few recipients take a few hundred bytes). */
 const MAX_HEADER_BYTES = 1024 * 1024;
 
 const KEY_HINT =
@@ -61,12 +61,8 @@ export async function openSnapshotSource(
       const raw = Buffer.from(decodeArmor(readFileSync(fd, 'latin1')));
       file = { size: raw.length, read: (b, o, l, p) => raw.copy(b, o, p, Math.min(raw.length, p + l)) };
     }
-    let head = format === 'armored' ? readSome(file, Math.min(file.size, START_BYTES), 0) : start;
-    let end = ageHeaderEnd(head);
-    while (end < 0 && head.length < Math.min(file.size, MAX_HEADER_BYTES)) {
-      head = readSome(file, Math.min(file.size, MAX_HEADER_BYTES, head.length * 4), 0);
-      end = ageHeaderEnd(head);
-    }
+    const head = readSome(file, Math.min(file.size, MAX_HEADER_BYTES), 0);
+    const end = ageHeaderEnd(head);
     if (end < 0 || file.size < end + AGE_NONCE_BYTES) {
       throw new InputFileError(label, undefined, 'the encrypted snapshot has no complete age header', {
         hint: 'The file is damaged or cut short: restore it from another copy',

@@ -144,29 +144,27 @@ export async function writeSnapshot(
   const tmpPath = tempPathFor(join(dir, stem));
   const releaseSpill = holdTempFile(spillPath);
   const releaseTmp = holdTempFile(tmpPath);
-  const shown = 'path' in target ? target.path : dir;
-  let tmpCreated = false;
   let written = false;
   try {
     const cipher = options.encryption === undefined ? undefined : new SpillCipher();
     const index = await spillEntries(spillPath, entries, options, cipher);
     const order = sortIndex(index);
     const profiles = sortProfiles(options.profiles ? await options.profiles() : []);
-    tmpCreated = true;
     const sha256 = await writeSorted(tmpPath, spillPath, header, { index, order, profiles, cipher }, options);
     const path =
       'path' in target
         ? await rename(tmpPath, target.path).then(() => target.path)
         : await linkExclusive(tmpPath, dir, header.createdAt);
-    tmpCreated = false;
     written = true;
     await syncFolder(dir);
     return { path, entryCount: index.names.length, scanProfileCount: profiles.length, sha256 };
   } catch (error) {
-    throw sourceErrors.has(error as object) ? error : toFileWriteError(error, shown, 'snapshot');
+    if (sourceErrors.has(error as object)) throw error;
+    throw toFileWriteError(error, 'path' in target ? target.path : dir, 'snapshot');
   } finally {
+    // Both names are this process's own; once placed, the temporary name is gone.
     await unlink(spillPath).catch(() => undefined);
-    if (tmpCreated) await unlink(tmpPath).catch(() => undefined);
+    await unlink(tmpPath).catch(() => undefined);
     releaseSpill();
     releaseTmp();
     if (!written && 'outDir' in target) await removeCreatedFolders(dir, target.outDir);
