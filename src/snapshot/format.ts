@@ -112,7 +112,7 @@ export function serializeTrailerLine(trailer: Omit<SnapshotTrailer, 'kind'>): st
 /** Keys that lead every entry line, in this order. */
 export const LEADING_ENTRY_KEYS: readonly string[] = ['_id', 'name', 'type'];
 
-/** A copy with the keys in the stable order: `_id`, `name`, `type` first, then (nested too) code-unit order. */
+/** A copy with the keys in the stable order: `_id`, `name`, `type`, then (nested too) code-unit order. */
 export function canonicalizeEntry<T extends Record<string, unknown>>(entry: T): T {
   const out: Record<string, unknown> = {};
   const keys = Object.keys(entry);

@@ -31,10 +31,7 @@ export interface SnapshotKeyRequest {
 
 const IDENTITY_HINT = 'Give the file age-keygen wrote (lines AGE-SECRET-KEY-1..., # comments allowed)';
 
-/**
- * The identities of `--identity FILE` (else of `DDS_AGE_IDENTITY`'s file) and the passphrase of
- * `--passphrase-env VAR`; a bad file or line, or an unset or empty variable: exit 2.
- */
+/** The identities of `--identity` (else `$DDS_AGE_IDENTITY`'s file) and the `--passphrase-env` passphrase. */
 export async function loadSnapshotKeys(request: SnapshotKeyRequest): Promise<AgeKeys> {
   const fromEnv = request.env[AGE_IDENTITY_ENV];
   const files =
@@ -66,7 +63,7 @@ export async function loadSnapshotKeys(request: SnapshotKeyRequest): Promise<Age
   return { identities, passphrases };
 }
 
-/** Where `export` encrypts to: `--encrypt-to`, `--encrypt-to-file` (relative to `cwd`), `--passphrase-env`. */
+/** Where `export` encrypts to: `--encrypt-to`, `--encrypt-to-file` (relative to `cwd`), a passphrase. */
 export interface EncryptionRequest extends Omit<SnapshotKeyRequest, 'identityFiles'> {
   readonly recipients: readonly string[];
   readonly recipientFiles: readonly string[];

@@ -29,10 +29,7 @@ export function verifySnapshot(path: string, options: ReadSnapshotOptions = {}):
   return scanSnapshot(path, undefined, options);
 }
 
-/**
- * Read and check the whole file, calling `onEntry` for each entry; they are handed out before the
- * trailer is checked, so trust them only once this resolves.
- */
+/** Read and check the whole file, calling `onEntry` for each entry: trust them once this resolves. */
 export async function scanSnapshot(
   path: string,
   onEntry: ((entry: Connection, line: number) => void) | undefined,
@@ -59,10 +56,7 @@ function checkExpected(path: string, verified: VerifiedSnapshot, options: ReadEn
   }
 }
 
-/**
- * Stream the entries, checked as {@link verifySnapshot} checks them; the trailer comes last, so
- * consume to the end (or verify first).
- */
+/** The entries, checked as they go; the trailer is checked last, so consume to the end (or verify first). */
 export async function* readSnapshotEntries(
   path: string,
   options: ReadEntriesOptions = {},

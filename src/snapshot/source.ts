@@ -36,10 +36,7 @@ const MAX_HEADER_BYTES = 1024 * 1024;
 const KEY_HINT =
   'Give --identity FILE (the key file age-keygen wrote) or set DDS_AGE_IDENTITY to its path; for a passphrase, --passphrase-env VAR';
 
-/**
- * Open `path` (`label` names it in messages), an encrypted file with `keys` (default: the command's).
- * A file that cannot be opened, or that no key opens, is an InputFileError (exit 2) before any read.
- */
+/** Open a snapshot (an encrypted one with `keys`); one that cannot be opened is an InputFileError. */
 export async function openSnapshotSource(
   path: string,
   label: string,

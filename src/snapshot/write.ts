@@ -46,7 +46,7 @@ export interface WriteSnapshotOptions {
    * sources from the connections it saw); held in memory (few). The header must include `scanProfiles`.
    */
   readonly profiles?: () => Promise<readonly SnapshotScanProfile[]> | readonly SnapshotScanProfile[];
-  /** Write an age file; the spill file is enciphered too (`spill-cipher.ts`): no plaintext reaches the disk. */
+  /** Write an age file; the spill file is enciphered too (`spill-cipher.ts`): no plaintext on disk. */
   readonly encryption?: AgeEncryption;
 }
 
@@ -112,7 +112,7 @@ async function removeCreatedFolders(folder: string, outDir: string): Promise<voi
   if (first !== folder && first === outDir) await rmdir(outDir).catch(() => undefined);
 }
 
-/** A folder the snapshot cannot be written to (permissions, read-only file system) is a usage error, not a bug. */
+/** A folder that cannot be written to (permissions, read-only file system) is a usage error, not a bug. */
 function toFolderError(error: unknown, dir: string): unknown {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return error;
@@ -122,10 +122,7 @@ function toFolderError(error: unknown, dir: string): unknown {
   });
 }
 
-/**
- * Write a snapshot of `entries`, sorted by name (`-o` replaced atomically; `--out-dir` never replaces).
- * A duplicate name or an entry without a string `name` and `type` leaves no file (exit 3).
- */
+/** Write `entries` sorted by name; a duplicate name, or an entry without name or type, leaves no file. */
 export async function writeSnapshot(
   target: SnapshotTarget,
   header: SnapshotHeader,
@@ -372,7 +369,7 @@ async function writeSorted(
   }
 }
 
-/** Synchronous: an awaited read per scattered line costs ~40 µs against ~2 µs (100k lines: 4 s vs 0.3 s). */
+/** Synchronous: an awaited read per scattered line costs ~40 µs, a sync one ~2 µs (100k: 4 s, 0.3 s). */
 function readFully(fd: number, target: Buffer, position: number): void {
   let done = 0;
   while (done < target.length) {
@@ -385,9 +382,8 @@ function readFully(fd: number, target: Buffer, position: number): void {
 const MAX_NAME_SUFFIX = 1000;
 
 /**
- * Give a finished `--out-dir` snapshot its name, `createdAt` with `-` for `:` (`-2`, `-3`, ... when
- * taken), never replacing one: `link` fails when the name exists; without hard links an exclusive open
- * reserves it.
+ * Name an `--out-dir` snapshot by `createdAt` (`-2`, ... when taken), never replacing one: `link`
+ * fails when the name exists; without hard links an exclusive open reserves it.
  */
 async function linkExclusive(tmpPath: string, dir: string, createdAt: string): Promise<string> {
   const stamp = new Date(createdAt).toISOString().replace(/:/g, '-');
