@@ -1,24 +1,8 @@
 /**
- * The export workflow: pulls connections through the file-download export and writes a snapshot
- * (contract section 3).
- *
- * Selection: with neither `types` nor `nameGlob` the export is asked for all connections, or for the
- * `ids`. With `types` or `nameGlob` the list endpoint (filtered by type on the service) finds the ids
- * whose names match the glob (and that are among `ids`, when given); the export is then asked for
- * those ids, in batches of {@link EXPORT_ID_BATCH} so that no URL grows with the environment. Entries the
- * service sends beyond what was asked for are dropped. A selection that matches nothing writes an
- * empty snapshot, with an event saying so.
- *
- * Scan profiles (`include` holds `scanProfiles`, the default): every profile of the source
- * (`GET /scanProfiles`, listed before the connections are pulled), written after the connections
- * (snapshot format 2). Each `dataSourceList` element is named: by the `_id` or name of a connection the
- * export saw, else through the connection list (fetched only when something is left unnamed, e.g. a
- * profile that names connections outside the selection); an element no connection answers to gets
- * `null` and an event. A profile without a name or a list of strings is left out, with an event.
- *
- * An export body that breaks off or stops being a JSON array mid-stream ({@link BrokenExportError}) is
- * downloaded again from the start (a GET), up to the retry policy's retries and within the run's retry
- * budget; the snapshot file starts over with it (the writer spills to a temporary file).
+ * The export workflow (contract section 3): the file-download export, of everything, of `ids`, or of
+ * the ids the list finds for `types` / `nameGlob` (in batches of {@link EXPORT_ID_BATCH}, so no URL
+ * grows with the environment), written as a snapshot with the source's scan profiles, their data
+ * sources named from the connections seen (the list is asked only for what is left unnamed).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import picomatch from 'picomatch';
@@ -41,16 +25,10 @@ import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { findMaskedPaths } from '../schema/catalog.js';
 import type { AgeEncryption } from '../snapshot/age.js';
-import {
-  createSnapshotHeader,
-  orderParts,
-  type SnapshotPart,
-  type SnapshotSelection,
-} from '../snapshot/format.js';
+import { createSnapshotHeader, orderParts, type SnapshotPart } from '../snapshot/format.js';
 import { prepareSnapshotTarget, type SnapshotTarget, writeSnapshot } from '../snapshot/write.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 
-/** Ids per export request when exporting a selection. */
 export const EXPORT_ID_BATCH = 200;
 
 /** What the export was asked for, checked; output paths are absolute. */
@@ -58,11 +36,9 @@ export interface ExportOptions {
   readonly ids: readonly string[] | undefined;
   readonly types: readonly string[] | undefined;
   readonly nameGlob: string | undefined;
-  /** What to export (`--include`); default connections and scan profiles. */
+  /** Default: connections and scan profiles. */
   readonly include?: readonly SnapshotPart[];
-  /** A file (replaced atomically), or a folder that gets `<environment>/<UTC timestamp>.snapshot.jsonl`. */
   readonly output: { readonly file: string } | { readonly outDir: string };
-  /** Write the snapshot as an age file to these recipients or this passphrase (`--encrypt-to`, ...). */
   readonly encryption?: AgeEncryption;
 }
 
@@ -71,16 +47,12 @@ export interface ExportPorts {
   readonly resolveSource: EnvironmentResolver;
   readonly createClient: ClientFactory;
   readonly signal: AbortSignal;
-  /**
-   * The run's retry budget: the client's retries and the restarts of a broken download draw on it
-   * (default: a budget of {@link DEFAULT_RETRY_BUDGET} for this export).
-   */
+  /** Shared by the client's retries and the restarts of a broken download. */
   readonly retryBudget?: RetryBudget;
-  /** The wait before a download is started over (default: a timer that Ctrl-C ends). */
+  /** The wait before a download starts over (default: a timer that Ctrl-C ends). */
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-/** Wait `ms`, or less when `signal` fires. */
 const sleepUnlessAborted = (ms: number, signal: AbortSignal): Promise<void> =>
   sleep(ms, undefined, { signal, ref: false }).catch(() => undefined);
 
@@ -103,9 +75,8 @@ export type ExportEvent =
 export interface ExportSummary {
   readonly path: string;
   readonly entryCount: number;
-  /** Scan profiles written (0 when not included). */
   readonly scanProfileCount: number;
-  /** What the snapshot holds (its header's `include`). */
+  /** The header's `include`. */
   readonly include: readonly SnapshotPart[];
   readonly sha256: string;
   readonly types: Record<string, number>;
@@ -113,19 +84,18 @@ export interface ExportSummary {
   readonly maskedSecrets: { readonly entries: number; readonly fields: Record<string, number> };
 }
 
-/** What an export did: the summary, and the label of the environment it read. */
 export interface ExportResult {
   readonly source: string;
   readonly summary: ExportSummary;
 }
 
+/** Export the source to a snapshot; warnings go to `onEvent`. */
 export async function exportSnapshot(
   options: ExportOptions,
   ports: ExportPorts,
   onEvent: (event: ExportEvent) => void,
 ): Promise<ExportResult> {
   const environment = await ports.resolveSource();
-  // The run's retry budget: the client's retries and the restarts of a broken download share it.
   const budget = ports.retryBudget ?? createRetryBudget(DEFAULT_RETRY_BUDGET);
   const client = ports.createClient(environment, { retryBudget: budget });
   try {
@@ -134,15 +104,10 @@ export async function exportSnapshot(
       'file' in options.output
         ? { path: options.output.file }
         : { outDir: options.output.outDir, environment: envName };
-    // Fail on a bad -o / --out-dir before anything is fetched.
+    // A bad -o / --out-dir fails before anything is fetched.
     await prepareSnapshotTarget(target);
-    const selection: SnapshotSelection = {
-      ids: options.ids ?? null,
-      types: options.types ?? null,
-      name: options.nameGlob ?? null,
-    };
     let include = orderParts(options.include ?? ['connections', 'scanProfiles']);
-    // Profiles first (few, one request): their references tell which connections to name.
+    // Profiles first (one request): their references tell which connections to name.
     let listed: ScanProfile[] | undefined;
     if (include.includes('scanProfiles')) {
       try {
@@ -160,7 +125,7 @@ export async function exportSnapshot(
     const header = createSnapshotHeader({
       tool: `${TOOL_NAME} ${TOOL_VERSION}`,
       source: { url: environment.url, environment: envName },
-      selection,
+      selection: { ids: options.ids, types: options.types, name: options.nameGlob },
       include,
     });
     const namer = listed === undefined ? undefined : createProfileNamer(listed, onEvent);
@@ -177,8 +142,8 @@ export async function exportSnapshot(
         maskedFields[field] = (maskedFields[field] ?? 0) + 1;
       }
     };
-    // A body that breaks off mid-stream (a torn answer, a reset) starts the download over: the writer
-    // spills to a temporary file, so the snapshot starts over too. Events of a failed attempt are dropped.
+    // A body that breaks off mid-stream (BrokenExportError) is downloaded again (a GET), within the
+    // retry policy and budget; the writer's spill file starts over too. A failed attempt's events go.
     let written: Awaited<ReturnType<typeof writeSnapshot>>;
     let events: ExportEvent[];
     for (let attempt = 0; ; attempt++) {
@@ -240,7 +205,6 @@ export async function exportSnapshot(
   }
 }
 
-/** The entries to write: the whole export, the `ids`, or the ids the list finds for `types`/`nameGlob`. */
 async function* selectEntries(
   client: HttpClient,
   options: ExportOptions,
@@ -275,7 +239,6 @@ async function* selectEntries(
   yield* exportByIds(client, ids, signal, onEvent);
 }
 
-/** Export `ids` in batches; keep only what was asked for; report ids the export did not return. */
 async function* exportByIds(
   client: HttpClient,
   ids: readonly string[],
@@ -301,9 +264,9 @@ function sortRecord(record: Record<string, number>): Record<string, number> {
 }
 
 /**
- * Names the data sources of the source's profiles: `see` each exported connection, then `finish`
- * resolves what is left through the connection list (only when something is left) and returns the
- * snapshot's profile entries.
+ * Names the profiles' data sources: `see` each exported connection, then `finish` names the rest from
+ * the connection list (`null` and an event when none answers). Profiles without a name or a list of
+ * strings are left out with an event.
  */
 function createProfileNamer(
   listed: readonly ScanProfile[],
@@ -314,18 +277,14 @@ function createProfileNamer(
 } {
   const profiles: ScanProfile[] = [];
   for (const p of listed) {
-    const label = typeof p.name === 'string' && p.name !== '' ? p.name : String(p._id ?? '(no _id)');
-    if (typeof p.name !== 'string' || p.name === '') {
-      onEvent({ kind: 'profile-left-out', profile: label, reason: 'it has no name' });
-    } else if (!Array.isArray(p.dataSourceList) || !p.dataSourceList.every((x) => typeof x === 'string')) {
-      onEvent({
-        kind: 'profile-left-out',
-        profile: label,
-        reason: 'its dataSourceList is not a list of strings',
-      });
-    } else {
-      profiles.push(p);
-    }
+    const named = typeof p.name === 'string' && p.name !== '';
+    const reason = !named
+      ? 'it has no name'
+      : !Array.isArray(p.dataSourceList) || !p.dataSourceList.every((x) => typeof x === 'string')
+        ? 'its dataSourceList is not a list of strings'
+        : undefined;
+    if (reason === undefined) profiles.push(p);
+    else onEvent({ kind: 'profile-left-out', profile: named ? p.name : String(p._id ?? '(no _id)'), reason });
   }
   const refs = new Set(profiles.flatMap((p) => p.dataSourceList));
   const byId = new Map<string, string>();

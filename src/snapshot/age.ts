@@ -1,15 +1,8 @@
 /**
- * The seam of `age-encryption` (the TypeScript implementation of age, age-encryption.org/v1, by the
- * format's author): the only module that imports it. It checks identities and recipients, writes a
- * file's header and unwraps a file's key from its header.
- *
- * The payload is sealed and opened here, a chunk at a time, with Node's ChaCha20-Poly1305 (the age STREAM
- * construction: HKDF-SHA256 of the file key and the 16-byte nonce that follows the header, labelled
- * `payload`; 64 KiB chunks, each sealed with an 11-byte big-endian counter and a last-chunk flag as its
- * nonce). The library decrypts only from the start to the end of a file; a reader that reads an entry
- * again by its place (import, diff, verify) needs the one chunk that holds it, so the chunks are
- * addressed here directly. Every chunk is authenticated as it is decrypted, the last one with its flag,
- * so a changed, cut or extended file fails on the chunk where it differs.
+ * The seam of `age-encryption` (age-encryption.org/v1): keys, headers and file keys. The payload's
+ * STREAM chunks (HKDF-SHA256 of the file key and nonce, label `payload`; 64 KiB, an 11-byte counter and
+ * a last-chunk flag as nonce) are sealed and opened here with Node's ChaCha20-Poly1305: see docs/why.md,
+ * "Why the age payload of an encrypted snapshot is read chunk by chunk".
  *
  * Library messages are never shown: some quote the key they could not read.
  */
@@ -17,28 +10,25 @@ import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Identity, Recipient, Stanza } from 'age-encryption';
 
-// The library (and its ciphers) is loaded when a key or an age file is first handled: a command that
-// never meets one does not pay its memory.
+// Loaded on first use: a command that never meets a key or an age file does not pay its memory.
 const requireModule = createRequire(import.meta.url);
 function age(): typeof import('age-encryption') {
   return requireModule('age-encryption');
 }
 
-/** The first line of a binary age file. */
-export const AGE_MAGIC = 'age-encryption.org/v1\n';
-/** The first line of an armored (PEM-like) age file. */
-export const AGE_ARMOR_BEGIN = '-----BEGIN AGE ENCRYPTED FILE-----';
+const AGE_MAGIC = 'age-encryption.org/v1\n';
+const AGE_ARMOR_BEGIN = '-----BEGIN AGE ENCRYPTED FILE-----';
 
-/** Plaintext bytes per payload chunk, and the tag each carries. */
+/** Plaintext bytes per payload chunk. */
 export const AGE_CHUNK_BYTES = 64 * 1024;
 const TAG_BYTES = 16;
 const SEALED_CHUNK_BYTES = AGE_CHUNK_BYTES + TAG_BYTES;
-/** Chunks kept decrypted for rereads (1 MiB): a reader that rereads lines near each other decrypts each chunk once. */
+/** Chunks kept decrypted (1 MiB), so rereads of nearby lines decrypt each chunk once. */
 const RECENT_CHUNKS = 16;
 /** The payload nonce that follows the header. */
 export const AGE_NONCE_BYTES = 16;
 
-/** The age format `start` (the first bytes of a file) begins, or undefined for anything else. */
+/** The age format a file's first bytes begin, or undefined. */
 export function ageFormatOf(start: Buffer): 'binary' | 'armored' | undefined {
   if (start.subarray(0, AGE_MAGIC.length).toString('latin1') === AGE_MAGIC) return 'binary';
   // The armor allows whitespace before the file.
@@ -46,7 +36,7 @@ export function ageFormatOf(start: Buffer): 'binary' | 'armored' | undefined {
   return text.startsWith(AGE_ARMOR_BEGIN) ? 'armored' : undefined;
 }
 
-/** The raw age file an armored one encodes; throws {@link AgeFileError} when it is not well formed. */
+/** The binary age file an armored one encodes (AgeFileError when it is not well formed). */
 export function decodeArmor(text: string): Uint8Array {
   try {
     return age().armor.decode(text);
@@ -61,7 +51,6 @@ export interface AgeKeys {
   readonly passphrases: readonly string[];
 }
 
-/** True when `add` takes `text` (the library throws on a key it does not read). */
 function accepts(add: () => void): boolean {
   try {
     add();
@@ -77,11 +66,7 @@ export const isAgeIdentity = (text: string) => accepts(() => new (age().Decrypte
 /** True when `text` is an age recipient this build encrypts to (`age1...`). */
 export const isAgeRecipient = (text: string) => accepts(() => new (age().Encrypter)().addRecipient(text));
 
-/**
- * Why an age file cannot be read: no key was given (`no-key`; `needs-passphrase` when it was encrypted
- * with a passphrase), none given opens it (`no-match`, `wrong-passphrase`), or it is not well formed or
- * was changed (`damaged`, with what is wrong in `message`).
- */
+/** Why an age file cannot be read (`damaged` says what is wrong in `message`). */
 export class AgeFileError extends Error {
   constructor(
     readonly reason: 'no-key' | 'needs-passphrase' | 'no-match' | 'wrong-passphrase' | 'damaged',
@@ -92,7 +77,7 @@ export class AgeFileError extends Error {
   }
 }
 
-/** The end of the header (the byte after the newline of its `--- MAC` line) in `bytes`, or -1 if not there yet. */
+/** The offset after the header's `--- MAC` line in `bytes`, or -1 when it is not there yet. */
 export function ageHeaderEnd(bytes: Buffer): number {
   // Stanza lines start with "-> " and bodies are base64: only the MAC line starts with "---".
   let at = bytes.indexOf('\n---');
@@ -106,23 +91,18 @@ export function ageHeaderEnd(bytes: Buffer): number {
 }
 
 /**
- * File keys unwrapped with each set of keys, by header: a command that reads a snapshot more than
- * once unwraps its key once (a passphrase's scrypt costs a second and 256 MB). Only with the same
- * keys: other keys must open the file themselves.
+ * File keys by header, per set of keys: a command that reads a snapshot twice pays a passphrase's
+ * scrypt (a second, 256 MB) once. Other keys must open the file themselves.
  */
 const unwrapped = new WeakMap<AgeKeys, Map<string, Uint8Array>>();
 
-/**
- * The file key of the age file whose header (up to and with its MAC line) is `header`, unwrapped with
- * one of `keys` and checked against the header's MAC. Throws {@link AgeFileError}.
- */
+/** The file key of `header` (up to its MAC line), unwrapped with one of `keys` and MAC-checked. */
 export async function unwrapFileKey(header: Buffer, keys: AgeKeys): Promise<Uint8Array> {
   const id = header.toString('latin1');
   const cache = unwrapped.get(keys) ?? new Map<string, Uint8Array>();
   unwrapped.set(keys, cache);
   const known = cache.get(id);
   if (known !== undefined) return known;
-  // A passphrase-encrypted file has one stanza, of type scrypt.
   const scrypt = /\n-> scrypt /.test(id);
   if (keys.identities.length === 0 && keys.passphrases.length === 0) {
     throw new AgeFileError(scrypt ? 'needs-passphrase' : 'no-key', 'no key was given');
@@ -130,7 +110,7 @@ export async function unwrapFileKey(header: Buffer, keys: AgeKeys): Promise<Uint
   const decrypter = new (age().Decrypter)();
   for (const identity of keys.identities) decrypter.addIdentity(identity);
   for (const passphrase of keys.passphrases) decrypter.addPassphrase(passphrase);
-  // Asked last, and only when no key before it opened the file.
+  // Asked last, only when no key before it opened the file.
   let noneMatched = false;
   const lastResort: Identity = {
     unwrapFileKey: (_stanzas: Stanza[]) => {
@@ -158,20 +138,15 @@ export async function unwrapFileKey(header: Buffer, keys: AgeKeys): Promise<Uint
   return fileKey;
 }
 
-/** Reads up to `length` bytes of the payload at `position` into `buffer` at `offset` (as `readSync`); 0 at its end. */
+/** Reads the payload as `readSync` reads a file. */
 export type CiphertextReader = (buffer: Buffer, offset: number, length: number, position: number) => number;
 
-/**
- * The payload of an age file (after its header and nonce), decrypted a chunk at a time. `ciphertextBytes`
- * is the payload's length in the file; `read` reads it at payload offsets.
- */
+/** The payload of an age file (after its header and nonce), decrypted and authenticated a chunk at a time. */
 export class AgePayload {
-  /** Plaintext bytes. */
   readonly size: number;
   private readonly key: Buffer;
   private readonly chunks: number;
   private readonly sealed = Buffer.allocUnsafe(SEALED_CHUNK_BYTES);
-  /** The last chunks decrypted, by index (rereads of nearby lines find theirs here). */
   private readonly recent = new Map<number, Buffer>();
 
   constructor(
@@ -183,7 +158,7 @@ export class AgePayload {
     this.key = Buffer.from(hkdfSync('sha256', fileKey, nonce, 'payload', 32));
     const chunks = Math.ceil(ciphertextBytes / SEALED_CHUNK_BYTES);
     const last = ciphertextBytes - (chunks - 1) * SEALED_CHUNK_BYTES;
-    // At least one chunk; only a lone last chunk may be empty.
+    // Only a lone last chunk may be empty.
     if (chunks === 0 || last < TAG_BYTES || (last === TAG_BYTES && chunks > 1)) {
       throw new AgeFileError('damaged', 'is cut short or extended (its size is not that of an age payload)');
     }
@@ -191,7 +166,7 @@ export class AgePayload {
     this.size = ciphertextBytes - chunks * TAG_BYTES;
   }
 
-  /** Copy up to `length` plaintext bytes at `position` into `buffer`; returns how many (0 at the end). */
+  /** As `readSync` at `position` into the start of `buffer`. */
   readAt(buffer: Buffer, length: number, position: number): number {
     let done = 0;
     while (done < length && position + done < this.size) {
@@ -236,21 +211,16 @@ export class AgePayload {
 /** What to encrypt a snapshot to: recipients, or one passphrase (age's scrypt). */
 export type AgeEncryption = { readonly recipients: readonly string[] } | { readonly passphrase: string };
 
-/** Bytes in, an age file out through `sink`; `end` once every byte is written. */
+/** Bytes in (copied: the caller may reuse its buffer), an age file out; `end` seals the last chunk. */
 export interface AgeWriter {
-  /** Encrypt `bytes` (copied: the caller may reuse its buffer). */
   write(bytes: Buffer): Promise<void>;
-  /** The last chunk sealed and written. */
   end(): Promise<void>;
 }
 
 /**
- * An age writer. The library writes the header (it draws the file key, wraps it for each recipient or
- * with the passphrase's scrypt, and MACs the header), and the payload is sealed here, chunk by chunk,
- * with Node's ChaCha20-Poly1305 as {@link AgePayload} opens it: the library's own chunks are sealed in
- * JavaScript, about 1.4 s for a 76 MB export and its garbage. The file key reaches a {@link Recipient}
- * of ours as it does each recipient; a passphrase file has one scrypt stanza and no other, so its key
- * is unwrapped from the header written (a second scrypt, about a second).
+ * An age writer: the library writes the header, the payload is sealed here (the library seals in
+ * JavaScript: about 1.4 s for a 76 MB export). The file key reaches a {@link Recipient} of ours; a
+ * passphrase file allows no other stanza, so its key is unwrapped from the header (a second scrypt).
  */
 export async function createAgeWriter(
   encryption: AgeEncryption,
@@ -269,7 +239,7 @@ export async function createAgeWriter(
     };
     encrypter.addRecipient(keeper);
   }
-  // An empty file: its header, its nonce, and one empty last chunk (not kept).
+  // An empty file: its header, its nonce, and an empty last chunk (dropped).
   const empty = Buffer.from(await encrypter.encrypt(new Uint8Array(0)));
   const headerEnd = ageHeaderEnd(empty);
   if (headerEnd < 0) throw new Error('age: the library wrote no header');

@@ -1,17 +1,15 @@
 /**
- * Collects small writes into ~1 MiB writes, copied into one buffer allocated once. Copying (rather than
- * keeping the caller's buffers and concatenating them) makes no garbage per entry: transient buffers
- * are freed only when V8 gets round to it, and a copy per line of a 100k-entry snapshot added ~20 MB
- * to the peak RSS (bench/export.ts).
+ * Collects small writes into 1 MiB writes, copied into one buffer allocated once: a buffer per line
+ * of a 100k-entry snapshot added ~20 MB to the peak RSS.
  */
 import type { FileHandle } from 'node:fs/promises';
 
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
-/** Where the collected bytes go: written out (or copied) before it resolves; it may not keep `data`. */
+/** Writes (or copies) `data` before it resolves; it may not keep it. */
 export type ByteSink = (data: Buffer) => Promise<void>;
 
-/** A {@link ByteSink} writing to `fh` at its position, every byte. */
+/** Writes every byte to `fh` at its position. */
 export function fileSink(fh: FileHandle): ByteSink {
   return async (data) => {
     let done = 0;

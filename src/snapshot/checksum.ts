@@ -1,15 +1,12 @@
-/**
- * The snapshot checksum: sha256 over the entry lines, each with its `\n`, as bytes on disk (contract
- * section 3). Header and trailer are not covered.
- */
+/** The snapshot checksum: sha256 over the entry lines as stored, each with its `\n` (contract section 3). */
 import { createHash } from 'node:crypto';
 
 export interface EntryHasher {
-  /** Add one entry line: its bytes without the newline; the newline is added here. */
+  /** One entry line without its newline. */
   addLine(line: Uint8Array | string): void;
-  /** Add bytes that are already whole entry lines, each ending in its `\n`. */
+  /** Whole entry lines, each with its `\n`. */
   addRaw(bytes: Uint8Array): void;
-  /** Lower-case hex digest; the hasher cannot be used afterwards. */
+  /** Lower-case hex; the hasher is spent. */
   digest(): string;
 }
 

@@ -1,22 +1,9 @@
 /**
- * The snapshot format (contract section 3): JSON Lines, a header line, one connection per line sorted
- * by `name` in code-unit order, then (version 2) one scan profile per line sorted by the profile's
- * `name`, then a trailer with the entry counts and the sha256 of the entry lines (connections and
- * profiles, each with its `\n`).
- *
- * A profile line is `{"scanProfile":{...},"dataSourceNames":[...]}`: it has no top-level `name`, which
- * every connection line has, so the two can never be taken for each other; and every profile line
- * comes after every connection line. `dataSourceNames[i]` is the name of the connection that
- * `scanProfile.dataSourceList[i]` refers to in the source (or null when the export could not tell), so
- * an import can remap the list to the target's ids by name.
- *
- * Key order of an entry line (chosen here, the contract only asks for "a stable order"): `_id`, `name`,
- * `type` first, then every other key in code-unit order; nested objects have their keys in code-unit
- * order too, arrays keep their order. Values are kept verbatim (`"yes"` stays a string, `1` a number).
- * A stable order makes two snapshots of the same data byte-identical whatever order the service sent
- * the keys in, so a plain `diff` of two files is meaningful.
+ * The snapshot format (contract section 3; docs/files.md, "Snapshot"). A profile line has no top-level
+ * `name`, which every connection line has, so the two are never taken for each other. The key order
+ * (the contract asks only for "a stable order") makes two snapshots of the same data byte-identical
+ * whatever order the service sent the keys in, so a plain `diff` of two files is meaningful.
  */
-
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
@@ -29,7 +16,7 @@ export const SNAPSHOT_END_KIND = 'dds-migrate/snapshot-end';
 /** The format version this build writes. A version 1 header is migrated on read (`parser.ts`). */
 export const CURRENT_FORMAT_VERSION = 2;
 
-/** What a snapshot holds (header `include`, version 2; a version 1 snapshot holds connections only). */
+/** What a snapshot holds (header `include`). */
 export type SnapshotPart = 'connections' | 'scanProfiles';
 
 /** Every part, in the order the header lists them. */
@@ -45,7 +32,6 @@ export interface SnapshotSelection {
 /** Where the snapshot came from. `url` never carries a token. */
 export interface SnapshotSource {
   readonly url: string;
-  /** Config name of the environment, or its host when it was given as a bare URL. */
   readonly environment: string;
 }
 
@@ -53,29 +39,23 @@ export interface SnapshotSource {
 export interface SnapshotHeader {
   readonly kind: typeof SNAPSHOT_KIND;
   readonly formatVersion: number;
-  /** ISO 8601 UTC, e.g. `2026-11-22T10:00:00.000Z`. */
+  /** ISO 8601 UTC. */
   readonly createdAt: string;
-  /** e.g. `dds-migrate 0.1.0`. */
   readonly tool: string;
   readonly source: SnapshotSource;
   readonly selection: SnapshotSelection;
-  /**
-   * What was exported (version 2). `scanProfiles` absent means the snapshot says nothing about profiles:
-   * an import then neither creates nor prunes any.
-   */
+  /** Without `scanProfiles` the snapshot says nothing about profiles: an import creates and prunes none. */
   readonly include: readonly SnapshotPart[];
 }
 
 /** The last line of a snapshot. */
 export interface SnapshotTrailer {
   readonly kind: typeof SNAPSHOT_END_KIND;
-  /** Entry lines: connections + scan profiles. */
+  /** Connection and scan profile lines. */
   readonly entryCount: number;
-  /** Version 2: connection lines. */
   readonly connectionCount?: number;
-  /** Version 2: scan profile lines. */
   readonly scanProfileCount?: number;
-  /** Lower-case hex sha256 of the entry lines, each with its `\n` (header and trailer excluded). */
+  /** Lower-case hex sha256 of the entry lines, each with its `\n`. */
   readonly sha256: string;
 }
 
@@ -85,8 +65,8 @@ export interface SnapshotHeaderInput {
   readonly selection?: Partial<SnapshotSelection>;
   /** Default: connections only. */
   readonly include?: readonly SnapshotPart[];
-  /** Default: now. */
-  readonly createdAt?: Date;
+  /** Default: now; a string is kept as it is. */
+  readonly createdAt?: Date | string;
 }
 
 /** Build a header of the current format version, keys in the contract's order. */
@@ -94,7 +74,8 @@ export function createSnapshotHeader(input: SnapshotHeaderInput): SnapshotHeader
   return {
     kind: SNAPSHOT_KIND,
     formatVersion: CURRENT_FORMAT_VERSION,
-    createdAt: (input.createdAt ?? new Date()).toISOString(),
+    createdAt:
+      typeof input.createdAt === 'string' ? input.createdAt : (input.createdAt ?? new Date()).toISOString(),
     tool: input.tool,
     source: { url: input.source.url, environment: input.source.environment },
     selection: {
@@ -111,10 +92,7 @@ export function orderParts(parts: readonly SnapshotPart[]): SnapshotPart[] {
   return SNAPSHOT_PARTS.filter((p) => parts.includes(p));
 }
 
-/**
- * The header as its line (without the newline). Its keys are in the contract's order as
- * {@link createSnapshotHeader} and the reader (`parser.ts`) build it.
- */
+/** The header as its line (without the newline); its builders put its keys in the contract's order. */
 export function serializeHeaderLine(header: SnapshotHeader): string {
   return JSON.stringify(header);
 }
@@ -134,11 +112,7 @@ export function serializeTrailerLine(trailer: Omit<SnapshotTrailer, 'kind'>): st
 /** Keys that lead every entry line, in this order. */
 export const LEADING_ENTRY_KEYS: readonly string[] = ['_id', 'name', 'type'];
 
-/**
- * Copy a value with object keys in the stable order: at the top level `_id`, `name`, `type` first,
- * then the rest in code-unit order; nested objects in code-unit order; arrays keep their order.
- * Values are not touched.
- */
+/** A copy with the keys in the stable order: `_id`, `name`, `type`, then (nested too) code-unit order. */
 export function canonicalizeEntry<T extends Record<string, unknown>>(entry: T): T {
   const out: Record<string, unknown> = {};
   const keys = Object.keys(entry);
@@ -166,18 +140,10 @@ export function serializeEntryLine(entry: Connection): string {
   return JSON.stringify(canonicalizeEntry(entry as Record<string, unknown>));
 }
 
-/**
- * One scan profile as its line (without the newline): `{"scanProfile":{...},"dataSourceNames":[...]}`,
- * the profile's keys in the entry order (`_id`, `name` first, then code-unit order).
- */
+/** One scan profile as its line (without the newline), the profile's keys in the entry order. */
 export function serializeProfileLine(entry: SnapshotScanProfile): string {
   return JSON.stringify({
     scanProfile: canonicalizeEntry(entry.scanProfile as Record<string, unknown>),
     dataSourceNames: [...entry.dataSourceNames],
   });
-}
-
-/** A filesystem-safe UTC timestamp for `--out-dir` file names: `2026-11-22T10-00-00.000Z`. */
-export function formatFileTimestamp(date: Date): string {
-  return date.toISOString().replace(/:/g, '-');
 }

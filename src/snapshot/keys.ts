@@ -9,24 +9,21 @@ export type { AgeEncryption, AgeKeys } from './age.js';
 /** The variable naming an identity file when no `--identity` is given. */
 export const AGE_IDENTITY_ENV = 'DDS_AGE_IDENTITY';
 
-const NO_KEYS: AgeKeys = { identities: [], passphrases: [] };
-let current: AgeKeys = NO_KEYS;
+let current: AgeKeys = { identities: [], passphrases: [] };
 
-/** The keys that open the snapshots of this command (replacing those of an earlier command in-process). */
+/** The keys that open this command's snapshots (replacing an earlier in-process command's). */
 export function useSnapshotKeys(keys: AgeKeys): void {
   current = keys;
 }
 
-/** The keys {@link useSnapshotKeys} set (none by default). */
+/** The keys {@link useSnapshotKeys} set. */
 export function snapshotKeys(): AgeKeys {
   return current;
 }
 
-/** Where a command's keys come from. */
+/** Where a command's keys come from: `--identity FILE` (relative to `cwd`), `--passphrase-env VAR`. */
 export interface SnapshotKeyRequest {
-  /** `--identity FILE`, each (relative to `cwd`). */
   readonly identityFiles: readonly string[];
-  /** `--passphrase-env VAR`. */
   readonly passphraseEnv: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
@@ -34,11 +31,7 @@ export interface SnapshotKeyRequest {
 
 const IDENTITY_HINT = 'Give the file age-keygen wrote (lines AGE-SECRET-KEY-1..., # comments allowed)';
 
-/**
- * The identities of `--identity FILE` (or of the file `DDS_AGE_IDENTITY` names, when no `--identity`
- * is given) and the passphrase of `--passphrase-env VAR`. A file that cannot be read or holds a line
- * that is not an identity, or a variable that is unset or empty: exit 2.
- */
+/** The identities of `--identity` (else `$DDS_AGE_IDENTITY`'s file) and the `--passphrase-env` passphrase. */
 export async function loadSnapshotKeys(request: SnapshotKeyRequest): Promise<AgeKeys> {
   const fromEnv = request.env[AGE_IDENTITY_ENV];
   const files =
@@ -70,16 +63,10 @@ export async function loadSnapshotKeys(request: SnapshotKeyRequest): Promise<Age
   return { identities, passphrases };
 }
 
-/** Where `export` encrypts to. */
-export interface EncryptionRequest {
-  /** `--encrypt-to RECIPIENT`, each. */
+/** Where `export` encrypts to: `--encrypt-to`, `--encrypt-to-file` (relative to `cwd`), a passphrase. */
+export interface EncryptionRequest extends Omit<SnapshotKeyRequest, 'identityFiles'> {
   readonly recipients: readonly string[];
-  /** `--encrypt-to-file FILE`, each (relative to `cwd`). */
   readonly recipientFiles: readonly string[];
-  /** `--passphrase-env VAR`. */
-  readonly passphraseEnv: string | undefined;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
 }
 
 const RECIPIENT_HINT =
@@ -120,7 +107,6 @@ export async function loadEncryption(request: EncryptionRequest): Promise<AgeEnc
   return recipients.length > 0 ? { recipients: [...new Set(recipients)] } : undefined;
 }
 
-/** The passphrase in variable `name`, registered as a secret; unset or empty: exit 2. */
 function readPassphrase(env: Readonly<Record<string, string | undefined>>, name: string): string {
   const value = env[name];
   if (value === undefined || value === '') {
@@ -135,10 +121,7 @@ function readPassphrase(env: Readonly<Record<string, string | undefined>>, name:
   return value;
 }
 
-/**
- * The lines of a file of age keys (`what`: identity, recipient) that are neither blank nor `#`
- * comments, trimmed, with their numbers; a file without one is refused.
- */
+/** A key file's lines but blanks and `#` comments, trimmed, with their numbers; none: refused. */
 async function readKeyLines(
   path: string,
   label: string,

@@ -1,20 +1,16 @@
-/**
- * A snapshot file's bytes as lines: read a chunk at a time (synchronous reads into chunk buffers used
- * again, the event loop turned every megabyte), split at each `\n`, a line that spans chunks copied
- * whole. What the reader refuses about the file itself (missing, a directory, unreadable, a line too
- * long) is an InputFileError naming it.
- */
+/** A snapshot file's bytes as lines, a chunk at a time; what is wrong with the file is an InputFileError. */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { InputFileError, InterruptedError } from '../errors.js';
+import type { ReadSnapshotOptions } from './read.js';
 import { openSnapshotSource, type SnapshotSource, toReadError } from './source.js';
 
-/** A line longer than this is refused rather than buffered: no connection is anywhere near it. */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** A longer line is refused rather than buffered: no connection is anywhere near it. */
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 /** The hint of an error in a snapshot's content. */
 export const DAMAGED_HINT = 'The snapshot is damaged: export it again';
 
-/** The snapshot is not the file that was checked any more: written to, or removed, during a command. */
+/** The snapshot was written to, or removed, during a command. */
 export function changedWhileRead(label: string, line: number | undefined, removed?: { cause: unknown }) {
   return removed === undefined
     ? new InputFileError(label, line, 'the snapshot changed while it was being read', {
@@ -26,16 +22,10 @@ export function changedWhileRead(label: string, line: number | undefined, remove
       });
 }
 
-export interface ReadLinesOptions {
-  /** Stops reading (InterruptedError) when aborted. */
-  readonly signal?: AbortSignal;
-  /** How messages name the file (default: `path`). */
-  readonly label?: string;
-  /** Bytes read per chunk; default 64 KiB. */
-  readonly chunkSize?: number;
-  /** Called with each chunk's bytes as read, before its lines are handed out (they are valid only during the call). */
+export interface ReadLinesOptions extends ReadSnapshotOptions {
+  /** Each chunk as read, before its lines (valid only during the call). */
   readonly onChunk?: (chunk: Buffer) => void;
-  /** The file, already open (the caller closes it); default: opened and closed here. */
+  /** The file, already open (the caller closes it). */
   readonly source?: SnapshotSource;
 }
 
@@ -45,7 +35,6 @@ export interface RawLine {
   readonly bytes: Buffer;
   /** 1-based. */
   readonly number: number;
-  /** Byte offset of the line's start in the file. */
   readonly offset: number;
   /** False only for a last line that has no `\n`. */
   readonly terminated: boolean;
@@ -53,14 +42,12 @@ export interface RawLine {
 
 const NEWLINE = 0x0a;
 
-/** Bytes read between two turns of the event loop (Ctrl-C, timers and sockets are served at each). */
+/** Bytes read between two turns of the event loop (Ctrl-C, timers and sockets are served then). */
 const READ_BYTES_PER_TURN = 1024 * 1024;
 
 /**
- * The file's bytes a chunk at a time, by synchronous reads into one buffer used again (no fresh memory
- * per chunk): a read from the page cache takes tens of microseconds, where each read of a read stream
- * is a round trip through libuv's thread pool that the reader waits for. The event loop is turned every
- * {@link READ_BYTES_PER_TURN} bytes. Each chunk is valid until the next one is asked for.
+ * Synchronous reads into one buffer used again: a page-cache read takes tens of microseconds, where a
+ * read stream's is a round trip through libuv's thread pool. Each chunk is valid until the next.
  */
 async function* readChunks(source: SnapshotSource, size: number): AsyncGenerator<Buffer> {
   const buffer = Buffer.allocUnsafeSlow(size);
@@ -80,9 +67,8 @@ async function* readChunks(source: SnapshotSource, size: number): AsyncGenerator
 }
 
 /**
- * Split the file into lines, one batch per chunk read (so a caller does not await per line). Shared
- * with `merge.ts`. A line's bytes may be a view of the chunk it was read in, which is used again once
- * the next batch is asked for: every caller takes a batch's lines before it asks for the next.
+ * The file's lines, one batch per chunk (no await per line). A line's bytes may be a view of the chunk,
+ * used again once the next batch is asked for.
  */
 export async function* readLineBatches(path: string, options: ReadLinesOptions): AsyncGenerator<RawLine[]> {
   const source = options.source ?? (await openSnapshotSource(path, options.label ?? path));
@@ -102,7 +88,7 @@ export async function* readLineBatches(path: string, options: ReadLinesOptions):
         const end = chunk.indexOf(NEWLINE, start);
         if (end < 0) break;
         let bytes = chunk.subarray(start, end);
-        // A line begun in an earlier chunk is copied whole into a buffer of its own, without its newline.
+        // A line begun in an earlier chunk is copied whole into a buffer of its own.
         const withinChunk = pendingLength === 0;
         const offset = withinChunk ? chunkStart + start : pendingStart;
         if (!withinChunk) {
@@ -121,7 +107,7 @@ export async function* readLineBatches(path: string, options: ReadLinesOptions):
         start = end + 1;
       }
       if (start < chunk.length) {
-        // Copied: the chunk buffer is used again for the next chunk.
+        // Copied: the chunk buffer is used again.
         const rest = Buffer.from(chunk.subarray(start));
         if (pendingLength === 0) pendingStart = chunkStart + start;
         pending.push(rest);

@@ -1,8 +1,7 @@
 /**
- * The checks of one pass over a snapshot, line by line: the header (its kind, its format version, a
- * version 1 header migrated), each entry (JSON, an object with a string name and type, name order, no
- * duplicate), the scan profile lines of version 2, the checksum of the entry lines, and the trailer.
- * Shared by every reading function (`read.ts`, `placed.ts`) and by the merge join (`merge.ts`).
+ * The checks of one pass over a snapshot, shared by every reader: header (a version 1 header migrated),
+ * entries, scan profile lines, checksum and trailer. Strict name order puts a duplicate next to its
+ * twin, so only the previous name is kept.
  */
 import { compareNames } from '../connections/match.js';
 import { InputFileError } from '../errors.js';
@@ -13,30 +12,29 @@ import { describeJsonError } from '../secrets.js';
 import { createEntryHasher, type EntryHasher } from './checksum.js';
 import {
   CURRENT_FORMAT_VERSION,
+  createSnapshotHeader,
   SNAPSHOT_END_KIND,
   SNAPSHOT_KIND,
   SNAPSHOT_PARTS,
   type SnapshotHeader,
   type SnapshotPart,
   type SnapshotSelection,
+  type SnapshotSource,
 } from './format.js';
 import { DAMAGED_HINT, type RawLine } from './lines.js';
 import { NOT_A_SNAPSHOT_HINT } from './source.js';
 
-/** What a verified snapshot is: its header (migrated to the current version) and its checksum facts. */
+/** A verified snapshot's facts; its header migrated to {@link CURRENT_FORMAT_VERSION}. */
 export interface VerifiedSnapshot {
   readonly path: string;
-  /** The header, migrated to {@link CURRENT_FORMAT_VERSION}. */
   readonly header: SnapshotHeader;
-  /** The version the file was written in (before migration). */
+  /** The version the file was written in. */
   readonly storedFormatVersion: number;
-  /** Connection entries (the trailer's `entryCount` also counts the scan profile lines). */
+  /** Connections (the trailer's `entryCount` also counts the scan profiles). */
   readonly entryCount: number;
-  /** Scan profile lines (0 in a version 1 snapshot). */
   readonly scanProfileCount: number;
-  /** sha256 of the entry lines as stored, as in the trailer. */
   readonly sha256: string;
-  /** How many entries of each type, in first-seen order. */
+  /** Entries of each type, in first-seen order. */
   readonly typeCounts: ReadonlyMap<string, number>;
 }
 
@@ -60,7 +58,6 @@ export class SnapshotParser {
 
   constructor(
     private readonly path: string,
-    /** The file's name in messages. */
     private readonly label: string,
   ) {}
 
@@ -69,9 +66,8 @@ export class SnapshotParser {
   }
 
   /**
-   * Take one line; returns the entry or scan profile it holds, if any. `parsed`, when given, is the
-   * line's JSON value, already parsed from byte-equal text (an entry is its line's JSON value: no
-   * format version changed entries): everything is checked as usual but the parse itself.
+   * Take one line; returns the entry or scan profile it holds. `parsed`: the line's value, parsed from
+   * byte-equal text (no format version changed entries), so only the parse is skipped.
    */
   push(raw: RawLine, parsed?: unknown): ParsedLine | undefined {
     this.checkPlace(raw);
@@ -90,7 +86,6 @@ export class SnapshotParser {
     return { kind: 'connection', entry: this.readEntry(value, raw) };
   }
 
-  /** A line may come here: not after the trailer, not the file's cut-off end. */
   private checkPlace(raw: RawLine): void {
     this.lastLine = raw.number;
     if (this.trailer !== undefined) {
@@ -101,12 +96,11 @@ export class SnapshotParser {
     }
   }
 
-  /** An entry line read again (see `indexSnapshot` of `placed.ts`): parsed, not re-checked. */
+  /** An entry line read again (`placed.ts`): parsed, not re-checked. */
   reparse(bytes: Buffer, line: number): Connection {
     return this.parseJson({ bytes, number: line, offset: 0, terminated: true }) as Connection;
   }
 
-  /** Check the end of the file and return the facts. */
   finish(): VerifiedSnapshot {
     if (this.header === undefined) {
       throw new InputFileError(this.label, undefined, 'the file is empty, not a snapshot', {
@@ -163,12 +157,18 @@ export class SnapshotParser {
       });
     }
     this.storedFormatVersion = version;
-    // Version 2 added scan profile lines and the header's `include`; a version 1 snapshot holds
-    // connections only and its entry lines are as in version 2. The file is never rewritten.
-    const migrated = version === 1 ? { ...value, formatVersion: 2, include: ['connections'] } : value;
+    // Version 1 has no profiles and no `include`; its entry lines are as in version 2.
+    const migrated = version === 1 ? { ...value, include: ['connections'] } : value;
     const problem = describeHeaderProblem(migrated);
     if (problem !== undefined) throw this.fail(raw.number, `bad snapshot header: ${problem}`);
-    this.header = normalizeHeader(migrated);
+    // Rebuilt: an older version may omit a `null` selection field.
+    this.header = createSnapshotHeader({
+      tool: migrated.tool as string,
+      source: migrated.source as SnapshotSource,
+      selection: migrated.selection as Partial<SnapshotSelection>,
+      include: migrated.include as SnapshotPart[],
+      createdAt: migrated.createdAt as string,
+    });
   }
 
   private readTrailer(value: Record<string, unknown>, line: number): void {
@@ -202,7 +202,6 @@ export class SnapshotParser {
     this.trailer = { entryCount, sha256, line };
   }
 
-  /** An entry's line placed (before the scan profiles), counted and hashed, its name, type and order checked. */
   private readEntry(value: unknown, raw: RawLine): Connection {
     const line = raw.number;
     if (this.previousProfile !== undefined) {
@@ -245,7 +244,6 @@ export class SnapshotParser {
     return { scanProfile: profile, dataSourceNames: value.dataSourceNames as (string | null)[] };
   }
 
-  /** `name` (on `line`) must come after `previous` in strict name order: no duplicate, sorted. */
   private checkOrder(
     what: 'entries' | 'scan profiles',
     nameWord: string,
@@ -278,27 +276,11 @@ export class SnapshotParser {
   }
 }
 
-/** The header with every field in place (an older version may omit a `null` selection field). */
-function normalizeHeader(h: Record<string, unknown>): SnapshotHeader {
-  const source = h.source as { url: string; environment: string };
-  const selection = h.selection as Partial<SnapshotSelection>;
-  return {
-    kind: SNAPSHOT_KIND,
-    formatVersion: CURRENT_FORMAT_VERSION,
-    createdAt: h.createdAt as string,
-    tool: h.tool as string,
-    source: { url: source.url, environment: source.environment },
-    selection: { ids: selection.ids ?? null, types: selection.types ?? null, name: selection.name ?? null },
-    include: SNAPSHOT_PARTS.filter((p) => (h.include as readonly SnapshotPart[]).includes(p)),
-  };
-}
-
 /** A scan profile line: no top-level `name` (every connection has one) and a `scanProfile` key. */
 function isProfileLine(value: unknown): value is Record<string, unknown> {
   return isRecord(value) && !Object.hasOwn(value, 'name') && Object.hasOwn(value, 'scanProfile');
 }
 
-/** Why a profile line does not have its shape, or undefined. */
 function describeProfileProblem(value: Record<string, unknown>): string | undefined {
   const profile = value.scanProfile;
   if (!isRecord(profile)) return '"scanProfile" is not an object';
@@ -322,10 +304,7 @@ function isStringArrayOrNull(value: unknown): value is readonly string[] | null 
   return value === null || (Array.isArray(value) && value.every((v) => typeof v === 'string'));
 }
 
-/** Why a (migrated) header does not have the shape of {@link SnapshotHeader}, or undefined. */
 function describeHeaderProblem(h: Record<string, unknown>): string | undefined {
-  if (h.formatVersion !== CURRENT_FORMAT_VERSION)
-    return `formatVersion ${String(h.formatVersion)} after migration`;
   if (typeof h.createdAt !== 'string') return 'createdAt must be a string';
   if (typeof h.tool !== 'string') return 'tool must be a string';
   const source = h.source;

@@ -1,7 +1,4 @@
-/**
- * A snapshot read once in order, checked as every reader checks it, whose entries can be read again
- * later by their place in the file (a few numbers kept per connection instead of the connection).
- */
+/** A snapshot read and checked once in order, its entries read again later by their place in the file. */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import type { Connection } from '../model/connection.js';
@@ -11,17 +8,13 @@ import { SnapshotParser, type VerifiedSnapshot } from './parser.js';
 import type { ReadSnapshotOptions } from './read.js';
 import { openSnapshotSource, type SnapshotSource, toReadError } from './source.js';
 
-/** Where an entry's line is in the file, to read it again later; a few numbers instead of the entry. */
+/** Where an entry's line is, to read it again: a few numbers kept instead of the entry. */
 export interface EntryPlace {
   readonly offset: number;
-  /** Bytes of the line, without its newline. */
+  /** Without the newline. */
   readonly length: number;
-  /** 1-based line number (messages). */
   readonly line: number;
-  /**
-   * CRC-32 of the line: a line read again must be the one read first (0 when the file is held in
-   * memory as it was read: its held bytes are the ones read first).
-   */
+  /** A line read again must be the one read first (0 when the file is held: held bytes are those read). */
   readonly crc: number;
 }
 
@@ -34,48 +27,38 @@ export interface PlacedEntry {
 
 export interface PlacedSnapshotOptions extends ReadSnapshotOptions {
   /**
-   * Rereads come from the whole file, kept in memory as it is read in order, when it holds at most
-   * this many bytes (default 0: each reread reads its line from the file, checked against the CRC-32
-   * of its first read). For a caller that rereads most entries: a read per entry costs more than the
-   * entry's parse. The bytes kept are the very bytes checked, so a held line needs no CRC.
+   * Hold a file of at most this many bytes in memory as it is read, for rereads (default 0: each
+   * reread reads its line from the file): for a caller that rereads most entries, a read per entry
+   * costs more than its parse.
    */
   readonly holdForRereadsUpTo?: number;
 }
 
 /**
- * The {@link PlacedSnapshotOptions.holdForRereadsUpTo} of a command that reads every entry again
- * (import: when the plan checks it and when it is sent): a snapshot up to this size (about 40 000
- * connections) is held; a larger one is read again line by line, so what is held stays bounded whatever
- * the size of the snapshot. Either way what is read again is what was verified: a held line is the
- * bytes read first, a line read from the file is checked against their CRC-32.
+ * The {@link PlacedSnapshotOptions.holdForRereadsUpTo} of a command that rereads every entry: about
+ * 40 000 connections; a larger snapshot is reread line by line, so what is held stays bounded.
  */
 export const HOLD_FOR_REREADS_BYTES = 32 * 1024 * 1024;
 
 /** A snapshot's file, open to read its entries again by place. */
 export interface PlacedSnapshot {
-  /**
-   * The entry at `place` (a place {@link indexSnapshot} handed out), read from the file again and
-   * parsed. Throws InputFileError when the line changed since it was read.
-   */
+  /** The entry at a place {@link indexSnapshot} handed out; InputFileError when the line changed since. */
   reread(place: EntryPlace): Connection;
-  /** Release the file. Idempotent. */
+  /** Idempotent. */
   close(): void;
 }
 
 /** A snapshot read whole and verified by {@link indexSnapshot}, its file still open for rereads. */
 export interface IndexedSnapshot {
   readonly verified: VerifiedSnapshot;
-  /** The scan profiles (they follow the connections; few). */
   readonly profiles: SnapshotScanProfile[];
-  /** Reads an entry again by the place `onEntry` was given; the caller closes it. */
+  /** The caller closes it. */
   readonly file: PlacedSnapshot;
 }
 
 /**
- * Read and verify a snapshot in one pass, handing each connection with its place to `onEntry` (which
- * keeps what it needs of it: a name and a place, say) and keeping the scan profiles. The file stays
- * open to read entries again by place; it is closed here only when reading fails. Nothing `onEntry`
- * saw may be acted upon unless this resolves (the trailer is checked last).
+ * Read and verify a snapshot in one pass, handing each connection with its place to `onEntry`; the
+ * file stays open for rereads unless reading fails. Act on what `onEntry` saw only once this resolves.
  */
 export async function indexSnapshot(
   path: string,
@@ -85,7 +68,7 @@ export async function indexSnapshot(
   const label = options.label ?? path;
   const parser = new SnapshotParser(path, label);
   const profiles: SnapshotScanProfile[] = [];
-  // The file as read in order, its first `heldUpTo` bytes so far; every place handed out lies within them.
+  // Every place handed out lies within the first `heldUpTo` bytes held.
   let held: Buffer | undefined;
   let heldUpTo = 0;
   let closed = false;
@@ -113,7 +96,7 @@ export async function indexSnapshot(
       try {
         bytes = lineAt(place);
       } catch (error) {
-        // The file vanished or cannot be read any more (EIO, EACCES...): a file error, not a bug.
+        // The file vanished or cannot be read any more: a file error, not a bug.
         if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')
           throw changedWhileRead(label, place.line, { cause: error });
         throw toReadError(label, error);
@@ -150,7 +133,6 @@ export async function indexSnapshot(
           chunk.copy(holding, heldUpTo);
           heldUpTo += chunk.length;
         };
-  // A connection's place: where to read it again (a line kept in memory needs no CRC).
   const placeOf = (raw: RawLine): EntryPlace => ({
     offset: raw.offset,
     length: raw.bytes.length,
@@ -175,7 +157,7 @@ export async function indexSnapshot(
     file.close();
     throw error;
   } finally {
-    // An encrypted file stays open for the rereads (close() releases it).
+    // An encrypted file stays open for the rereads.
     if (source !== encrypted) source.close();
   }
 }

@@ -1,13 +1,7 @@
 /**
- * A snapshot's bytes, whether the file holds them in the clear or encrypted with age: every snapshot
- * reader (`lines.ts`, `placed.ts`) goes through {@link openSnapshotSource}, so a command reads an
- * encrypted snapshot as it reads a plain one. Which one a file is comes from its first bytes
- * (`age-encryption.org/v1`, or the armor's `-----BEGIN AGE ENCRYPTED FILE-----`), never from its name.
- *
- * An encrypted file is decrypted as it is read, a 64 KiB chunk at a time (`age.ts`): no plaintext is
- * written anywhere and memory does not grow with the file. An armored file is decoded whole into memory
- * first (it is base64 text, about a third larger than the binary file): fine for small files, and
- * `export` writes the binary form.
+ * A snapshot's bytes, in the clear or age-encrypted (told by the first bytes, never the name): every
+ * reader goes through {@link openSnapshotSource}. Encrypted files are decrypted as read, a chunk at a
+ * time, no plaintext written; an armored file is decoded whole into memory first (`export` writes binary).
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { InputFileError, InterruptedError } from '../errors.js';
@@ -25,29 +19,24 @@ import { snapshotKeys } from './keys.js';
 
 /** The bytes of a snapshot file (decrypted when it is encrypted). */
 export interface SnapshotSource {
-  /** Bytes of the snapshot (of the plaintext when encrypted). */
+  /** Plaintext bytes. */
   readonly size: number;
   readonly encrypted: boolean;
-  /** Read up to `length` bytes at `position` into the start of `buffer`; returns how many (0 at the end). */
+  /** As `readSync` at `position` into the start of `buffer`. */
   readAt(buffer: Buffer, length: number, position: number): number;
-  /** Release the file. Idempotent. */
+  /** Idempotent. */
   close(): void;
 }
 
-/** Bytes looked at to tell an age file (its header usually fits; a longer one is read on). */
+/** Bytes looked at to tell an age file. */
 const START_BYTES = 4096;
-/** An age header longer than this is not one dds-migrate reads (a few recipients take a few hundred bytes). */
+/** Where the age header must end (a few recipients take a few hundred bytes). */
 const MAX_HEADER_BYTES = 1024 * 1024;
 
 const KEY_HINT =
   'Give --identity FILE (the key file age-keygen wrote) or set DDS_AGE_IDENTITY to its path; for a passphrase, --passphrase-env VAR';
 
-/**
- * Open `path` for reading (`label` names it in messages). An encrypted file is opened with `keys`
- * (default: the ones the command was given, `keys.ts`); one that none of them opens, or whose header is
- * damaged, is an InputFileError (exit 2) here, before anything is read, as is a file that cannot be
- * opened ({@link toReadError}).
- */
+/** Open a snapshot (an encrypted one with `keys`); one that cannot be opened is an InputFileError. */
 export async function openSnapshotSource(
   path: string,
   label: string,
@@ -69,12 +58,8 @@ export async function openSnapshotSource(
       const raw = Buffer.from(decodeArmor(readFileSync(fd, 'latin1')));
       file = { size: raw.length, read: (b, o, l, p) => raw.copy(b, o, p, Math.min(raw.length, p + l)) };
     }
-    let head = format === 'armored' ? readSome(file, Math.min(file.size, START_BYTES), 0) : start;
-    let end = ageHeaderEnd(head);
-    while (end < 0 && head.length < Math.min(file.size, MAX_HEADER_BYTES)) {
-      head = readSome(file, Math.min(file.size, MAX_HEADER_BYTES, head.length * 4), 0);
-      end = ageHeaderEnd(head);
-    }
+    const head = readSome(file, Math.min(file.size, MAX_HEADER_BYTES), 0);
+    const end = ageHeaderEnd(head);
     if (end < 0 || file.size < end + AGE_NONCE_BYTES) {
       throw new InputFileError(label, undefined, 'the encrypted snapshot has no complete age header', {
         hint: 'The file is damaged or cut short: restore it from another copy',
@@ -86,7 +71,7 @@ export async function openSnapshotSource(
     const payload = new AgePayload(fileKey, nonce, file.size - payloadStart, (b, o, l, p) =>
       file.read(b, o, l, payloadStart + p),
     );
-    // An armored file is in memory by now: its descriptor is closed below.
+    // An armored file is in memory by now: its descriptor is closed in `finally`.
     kept = format === 'binary';
     let closed = false;
     return {
@@ -139,7 +124,6 @@ function plainSource(fd: number, size: number): SnapshotSource {
   };
 }
 
-/** A file's bytes (or an armored file's, decoded): read as `readSync` reads. */
 interface Readable {
   readonly size: number;
   read(buffer: Buffer, offset: number, length: number, position: number): number;
@@ -149,7 +133,6 @@ function readerOf(fd: number, size: number): Readable {
   return { size, read: (b, o, l, p) => readSync(fd, b, o, l, p) };
 }
 
-/** Up to `length` bytes at `position` (fewer at the end of the file). */
 function readSome(from: Readable, length: number, position: number): Buffer {
   const buffer = Buffer.alloc(length);
   let got = 0;
@@ -161,7 +144,6 @@ function readSome(from: Readable, length: number, position: number): Buffer {
   return got === length ? buffer : buffer.subarray(0, got);
 }
 
-/** An age failure or a file's failure as the one line a user sees (exit 2); other errors as they are. */
 function toSourceError(label: string, error: unknown): unknown {
   if (!(error instanceof AgeFileError)) return toReadError(label, error);
   const [message, hint] = AGE_FAILURES[error.reason] ?? [
@@ -173,7 +155,6 @@ function toSourceError(label: string, error: unknown): unknown {
 
 const DAMAGED_HINT = 'Restore it from another copy, or export it again';
 
-/** What each failure says, and what to do (`damaged` says what is wrong itself). */
 const AGE_FAILURES: Partial<Record<AgeFileError['reason'], readonly [string, string]>> = {
   'no-key': ['the snapshot is encrypted (age) and no identity was given', KEY_HINT],
   'needs-passphrase': [
@@ -190,10 +171,9 @@ const AGE_FAILURES: Partial<Record<AgeFileError['reason'], readonly [string, str
   ],
 };
 
-/** The hint of a file that is no snapshot at all. */
 export const NOT_A_SNAPSHOT_HINT = 'Give a file written by `dds-migrate export`';
 
-/** A failure to read the file, as the InputFileError that names it (other errors as they are). */
+/** A failure to read the file as the InputFileError that names it; other errors as they are. */
 export function toReadError(path: string, error: unknown): unknown {
   if (error instanceof InputFileError || error instanceof InterruptedError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

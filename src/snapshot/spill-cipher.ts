@@ -1,9 +1,6 @@
 /**
- * The spill file of an encrypted export holds ciphertext only: each byte is enciphered with AES-256 in
- * counter mode under a key drawn for this one write and kept in memory, so no connection is on disk in
- * the clear at any moment, and any run of lines is read back from its offset (the counter block of each
- * 16 bytes holds their index in the file). The key is gone with the process; the file is removed at the
- * end of the write either way.
+ * The spill file of an encrypted export: AES-256-CTR under a key of this write alone, held in memory, so
+ * no connection is on disk in the clear and any run of lines deciphers from its offset.
  */
 import { createCipheriv, randomBytes } from 'node:crypto';
 
@@ -11,13 +8,10 @@ const BLOCK = 16;
 
 export class SpillCipher {
   private readonly key = randomBytes(32);
-  /** The first half of every counter block; the second half is the block's index in the file. */
+  /** The first half of every counter block; the second is the block's index in the file. */
   private readonly nonce = randomBytes(8);
 
-  /**
-   * `bytes`, standing at `position` of the spill file, enciphered (or deciphered: counter mode is its own
-   * inverse).
-   */
+  /** `bytes` at `position` of the spill file, enciphered or deciphered (counter mode is its own inverse). */
   apply(bytes: Buffer, position: number): Buffer {
     const counter = Buffer.concat([this.nonce, Buffer.alloc(8)]);
     counter.writeBigUInt64BE(BigInt(Math.floor(position / BLOCK)), 8);

@@ -1,23 +1,11 @@
 /**
- * Writing a snapshot: atomically (temporary file in the target's folder, mode 0600, fsync, rename) and
- * with memory that does not grow with the size of the environment.
- *
- * Entries arrive in the service's order but must be written in name order. Rather than holding every
- * connection, each one is serialised once (canonical key order) and appended to a spill file next to
- * the target, and only a small index `(name, offset, length)` stays in memory. The index is sorted, then
- * the lines are copied from the spill file into the snapshot in name order; lines that sit next to each
- * other in the spill file are copied in one read. Memory: about 100 bytes per entry for the index
- * (10 MB for 100k connections) plus 4 MiB of buffers, whatever the size of the connections.
- *
- * Targets:
- * - `{ path }` (`-o FILE`): replaces an existing file atomically (rename over it); the folder must exist.
- * - `{ outDir, environment }` (`--out-dir DIR`): writes `DIR/<environment>/<UTC timestamp>.snapshot.jsonl`
- *   (timestamp of the header's `createdAt`, `:` replaced by `-`), creating the folders (mode 0700).
- *   It never overwrites: the file is linked into place (exclusive), and if that name is taken, `-2`,
- *   `-3`, ... is added before `.snapshot.jsonl`.
+ * Writing a snapshot atomically (a 0600 temporary file in the target's folder, fsync, rename) in memory
+ * that does not grow with the environment: entries arrive in the service's order, so each is serialised
+ * once into a spill file and only `(name, offset, length)` is kept; the index is sorted and the lines
+ * copied into the snapshot in name order (about 100 bytes an entry plus 4 MiB of buffers).
  */
 import { readSync } from 'node:fs';
-import { mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { compareNames } from '../connections/match.js';
 import { detachString } from '../detach-string.js';
@@ -36,14 +24,12 @@ import { type AgeEncryption, createAgeWriter } from './age.js';
 import { type ByteSink, createBufferedWriter, fileSink } from './buffered-writer.js';
 import { createEntryHasher } from './checksum.js';
 import {
-  formatFileTimestamp,
   type SnapshotHeader,
   serializeEntryLine,
   serializeHeaderLine,
   serializeProfileLine,
   serializeTrailerLine,
 } from './format.js';
-import { linkExclusive } from './place-file.js';
 import { SpillCipher } from './spill-cipher.js';
 
 /** Where to write: one file (`-o`), or a new file in a per-environment folder (`--out-dir`). */
@@ -52,52 +38,36 @@ export type SnapshotTarget =
   | { readonly outDir: string; readonly environment: string };
 
 export interface WriteSnapshotOptions {
-  /** Stops between entries (InterruptedError); temporary files are removed. */
   readonly signal?: AbortSignal;
-  /** Sees every entry as written (canonical key order), e.g. to count types for a summary. */
+  /** Sees every entry as written, e.g. to count types for a summary. */
   readonly onEntry?: (entry: Connection) => void;
   /**
-   * The scan profiles (version 2), asked for once every connection has been spilled (so that a caller
-   * can name each profile's data sources from the connections it saw). They are held in memory (an
-   * environment has few), written after the connections in name order; a duplicate name stops the
-   * write (PreflightError). Requires a header whose `include` holds `scanProfiles`.
+   * The scan profiles, asked for once every connection is spilled (so a caller can name their data
+   * sources from the connections it saw); held in memory (few). The header must include `scanProfiles`.
    */
   readonly profiles?: () => Promise<readonly SnapshotScanProfile[]> | readonly SnapshotScanProfile[];
-  /**
-   * Write the snapshot as an age file (`age.ts`) to these recipients or this passphrase. No plaintext
-   * byte reaches the disk: the spill file is enciphered under a key of this write alone (`spill-cipher.ts`).
-   */
+  /** Write an age file; the spill file is enciphered too (`spill-cipher.ts`): no plaintext on disk. */
   readonly encryption?: AgeEncryption;
 }
 
 export interface WrittenSnapshot {
   readonly path: string;
-  /** Connection entries. */
   readonly entryCount: number;
   readonly scanProfileCount: number;
   readonly sha256: string;
 }
 
-/** Mode of folders created for `--out-dir` (snapshots and their temporary files: PRIVATE_FILE_MODE). */
 const SNAPSHOT_DIR_MODE = 0o700;
 
 const COPY_BUFFER_BYTES = 4 * 1024 * 1024;
 
-/** The folder an `--out-dir` snapshot goes to: `DIR/<environment>`, the name made filesystem-safe. */
-export function outDirFolder(outDir: string, environment: string): string {
-  return join(outDir, toSafeFileName(environment));
+/** `DIR/<environment>`, with `_` for what a file name cannot hold on common filesystems (`:`, `/`, ...). */
+function outDirFolder(outDir: string, environment: string): string {
+  const safe = environment.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
+  return join(outDir, safe === '' ? '_' : safe);
 }
 
-/** Replace what a file name cannot hold on common filesystems (`:` of a host:port, `/`, ...) by `_`. */
-export function toSafeFileName(text: string): string {
-  const safe = text.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
-  return safe === '' ? '_' : safe;
-}
-
-/**
- * Check a target before any work (so a bad `-o` fails before the export is fetched): the folder of
- * `-o FILE` must exist and FILE must not be a folder; an `--out-dir` folder is created.
- */
+/** Check a target (the folder of `-o FILE` exists, FILE is no folder) or create the `--out-dir` folder. */
 export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<void> {
   if ('path' in target) {
     const dir = dirname(target.path);
@@ -118,25 +88,21 @@ export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<voi
     }
     return;
   }
+  const folder = outDirFolder(target.outDir, target.environment);
   try {
-    const folder = outDirFolder(target.outDir, target.environment);
     const first = await mkdir(folder, { recursive: true, mode: SNAPSHOT_DIR_MODE });
     if (first !== undefined) createdFolders.set(folder, first);
   } catch (error) {
-    throw new UsageError(`Cannot create the folder ${outDirFolder(target.outDir, target.environment)}`, {
+    throw new UsageError(`Cannot create the folder ${folder}`, {
       hint: 'Check --out-dir and its permissions',
       cause: error,
     });
   }
 }
 
-/**
- * `--out-dir` folders this process created (`DIR/<env>` -> the first folder mkdir created, `DIR` or
- * `DIR/<env>`), so that a run that fails removes them again if they are still empty.
- */
+/** `DIR/<env>` -> the first folder mkdir created for it, removed again (if empty) by a failed write. */
 const createdFolders = new Map<string, string>();
 
-/** After a failed `--out-dir` write: remove the folders this process created for it, if still empty. */
 async function removeCreatedFolders(folder: string, outDir: string): Promise<void> {
   const first = createdFolders.get(folder);
   if (first === undefined) return;
@@ -146,7 +112,7 @@ async function removeCreatedFolders(folder: string, outDir: string): Promise<voi
   if (first !== folder && first === outDir) await rmdir(outDir).catch(() => undefined);
 }
 
-/** A folder the snapshot cannot be written to (permissions, read-only file system) is a usage error, not a bug. */
+/** A folder that cannot be written to (permissions, read-only file system) is a usage error, not a bug. */
 function toFolderError(error: unknown, dir: string): unknown {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return error;
@@ -156,10 +122,7 @@ function toFolderError(error: unknown, dir: string): unknown {
   });
 }
 
-/**
- * Write a snapshot of `entries` with `header`. Entries are sorted by name; a duplicate name, or an
- * entry without a string `name` and `type`, stops the write (PreflightError, exit 3) and leaves no file.
- */
+/** Write `entries` sorted by name; a duplicate name, or an entry without name or type, leaves no file. */
 export async function writeSnapshot(
   target: SnapshotTarget,
   header: SnapshotHeader,
@@ -178,45 +141,37 @@ export async function writeSnapshot(
   const tmpPath = tempPathFor(join(dir, stem));
   const releaseSpill = holdTempFile(spillPath);
   const releaseTmp = holdTempFile(tmpPath);
-  const shown = 'path' in target ? target.path : dir;
-  let tmpCreated = false;
   let written = false;
   try {
     const cipher = options.encryption === undefined ? undefined : new SpillCipher();
     const index = await spillEntries(spillPath, entries, options, cipher);
     const order = sortIndex(index);
     const profiles = sortProfiles(options.profiles ? await options.profiles() : []);
-    tmpCreated = true;
     const sha256 = await writeSorted(tmpPath, spillPath, header, { index, order, profiles, cipher }, options);
-    // `-o FILE` is replaced atomically; `--out-dir` never replaces an existing snapshot.
     const path =
       'path' in target
         ? await rename(tmpPath, target.path).then(() => target.path)
-        : await linkExclusive(tmpPath, dir, formatFileTimestamp(new Date(header.createdAt)));
-    tmpCreated = false;
+        : await linkExclusive(tmpPath, dir, header.createdAt);
     written = true;
     await syncFolder(dir);
     return { path, entryCount: index.names.length, scanProfileCount: profiles.length, sha256 };
   } catch (error) {
-    // A full disk or a folder that turned read-only: one line (exit 2), no file left behind. An
-    // error of the entries' source (the service) is its own.
-    throw sourceErrors.has(error as object) ? error : toFileWriteError(error, shown, 'snapshot');
+    if (sourceErrors.has(error as object)) throw error;
+    throw toFileWriteError(error, 'path' in target ? target.path : dir, 'snapshot');
   } finally {
+    // Both names are this process's own; once placed, the temporary name is gone.
     await unlink(spillPath).catch(() => undefined);
-    if (tmpCreated) await unlink(tmpPath).catch(() => undefined);
+    await unlink(tmpPath).catch(() => undefined);
     releaseSpill();
     releaseTmp();
     if (!written && 'outDir' in target) await removeCreatedFolders(dir, target.outDir);
   }
 }
 
-// ---- spill -------------------------------------------------------------------------------------
-
-/** Names and byte ranges of the entry lines in the spill file, in arrival order. */
+/** Names and byte ranges (each line with its `\n`) of the spill file's lines, in arrival order. */
 interface SpillIndex {
   readonly names: string[];
   readonly offsets: number[];
-  /** Length of each line including its `\n`. */
   readonly lengths: number[];
 }
 
@@ -227,7 +182,7 @@ async function spillEntries(
   cipher: SpillCipher | undefined,
 ): Promise<SpillIndex> {
   const index: SpillIndex = { names: [], offsets: [], lengths: [] };
-  // Opened before the first entry is pulled: a folder that cannot be written stops the run before anything is fetched.
+  // Opened before the first entry is pulled: an unwritable folder stops the run before any fetch.
   const fh = await open(spillPath, 'wx', PRIVATE_FILE_MODE).catch((error: unknown) => {
     throw toFolderError(error, dirname(spillPath));
   });
@@ -267,7 +222,6 @@ async function spillEntries(
 /** Errors thrown by the entries' source (HTTP, parsing), so that they are not taken for a failed write. */
 const sourceErrors = new WeakSet<object>();
 
-/** `entries`, with every error it throws recorded in {@link sourceErrors}. */
 async function* markSourceErrors(
   entries: AsyncIterable<Connection> | Iterable<Connection>,
 ): AsyncGenerator<Connection> {
@@ -296,7 +250,6 @@ function checkEntryShape(entry: Connection, arrival: number): void {
   ]);
 }
 
-/** The arrival positions in name order; duplicate names are refused. */
 function sortIndex(index: SpillIndex): Uint32Array {
   const { names } = index;
   const order = new Uint32Array(names.length);
@@ -324,18 +277,10 @@ function sortIndex(index: SpillIndex): Uint32Array {
   return order;
 }
 
-/** The profiles in name order; a profile without a name, or a duplicate name, is refused. */
+/** The profiles in name order (the export leaves out those without a name); duplicates are refused. */
 function sortProfiles(profiles: readonly SnapshotScanProfile[]): SnapshotScanProfile[] {
   const problems: Problem[] = [];
-  for (const p of profiles) {
-    if (typeof p.scanProfile.name !== 'string' || p.scanProfile.name === '') {
-      problems.push({ entry: String(p.scanProfile._id ?? '?'), message: 'scan profile has no name' });
-    }
-  }
-  const sorted =
-    problems.length > 0
-      ? []
-      : [...profiles].sort((a, b) => compareNames(a.scanProfile.name, b.scanProfile.name));
+  const sorted = [...profiles].sort((a, b) => compareNames(a.scanProfile.name, b.scanProfile.name));
   for (let i = 1; i < sorted.length; i++) {
     const name = (sorted[i] as SnapshotScanProfile).scanProfile.name;
     if (name === (sorted[i - 1] as SnapshotScanProfile).scanProfile.name && problems.at(-1)?.entry !== name) {
@@ -353,8 +298,6 @@ function sortProfiles(profiles: readonly SnapshotScanProfile[]): SnapshotScanPro
   }
   return sorted;
 }
-
-// ---- sorted copy -------------------------------------------------------------------------------
 
 async function writeSorted(
   tmpPath: string,
@@ -378,13 +321,13 @@ async function writeSorted(
     // The umask could only narrow the mode; chmod states it whatever the umask.
     await out.chmod(PRIVATE_FILE_MODE);
     const writer = createBufferedWriter(age === undefined ? toFile : (data) => age.write(data));
-    await writer.write(Buffer.from(`${serializeHeaderLine(header)}\n`, 'utf8'));
+    await writer.writeText(`${serializeHeaderLine(header)}\n`);
     const spill = await open(spillPath, 'r');
     try {
       const buffer = Buffer.allocUnsafe(COPY_BUFFER_BYTES);
       let i = 0;
       while (i < order.length) {
-        // A run of lines that are adjacent in the spill file, copied with one read.
+        // Lines adjacent in the spill file are copied with one read.
         const first = order[i] as number;
         const start = index.offsets[first] as number;
         let end = start + (index.lengths[first] as number);
@@ -400,7 +343,6 @@ async function writeSorted(
         const read = length <= buffer.length ? buffer.subarray(0, length) : Buffer.allocUnsafe(length);
         readFully(spill.fd, read, start);
         const chunk = cipher === undefined ? read : cipher.apply(read, start);
-        // Lines in the spill file carry their `\n`, so the run hashes as the contract's entry lines.
         hasher.addRaw(chunk);
         await writer.write(chunk);
         i = j;
@@ -416,12 +358,8 @@ async function writeSorted(
     const sha256 = hasher.digest();
     const counts =
       header.formatVersion >= 2 ? { connectionCount: order.length, scanProfileCount: profiles.length } : {};
-    await writer.write(
-      Buffer.from(
-        `${serializeTrailerLine({ entryCount: order.length + profiles.length, ...counts, sha256 })}\n`,
-        'utf8',
-      ),
-    );
+    const trailer = { entryCount: order.length + profiles.length, ...counts, sha256 };
+    await writer.writeText(`${serializeTrailerLine(trailer)}\n`);
     await writer.flush();
     await age?.end();
     await out.sync();
@@ -431,11 +369,7 @@ async function writeSorted(
   }
 }
 
-/**
- * Read `target.length` bytes at `position`. Synchronous on purpose: in name order the lines are
- * scattered over the spill file, and an awaited read per line costs ~40 µs of event-loop round trip
- * against ~2 µs for a read from the page cache (100k lines: 4 s against 0.3 s).
- */
+/** Synchronous: an awaited read per scattered line costs ~40 µs, a sync one ~2 µs (100k: 4 s, 0.3 s). */
 function readFully(fd: number, target: Buffer, position: number): void {
   let done = 0;
   while (done < target.length) {
@@ -443,4 +377,38 @@ function readFully(fd: number, target: Buffer, position: number): void {
     if (bytesRead === 0) throw new Error(`Spill file ended early at ${position + done}`);
     done += bytesRead;
   }
+}
+
+const MAX_NAME_SUFFIX = 1000;
+
+/**
+ * Name an `--out-dir` snapshot by `createdAt` (`-2`, ... when taken), never replacing one: `link`
+ * fails when the name exists; without hard links an exclusive open reserves it.
+ */
+async function linkExclusive(tmpPath: string, dir: string, createdAt: string): Promise<string> {
+  const stamp = new Date(createdAt).toISOString().replace(/:/g, '-');
+  for (let n = 1; n <= MAX_NAME_SUFFIX; n++) {
+    const path = join(dir, `${stamp}${n === 1 ? '' : `-${n}`}.snapshot.jsonl`);
+    try {
+      await link(tmpPath, path);
+      await unlink(tmpPath);
+      return path;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
+    }
+    try {
+      const reserved = await open(path, 'wx', PRIVATE_FILE_MODE);
+      await reserved.close();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw error;
+    }
+    await rename(tmpPath, path);
+    return path;
+  }
+  throw new UsageError(`More than ${MAX_NAME_SUFFIX} snapshots named ${stamp} in ${dir}`, {
+    hint: 'Clean up the folder',
+  });
 }

@@ -1,15 +1,10 @@
-/**
- * The template catalog of an environment: its own connector templates, one request a type, sent together
- * (`validate --templates-from E`, `import --templates-from-target`), handed to `schema/` as data.
- */
 import type { HttpClient } from '../api/http.js';
 import { getConnectorTemplate } from '../api/templates.js';
 import { loadCatalogOfTemplates, type TemplateCatalog } from '../schema/catalog.js';
 
 /**
- * Fetch the templates of `types` (each once) and build their catalog, in name order. The requests go
- * out together: each waits on the service, not on this process (one per connector type of the snapshot:
- * a few dozen at most, the number of templates the service has).
+ * The catalog of an environment's own templates of `types` (`--templates-from E`). The requests go out
+ * together: one per connector type, a few dozen at most, each waiting on the service.
  */
 export async function loadCatalogFromEnvironment(
   client: HttpClient,

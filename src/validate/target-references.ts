@@ -1,8 +1,3 @@
-/**
- * What an environment holds of the objects connections refer to (`validate --templates-from E`,
- * `import`): its scanner groups (GET scanner-status) and stored credentials (GET credentials). A look-up
- * answering 404 leaves that kind `not-available` (unchecked), never an error.
- */
 import type { HttpClient } from '../api/http.js';
 import { listCredentials, listScanners, type ReferenceList } from '../api/references.js';
 import type { TargetNames, TargetReferences } from '../connections/references.js';
@@ -17,12 +12,14 @@ function namesOf<T>(list: ReferenceList<T>, read: (item: T) => unknown): TargetN
   return { kind: 'available', names };
 }
 
-/** GET scanner-status and GET credentials of the environment: what it holds, or that it cannot be asked. */
+/**
+ * The scanner groups (GET scanner-status) and stored credentials (GET credentials) of an environment;
+ * a look-up answering 404 leaves that kind `not-available` (unchecked), never an error.
+ */
 export async function fetchTargetReferences(
   client: HttpClient,
   signal: AbortSignal,
 ): Promise<TargetReferences> {
-  // Both asked at once (each waits on the service); a failure of one ends the read.
   const [scanners, credentials] = await Promise.all([
     listScanners(client, { signal }),
     listCredentials(client, { signal }),

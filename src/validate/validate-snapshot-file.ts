@@ -1,9 +1,4 @@
-/**
- * The validate workflow: refuses a damaged snapshot, checks every entry against its type's template
- * schema, and returns the report (every invalid entry with name, type, JSON pointer and message).
- * The catalog is the shipped one (or a `--schemas` folder), or an environment's own templates, fetched
- * once the snapshot's types are known.
- */
+/** The validate workflow: every entry against its type's template schema, and the references it needs. */
 import type { ClientFactory, EnvironmentResolver } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import {
@@ -18,59 +13,51 @@ import { type CatalogSource, type ValidationReport, validateSnapshot } from '../
 import { loadCatalogFromEnvironment } from './target-catalog.js';
 import { fetchTargetReferences } from './target-references.js';
 
-/** Where the template schemas come from. */
+/** The shipped schemas (or a `--schemas` folder), or the templates-source environment's own. */
 export type CatalogChoice =
-  /** The shipped schemas/templates, or this folder (absolute). */
   | { readonly kind: 'shipped'; readonly dir: string | undefined }
-  /** The templates of the environment that {@link ValidatePorts.resolveTemplatesSource} resolves. */
   | { readonly kind: 'environment' };
 
 /** What {@link validateSnapshotFile} checks. */
 export interface ValidateOptions {
-  /** The snapshot (absolute). */
+  /** Absolute. */
   readonly snapshot: string;
-  /** The snapshot as the user typed it, for messages. */
+  /** As the user typed it. */
   readonly label: string;
   readonly catalog: CatalogChoice;
 }
 
 /** The outside world of {@link validateSnapshotFile}. */
 export interface ValidatePorts {
-  /** Resolves the environment whose templates are used (only called for `{kind: 'environment'}`). */
+  /** Called only for `{kind: 'environment'}`. */
   readonly resolveTemplatesSource: EnvironmentResolver;
   readonly createClient: ClientFactory;
   readonly signal: AbortSignal;
 }
 
-/** A validation report, with what the entries need in a target (scanner groups, credentials, certificates). */
+/** A validation report, with what the entries need in a target. */
 export interface ValidateResult extends ValidationReport {
   readonly references: ReferenceNeeds;
-  /**
-   * With `--templates-from E`: the references E lacks (problems: the snapshot is not valid for E) and
-   * what could not be checked there (warnings). Undefined offline.
-   */
+  /** With `--templates-from E`: the references E lacks (problems) and what it could not check. */
   readonly referenceCheck:
     | { readonly problems: readonly Problem[]; readonly warnings: readonly string[] }
     | undefined;
 }
 
-/** Validate a snapshot file; the report says whether it is valid, and what a target must hold. */
+/** Validate a snapshot file (a damaged one is refused). */
 export async function validateSnapshotFile(
   options: ValidateOptions,
   ports: ValidatePorts,
 ): Promise<ValidateResult> {
   const references = createReferenceCollector();
   let client: HttpClient | undefined;
-  let source: CatalogSource;
-  if (options.catalog.kind === 'environment') {
-    source = async (types) => {
-      const environment = await ports.resolveTemplatesSource();
-      client = ports.createClient(environment);
-      return loadCatalogFromEnvironment(client, types);
-    };
-  } else {
-    source = await loadShippedCatalog(options.catalog.dir);
-  }
+  const source: CatalogSource =
+    options.catalog.kind === 'shipped'
+      ? await loadShippedCatalog(options.catalog.dir)
+      : async (types) => {
+          client = ports.createClient(await ports.resolveTemplatesSource());
+          return loadCatalogFromEnvironment(client, types);
+        };
   try {
     const report = await validateSnapshot(options.snapshot, source, {
       signal: ports.signal,
