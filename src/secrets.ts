@@ -226,12 +226,37 @@ function maskValue(value: unknown, secret: boolean, onMasked?: (value: string | 
   return typeof value === 'bigint' ? MASK : value;
 }
 
-/** Register every secret {@link maskSecrets} would mask: a service may echo what it is sent. */
+/**
+ * Register every secret {@link maskSecrets} would mask: a service may echo what it is sent. Walked
+ * without the copy maskSecrets makes: an import registers each entry when it plans and when it sends.
+ */
 export function registerSecretsOf(
   entry: Readonly<Record<string, unknown>>,
   secretFields: ReadonlySet<string> = new Set(),
 ): void {
-  maskSecrets(entry, secretFields, (value) => registerSecret(String(value)));
+  for (const key of Object.keys(entry)) {
+    const value = entry[key];
+    visitSecrets(value, secretFields.has(key) || isSecretByName(key, value));
+  }
+}
+
+/** Register the values {@link maskValue} would mask in `value` (the same walk, nothing copied). */
+function visitSecrets(value: unknown, secret: boolean): void {
+  if (Array.isArray(value)) {
+    for (const item of value) visitSecrets(item, secret);
+    return;
+  }
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const encrypted = record.field_type === 'encrypted';
+    for (const key of Object.keys(record)) {
+      const inner = record[key];
+      visitSecrets(inner, secret || isSecretByName(key, inner) || (encrypted && key === 'field_value'));
+    }
+    return;
+  }
+  if (secret && ((typeof value === 'string' && value !== '') || typeof value === 'number'))
+    registerSecret(String(value));
 }
 
 /** A `JSON.parse` error's message without V8's excerpt of the input (it may be a credential). */
