@@ -1,13 +1,13 @@
 /**
- * Whose an object is when this run's create of it was in doubt (its answer lost or failed) and a look-up
- * found the name: `not ours` when the service stamped it (`created_at`, a server-managed field: api-notes.md,
- * "Connection objects"; scan profiles: `createdAt`) before this run's first intent of it, by more than the
- * clock skew allowed; otherwise in doubt. A stamp missing or not ISO 8601 with a zone proves nothing.
+ * Whose an object is when this run's create of it was in doubt and a look-up found the name: `not ours`
+ * when the service stamped it (`created_at`, server-managed: api-notes.md, "Connection objects"; scan
+ * profiles: `createdAt`) before this run's first intent, by more than the clock skew; otherwise in doubt.
+ * A stamp missing or not ISO 8601 with a zone proves nothing.
  */
 
 /**
- * How far the service's clock may be behind ours. Larger errs safe: an object left in doubt is deleted
- * only with `--include-in-doubt`; one wrongly called `not ours` never is.
+ * How far the service's clock may be behind ours. Larger errs safe: one left in doubt is deleted only
+ * with `--include-in-doubt`; one wrongly called `not ours` never is.
  */
 export const CLOCK_SKEW_MS = 60_000;
 

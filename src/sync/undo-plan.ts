@@ -1,13 +1,7 @@
 /**
  * The undo plan's kind-neutral part (pure): one run's journal records -> what each object it touched
- * was before the run ({@link createRunHistory}), and the vocabulary of the steps that take it back. Each
- * kind decides its own steps (its descriptor's `undo`, in `kinds/`), against the target as it is now:
- * - created by the run: `delete-created` when it still matches what was created, `left` when it changed
- *   since, nothing when it is gone ({@link planCreatedUndo}). Only a create the run provably made (its
- *   own request answered with success) is deleted; one whose answer was lost and that a look-up then
- *   found may be someone else's: `left`, unless `--include-in-doubt`;
- * - updated or deleted by the run: `put-back` when it differs from its before-image, `re-create` when
- *   it is gone, nothing when it already equals the before-image.
+ * was before the run ({@link createRunHistory}), and the steps that take it back; each kind's `undo`
+ * decides its steps against the target now (the rules: docs/undo.md, "Undo, run by run").
  */
 import type { Problem } from '../errors.js';
 import type { Overrides } from '../importer/overrides.js';
@@ -21,7 +15,7 @@ import { notOursReason } from './ownership.js';
 /** A masked image, held or read again from the journal when it is needed. */
 export type ImageSource = Source<SafeImage | undefined>;
 
-/** The image of the intent record at `at` (a class, not a closure: one shape for 100 000 of them). */
+/** The image of the intent record at `at` (a class: one shape for 100 000 of them). */
 class JournaledImage implements ImageSource {
   constructor(
     private readonly reader: JournalRecordReader,
@@ -42,9 +36,9 @@ export interface History {
   type: string;
   readonly firstOp: 'create' | 'update' | 'delete';
   readonly firstBefore: SafeImage | undefined;
-  /** The last image the run wrote (create or update); undefined after a delete or in an old journal. */
+  /** The last image the run wrote; undefined after a delete or in an old journal. */
   lastImage: ImageSource | undefined;
-  /** Secrets the run's updates sent in clear (JSON pointers); undefined when none. */
+  /** Secrets the run's updates sent in clear (JSON pointers). */
   secretsSent: Set<string> | undefined;
   lastIndex: number;
   applied: boolean;
@@ -52,13 +46,13 @@ export interface History {
   pending: boolean;
   /** The create was found by a look-up after its answer was lost (or never settled): maybe not ours. */
   inDoubt: boolean;
-  /** Why it is provably someone else's (a `not ours` create): left, even with `--include-in-doubt`. */
+  /** Why it is provably someone else's: left, even with `--include-in-doubt`. */
   notOurs?: string;
 }
 
 /**
- * Per object, what run `run` did, newest first. Fed one record at a time; with `at` (where the record
- * is in the journal, and `reader` to read it there) an image is not kept but read again when needed.
+ * Per object, what run `run` did, newest first. With `at` and `reader`, an image is not kept but read
+ * again from the journal when needed.
  */
 export function createRunHistory(
   run: number,
@@ -74,7 +68,7 @@ export function createRunHistory(
     const key = writeKey(record.object, record.targetName);
     if (record.kind === 'intent') {
       let h = byKey.get(key);
-      // A write that settled without applying anything (failed, someone else's) starts nothing.
+      // A write that settled without applying anything (failed, someone else's) counts for nothing.
       if (h === undefined || (!h.applied && !h.pending)) {
         const firstBefore = record.op === 'create' ? undefined : record.before;
         const type = typeof firstBefore?.type === 'string' ? firstBefore.type : '';
@@ -135,6 +129,7 @@ export function createRunHistory(
   };
 }
 
+/** What every undo step names. */
 export interface StepBase {
   readonly object: JournalObject;
   /** The object's name in the target. */
@@ -144,7 +139,7 @@ export interface StepBase {
 
 /** One step of an undo. */
 export type UndoStep =
-  /** The run created it and it still matches: DELETE (a profile: by the id it has now). */
+  /** The run created it and it still matches (a profile: deleted by the id it has now). */
   | (StepBase & { readonly kind: 'delete-created'; readonly before: ImageSource; readonly targetId?: string })
   /** The run updated (or deleted, and someone re-created) it: PUT of the before-image. */
   | (StepBase & {
@@ -166,9 +161,9 @@ export type UndoStep =
       readonly image: SafeImage;
       readonly refs?: unknown;
     })
-  /** Not reverted, and why (changed since, in doubt whose it is, a kind it cannot revert). */
+  /** Not reverted, and why. */
   | (StepBase & { readonly kind: 'left'; readonly reason: string })
-  /** Already as before the run (reverted earlier, or never applied). */
+  /** Already as before the run. */
   | (StepBase & { readonly kind: 'reverted' })
   /** Cannot be reverted as it stands (a secret missing, a template problem): a pre-flight problem. */
   | (StepBase & { readonly kind: 'invalid'; readonly problems: readonly Problem[] });
@@ -193,11 +188,9 @@ export interface ReferencedIds {
 export interface UndoContext {
   readonly catalog: TemplateCatalog;
   readonly overrides: Overrides;
-  /** True when this undo already put this connection back (its secrets need not be asked again). */
+  /** This undo already put this connection back (its secrets need not be asked again). */
   readonly putBackDone: boolean;
-  /** `--include-in-doubt`: objects whose create was in doubt are deleted too. */
   readonly includeInDoubt: boolean;
-  /** For a kind that names another kind's objects: that kind's objects in the target now. */
   readonly references?: ReferencedIds;
 }
 
@@ -206,8 +199,8 @@ const IN_DOUBT_REASON =
 
 /**
  * The step of an object the run created: gone -> `reverted`; in doubt whose it is -> `left` (unless
- * `--include-in-doubt`); changed since (`changes` of what was created, undefined when the journal holds
- * no usable image) -> `left`; else `delete-created`.
+ * `--include-in-doubt`); changed since (`changes`; undefined: no usable image) -> `left`; else
+ * `delete-created`. Only a create the run provably made is deleted.
  */
 export function planCreatedUndo(
   h: History,
@@ -232,7 +225,7 @@ export function planCreatedUndo(
   return step({ kind: 'delete-created', before: image });
 }
 
-/** A writing step's payload; `place` gives a restoring step's body placed on the target's ids now. */
+/** A writing step's payload; `place` puts a restoring step's body on the target's ids now. */
 export function loadUndoPayload(
   step: UndoStep,
   place: (step: RestoringStep) => Readonly<Record<string, unknown>> = (s) => s.body,
