@@ -156,7 +156,6 @@ async function importLeanSnapshot(
         throw error;
       });
     }
-    // Of the replay, only the run continued (if any) is kept.
     const { run, continuing } = chooseImportRun(
       journal === undefined ? await peekJournal(journalPath, binding) : journal.replay,
       journalPath,
@@ -306,10 +305,7 @@ async function importLeanSnapshot(
   }
 }
 
-/**
- * Every kind's writes through the executor, kind after kind, each given what the kinds before it hand
- * on; the first kind that stops ends the run. `plans`: as run (a kind may plan a step again).
- */
+/** Every kind's writes, kind after kind; the first kind that stops ends the run. `plans`: as run. */
 async function runKinds(
   plans: KindPlans,
   run: Omit<KindImportRun, 'onStarted'>,

@@ -1,7 +1,4 @@
-/**
- * The snapshot as an import holds it: per entry only its name, type, source id and place in the file;
- * a body is prepared again from its line (checked by CRC-32) each time the plan or the run needs it.
- */
+/** The snapshot as an import holds it: lean entries, each body prepared again from its line when needed. */
 import { makeSafeImage } from '../connections/images.js';
 import { resolveSourceIds, type SourceIdChange } from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
@@ -29,10 +26,7 @@ export interface LeanSnapshot extends IndexedSnapshot {
   readonly entries: LeanEntry[];
 }
 
-/**
- * Read and verify the snapshot in one pass; `onEntry` sees each whole entry as it passes. Nothing is
- * acted on before the trailer is checked: the caller gets the result only then.
- */
+/** Read and verify the snapshot in one pass; the caller gets nothing to act on before the trailer. */
 export async function readLeanSnapshot(
   path: string,
   signal: AbortSignal,
@@ -58,8 +52,7 @@ export async function readLeanSnapshot(
 
 /**
  * An entry ready to send, read again from the snapshot: server-managed fields and source-environment
- * ids dropped (into `sourceIdChanges`), then overrides applied (an override may set such an id to one of
- * the target's). The import never holds every body at once.
+ * ids dropped, then overrides applied (an override may set such an id to one of the target's).
  */
 export function createPreparer(
   file: PlacedSnapshot,

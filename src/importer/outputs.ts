@@ -1,7 +1,4 @@
-/**
- * What an import leaves for people and scripts, kind-neutral: the `--report` file, the id map's writing,
- * the summary's layout. No credential value: names, ids, HTTP statuses, scrubbed service messages.
- */
+/** What an import leaves for people and scripts, kind-neutral; never a credential value. */
 import { readFile } from 'node:fs/promises';
 import type { Problem } from '../errors.js';
 import { writeFileAtomic } from '../files.js';
@@ -49,10 +46,7 @@ export function writeScrubbedFile(path: string, content: string): Promise<void> 
   return writeFileAtomic(path, scrub(content), { what: 'output file' });
 }
 
-/**
- * Add a run's `--report` records to the report at `path`, one JSON line each, after the earlier runs'
- * lines; written as a whole new file, so a crash leaves the old report or the new one.
- */
+/** Add a run's records to the report at `path`, after the earlier runs' lines; atomically. */
 export async function writeReport(path: string, records: Iterable<object>): Promise<void> {
   let before = '';
   try {

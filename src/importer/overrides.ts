@@ -1,8 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
- * Overrides (`--overrides FILE`): values set on connections on their way into the target; the rules:
- * docs/files.md, "Overrides". `custom_fields` is merged by `field_name` because its elements are fields
- * of their own: overriding the one encrypted custom field must not drop the clear ones.
+ * Overrides (`--overrides FILE`; docs/files.md, "Overrides"). `custom_fields` is merged by `field_name`:
+ * overriding the one encrypted custom field must not drop the clear ones.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -64,9 +63,8 @@ const MALFORMED_PLACEHOLDERS = [
 ] as const;
 
 /**
- * Refuse nesting deeper than {@link MAX_OVERRIDES_DEPTH} (one clear line, not a stack overflow) and a
- * malformed placeholder, which would otherwise be sent as it is, e.g. as a password. The value is never
- * quoted: it may be a literal secret.
+ * Refuse deep nesting (one clear line, not a stack overflow) and a malformed placeholder (else sent as it
+ * is, e.g. as a password). The value is never quoted: it may be a literal secret.
  */
 function checkStructure(value: unknown, file: string, pointer = '', depth = 0): void {
   if (depth > MAX_OVERRIDES_DEPTH) {
@@ -146,10 +144,7 @@ function readTrimmed(path: string): string | undefined {
   }
 }
 
-/**
- * Replace the placeholders with their values, each registered as a secret (as is every string set on a
- * credential-looking field); a placeholder whose value cannot be had stays (the pre-flight names it).
- */
+/** Replace the placeholders by their values, each registered as a secret; one without a value stays. */
 export function resolveOverrides(
   overrides: Overrides,
   env: Readonly<Record<string, string | undefined>>,
@@ -259,10 +254,7 @@ export function applyOverrides<T extends { readonly name: string; readonly type:
   return out as T;
 }
 
-/**
- * What applying the overrides to `entry` would remove, as JSON pointers (keys of a replaced object,
- * elements of a replaced array, a value set to `null`): the import warns with these.
- */
+/** What applying the overrides to `entry` would remove, as JSON pointers (the import warns of them). */
 export function findOverrideRemovals(
   entry: { readonly name: string; readonly type: string } & Readonly<Record<string, unknown>>,
   overrides: Overrides,

@@ -1,7 +1,4 @@
-/**
- * An import plan as GitHub-flavoured Markdown (`import --dry-run --format markdown`): a counts table,
- * then each kind's parts (`planMarkdown` of its descriptor). Pure.
- */
+/** An import plan as GitHub-flavoured Markdown (`import --dry-run --format markdown`). Pure. */
 import { countOf } from '../display-name.js';
 import { code, row, section, text } from '../markdown.js';
 import { eachPlan, type UnchangingStep } from '../sync/kind.js';

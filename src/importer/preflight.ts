@@ -39,10 +39,7 @@ function forEachString(
   else if (isRecord(value)) for (const [k, v] of Object.entries(value)) forEachString(v, [...path, k], visit);
 }
 
-/**
- * Problems that stop one entry from being sent (a secret masked, an unresolved placeholder, a required
- * secret empty, the template's errors: one per field, the most specific first), and warnings.
- */
+/** Problems that stop one entry from being sent (one per field, the most specific first), and warnings. */
 export function checkEntryForSend(
   entry: PreparedEntry,
   templates: EntryTemplates,
@@ -98,10 +95,7 @@ export interface PreflightFacts {
   readonly dryRun: boolean;
 }
 
-/**
- * Every pre-flight problem of an import (empty = go): each kind's own, and the run-wide ones (a protected
- * target, the snapshot's own source) after the first kind's.
- */
+/** Every pre-flight problem of an import (empty = go): the run-wide ones after the first kind's. */
 export function checkPreflight(
   kinds: readonly (readonly [SyncKind, unknown])[],
   facts: PreflightFacts,
@@ -143,10 +137,7 @@ export function formatWarning(w: Problem): string {
   return w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
 }
 
-/**
- * The next step for a refused pre-flight: the overrides advice only when a field of an entry is at
- * fault, not for a run-wide refusal (a protected target, --max-changes).
- */
+/** The next step for a refused pre-flight: the overrides advice only when an entry's field is at fault. */
 export function preflightHint(
   problems: readonly Problem[],
   referencePointers: ReadonlySet<string>,

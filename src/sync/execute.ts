@@ -77,10 +77,7 @@ export type WriteOutcome<P = unknown> =
       readonly attempts: number;
     }
   | {
-      /**
-       * Someone else's ({@link Write.whenTaken}): a create refused because the name was taken, or
-       * (`createdAt` set: `not ours`) an in-doubt create found created before this run's intent.
-       */
+      /** Someone else's ({@link Write.whenTaken}); `createdAt` set: `not ours`, created before the intent. */
       readonly kind: 'exists';
       readonly step: Write<P>;
       readonly targetId: string | undefined;
@@ -102,7 +99,7 @@ export type WriteOutcome<P = unknown> =
 /** An outcome the journal records: every one but `pending`. */
 export type SettledOutcome<P = unknown> = Exclude<WriteOutcome<P>, { kind: 'pending' }>;
 
-/** Full-jitter backoff base and cap before re-checking an in-doubt create (ms). */
+/** Full-jitter backoff before re-checking an in-doubt create (ms). */
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 8000;
 
@@ -146,7 +143,7 @@ class StopRun extends Error {}
 interface StepState {
   inDoubt: boolean;
   attempts: number;
-  /** When the step's first intent was written (ms), for the `not ours` test. */
+  /** When the step's first intent was written (ms): the `not ours` test. */
   firstIntentMs?: number;
 }
 

@@ -1,7 +1,4 @@
-/**
- * A kind of object the engine synchronises (a connection, a scan profile): what the engine and the
- * commands ask of it without naming it. Each kind is one folder of `kinds/`, exporting its descriptor.
- */
+/** What the engine asks of a kind of object it synchronises; each kind is one folder of `kinds/`. */
 import type { HttpClient } from '../api/http.js';
 import type { Problem } from '../errors.js';
 import type {

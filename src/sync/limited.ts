@@ -1,9 +1,8 @@
 import pLimit from 'p-limit';
 
 /**
- * Run `task` for each item, at most `concurrency` at a time, in the items' order; `task` must not reject.
- * Items go to the limiter a window (twice the concurrency) at a time: 100 000 queued tasks (a promise
- * and a closure each) would be most of what a large import holds.
+ * Run `task` for each item, at most `concurrency` at a time, in order; `task` must not reject. Items
+ * are queued a window at a time: 100 000 queued tasks would be most of what a large import holds.
  */
 export async function forEachLimited<T>(
   items: readonly T[],

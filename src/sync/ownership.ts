@@ -5,10 +5,7 @@
  * A stamp missing or not ISO 8601 with a zone proves nothing.
  */
 
-/**
- * How far the service's clock may be behind ours. Larger errs safe: one left in doubt is deleted only
- * with `--include-in-doubt`; one wrongly called `not ours` never is.
- */
+/** How far the service's clock may be behind ours; larger errs safe (`not ours` is never deleted). */
 export const CLOCK_SKEW_MS = 60_000;
 
 const ISO_WITH_ZONE = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)$/;

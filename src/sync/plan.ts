@@ -30,10 +30,7 @@ export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
 /** The choices of {@link OnConflict}, for option checks. */
 export const ON_CONFLICT_CHOICES: readonly OnConflict[] = ['skip', 'fail', 'rename', 'update'];
 
-/**
- * The first of `<name> (2)`, `<name> (3)`, ... not `taken`; within the service's name pattern
- * `^[\w\-\s\(\):]+$`.
- */
+/** The first `<name> (n)`, n >= 2, not `taken`: within the service's name pattern `^[\w\-\s\(\):]+$`. */
 export function chooseRenamedName(name: string, taken: ReadonlySet<string>): string {
   for (let n = 2; ; n++) {
     const candidate = `${name} (${n})`;
@@ -46,10 +43,7 @@ export type ExistingDecision =
   | { readonly kind: 'exists' | 'conflict' | 'update' }
   | { readonly kind: 'rename'; readonly targetName: string };
 
-/**
- * `skip` -> `exists` (left alone), `fail` -> `conflict` (a pre-flight problem), `update` -> compared by
- * the kind, `rename` -> created under {@link chooseRenamedName}, which is added to `taken`.
- */
+/** What `--on-conflict` makes of a name the target holds; a rename's new name is added to `taken`. */
 export function decideExisting(name: string, onConflict: OnConflict, taken: Set<string>): ExistingDecision {
   if (onConflict !== 'rename')
     return { kind: onConflict === 'skip' ? 'exists' : onConflict === 'fail' ? 'conflict' : 'update' };
@@ -65,11 +59,7 @@ export interface Written {
   readonly targetName: string;
 }
 
-/**
- * What the planner decided for a desired object. `targetName`: its name in the target (`rename`: the new
- * one; `done`, `in-doubt`: the journal's); `current`: the target's object of that name (`rename`: of its
- * own name).
- */
+/** What the planner decided for a desired object (`rename`: `current` is the object of its own name). */
 export interface Decision<A, W> {
   readonly kind: 'done' | 'in-doubt' | 'create' | 'rename' | ExistingDecision['kind'];
   readonly targetName: string;

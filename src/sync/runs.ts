@@ -48,15 +48,12 @@ export function cannotReadJournal(path: string, code: string): InputFileError {
 
 /** Read the runs of the journal at `path`. */
 export async function listRuns(path: string): Promise<JournalRuns> {
-  let read: Awaited<ReturnType<typeof replayJournalFile>>;
-  try {
-    read = await replayJournalFile(path);
-  } catch (error) {
+  const read = await replayJournalFile(path).catch((error: unknown) => {
     if (error instanceof InputFileError) throw error;
     throw cannotReadJournal(path, (error as NodeJS.ErrnoException).code ?? 'error');
-  }
-  const begin = read?.replay.begin;
+  });
   if (read === undefined) throw cannotReadJournal(path, 'ENOENT');
+  const begin = read.replay.begin;
   if (begin === undefined)
     throw new InputFileError(path, undefined, 'the journal is empty', { hint: JOURNAL_HINT });
   const runs = read.replay.runs;
@@ -93,10 +90,7 @@ export function chooseImportRun(
   return { run: (newest?.run ?? 0) + 1, continuing: undefined };
 }
 
-/**
- * The run an undo writes and the run it takes back: the newest when it is an interrupted undo, else a
- * new one taking back the newest import run not undone; undefined when none is left.
- */
+/** The run an undo writes (the newest when an interrupted undo) and the run it takes back; or none. */
 export function chooseUndoRun(
   runs: readonly RunState[],
 ): { run: number; undoes: number; continuing: RunState | undefined } | undefined {

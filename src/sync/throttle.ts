@@ -43,7 +43,6 @@ export interface RateLimiter {
   readonly rateLimitedCount: number;
 }
 
-/** Window over which the observed send rate is measured. */
 const OBSERVE_WINDOW_MS = 1000;
 
 /** A rate limiter; `rate`: the starting and highest rate (req/s), undefined = none until a 429. */

@@ -1,7 +1,6 @@
 /**
- * The undo plan's kind-neutral part (pure): one run's journal records -> what each object it touched
- * was before the run ({@link createRunHistory}), and the steps that take it back; each kind's `undo`
- * decides its steps against the target now (the rules: docs/undo.md, "Undo, run by run").
+ * The undo plan's kind-neutral part (pure): one run's records -> what each object was before it, and the
+ * steps that take it back; each kind's `undo` decides (docs/undo.md, "Undo, run by run").
  */
 import type { Problem } from '../errors.js';
 import type { Overrides } from '../importer/overrides.js';
@@ -50,10 +49,7 @@ export interface History {
   notOurs?: string;
 }
 
-/**
- * Per object, what run `run` did, newest first. With `at` and `reader`, an image is not kept but read
- * again from the journal when needed.
- */
+/** Per object, what run `run` did, newest first; with `reader`, images are read again when needed. */
 export function createRunHistory(
   run: number,
   reader?: JournalRecordReader,
@@ -115,16 +111,11 @@ export function createRunHistory(
   return {
     add,
     finish: () => {
-      const histories = [...byKey.values()]
-        .filter((h) => h.applied || h.pending || h.notOurs !== undefined)
-        .map((h) => {
-          // A create that never settled and is found now may be ours or someone else's.
-          if (h.firstOp === 'create' && h.pending && !h.applied) h.inDoubt = true;
-          return h;
-        })
-        .sort((a, b) => b.lastIndex - a.lastIndex);
+      const histories = [...byKey.values()].filter((h) => h.applied || h.pending || h.notOurs !== undefined);
+      // A create that never settled and is found now may be ours or someone else's.
+      for (const h of histories) if (h.firstOp === 'create' && h.pending && !h.applied) h.inDoubt = true;
       byKey.clear();
-      return histories;
+      return histories.sort((a, b) => b.lastIndex - a.lastIndex);
     },
   };
 }
@@ -198,9 +189,8 @@ const IN_DOUBT_REASON =
   "its create was in doubt (the answer was lost and a look-up found the name): it may be someone else's; pass --include-in-doubt to delete it";
 
 /**
- * The step of an object the run created: gone -> `reverted`; in doubt whose it is -> `left` (unless
- * `--include-in-doubt`); changed since (`changes`; undefined: no usable image) -> `left`; else
- * `delete-created`. Only a create the run provably made is deleted.
+ * The step of an object the run created: gone -> `reverted`; maybe not ours, or changed since (`changes`;
+ * undefined: no usable image) -> `left`; else `delete-created`.
  */
 export function planCreatedUndo(
   h: History,

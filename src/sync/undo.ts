@@ -1,9 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:VAR}" is a literal overrides placeholder
-/**
- * The undo workflow (docs/undo.md): takes back the newest run of a journal not yet undone, every kind,
- * through the executor, journaled as a run of its own (`command: 'undo'`) so that an interrupted undo
- * is finished by running it again and no run is undone twice.
- */
+/** The undo workflow (docs/undo.md): the newest run not yet undone, taken back as a run of its own. */
 import { stat } from 'node:fs/promises';
 import type { ClientFactory } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
@@ -105,17 +101,10 @@ export type UndoResult =
   /** Every import run of the journal is undone already: nothing was written. */
   | { readonly kind: 'nothing'; readonly journal: string };
 
-/**
- * The journal, locked for the whole undo unless a dry run (no import runs meanwhile, nothing changes
- * under the images read again from it), its `begin`, and the undo to do.
- */
+/** The journal, locked for the whole undo unless a dry run, its `begin`, and the undo to do. */
 async function openForUndo(options: UndoOptions) {
   try {
     await stat(options.journal);
-  } catch (error) {
-    throw cannotReadJournal(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
-  }
-  try {
     const journal = options.dryRun ? undefined : await openJournal(options.journal, undefined);
     const replay = journal?.replay ?? (await replayJournalFile(options.journal))?.replay;
     journal?.releaseReplay();
@@ -130,10 +119,7 @@ async function openForUndo(options: UndoOptions) {
   }
 }
 
-/**
- * One step per object the run touched, per kind in {@link KINDS} order, each planned as its kind's
- * listing hands it out (a streamed listing is not kept); of a kind another names, the ids are noted.
- */
+/** One step per object the run touched, planned as its kind's listing hands it out (not kept). */
 async function planAgainstTarget(
   client: HttpClient,
   histories: readonly History[],
@@ -190,10 +176,7 @@ function undoWrite(step: UndoStep): Write<UndoStep> {
   });
 }
 
-/**
- * Restores kind by kind in {@link KINDS} order (a profile created again may name a connection created
- * again), then deletes in reverse (a profile before the connection it names).
- */
+/** Restores in {@link KINDS} order (a profile may name a connection restored), then deletes in reverse. */
 function phasesOf(stepsByKind: readonly UndoStep[][]) {
   const phase = (restoring: boolean) => (kind: SyncKind, i: number) => {
     const wanted = (s: UndoStep) =>
@@ -213,7 +196,6 @@ export async function undoRun(
   const reader = openJournalRecordReader(options.journal);
   try {
     if (chosen === undefined) return { kind: 'nothing', journal: options.journal };
-    // Images are read again through `reader` when needed.
     const history = createRunHistory(chosen.undoes, reader);
     let index = 0;
     await replayJournalFile(options.journal, { onRecord: (record, at) => history.add(record, index++, at) });
