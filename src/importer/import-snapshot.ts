@@ -1,11 +1,9 @@
 /**
- * The import workflow: makes a target match a snapshot. Side effects in this order: overrides read ->
- * snapshot verified (one pass, entries kept lean) -> target resolved -> throttle, client, templates ->
- * journal locked and replayed (a dry run only peeks), every kind's reads of the target -> each kind's
- * plan, kind after kind in `KINDS` order -> pre-flight -> (dry run: the plans) -> (refused: report
- * written, a fresh journal deleted under the lock) -> the writes, kind after kind, through the executor
- * -> report, id map. An interrupted run is finished first; a finished one hides nothing: what differs
- * now is the next run, and nothing differing writes nothing (docs/undo.md, "Runs").
+ * The import workflow. Side effects in this order: overrides, snapshot verified, target resolved,
+ * templates, journal locked and replayed with every kind's reads of the target, each kind's plan in
+ * `KINDS` order, pre-flight (refused: report written, a fresh journal deleted under the lock), the
+ * writes, report and id map. An interrupted run is finished first; then what differs now is the next
+ * run (docs/undo.md, "Runs").
  */
 import { unlink } from 'node:fs/promises';
 import { createRetryBudget } from '../api/retry-policy.js';
@@ -139,8 +137,7 @@ async function importLeanSnapshot(
       sourceIdChanges,
       onEvent,
     };
-    // Once: when the lock is held, or after a dry run's peek. Every kind's reads go out together, while
-    // the journal is replayed (each waits on the service); the first failure ends the run.
+    // Once, when the lock is held (or after a dry run's peek): every kind's reads go out together.
     let planners: (readonly [SyncKind, KindPlanner<unknown>])[] | undefined;
     const startReads = () => {
       planners ??= KINDS.map((kind) => [kind, kind.startImport(start)] as const);
@@ -161,7 +158,6 @@ async function importLeanSnapshot(
       journalPath,
     );
     journal?.releaseReplay();
-    // Kind after kind: a later kind's references are what the kinds before it hand on.
     const ready = [];
     for (const [kind, planner] of startReads()) ready.push([kind, await planner(continuing)] as const);
     const handed = new Map<JournalObject, PlanHandOn>();

@@ -57,7 +57,6 @@ export interface OverrideRemoval {
 
 /** Progress and warnings of an import, in the order they happen. */
 export type ImportEvent =
-  /** An overrides rule that matches no entry of the snapshot (e.g. `byName.x`). */
   | { readonly kind: 'unused-override'; readonly rule: string }
   /** The overrides would remove these parts of these entries: never silently. */
   | { readonly kind: 'override-removes'; readonly removals: readonly OverrideRemoval[] }

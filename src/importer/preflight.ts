@@ -59,8 +59,7 @@ export function checkEntryForSend(
     } else if (value.includes('${')) {
       const m = UNRESOLVED_PLACEHOLDER.exec(value);
       if (m) {
-        // The placeholder itself is not quoted: a placeholder on a credential field is registered as a
-        // secret (the value that will be sent), so the scrubber would print it as "******".
+        // Not quoted: a placeholder on a credential field is a registered secret, printed as "******".
         found.push(at(formatPointer(path), `unresolved placeholder: ${describeUnresolved(m[0])}`));
       }
     }

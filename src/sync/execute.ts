@@ -1,7 +1,6 @@
 /**
- * The executor, the only code that writes to a target (import and undo, every kind). Per step
- * (`Write`, `step.ts`): throttle -> intent (fsync'd) -> request -> outcome.
- *
+ * The executor, the only code that writes to a target (import and undo, every kind). Per step:
+ * throttle -> intent (fsync'd) -> request -> outcome.
  * - 2xx: applied (`via: 'post'` for a create: provably this run's).
  * - 429: certainly not applied; the shared throttle pauses (Retry-After) and slows down once per epoch;
  *   the same request goes again, at most `maxRateLimitedPerStep` times.
@@ -14,7 +13,7 @@
  *   the intent open, and the next run plans it afresh.
  * - 401: stop (exit 4). Ctrl-C: stop (exit 130). Budget spent or look-ups failing: stop (exit 5).
  * A stop is run-wide and prompt: waits end, no new request starts, a request already sent settles and
- * is journaled. An intent without an outcome is reconciled by the next run.
+ * is journaled; an intent left without an outcome is reconciled by the next run.
  */
 import { setMaxListeners } from 'node:events';
 import type { RetryBudget } from '../api/retry-policy.js';

@@ -83,7 +83,6 @@ export interface SyncKind<P = unknown, R = unknown> {
   readonly runsKey: string;
 }
 
-/** An object of a kind as the service lists it. */
 type Listed = Readonly<Record<string, unknown>>;
 
 /** A kind's parts of a dry run's Markdown (`import --dry-run --format markdown`). */

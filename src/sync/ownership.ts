@@ -1,8 +1,7 @@
 /**
- * Whose an object is when this run's create of it was in doubt and a look-up found the name: `not ours`
- * when the service stamped it (`created_at`, server-managed: api-notes.md, "Connection objects"; scan
- * profiles: `createdAt`) before this run's first intent, by more than the clock skew; otherwise in doubt.
- * A stamp missing or not ISO 8601 with a zone proves nothing.
+ * Whose an in-doubt create found by name is: `not ours` when the service stamped it (`created_at`:
+ * api-notes.md, "Connection objects"; scan profiles: `createdAt`) before this run's first intent, by more
+ * than the clock skew; else in doubt. A stamp missing or not ISO 8601 with a zone proves nothing.
  */
 
 /** How far the service's clock may be behind ours; larger errs safe (`not ours` is never deleted). */

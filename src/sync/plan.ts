@@ -1,10 +1,8 @@
 /**
- * The one planner of every kind (pure): desired objects (a snapshot's) and actual ones (the live
- * target's) in, steps out; `--dry-run` prints the very steps the run executes. Matched by name. Per
- * desired object within the selection, in name order:
+ * The one planner of every kind (pure): desired and actual objects in, steps out, so `--dry-run` prints
+ * the steps the run executes. Per desired object within the selection, in name order:
  * 1. a second object of a name -> the kind's `duplicate` step (a kind without one plans it again);
- * 2. the run being finished (only an interrupted run's journal is handed in: a finished run hides no
- *    drift) wrote it as the kind's `resumes` says, and the target holds it -> `done`;
+ * 2. the interrupted run being finished wrote it (see `resumes`) and the target holds it -> `done`;
  * 3. the kind's own checks (`gate`: a scan profile's one-time scan, its references) may decide it;
  * 4. that run's create has no outcome -> `in-doubt`, with the target's object of the name it sent;
  * 5. its name exists in the target -> as `--on-conflict` says ({@link decideExisting});

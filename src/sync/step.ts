@@ -2,10 +2,7 @@
 import type { SettledOutcome, WritePayload } from './execute.js';
 import type { JournalObject, JournalOp, JournalRecord } from './journal/records.js';
 
-/**
- * One write, and `plan`, its planner's own step (`ExecuteOptions.load` makes the payload of it). A class
- * with every field set: one shape for 100 000 of them.
- */
+/** One write, and `plan`, its planner's step; a class with every field set: one shape for 100 000. */
 export class Write<P = unknown> {
   readonly object: JournalObject;
   readonly op: JournalOp;

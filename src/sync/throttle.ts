@@ -1,10 +1,9 @@
 /**
- * The run-wide request throttle: a token bucket (GCRA, burst 1: requests spaced evenly, not in clumps)
- * shared by every request of the run, and adaptive (AIMD, as TCP): a 429 pauses the bucket for its
- * Retry-After and lowers the rate to {@link DECREASE_FACTOR} of the rate observed; each second without
- * one raises it a little. So a run told the server's limit (`--rate`) stays under it, and one not told
- * settles just under it. One decrease per epoch: a 429 for a request sent before the last decrease says
- * nothing new (it was sent at the old rate).
+ * The run-wide request throttle: a token bucket (GCRA, burst 1: requests spaced evenly) shared by every
+ * request of the run, adaptive (AIMD, as TCP): a 429 pauses it for its Retry-After and lowers the rate
+ * to {@link DECREASE_FACTOR} of the rate observed; each second without one raises it a little. A run
+ * told the server's limit (`--rate`) stays under it; one not told settles just under it. One decrease
+ * per epoch: a 429 for a request sent before the last decrease was sent at the old rate.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -100,9 +99,8 @@ export function createRateLimiter(
       const t = clock.now();
       const pause = Math.min(MAX_PAUSE_MS, Math.max(0, retryAfterMs ?? DEFAULT_PAUSE_MS));
       pausedUntil = Math.max(pausedUntil, t + pause);
-      // One decrease per epoch (the last decrease, its pause, and a short grace while the server's
-      // bucket refills): a request sent within it reflects a rate already acted upon. Without a send
-      // time, "answered within it".
+      // One decrease per epoch (the last decrease, its pause, a short grace while the server's bucket
+      // refills): a request sent within it reflects a rate already acted upon (no send time: answered).
       const stale = (sentAt ?? t) < epochEnd;
       if (stale) return;
       const current = rateAt(t) ?? Number.POSITIVE_INFINITY;

@@ -30,7 +30,6 @@ class JournaledImage implements ImageSource {
 /** What one run did to one object. */
 export interface History {
   readonly object: JournalObject;
-  /** The object's name in the target. */
   readonly name: string;
   type: string;
   readonly firstOp: 'create' | 'update' | 'delete';
@@ -120,10 +119,9 @@ export function createRunHistory(
   };
 }
 
-/** What every undo step names. */
+/** What every undo step names: the object in the target. */
 export interface StepBase {
   readonly object: JournalObject;
-  /** The object's name in the target. */
   readonly name: string;
   readonly type: string;
 }
@@ -152,7 +150,6 @@ export type UndoStep =
       readonly image: SafeImage;
       readonly refs?: unknown;
     })
-  /** Not reverted, and why. */
   | (StepBase & { readonly kind: 'left'; readonly reason: string })
   /** Already as before the run. */
   | (StepBase & { readonly kind: 'reverted' })

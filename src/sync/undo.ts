@@ -61,7 +61,7 @@ export type UndoOutcome = 'deleted' | 'restored' | 'recreated' | 'failed' | 'pen
 /** One line of the undo's result. */
 export interface UndoLine {
   readonly step: UndoStep;
-  /** Undefined for steps that write nothing. */
+  /** Undefined for a step that writes nothing. */
   readonly outcome: UndoOutcome | undefined;
   readonly message?: string;
 }
