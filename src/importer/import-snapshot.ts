@@ -1,22 +1,9 @@
 /**
- * The import workflow: makes a target match a snapshot. The steps, in this order of side effects:
- * overrides read -> snapshot verified (one pass, keeping per entry only its name, type, source id and
- * place in the file) -> target resolved -> throttle and client created -> templates loaded -> journal
- * locked and replayed, then every kind's reads of the target (`startImport` of its descriptor:
- * connections with scanner groups and credentials, scan profiles when the snapshot includes them; a dry
- * run only peeks at the journal) -> each kind's plan against the live target, kind after kind in the
- * order of `KINDS`, each given what the kinds before it hand on (each kind's `import.ts`) -> pre-flight -> (dry
- * run: return the plans) -> (refused: report written, fresh journal deleted under the lock,
- * PreflightError) -> the run's writes through the executor (`run-import.ts`) -> report, id map.
- *
- * Runs: the journal holds the runs of one snapshot into one target. An interrupted run is finished:
- * what it left in doubt is looked up by name before anything is sent again, what it did is reported as
- * done. A finished run hides nothing: the plan is made afresh against the live target, and whatever
- * differs now is the next run. When nothing differs nothing is written (no run is recorded).
- *
- * It prints nothing: progress and warnings are {@link ImportEvent}s, the outcome an {@link ImportResult};
- * `cli/import.ts` renders both. Its ports (resolving the target, the client factory, the clock) are
- * arguments, so tests can hand fakes.
+ * The import workflow. Side effects in this order: overrides, snapshot verified, target resolved,
+ * templates, journal locked and replayed with every kind's reads of the target, each kind's plan in
+ * `KINDS` order, pre-flight (refused: report written, a fresh journal deleted under the lock), the
+ * writes, report and id map. An interrupted run is finished first; then what differs now is the next
+ * run (docs/undo.md, "Runs").
  */
 import { unlink } from 'node:fs/promises';
 import { createRetryBudget } from '../api/retry-policy.js';
@@ -35,7 +22,15 @@ import {
   openJournal,
   peekJournal,
 } from '../sync/journal/writer.js';
-import { eachPlan, KINDS, type KindPlans, reportRecordsOf, runsOf, type SyncKind } from '../sync/kind.js';
+import {
+  eachPlan,
+  KINDS,
+  type KindPlans,
+  reportRecordsOf,
+  runsOf,
+  type SyncKind,
+  writersFor,
+} from '../sync/kind.js';
 import { chooseImportRun } from '../sync/runs.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
@@ -47,7 +42,7 @@ import {
   type ImportResult,
   type OverrideRemoval,
 } from './import-types.js';
-import type { ImportStart, KindPlanner, PlanHandOn } from './kind-import.js';
+import type { ImportHandOn, ImportStart, KindImportRun, KindPlanner, PlanHandOn } from './kind-import.js';
 import { createPreparer, type LeanSnapshot, readLeanSnapshot } from './lean-snapshot.js';
 import { writeReport, writeScrubbedFile } from './outputs.js';
 import {
@@ -60,13 +55,9 @@ import {
   resolveOverrides,
 } from './overrides.js';
 import { checkPreflight, preflightHint } from './preflight.js';
-import { runImportSteps } from './run-import.js';
 import { checkOnly } from './selection.js';
 
-/**
- * Import a snapshot into the target (see the module comment for the order of side effects).
- * Throws UsageError, PreflightError (its problems the refusal's) and the typed errors of the layers below.
- */
+/** Import a snapshot into the target. Throws UsageError, PreflightError and the layers' typed errors. */
 export async function importSnapshot(
   options: ImportOptions,
   ports: ImportPorts,
@@ -77,7 +68,6 @@ export async function importSnapshot(
   const overrides = resolveOverrides(rawOverrides, ports.env);
   const removals: OverrideRemoval[] = [];
   const lean = await readLeanSnapshot(options.snapshot, ports.signal, (entry) => {
-    // Most entries have no override at all (none without --overrides): nothing to look for.
     if (!overridesApplyTo(entry, overrides)) return;
     const paths = findOverrideRemovals(stripServerManaged(entry) as Connection, overrides);
     if (paths.length > 0) removals.push({ entry: entry.name, paths });
@@ -89,7 +79,7 @@ export async function importSnapshot(
   }
 }
 
-/** {@link importSnapshot} once the snapshot is read and verified (its file stays open for rereads). */
+/** {@link importSnapshot} once the snapshot is read and verified (its file open for rereads). */
 async function importLeanSnapshot(
   options: ImportOptions,
   ports: ImportPorts,
@@ -127,7 +117,7 @@ async function importLeanSnapshot(
       { path: options.idMap, flag: '--id-map' },
     ]);
 
-    // Listing and template look-ups are reads; the budget covers their retries too.
+    // The budget covers the reads' retries too.
     budget.extend(20);
     const catalog = options.templatesFromTarget
       ? await loadCatalogFromEnvironment(client, [...new Set(lean.entries.map((e) => e.type))])
@@ -147,9 +137,7 @@ async function importLeanSnapshot(
       sourceIdChanges,
       onEvent,
     };
-    // Once: when the lock is held (below), or after a dry run's peek. Every kind's reads go out
-    // together (each waits on the service, not on this process), while the journal is replayed; a
-    // failure of one ends the run, and the others' ends are ignored.
+    // Once, when the lock is held (or after a dry run's peek): every kind's reads go out together.
     let planners: (readonly [SyncKind, KindPlanner<unknown>])[] | undefined;
     const startReads = () => {
       planners ??= KINDS.map((kind) => [kind, kind.startImport(start)] as const);
@@ -165,14 +153,11 @@ async function importLeanSnapshot(
         throw error;
       });
     }
-    // A dry run only peeks. Every earlier run's states are let go once chosen: the run continued (if
-    // any) is all the import needs.
     const { run, continuing } = chooseImportRun(
       journal === undefined ? await peekJournal(journalPath, binding) : journal.replay,
       journalPath,
     );
     journal?.releaseReplay();
-    // Kind after kind: each plans with what the kinds before it hand on (a later kind's references).
     const ready = [];
     for (const [kind, planner] of startReads()) ready.push([kind, await planner(continuing)] as const);
     const handed = new Map<JournalObject, PlanHandOn>();
@@ -186,7 +171,7 @@ async function importLeanSnapshot(
     const kinds = eachPlan(plans);
     const sum = (of: (kind: SyncKind, plan: unknown) => number | undefined) =>
       kinds.reduce((n, [k, p]) => n + (of(k, p) ?? 0), 0);
-    // What the run's messages and budget count: the kinds that share them (others announce their own start).
+    // What the run's messages and budget count (a kind without `share` announces its own start).
     const shared = (key: 'done' | 'inDoubt' | 'sends' | 'total') => sum((k, p) => k.share?.(p)[key]);
     const problems = checkPreflight(kinds, {
       maxChanges: options.maxChanges,
@@ -217,8 +202,7 @@ async function importLeanSnapshot(
     if (problems.length > 0) {
       if (options.report) await writeReport(options.report, reportRecordsOf(runsOf(plans), undefined));
       if (journal.fresh) {
-        // Deleted while this run still holds the lock: a run that takes the lock next must not have
-        // its new journal deleted under it.
+        // Under the lock: the next holder's new journal must not be deleted under it.
         await unlink(journal.path).catch(() => undefined);
         await journal.close();
       }
@@ -241,7 +225,7 @@ async function importLeanSnapshot(
       });
     }
     const writes = sum((k, p) => (k.writes ?? k.changes)(p));
-    let outcomes: Awaited<ReturnType<typeof runImportSteps>> = { outcomes: {}, stoppedBy: undefined, plans };
+    let outcomes: Awaited<ReturnType<typeof runKinds>> = { outcomes: {}, stoppedBy: undefined, plans };
     if (writes > 0) {
       if (continuing === undefined) await journal.startRun(run, 'import');
       // A sick service ends the run: about one retry per ten writes, at least 30.
@@ -257,25 +241,27 @@ async function importLeanSnapshot(
         journal: journalPath,
       });
       try {
-        outcomes = await runImportSteps({
+        outcomes = await runKinds(
           plans,
-          onConflict: options.onConflict,
-          client,
-          deps: {
-            journal,
-            run,
-            limiter,
+          {
+            onConflict: options.onConflict,
+            client,
+            deps: {
+              writers: writersFor(client),
+              journal,
+              run,
+              limiter,
+              budget,
+              log: ports.log,
+              signal: ports.signal,
+              ...(ports.clock ? { clock: ports.clock } : {}),
+            },
             budget,
-            log: ports.log,
-            signal: ports.signal,
-            ...(ports.clock ? { clock: ports.clock } : {}),
+            concurrency,
+            onOutcome: (outcome) => onEvent({ kind: 'write-settled', outcome }),
           },
-          budget,
-          concurrency,
-          onOutcome: (outcome) => onEvent({ kind: 'write-settled', outcome }),
-          onKindStarted: (label, sends) =>
-            onEvent({ kind: 'kind-started', label, target: environment.label, sends }),
-        });
+          (label, sends) => onEvent({ kind: 'kind-started', label, target: environment.label, sends }),
+        );
       } finally {
         onEvent({ kind: 'run-ended' });
       }
@@ -313,4 +299,24 @@ async function importLeanSnapshot(
     await journal?.close();
     client.close();
   }
+}
+
+/** Every kind's writes, kind after kind; the first kind that stops ends the run. `plans`: as run. */
+async function runKinds(
+  plans: KindPlans,
+  run: Omit<KindImportRun, 'onStarted'>,
+  onKindStarted: (label: string, sends: number) => void,
+) {
+  const outcomes: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>> = {};
+  const handed = new Map<JournalObject, ImportHandOn>();
+  let ran = plans;
+  for (const [kind, plan] of eachPlan(plans)) {
+    const onStarted = (sends: number) => onKindStarted(kind.label, sends);
+    const result = await kind.runImport(plan, { ...run, onStarted }, handed);
+    outcomes[kind.object] = result.outcomes;
+    ran = { ...ran, [kind.planKey]: result.plan };
+    if (result.handOn !== undefined) handed.set(kind.object, result.handOn);
+    if (result.stoppedBy !== undefined) return { outcomes, stoppedBy: result.stoppedBy, plans: ran };
+  }
+  return { outcomes, stoppedBy: undefined, plans: ran };
 }

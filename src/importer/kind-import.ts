@@ -1,9 +1,4 @@
-/**
- * What a kind's import (its descriptor's `startImport`, `runImport`) starts from and returns: its reads
- * of the target (started once the journal is locked, all kinds' together) and, kind after kind, its plan,
- * given what the kinds before it hand on ({@link PlanHandOn}); then its run, handed the executor's
- * dependencies and the run's options, and what it hands on to the kinds after it ({@link ImportHandOn}).
- */
+/** What a kind's import (`startImport`, `runImport` of its descriptor) is handed and hands on. */
 import type { HttpClient } from '../api/http.js';
 import type { RetryBudget } from '../api/retry-policy.js';
 import type { SourceIdChange } from '../connections/references.js';
@@ -25,20 +20,16 @@ export interface ImportStart {
   readonly client: HttpClient;
   /** Ends the reads (Ctrl-C, or the journal could not be opened). */
   readonly signal: AbortSignal;
-  /** A snapshot entry ready to send, prepared again each time (overrides applied). */
+  /** A snapshot entry ready to send, prepared again each time. */
   readonly prepare: (entry: PlanEntry) => PreparedEntry;
   readonly catalog: TemplateCatalog;
-  /** The overrides (where a secret an update writes comes from). */
   readonly overrides: Overrides;
-  /** Source-environment ids the preparer dropped, by entry name (warned of when referenced). */
+  /** Source-environment ids the preparer dropped, by entry name. */
   readonly sourceIdChanges: ReadonlyMap<string, readonly SourceIdChange[]>;
   readonly onEvent: (event: ImportEvent) => void;
 }
 
-/**
- * What a kind hands on to the kinds after it, by its object tag: the objects the target holds (name and
- * id, as listed) and those this run creates or created (snapshot name -> name in the target).
- */
+/** What a kind's plan hands on: the target's objects, and those this run creates (name -> target name). */
 export interface PlanHandOn {
   readonly listed: readonly { readonly name: string; readonly _id?: string | undefined }[];
   readonly created: ReadonlyMap<string, string>;
@@ -50,10 +41,7 @@ export interface KindPlanResult<P> {
   readonly handOn?: PlanHandOn;
 }
 
-/**
- * Awaits a kind's reads (`continuing`: the run being finished), then plans it when every kind's reads
- * are in, kind after kind (`earlier`: the hand-ons of the kinds before it).
- */
+/** Awaits a kind's reads, then plans it, given the hand-ons of the kinds before it. */
 export type KindPlanner<P> = (
   continuing: RunState | undefined,
 ) => Promise<(earlier: ReadonlyMap<JournalObject, PlanHandOn>) => KindPlanResult<P>>;
@@ -72,20 +60,17 @@ export interface KindImportRun {
   readonly budget: RetryBudget & { extend(n: number): void };
   readonly concurrency: number;
   readonly onOutcome: (outcome: WriteOutcome) => void;
-  /** Called before the kind's writes start, when they wait on earlier kinds (with its number of writes). */
+  /** Called before the kind's writes start, when they wait on earlier kinds. */
   readonly onStarted: (sends: number) => void;
 }
 
-/**
- * What an earlier kind hands on to later ones, by its object tag: the names (in the target) of objects
- * the run was to create but did not, and the ids the target has now by name, read when first asked.
- */
+/** What a kind's run hands on: the names it did not create, and the target's ids (read when asked). */
 export interface ImportHandOn {
   readonly notCreated: ReadonlySet<string>;
   readonly ids: () => Promise<ReadonlyMap<string, string | undefined>>;
 }
 
-/** One kind's import run: its outcomes, its plan as run, what it hands on, why it stopped. */
+/** One kind's import run: its outcomes, its plan as run, what it hands on, why it stopped early. */
 export interface KindImportResult<P> {
   readonly outcomes: ReadonlyMap<unknown, unknown>;
   readonly plan: P;

@@ -1,8 +1,4 @@
-/**
- * The snapshot as an import holds it: read and verified in one pass keeping per entry only its name,
- * type, source id and place in the file; an entry's body prepared again from its line (checked by
- * CRC-32) each time the plan checks it or the run sends it.
- */
+/** The snapshot as an import holds it: lean entries, each body prepared again from its line when needed. */
 import { makeSafeImage } from '../connections/images.js';
 import { resolveSourceIds, type SourceIdChange } from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
@@ -25,16 +21,12 @@ export interface LeanEntry extends PlanEntry {
   readonly place: EntryPlace;
 }
 
-/** The snapshot as the import holds it: verified, its entries lean, its scan profiles whole (few). */
+/** The snapshot verified, its entries lean, its scan profiles whole (few). */
 export interface LeanSnapshot extends IndexedSnapshot {
   readonly entries: LeanEntry[];
 }
 
-/**
- * Read and verify the snapshot in one pass, keeping per entry only its name, type, source id and
- * place; `onEntry` sees each whole entry as it passes (the overrides' removal check). Nothing seen is
- * acted on before the trailer is checked: the caller gets the result only then.
- */
+/** Read and verify the snapshot in one pass; the caller gets nothing to act on before the trailer. */
 export async function readLeanSnapshot(
   path: string,
   signal: AbortSignal,
@@ -59,10 +51,8 @@ export async function readLeanSnapshot(
 }
 
 /**
- * An entry ready to send, read again from the snapshot: server-managed fields dropped,
- * source-environment ids dropped (what it lost goes to `sourceIdChanges`), then overrides applied (so
- * an override may set such an id to one of the target). Called when the plan
- * checks an entry and again when it is sent: the import never holds every body at once.
+ * An entry ready to send, read again from the snapshot: server-managed fields and source-environment
+ * ids dropped, then overrides applied (an override may set such an id to one of the target's).
  */
 export function createPreparer(
   file: PlacedSnapshot,
@@ -77,7 +67,7 @@ export function createPreparer(
     const body = applyOverrides(resolved.body, overrides);
     const secrets = catalog.secretFields(entry.type);
     registerSecretsOf(body, secrets);
-    // The image is journaled with the entry's intent: made when asked for (the plan's checks do not).
+    // Made only when journaled (the plan's checks do not ask).
     let image: SafeImage | undefined;
     return {
       name: entry.name,

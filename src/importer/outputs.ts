@@ -1,9 +1,4 @@
-/**
- * What an import leaves behind for people and scripts, kind-neutral: the `--report` file (JSON Lines,
- * each kind's records naming their run; the lines and summaries are each kind's, in its `import.ts`),
- * the id map's writing, the summary's layout. None of them holds a credential value: names, ids, HTTP
- * statuses and scrubbed service messages only.
- */
+/** What an import leaves for people and scripts, kind-neutral; never a credential value. */
 import { readFile } from 'node:fs/promises';
 import type { Problem } from '../errors.js';
 import { writeFileAtomic } from '../files.js';
@@ -23,7 +18,7 @@ export interface InvalidLine {
   readonly problems: readonly Problem[];
 }
 
-/** The lines of a report per outcome: `zero` names every outcome, in the order they are shown. */
+/** The lines of a report per outcome: `zero` names every outcome, in order. */
 export function countLines<O extends string>(
   report: readonly { readonly outcome: O }[],
   zero: Record<O, number>,
@@ -33,7 +28,7 @@ export function countLines<O extends string>(
   return counts;
 }
 
-/** A summary for stdout: its heading, a row per count (label, count, note) in columns of `widths`, then `details`. */
+/** A summary for stdout: its heading, a row per count (label, count, note), then `details`. */
 export function summaryText(
   heading: string,
   rows: readonly (readonly [string, number, string])[],
@@ -46,19 +41,12 @@ export function summaryText(
   return scrub([...lines, ...details].join('\n'));
 }
 
-/**
- * Write a report or id map atomically, mode 0600 ({@link writeFileAtomic}), scrubbed first: a failure's
- * message may quote the service, and the service may have echoed a secret.
- */
+/** Write a report or id map atomically, mode 0600, scrubbed: the service may have echoed a secret. */
 export function writeScrubbedFile(path: string, content: string): Promise<void> {
   return writeFileAtomic(path, scrub(content), { what: 'output file' });
 }
 
-/**
- * Add a run's `--report` records to the report at `path`, one JSON line each (each kind's records, in
- * the order of `KINDS`, name their object and the run). A later run's lines follow an earlier run's,
- * never replace them; written as a whole new file, so a crash leaves the old report or the new one.
- */
+/** Add a run's records to the report at `path`, after the earlier runs' lines; atomically. */
 export async function writeReport(path: string, records: Iterable<object>): Promise<void> {
   let before = '';
   try {
@@ -67,7 +55,7 @@ export async function writeReport(path: string, records: Iterable<object>): Prom
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   if (before !== '' && !before.endsWith('\n')) before += '\n';
-  // Each record is made when its line is written (a report of 100 000 lines keeps its lines, not them).
+  // A record is made as its line is written: 100 000 lines are kept, not their records.
   const lines = [before];
   for (const r of records) lines.push(`${JSON.stringify(r)}\n`);
   await writeScrubbedFile(path, lines.join(''));

@@ -1,21 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
- * Overrides (`--overrides FILE`): values set on connections on their way into the target.
- *
- * `all`, then `byType[type]`, then `byName[name]` are merged over each entry's top-level fields, in that
- * order (a later one wins for the same field; an object value replaces the field whole, it is not
- * merged deeply). One exception, because its elements are separate fields with a key of their own:
- * `custom_fields` is merged by `field_name` (an override element replaces the entry's element of that
- * name and keeps the others; a new name is appended), so overriding the one encrypted custom field
- * does not drop the clear ones. {@link findOverrideRemovals} names what an override would still remove
- * (keys of an object it replaces, elements of an array), for a warning.
- *
- * A string may hold `${env:NAME}` (an environment variable) and `${file:PATH}` (a file's content,
- * trimmed; PATH relative to the overrides file, as mounted secrets are) placeholders: each is replaced
- * by its value, and every value read this way is registered as a secret, so it is scrubbed from all
- * output. An unset variable or an unreadable file leaves its placeholder in place; the pre-flight
- * reports it (exit 3). A malformed placeholder (`${env:DB_PW` without its `}`) and values nested deeper
- * than 64 levels are refused when the file is read (exit 2).
+ * Overrides (`--overrides FILE`; docs/files.md, "Overrides"). `custom_fields` is merged by `field_name`:
+ * overriding the one encrypted custom field must not drop the clear ones.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -36,14 +22,13 @@ export interface Overrides {
   readonly all: OverrideFields;
   readonly byType: Readonly<Record<string, OverrideFields>>;
   readonly byName: Readonly<Record<string, OverrideFields>>;
-  /** The folder `${file:PATH}` placeholders are relative to (the overrides file's); default: the cwd. */
+  /** What `${file:PATH}` is relative to (the overrides file's folder); default: the cwd. */
   readonly baseDir?: string;
 }
 
 /** No overrides. */
 export const EMPTY_OVERRIDES: Overrides = { all: {}, byType: {}, byName: {} };
 
-/** Fields that come from the snapshot and cannot be overridden. */
 const FIXED_FIELDS = new Set(['name', 'type', '_id', 'id']);
 
 /** `${env:NAME}` (NAME as a POSIX variable name) or `${file:PATH}` (PATH not empty, no `}`). */
@@ -52,7 +37,7 @@ const PLACEHOLDER = /\$\{(?:env:([A-Za-z_][A-Za-z0-9_]*)|file:([^}]+))\}/g;
 /** Any `${env:...}` or `${file:...}` left in a value (also malformed names), for the pre-flight. */
 export const UNRESOLVED_PLACEHOLDER = /\$\{(?:env|file):[^}]*\}/;
 
-/** What an unresolved placeholder needs, for the pre-flight's message (`set the environment variable X`). */
+/** What an unresolved placeholder needs (`set the environment variable X`). */
 export function describeUnresolved(placeholder: string): string {
   const file = /^\$\{file:([^}]*)\}$/.exec(placeholder);
   if (file) return `make the file ${file[1]} readable (a \${file:PATH} placeholder)`;
@@ -62,16 +47,12 @@ export function describeUnresolved(placeholder: string): string {
 
 const OVERRIDES_SHAPE_HINT = 'Fix the overrides file; docs/files.md (Overrides) shows its shape';
 
-/** Compiled once per process, as the config schema is. */
 let overridesCheck: Promise<SchemaCheck> | undefined;
 
 /** Deepest nesting of values an overrides file may hold (a connection's fields are a few levels deep). */
 export const MAX_OVERRIDES_DEPTH = 64;
 
-/**
- * What a string still holds, once its well-formed placeholders are removed, when one is malformed: the
- * start, the form it should have, and how to write it.
- */
+/** The start a malformed placeholder leaves, once the well-formed ones are removed; its form; the hint. */
 const MALFORMED_PLACEHOLDERS = [
   [
     '${env:',
@@ -82,10 +63,8 @@ const MALFORMED_PLACEHOLDERS = [
 ] as const;
 
 /**
- * Refuse nesting deeper than {@link MAX_OVERRIDES_DEPTH} (a file nested thousands deep is one clear
- * line, not a stack overflow) and any malformed placeholder (unterminated, or an invalid NAME), which
- * would otherwise be sent as it is, e.g. as a password. The value itself is never quoted: it may be a
- * literal secret.
+ * Refuse deep nesting (one clear line, not a stack overflow) and a malformed placeholder (else sent as it
+ * is, e.g. as a password). The value is never quoted: it may be a literal secret.
  */
 function checkStructure(value: unknown, file: string, pointer = '', depth = 0): void {
   if (depth > MAX_OVERRIDES_DEPTH) {
@@ -161,22 +140,16 @@ function readTrimmed(path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8').trim();
   } catch {
-    return undefined; // reported by the pre-flight as an unresolved placeholder (exit 3)
+    return undefined; // the pre-flight names the placeholder left
   }
 }
 
-/**
- * Replace `${env:NAME}` placeholders with values from `env` and `${file:PATH}` ones with the files'
- * trimmed contents (relative to `overrides.baseDir`), registering each value (and every string set on
- * a credential-looking field) as a secret for {@link scrub}. A placeholder whose value cannot be had
- * stays (the pre-flight names it).
- */
+/** Replace the placeholders by their values, each registered as a secret; one without a value stays. */
 export function resolveOverrides(
   overrides: Overrides,
   env: Readonly<Record<string, string | undefined>>,
 ): Overrides {
   const baseDir = overrides.baseDir ?? process.cwd();
-  // A file named twice is read once.
   const files = new Map<string, string | undefined>();
   const readFile = (path: string) => {
     const full = resolve(baseDir, path);
@@ -226,21 +199,16 @@ export function overridesApplyTo(
   return blocksFor(entry, overrides).some((block) => Object.keys(block).length > 0);
 }
 
-/** The `field_name` of a `custom_fields` element, when it has one. */
 function customFieldName(element: unknown): string | undefined {
   return isRecord(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
 }
 
-/** An override's `custom_fields` merged by `field_name`: every element named (else it replaces the field). */
+/** An override's `custom_fields` is merged by `field_name` when every element is named. */
 function isNamedList(value: unknown): value is unknown[] {
   return Array.isArray(value) && value.every((element) => customFieldName(element) !== undefined);
 }
 
-/**
- * `custom_fields` of an entry with an override's elements merged in by `field_name`: a named element
- * replaces the entry's element of that name (in its place), a new name is appended, and the entry's
- * other elements are kept. An override that is not an array of named elements replaces the field.
- */
+/** `custom_fields` with an override's named elements merged in (each in its place, new ones appended). */
 function mergeCustomFields(current: unknown, override: unknown): unknown {
   if (!Array.isArray(current) || !isNamedList(override)) return override;
   const byName = new Map(override.map((element) => [customFieldName(element), element]));
@@ -254,11 +222,7 @@ function mergeCustomFields(current: unknown, override: unknown): unknown {
   return [...merged, ...byName.values()];
 }
 
-/**
- * Whether the value at `pointer` of an entry's prepared body (overrides applied) was set by an override:
- * its top-level field is in an override block, and for `custom_fields` the block replaces the whole list
- * or holds an element of the same `field_name`. Pure.
- */
+/** Whether the value at `pointer` of an entry's prepared body was set by an override. */
 export function overrideSets(
   entry: { readonly name: string; readonly type: string },
   body: Readonly<Record<string, unknown>>,
@@ -276,10 +240,7 @@ export function overrideSets(
   });
 }
 
-/**
- * Merge `all`, `byType[type]`, `byName[name]` over an entry's top-level fields (later wins), with
- * `custom_fields` merged by `field_name`. Pure.
- */
+/** Merge `all`, `byType[type]`, `byName[name]` over an entry's top-level fields (later wins). */
 export function applyOverrides<T extends { readonly name: string; readonly type: string }>(
   entry: T,
   overrides: Overrides,
@@ -293,12 +254,7 @@ export function applyOverrides<T extends { readonly name: string; readonly type:
   return out as T;
 }
 
-/**
- * What applying the overrides to `entry` would remove, as JSON pointers: keys of an object value that
- * an override replaces with an object lacking them, elements of an array that the new array does not
- * hold (`custom_fields` by `field_name`), and a value replaced by `null`. An override never drops a field
- * silently: the import warns with these. Pure.
- */
+/** What applying the overrides to `entry` would remove, as JSON pointers (the import warns of them). */
 export function findOverrideRemovals(
   entry: { readonly name: string; readonly type: string } & Readonly<Record<string, unknown>>,
   overrides: Overrides,
@@ -313,7 +269,6 @@ export function findOverrideRemovals(
     if (before === after) continue;
     if (after === null && before !== null && before !== undefined) removed.push(at);
     else if (Array.isArray(before) && Array.isArray(after)) {
-      // `custom_fields` elements are matched by `field_name` (when they have one), others by value.
       const kept = new Set(after.map(customFieldName));
       before.forEach((element, i) => {
         const name = key === 'custom_fields' ? customFieldName(element) : undefined;

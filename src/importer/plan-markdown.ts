@@ -1,9 +1,4 @@
-/**
- * An import plan as GitHub-flavoured Markdown (`import --dry-run --format markdown`), for a pull-request
- * comment or a change ticket: a counts table (a row per kind), then each change with its fields, the
- * secrets an update writes named (never valued), long lists folded in `<details>`. Each kind says its
- * parts (`planMarkdown` of its descriptor). Pure: returns the text.
- */
+/** An import plan as GitHub-flavoured Markdown (`import --dry-run --format markdown`). Pure. */
 import { countOf } from '../display-name.js';
 import { code, row, section, text } from '../markdown.js';
 import { eachPlan, type UnchangingStep } from '../sync/kind.js';

@@ -2,13 +2,6 @@
 /**
  * Pre-flight checks of an import (pure): everything that must hold before the first write. Any problem
  * stops the run with the full list (PreflightError, exit 3) and nothing is sent.
- *
- * Per entry that would be sent: valid against its template; no secret left masked (`"******"`) or as an
- * unresolved `${env:..}` placeholder; no secret the template requires left empty (an empty optional
- * secret is fine). Run-wide: `--on-conflict fail` conflicts, the number of changes (creates, updates,
- * deletes) within
- * `--max-changes`, a `protected` target confirmed with `--confirm NAME`, and not importing into the
- * environment the snapshot came from (unless `--allow-same-source`).
  */
 import type { ResolvedEnvironment } from '../config.js';
 import { formatPointer } from '../diff/pointer.js';
@@ -25,7 +18,7 @@ import { describeUnresolved, UNRESOLVED_PLACEHOLDER } from './overrides.js';
 /** A problem with an optional classification (the catalog marks masked secrets `masked-secret`). */
 export type ClassifiedProblem = Problem & { readonly kind?: string };
 
-/** What the pre-flight needs of the template catalog (`src/schema/catalog.ts` provides it). */
+/** What the pre-flight needs of the template catalog. */
 export interface EntryTemplates {
   checkEntry(entry: Readonly<Record<string, unknown>>): {
     readonly errors: readonly ClassifiedProblem[];
@@ -46,10 +39,7 @@ function forEachString(
   else if (isRecord(value)) for (const [k, v] of Object.entries(value)) forEachString(v, [...path, k], visit);
 }
 
-/**
- * Problems that stop one entry from being sent, and warnings (e.g. a type without a template schema).
- * Problems are de-duplicated by field: one line per field, the most specific first.
- */
+/** Problems that stop one entry from being sent (one per field, the most specific first), and warnings. */
 export function checkEntryForSend(
   entry: PreparedEntry,
   templates: EntryTemplates,
@@ -69,8 +59,7 @@ export function checkEntryForSend(
     } else if (value.includes('${')) {
       const m = UNRESOLVED_PLACEHOLDER.exec(value);
       if (m) {
-        // The placeholder itself is not quoted: a placeholder on a credential field is registered as a
-        // secret (the value that will be sent), so the scrubber would print it as "******".
+        // Not quoted: a placeholder on a credential field is a registered secret, printed as "******".
         found.push(at(formatPointer(path), `unresolved placeholder: ${describeUnresolved(m[0])}`));
       }
     }
@@ -97,20 +86,15 @@ export function checkEntryForSend(
 export interface PreflightFacts {
   readonly maxChanges: number | undefined;
   readonly target: Pick<ResolvedEnvironment, 'label' | 'name' | 'url' | 'protected'>;
-  /** `--confirm`. */
   readonly confirm: string | undefined;
   /** `source.url` of the snapshot header. */
   readonly snapshotSourceUrl: string | undefined;
   readonly allowSameSource: boolean;
-  /** In a dry run the protected-target check is skipped: a dry run writes nothing. */
+  /** A dry run writes nothing: the protected-target check is skipped. */
   readonly dryRun: boolean;
 }
 
-/**
- * Every pre-flight problem of an import (empty = go): each kind's own (`preflight` of its descriptor,
- * given the changes of the kinds before it), and the run-wide ones after the first kind's. The
- * protected-target rule counts the changes of every kind.
- */
+/** Every pre-flight problem of an import (empty = go): the run-wide ones after the first kind's. */
 export function checkPreflight(
   kinds: readonly (readonly [SyncKind, unknown])[],
   facts: PreflightFacts,
@@ -123,9 +107,11 @@ export function checkPreflight(
   });
   const runWide: Problem[] = [];
   if (!facts.dryRun && changes > 0) {
-    // The same rule as every other command that writes (src/protected.ts).
     const refusal = checkWriteConfirmed(facts.target, facts.confirm, '--to');
-    if (refusal) runWide.push({ message: `${refusal.reason}; ${lowerFirst(refusal.hint)}` });
+    if (refusal) {
+      const hint = refusal.hint.charAt(0).toLowerCase() + refusal.hint.slice(1);
+      runWide.push({ message: `${refusal.reason}; ${hint}` });
+    }
   }
   if (
     facts.snapshotSourceUrl !== undefined &&
@@ -145,28 +131,19 @@ export function formatProblem(p: Problem): string {
   return where ? `${where}: ${p.message}` : p.message;
 }
 
-/** A template warning as one line: one of a whole type (no path) names the type, else {@link formatProblem}. */
+/** A template warning as one line: one of a whole type (no path) names the type. */
 export function formatWarning(w: Problem): string {
   return w.type && !w.path ? `${w.type}: ${w.message}` : formatProblem(w);
 }
 
-function lowerFirst(text: string): string {
-  return text.charAt(0).toLowerCase() + text.slice(1);
-}
-
-/**
- * The next step for a refused pre-flight: the overrides advice only when a field of an entry is at
- * fault (masked, empty or missing values are what --overrides supplies), not for run-wide refusals
- * such as a protected target or --max-changes; with secrets to supply, it ends on the command that
- * writes an overrides file for them.
- */
+/** The next step for a refused pre-flight: the overrides advice only when an entry's field is at fault. */
 export function preflightHint(
   problems: readonly Problem[],
   referencePointers: ReadonlySet<string>,
   snapshot: string,
 ): string {
   const references = problems.some((p) => p.path !== undefined && referencePointers.has(p.path));
-  // Secrets to supply: end on the command that writes an overrides file for every one of them.
+  // Secrets to supply: end on the command that writes an overrides file for them.
   const secrets = problems.filter((p) => p.code !== undefined).length;
   if (secrets > 0) {
     const quoted = /^[\w@%+=:,./-]+$/.test(snapshot) ? snapshot : `'${snapshot.replaceAll("'", "'\\''")}'`;

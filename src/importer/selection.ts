@@ -1,10 +1,4 @@
-/**
- * What `import --only` and `--type` select: connections whose name matches one of the `--only` items
- * (a name, or a glob such as `finance-*`) and whose type is one of `--type`; scan profiles whose name
- * matches `--only`. An item always matches the name it spells, also when it holds glob characters
- * (`reports (eu)*` names itself when the snapshot holds that name); names keep their spaces exactly.
- * With `--type` and no `--only`, no scan profile is selected (a profile has no connection type).
- */
+/** What `import --only` and `--type` select; the rules: docs/import.md, "Restore a part". */
 import picomatch from 'picomatch';
 import { displayName } from '../display-name.js';
 import { UsageError } from '../errors.js';
@@ -19,9 +13,9 @@ export class ImportSelection implements NameSelection {
   private readonly matchers: readonly ((name: string) => boolean)[];
 
   constructor(
-    /** The `--only` items as typed (names or globs); undefined: every name. */
+    /** `--only` items as typed (names or globs); undefined: every name. */
     readonly items: readonly string[] | undefined,
-    /** The `--type` types; undefined: every type. */
+    /** undefined: every type. */
     readonly types: ReadonlySet<string> | undefined,
   ) {
     this.matchers = (items ?? []).map((item) => {
@@ -43,10 +37,7 @@ export class ImportSelection implements NameSelection {
   }
 }
 
-/**
- * Check `--only` against the snapshot's names (connections and scan profiles; with `--prune`, the
- * target's too): each item must match one of them (a name, or a glob matching some).
- */
+/** Check that each `--only` item matches a name of the snapshot (with `--prune`, the target's too). */
 export function checkOnly(
   only: ImportSelection | undefined,
   entries: readonly { readonly name: string }[],

@@ -1,23 +1,19 @@
 /**
- * The executor: the only code that writes to a target. Import and undo, of every kind of object, hand
- * it write steps (`Write`, `step.ts`); per step:
- *
- *   throttle -> intent (fsync'd) -> request -> outcome.
- *
+ * The executor, the only code that writes to a target (import and undo, every kind). Per step:
+ * throttle -> intent (fsync'd) -> request -> outcome.
  * - 2xx: applied (`via: 'post'` for a create: provably this run's).
- * - 429: certainly not applied; the shared throttle pauses (Retry-After) and, once per epoch, slows
- *   down; the same request is sent again (at most `maxRateLimitedPerStep` times).
- * - A definite rejection (4xx other than 401/408/429): the step failed, with the service's message
- *   (scrubbed). A create that was in doubt is looked up first: the rejection may answer our own earlier
- *   request, applied late ("already exists").
+ * - 429: certainly not applied; the shared throttle pauses (Retry-After) and slows down once per epoch;
+ *   the same request goes again, at most `maxRateLimitedPerStep` times.
+ * - A definite rejection (4xx but 401/408/429): failed, with the service's message scrubbed. A create
+ *   in doubt is looked up first: the rejection may answer our own earlier request ("already exists").
  * - In doubt (no answer, reset, timeout, 5xx, 408): a create takes one retry from the run's budget,
- *   waits (full-jitter backoff) and looks the name up: found -> applied `via: 'lookup'` (in doubt whose
- *   it is), or `not ours` when created before this run's intent (`ownership.ts`); absent -> sent again.
- *   An update or a delete was retried by the HTTP client already (both are idempotent): the run stops (exit 5) with the intent open, and the next run plans it afresh.
- * - 401: the run stops (exit 4). Ctrl-C: no new request starts, requests in flight settle (exit 130).
- * - Budget spent or look-ups failing: the run stops (exit 5, re-run to resume).
- * Every stop is run-wide and prompt: waits end at once, no new request starts, and a request already
- * sent settles and is journaled. An intent without an outcome is reconciled by the next run.
+ *   waits (full jitter) and looks the name up: found -> applied `via: 'lookup'` (in doubt whose it is),
+ *   or `not ours` when created before this run's intent (`ownership.ts`); absent -> sent again. An
+ *   update or delete was retried by the HTTP client already (idempotent): the run stops (exit 5) with
+ *   the intent open, and the next run plans it afresh.
+ * - 401: stop (exit 4). Ctrl-C: stop (exit 130). Budget spent or look-ups failing: stop (exit 5).
+ * A stop is run-wide and prompt: waits end, no new request starts, a request already sent settles and
+ * is journaled; an intent left without an outcome is reconciled by the next run.
  */
 import { setMaxListeners } from 'node:events';
 import type { RetryBudget } from '../api/retry-policy.js';
@@ -32,22 +28,20 @@ import { notOursReason, notOursStamp } from './ownership.js';
 import { intentRecord, outcomeRecord, type Write } from './step.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
-/** The object a request addresses in the target: a step's own target name and id. */
+/** The object a request addresses in the target. */
 export type WriteTarget = Pick<Write, 'targetName' | 'targetId'>;
 
 /** How the executor writes one kind of object (bound to one HTTP client); see `kinds/`. */
 export interface KindWriter {
   /** Create, one attempt (the executor decides about retries); the new object's id. */
   create(body: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<string | undefined>;
-  /** Replace the object; `absent` when it is no longer there. */
   update(target: WriteTarget, body: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Sent>;
-  /** Delete the object; `absent` when it was already gone. */
   remove(target: WriteTarget, signal: AbortSignal): Promise<Sent>;
-  /** Find an object by the name it was created under: its id and creation time, or undefined when absent. */
+  /** Find an object by the name it was created under; undefined when absent. */
   lookup(name: string, signal: AbortSignal): Promise<Found | undefined>;
 }
 
-/** How an update or a delete was answered (the API's own result). */
+/** How an update or a delete was answered: `absent`, the object was not there. */
 export type Sent = { readonly kind: 'done' | 'absent' };
 
 /** An object a look-up found: its id, and its `created_at` as the service gave it (any type). */
@@ -58,11 +52,10 @@ export interface Found {
 
 /** What a step sends, prepared when it is sent (a plan of many steps holds no bodies). */
 export interface WritePayload {
-  /** The request body (create, update). */
   readonly body?: Readonly<Record<string, unknown>>;
   /** The body with every secret masked (journaled with the intent). */
   readonly image?: SafeImage;
-  /** The object before the write, secrets masked (update, delete: undo puts it back). */
+  /** The object before the write, secrets masked (undo puts it back). */
   readonly before?: SafeImage;
   /** JSON pointers of the secrets the body sends in clear. */
   readonly secretsSent?: readonly string[];
@@ -77,19 +70,13 @@ export type WriteOutcome<P = unknown> =
       readonly kind: 'applied';
       readonly step: Write<P>;
       readonly targetId: string | undefined;
-      /**
-       * `post`: a create answered with success; `lookup`: a create found by name after its answer was
-       * lost; `request`: an update or delete answered; `absent`: a delete found the object gone.
-       */
+      /** `lookup`: a create found by name after its answer was lost; `absent`: a delete found it gone. */
       readonly via: 'post' | 'lookup' | 'request' | 'absent';
       /** Requests of this step sent by this run (0: found by a look-up before any). */
       readonly attempts: number;
     }
   | {
-      /**
-       * Someone else's ({@link Write.whenTaken}): a create refused because the name was taken, or
-       * (`createdAt` set: `not ours`) an in-doubt create found by name, created before this run's intent.
-       */
+      /** Someone else's ({@link Write.whenTaken}); `createdAt` set: `not ours`, created before the intent. */
       readonly kind: 'exists';
       readonly step: Write<P>;
       readonly targetId: string | undefined;
@@ -111,7 +98,7 @@ export type WriteOutcome<P = unknown> =
 /** An outcome the journal records: every one but `pending`. */
 export type SettledOutcome<P = unknown> = Exclude<WriteOutcome<P>, { kind: 'pending' }>;
 
-/** Full-jitter backoff base and cap before re-checking an in-doubt create (ms). */
+/** Full-jitter backoff before re-checking an in-doubt create (ms). */
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 8000;
 
@@ -129,10 +116,8 @@ export interface ExecuteOptions<P> {
 
 /** Everything the executor needs for a run; injected so tests can drive it. */
 export interface ExecuteDeps {
-  /** How each kind of object is written. */
   readonly writers: Readonly<Partial<Record<JournalObject, KindWriter>>>;
   readonly journal: Pick<Journal, 'append'>;
-  /** The run the records belong to. */
   readonly run: number;
   readonly limiter: RateLimiter;
   readonly budget: RetryBudget;
@@ -146,10 +131,7 @@ export interface ExecuteDeps {
 /** One outcome per step (same order), and why the run stopped early, if it did. */
 export interface ExecuteResult<P> {
   readonly outcomes: readonly WriteOutcome<P>[];
-  /**
-   * AuthError (exit 4), InterruptedError (130) or UnavailableError (5); undefined when it ran to the end.
-   * Always set when an outcome is `pending`.
-   */
+  /** AuthError, InterruptedError or UnavailableError; always set when an outcome is `pending`. */
   readonly stoppedBy: DdsError | undefined;
 }
 
@@ -160,7 +142,7 @@ class StopRun extends Error {}
 interface StepState {
   inDoubt: boolean;
   attempts: number;
-  /** When this run's first intent of the step was written (ms), for the `not ours` test. */
+  /** When the step's first intent was written (ms): the `not ours` test. */
   firstIntentMs?: number;
 }
 
@@ -195,7 +177,7 @@ export async function executeSteps<P>(
     if (signal.aborted) throw stopWith(new InterruptedError(INTERRUPTED));
     if (stopping()) throw new StopRun();
   };
-  /** Await a throttle or backoff wait; its rejection by a stop leaves the step pending. */
+  // A wait ended by a stop leaves the step pending.
   const waitFor = async <T>(wait: Promise<T>): Promise<T> => {
     try {
       return await wait;
@@ -211,7 +193,7 @@ export async function executeSteps<P>(
     return writer;
   };
 
-  /** Look a name up through the throttle; a failure stops the run (the service is not answering). */
+  // A look-up that fails stops the run: the service is not answering.
   const lookup = async (step: Write<P>): Promise<Found | undefined> => {
     checkGoing();
     await waitFor(limiter.acquire(waitSignal));
@@ -236,9 +218,9 @@ export async function executeSteps<P>(
     }
   };
 
-  // Outcome records are not awaited by the step's slot and not synced on their own (the next intent's
-  // sync or the journal's close takes them to disk). Safe: an outcome lost in a crash leaves its intent
-  // open, and the next run looks the name up before sending anything. A failed write stops the run.
+  // Outcome records are not awaited by the step's slot nor synced on their own (the next intent's sync
+  // or the journal's close takes them to disk): one lost in a crash leaves its intent open, and the next
+  // run looks the name up before sending anything. A failed write stops the run.
   const outcomeWrites = new Set<Promise<void>>();
   const settle = (outcome: SettledOutcome<P>): WriteOutcome<P> => {
     const record = outcomeRecord(outcome, run, now());
@@ -264,7 +246,6 @@ export async function executeSteps<P>(
   ) => settle({ kind: 'applied', step, targetId, via, attempts: state.attempts });
   const failed = (step: Write<P>, httpStatus: number | undefined, message: string) =>
     settle({ kind: 'failed', step, httpStatus, message: scrub(message) });
-  /** A create in doubt, found by name: in doubt whose it is, or provably someone else's (`not ours`). */
   const foundInDoubt = (step: Write<P>, state: StepState, found: Found) => {
     const createdAt = notOursStamp(found.createdAt, state.firstIntentMs);
     if (createdAt === undefined) return applied(step, state, found.id, 'lookup');
@@ -298,7 +279,7 @@ export async function executeSteps<P>(
     let rateLimited = 0;
     for (;;) {
       checkGoing();
-      // The send time goes with a 429 answer to the throttle: its once-per-epoch rule needs it.
+      // A 429 hands the send time to the throttle: its once-per-epoch rule needs it.
       const sentAt = await waitFor(limiter.acquire(waitSignal));
       checkGoing();
       state.attempts += 1;
@@ -306,8 +287,7 @@ export async function executeSteps<P>(
       const at = now();
       state.firstIntentMs ??= Date.parse(at);
       await journal.append(intentRecord(step, payload, run, step.firstAttempt + state.attempts - 1, at));
-      // A stop another step raised while the intent was written still prevents the request; the open
-      // intent costs one look-up.
+      // A stop raised meanwhile still prevents the request; the open intent costs one look-up.
       checkGoing();
       let answer: string | undefined | 'absent';
       try {
@@ -315,9 +295,8 @@ export async function executeSteps<P>(
       } catch (error) {
         if (error instanceof StepRefused) return failed(step, undefined, error.message);
         if (error instanceof AuthError) throw stopWith(error);
-        // The client refuses to start a request once Ctrl-C was pressed: nothing was sent.
+        // After Ctrl-C the client starts no request: nothing was sent.
         if (error instanceof InterruptedError) throw stopWith(new InterruptedError(INTERRUPTED));
-        // Classified by type and status, never by message text.
         if (error instanceof ApiError && error.status === 429) {
           // Certainly not applied: no look-up and no retry from the budget.
           limiter.onRateLimited(error.retryAfterMs, sentAt);
@@ -332,8 +311,8 @@ export async function executeSteps<P>(
           continue;
         }
         if (error instanceof ApiError && !error.isTransient()) {
-          // In doubt: maybe our own earlier request, applied late ("already exists"). Else maybe a name
-          // someone created after the target was listed. Either is told by a look-up, not by the message.
+          // In doubt: maybe our own earlier request, applied late ("already exists"); else maybe a name
+          // someone created after the listing. A look-up tells, not the message.
           if (step.op === 'create' && (state.inDoubt || step.whenTaken === 'exists')) {
             const found = await lookup(step);
             if (found && state.inDoubt) return foundInDoubt(step, state, found);
@@ -392,7 +371,7 @@ export async function executeSteps<P>(
       return await runStep(step, state);
     } catch (error) {
       if (!(error instanceof StopRun)) {
-        // Stop the other steps as for any stop (they settle, nothing new starts), then rethrow below.
+        // Stops the other steps as any stop does; rethrown below.
         fatal ??= { error };
         halt.abort();
       }
@@ -400,19 +379,17 @@ export async function executeSteps<P>(
     }
   };
 
-  // processStep never rejects.
   const outcomes = new Array<WriteOutcome<P>>(steps.length);
   await forEachLimited(steps, concurrency, async (step, i) => {
     outcomes[i] = await processStep(step);
   });
-  // Every outcome record written (or its failure known) before the run reports; on disk with the next
-  // synced record (`run-end`) or at the journal's close.
+  // Every outcome record written (or its failure known) before the run reports.
   while (outcomeWrites.size > 0) await Promise.all([...outcomeWrites]);
   if (fatal) throw fatal.error;
   let stoppedBy = stopReason;
   if (stoppedBy === undefined && signal.aborted) stoppedBy = new InterruptedError(INTERRUPTED);
   if (stoppedBy === undefined && outcomes.some((o) => o.kind === 'pending')) {
-    // Not reachable by design (every StopRun records its reason); never let a run look complete.
+    // Unreachable by design (every stop records its reason): never let such a run look complete.
     stoppedBy = new UnavailableError('The run stopped before every step was settled');
   }
   return { outcomes, stoppedBy };

@@ -1,9 +1,4 @@
-/**
- * A kind of object the engine synchronises (a connection, a scan profile): what the planner, the
- * executor, undo and the commands ask of it without naming it. Each kind is one folder of `kinds/`,
- * which exports its descriptor; {@link KINDS} lists them in the order an import writes them (a kind
- * after the kinds its objects reference).
- */
+/** What the engine asks of a kind of object it synchronises; each kind is one folder of `kinds/`. */
 import type { HttpClient } from '../api/http.js';
 import type { Problem } from '../errors.js';
 import type {
@@ -21,57 +16,47 @@ import type { ProfileRun } from './kinds/scan-profile/import.js';
 import { type ProfilePlan, scanProfileKind } from './kinds/scan-profile/kind.js';
 import type { History, RestoringStep, UndoContext, UndoStep } from './undo-plan.js';
 
-/**
- * What the engine knows of a kind; `P` is its import plan, `R` its members of a run's result (its
- * report lines and their counts).
- */
+/** What the engine knows of a kind; `P` is its import plan, `R` its members of a run's result. */
 export interface SyncKind<P = unknown, R = unknown> {
   /** The journal's tag for its records (`object`). */
   readonly object: JournalObject;
   /** What messages call one object of the kind. */
   readonly label: string;
-  /** How the executor writes one, bound to a client. */
   writer(client: HttpClient): KindWriter;
 
   // import
-  /** Starts its reads of the target for an import; what it returns plans it, after the kinds before it. */
+  /** Starts its reads of the target; what it returns plans it, after the kinds before it. */
   startImport(start: ImportStart): KindPlanner<P>;
-  /** Where an import's result holds its plan ({@link KindPlans}). */
   readonly planKey: keyof KindPlans;
-  /** Its plan in a dry run's text: its lines, in step order. */
+  /** Its lines of a dry run's text, in step order. */
   planText(plan: P): readonly string[];
-  /** Its counts on a dry run's `Total:` line, in order (none: not counted there). */
+  /** Its counts on a dry run's `Total:` line (none: not counted there). */
   planTotals?(plan: P): Readonly<Record<string, number>>;
-  /** Its members of a dry run's `--format json` document. */
   planJson(plan: P): Readonly<Record<string, unknown>>;
-  /** Its parts of a dry run's Markdown. */
   planMarkdown(plan: P): KindMarkdown;
-  /**
-   * Runs its writes of `plan` through the executor, after the kinds before it (their hand-ons in
-   * `earlier`, by object tag): its outcomes, its plan as run, what it hands on to later kinds.
-   */
+  /** Runs its writes through the executor, given the hand-ons of the kinds before it. */
   runImport(
     plan: P,
     run: KindImportRun,
     earlier: ReadonlyMap<JournalObject, ImportHandOn>,
   ): Promise<KindImportResult<P>>;
-  /** Its members of a run's result: its plan and the run's outcomes of its writes (none: nothing ran). */
+  /** Its members of a run's result (`outcomes` none: nothing ran). */
   report(plan: P, outcomes: ReadonlyMap<unknown, unknown> | undefined): R;
-  /** Its `--report` records (one JSON line each), each naming `run` (null: nothing was written). */
+  /** Its `--report` records, each naming `run` (null: nothing was written). */
   reportRecords(result: R, run: number | null): Iterable<object>;
   /** Its summary of a run on stdout (none: not printed). */
   summary(result: R, target: string): string | undefined;
   /** Its members of a run's `--json` document: `head` after the target, `tail` after the id map. */
   runJson(result: R): { readonly head?: object; readonly tail?: object };
-  /** Its failed writes in words (`2 entries`); none failed: undefined (else the run is not ok). */
+  /** Its failed writes in words (`2 entries`); undefined when none failed. */
   failed(result: R): string | undefined;
   /** The writes of its plan that `--max-changes` and a protected target count. */
   changes(plan: P): number;
-  /** The steps of its plan the executor runs, when not its `changes` (a run starts when any kind has one). */
+  /** The steps the executor runs, when not its `changes` (a run starts when any kind has one). */
   writes?(plan: P): number;
-  /** Its pre-flight problems; `max` is `--max-changes`, `before` the changes of the kinds before it. */
+  /** Its pre-flight problems; `before`: the changes of the kinds before it. */
   preflight(plan: P, max: number | undefined, before: number): readonly Problem[];
-  /** Its part of the run's `resuming` and `run-started` messages and budget (none: announced on its own). */
+  /** Its part of the run's `resuming` and `run-started` messages and budget (none: announced alone). */
   share?(plan: P): {
     readonly done: number;
     readonly inDoubt: number;
@@ -82,32 +67,31 @@ export interface SyncKind<P = unknown, R = unknown> {
   idMap?(result: R): Readonly<Record<string, unknown>>;
 
   // undo
-  /** The kind's objects in the target now, as undo reads them (streamed where the listing is large). */
+  /** Its objects in the target now (streamed where the listing is large). */
   current(client: HttpClient, signal: AbortSignal): AsyncIterable<Listed> | Promise<Iterable<Listed>>;
   /** The undo step of one object a run touched, against the target's object now (pure). */
   undo(history: History, current: Listed | undefined, context: UndoContext): UndoStep;
-  /** The tag of the kind whose objects this kind's objects name by id (undo remaps them by name). */
+  /** The kind whose objects this kind's name by id (undo remaps them by name). */
   readonly references?: JournalObject;
   /** Written one request at a time (creating a scan profile may start a scan). */
   readonly oneAtATime?: boolean;
-  /** Reads what a restoring step's body is placed on (the target's ids now) when its writes start. */
+  /** Reads the target's ids a restoring step's body is placed on, when its writes start. */
   placeUndoBodies?(client: HttpClient, signal: AbortSignal): Promise<(step: RestoringStep) => Listed>;
   /** Its update and delete intents may lack a before-image (earlier versions wrote none). */
   readonly beforeOptional?: boolean;
-  /** The key of its counts in a run of `runs --format json` (`connections`). */
+  /** The key of its counts in `runs --format json` (`connections`). */
   readonly runsKey: string;
 }
 
-/** An object of a kind as the service lists it. */
 type Listed = Readonly<Record<string, unknown>>;
 
 /** A kind's parts of a dry run's Markdown (`import --dry-run --format markdown`). */
 export interface KindMarkdown {
-  /** Its row of the counts table: its name, then creates, updates, deletes, unchanged (none: no row). */
+  /** Its row of the counts table: name, creates, updates, deletes, unchanged (none: no row). */
   readonly row: readonly (string | number)[] | undefined;
   /** How many of its steps change nothing, by what they mean, for the `Also:` line. */
   readonly also: readonly (readonly [UnchangingStep, number])[];
-  /** The `Also:` line names the kind (`3 scan profiles skipped`); else the counts stand alone. */
+  /** The `Also:` line names the kind (`3 scan profiles skipped`). */
   readonly alsoNamed?: boolean;
   /** Its sections: a title and the items (each item's lines). */
   readonly sections: readonly (readonly [string, readonly (readonly string[])[]])[];
@@ -116,9 +100,9 @@ export interface KindMarkdown {
 /** What a step that changes nothing can mean (`plan-markdown.ts` words them). */
 export type UnchangingStep = 'exists' | 'done' | 'skipped' | 'conflict' | 'invalid' | 'blocked';
 
-/** Every kind, in the order an import writes them. */
+/** Every kind, in the order an import writes them (a kind after the kinds it references). */
 export const KINDS: readonly SyncKind[] = [connectionKind, scanProfileKind];
-// The journal reads the tags of these kinds, and refuses any other.
+// The journal refuses any other tag.
 acceptJournalKinds(KINDS);
 
 /** Every kind's import plan, under its `planKey`. */
@@ -130,7 +114,7 @@ export interface KindPlans {
 /** Every kind's members of a run's result (`report`). */
 export type KindRuns = ConnectionRun & ProfileRun;
 
-/** Every kind's members of a run's result: its plan and the run's outcomes of its writes (by kind). */
+/** Every kind's members of a run's result, from its plan and its outcomes. */
 export function runsOf(
   plans: KindPlans,
   outcomes?: Partial<Record<JournalObject, ReadonlyMap<unknown, unknown>>>,

@@ -1,14 +1,8 @@
-/**
- * The runners' concurrency: every item through one task, at most `concurrency` at a time, started in
- * the items' order (p-limit is first in, first out).
- */
 import pLimit from 'p-limit';
 
 /**
- * Run `task` for each item (with its index), at most `concurrency` at a time; resolves when every task
- * has. Items are handed to the limiter a window (twice the concurrency) at a time, not all at once:
- * 100 000 queued tasks (a promise and a closure each) would be most of what a large import holds.
- * `task` must not reject (the runners record every failure as an outcome or a stop).
+ * Run `task` for each item, at most `concurrency` at a time, in order; `task` must not reject. Items
+ * are queued a window at a time: 100 000 queued tasks would be most of what a large import holds.
  */
 export async function forEachLimited<T>(
   items: readonly T[],

@@ -1,14 +1,10 @@
 /**
- * Whose an object is when this run's create of it was in doubt (its answer lost or failed) and a look-up
- * found the name: `not ours` when the service stamped it (`created_at`, a server-managed field: api-notes.md,
- * "Connection objects"; scan profiles: `createdAt`) before this run's first intent of it, by more than the
- * clock skew allowed; otherwise in doubt. A stamp missing or not ISO 8601 with a zone proves nothing.
+ * Whose an in-doubt create found by name is: `not ours` when the service stamped it (`created_at`:
+ * api-notes.md, "Connection objects"; scan profiles: `createdAt`) before this run's first intent, by more
+ * than the clock skew; else in doubt. A stamp missing or not ISO 8601 with a zone proves nothing.
  */
 
-/**
- * How far the service's clock may be behind ours. Larger errs safe: an object left in doubt is deleted
- * only with `--include-in-doubt`; one wrongly called `not ours` never is.
- */
+/** How far the service's clock may be behind ours; larger errs safe (`not ours` is never deleted). */
 export const CLOCK_SKEW_MS = 60_000;
 
 const ISO_WITH_ZONE = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)$/;

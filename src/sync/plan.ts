@@ -1,20 +1,14 @@
 /**
- * The one planner of every kind (pure: no fs, no HTTP, no logger): desired objects (a snapshot's) and
- * actual ones (the live target's) in, steps out; `--dry-run` prints the very steps the run executes.
- * Objects are matched by name, their key. Per desired object within the selection, in name order:
+ * The one planner of every kind (pure): desired and actual objects in, steps out, so `--dry-run` prints
+ * the steps the run executes. Per desired object within the selection, in name order:
  * 1. a second object of a name -> the kind's `duplicate` step (a kind without one plans it again);
- * 2. the run being finished (an interrupted run; the journal handed in is that run's only, so a
- *    finished run hides no drift) created it (or wrote it as the kind's `resumes` says), and the target
- *    holds it -> `done`;
+ * 2. the interrupted run being finished wrote it (see `resumes`) and the target holds it -> `done`;
  * 3. the kind's own checks (`gate`: a scan profile's one-time scan, its references) may decide it;
- * 4. that run holds a create without an outcome (in doubt) -> `in-doubt`, with the target's object of
- *    the name it sent, if any (never sent under a new name);
+ * 4. that run's create has no outcome -> `in-doubt`, with the target's object of the name it sent;
  * 5. its name exists in the target -> as `--on-conflict` says ({@link decideExisting});
  * 6. otherwise -> `create`.
- * With `prune`, every target object the desired state does not hold (within the selection) -> the
- * kind's delete, in name order; then a delete the run being finished journaled (done, or in doubt) whose
- * object the target no longer holds -> the kind's `removed` step. The kind (`sync/kinds/<kind>/kind.ts`) makes
- * the steps: their shape, its comparison, its bodies.
+ * With `prune`: each target object not desired (within the selection) -> the kind's delete, in name
+ * order; then each delete that run journaled (done or in doubt) whose object is gone -> `removed`.
  */
 import { compareNames } from '../connections/match.js';
 import type { JournalOp } from './journal/records.js';
@@ -29,15 +23,12 @@ export function countSteps<K extends string>(
   return counts;
 }
 
-/** What to do with a desired object whose name already exists in the target; the choices, for option checks. */
+/** What to do with a desired object whose name already exists in the target. */
 export type OnConflict = 'skip' | 'fail' | 'rename' | 'update';
+/** The choices of {@link OnConflict}, for option checks. */
 export const ON_CONFLICT_CHOICES: readonly OnConflict[] = ['skip', 'fail', 'rename', 'update'];
 
-/**
- * The name a renamed object gets: `<name> (2)`, `<name> (3)`, ... the first one taken by nobody (target,
- * snapshot, or an earlier rename). Parentheses, digits and a space keep it within the service's name
- * pattern `^[\w\-\s\(\):]+$`.
- */
+/** The first `<name> (n)`, n >= 2, not `taken`: within the service's name pattern `^[\w\-\s\(\):]+$`. */
 export function chooseRenamedName(name: string, taken: ReadonlySet<string>): string {
   for (let n = 2; ; n++) {
     const candidate = `${name} (${n})`;
@@ -50,10 +41,7 @@ export type ExistingDecision =
   | { readonly kind: 'exists' | 'conflict' | 'update' }
   | { readonly kind: 'rename'; readonly targetName: string };
 
-/**
- * `skip` -> `exists` (left alone), `fail` -> `conflict` (a pre-flight problem), `update` -> compared by
- * the kind, `rename` -> created under {@link chooseRenamedName}, which is added to `taken`.
- */
+/** What `--on-conflict` makes of a name the target holds; a rename's new name is added to `taken`. */
 export function decideExisting(name: string, onConflict: OnConflict, taken: Set<string>): ExistingDecision {
   if (onConflict !== 'rename')
     return { kind: onConflict === 'skip' ? 'exists' : onConflict === 'fail' ? 'conflict' : 'update' };
@@ -69,11 +57,7 @@ export interface Written {
   readonly targetName: string;
 }
 
-/**
- * What the planner decided for a desired object; the kind makes its step of it. `targetName`: the
- * name it has or gets in the target (`rename`: the new one; `done`, `in-doubt`: the one the journal
- * holds); `current`: the target's object of that name (`rename`: of its own name), if any.
- */
+/** What the planner decided for a desired object (`rename`: `current` is the object of its own name). */
 export interface Decision<A, W> {
   readonly kind: 'done' | 'in-doubt' | 'create' | 'rename' | ExistingDecision['kind'];
   readonly targetName: string;
@@ -81,10 +65,10 @@ export interface Decision<A, W> {
   readonly written: W | undefined;
 }
 
-/** What a kind tells the planner (see the module comment for where each is asked). */
+/** What a kind tells the planner (the module comment says where each is asked). */
 export interface KindRules<D, A extends { readonly name: string }, W extends Written, S> {
   nameOf(desired: D): string;
-  /** The type `--type` selects by, of a desired object, a target's or a journaled write; none: by name only. */
+  /** The type `--type` selects by; none: by name only. */
   typeOf?(object: D | A | W): string;
   /** The journaled ops done once the target holds their object; default: creates. */
   readonly resumes?: readonly JournalOp[];
@@ -109,7 +93,7 @@ export interface KindPlanInput<D, A, W> {
   readonly prune: boolean;
 }
 
-/** The steps of one kind: desired objects in name order, then the deletes (see the module comment). */
+/** The steps of one kind (see the module comment). */
 export function planKind<D, A extends { readonly name: string }, W extends Written, S>(
   rules: KindRules<D, A, W, S>,
   input: KindPlanInput<D, A, W>,

@@ -1,7 +1,4 @@
-/**
- * The runs of a journal: `runs JOURNAL` lists them, oldest first, each with what it wrote (read only: no
- * lock, nothing written); an import and an undo choose here which run they write.
- */
+/** The runs of a journal (`runs JOURNAL`, read only), and which run an import or an undo writes. */
 import { InputFileError, UsageError } from '../errors.js';
 import type { JournalObject } from './journal/records.js';
 import {
@@ -20,13 +17,11 @@ export type KindCounts = RunCounts & { readonly inDoubt: number };
 export type RunSummary = {
   readonly run: number;
   readonly command: 'import' | 'undo';
-  /** The run an undo took back. */
   readonly undoes: number | null;
-  /** The undo run that took this import run back (a finished one). */
+  /** The finished undo run that took this one back. */
   readonly undoneBy: number | null;
   readonly startedAt: string;
   readonly endedAt: string | null;
-  /** `finished`, or `interrupted` (the same command again finishes it). */
   readonly status: 'finished' | 'interrupted';
 } & { readonly [runsKey: string]: unknown };
 
@@ -46,22 +41,19 @@ function countsOf(run: RunState, object: JournalObject): KindCounts {
 
 const JOURNAL_HINT = 'Pass the journal an import wrote (default <snapshot>.<target host>.journal.jsonl)';
 
-/** A journal that cannot be read (`code`: the system's error code). */
+/** A journal that cannot be read (`code`: the system's). */
 export function cannotReadJournal(path: string, code: string): InputFileError {
   return new InputFileError(path, undefined, `cannot read the journal (${code})`, { hint: JOURNAL_HINT });
 }
 
 /** Read the runs of the journal at `path`. */
 export async function listRuns(path: string): Promise<JournalRuns> {
-  let read: Awaited<ReturnType<typeof replayJournalFile>>;
-  try {
-    read = await replayJournalFile(path);
-  } catch (error) {
+  const read = await replayJournalFile(path).catch((error: unknown) => {
     if (error instanceof InputFileError) throw error;
     throw cannotReadJournal(path, (error as NodeJS.ErrnoException).code ?? 'error');
-  }
-  const begin = read?.replay.begin;
+  });
   if (read === undefined) throw cannotReadJournal(path, 'ENOENT');
+  const begin = read.replay.begin;
   if (begin === undefined)
     throw new InputFileError(path, undefined, 'the journal is empty', { hint: JOURNAL_HINT });
   const runs = read.replay.runs;
@@ -83,10 +75,7 @@ export async function listRuns(path: string): Promise<JournalRuns> {
   };
 }
 
-/**
- * The run an import writes: the newest one when it was interrupted (this import finishes it), else a
- * new one. An interrupted undo is finished by `undo`, not by an import.
- */
+/** The run an import writes: the newest when it was an interrupted import, else a new one. */
 export function chooseImportRun(
   replay: JournalReplay | undefined,
   journalPath: string,
@@ -101,11 +90,7 @@ export function chooseImportRun(
   return { run: (newest?.run ?? 0) + 1, continuing: undefined };
 }
 
-/**
- * The run an undo writes and the run it takes back: the newest one when it is an interrupted undo (this
- * undo finishes it), else a new one taking back the newest import run not undone yet; undefined when
- * every import run is undone.
- */
+/** The run an undo writes (the newest when an interrupted undo) and the run it takes back; or none. */
 export function chooseUndoRun(
   runs: readonly RunState[],
 ): { run: number; undoes: number; continuing: RunState | undefined } | undefined {

@@ -1,22 +1,14 @@
-/**
- * One write as the executor (`execute.ts`) runs it, whichever planner made it (import, undo) and
- * whichever kind it writes, and the journal records it leaves: the intent of each request (before it
- * is sent) and the outcome of the step (after it settled).
- */
+/** One write as the executor runs it, of any planner and kind, and the journal records it leaves. */
 import type { SettledOutcome, WritePayload } from './execute.js';
 import type { JournalObject, JournalOp, JournalRecord } from './journal/records.js';
 
-/**
- * One write: what it addresses and how it is sent, and `plan`, its planner's own step (the payload
- * is loaded from it when sent, see `ExecuteOptions.load`). A class with every field set: one shape
- * for 100 000 of them.
- */
+/** One write, and `plan`, its planner's step; a class with every field set: one shape for 100 000. */
 export class Write<P = unknown> {
   readonly object: JournalObject;
   readonly op: JournalOp;
   /** The object's key (the snapshot's name; for an update or delete, the target's). */
   readonly name: string;
-  /** The name the request addresses (POSTed, PUT or DELETEd); default `name`. */
+  /** The name the request addresses; default `name`. */
   readonly targetName: string;
   readonly targetId: string | undefined;
   readonly sourceId: string | undefined;
@@ -26,10 +18,7 @@ export class Write<P = unknown> {
   readonly intentAt: string | undefined;
   /** The attempt number of the first request this run sends (default 1). */
   readonly firstAttempt: number;
-  /**
-   * A create refused because the name is taken (someone else created it after the target was listed):
-   * `exists` looks the name up and reports it as existing, not this run's; default `failure`.
-   */
+  /** A create refused because someone took the name since the listing: `exists` looks it up, reports it. */
   readonly whenTaken: 'exists' | 'failure';
 
   constructor(
@@ -49,11 +38,11 @@ export class Write<P = unknown> {
   }
 }
 
-/** What a planner gives for a {@link Write}: its object, op and name, and what differs from the defaults. */
+/** What a planner gives for a {@link Write}: object, op, name and what differs from the defaults. */
 export type WriteFields = Pick<Write, 'object' | 'op' | 'name'> &
   Partial<Omit<Write, 'object' | 'op' | 'name' | 'plan'>>;
 
-/** The intent of one request of `step` (a field left undefined is not written: JSON has no undefined). */
+/** The intent of one request of `step`. */
 export function intentRecord(
   step: Write,
   payload: WritePayload,
@@ -88,7 +77,7 @@ export function intentRecord(
   }
 }
 
-/** The outcome record of a settled step (a step refused when loaded is recorded `failed`). */
+/** The outcome record of a settled step. */
 export function outcomeRecord(outcome: SettledOutcome, run: number, at: string): JournalRecord {
   const { step } = outcome;
   const base = {

@@ -1,20 +1,13 @@
 /**
- * The run-wide request throttle of an import: a token bucket (GCRA form, burst 1, so requests are
- * spaced evenly instead of sent in clumps) shared by every request of the run, and adaptive:
- *
- * - on a 429 it honours Retry-After (the bucket is paused until then) and lowers the rate
- *   multiplicatively, to {@link DECREASE_FACTOR} of the rate actually observed;
- * - then it raises the rate again slowly (additive increase, per second without a 429).
- *
- * So a run that was told the server's limit (`--rate`) stays at or under it, and a run that was not
- * told settles just under it (AIMD, as TCP does). Only one decrease happens per "epoch": a 429 for a
- * request that was sent before the last decrease says nothing new (it was sent at the old rate).
- *
- * The clock is injected, so the behaviour is unit-testable without waiting.
+ * The run-wide request throttle: a token bucket (GCRA, burst 1: requests spaced evenly) shared by every
+ * request of the run, adaptive (AIMD, as TCP): a 429 pauses it for its Retry-After and lowers the rate
+ * to {@link DECREASE_FACTOR} of the rate observed; each second without one raises it a little. A run
+ * told the server's limit (`--rate`) stays under it; one not told settles just under it. One decrease
+ * per epoch: a 429 for a request sent before the last decrease was sent at the old rate.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Time source and sleeper. */
+/** Time source and sleeper (injected: tests do not wait). */
 export interface Clock {
   /** Milliseconds on a monotonic clock. */
   now(): number;
@@ -28,18 +21,9 @@ export const systemClock: Clock = {
   sleep: (ms, signal) => sleep(Math.max(0, ms), undefined, { signal }),
 };
 
-/** Options of {@link createRateLimiter}. */
-export interface RateLimiterOptions {
-  /** Starting and highest rate in requests per second; undefined = unlimited until the first 429. */
-  readonly rate?: number | undefined;
-  readonly clock?: Clock;
-}
-
-/** Multiplicative decrease on a 429. */
 const DECREASE_FACTOR = 0.7;
-/** Additive increase: requests per second gained per second without a 429. */
+/** Requests per second gained per second without a 429. */
 const INCREASE_PER_SECOND = 0.5;
-/** The rate never drops below this (req/s). */
 const MIN_RATE = 0.2;
 /** Pause when a 429 carries no Retry-After, and the longest Retry-After honoured (ms). */
 const DEFAULT_PAUSE_MS = 1000;
@@ -47,26 +31,23 @@ const MAX_PAUSE_MS = 60_000;
 
 /** A shared, adaptive rate limiter. */
 export interface RateLimiter {
-  /**
-   * Reserve the next send slot and return how many ms to wait for it (0 = now). Synchronous and
-   * side-effecting: the slot is taken whether or not the caller then waits.
-   */
+  /** Take the next send slot (whether or not the caller then waits): ms to wait for it, 0 = now. */
   reserve(): number;
-  /** Wait for a send slot. Returns the clock time of the send (pass it to {@link onRateLimited}). */
+  /** Wait for a send slot: the clock time of the send (for {@link onRateLimited}). */
   acquire(signal?: AbortSignal): Promise<number>;
   /** A 429 arrived: pause for Retry-After and, once per epoch, lower the rate. */
   onRateLimited(retryAfterMs: number | undefined, sentAt?: number): void;
-  /** The current rate in req/s, or undefined while unlimited. */
+  /** Requests per second, or undefined while unlimited. */
   currentRate(): number | undefined;
-  /** How many 429s were reported. */
   readonly rateLimitedCount: number;
 }
 
-/** Window over which the actually observed send rate is measured. */
 const OBSERVE_WINDOW_MS = 1000;
 
-/** Create a rate limiter (see the module comment). */
-export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
+/** A rate limiter; `rate`: the starting and highest rate (req/s), undefined = none until a 429. */
+export function createRateLimiter(
+  options: { readonly rate?: number | undefined; readonly clock?: Clock } = {},
+): RateLimiter {
   const clock = options.clock ?? systemClock;
   const cap = options.rate ?? Number.POSITIVE_INFINITY;
 
@@ -118,9 +99,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       const t = clock.now();
       const pause = Math.min(MAX_PAUSE_MS, Math.max(0, retryAfterMs ?? DEFAULT_PAUSE_MS));
       pausedUntil = Math.max(pausedUntil, t + pause);
-      // One decrease per congestion epoch: a request sent before the epoch ended (the last decrease,
-      // its pause and a short grace while the server's bucket refills) reflects a rate already acted
-      // upon. Without a send time, fall back to "answered within that epoch".
+      // One decrease per epoch (the last decrease, its pause, a short grace while the server's bucket
+      // refills): a request sent within it reflects a rate already acted upon (no send time: answered).
       const stale = (sentAt ?? t) < epochEnd;
       if (stale) return;
       const current = rateAt(t) ?? Number.POSITIVE_INFINITY;

@@ -1,13 +1,6 @@
 /**
- * The undo plan's kind-neutral part (pure): one run's journal records -> what each object it touched
- * was before the run ({@link createRunHistory}), and the vocabulary of the steps that take it back. Each
- * kind decides its own steps (its descriptor's `undo`, in `kinds/`), against the target as it is now:
- * - created by the run: `delete-created` when it still matches what was created, `left` when it changed
- *   since, nothing when it is gone ({@link planCreatedUndo}). Only a create the run provably made (its
- *   own request answered with success) is deleted; one whose answer was lost and that a look-up then
- *   found may be someone else's: `left`, unless `--include-in-doubt`;
- * - updated or deleted by the run: `put-back` when it differs from its before-image, `re-create` when
- *   it is gone, nothing when it already equals the before-image.
+ * The undo plan's kind-neutral part (pure): one run's records -> what each object was before it, and the
+ * steps that take it back; each kind's `undo` decides (docs/undo.md, "Undo, run by run").
  */
 import type { Problem } from '../errors.js';
 import type { Overrides } from '../importer/overrides.js';
@@ -21,7 +14,7 @@ import { notOursReason } from './ownership.js';
 /** A masked image, held or read again from the journal when it is needed. */
 export type ImageSource = Source<SafeImage | undefined>;
 
-/** The image of the intent record at `at` (a class, not a closure: one shape for 100 000 of them). */
+/** The image of the intent record at `at` (a class: one shape for 100 000 of them). */
 class JournaledImage implements ImageSource {
   constructor(
     private readonly reader: JournalRecordReader,
@@ -37,14 +30,13 @@ class JournaledImage implements ImageSource {
 /** What one run did to one object. */
 export interface History {
   readonly object: JournalObject;
-  /** The object's name in the target. */
   readonly name: string;
   type: string;
   readonly firstOp: 'create' | 'update' | 'delete';
   readonly firstBefore: SafeImage | undefined;
-  /** The last image the run wrote (create or update); undefined after a delete or in an old journal. */
+  /** The last image the run wrote; undefined after a delete or in an old journal. */
   lastImage: ImageSource | undefined;
-  /** Secrets the run's updates sent in clear (JSON pointers); undefined when none. */
+  /** Secrets the run's updates sent in clear (JSON pointers). */
   secretsSent: Set<string> | undefined;
   lastIndex: number;
   applied: boolean;
@@ -52,14 +44,11 @@ export interface History {
   pending: boolean;
   /** The create was found by a look-up after its answer was lost (or never settled): maybe not ours. */
   inDoubt: boolean;
-  /** Why it is provably someone else's (a `not ours` create): left, even with `--include-in-doubt`. */
+  /** Why it is provably someone else's: left, even with `--include-in-doubt`. */
   notOurs?: string;
 }
 
-/**
- * Per object, what run `run` did, newest first. Fed one record at a time; with `at` (where the record
- * is in the journal, and `reader` to read it there) an image is not kept but read again when needed.
- */
+/** Per object, what run `run` did, newest first; with `reader`, images are read again when needed. */
 export function createRunHistory(
   run: number,
   reader?: JournalRecordReader,
@@ -74,7 +63,7 @@ export function createRunHistory(
     const key = writeKey(record.object, record.targetName);
     if (record.kind === 'intent') {
       let h = byKey.get(key);
-      // A write that settled without applying anything (failed, someone else's) starts nothing.
+      // A write that settled without applying anything (failed, someone else's) counts for nothing.
       if (h === undefined || (!h.applied && !h.pending)) {
         const firstBefore = record.op === 'create' ? undefined : record.before;
         const type = typeof firstBefore?.type === 'string' ? firstBefore.type : '';
@@ -121,30 +110,25 @@ export function createRunHistory(
   return {
     add,
     finish: () => {
-      const histories = [...byKey.values()]
-        .filter((h) => h.applied || h.pending || h.notOurs !== undefined)
-        .map((h) => {
-          // A create that never settled and is found now may be ours or someone else's.
-          if (h.firstOp === 'create' && h.pending && !h.applied) h.inDoubt = true;
-          return h;
-        })
-        .sort((a, b) => b.lastIndex - a.lastIndex);
+      const histories = [...byKey.values()].filter((h) => h.applied || h.pending || h.notOurs !== undefined);
+      // A create that never settled and is found now may be ours or someone else's.
+      for (const h of histories) if (h.firstOp === 'create' && h.pending && !h.applied) h.inDoubt = true;
       byKey.clear();
-      return histories;
+      return histories.sort((a, b) => b.lastIndex - a.lastIndex);
     },
   };
 }
 
+/** What every undo step names: the object in the target. */
 export interface StepBase {
   readonly object: JournalObject;
-  /** The object's name in the target. */
   readonly name: string;
   readonly type: string;
 }
 
 /** One step of an undo. */
 export type UndoStep =
-  /** The run created it and it still matches: DELETE (a profile: by the id it has now). */
+  /** The run created it and it still matches (a profile: deleted by the id it has now). */
   | (StepBase & { readonly kind: 'delete-created'; readonly before: ImageSource; readonly targetId?: string })
   /** The run updated (or deleted, and someone re-created) it: PUT of the before-image. */
   | (StepBase & {
@@ -166,9 +150,8 @@ export type UndoStep =
       readonly image: SafeImage;
       readonly refs?: unknown;
     })
-  /** Not reverted, and why (changed since, in doubt whose it is, a kind it cannot revert). */
   | (StepBase & { readonly kind: 'left'; readonly reason: string })
-  /** Already as before the run (reverted earlier, or never applied). */
+  /** Already as before the run. */
   | (StepBase & { readonly kind: 'reverted' })
   /** Cannot be reverted as it stands (a secret missing, a template problem): a pre-flight problem. */
   | (StepBase & { readonly kind: 'invalid'; readonly problems: readonly Problem[] });
@@ -193,11 +176,9 @@ export interface ReferencedIds {
 export interface UndoContext {
   readonly catalog: TemplateCatalog;
   readonly overrides: Overrides;
-  /** True when this undo already put this connection back (its secrets need not be asked again). */
+  /** This undo already put this connection back (its secrets need not be asked again). */
   readonly putBackDone: boolean;
-  /** `--include-in-doubt`: objects whose create was in doubt are deleted too. */
   readonly includeInDoubt: boolean;
-  /** For a kind that names another kind's objects: that kind's objects in the target now. */
   readonly references?: ReferencedIds;
 }
 
@@ -205,9 +186,8 @@ const IN_DOUBT_REASON =
   "its create was in doubt (the answer was lost and a look-up found the name): it may be someone else's; pass --include-in-doubt to delete it";
 
 /**
- * The step of an object the run created: gone -> `reverted`; in doubt whose it is -> `left` (unless
- * `--include-in-doubt`); changed since (`changes` of what was created, undefined when the journal holds
- * no usable image) -> `left`; else `delete-created`.
+ * The step of an object the run created: gone -> `reverted`; maybe not ours, or changed since (`changes`;
+ * undefined: no usable image) -> `left`; else `delete-created`.
  */
 export function planCreatedUndo(
   h: History,
@@ -232,7 +212,7 @@ export function planCreatedUndo(
   return step({ kind: 'delete-created', before: image });
 }
 
-/** A writing step's payload; `place` gives a restoring step's body placed on the target's ids now. */
+/** A writing step's payload; `place` puts a restoring step's body on the target's ids now. */
 export function loadUndoPayload(
   step: UndoStep,
   place: (step: RestoringStep) => Readonly<Record<string, unknown>> = (s) => s.body,

@@ -1,17 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:VAR}" is a literal overrides placeholder
-/**
- * The undo workflow: takes back the newest run of a journal not yet undone (run it again for the one
- * before), connections and scan profiles alike. Each object the run touched becomes one step, decided
- * against the target as it is now (`undo-plan.ts`); the steps go through the executor
- * (`execute.ts`), journaled as a run of their own (`command: 'undo'`) in the same journal, so an
- * interrupted undo is finished by running it again, and an undone run is not undone twice.
- *
- * Order ({@link phasesOf}): objects put back or created again, kind by kind (a profile created again
- * may name a connection created again), then the deletes of what the run created, in reverse (a
- * profile before the connection it names). What a kind reads, decides and sends is its descriptor's.
- * The pre-flight names every secret missing (exit 3, nothing written) and refuses a protected target
- * without `--confirm`. When every run is undone, nothing is written.
- */
+/** The undo workflow (docs/undo.md): the newest run not yet undone, taken back as a run of its own. */
 import { stat } from 'node:fs/promises';
 import type { ClientFactory } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
@@ -31,12 +19,7 @@ import type { Logger } from '../log.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import { executeSteps, type WriteOutcome } from './execute.js';
-import {
-  type JournalRecordReader,
-  openJournalRecordReader,
-  replayJournalFile,
-  writeKey,
-} from './journal/replay.js';
+import { openJournalRecordReader, replayJournalFile, writeKey } from './journal/replay.js';
 import { normaliseTargetUrl, openJournal } from './journal/writer.js';
 import { KINDS, type SyncKind, writersFor } from './kind.js';
 import { cannotReadJournal, chooseUndoRun } from './runs.js';
@@ -59,13 +42,12 @@ export interface UndoOptions {
   readonly dryRun: boolean;
   readonly confirm: string | undefined;
   readonly schemas: string | undefined;
-  /** Delete objects whose create was in doubt too (maybe someone else's). */
   readonly includeInDoubt?: boolean;
 }
 
 /** The outside world of {@link undoRun}. */
 export interface UndoPorts {
-  /** Resolve the target: `--to` when given, else `boundUrl` (the journal's target), with the usual token. */
+  /** The target: `--to` when given, else `boundUrl` (the journal's). */
   readonly resolveTarget: (boundUrl: string) => Promise<ResolvedEnvironment>;
   readonly createClient: ClientFactory;
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -79,7 +61,7 @@ export type UndoOutcome = 'deleted' | 'restored' | 'recreated' | 'failed' | 'pen
 /** One line of the undo's result. */
 export interface UndoLine {
   readonly step: UndoStep;
-  /** For writing steps: what happened; undefined for steps that write nothing. */
+  /** Undefined for a step that writes nothing. */
   readonly outcome: UndoOutcome | undefined;
   readonly message?: string;
 }
@@ -90,12 +72,10 @@ export type UndoEvent =
   | {
       readonly kind: 'run-started';
       readonly target: string;
-      /** The run that takes the other back, and the run taken back. */
       readonly run: number;
       readonly undoes: number;
       readonly writes: number;
       readonly journal: string;
-      /** Steps in flight at once (the environment's `concurrency`, default 4). */
       readonly concurrency: number;
     }
   | { readonly kind: 'step-settled'; readonly line: UndoLine };
@@ -121,18 +101,10 @@ export type UndoResult =
   /** Every import run of the journal is undone already: nothing was written. */
   | { readonly kind: 'nothing'; readonly journal: string };
 
-/**
- * The journal (locked for the whole undo unless a dry run: no import of it runs meanwhile, and it does
- * not change under the images read again from it), its `begin`, and the undo to do. Of the replay only
- * that is kept: every earlier run's states are let go before the undo runs.
- */
+/** The journal, locked for the whole undo unless a dry run, its `begin`, and the undo to do. */
 async function openForUndo(options: UndoOptions) {
   try {
     await stat(options.journal);
-  } catch (error) {
-    throw cannotReadJournal(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
-  }
-  try {
     const journal = options.dryRun ? undefined : await openJournal(options.journal, undefined);
     const replay = journal?.replay ?? (await replayJournalFile(options.journal))?.replay;
     journal?.releaseReplay();
@@ -141,25 +113,13 @@ async function openForUndo(options: UndoOptions) {
       throw new InputFileError(options.journal, 1, 'the journal is empty: the import wrote nothing to undo');
     return { journal, begin, chosen: chooseUndoRun(replay.runs) };
   } catch (error) {
-    // A typed error (a damaged journal, the lock held, a full disk) says what it is; anything else is a read.
+    // A typed error (a damaged journal, the lock held) says what it is; anything else is a read.
     if (isDdsError(error)) throw error;
     throw cannotReadJournal(options.journal, (error as NodeJS.ErrnoException).code ?? 'error');
   }
 }
 
-/** What run `run` did to each object, newest first; its images are read again through `reader`. */
-async function readHistories(path: string, run: number, reader: JournalRecordReader): Promise<History[]> {
-  const history = createRunHistory(run, reader);
-  let index = 0;
-  await replayJournalFile(path, { onRecord: (record, at) => history.add(record, index++, at) });
-  return history.finish();
-}
-
-/**
- * One step per object the run touched, per kind in {@link KINDS} order, against the target as it is
- * now: each object planned as its kind's listing hands it out (a streamed listing is not kept). Of a
- * kind that a kind with objects to undo names, the ids and the names created again are noted.
- */
+/** One step per object the run touched, planned as its kind's listing hands it out (not kept). */
 async function planAgainstTarget(
   client: HttpClient,
   histories: readonly History[],
@@ -216,11 +176,7 @@ function undoWrite(step: UndoStep): Write<UndoStep> {
   });
 }
 
-/**
- * The write phases: what puts objects back or creates them again, kind by kind in {@link KINDS} order
- * (a profile created again may name a connection created again), then the deletes of what the run
- * created in reverse order (a profile before the connection it names).
- */
+/** Restores in {@link KINDS} order (a profile may name a connection restored), then deletes in reverse. */
 function phasesOf(stepsByKind: readonly UndoStep[][]) {
   const phase = (restoring: boolean) => (kind: SyncKind, i: number) => {
     const wanted = (s: UndoStep) =>
@@ -230,11 +186,7 @@ function phasesOf(stepsByKind: readonly UndoStep[][]) {
   return [...KINDS.map(phase(true)), ...KINDS.map(phase(false)).reverse()];
 }
 
-/**
- * Undo the newest run of `options.journal` not yet undone (see the module comment). Throws UsageError (a
- * `--to` that is not the journal's target), InputFileError (no journal, a damaged one), PreflightError
- * (after a `refused` event) and the typed errors of the layers below.
- */
+/** Undo the newest run not yet undone. Throws PreflightError (after `refused`) and other typed errors. */
 export async function undoRun(
   options: UndoOptions,
   ports: UndoPorts,
@@ -244,7 +196,10 @@ export async function undoRun(
   const reader = openJournalRecordReader(options.journal);
   try {
     if (chosen === undefined) return { kind: 'nothing', journal: options.journal };
-    const histories = await readHistories(options.journal, chosen.undoes, reader);
+    const history = createRunHistory(chosen.undoes, reader);
+    let index = 0;
+    await replayJournalFile(options.journal, { onRecord: (record, at) => history.add(record, index++, at) });
+    const histories = history.finish();
     const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
     const overrides = resolveOverrides(rawOverrides, ports.env);
     // Connections put back are checked against their templates before anything is sent.
@@ -278,7 +233,7 @@ export async function undoRun(
       const steps = stepsByKind.flat();
       const problems = steps.flatMap((s) => (s.kind === 'invalid' ? s.problems : []));
       const writes = steps.filter(isWritingStep);
-      // A dry run read the journal without opening it.
+      // A dry run does not open the journal.
       if (journal === undefined)
         return { kind: 'dry-run', target: environment.label, undoes: chosen.undoes, steps, problems };
       const refusal = writes.length > 0 && checkWriteConfirmed(environment, options.confirm, '--to');
@@ -289,8 +244,7 @@ export async function undoRun(
           `Pre-flight refused the undo in ${environment.label}; nothing was sent`,
           problems,
           {
-            // Only a run-wide refusal (a protected target) says its own remedy; an object's problems are
-            // secrets to supply, or fields the overrides can set.
+            // An object's problems are secrets or fields for the overrides; a run-wide one says its remedy.
             hint: problems.some((p) => p.entry !== undefined)
               ? 'Supply the secrets named above with --overrides (e.g. "${env:VAR}") and re-run; --dry-run shows the plan'
               : 'Do what the problem above says and re-run; --dry-run shows the plan',
@@ -354,7 +308,6 @@ export async function undoRun(
   }
 }
 
-/** The line of a settled (or pending) step. */
 function lineOf(outcome: WriteOutcome<UndoStep>): UndoLine {
   const step = outcome.step.plan;
   if (outcome.kind === 'pending') return { step, outcome: 'pending' };
