@@ -1,8 +1,4 @@
-/**
- * What `--on-conflict update` and `--prune` need of a connection, bound to the template catalog and the
- * overrides: the diff's comparison, the PUT body of an update with masked values left out so that the
- * service keeps the stored secret, the update's pre-flight check, masked images for the journal.
- */
+/** What `--on-conflict update` and `--prune` need of a connection, bound to the catalog and overrides. */
 import {
   dropMaskedValues,
   fillMaskedForCheck,
@@ -21,21 +17,19 @@ import { isMasked } from '../../../secrets.js';
 import type { SafeImage } from '../../journal/records.js';
 import type { PreparedEntry } from './kind.js';
 
-/** The comparison and image functions `planImport` (`kind.ts`) uses for updates and deletes. */
+/** The comparison and image functions `planImport` uses for updates and deletes. */
 export interface ConvergeHelpers {
-  /** The fields that differ between the entry's body and the target's connection (diff's comparison). */
+  /** The diff's comparison of the entry's body with the target's connection. */
   compare(entry: PreparedEntry, target: Connection): readonly FieldChange[];
-  /** The PUT body of an entry and the secrets it sends in clear. */
+  /** The PUT body, masked values left out so the service keeps the stored secret. */
   updateBody(entry: PreparedEntry): { body: Record<string, unknown>; secretsSent: readonly string[] };
-  /** The secrets an update of the entry writes, and where each value comes from. */
   secretsWritten(entry: PreparedEntry): readonly SecretWritten[];
-  /** Problems that would stop the update being sent (a masked secret is kept by the service, not one). */
+  /** A masked secret is no problem here: the service keeps the one it holds. */
   checkUpdate(entry: PreparedEntry): readonly Problem[];
-  /** A connection with every secret masked. */
   imageOf(connection: Readonly<Record<string, unknown>>): SafeImage;
 }
 
-/** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
+/** The converge helpers, bound to a catalog and the overrides (where a secret comes from). */
 export function createConvergeHelpers(
   catalog: EntryTemplates & { secretFields(type: string): ReadonlySet<string> },
   overrides: Overrides = EMPTY_OVERRIDES,
@@ -47,8 +41,7 @@ export function createConvergeHelpers(
     return { body, secretsSent: findClearSecrets(body, secretFields(entry.type)) };
   };
   return {
-    // A field whose snapshot value is masked is left out of the PUT (the service keeps what it holds),
-    // so it cannot justify an update: counted as one, the same update was planned on every run.
+    // A masked field is left out of the PUT, so it cannot justify an update (else one on every run).
     compare: (entry, target) =>
       findChangedFields(entry.body as Connection, target, secretFields).filter(
         (field) => !isMasked(valueAtComparedPath(entry.body, field.path)),

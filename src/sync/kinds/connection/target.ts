@@ -1,8 +1,4 @@
-/**
- * What an import reads of its target before it plans: the connections (each compared with its
- * snapshot entry as its page arrives, when updates or deletes need it: never the whole listing held,
- * only what planning needs of each), and the update checks that name references.
- */
+/** What an import reads of its target's connections before it plans, and the update's reference checks. */
 import { listConnectionPages } from '../../../api/connections.js';
 import type { HttpClient } from '../../../api/http.js';
 import { checkEntryReferences, type TargetReferences } from '../../../connections/references.js';
@@ -14,10 +10,7 @@ import type { OnConflict } from '../../plan.js';
 import type { ConvergeHelpers } from './converge.js';
 import type { PlanEntry, PreparedEntry, TargetConnection } from './kind.js';
 
-/**
- * An update's body names references too: the pre-flight checks them as it does for creates. A refused
- * update's references count among the run's (`onRefused`), as a refused create's do.
- */
+/** An update's references are checked as a create's are; a refused one's count too (`onRefused`). */
 export function withReferenceChecks(
   helpers: ConvergeHelpers,
   target: TargetReferences,
@@ -33,10 +26,7 @@ export function withReferenceChecks(
   };
 }
 
-/**
- * The target's connections: names and ids, or, when updates or deletes need more (`summarize`), what
- * {@link targetSummarizer} keeps of each as its page arrives (never the whole listing at once).
- */
+/** The target's connections: names and ids, or what `summarize` keeps of each as its page arrives. */
 export async function listTarget(
   client: HttpClient,
   signal: AbortSignal,
@@ -56,10 +46,9 @@ export async function listTarget(
 const NO_FIELDS: readonly FieldChange[] = [];
 
 /**
- * What planning keeps of a target connection as it is listed: its name and id; compared with its
- * snapshot entry (`--on-conflict update`), the fields that differ, and its image only when some do;
- * without an entry (`--prune`), its type and image; outside `--only`, nothing more. The plan is the
- * one it would be with the whole connection kept.
+ * What planning keeps of a target connection as it is listed: name and id; with an entry under
+ * `--on-conflict update`, the fields that differ and, when some do, its image; without one under
+ * `--prune`, its type and image. The plan is the one the whole connection would give.
  */
 export function targetSummarizer(
   entries: readonly PlanEntry[],
@@ -72,10 +61,10 @@ export function targetSummarizer(
   converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>,
 ): (connection: Connection) => TargetConnection {
   const byName = new Map<string, PlanEntry>();
-  // The first of a name, as the plan pairs them (a snapshot's reader refuses a second one anyway).
+  // The first of a name, as the plan pairs them.
   for (const entry of entries) if (!byName.has(entry.name)) byName.set(entry.name, entry);
-  // Object literals, not spreads of a common base: in V8 each `{ ...base, key }` gets a hidden class of
-  // its own, and a summary is held for every connection of the target until the run ends.
+  // Literals, not spreads of a base: V8 gives each `{ ...base, key }` a hidden class of its own, and a
+  // summary is held for every connection of the target until the run ends.
   return (connection) => {
     const name = connection.name;
     const _id = typeof connection._id === 'string' ? connection._id : undefined;
@@ -86,7 +75,7 @@ export function targetSummarizer(
       if (options.onConflict !== 'update') return { name, _id };
       const found = converge.compare(prepare(twin), connection);
       if (found.length === 0) return { name, _id, compared: NO_FIELDS };
-      // Paths only: the values may be long, and are not shown.
+      // Paths only: the values may be long and are not shown.
       const compared = found.map((f) => ({ path: f.path }));
       return { name, _id, compared, before: held(converge.imageOf(connection)) };
     }

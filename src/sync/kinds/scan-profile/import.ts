@@ -1,9 +1,4 @@
-/**
- * The scan profile kind's import, which its descriptor names: its read of the target (listed when the
- * snapshot includes scan profiles), its plan (`planProfiles`, on the connections the target holds and
- * those this run creates), its run (once every connection has settled, one at a time: they name
- * connections by id, read again then), and its report lines and summary.
- */
+/** The scan profile kind's import: its read of the target, its plan, its run and its report. */
 import { connectionIdsByName } from '../../../api/connections.js';
 import { listScanProfiles } from '../../../api/scan-profiles.js';
 import { displayName } from '../../../display-name.js';
@@ -31,7 +26,7 @@ import {
   planProfiles,
 } from './kind.js';
 
-/** The scan profile kind's import: its read now, its plan after the connections' (module comment). */
+/** Lists the target's profiles now; plans after the connections. */
 export function startProfileImport({ options, lean, client, signal }: ImportStart): KindPlanner<ProfilePlan> {
   const included = lean.verified.header.include.includes('scanProfiles');
   const listing = quiet(included ? listScanProfiles(client, { signal }) : Promise.resolve([]));
@@ -56,10 +51,10 @@ export function startProfileImport({ options, lean, client, signal }: ImportStar
   };
 }
 
-/** A profile step the executor runs: a request, or an in-doubt create the target's list showed. */
+/** A request, or an in-doubt create the target's list showed (looked up and recorded). */
 type ProfileWriteStep = ProfileSendStep | Extract<ProfileStep, { kind: 'done' }>;
 
-/** True for profile steps the executor runs (a `done` one is looked up and recorded). */
+/** True for profile steps the executor runs. */
 export function isProfileWrite(step: ProfileStep): step is ProfileWriteStep {
   return (
     step.kind === 'create' ||
@@ -88,7 +83,7 @@ function profileWrite(step: ProfileWriteStep): Write<ProfileWriteStep> {
   });
 }
 
-/** A profile's payload, its `dataSourceList` placed on the target's connection ids `ids`. */
+/** A profile's payload, its `dataSourceList` placed on the target's connection ids. */
 function loadProfile(step: ProfileWriteStep, ids: ReadonlyMap<string, string | undefined>): WritePayload {
   if (step.kind === 'delete') return { before: step.before };
   if (step.kind === 'done')
@@ -103,7 +98,7 @@ function loadProfile(step: ProfileWriteStep, ids: ReadonlyMap<string, string | u
   return step.kind === 'update' ? { body, image, before: step.before } : { body, image };
 }
 
-/** The scan profile kind's import run: one at a time, after the connections (see the module comment). */
+/** Runs once every connection has settled: profiles name connections by id, read again then. */
 export async function runProfileImport(
   plan: ProfilePlan,
   input: KindImportRun,
@@ -142,7 +137,7 @@ export async function runProfileImport(
   return { outcomes: profiles, plan, stoppedBy: result.stoppedBy };
 }
 
-/** How one profile step ended in this run: the executor's outcome, or not sent (and why). */
+/** The executor's outcome, or not sent (and why). */
 export type ProfileOutcome = WriteOutcome | { readonly kind: 'skipped'; readonly reason: string };
 
 /** One `--report` line of a scan profile (`object: "scan profile"`). */
@@ -173,7 +168,7 @@ function doneOutcome(
   return action === 'update' ? 'updated' : 'deleted';
 }
 
-/** One report line per scan profile step: the plan and what the run did. */
+/** One report line per scan profile step. */
 export function buildProfileReport(
   plan: ProfilePlan,
   outcomes: ReadonlyMap<number, ProfileOutcome>,
@@ -263,9 +258,8 @@ export function formatProfileSummary(report: readonly ProfileReportLine[]): stri
 
 /** The scan profiles' members of an import run's result. */
 export interface ProfileRun {
-  /** One line per scan profile (the snapshot's, and the target's pruned ones). */
   readonly profileReport: readonly ProfileReportLine[];
   readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
-  /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
+  /** False when the snapshot says nothing about scan profiles. */
   readonly profilesIncluded: boolean;
 }
