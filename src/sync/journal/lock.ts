@@ -52,14 +52,14 @@ async function takeOverStaleLock(lockPath: string, ownLockFile: string, dead: Lo
     // Another run is taking over. A dead one's takeover lock is removed: a crash here must not block
     // every later run.
     const other = await readLockInfo(mutex);
-    if (other !== undefined && other.pid !== process.pid && !isProcessAlive(other.pid)) {
+    if (other && other.pid !== process.pid && !isProcessAlive(other.pid)) {
       await unlink(mutex).catch(() => undefined);
     }
     return false;
   }
   try {
     const current = await readLockInfo(lockPath);
-    if (current !== undefined && (current.pid !== dead.pid || current.startedAt !== dead.startedAt)) {
+    if (current && (current.pid !== dead.pid || current.startedAt !== dead.startedAt)) {
       return false; // someone took it legitimately meanwhile
     }
     // Never one this process holds (judged stale while another opener here was taking it over).
@@ -80,11 +80,12 @@ async function takeOverStaleLock(lockPath: string, ownLockFile: string, dead: Lo
   }
 }
 
-async function readLockInfo(path: string): Promise<LockInfo | undefined> {
+/** The lock's content: null when there is no lock, undefined when it cannot be read. */
+async function readLockInfo(path: string): Promise<LockInfo | null | undefined> {
   try {
     return JSON.parse(await readFile(path, 'utf8')) as LockInfo;
-  } catch {
-    return undefined;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
   }
 }
 
@@ -101,20 +102,14 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      let holder: LockInfo | undefined;
-      try {
-        holder = JSON.parse(await readFile(lockPath, 'utf8')) as LockInfo;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile
-        holder = undefined;
-      }
-      const sameHost = holder !== undefined && holder.hostname === hostname();
+      const holder = await readLockInfo(lockPath);
+      if (holder === null) continue; // released meanwhile
       // Our own pid in a lock this process does not hold is a previous process that had the same pid
       // (PID 1 in a container is the usual case): dead, whatever kill(pid, 0) says.
-      const alive =
-        holder !== undefined &&
-        (holder.pid === process.pid ? heldLocks.has(lockPath) : isProcessAlive(holder.pid));
-      if (holder === undefined || !sameHost || alive) {
+      const dead =
+        holder?.hostname === hostname() &&
+        (holder.pid === process.pid ? !heldLocks.has(lockPath) : !isProcessAlive(holder.pid));
+      if (!dead) {
         const who = holder
           ? `process ${holder.pid} on ${holder.hostname} since ${holder.startedAt}`
           : 'another run';

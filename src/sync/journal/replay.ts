@@ -3,8 +3,7 @@
  * can tear the last line: a final line without its newline is ignored (the writer truncates it away on
  * reopening). A complete line that is not a valid record is corruption, refused naming the line.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { assertNever, InputFileError } from '../../errors.js';
 import { notOursReason } from '../ownership.js';
 import {
@@ -290,21 +289,15 @@ export async function replayJournalFile(
   options: ReplayOptions = {},
 ): Promise<{ readonly replay: JournalReplay; readonly size: number } | undefined> {
   const replayer = new Replayer(path, options);
-  let handle: FileHandle;
-  try {
-    handle = await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
   let size = 0;
   try {
-    for await (const chunk of handle.createReadStream({ highWaterMark: 256 * 1024, autoClose: false })) {
+    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
       size += (chunk as Buffer).length;
       replayer.feed(chunk as Buffer);
     }
-  } finally {
-    await handle.close();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
   return { replay: replayer.result(), size };
 }

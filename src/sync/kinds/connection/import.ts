@@ -37,12 +37,13 @@ import {
   isChangeStep,
   isSendStep,
   type JournaledWrite,
+  type PlanEntry,
   type PlanStep,
   planImport,
   type SendStep,
   type TargetConnection,
 } from './kind.js';
-import { listTarget, targetSummarizer, withReferenceChecks } from './target.js';
+import { listTarget, targetSummarizer } from './target.js';
 
 /** Starts the target's reads now (converging, each connection compared as its page arrives). */
 export function startConnectionImport(start: ImportStart): KindPlanner<ImportPlan> {
@@ -88,6 +89,15 @@ function planConnections(
     references.add(entry);
     referencing.add(entry.name);
   };
+  // An update's references are checked as a create's are, and a refused one's count among the run's.
+  const checked: ConvergeHelpers | undefined = converge && {
+    ...converge,
+    checkUpdate: (entry) => {
+      const problems = [...converge.checkUpdate(entry), ...checkEntryReferences(entry, targetReferences)];
+      if (problems.length > 0) noteReferences(entry);
+      return problems;
+    },
+  };
   const input: Parameters<typeof planImport>[0] = {
     entries: lean.entries,
     prepare,
@@ -96,7 +106,7 @@ function planConnections(
     onConflict: options.onConflict,
     only: options.only,
     prune: options.prune === true,
-    ...(converge ? { converge: withReferenceChecks(converge, targetReferences, noteReferences) } : {}),
+    ...(checked ? { converge: checked } : {}),
     check: (_entry, prepared) => {
       const body = prepared();
       const checked = checkEntryForSend(body, catalog);
@@ -210,61 +220,55 @@ export async function runConnectionImport(
   return { outcomes: connections, plan: asRun, handOn, stoppedBy };
 }
 
-interface LineBase {
-  readonly name: string;
-  readonly type: string;
-}
-
 /** One line of `--report`: the outcome of one snapshot entry. */
-export type ReportLine = LineBase &
-  (
-    | {
-        readonly outcome: 'created' | 'renamed';
-        readonly targetName: string;
-        readonly sourceId: string | undefined;
-        readonly targetId: string | undefined;
-        readonly earlierRun: boolean;
-        /** Found on the target after an in-doubt POST, not by the POST's answer. */
-        readonly reconciled: boolean;
-      }
-    | {
-        readonly outcome: 'updated';
-        readonly sourceId: string | undefined;
-        readonly targetId: string | undefined;
-        /** JSON pointers; empty when an earlier run updated it. */
-        readonly fields: readonly string[];
-        readonly secretsWritten: readonly SecretWritten[];
-        readonly earlierRun: boolean;
-      }
-    | {
-        readonly outcome: 'deleted';
-        readonly targetId: string | undefined;
-        readonly earlierRun: boolean;
-      }
-    | {
-        readonly outcome: 'unchanged' | 'exists';
-        readonly sourceId: string | undefined;
-        readonly targetId: string | undefined;
-        /** Someone else created it while this run was writing (its create was refused). */
-        readonly meanwhile?: boolean;
-        /** `not ours`: the create was in doubt and the object found was created before the request. */
-        readonly createdAt?: string;
-      }
-    | FailedLine
-    | InvalidLine
-    | {
-        /** Not settled when the run stopped (Ctrl-C, budget, 401); a re-run finishes it. */
-        readonly outcome: 'pending';
-        readonly targetName: string;
-        readonly inDoubt: boolean;
-      }
-  );
+export type ReportLine = { readonly name: string; readonly type: string } & (
+  | {
+      readonly outcome: 'created' | 'renamed';
+      readonly targetName: string;
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
+      readonly earlierRun: boolean;
+      /** Found on the target after an in-doubt POST, not by the POST's answer. */
+      readonly reconciled: boolean;
+    }
+  | {
+      readonly outcome: 'updated';
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
+      /** JSON pointers; empty when an earlier run updated it. */
+      readonly fields: readonly string[];
+      readonly secretsWritten: readonly SecretWritten[];
+      readonly earlierRun: boolean;
+    }
+  | {
+      readonly outcome: 'deleted';
+      readonly targetId: string | undefined;
+      readonly earlierRun: boolean;
+    }
+  | {
+      readonly outcome: 'unchanged' | 'exists';
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
+      /** Someone else created it while this run was writing (its create was refused). */
+      readonly meanwhile?: boolean;
+      /** `not ours`: the create was in doubt and the object found was created before the request. */
+      readonly createdAt?: string;
+    }
+  | FailedLine
+  | InvalidLine
+  | {
+      /** Not settled when the run stopped (Ctrl-C, budget, 401); a re-run finishes it. */
+      readonly outcome: 'pending';
+      readonly targetName: string;
+      readonly inDoubt: boolean;
+    }
+);
 
 /** The id map: source `_id` -> target name and `_id`. */
 export type IdMap = Record<string, { readonly name: string; readonly targetId: string }>;
 
 /** A report line: the step's name and type, then its own (`Object.assign`: see `stepOf` in `kind.ts`). */
-function lineOf<const T extends object>(step: LineBase, own: T) {
+function lineOf<const T extends object>(step: PlanEntry, own: T) {
   return Object.assign({ name: step.name, type: step.type }, own);
 }
 
@@ -371,14 +375,10 @@ export function countOutcomes(
 /** The connections' summary: counts, then each failure with its HTTP status and message. */
 export function formatSummary(report: readonly ReportLine[], targetLabel: string): string {
   const c = countOutcomes(report);
+  const done = c.updated + c.deleted > 0 ? 'done' : 'created or renamed';
+  const earlier = c.earlierRun > 0 ? `(${c.earlierRun} ${done} by an earlier run)` : '';
   const rows: [string, number, string][] = [
-    [
-      'created',
-      c.created,
-      c.earlierRun > 0
-        ? `(${c.earlierRun} ${c.updated + c.deleted > 0 ? 'done' : 'created or renamed'} by an earlier run)`
-        : '',
-    ],
+    ['created', c.created, earlier],
     ['renamed', c.renamed, ''],
   ];
   // The converge rows only when there are any: a create-only summary stays short.
@@ -386,12 +386,9 @@ export function formatSummary(report: readonly ReportLine[], targetLabel: string
     rows.push(['updated', c.updated, ''], ['deleted', c.deleted, ''], ['unchanged', c.unchanged, '']);
   }
   const notOurs = report.filter((l) => l.outcome === 'exists' && l.createdAt !== undefined).length;
+  const whose = notOurs > 0 ? `; ${notOurs} not ours: created by someone else before this run's request` : '';
   rows.push(
-    [
-      'existed',
-      c.exists,
-      `(already in the target, skipped${notOurs > 0 ? `; ${notOurs} not ours: created by someone else before this run's request` : ''})`,
-    ],
+    ['existed', c.exists, `(already in the target, skipped${whose})`],
     ['failed', c.failed, ''],
     ['invalid', c.invalid, ''],
   );

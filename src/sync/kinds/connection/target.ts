@@ -1,7 +1,6 @@
 /** What an import reads of its target's connections before it plans, and the update's reference checks. */
 import { listConnectionPages } from '../../../api/connections.js';
 import type { HttpClient } from '../../../api/http.js';
-import { checkEntryReferences, type TargetReferences } from '../../../connections/references.js';
 import type { FieldChange } from '../../../diff/types.js';
 import type { NameSelection } from '../../../importer/selection.js';
 import { held } from '../../../importer/source.js';
@@ -9,22 +8,6 @@ import type { Connection } from '../../../model/connection.js';
 import type { OnConflict } from '../../plan.js';
 import type { ConvergeHelpers } from './converge.js';
 import type { PlanEntry, PreparedEntry, TargetConnection } from './kind.js';
-
-/** An update's references are checked as a create's are; a refused one's count too (`onRefused`). */
-export function withReferenceChecks(
-  helpers: ConvergeHelpers,
-  target: TargetReferences,
-  onRefused: (entry: PreparedEntry) => void,
-): ConvergeHelpers {
-  return {
-    ...helpers,
-    checkUpdate: (entry) => {
-      const problems = [...helpers.checkUpdate(entry), ...checkEntryReferences(entry, target)];
-      if (problems.length > 0) onRefused(entry);
-      return problems;
-    },
-  };
-}
 
 /** The target's connections: names and ids, or what `summarize` keeps of each as its page arrives. */
 export async function listTarget(

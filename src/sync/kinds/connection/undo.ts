@@ -1,4 +1,3 @@
-/** The connection kind's undo rule, which its descriptor names (`undo`). */
 import {
   dropMaskedValues,
   fillMaskedForCheck,

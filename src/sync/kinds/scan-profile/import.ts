@@ -159,15 +159,6 @@ export type ProfileReportLine = {
   | { readonly outcome: 'pending'; readonly targetName: string }
 );
 
-function doneOutcome(
-  action: JournalOp,
-  name: string,
-  targetName: string,
-): 'created' | 'renamed' | 'updated' | 'deleted' {
-  if (action === 'create') return targetName === name ? 'created' : 'renamed';
-  return action === 'update' ? 'updated' : 'deleted';
-}
-
 /** One report line per scan profile step. */
 export function buildProfileReport(
   plan: ProfilePlan,
@@ -178,7 +169,7 @@ export function buildProfileReport(
     const done = (op: JournalOp, targetName: string, targetId: string | undefined, via?: string) =>
       ({
         ...base,
-        outcome: doneOutcome(op, step.name, targetName),
+        outcome: op === 'create' && targetName !== step.name ? 'renamed' : (`${op}d` as const),
         targetName,
         targetId,
         earlierRun: via === 'journal',

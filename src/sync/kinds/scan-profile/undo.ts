@@ -1,4 +1,3 @@
-/** The scan profile kind's undo rule, which its descriptor names (`undo`). */
 import type { Problem } from '../../../errors.js';
 import type { ScanProfile } from '../../../model/scan-profile.js';
 import { type History, planCreatedUndo, type UndoContext, type UndoStep } from '../../undo-plan.js';
