@@ -257,42 +257,24 @@ function normaliseTags(value: Record<string, unknown>): Record<string, unknown> 
   return { ...value, op, object };
 }
 
-/** A format 1 `profile-intent` or `profile-outcome`, as an intent or outcome. */
+/** A format 1 `profile-intent` or `profile-outcome`, checked as the intent or outcome it stands for. */
 function readProfileRecord(value: Record<string, unknown>): JournalRecord | string {
   if (!isString(value.name) || !isString(value.targetName))
     return `${String(value.kind)} needs name and targetName`;
   const op = value.action;
   if (op !== 'create' && op !== 'update' && op !== 'delete')
     return `${String(value.kind)} action must be 'create', 'update' or 'delete'`;
-  const targetId = isString(value.targetId) ? value.targetId : undefined;
-  const base = {
-    object: 'scan-profile' as const,
-    name: value.name,
-    targetName: value.targetName,
-    at: isString(value.at) ? value.at : '',
-  };
+  const record = { ...value, object: 'scan-profile', op, at: isString(value.at) ? value.at : '' };
   if (value.kind === 'profile-intent') {
     const attempt = typeof value.attempt === 'number' ? value.attempt : 1;
-    return { kind: 'intent', ...base, op, attempt, ...(targetId === undefined ? {} : { targetId }) };
+    return checkRecord({ ...record, kind: 'intent', attempt });
   }
   if (value.result === 'failed') {
-    return {
-      kind: 'outcome',
-      ...base,
-      op,
-      result: 'failed',
-      httpStatus: typeof value.httpStatus === 'number' ? value.httpStatus : undefined,
-      message: isString(value.message) ? value.message : '',
-    };
+    const httpStatus = typeof value.httpStatus === 'number' ? value.httpStatus : undefined;
+    const message = isString(value.message) ? value.message : '';
+    return checkRecord({ ...record, kind: 'outcome', httpStatus, message });
   }
   if (value.result !== 'done') return "profile-outcome result must be 'done' or 'failed'";
-  const via = value.via === 'lookup' ? 'lookup' : undefined;
-  switch (op) {
-    case 'create':
-      return { kind: 'outcome', ...base, op, result: 'created', targetId, via: via ?? 'post' };
-    case 'update':
-      return { kind: 'outcome', ...base, op, result: 'updated', targetId };
-    default:
-      return { kind: 'outcome', ...base, op, result: 'deleted', targetId, via: 'request' };
-  }
+  const via = op === 'create' ? (value.via === 'lookup' ? 'lookup' : 'post') : 'request';
+  return checkRecord({ ...record, kind: 'outcome', result: DONE_RESULT[op], via });
 }

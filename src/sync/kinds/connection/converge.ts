@@ -1,4 +1,4 @@
-/** What `--on-conflict update` and `--prune` need of a connection, bound to the catalog and overrides. */
+/** What `--on-conflict update` and `--prune` need: helpers, and a summary of each target connection. */
 import {
   dropMaskedValues,
   fillMaskedForCheck,
@@ -11,11 +11,13 @@ import type { FieldChange } from '../../../diff/types.js';
 import type { Problem } from '../../../errors.js';
 import { EMPTY_OVERRIDES, type Overrides, overrideSets } from '../../../importer/overrides.js';
 import { checkEntryForSend, type EntryTemplates } from '../../../importer/preflight.js';
-import type { SecretWritten } from '../../../importer/source.js';
+import type { NameSelection } from '../../../importer/selection.js';
+import { held, type SecretWritten } from '../../../importer/source.js';
 import type { Connection } from '../../../model/connection.js';
 import { isMasked } from '../../../secrets.js';
 import type { SafeImage } from '../../journal/records.js';
-import type { PreparedEntry } from './kind.js';
+import type { OnConflict } from '../../plan.js';
+import type { PlanEntry, PreparedEntry, TargetConnection } from './kind.js';
 
 /** The comparison and image functions `planImport` uses for updates and deletes. */
 export interface ConvergeHelpers {
@@ -55,16 +57,49 @@ export function createConvergeHelpers(
       }));
     },
     // The entry's own fields, not a spread: a prepared entry makes its safe image when asked.
-    checkUpdate: (entry) =>
-      checkEntryForSend(
-        {
-          name: entry.name,
-          type: entry.type,
-          sourceId: entry.sourceId,
-          body: fillMaskedForCheck(entry.body),
-        },
-        catalog,
-      ).problems,
+    checkUpdate: ({ name, type, sourceId, body }) =>
+      checkEntryForSend({ name, type, sourceId, body: fillMaskedForCheck(body) }, catalog).problems,
     imageOf: (connection) => makeSafeImage(connection, secretFields(typeOf(connection))),
+  };
+}
+
+const NO_FIELDS: readonly FieldChange[] = [];
+
+/**
+ * What planning keeps of a target connection as it is listed: name and id; with an entry under
+ * `--on-conflict update`, the fields that differ and, when some do, its image; without one under
+ * `--prune`, its type and image. The plan is the one the whole connection would give.
+ */
+export function targetSummarizer(
+  entries: readonly PlanEntry[],
+  prepare: (entry: PlanEntry) => PreparedEntry,
+  options: {
+    readonly onConflict: OnConflict;
+    readonly prune?: boolean;
+    readonly only?: NameSelection | undefined;
+  },
+  converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>,
+): (connection: Connection) => TargetConnection {
+  const byName = new Map<string, PlanEntry>();
+  // The first of a name, as the plan pairs them.
+  for (const entry of entries) if (!byName.has(entry.name)) byName.set(entry.name, entry);
+  // Literals, not spreads of a base: V8 gives each `{ ...base, key }` a hidden class of its own, and a
+  // summary is held for every connection of the target until the run ends.
+  return (connection) => {
+    const name = connection.name;
+    const _id = typeof connection._id === 'string' ? connection._id : undefined;
+    const type = typeof connection.type === 'string' ? connection.type : '';
+    if (options.only !== undefined && !options.only.has(name, type)) return { name, _id };
+    const twin = byName.get(name);
+    if (twin !== undefined) {
+      if (options.onConflict !== 'update') return { name, _id };
+      const found = converge.compare(prepare(twin), connection);
+      if (found.length === 0) return { name, _id, compared: NO_FIELDS };
+      // Paths only: the values may be long and are not shown.
+      const compared = found.map((f) => ({ path: f.path }));
+      return { name, _id, compared, before: held(converge.imageOf(connection)) };
+    }
+    if (options.prune !== true) return { name, _id };
+    return { name, _id, type, before: held(converge.imageOf(connection)) };
   };
 }

@@ -1,6 +1,7 @@
 /** The connection kind's import: its reads of the target, its plan, its run and its report. */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { connectionIdsByName, getConnectionByName } from '../../../api/connections.js';
+import { connectionIdsByName, getConnectionByName, listConnectionPages } from '../../../api/connections.js';
+import type { HttpClient } from '../../../api/http.js';
 import {
   checkEntryReferences,
   createReferenceCollector,
@@ -30,7 +31,7 @@ import { executeSteps, type WriteOutcome, type WritePayload } from '../../execut
 import { writesOf } from '../../journal/replay.js';
 import type { OnConflict } from '../../plan.js';
 import { Write } from '../../step.js';
-import { type ConvergeHelpers, createConvergeHelpers } from './converge.js';
+import { type ConvergeHelpers, createConvergeHelpers, targetSummarizer } from './converge.js';
 import {
   type ChangeStep,
   type ImportPlan,
@@ -43,7 +44,6 @@ import {
   type SendStep,
   type TargetConnection,
 } from './kind.js';
-import { listTarget, targetSummarizer } from './target.js';
 
 /** Starts the target's reads now (converging, each connection compared as its page arrives). */
 export function startConnectionImport(start: ImportStart): KindPlanner<ImportPlan> {
@@ -70,6 +70,21 @@ export function startConnectionImport(start: ImportStart): KindPlanner<ImportPla
     const targetReferences = await referencesRead;
     return () => planConnections(start, converge, journal, target, targetReferences);
   };
+}
+
+/** The target's connections: names and ids, or what `summarize` keeps of each as its page arrives. */
+async function listTarget(
+  client: HttpClient,
+  signal: AbortSignal,
+  summarize = (c: Connection): TargetConnection => ({
+    name: c.name,
+    _id: typeof c._id === 'string' ? c._id : undefined,
+  }),
+): Promise<TargetConnection[]> {
+  const out: TargetConnection[] = [];
+  for await (const page of listConnectionPages(client, { signal }))
+    for (const c of page) out.push(summarize(c));
+  return out;
 }
 
 /** The connection plan, once the target is read: its warnings told, its hand-on. */

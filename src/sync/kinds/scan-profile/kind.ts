@@ -39,8 +39,7 @@ import {
 import { describeProfileStep, planJson, planMarkdown } from './render.js';
 import { planProfileUndo } from './undo.js';
 
-function idOf(target: WriteTarget): string {
-  const { targetId, targetName } = target;
+function idOf({ targetId, targetName }: WriteTarget): string {
   if (targetId === undefined) throw new StepRefused(`scan profile '${targetName}' has no id in the target`);
   return targetId;
 }
