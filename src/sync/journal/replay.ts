@@ -148,14 +148,11 @@ class Replayer {
     }
     const record = checkRecord(parsed);
     if (typeof record === 'string') throw new InputFileError(this.file, this.lineNo, record);
-    if (this.begin === undefined && record.kind !== 'begin') {
+    if (record.kind !== 'begin' && this.begin === undefined)
       throw new InputFileError(this.file, this.lineNo, "the first record of a journal must be 'begin'");
-    }
-    if (record.kind === 'begin') {
-      if (this.begin !== undefined)
-        throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
-      this.begin = record;
-    }
+    if (record.kind === 'begin' && this.begin !== undefined)
+      throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
+    if (record.kind === 'begin') this.begin = record;
     this.fold(record);
     this.options.onRecord?.(record, { offset: this.validBytes, length: lineBytes - 1 });
     this.validBytes += lineBytes;

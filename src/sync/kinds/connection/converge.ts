@@ -19,7 +19,7 @@ import type { SafeImage } from '../../journal/records.js';
 import type { OnConflict } from '../../plan.js';
 import type { PlanEntry, PreparedEntry, TargetConnection } from './kind.js';
 
-/** The comparison and image functions `planImport` uses for updates and deletes. */
+/** What `planImport` uses for updates and deletes. */
 export interface ConvergeHelpers {
   /** The diff's comparison of the entry's body with the target's connection. */
   compare(entry: PreparedEntry, target: Connection): readonly FieldChange[];

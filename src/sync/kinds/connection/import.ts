@@ -154,7 +154,6 @@ function planConnections(
   return { plan: { ...planned, replan }, handOn: { listed: target, created } };
 }
 
-/** A connection step as the executor runs it. */
 function connectionWrite(step: SendStep | ChangeStep, onConflict: OnConflict): Write<SendStep | ChangeStep> {
   return new Write(step, {
     object: 'connection',
@@ -223,13 +222,10 @@ export async function runConnectionImport(
   }
   // A profile naming a connection this run was to create but did not (failed, or someone else's) is not
   // created; one found equal (`update`: unchanged, or updated here) is matched, as an existing one is.
-  const notCreated = new Set(
-    creates
-      .filter(
-        (c) => connections.get(c.name)?.kind !== 'applied' && replanned.get(c.name)?.kind !== 'unchanged',
-      )
-      .map((c) => c.targetName),
-  );
+  const notCreated = new Set<string>();
+  for (const c of creates)
+    if (connections.get(c.name)?.kind !== 'applied' && replanned.get(c.name)?.kind !== 'unchanged')
+      notCreated.add(c.targetName);
   let ids: Promise<ReadonlyMap<string, string | undefined>> | undefined;
   const handOn = { notCreated, ids: () => (ids ??= connectionIdsByName(client, deps.signal)) };
   return { outcomes: connections, plan: asRun, handOn, stoppedBy };
@@ -294,7 +290,6 @@ export function buildReport(plan: ImportPlan, outcomes: ReadonlyMap<string, Writ
 
 type WritingStep = Extract<PlanStep, { readonly targetName: string }>;
 
-/** The line of a write made by this run or an earlier one. */
 function appliedLine(
   step: WritingStep,
   op: 'create' | 'update' | 'delete',
@@ -433,10 +428,9 @@ export function connectionPreflight(plan: ImportPlan, max: number | undefined): 
       });
     }
   }
-  const { changes } = plan;
+  const { changes, counts } = plan;
   if (max !== undefined && changes > max) {
-    const updates = plan.counts.update;
-    const deletes = plan.counts.delete;
+    const { update: updates, delete: deletes } = counts;
     const what =
       updates + deletes === 0
         ? `${countOf(changes, 'connection')} would be created`

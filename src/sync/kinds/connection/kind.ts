@@ -1,7 +1,4 @@
-/**
- * The connection kind, keyed by name, written through `/ds_connections` (spec 4.x, api-notes [code]):
- * its steps, its planning rules ({@link planImport}) and its descriptor.
- */
+/** The connection kind (`/ds_connections`: spec 4.x, api-notes [code]): its steps, rules, descriptor. */
 import {
   createConnection,
   deleteConnection,
@@ -35,7 +32,6 @@ import {
 import { describeStep, planJson, planMarkdown } from './render.js';
 import { planConnectionUndo } from './undo.js';
 
-/** The executor's writer of connections, bound to `client`. */
 function connectionWriter(client: HttpClient): KindWriter {
   return {
     // The user's Ctrl-C does not abort a POST in flight: it settles and is journaled.
@@ -50,10 +46,7 @@ function connectionWriter(client: HttpClient): KindWriter {
   };
 }
 
-/**
- * A snapshot entry as the plan holds it: not its body, which is prepared again (read from the snapshot
- * by place) when checked and when sent, so an import of 100 000 entries holds only these.
- */
+/** A snapshot entry without its body, prepared again when checked and when sent: 100 000 stay small. */
 export interface PlanEntry {
   readonly name: string;
   readonly type: string;
@@ -70,8 +63,7 @@ export interface PreparedEntry extends PlanEntry {
 
 /**
  * A connection of the target as planning needs it: the whole `connection`, or what
- * {@link targetSummarizer} kept while listing (the comparison, and the masked image only when it may
- * be updated or deleted), so what is held does not grow with the target's unchanged connections.
+ * {@link targetSummarizer} kept of it, so what is held does not grow with unchanged connections.
  */
 export interface TargetConnection {
   readonly name: string;
@@ -265,15 +257,11 @@ export function planImport(input: PlanInput): ImportPlan {
         targetId: t._id,
         before: t.before ?? held((converge as ConvergeHelpers).imageOf(t.connection ?? { name: t.name })),
       }),
-      removed: (name, state): PlanStep => ({
-        kind: 'done',
-        op: 'delete',
-        name,
-        type: state.type ?? '',
-        sourceId: undefined,
-        targetName: name,
-        targetId: undefined,
-      }),
+      removed: (name, { type = '' }) =>
+        stepOf(
+          { name, type, sourceId: undefined },
+          { kind: 'done', op: 'delete', targetName: name, targetId: undefined },
+        ),
     },
     {
       desired: input.entries,
@@ -290,9 +278,8 @@ export function planImport(input: PlanInput): ImportPlan {
 }
 
 /**
- * A step: the entry's fields (not a placed entry's `place`), then its own. `Object.assign` on a literal,
- * not a spread: V8 gives each spread-built object here a shape of its own (100 000 shapes, more memory
- * than the steps).
+ * A step: the entry's fields (not a placed entry's `place`), then its own. Not a spread: V8 gives each
+ * object a spread builds here a shape of its own (100 000 shapes outweigh the steps).
  */
 function stepOf<const T extends object>(entry: PlanEntry, own: T): PlanEntry & T {
   return Object.assign({ name: entry.name, type: entry.type, sourceId: entry.sourceId }, own);
@@ -314,10 +301,7 @@ function asPrepared(entry: PlanEntry): PreparedEntry {
   return entry as PreparedEntry;
 }
 
-/**
- * An entry present in the target under `--on-conflict update`. Compared now, or when listed
- * (`compared`): then an unchanged entry is not prepared again.
- */
+/** An entry the target holds, under `--on-conflict update`; one compared when listed is not prepared. */
 function planUpdate(
   planned: PlanEntry,
   prepared: () => PreparedEntry,

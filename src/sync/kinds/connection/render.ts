@@ -38,7 +38,6 @@ export function describeStep(step: PlanStep): string {
   }
 }
 
-/** A step in a dry run's Markdown. */
 function markdownItem(step: PlanStep): string[] {
   const head = `${code(step.name)}${step.type ? ` (${text(step.type)})` : ''}`;
   switch (step.kind) {

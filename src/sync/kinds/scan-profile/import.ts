@@ -54,19 +54,16 @@ export function startProfileImport({ options, lean, client, signal }: ImportStar
 /** A request, or an in-doubt create the target's list showed (looked up and recorded). */
 type ProfileWriteStep = ProfileSendStep | Extract<ProfileStep, { kind: 'done' }>;
 
+const REQUESTS: ReadonlySet<ProfileStep['kind']> = new Set(['create', 'update', 'delete']);
+
 /** True for profile steps the executor runs. */
 export function isProfileWrite(step: ProfileStep): step is ProfileWriteStep {
-  return (
-    step.kind === 'create' ||
-    step.kind === 'update' ||
-    step.kind === 'delete' ||
-    (step.kind === 'done' && step.via === 'lookup')
-  );
+  return REQUESTS.has(step.kind) || (step.kind === 'done' && step.via === 'lookup');
 }
 
 /** The number of profile requests a plan makes (creates, updates, deletes). */
 export function countProfileWrites(plan: ProfilePlan): number {
-  return plan.steps.filter((s) => s.kind === 'create' || s.kind === 'update' || s.kind === 'delete').length;
+  return plan.steps.filter((s) => REQUESTS.has(s.kind)).length;
 }
 
 function profileWrite(step: ProfileWriteStep): Write<ProfileWriteStep> {
@@ -83,7 +80,6 @@ function profileWrite(step: ProfileWriteStep): Write<ProfileWriteStep> {
   });
 }
 
-/** A profile's payload, its `dataSourceList` placed on the target's connection ids. */
 function loadProfile(step: ProfileWriteStep, ids: ReadonlyMap<string, string | undefined>): WritePayload {
   if (step.kind === 'delete') return { before: step.before };
   if (step.kind === 'done')

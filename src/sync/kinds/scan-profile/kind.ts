@@ -1,8 +1,7 @@
 /**
- * The scan profile kind, keyed by name, compared as `diff` compares (`dataSourceList` by connection
- * name); its `dataSourceList` names connections by id, placed on the target's ids when sent. Written
- * through `/scanProfiles` (created by POST, replaced and deleted by id; api-notes [code] and [guess]):
- * there is no look-up by name, so an in-doubt create is looked for in the list of every profile.
+ * The scan profile kind, keyed by name, written through `/scanProfiles` (created by POST, replaced and
+ * deleted by id; api-notes [code] and [guess]): with no look-up by name, an in-doubt create is looked
+ * for in the list of every profile. Its `dataSourceList` names connections, placed on the target's ids.
  */
 import { connectionIdsByName } from '../../../api/connections.js';
 import type { HttpClient } from '../../../api/http.js';
@@ -44,7 +43,6 @@ function idOf({ targetId, targetName }: WriteTarget): string {
   return targetId;
 }
 
-/** The executor's writer of scan profiles, bound to `client`. */
 function scanProfileWriter(client: HttpClient): KindWriter {
   return {
     create: async (body) => (await createScanProfile(client, { ...body }))._id,
@@ -58,17 +56,13 @@ function scanProfileWriter(client: HttpClient): KindWriter {
   };
 }
 
-/**
- * A scan profile as a journal keeps it: as a snapshot does, with the connection name of each
- * `dataSourceList` element, so undo can remap them to the ids the target has then.
- */
+/** A scan profile as a journal keeps it: as a snapshot does, so undo can remap its `dataSourceList`. */
 export interface ProfileImage {
   readonly [key: string]: unknown;
   readonly scanProfile: Readonly<Record<string, unknown>>;
   readonly dataSourceNames: readonly (string | null)[];
 }
 
-/** The journal image of a target's profile; `nameOf` names the connection of an id. */
 function makeProfileImage(profile: ScanProfile, nameOf: (ref: string) => string | undefined): ProfileImage {
   return {
     scanProfile: stripProfileServerFields(profile),
@@ -86,10 +80,7 @@ export function readProfileImage(
   return { scanProfile: profile as Record<string, unknown>, dataSourceNames: names };
 }
 
-/**
- * The compared fields that differ between a wanted profile (its `dataSourceList` named by `names`) and
- * a target's profile (its ids named by `nameOf`): the comparison of `diff`.
- */
+/** The fields that differ between a wanted profile and a target's, compared as `diff` compares. */
 export function compareProfile(
   wanted: Readonly<Record<string, unknown>>,
   names: readonly (string | null)[],
@@ -234,7 +225,6 @@ export interface ProfilePlanInput {
 const SINGLE_RUN_REASON =
   'one-time profile (isSingleRunScan): creating it starts a scan at once; pass --allow-run to create it';
 
-/** A snapshot profile as planned: its `dataSourceList` named by connection, or what names none. */
 interface WantedProfile {
   readonly entry: SnapshotScanProfile;
   readonly dataSources: readonly DataSourceRef<string>[];
@@ -247,10 +237,8 @@ interface WantedProfile {
  * (`isSingleRunScan`) without `--allow-run` -> `skipped` (creating it starts a scan); a
  * `dataSourceList` naming a connection neither in the target nor created by this run -> `blocked`; a
  * create in doubt found in the target's list, read now -> `done` (via look-up), else sent again under
- * the name it used. Blocked profiles and conflicts are the pre-flight's problems (exit 3).
- *
- * `dataSourceList` is remapped by connection name (`dataSourceNames[i]`, followed through this run's
- * renames); the id sent is the target's, read after the connection phase (names stay names).
+ * the name it used. Blocked profiles and conflicts are the pre-flight's problems (exit 3). Its
+ * `dataSourceList` is remapped by connection name, followed through this run's renames.
  */
 export function planProfiles(input: ProfilePlanInput): ProfilePlan {
   if (!input.included) return { steps: [], problems: [] };

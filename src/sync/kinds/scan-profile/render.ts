@@ -64,7 +64,6 @@ export function describeProfileStep(step: ProfileStep): string {
   }
 }
 
-/** A step in a dry run's Markdown. */
 function markdownItem(step: ProfileStep): string[] {
   const head = code(step.name);
   switch (step.kind) {
