@@ -1,8 +1,7 @@
 /**
- * The journal's lock, `<journal>.lock`: pid, hostname and start time, hard-linked into place from a
- * private temporary file (so it appears atomically and whole). A second run is refused while the holder
- * lives; a lock left by a dead process on this host is taken over at once. Not a lock library: see
- * docs/why.md, "Why the journal's lock is a pid lock, not a lock library".
+ * The journal's lock, `<journal>.lock`: pid, hostname and start time, hard-linked into place (so it
+ * appears whole). A second run is refused while the holder lives; a dead process's lock on this host is
+ * taken over at once. Why not a lock library: docs/why.md, "Why the journal's lock is a pid lock ...".
  */
 import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';

@@ -1,9 +1,9 @@
 /**
- * The journal's records, one JSON line each, a tagged union on `kind` (docs/files.md, "Journal and
- * runs"). An `intent` is durable BEFORE its request is sent; one with no `outcome` is in doubt: the next
- * run asks the target by name before sending again. Never a credential value: images are masked.
- * Earlier formats are read: no `run` is run 1, no `object`/`op` is a connection create,
- * `profile-intent`/`profile-outcome` are scan profile intents and outcomes, `resume` is ignored.
+ * The journal's records, one JSON line each (docs/files.md, "Journal and runs"). An `intent` is durable
+ * BEFORE its request is sent; one with no `outcome` is in doubt: the next run asks the target by name
+ * before sending again. Never a credential value (images are masked). Earlier formats are read: no
+ * `run` is run 1, no `object`/`op` a connection create, `profile-intent`/`profile-outcome` a scan
+ * profile's, `resume` is ignored.
  */
 import { isRecord } from '../../own-property.js';
 

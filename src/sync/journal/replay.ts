@@ -232,9 +232,7 @@ class Replayer {
       case 'outcome': {
         const counts = run.counts[record.object] ?? zeroCounts();
         run.counts[record.object] = counts;
-        if (record.result === 'failed') counts.failed += 1;
-        else if (record.result === 'exists') counts.existed += 1;
-        else counts[record.result] += 1;
+        counts[record.result === 'exists' ? 'existed' : record.result] += 1;
         if (record.result === 'created' && record.via === 'lookup') counts.found += 1;
         if (record.result === 'exists' && record.createdAt !== undefined) counts.notOurs += 1;
         run.writes.set(key, {

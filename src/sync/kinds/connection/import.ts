@@ -72,7 +72,7 @@ export function startConnectionImport(start: ImportStart): KindPlanner<ImportPla
   };
 }
 
-/** The target's connections: names and ids, or what `summarize` keeps of each as its page arrives. */
+/** Names and ids, or what `summarize` keeps of each connection as its page arrives. */
 async function listTarget(
   client: HttpClient,
   signal: AbortSignal,
@@ -297,21 +297,14 @@ function appliedLine(
   earlierRun: boolean,
   reconciled: boolean,
 ): ReportLine {
+  const { targetName, sourceId } = step;
   if (op === 'update') {
     const fields = step.kind === 'update' ? step.fields.map((f) => f.path) : [];
     const secretsWritten = step.kind === 'update' ? step.secrets : [];
-    return lineOf(step, {
-      outcome: 'updated',
-      sourceId: step.sourceId,
-      targetId,
-      fields,
-      secretsWritten,
-      earlierRun,
-    });
+    return lineOf(step, { outcome: 'updated', sourceId, targetId, fields, secretsWritten, earlierRun });
   }
   if (op === 'delete') return lineOf(step, { outcome: 'deleted', targetId, earlierRun });
-  const outcome = step.targetName === step.name ? 'created' : 'renamed';
-  const { targetName, sourceId } = step;
+  const outcome = targetName === step.name ? 'created' : 'renamed';
   return lineOf(step, { outcome, targetName, sourceId, targetId, earlierRun, reconciled });
 }
 
