@@ -177,11 +177,6 @@ export type JournalRecord =
   | IntentRecord
   | OutcomeRecord;
 
-/** The run a record belongs to (format 1: run 1). */
-export function runOf(record: { readonly run?: number }): number {
-  return record.run ?? 1;
-}
-
 function isString(value: unknown): value is string {
   return typeof value === 'string';
 }
@@ -189,12 +184,6 @@ function isString(value: unknown): value is string {
 function isRunNumber(value: unknown): boolean {
   return value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= 1);
 }
-
-const DONE_RESULT: Readonly<Record<JournalOp, string>> = {
-  create: 'created',
-  update: 'updated',
-  delete: 'deleted',
-};
 
 /** Check one parsed line; returns the record (earlier formats normalised) or a reason it is not one. */
 export function checkRecord(value: unknown): JournalRecord | string {
@@ -233,7 +222,7 @@ export function checkRecord(value: unknown): JournalRecord | string {
           return `${String(record.op)} intent needs a before-image`;
         return record as unknown as IntentRecord;
       }
-      const expected = DONE_RESULT[record.op as JournalOp];
+      const expected = `${String(record.op)}d`;
       const exists = record.op === 'create' && record.result === 'exists';
       if (record.result !== expected && record.result !== 'failed' && !exists)
         return `outcome result of a ${String(record.op)} must be '${expected}' or 'failed'`;
@@ -276,5 +265,5 @@ function readProfileRecord(value: Record<string, unknown>): JournalRecord | stri
   }
   if (value.result !== 'done') return "profile-outcome result must be 'done' or 'failed'";
   const via = op === 'create' ? (value.via === 'lookup' ? 'lookup' : 'post') : 'request';
-  return checkRecord({ ...record, kind: 'outcome', result: DONE_RESULT[op], via });
+  return checkRecord({ ...record, kind: 'outcome', result: `${op}d`, via });
 }

@@ -13,7 +13,6 @@ import {
   type JournalOp,
   type JournalRecord,
   type RunCommand,
-  runOf,
 } from './records.js';
 
 /** What the journal says about one object in one run: its last record's state. */
@@ -192,7 +191,6 @@ class Replayer {
     };
   }
 
-  /** Folds a record into its run. */
   private fold(record: JournalRecord): void {
     if ('at' in record && typeof record.at === 'string') this.lastAt = record.at;
     if (record.kind === 'begin' || record.kind === 'resume') return;
@@ -204,7 +202,7 @@ class Replayer {
       this.runState(record.run).endedAt = record.at;
       return;
     }
-    const run = this.runState(runOf(record));
+    const run = this.runState(record.run ?? 1); // format 1: run 1
     const key = writeKey(record.object, record.name);
     const previous = run.writes.get(key);
     switch (record.kind) {
@@ -314,11 +312,9 @@ export function openJournalRecordReader(path: string): JournalRecordReader {
       const bytes = Buffer.allocUnsafe(at.length);
       const read = readSync(fd, bytes, 0, at.length, at.offset);
       let record: JournalRecord | string | undefined;
-      if (read === at.length) {
-        try {
-          record = checkRecord(JSON.parse(bytes.toString('utf8')));
-        } catch {}
-      }
+      try {
+        if (read === at.length) record = checkRecord(JSON.parse(bytes.toString('utf8')));
+      } catch {}
       if (record === undefined || typeof record === 'string') {
         throw new InputFileError(path, undefined, 'the journal changed while it was being read', {
           hint: 'Do not run an import or undo with this journal while undoing; re-run the undo',

@@ -11,13 +11,11 @@ import type { FieldChange } from '../../../diff/types.js';
 import type { Problem } from '../../../errors.js';
 import { EMPTY_OVERRIDES, type Overrides, overrideSets } from '../../../importer/overrides.js';
 import { checkEntryForSend, type EntryTemplates } from '../../../importer/preflight.js';
-import type { NameSelection } from '../../../importer/selection.js';
 import { held, type SecretWritten } from '../../../importer/source.js';
 import type { Connection } from '../../../model/connection.js';
 import { isMasked } from '../../../secrets.js';
 import type { SafeImage } from '../../journal/records.js';
-import type { OnConflict } from '../../plan.js';
-import type { PlanEntry, PreparedEntry, TargetConnection } from './kind.js';
+import type { PlanEntry, PlanInput, PreparedEntry, TargetConnection } from './kind.js';
 
 /** What `planImport` uses for updates and deletes. */
 export interface ConvergeHelpers {
@@ -73,11 +71,7 @@ const NO_FIELDS: readonly FieldChange[] = [];
 export function targetSummarizer(
   entries: readonly PlanEntry[],
   prepare: (entry: PlanEntry) => PreparedEntry,
-  options: {
-    readonly onConflict: OnConflict;
-    readonly prune?: boolean;
-    readonly only?: NameSelection | undefined;
-  },
+  options: Pick<PlanInput, 'onConflict' | 'prune' | 'only'>,
   converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>,
 ): (connection: Connection) => TargetConnection {
   const byName = new Map<string, PlanEntry>();

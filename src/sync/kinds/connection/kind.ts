@@ -85,29 +85,25 @@ export interface SendStep extends PlanEntry {
   readonly intentAt?: string | undefined;
 }
 
-/** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
-export interface UpdateStep extends PlanEntry {
-  readonly kind: 'update';
-  readonly targetName: string;
-  readonly targetId: string | undefined;
-  readonly fields: readonly FieldChange[];
-  /** The secrets the PUT writes: the target's are masked, so never compared nor among `fields`. */
-  readonly secrets: readonly SecretWritten[];
-  readonly before: ImageSource;
-  /** Prepared again when sent (a plan of 100 000 updates holding every body peaked at 638 MB). */
-  readonly source: Source<WritePayload>;
-}
-
-/** A DELETE of a target connection the snapshot does not hold (`--prune`). */
-export interface DeleteStep extends PlanEntry {
-  readonly kind: 'delete';
-  readonly targetName: string;
-  readonly targetId: string | undefined;
-  readonly before: ImageSource;
-}
-
-/** A PUT or DELETE of an existing connection. */
-export type ChangeStep = UpdateStep | DeleteStep;
+/** A PUT of a connection that differs (`--on-conflict update`), or a DELETE of one not in the snapshot. */
+export type ChangeStep =
+  | (PlanEntry & {
+      readonly kind: 'update';
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      readonly fields: readonly FieldChange[];
+      /** The secrets the PUT writes: the target's are masked, so never compared nor among `fields`. */
+      readonly secrets: readonly SecretWritten[];
+      readonly before: ImageSource;
+      /** Prepared again when sent (a plan of 100 000 updates holding every body peaked at 638 MB). */
+      readonly source: Source<WritePayload>;
+    })
+  | (PlanEntry & {
+      readonly kind: 'delete';
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      readonly before: ImageSource;
+    });
 
 /** One decision of the plan. */
 export type PlanStep =

@@ -17,6 +17,7 @@ import { countOf } from '../../../display-name.js';
 import type { Problem } from '../../../errors.js';
 import type { NameSelection } from '../../../importer/selection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../../../model/scan-profile.js';
+import { isRecord } from '../../../own-property.js';
 import { remapDataSourceList } from '../../../profiles/data-source-list.js';
 import { isProfileServerField, stripProfileServerFields } from '../../../profiles/server-fields.js';
 import { type KindWriter, StepRefused, type WriteTarget } from '../../execute.js';
@@ -75,9 +76,9 @@ export function readProfileImage(
   image: Readonly<Record<string, unknown>> | undefined,
 ): ProfileImage | undefined {
   const profile = image?.scanProfile;
-  if (profile === null || typeof profile !== 'object' || Array.isArray(profile)) return undefined;
+  if (!isRecord(profile)) return undefined;
   const names = Array.isArray(image?.dataSourceNames) ? (image.dataSourceNames as (string | null)[]) : [];
-  return { scanProfile: profile as Record<string, unknown>, dataSourceNames: names };
+  return { scanProfile: profile, dataSourceNames: names };
 }
 
 /** The fields that differ between a wanted profile and a target's, compared as `diff` compares. */
