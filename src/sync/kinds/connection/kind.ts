@@ -189,11 +189,10 @@ export function isSendStep(step: PlanStep): step is SendStep {
 }
 
 /**
- * The connection plan, by the planner's rules (`sync/plan.ts`), and its counts. Its own rules: a second
- * entry of a name -> `invalid`; a create in doubt -> `reconcile` (looked up, when sent, by the name its
- * intent used); `--on-conflict update` -> `update` when a compared field differs, else `unchanged`, or
- * `done` when the run being finished updated it; a journaled delete gone from the target -> `done`. A
- * send that fails its checks -> `invalid`.
+ * The connection plan, by the planner's rules (`sync/plan.ts`) and these: a second entry of a name or a
+ * send that fails its checks -> `invalid`; a create in doubt -> `reconcile` (looked up, when sent, by
+ * the name its intent used); `--on-conflict update` -> `update` when a compared field differs, else
+ * `unchanged`, or `done` when the run being finished updated it; a journaled delete gone -> `done`.
  */
 export function planImport(input: PlanInput): ImportPlan {
   const prepare = input.prepare ?? asPrepared;
