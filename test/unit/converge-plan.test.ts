@@ -10,14 +10,13 @@ import { checkPreflight, type PreflightFacts } from '../../src/importer/prefligh
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
-import { createConvergeHelpers } from '../../src/sync/kinds/connection/converge.js';
+import { createConvergeHelpers, targetSummarizer } from '../../src/sync/kinds/connection/converge.js';
 import type {
   JournaledWrite,
   PreparedEntry,
   TargetConnection,
 } from '../../src/sync/kinds/connection/kind.js';
 import { connectionKind, planImport } from '../../src/sync/kinds/connection/kind.js';
-import { targetSummarizer } from '../../src/sync/kinds/connection/target.js';
 import type { OnConflict } from '../../src/sync/plan.js';
 import { createRunHistory } from '../../src/sync/undo-plan.js';
 import { recordsOf } from '../helpers/journal-records.js';

@@ -1,20 +1,13 @@
 /**
- * The journal's lock, `<journal>.lock`: pid, hostname and start time, written to a private temporary
- * file and hard-linked into place (so it appears atomically and always complete). A second run of the
- * same journal is refused while the holder lives; a lock left by a dead process on this host is taken
- * over at once.
- *
- * Why not a lock library such as proper-lockfile: its locks are judged stale by age (an mtime refreshed
- * while the holder lives, stale after at least two seconds), so the same command run right after a
- * crash or a SIGKILL is refused until that time has passed; a pid on the same host tells a dead holder
- * at once, which is what a re-run after a crash needs.
+ * The journal's lock, `<journal>.lock`: pid, hostname and start time, hard-linked into place (so it
+ * appears whole). A second run is refused while the holder lives; a dead process's lock on this host is
+ * taken over at once. Why not a lock library: docs/why.md, "Why the journal's lock is a pid lock ...".
  */
 import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { UsageError } from '../../errors.js';
 import { guardFileWrite } from '../../files.js';
 
-/** The lock's content. */
 interface LockInfo {
   readonly pid: number;
   readonly hostname: string;
@@ -44,11 +37,10 @@ function isProcessAlive(pid: number): boolean {
 }
 
 /**
- * Replace a lock left by a dead process with ours, without ever removing a live one. Two runs may judge
- * the same lock stale at once, so the replacement happens under a second lock, `<lock>.takeover`
- * (created atomically by link, like the lock): only its holder re-reads the lock, deletes it if it is
- * still the dead holder's, and links its own. Returns true when the lock is now ours; false sends the
- * caller round again (it will then find the new holder alive and refuse).
+ * Replaces a dead process's lock with ours, never removing a live one. Two runs may judge the same lock
+ * stale at once, so this happens under a second lock, `<lock>.takeover` (linked, like the lock): only its
+ * holder re-reads the lock, deletes it if still the dead holder's, and links its own. False sends the
+ * caller round again (to find the new holder alive and refuse).
  */
 async function takeOverStaleLock(lockPath: string, ownLockFile: string, dead: LockInfo): Promise<boolean> {
   const mutex = `${lockPath}.takeover`;
@@ -56,17 +48,17 @@ async function takeOverStaleLock(lockPath: string, ownLockFile: string, dead: Lo
     await link(ownLockFile, mutex);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    // Another run is taking over. A takeover lock whose process died is removed, so that a crash in
-    // this short step cannot block every later run.
+    // Another run is taking over. A dead one's takeover lock is removed: a crash here must not block
+    // every later run.
     const other = await readLockInfo(mutex);
-    if (other !== undefined && other.pid !== process.pid && !isProcessAlive(other.pid)) {
+    if (other && other.pid !== process.pid && !isProcessAlive(other.pid)) {
       await unlink(mutex).catch(() => undefined);
     }
     return false;
   }
   try {
     const current = await readLockInfo(lockPath);
-    if (current !== undefined && (current.pid !== dead.pid || current.startedAt !== dead.startedAt)) {
+    if (current && (current.pid !== dead.pid || current.startedAt !== dead.startedAt)) {
       return false; // someone took it legitimately meanwhile
     }
     // Never one this process holds (judged stale while another opener here was taking it over).
@@ -74,9 +66,8 @@ async function takeOverStaleLock(lockPath: string, ownLockFile: string, dead: Lo
     await unlink(lockPath).catch(() => undefined);
     try {
       await link(ownLockFile, lockPath);
-      // Held from this moment, not once the takeover lock is released below: another opener in this
-      // process reading our pid in the lock meanwhile would judge it a dead process's (a lock with our
-      // own pid that we do not hold) and take it over too (the stale-lock race test, seen once).
+      // Held from now, not once the takeover lock is released: another opener in this process reading
+      // our pid meanwhile would judge it a dead namesake's and take it over too (the stale-lock race test).
       heldLocks.add(lockPath);
       return true;
     } catch (error) {
@@ -88,18 +79,16 @@ async function takeOverStaleLock(lockPath: string, ownLockFile: string, dead: Lo
   }
 }
 
-async function readLockInfo(path: string): Promise<LockInfo | undefined> {
+/** The lock's content: null when there is no lock, undefined when it cannot be read. */
+async function readLockInfo(path: string): Promise<LockInfo | null | undefined> {
   try {
     return JSON.parse(await readFile(path, 'utf8')) as LockInfo;
-  } catch {
-    return undefined;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
   }
 }
 
-/**
- * Take `<journal>.lock`. The lock is written to a private temporary file and hard-linked into place, so
- * it appears atomically and always complete (link fails with EEXIST when another run holds it).
- */
+/** Takes the lock (link fails with EEXIST while another run holds it). */
 async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
   const info: LockInfo = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() };
   const tmp = `${lockPath}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
@@ -112,20 +101,14 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      let holder: LockInfo | undefined;
-      try {
-        holder = JSON.parse(await readFile(lockPath, 'utf8')) as LockInfo;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile
-        holder = undefined;
-      }
-      const sameHost = holder !== undefined && holder.hostname === hostname();
+      const holder = await readLockInfo(lockPath);
+      if (holder === null) continue; // released meanwhile
       // Our own pid in a lock this process does not hold is a previous process that had the same pid
       // (PID 1 in a container is the usual case): dead, whatever kill(pid, 0) says.
-      const alive =
-        holder !== undefined &&
-        (holder.pid === process.pid ? heldLocks.has(lockPath) : isProcessAlive(holder.pid));
-      if (holder === undefined || !sameHost || alive) {
+      const dead =
+        holder?.hostname === hostname() &&
+        (holder.pid === process.pid ? !heldLocks.has(lockPath) : !isProcessAlive(holder.pid));
+      if (!dead) {
         const who = holder
           ? `process ${holder.pid} on ${holder.hostname} since ${holder.startedAt}`
           : 'another run';
@@ -141,10 +124,7 @@ async function acquireLock(lockPath: string): Promise<() => Promise<void>> {
   }
 }
 
-/**
- * Take the lock of the journal at `path` (`<path>.lock`), for `openJournal`, which every run (import
- * and undo) opens its journal with. Resolves to the release.
- */
+/** Takes `<path>.lock` for `openJournal` (every import and undo); resolves to the release. */
 export function lockJournal(path: string): Promise<() => Promise<void>> {
   return guardFileWrite(path, 'journal', () => acquireLock(`${path}.lock`));
 }

@@ -1,18 +1,9 @@
 /**
- * The journal's records: JSON Lines, append-only, one record per line, a tagged union on `kind`.
- *
- * - `begin` (first line) binds the file to one snapshot (sha256) and one target URL;
- * - `run` opens a run (an import, or an undo of an earlier run); `run-end` closes it;
- * - `intent` is made durable (fsync) BEFORE its request is sent, `outcome` is written after; an intent
- *   with no outcome is "in doubt": the next run asks the target by name before sending again.
- *
- * Intents and outcomes name the object kind (a registered kind's tag), the operation (`create`,
- * `update`, `delete`) and their run. Creates carry the masked body sent (`image`), updates and deletes
- * the masked before-image (`before`) that undo puts back. Never a credential value.
- *
- * Journals of earlier versions are read: records without `run` belong to run 1, records without
- * `object`/`op` are connection creates, `profile-intent`/`profile-outcome` are scan profile intents and
- * outcomes, `resume` is ignored.
+ * The journal's records, one JSON line each (docs/files.md, "Journal and runs"). An `intent` is durable
+ * BEFORE its request is sent; one with no `outcome` is in doubt: the next run asks the target by name
+ * before sending again. Never a credential value (images are masked). Earlier formats are read: no
+ * `run` is run 1, no `object`/`op` a connection create, `profile-intent`/`profile-outcome` a scan
+ * profile's, `resume` is ignored.
  */
 import { isRecord } from '../../own-property.js';
 
@@ -22,11 +13,11 @@ export const JOURNAL_FORMAT_VERSION = 2;
 /** What a journal is bound to; a run with a different snapshot or target is refused. */
 export interface JournalBinding {
   readonly snapshotSha256: string;
-  /** Target base URL, normalised (see `normaliseTargetUrl`). */
+  /** Normalised (see `normaliseTargetUrl`). */
   readonly targetUrl: string;
 }
 
-/** First record: binds the journal. */
+/** The first record. */
 export interface BeginRecord extends JournalBinding {
   readonly kind: 'begin';
   readonly formatVersion: number;
@@ -61,7 +52,7 @@ export interface RunEndRecord {
   readonly at: string;
 }
 
-/** The kind of object a record is about: a registered kind's tag (`SyncKind.object`). */
+/** A registered kind's tag (`SyncKind.object`). */
 export type JournalObject = string;
 
 /** What the records ask of a kind. */
@@ -72,8 +63,8 @@ export interface JournalKind {
 }
 
 /**
- * The registered kinds, by tag: handed in by `sync/kind.ts` (this module cannot import it: the kinds
- * import the journal). Until one is, as when a journal module is used alone, any tag is read.
+ * The registered kinds, by tag, handed in by `sync/kind.ts` (which imports the journal, so not the
+ * reverse). Until one is, as when a journal module is used alone, any tag is read.
  */
 const kinds = new Map<JournalObject, JournalKind>();
 
@@ -85,22 +76,19 @@ export function acceptJournalKinds(accepted: Iterable<JournalKind>): void {
 /** What a record's request does. */
 export type JournalOp = 'create' | 'update' | 'delete';
 
-/**
- * An image of an object as kept in a journal: server-managed fields dropped, every secret masked
- * (`"******"` when it had a value, see `connections/images.ts`). Never a credential value.
- */
+/** An object as a journal keeps it: server-managed fields dropped, every secret masked. */
 export type SafeImage = Readonly<Record<string, unknown>>;
 
 interface IntentBase {
   readonly kind: 'intent';
-  /** Absent in journals of format 1 (= run 1). */
+  /** Absent in format 1 (= run 1). */
   readonly run?: number;
   readonly object: JournalObject;
-  /** The object's key: the snapshot's name (for an update or delete, the target's name). */
+  /** The object's key: the snapshot's name (an update or delete: the target's). */
   readonly name: string;
-  /** The name the request addresses (POSTed, PUT or DELETEd). */
+  /** The name the request addresses. */
   readonly targetName: string;
-  /** The target's id the request addresses (scan profiles are updated and deleted by id). */
+  /** Scan profiles are updated and deleted by id. */
   readonly targetId?: string;
   readonly sourceId?: string;
   /** 1 for the first request of this object in this run, 2 for a resend after an in-doubt answer, ... */
@@ -112,21 +100,19 @@ interface IntentBase {
 export type IntentRecord =
   | (IntentBase & {
       readonly op: 'create';
-      /** The body sent, secrets masked: what undo compares with before deleting (absent in old journals). */
+      /** The body sent: what undo compares with before deleting (absent in old journals). */
       readonly image?: SafeImage;
     })
   | (IntentBase & {
       readonly op: 'update';
-      /** The object before the update, secrets masked (absent in old scan profile records). */
+      /** Absent in old scan profile records (as a delete's). */
       readonly before?: SafeImage;
-      /** The body sent, secrets masked. */
       readonly image?: SafeImage;
-      /** JSON pointers of the secrets the update sent in clear: undo needs their earlier values. */
+      /** JSON pointers of the secrets sent in clear: undo needs their earlier values. */
       readonly secretsSent?: readonly string[];
     })
   | (IntentBase & {
       readonly op: 'delete';
-      /** The object before the delete, secrets masked (absent in old scan profile records). */
       readonly before?: SafeImage;
     });
 
@@ -146,9 +132,8 @@ export type OutcomeRecord =
       readonly result: 'created';
       readonly targetId: string | undefined;
       /**
-       * `post`: this run's own request was answered with success (the object is provably this run's);
-       * `lookup`: a create whose answer was lost or failed, found by name afterwards (in doubt: it may be
-       * someone else's).
+       * `post`: this run's request was answered with success (provably this run's); `lookup`: its answer
+       * was lost or failed and the name was found afterwards (in doubt: it may be someone else's).
        */
       readonly via: 'post' | 'lookup';
     })
@@ -156,12 +141,11 @@ export type OutcomeRecord =
       /**
        * Someone else created the name after this run listed the target: the create was refused and a
        * look-up found it, or (`createdAt` set: `not ours`) the create was in doubt and the object found
-       * is older than this run's intent. Not this run's: undo leaves it (a `not ours` one, named).
+       * is older than this run's intent. Undo leaves it.
        */
       readonly op: 'create';
       readonly result: 'exists';
       readonly targetId: string | undefined;
-      /** The found object's `created_at`. */
       readonly createdAt?: string;
     })
   | (OutcomeBase & {
@@ -184,7 +168,7 @@ export type OutcomeRecord =
       readonly message: string;
     });
 
-/** Every record kind the journal holds (earlier versions' scan profile records are read as intents/outcomes). */
+/** Every record kind the journal holds. */
 export type JournalRecord =
   | BeginRecord
   | ResumeRecord
@@ -193,11 +177,6 @@ export type JournalRecord =
   | IntentRecord
   | OutcomeRecord;
 
-/** The run a record belongs to (format 1: run 1). */
-export function runOf(record: { readonly run?: number }): number {
-  return record.run ?? 1;
-}
-
 function isString(value: unknown): value is string {
   return typeof value === 'string';
 }
@@ -205,12 +184,6 @@ function isString(value: unknown): value is string {
 function isRunNumber(value: unknown): boolean {
   return value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= 1);
 }
-
-const DONE_RESULT: Readonly<Record<JournalOp, string>> = {
-  create: 'created',
-  update: 'updated',
-  delete: 'deleted',
-};
 
 /** Check one parsed line; returns the record (earlier formats normalised) or a reason it is not one. */
 export function checkRecord(value: unknown): JournalRecord | string {
@@ -249,7 +222,7 @@ export function checkRecord(value: unknown): JournalRecord | string {
           return `${String(record.op)} intent needs a before-image`;
         return record as unknown as IntentRecord;
       }
-      const expected = DONE_RESULT[record.op as JournalOp];
+      const expected = `${String(record.op)}d`;
       const exists = record.op === 'create' && record.result === 'exists';
       if (record.result !== expected && record.result !== 'failed' && !exists)
         return `outcome result of a ${String(record.op)} must be '${expected}' or 'failed'`;
@@ -263,7 +236,7 @@ export function checkRecord(value: unknown): JournalRecord | string {
   }
 }
 
-/** Fill `op` and `object` of a record written before they existed (create-only journals). */
+/** Fills `op` and `object` of a record written before they existed (create-only journals). */
 function normaliseTags(value: Record<string, unknown>): Record<string, unknown> | string {
   const op = value.op ?? 'create';
   const object = value.object ?? 'connection';
@@ -273,42 +246,24 @@ function normaliseTags(value: Record<string, unknown>): Record<string, unknown> 
   return { ...value, op, object };
 }
 
-/** A scan profile record of format 1 (`profile-intent`, `profile-outcome`), as an intent or outcome. */
+/** A format 1 `profile-intent` or `profile-outcome`, checked as the intent or outcome it stands for. */
 function readProfileRecord(value: Record<string, unknown>): JournalRecord | string {
   if (!isString(value.name) || !isString(value.targetName))
     return `${String(value.kind)} needs name and targetName`;
   const op = value.action;
   if (op !== 'create' && op !== 'update' && op !== 'delete')
     return `${String(value.kind)} action must be 'create', 'update' or 'delete'`;
-  const targetId = isString(value.targetId) ? value.targetId : undefined;
-  const base = {
-    object: 'scan-profile' as const,
-    name: value.name,
-    targetName: value.targetName,
-    at: isString(value.at) ? value.at : '',
-  };
+  const record = { ...value, object: 'scan-profile', op, at: isString(value.at) ? value.at : '' };
   if (value.kind === 'profile-intent') {
     const attempt = typeof value.attempt === 'number' ? value.attempt : 1;
-    return { kind: 'intent', ...base, op, attempt, ...(targetId === undefined ? {} : { targetId }) };
+    return checkRecord({ ...record, kind: 'intent', attempt });
   }
   if (value.result === 'failed') {
-    return {
-      kind: 'outcome',
-      ...base,
-      op,
-      result: 'failed',
-      httpStatus: typeof value.httpStatus === 'number' ? value.httpStatus : undefined,
-      message: isString(value.message) ? value.message : '',
-    };
+    const httpStatus = typeof value.httpStatus === 'number' ? value.httpStatus : undefined;
+    const message = isString(value.message) ? value.message : '';
+    return checkRecord({ ...record, kind: 'outcome', httpStatus, message });
   }
   if (value.result !== 'done') return "profile-outcome result must be 'done' or 'failed'";
-  const via = value.via === 'lookup' ? 'lookup' : undefined;
-  switch (op) {
-    case 'create':
-      return { kind: 'outcome', ...base, op, result: 'created', targetId, via: via ?? 'post' };
-    case 'update':
-      return { kind: 'outcome', ...base, op, result: 'updated', targetId };
-    default:
-      return { kind: 'outcome', ...base, op, result: 'deleted', targetId, via: 'request' };
-  }
+  const via = op === 'create' ? (value.via === 'lookup' ? 'lookup' : 'post') : 'request';
+  return checkRecord({ ...record, kind: 'outcome', result: `${op}d`, via });
 }

@@ -1,12 +1,9 @@
 /**
- * Reading a journal back: its records in file order, folded into runs (what each run did, what it left
- * in doubt, and per object the state its last record left it in). A crash can tear the last line (a
- * write that did not finish): a final line without its newline is ignored (the writer truncates it
- * away when it reopens the file). A complete line that is not a valid record is corruption and is
- * refused, naming the line.
+ * Reading a journal back, folded into runs: per object, the state its last record left it in. A crash
+ * can tear the last line: a final line without its newline is ignored (the writer truncates it away on
+ * reopening). A complete line that is not a valid record is corruption, refused naming the line.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { assertNever, InputFileError } from '../../errors.js';
 import { notOursReason } from '../ownership.js';
 import {
@@ -16,7 +13,6 @@ import {
   type JournalOp,
   type JournalRecord,
   type RunCommand,
-  runOf,
 } from './records.js';
 
 /** What the journal says about one object in one run: its last record's state. */
@@ -29,7 +25,7 @@ export interface WriteState {
   readonly state: 'done' | 'failed' | 'in-doubt';
   readonly targetId: string | undefined;
   readonly sourceId: string | undefined;
-  /** The attempt of the last intent. */
+  /** The last intent's. */
   readonly attempt: number;
   /** `lookup`: a create found by name after its answer was lost (in doubt whose it is). */
   readonly via: 'post' | 'lookup' | 'request' | 'absent' | undefined;
@@ -51,7 +47,7 @@ export interface RunCounts {
   found: number;
   /** Creates of a name someone else had created meanwhile (refused, or `not ours`). */
   existed: number;
-  /** Of `existed`: creates in doubt found by name and older than the run's intent (`not ours`). */
+  /** Of `existed`: in doubt, and found older than the run's intent. */
   notOurs: number;
 }
 
@@ -59,25 +55,22 @@ export interface RunCounts {
 export interface RunState {
   readonly run: number;
   readonly command: RunCommand;
-  /** The run an undo takes back. */
   readonly undoes: number | undefined;
   readonly startedAt: string;
   /** Set by `run-end` (format 1: when nothing was left in doubt). */
   endedAt: string | undefined;
-  /** Per object ({@link writeKey}), the state its last record left it in. */
+  /** By {@link writeKey}. */
   readonly writes: Map<string, WriteState>;
-  /** Per object kind that has an outcome in the run. */
   readonly counts: Record<JournalObject, RunCounts>;
 }
 
-/** The result of replaying a journal's text. */
+/** The result of replaying a journal. */
 export interface JournalReplay {
   readonly begin: BeginRecord | undefined;
-  /** The runs, oldest first. */
+  /** Oldest first. */
   readonly runs: readonly RunState[];
-  /** Length in bytes of the valid prefix (the file is truncated to it when the tail was torn). */
+  /** Bytes of the valid prefix (the file is truncated to it when the tail was torn). */
   readonly validBytes: number;
-  /** True when a final line without its newline was ignored. */
   readonly tornTail: boolean;
 }
 
@@ -86,16 +79,15 @@ export function writeKey(object: JournalObject, name: string): string {
   return `${object}\u0000${name}`;
 }
 
-/** Where a record's line is in the journal file. */
+/** Where a record's line is in the journal file (`length` without its newline). */
 export interface RecordPlace {
   readonly offset: number;
-  /** Bytes of the line, without its newline. */
   readonly length: number;
 }
 
 /** Options of {@link replayJournal} and the journal readers. */
 export interface ReplayOptions {
-  /** Called with every valid record, in file order, with where its line is (to read it again later). */
+  /** Every valid record in file order, with where its line is (to read it again later). */
   readonly onRecord?: (record: JournalRecord, at: RecordPlace) => void;
 }
 
@@ -111,7 +103,7 @@ export function zeroCounts(): RunCounts {
   return { created: 0, updated: 0, deleted: 0, failed: 0, found: 0, existed: 0, notOurs: 0 };
 }
 
-/** Replays records one line at a time, folded into runs (shared by the text and the file readers). */
+/** Replays records one line at a time, folded into runs (for the text and the file readers). */
 class Replayer {
   begin: BeginRecord | undefined;
   validBytes = 0;
@@ -126,7 +118,6 @@ class Replayer {
     private readonly options: ReplayOptions,
   ) {}
 
-  /** The next bytes of the journal: each complete line is replayed. */
   feed(buf: Buffer): void {
     let start = 0;
     for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
@@ -139,7 +130,7 @@ class Replayer {
     if (start < buf.length) this.pending.push(Buffer.from(buf.subarray(start)));
   }
 
-  /** One complete line (without its newline) of `lineBytes` bytes, newline included. */
+  /** One complete line, without its newline; `lineBytes` counts it. */
   private line(line: string, lineBytes: number): void {
     this.lineNo += 1;
     if (line.trim() === '') {
@@ -156,14 +147,11 @@ class Replayer {
     }
     const record = checkRecord(parsed);
     if (typeof record === 'string') throw new InputFileError(this.file, this.lineNo, record);
-    if (this.begin === undefined && record.kind !== 'begin') {
+    if (record.kind !== 'begin' && this.begin === undefined)
       throw new InputFileError(this.file, this.lineNo, "the first record of a journal must be 'begin'");
-    }
-    if (record.kind === 'begin') {
-      if (this.begin !== undefined)
-        throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
-      this.begin = record;
-    }
+    if (record.kind === 'begin' && this.begin !== undefined)
+      throw new InputFileError(this.file, this.lineNo, "a second 'begin' record");
+    if (record.kind === 'begin') this.begin = record;
     this.fold(record);
     this.options.onRecord?.(record, { offset: this.validBytes, length: lineBytes - 1 });
     this.validBytes += lineBytes;
@@ -182,7 +170,7 @@ class Replayer {
   }
 
   private runState(number: number): RunState {
-    // A journal holds a few runs: a search per record costs nothing next to parsing it.
+    // A few runs: a search per record costs nothing next to parsing it.
     const found = this.runs.find((r) => r.run === number);
     if (found !== undefined) return found;
     // Format 1: one run, begun with the journal.
@@ -203,7 +191,6 @@ class Replayer {
     };
   }
 
-  /** Folds a record into its run (exhaustive over record kinds). */
   private fold(record: JournalRecord): void {
     if ('at' in record && typeof record.at === 'string') this.lastAt = record.at;
     if (record.kind === 'begin' || record.kind === 'resume') return;
@@ -215,7 +202,7 @@ class Replayer {
       this.runState(record.run).endedAt = record.at;
       return;
     }
-    const run = this.runState(runOf(record));
+    const run = this.runState(record.run ?? 1); // format 1: run 1
     const key = writeKey(record.object, record.name);
     const previous = run.writes.get(key);
     switch (record.kind) {
@@ -243,9 +230,7 @@ class Replayer {
       case 'outcome': {
         const counts = run.counts[record.object] ?? zeroCounts();
         run.counts[record.object] = counts;
-        if (record.result === 'failed') counts.failed += 1;
-        else if (record.result === 'exists') counts.existed += 1;
-        else counts[record.result] += 1;
+        counts[record.result === 'exists' ? 'existed' : record.result] += 1;
         if (record.result === 'created' && record.via === 'lookup') counts.found += 1;
         if (record.result === 'exists' && record.createdAt !== undefined) counts.notOurs += 1;
         run.writes.set(key, {
@@ -281,10 +266,7 @@ class Replayer {
   }
 }
 
-/**
- * Replay a journal's text (pure). A final line without a newline is torn and ignored; any complete
- * line that is not a valid record throws an {@link InputFileError} naming it.
- */
+/** Replays a journal's text (pure); a complete line that is not a record throws {@link InputFileError}. */
 export function replayJournal(text: string, file = 'journal', options: ReplayOptions = {}): JournalReplay {
   const replayer = new Replayer(file, options);
   replayer.feed(Buffer.from(text, 'utf8'));
@@ -292,43 +274,36 @@ export function replayJournal(text: string, file = 'journal', options: ReplayOpt
 }
 
 /**
- * Replay the journal file at `path` as {@link replayJournal} replays text, reading it in chunks (a
- * journal of a large import is hundreds of MB: never one string). Undefined when there is no file;
- * `size` is the file's length in bytes, so a caller can tell whether the valid prefix is all of it.
+ * Replays the journal file at `path` in chunks (a large import's is hundreds of MB: never one string).
+ * Undefined when there is no file; `size` tells a caller whether the valid prefix is all of it.
  */
 export async function replayJournalFile(
   path: string,
   options: ReplayOptions = {},
 ): Promise<{ readonly replay: JournalReplay; readonly size: number } | undefined> {
   const replayer = new Replayer(path, options);
-  let handle: FileHandle;
-  try {
-    handle = await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
   let size = 0;
   try {
-    for await (const chunk of handle.createReadStream({ highWaterMark: 256 * 1024, autoClose: false })) {
+    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
       size += (chunk as Buffer).length;
       replayer.feed(chunk as Buffer);
     }
-  } finally {
-    await handle.close();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
   return { replay: replayer.result(), size };
 }
 
 /** Reads records again by place (see {@link ReplayOptions.onRecord}). */
 export interface JournalRecordReader {
-  /** The record at `at`; throws InputFileError when the line there is no longer that record's. */
+  /** Throws InputFileError when the line there is no longer a record. */
   read(at: RecordPlace): JournalRecord;
   /** Idempotent. */
   close(): void;
 }
 
-/** Open `path` to read records again by place (the file is opened on the first read). */
+/** Opens `path` on the first read, to read records again by place. */
 export function openJournalRecordReader(path: string): JournalRecordReader {
   let fd: number | undefined;
   return {
@@ -337,13 +312,9 @@ export function openJournalRecordReader(path: string): JournalRecordReader {
       const bytes = Buffer.allocUnsafe(at.length);
       const read = readSync(fd, bytes, 0, at.length, at.offset);
       let record: JournalRecord | string | undefined;
-      if (read === at.length) {
-        try {
-          record = checkRecord(JSON.parse(bytes.toString('utf8')));
-        } catch {
-          // reported below
-        }
-      }
+      try {
+        if (read === at.length) record = checkRecord(JSON.parse(bytes.toString('utf8')));
+      } catch {}
       if (record === undefined || typeof record === 'string') {
         throw new InputFileError(path, undefined, 'the journal changed while it was being read', {
           hint: 'Do not run an import or undo with this journal while undoing; re-run the undo',

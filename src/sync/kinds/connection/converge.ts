@@ -1,8 +1,4 @@
-/**
- * What `--on-conflict update` and `--prune` need of a connection, bound to the template catalog and the
- * overrides: the diff's comparison, the PUT body of an update with masked values left out so that the
- * service keeps the stored secret, the update's pre-flight check, masked images for the journal.
- */
+/** What `--on-conflict update` and `--prune` need: helpers, and a summary of each target connection. */
 import {
   dropMaskedValues,
   fillMaskedForCheck,
@@ -15,27 +11,25 @@ import type { FieldChange } from '../../../diff/types.js';
 import type { Problem } from '../../../errors.js';
 import { EMPTY_OVERRIDES, type Overrides, overrideSets } from '../../../importer/overrides.js';
 import { checkEntryForSend, type EntryTemplates } from '../../../importer/preflight.js';
-import type { SecretWritten } from '../../../importer/source.js';
+import { held, type SecretWritten } from '../../../importer/source.js';
 import type { Connection } from '../../../model/connection.js';
 import { isMasked } from '../../../secrets.js';
 import type { SafeImage } from '../../journal/records.js';
-import type { PreparedEntry } from './kind.js';
+import type { PlanEntry, PlanInput, PreparedEntry, TargetConnection } from './kind.js';
 
-/** The comparison and image functions `planImport` (`kind.ts`) uses for updates and deletes. */
+/** What `planImport` uses for updates and deletes. */
 export interface ConvergeHelpers {
-  /** The fields that differ between the entry's body and the target's connection (diff's comparison). */
+  /** The diff's comparison of the entry's body with the target's connection. */
   compare(entry: PreparedEntry, target: Connection): readonly FieldChange[];
-  /** The PUT body of an entry and the secrets it sends in clear. */
+  /** The PUT body, masked values left out so the service keeps the stored secret. */
   updateBody(entry: PreparedEntry): { body: Record<string, unknown>; secretsSent: readonly string[] };
-  /** The secrets an update of the entry writes, and where each value comes from. */
   secretsWritten(entry: PreparedEntry): readonly SecretWritten[];
-  /** Problems that would stop the update being sent (a masked secret is kept by the service, not one). */
+  /** A masked secret is no problem here: the service keeps the one it holds. */
   checkUpdate(entry: PreparedEntry): readonly Problem[];
-  /** A connection with every secret masked. */
   imageOf(connection: Readonly<Record<string, unknown>>): SafeImage;
 }
 
-/** The converge helpers of a plan, bound to a catalog and the overrides (where a secret comes from). */
+/** The converge helpers, bound to a catalog and the overrides (where a secret comes from). */
 export function createConvergeHelpers(
   catalog: EntryTemplates & { secretFields(type: string): ReadonlySet<string> },
   overrides: Overrides = EMPTY_OVERRIDES,
@@ -47,8 +41,7 @@ export function createConvergeHelpers(
     return { body, secretsSent: findClearSecrets(body, secretFields(entry.type)) };
   };
   return {
-    // A field whose snapshot value is masked is left out of the PUT (the service keeps what it holds),
-    // so it cannot justify an update: counted as one, the same update was planned on every run.
+    // A masked field is left out of the PUT, so it cannot justify an update (else one on every run).
     compare: (entry, target) =>
       findChangedFields(entry.body as Connection, target, secretFields).filter(
         (field) => !isMasked(valueAtComparedPath(entry.body, field.path)),
@@ -62,16 +55,45 @@ export function createConvergeHelpers(
       }));
     },
     // The entry's own fields, not a spread: a prepared entry makes its safe image when asked.
-    checkUpdate: (entry) =>
-      checkEntryForSend(
-        {
-          name: entry.name,
-          type: entry.type,
-          sourceId: entry.sourceId,
-          body: fillMaskedForCheck(entry.body),
-        },
-        catalog,
-      ).problems,
+    checkUpdate: ({ name, type, sourceId, body }) =>
+      checkEntryForSend({ name, type, sourceId, body: fillMaskedForCheck(body) }, catalog).problems,
     imageOf: (connection) => makeSafeImage(connection, secretFields(typeOf(connection))),
+  };
+}
+
+const NO_FIELDS: readonly FieldChange[] = [];
+
+/**
+ * What planning keeps of a target connection as it is listed: name and id; with an entry under
+ * `--on-conflict update`, the fields that differ and, when some do, its image; without one under
+ * `--prune`, its type and image. The plan is the one the whole connection would give.
+ */
+export function targetSummarizer(
+  entries: readonly PlanEntry[],
+  prepare: (entry: PlanEntry) => PreparedEntry,
+  options: Pick<PlanInput, 'onConflict' | 'prune' | 'only'>,
+  converge: Pick<ConvergeHelpers, 'compare' | 'imageOf'>,
+): (connection: Connection) => TargetConnection {
+  const byName = new Map<string, PlanEntry>();
+  // The first of a name, as the plan pairs them.
+  for (const entry of entries) if (!byName.has(entry.name)) byName.set(entry.name, entry);
+  // Literals, not spreads of a base: V8 gives each `{ ...base, key }` a hidden class of its own, and a
+  // summary is held for every connection of the target until the run ends.
+  return (connection) => {
+    const name = connection.name;
+    const _id = typeof connection._id === 'string' ? connection._id : undefined;
+    const type = typeof connection.type === 'string' ? connection.type : '';
+    if (options.only !== undefined && !options.only.has(name, type)) return { name, _id };
+    const twin = byName.get(name);
+    if (twin !== undefined) {
+      if (options.onConflict !== 'update') return { name, _id };
+      const found = converge.compare(prepare(twin), connection);
+      if (found.length === 0) return { name, _id, compared: NO_FIELDS };
+      // Paths only: the values may be long and are not shown.
+      const compared = found.map((f) => ({ path: f.path }));
+      return { name, _id, compared, before: held(converge.imageOf(connection)) };
+    }
+    if (options.prune !== true) return { name, _id };
+    return { name, _id, type, before: held(converge.imageOf(connection)) };
   };
 }

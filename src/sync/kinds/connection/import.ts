@@ -1,14 +1,7 @@
-/**
- * The connection kind's import, which its descriptor names: its reads of the target (listed, compared
- * with their entries as pages arrive when converging; scanner groups and stored credentials), its plan
- * (checked against templates and references, planned by `planImport`; the template schemas compiled
- * while the reads are out), its run (creates, then updates, then deletes, the most destructive last;
- * under `--on-conflict update`, a create answered "someone else's" is read and planned again as an
- * existing connection: its update, if it differs, joins the updates), and its report lines, summary and
- * id map. None of them holds a credential value.
- */
+/** The connection kind's import: its reads of the target, its plan, its run and its report. */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { connectionIdsByName, getConnectionByName } from '../../../api/connections.js';
+import { connectionIdsByName, getConnectionByName, listConnectionPages } from '../../../api/connections.js';
+import type { HttpClient } from '../../../api/http.js';
 import {
   checkEntryReferences,
   createReferenceCollector,
@@ -38,28 +31,25 @@ import { executeSteps, type WriteOutcome, type WritePayload } from '../../execut
 import { writesOf } from '../../journal/replay.js';
 import type { OnConflict } from '../../plan.js';
 import { Write } from '../../step.js';
-import { type ConvergeHelpers, createConvergeHelpers } from './converge.js';
+import { type ConvergeHelpers, createConvergeHelpers, targetSummarizer } from './converge.js';
 import {
   type ChangeStep,
   type ImportPlan,
   isChangeStep,
   isSendStep,
   type JournaledWrite,
+  type PlanEntry,
   type PlanStep,
   planImport,
   type SendStep,
   type TargetConnection,
 } from './kind.js';
-import { listTarget, targetSummarizer, withReferenceChecks } from './target.js';
 
-/** The connection kind's import: its reads now, its plan when asked (see the module comment). */
+/** Starts the target's reads now (converging, each connection compared as its page arrives). */
 export function startConnectionImport(start: ImportStart): KindPlanner<ImportPlan> {
   const { options, lean, prepare, catalog } = start;
-  // The comparison and images of `--on-conflict update` and `--prune`.
   const converging = options.onConflict === 'update' || options.prune === true;
   const converge = converging ? createConvergeHelpers(catalog, start.overrides) : undefined;
-  // Converging, each listed connection is compared with its snapshot entry as its page arrives, and
-  // only the outcome kept (and its image when it may be updated or deleted).
   const summarize = converge && targetSummarizer(lean.entries, prepare, options, converge);
   const listing = quiet(listTarget(start.client, start.signal, summarize));
   // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
@@ -82,7 +72,22 @@ export function startConnectionImport(start: ImportStart): KindPlanner<ImportPla
   };
 }
 
-/** The connection plan of an import, once the target is read: its warnings told, its hand-on. */
+/** Names and ids, or what `summarize` keeps of each connection as its page arrives. */
+async function listTarget(
+  client: HttpClient,
+  signal: AbortSignal,
+  summarize = (c: Connection): TargetConnection => ({
+    name: c.name,
+    _id: typeof c._id === 'string' ? c._id : undefined,
+  }),
+): Promise<TargetConnection[]> {
+  const out: TargetConnection[] = [];
+  for await (const page of listConnectionPages(client, { signal }))
+    for (const c of page) out.push(summarize(c));
+  return out;
+}
+
+/** The connection plan, once the target is read: its warnings told, its hand-on. */
 function planConnections(
   start: ImportStart,
   converge: ConvergeHelpers | undefined,
@@ -92,12 +97,21 @@ function planConnections(
 ): KindPlanResult<ImportPlan> {
   const { options, lean, prepare, catalog } = start;
   const warnings = new Map<string, Problem>();
-  // The references of the entries the run would send (or refuses), collected as they are checked.
+  // The references of the entries the run would send or refuses, for the warnings below.
   const references = createReferenceCollector();
   const referencing = new Set<string>();
   const noteReferences = (entry: ReferencingEntry): void => {
     references.add(entry);
     referencing.add(entry.name);
+  };
+  // An update's references are checked as a create's are, and a refused one's count among the run's.
+  const checked: ConvergeHelpers | undefined = converge && {
+    ...converge,
+    checkUpdate: (entry) => {
+      const problems = [...converge.checkUpdate(entry), ...checkEntryReferences(entry, targetReferences)];
+      if (problems.length > 0) noteReferences(entry);
+      return problems;
+    },
   };
   const input: Parameters<typeof planImport>[0] = {
     entries: lean.entries,
@@ -107,7 +121,7 @@ function planConnections(
     onConflict: options.onConflict,
     only: options.only,
     prune: options.prune === true,
-    ...(converge ? { converge: withReferenceChecks(converge, targetReferences, noteReferences) } : {}),
+    ...(checked ? { converge: checked } : {}),
     check: (_entry, prepared) => {
       const body = prepared();
       const checked = checkEntryForSend(body, catalog);
@@ -140,7 +154,6 @@ function planConnections(
   return { plan: { ...planned, replan }, handOn: { listed: target, created } };
 }
 
-/** A connection step of the plan as the executor runs it. */
 function connectionWrite(step: SendStep | ChangeStep, onConflict: OnConflict): Write<SendStep | ChangeStep> {
   return new Write(step, {
     object: 'connection',
@@ -162,7 +175,10 @@ function loadConnection({ plan }: Write<SendStep | ChangeStep>): WritePayload {
   return plan.kind === 'delete' ? { before: plan.before.load() } : plan.source.load();
 }
 
-/** The connection kind's import run: creates, updates, deletes (see the module comment). */
+/**
+ * Creates, then updates, then deletes (the most destructive last). Under `--on-conflict update` a
+ * create answered "someone else's" is read and planned again as existing: its update joins the updates.
+ */
 export async function runConnectionImport(
   plan: ImportPlan,
   input: KindImportRun,
@@ -204,99 +220,76 @@ export async function runConnectionImport(
     stoppedBy = result.stoppedBy;
     if (stoppedBy !== undefined) break;
   }
-  // A profile naming a connection this run was to create but did not (failed, or someone else's
-  // meanwhile) is not created: it would point at an object this run did not make or match.
-  // One found equal (`update`: unchanged, or updated here) is matched, as a planned existing one is.
-  const notCreated = new Set(
-    creates
-      .filter(
-        (c) => connections.get(c.name)?.kind !== 'applied' && replanned.get(c.name)?.kind !== 'unchanged',
-      )
-      .map((c) => c.targetName),
-  );
+  // A profile naming a connection this run was to create but did not (failed, or someone else's) is not
+  // created; one found equal (`update`: unchanged, or updated here) is matched, as an existing one is.
+  const notCreated = new Set<string>();
+  for (const c of creates)
+    if (connections.get(c.name)?.kind !== 'applied' && replanned.get(c.name)?.kind !== 'unchanged')
+      notCreated.add(c.targetName);
   let ids: Promise<ReadonlyMap<string, string | undefined>> | undefined;
   const handOn = { notCreated, ids: () => (ids ??= connectionIdsByName(client, deps.signal)) };
   return { outcomes: connections, plan: asRun, handOn, stoppedBy };
 }
 
-interface LineBase {
-  readonly name: string;
-  readonly type: string;
-}
-
 /** One line of `--report`: the outcome of one snapshot entry. */
-export type ReportLine = LineBase &
-  (
-    | {
-        readonly outcome: 'created' | 'renamed';
-        readonly targetName: string;
-        readonly sourceId: string | undefined;
-        readonly targetId: string | undefined;
-        /** True when an earlier run of this import created it (from the journal). */
-        readonly earlierRun: boolean;
-        /** True when it was found on the target after an in-doubt POST, rather than by the POST's answer. */
-        readonly reconciled: boolean;
-      }
-    | {
-        /** Put in line with the snapshot (`--on-conflict update`). */
-        readonly outcome: 'updated';
-        readonly sourceId: string | undefined;
-        readonly targetId: string | undefined;
-        /** The fields that differed (JSON pointers); empty when an earlier run updated it. */
-        readonly fields: readonly string[];
-        /** The secrets the update wrote and where each value came from (never the value). */
-        readonly secretsWritten: readonly SecretWritten[];
-        readonly earlierRun: boolean;
-      }
-    | {
-        /** Not in the snapshot, deleted (`--prune`). */
-        readonly outcome: 'deleted';
-        readonly targetId: string | undefined;
-        readonly earlierRun: boolean;
-      }
-    | {
-        /** `unchanged`: in the target and equal on every compared field (`--on-conflict update`). */
-        readonly outcome: 'unchanged' | 'exists';
-        readonly sourceId: string | undefined;
-        readonly targetId: string | undefined;
-        /** True when someone else created it while this run was writing (its create was refused). */
-        readonly meanwhile?: boolean;
-        /**
-         * Set when it is `not ours`: this run's create was in doubt and a look-up found an object created
-         * (this `created_at`) before the run's request.
-         */
-        readonly createdAt?: string;
-      }
-    | FailedLine
-    | InvalidLine
-    | {
-        /** The run stopped (Ctrl-C, budget, 401) before this entry was settled; a re-run finishes it. */
-        readonly outcome: 'pending';
-        readonly targetName: string;
-        readonly inDoubt: boolean;
-      }
-  );
+export type ReportLine = { readonly name: string; readonly type: string } & (
+  | {
+      readonly outcome: 'created' | 'renamed';
+      readonly targetName: string;
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
+      readonly earlierRun: boolean;
+      /** Found on the target after an in-doubt POST, not by the POST's answer. */
+      readonly reconciled: boolean;
+    }
+  | {
+      readonly outcome: 'updated';
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
+      /** JSON pointers; empty when an earlier run updated it. */
+      readonly fields: readonly string[];
+      readonly secretsWritten: readonly SecretWritten[];
+      readonly earlierRun: boolean;
+    }
+  | {
+      readonly outcome: 'deleted';
+      readonly targetId: string | undefined;
+      readonly earlierRun: boolean;
+    }
+  | {
+      readonly outcome: 'unchanged' | 'exists';
+      readonly sourceId: string | undefined;
+      readonly targetId: string | undefined;
+      /** Someone else created it while this run was writing (its create was refused). */
+      readonly meanwhile?: boolean;
+      /** `not ours`: the create was in doubt and the object found was created before the request. */
+      readonly createdAt?: string;
+    }
+  | FailedLine
+  | InvalidLine
+  | {
+      /** Not settled when the run stopped (Ctrl-C, budget, 401); a re-run finishes it. */
+      readonly outcome: 'pending';
+      readonly targetName: string;
+      readonly inDoubt: boolean;
+    }
+);
 
 /** The id map: source `_id` -> target name and `_id`. */
 export type IdMap = Record<string, { readonly name: string; readonly targetId: string }>;
 
-/**
- * A report line: the step's name and type, then its own fields. Built on a literal with
- * `Object.assign`, not spread from a base: see `stepOf` in `kind.ts` (one shape per
- * line otherwise).
- */
-function lineOf<const T extends object>(step: LineBase, own: T) {
+/** A report line: the step's name and type, then its own (`Object.assign`: see `stepOf` in `kind.ts`). */
+function lineOf<const T extends object>(step: PlanEntry, own: T) {
   return Object.assign({ name: step.name, type: step.type }, own);
 }
 
-/** Combine the plan and the run's outcomes into one report line per entry, in name order. */
+/** One report line per entry, in name order. */
 export function buildReport(plan: ImportPlan, outcomes: ReadonlyMap<string, WriteOutcome>): ReportLine[] {
   return plan.steps.map((step) => reportLine(step, outcomes.get(step.name)));
 }
 
 type WritingStep = Extract<PlanStep, { readonly targetName: string }>;
 
-/** The line of a write: made by this run (`targetId` from its answer or the plan) or by an earlier one. */
 function appliedLine(
   step: WritingStep,
   op: 'create' | 'update' | 'delete',
@@ -304,21 +297,14 @@ function appliedLine(
   earlierRun: boolean,
   reconciled: boolean,
 ): ReportLine {
+  const { targetName, sourceId } = step;
   if (op === 'update') {
     const fields = step.kind === 'update' ? step.fields.map((f) => f.path) : [];
     const secretsWritten = step.kind === 'update' ? step.secrets : [];
-    return lineOf(step, {
-      outcome: 'updated',
-      sourceId: step.sourceId,
-      targetId,
-      fields,
-      secretsWritten,
-      earlierRun,
-    });
+    return lineOf(step, { outcome: 'updated', sourceId, targetId, fields, secretsWritten, earlierRun });
   }
   if (op === 'delete') return lineOf(step, { outcome: 'deleted', targetId, earlierRun });
-  const outcome = step.targetName === step.name ? 'created' : 'renamed';
-  const { targetName, sourceId } = step;
+  const outcome = targetName === step.name ? 'created' : 'renamed';
   return lineOf(step, { outcome, targetName, sourceId, targetId, earlierRun, reconciled });
 }
 
@@ -360,10 +346,7 @@ function reportLine(step: PlanStep, outcome: WriteOutcome | undefined): ReportLi
   });
 }
 
-/**
- * The id map of a report: every entry with a source `_id` that now has a counterpart in the target
- * (created now, by an earlier run, or already existing by name), so scan profiles can be remapped.
- */
+/** The id map: every entry with a source `_id` and a counterpart in the target, for scan profiles. */
 export function buildIdMap(report: readonly ReportLine[]): IdMap {
   const map: IdMap = {};
   for (const line of report) {
@@ -395,27 +378,20 @@ export function countOutcomes(
 /** The connections' summary: counts, then each failure with its HTTP status and message. */
 export function formatSummary(report: readonly ReportLine[], targetLabel: string): string {
   const c = countOutcomes(report);
+  const done = c.updated + c.deleted > 0 ? 'done' : 'created or renamed';
+  const earlier = c.earlierRun > 0 ? `(${c.earlierRun} ${done} by an earlier run)` : '';
   const rows: [string, number, string][] = [
-    [
-      'created',
-      c.created,
-      c.earlierRun > 0
-        ? `(${c.earlierRun} ${c.updated + c.deleted > 0 ? 'done' : 'created or renamed'} by an earlier run)`
-        : '',
-    ],
+    ['created', c.created, earlier],
     ['renamed', c.renamed, ''],
   ];
-  // The converge rows only when the run could have any (keeps the create-only summary as it was).
+  // The converge rows only when there are any: a create-only summary stays short.
   if (c.updated + c.deleted + c.unchanged > 0) {
     rows.push(['updated', c.updated, ''], ['deleted', c.deleted, ''], ['unchanged', c.unchanged, '']);
   }
   const notOurs = report.filter((l) => l.outcome === 'exists' && l.createdAt !== undefined).length;
+  const whose = notOurs > 0 ? `; ${notOurs} not ours: created by someone else before this run's request` : '';
   rows.push(
-    [
-      'existed',
-      c.exists,
-      `(already in the target, skipped${notOurs > 0 ? `; ${notOurs} not ours: created by someone else before this run's request` : ''})`,
-    ],
+    ['existed', c.exists, `(already in the target, skipped${whose})`],
     ['failed', c.failed, ''],
     ['invalid', c.invalid, ''],
   );
@@ -431,7 +407,7 @@ export function formatSummary(report: readonly ReportLine[], targetLabel: string
   );
 }
 
-/** The connection plan's pre-flight problems: its refused entries and conflicts, its `--max-changes`. */
+/** The plan's refused entries, conflicts and `--max-changes` excess. */
 export function connectionPreflight(plan: ImportPlan, max: number | undefined): Problem[] {
   const problems: Problem[] = [];
   for (const step of plan.steps) {
@@ -445,10 +421,9 @@ export function connectionPreflight(plan: ImportPlan, max: number | undefined): 
       });
     }
   }
-  const { changes } = plan;
+  const { changes, counts } = plan;
   if (max !== undefined && changes > max) {
-    const updates = plan.counts.update;
-    const deletes = plan.counts.delete;
+    const { update: updates, delete: deletes } = counts;
     const what =
       updates + deletes === 0
         ? `${countOf(changes, 'connection')} would be created`

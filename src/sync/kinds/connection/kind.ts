@@ -1,10 +1,4 @@
-/**
- * The connection kind: keyed by name; how the executor writes a data source connection
- * (`/ds_connections`: spec 4.x, api-notes [code]); its steps (what `--dry-run` prints and the run
- * executes) and its planning rules ({@link planImport}, with what `--on-conflict update` and `--prune`
- * need of it: `ConvergeHelpers` of `converge.ts`); its descriptor. Its import is `import.ts`, its plan's
- * rendering `render.ts`, its undo `undo.ts`.
- */
+/** The connection kind (`/ds_connections`: spec 4.x, api-notes [code]): its steps, rules, descriptor. */
 import {
   createConnection,
   deleteConnection,
@@ -38,7 +32,6 @@ import {
 import { describeStep, planJson, planMarkdown } from './render.js';
 import { planConnectionUndo } from './undo.js';
 
-/** The executor's writer of connections, bound to `client`. */
 function connectionWriter(client: HttpClient): KindWriter {
   return {
     // The user's Ctrl-C does not abort a POST in flight: it settles and is journaled.
@@ -53,113 +46,82 @@ function connectionWriter(client: HttpClient): KindWriter {
   };
 }
 
-/**
- * A snapshot entry as the plan holds it: what it is, not its body. An import of 100 000 entries keeps
- * only these; a body is prepared again (read from the snapshot by place) when it is checked and when
- * it is sent, through {@link PlanInput.prepare}.
- */
+/** A snapshot entry without its body, prepared again when checked and when sent: 100 000 stay small. */
 export interface PlanEntry {
   readonly name: string;
   readonly type: string;
-  /** `_id` in the source environment (for the id map), when the snapshot had one. */
+  /** `_id` in the source environment (for the id map). */
   readonly sourceId: string | undefined;
 }
 
 /** A snapshot entry ready to send: overrides applied, server-managed fields stripped. */
 export interface PreparedEntry extends PlanEntry {
-  /** The `ds_connection` body (its `name` is replaced by the target name when renamed). */
   readonly body: Readonly<Record<string, unknown>>;
-  /** The body with every secret masked, for the journal (undo compares with it). */
+  /** The body with every secret masked, for the journal. */
   readonly image?: SafeImage;
 }
 
 /**
- * A connection of the target, as far as planning needs it. For `--on-conflict update` and `--prune`
- * either the whole connection as listed (`connection`), or what {@link targetSummarizer} kept of it
- * while it was listed: the comparison with its snapshot entry, and its masked image only when it may be
- * updated or deleted, so that what is held does not grow with the target's unchanged connections.
+ * A connection of the target as planning needs it: the whole `connection`, or what
+ * {@link targetSummarizer} kept of it, so what is held does not grow with unchanged connections.
  */
 export interface TargetConnection {
   readonly name: string;
   readonly _id?: string | undefined;
-  /** The whole connection as listed. */
   readonly connection?: Connection;
-  /** Its type (a delete step names it), when `connection` is not kept. */
   readonly type?: string;
-  /** Compared with its snapshot entry when listed: the fields that differ (none: unchanged). */
+  /** The fields that differ from its snapshot entry, compared when listed (none: unchanged). */
   readonly compared?: readonly FieldChange[];
-  /** Its image, secrets masked, when `connection` is not kept and it may be updated or deleted. */
   readonly before?: ImageSource;
 }
 
-interface StepBase {
-  readonly name: string;
-  readonly type: string;
-  readonly sourceId: string | undefined;
-}
-
 /** A step that sends a POST (maybe after a look-up). */
-export interface SendStep extends StepBase {
+export interface SendStep extends PlanEntry {
   readonly kind: 'create' | 'rename' | 'reconcile';
-  /** The name POSTed (differs from `name` for `rename`; the journal's intent name for `reconcile`). */
+  /** The name POSTed (for `reconcile`, the name its journaled intent used). */
   readonly targetName: string;
-  /**
-   * Where the body to POST (its `name` the target name) and its masked image come from, prepared when
-   * loaded: the step does not hold them, so a plan of many creates stays small. Loaded when sent.
-   */
+  /** The body and its masked image, prepared when sent: not held, so a plan of many creates stays small. */
   readonly source: Source<WritePayload>;
-  /** `reconcile`: when the interrupted run wrote its intent. */
   readonly intentAt?: string | undefined;
 }
 
-/** A PUT of a connection that differs from its snapshot entry (`--on-conflict update`). */
-export interface UpdateStep extends StepBase {
-  readonly kind: 'update';
-  readonly targetName: string;
-  readonly targetId: string | undefined;
-  /** The fields that differ: their paths (`diff` shows the values). */
-  readonly fields: readonly FieldChange[];
-  /**
-   * The secrets the PUT writes (held in clear by the snapshot or the overrides), and where each value
-   * comes from; the target's are masked, so they are not compared and not among `fields`.
-   */
-  readonly secrets: readonly SecretWritten[];
-  /** The target's object before, secrets masked (journaled; undo puts it back). */
-  readonly before: ImageSource;
-  /**
-   * Where the PUT body comes from: prepared again from the snapshot when sent, as a create's (a plan of
-   * 100 000 updates holding every body and its image peaked at 638 MB).
-   */
-  readonly source: Source<WritePayload>;
-}
-
-/** A DELETE of a target connection the snapshot does not hold (`--prune`). */
-export interface DeleteStep extends StepBase {
-  readonly kind: 'delete';
-  readonly targetName: string;
-  readonly targetId: string | undefined;
-  /** The target's object before, secrets masked (journaled; undo re-creates it). */
-  readonly before: ImageSource;
-}
-
-/** A step that changes an existing connection (PUT or DELETE). */
-export type ChangeStep = UpdateStep | DeleteStep;
+/** A PUT of a connection that differs (`--on-conflict update`), or a DELETE of one not in the snapshot. */
+export type ChangeStep =
+  | (PlanEntry & {
+      readonly kind: 'update';
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      readonly fields: readonly FieldChange[];
+      /** The secrets the PUT writes: the target's are masked, so never compared nor among `fields`. */
+      readonly secrets: readonly SecretWritten[];
+      readonly before: ImageSource;
+      /** Prepared again when sent (a plan of 100 000 updates holding every body peaked at 638 MB). */
+      readonly source: Source<WritePayload>;
+    })
+  | (PlanEntry & {
+      readonly kind: 'delete';
+      readonly targetName: string;
+      readonly targetId: string | undefined;
+      readonly before: ImageSource;
+    });
 
 /** One decision of the plan. */
 export type PlanStep =
   | SendStep
   | ChangeStep
-  | (StepBase & { readonly kind: 'exists' | 'unchanged' | 'conflict'; readonly targetId: string | undefined })
-  | (StepBase & {
+  | (PlanEntry & {
+      readonly kind: 'exists' | 'unchanged' | 'conflict';
+      readonly targetId: string | undefined;
+    })
+  | (PlanEntry & {
       readonly kind: 'done';
       readonly targetName: string;
       readonly targetId: string | undefined;
-      /** What the earlier run did; absent = created. */
+      /** Absent: created. */
       readonly op?: 'update' | 'delete';
     })
-  | (StepBase & {
+  | (PlanEntry & {
       readonly kind: 'invalid';
-      /** What it would have been. */
       readonly wouldBe: SendStep['kind'] | 'update';
       readonly targetName: string;
       readonly problems: readonly Problem[];
@@ -188,31 +150,19 @@ export type JournaledWrite = Pick<WriteState, 'op' | 'state' | 'targetName' | 'i
 
 /** Input of {@link planImport}. */
 export interface PlanInput {
-  /** The snapshot's entries: whole ({@link PreparedEntry}), or lean with a {@link PlanInput.prepare}. */
   readonly entries: readonly PlanEntry[];
-  /**
-   * The entry ready to send, prepared again each time it is needed (checks, an update's comparison,
-   * a send step's {@link SendStep.source}); default: the entry itself, which must then be a
-   * {@link PreparedEntry}.
-   */
+  /** Prepares an entry each time it is needed; default: the entry itself, then a {@link PreparedEntry}. */
   readonly prepare?: (entry: PlanEntry) => PreparedEntry;
   readonly target: readonly TargetConnection[];
   /** The run being finished: its last write of each connection, by name (none for a new run). */
   readonly journal: ReadonlyMap<string, JournaledWrite>;
   readonly onConflict: OnConflict;
-  /** Narrow the plan to these connections (`--only`, `--type`); undefined = all. */
+  /** `--only`, `--type`; undefined = all. */
   readonly only?: NameSelection | undefined;
-  /**
-   * Problems that would stop this entry being sent (template, masked secrets, placeholders).
-   * `prepared` prepares the entry when called (a caller that checked it earlier need not).
-   */
+  /** Problems that would stop this entry being sent; `prepared` prepares it only when called. */
   readonly check: (entry: PlanEntry, prepared: () => PreparedEntry) => readonly Problem[];
-  /** Delete target connections the snapshot does not hold (`--prune`). */
   readonly prune?: boolean;
-  /**
-   * What `--on-conflict update` and `--prune` need, injected so that the plan stays pure: the diff's
-   * comparison of an entry with a target connection, an update's body and checks, and safe images.
-   */
+  /** What `--on-conflict update` and `--prune` need, injected so the plan stays pure. */
   readonly converge?: ConvergeHelpers;
 }
 
@@ -222,9 +172,9 @@ export interface ImportPlan {
   readonly counts: Readonly<Record<PlanStepKind, number>>;
   /** Steps that will (or may, for `reconcile`) send a POST. */
   readonly sends: number;
-  /** Every write the plan would make: creates, updates and deletes (what `--max-changes` counts). */
+  /** Creates, updates and deletes (what `--max-changes` counts). */
   readonly changes: number;
-  /** Plans again, as existing, the entries of connections someone else created meanwhile (`update`). */
+  /** Plans again, as existing, the connections someone else created meanwhile (`update`). */
   readonly replan?: (found: readonly Connection[]) => ImportPlan;
 }
 
@@ -239,12 +189,10 @@ export function isSendStep(step: PlanStep): step is SendStep {
 }
 
 /**
- * The connection plan, by the planner's rules (`sync/plan.ts`), and its counts. The steps of its own:
- * a second entry of a name -> `invalid`; a create in doubt -> `reconcile` (looked up, when sent, by the
- * name its intent used); `--on-conflict update` -> `update` when a compared field differs (the
- * comparison of `diff`), else `unchanged`, or `done` with `op: 'update'` when the run being finished
- * updated it; a journaled delete gone from the target -> `done` with `op: 'delete'`. An entry that
- * would be sent (create, rename, reconcile) but fails its checks becomes `invalid`.
+ * The connection plan, by the planner's rules (`sync/plan.ts`) and these: a second entry of a name or a
+ * send that fails its checks -> `invalid`; a create in doubt -> `reconcile` (looked up, when sent, by
+ * the name its intent used); `--on-conflict update` -> `update` when a compared field differs, else
+ * `unchanged`, or `done` when the run being finished updated it; a journaled delete gone -> `done`.
  */
 export function planImport(input: PlanInput): ImportPlan {
   const prepare = input.prepare ?? asPrepared;
@@ -304,15 +252,11 @@ export function planImport(input: PlanInput): ImportPlan {
         targetId: t._id,
         before: t.before ?? held((converge as ConvergeHelpers).imageOf(t.connection ?? { name: t.name })),
       }),
-      removed: (name, state): PlanStep => ({
-        kind: 'done',
-        op: 'delete',
-        name,
-        type: state.type ?? '',
-        sourceId: undefined,
-        targetName: name,
-        targetId: undefined,
-      }),
+      removed: (name, { type = '' }) =>
+        stepOf(
+          { name, type, sourceId: undefined },
+          { kind: 'done', op: 'delete', targetName: name, targetId: undefined },
+        ),
     },
     {
       desired: input.entries,
@@ -329,19 +273,16 @@ export function planImport(input: PlanInput): ImportPlan {
 }
 
 /**
- * A step: the entry's fields (only those: a placed entry's `place` stays out), then the step's own.
- * Built on a literal with `Object.assign`, not with `{...base, ...}`: V8 gives each object a spread
- * builds here a shape of its own (100 000 shapes, more memory than the steps, for an import of 100 000
- * entries).
+ * A step: the entry's fields (not a placed entry's `place`), then its own. Not a spread: V8 gives each
+ * object a spread builds here a shape of its own (100 000 shapes outweigh the steps).
  */
 function stepOf<const T extends object>(entry: PlanEntry, own: T): PlanEntry & T {
   return Object.assign({ name: entry.name, type: entry.type, sourceId: entry.sourceId }, own);
 }
 
-/** The payload of a send step: its entry prepared when loaded, renamed to `targetName` if need be. */
+/** A send step's payload, renamed to `targetName` if need be. */
 function preparedPayload(entry: PreparedEntry, targetName: string): WritePayload {
   if (targetName === entry.name) return { body: entry.body, image: entry.image };
-  // Renamed: the body and its image under the new name.
   return {
     body: { ...entry.body, name: targetName },
     image: entry.image && { ...entry.image, name: targetName },
@@ -355,11 +296,7 @@ function asPrepared(entry: PlanEntry): PreparedEntry {
   return entry as PreparedEntry;
 }
 
-/**
- * An entry present in the target under `--on-conflict update`: `update`, `unchanged`, `done` or
- * `invalid`. The target's connection is compared now, or was when listed (`compared`): then an
- * unchanged entry is not prepared again.
- */
+/** An entry the target holds, under `--on-conflict update`; one compared when listed is not prepared. */
 function planUpdate(
   planned: PlanEntry,
   prepared: () => PreparedEntry,
@@ -433,8 +370,7 @@ export const connectionKind: SyncKind<ImportPlan, ConnectionRun> = {
   }),
   idMap: ({ report }) => buildIdMap(report),
 
-  // undo
-  // Streamed, not kept: 100 000 connections are planned as the listing hands them out.
+  // undo; streamed, not kept: 100 000 connections are planned as the listing hands them out.
   current: (client, signal) => listConnections(client, { signal }),
   undo: planConnectionUndo,
   runsKey: 'connections',

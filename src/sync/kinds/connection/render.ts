@@ -1,17 +1,11 @@
-/**
- * A connection plan in a dry run's text, `--format json` and Markdown (`import --dry-run`), which the
- * descriptor names (`planText` through `describeStep`, `planJson`, `planMarkdown`).
- */
+/** A connection plan in a dry run's text, `--format json` and Markdown. */
 import { countOf, displayName } from '../../../display-name.js';
 import { assertNever } from '../../../errors.js';
 import { code, text } from '../../../markdown.js';
 import type { KindMarkdown } from '../../kind.js';
 import type { ImportPlan, PlanStep, PlanStepKind } from './kind.js';
 
-/**
- * One line describing a step, for `--dry-run` text output (exhaustive over kinds); an update's secrets
- * follow on lines of their own, indented under its name.
- */
+/** One line describing a step (an update's secrets follow on lines of their own). */
 export function describeStep(step: PlanStep): string {
   const name = displayName(step.name);
   switch (step.kind) {
@@ -38,14 +32,12 @@ export function describeStep(step: PlanStep): string {
     case 'conflict':
       return `conflict   ${name}: already in the target (--on-conflict fail)`;
     case 'invalid':
-      // Its problems are in the pre-flight's one list on stderr, not repeated here.
       return `invalid    ${name} (${step.type}): ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
     default:
       return assertNever(step, 'plan step');
   }
 }
 
-/** A step in a dry run's Markdown: its name and type, then what it changes. */
 function markdownItem(step: PlanStep): string[] {
   const head = `${code(step.name)}${step.type ? ` (${text(step.type)})` : ''}`;
   switch (step.kind) {

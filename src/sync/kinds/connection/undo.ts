@@ -1,4 +1,3 @@
-/** The connection kind's undo rule, which its descriptor names (`undo`). */
 import {
   dropMaskedValues,
   fillMaskedForCheck,
@@ -16,11 +15,9 @@ import { isMasked, registerSecretsOf } from '../../../secrets.js';
 import { type History, planCreatedUndo, type UndoContext, type UndoStep } from '../../undo-plan.js';
 
 /**
- * The undo step of one connection against the target's current one (pure): created by the run ->
- * deleted when unchanged since (compared as `diff` compares); updated or deleted -> put back (PUT of
- * the before-image; a masked secret is left out, so the service keeps the stored one, unless the run
- * sent that secret: then `--overrides` must supply its earlier value) or created again (POST, secrets
- * from `--overrides`).
+ * The undo step of one connection (pure): created -> deleted when unchanged since; updated or deleted
+ * -> put back (masked secrets left out, so the service keeps its own, unless the run sent that secret:
+ * then `--overrides` supplies its earlier value) or created again (secrets from `--overrides`).
  */
 export function planConnectionUndo(
   h: History,

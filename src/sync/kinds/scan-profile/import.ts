@@ -1,9 +1,4 @@
-/**
- * The scan profile kind's import, which its descriptor names: its read of the target (listed when the
- * snapshot includes scan profiles), its plan (`planProfiles`, on the connections the target holds and
- * those this run creates), its run (once every connection has settled, one at a time: they name
- * connections by id, read again then), and its report lines and summary.
- */
+/** The scan profile kind's import: its read of the target, its plan, its run and its report. */
 import { connectionIdsByName } from '../../../api/connections.js';
 import { listScanProfiles } from '../../../api/scan-profiles.js';
 import { displayName } from '../../../display-name.js';
@@ -31,7 +26,7 @@ import {
   planProfiles,
 } from './kind.js';
 
-/** The scan profile kind's import: its read now, its plan after the connections' (module comment). */
+/** Lists the target's profiles now; plans after the connections. */
 export function startProfileImport({ options, lean, client, signal }: ImportStart): KindPlanner<ProfilePlan> {
   const included = lean.verified.header.include.includes('scanProfiles');
   const listing = quiet(included ? listScanProfiles(client, { signal }) : Promise.resolve([]));
@@ -56,22 +51,19 @@ export function startProfileImport({ options, lean, client, signal }: ImportStar
   };
 }
 
-/** A profile step the executor runs: a request, or an in-doubt create the target's list showed. */
+/** A request, or an in-doubt create the target's list showed (looked up and recorded). */
 type ProfileWriteStep = ProfileSendStep | Extract<ProfileStep, { kind: 'done' }>;
 
-/** True for profile steps the executor runs (a `done` one is looked up and recorded). */
+const REQUESTS: ReadonlySet<ProfileStep['kind']> = new Set(['create', 'update', 'delete']);
+
+/** True for profile steps the executor runs. */
 export function isProfileWrite(step: ProfileStep): step is ProfileWriteStep {
-  return (
-    step.kind === 'create' ||
-    step.kind === 'update' ||
-    step.kind === 'delete' ||
-    (step.kind === 'done' && step.via === 'lookup')
-  );
+  return REQUESTS.has(step.kind) || (step.kind === 'done' && step.via === 'lookup');
 }
 
 /** The number of profile requests a plan makes (creates, updates, deletes). */
 export function countProfileWrites(plan: ProfilePlan): number {
-  return plan.steps.filter((s) => s.kind === 'create' || s.kind === 'update' || s.kind === 'delete').length;
+  return plan.steps.filter((s) => REQUESTS.has(s.kind)).length;
 }
 
 function profileWrite(step: ProfileWriteStep): Write<ProfileWriteStep> {
@@ -88,7 +80,6 @@ function profileWrite(step: ProfileWriteStep): Write<ProfileWriteStep> {
   });
 }
 
-/** A profile's payload, its `dataSourceList` placed on the target's connection ids `ids`. */
 function loadProfile(step: ProfileWriteStep, ids: ReadonlyMap<string, string | undefined>): WritePayload {
   if (step.kind === 'delete') return { before: step.before };
   if (step.kind === 'done')
@@ -103,7 +94,7 @@ function loadProfile(step: ProfileWriteStep, ids: ReadonlyMap<string, string | u
   return step.kind === 'update' ? { body, image, before: step.before } : { body, image };
 }
 
-/** The scan profile kind's import run: one at a time, after the connections (see the module comment). */
+/** Runs once every connection has settled: profiles name connections by id, read again then. */
 export async function runProfileImport(
   plan: ProfilePlan,
   input: KindImportRun,
@@ -142,7 +133,7 @@ export async function runProfileImport(
   return { outcomes: profiles, plan, stoppedBy: result.stoppedBy };
 }
 
-/** How one profile step ended in this run: the executor's outcome, or not sent (and why). */
+/** The executor's outcome, or not sent (and why). */
 export type ProfileOutcome = WriteOutcome | { readonly kind: 'skipped'; readonly reason: string };
 
 /** One `--report` line of a scan profile (`object: "scan profile"`). */
@@ -164,16 +155,7 @@ export type ProfileReportLine = {
   | { readonly outcome: 'pending'; readonly targetName: string }
 );
 
-function doneOutcome(
-  action: JournalOp,
-  name: string,
-  targetName: string,
-): 'created' | 'renamed' | 'updated' | 'deleted' {
-  if (action === 'create') return targetName === name ? 'created' : 'renamed';
-  return action === 'update' ? 'updated' : 'deleted';
-}
-
-/** One report line per scan profile step: the plan and what the run did. */
+/** One report line per scan profile step. */
 export function buildProfileReport(
   plan: ProfilePlan,
   outcomes: ReadonlyMap<number, ProfileOutcome>,
@@ -183,7 +165,7 @@ export function buildProfileReport(
     const done = (op: JournalOp, targetName: string, targetId: string | undefined, via?: string) =>
       ({
         ...base,
-        outcome: doneOutcome(op, step.name, targetName),
+        outcome: op === 'create' && targetName !== step.name ? 'renamed' : (`${op}d` as const),
         targetName,
         targetId,
         earlierRun: via === 'journal',
@@ -263,9 +245,8 @@ export function formatProfileSummary(report: readonly ProfileReportLine[]): stri
 
 /** The scan profiles' members of an import run's result. */
 export interface ProfileRun {
-  /** One line per scan profile (the snapshot's, and the target's pruned ones). */
   readonly profileReport: readonly ProfileReportLine[];
   readonly profileCounts: ReturnType<typeof countProfileOutcomes>;
-  /** False when the snapshot says nothing about scan profiles (version 1, or exported without them). */
+  /** False when the snapshot says nothing about scan profiles. */
   readonly profilesIncluded: boolean;
 }

@@ -1,11 +1,7 @@
 /**
- * The scan profile kind: keyed by name; compared as `diff` compares (every field but the server's,
- * `dataSourceList` by connection name); its references, `dataSourceList`, name connections by id and
- * are placed on the ids the target has when sent; journaled as a snapshot holds it; its steps (what
- * `--dry-run` prints and the run executes, one request at a time), planned by {@link planProfiles};
- * its descriptor. Written through `/scanProfiles` (created by POST, replaced and deleted by id;
- * api-notes [code] and [guess]). There is no look-up by name, so an in-doubt create is found in the
- * list of every profile. Its import is `import.ts`, its plan's rendering `render.ts`, its undo `undo.ts`.
+ * The scan profile kind, keyed by name, written through `/scanProfiles` (created by POST, replaced and
+ * deleted by id; api-notes [code] and [guess]): with no look-up by name, an in-doubt create is looked
+ * for in the list of every profile. Its `dataSourceList` names connections, placed on the target's ids.
  */
 import { connectionIdsByName } from '../../../api/connections.js';
 import type { HttpClient } from '../../../api/http.js';
@@ -21,6 +17,7 @@ import { countOf } from '../../../display-name.js';
 import type { Problem } from '../../../errors.js';
 import type { NameSelection } from '../../../importer/selection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../../../model/scan-profile.js';
+import { isRecord } from '../../../own-property.js';
 import { remapDataSourceList } from '../../../profiles/data-source-list.js';
 import { isProfileServerField, stripProfileServerFields } from '../../../profiles/server-fields.js';
 import { type KindWriter, StepRefused, type WriteTarget } from '../../execute.js';
@@ -42,13 +39,11 @@ import {
 import { describeProfileStep, planJson, planMarkdown } from './render.js';
 import { planProfileUndo } from './undo.js';
 
-function idOf(target: WriteTarget): string {
-  const { targetId, targetName } = target;
+function idOf({ targetId, targetName }: WriteTarget): string {
   if (targetId === undefined) throw new StepRefused(`scan profile '${targetName}' has no id in the target`);
   return targetId;
 }
 
-/** The executor's writer of scan profiles, bound to `client`. */
 function scanProfileWriter(client: HttpClient): KindWriter {
   return {
     create: async (body) => (await createScanProfile(client, { ...body }))._id,
@@ -62,18 +57,13 @@ function scanProfileWriter(client: HttpClient): KindWriter {
   };
 }
 
-/**
- * A scan profile as a journal keeps it: as a snapshot does (`scanProfile` without server fields, and
- * the connection name of each `dataSourceList` element, so that undo can remap them to the ids the
- * target has then).
- */
+/** A scan profile as a journal keeps it: as a snapshot does, so undo can remap its `dataSourceList`. */
 export interface ProfileImage {
   readonly [key: string]: unknown;
   readonly scanProfile: Readonly<Record<string, unknown>>;
   readonly dataSourceNames: readonly (string | null)[];
 }
 
-/** The journal image of a target's profile; `nameOf` names the connection of an id. */
 function makeProfileImage(profile: ScanProfile, nameOf: (ref: string) => string | undefined): ProfileImage {
   return {
     scanProfile: stripProfileServerFields(profile),
@@ -86,15 +76,12 @@ export function readProfileImage(
   image: Readonly<Record<string, unknown>> | undefined,
 ): ProfileImage | undefined {
   const profile = image?.scanProfile;
-  if (profile === null || typeof profile !== 'object' || Array.isArray(profile)) return undefined;
+  if (!isRecord(profile)) return undefined;
   const names = Array.isArray(image?.dataSourceNames) ? (image.dataSourceNames as (string | null)[]) : [];
-  return { scanProfile: profile as Record<string, unknown>, dataSourceNames: names };
+  return { scanProfile: profile, dataSourceNames: names };
 }
 
-/**
- * The compared fields that differ between a wanted profile (its `dataSourceList` named by `names`) and
- * a target's profile (its ids named by `nameOf`): the comparison of `diff`.
- */
+/** The fields that differ between a wanted profile and a target's, compared as `diff` compares. */
 export function compareProfile(
   wanted: Readonly<Record<string, unknown>>,
   names: readonly (string | null)[],
@@ -118,16 +105,13 @@ function listOf(profile: Readonly<Record<string, unknown>>): unknown[] {
 /** One `dataSourceList` element to send: as it was, the connection it names, and in which form. */
 export interface DataSourceRef<Name extends string | null = string | null> {
   readonly ref: unknown;
-  /** The connection's name in the target (null when unknown: the element is sent as it was). */
+  /** Null when unknown: the element is sent as it was. */
   readonly targetName: Name;
-  /** The element is the name itself (a source that lists data sources by name): sent as a name. */
+  /** The element is the connection's name (a source that lists data sources by name). */
   readonly asName: boolean;
 }
 
-/**
- * A `dataSourceList` placed on the connections the target has now (`idByName`; a name without an id
- * is sent as the name), and the elements naming a connection the target does not hold.
- */
+/** A `dataSourceList` placed on the target's ids now, and the elements naming a connection it lacks. */
 export function placeDataSources(
   sources: readonly DataSourceRef[],
   idByName: ReadonlyMap<string, string | undefined>,
@@ -141,10 +125,7 @@ export function placeDataSources(
   return { list, missing };
 }
 
-/**
- * `body` with its `dataSourceList` placed on the connections the target has now; a source naming a
- * connection the target does not hold refuses the step (nothing is sent), `why` ending its message.
- */
+/** `body` placed as {@link placeDataSources} does; a connection the target lacks refuses the step. */
 export function placeProfileBody(
   body: Readonly<Record<string, unknown>>,
   sources: readonly DataSourceRef[],
@@ -164,7 +145,7 @@ export type ProfileJournalState = Pick<
 >;
 
 interface ProfileStepBase {
-  /** The snapshot's profile name (a delete: the target's). */
+  /** The snapshot's name (a delete: the target's). */
   readonly name: string;
 }
 
@@ -176,7 +157,7 @@ export type ProfileSendStep =
       readonly targetName: string;
       readonly profile: ScanProfile;
       readonly dataSources: readonly DataSourceRef<string>[];
-      /** 2 or more: resent after an in-doubt intent that the target's list did not show. */
+      /** 2 or more: resent after an in-doubt intent the target's list did not show. */
       readonly attempt: number;
     })
   | (ProfileStepBase & {
@@ -187,7 +168,6 @@ export type ProfileSendStep =
       readonly dataSources: readonly DataSourceRef<string>[];
       readonly fields: readonly FieldChange[];
       readonly attempt: number;
-      /** The target's profile before the update (journaled; undo puts it back). */
       readonly before: ProfileImage;
     })
   | (ProfileStepBase & {
@@ -195,7 +175,6 @@ export type ProfileSendStep =
       readonly targetName: string;
       readonly targetId: string;
       readonly attempt: number;
-      /** The target's profile before the delete (journaled; undo creates it again). */
       readonly before: ProfileImage;
     });
 
@@ -207,9 +186,8 @@ export type ProfileStep =
       readonly action: JournalOp;
       readonly targetName: string;
       readonly targetId: string | undefined;
-      /** `journal`: an earlier run recorded it; `lookup`: an in-doubt request was found applied now. */
+      /** `lookup`: an in-doubt create found applied now. */
       readonly via: 'journal' | 'lookup';
-      /** `lookup`: when the interrupted run wrote its intent. */
       readonly intentAt?: string | undefined;
     })
   | (ProfileStepBase & { readonly kind: 'exists' | 'unchanged'; readonly targetId: string | undefined })
@@ -219,63 +197,48 @@ export type ProfileStep =
 
 /** The plan of the profile phase. */
 export interface ProfilePlan {
-  /** Snapshot profiles in name order, then the deletes (target name order). */
+  /** Snapshot profiles in name order, then the deletes. */
   readonly steps: readonly ProfileStep[];
-  /** Set when the snapshot includes scan profiles (absent: nothing was planned). */
+  /** Absent: the snapshot does not include scan profiles. */
   readonly included?: true;
-  /** Pre-flight problems: conflicts (`--on-conflict fail`) and profiles naming absent connections. */
+  /** Conflicts (`--on-conflict fail`) and profiles naming absent connections. */
   readonly problems: readonly Problem[];
 }
 
 /** Input of {@link planProfiles}. */
 export interface ProfilePlanInput {
   readonly profiles: readonly SnapshotScanProfile[];
-  /** False for a snapshot whose header does not include scan profiles (version 1): nothing is planned. */
+  /** False: the snapshot's header does not include scan profiles; nothing is planned. */
   readonly included: boolean;
-  /** The target's profiles (`GET /scanProfiles`), read now. */
   readonly targetProfiles: readonly ScanProfile[];
-  /** The target's connections, read now (before the connection phase). */
+  /** Read before the connection phase. */
   readonly targetConnections: readonly { readonly name: string; readonly _id?: string | undefined }[];
-  /**
-   * Connections this run creates or created (snapshot name -> name in the target): the connection
-   * plan's create, rename, reconcile and done steps.
-   */
+  /** Connections this run creates or created: snapshot name -> name in the target. */
   readonly createdConnections: ReadonlyMap<string, string>;
   readonly journal: ReadonlyMap<string, ProfileJournalState>;
   readonly onConflict: OnConflict;
   readonly prune: boolean;
   readonly allowRun: boolean;
-  /** `--only`: profile names restored (and pruned within); undefined = all. */
+  /** Undefined = all. */
   readonly only: NameSelection | undefined;
 }
 
 const SINGLE_RUN_REASON =
   'one-time profile (isSingleRunScan): creating it starts a scan at once; pass --allow-run to create it';
 
-/** A snapshot profile as planned: its `dataSourceList` named by connection, or what names none. */
 interface WantedProfile {
   readonly entry: SnapshotScanProfile;
   readonly dataSources: readonly DataSourceRef<string>[];
-  /** Elements naming a connection neither in the target nor created by this run. */
   readonly problems: readonly Problem[] | undefined;
 }
 
 /**
- * The scan profile plan of `import` (snapshot format 2), made after the connection plan, by the
- * planner's rules (`sync/plan.ts`) and these: an update the run being finished made counts as `done`
- * as a create does; before the target is asked, a one-time profile (`isSingleRunScan: true`) without
- * `--allow-run` -> `skipped` (creating it starts a scan), and one whose `dataSourceList` names a
- * connection neither in the target nor created by this run -> `blocked`; a create in doubt is asked of
- * the target's list, read now: found -> `done` (via look-up), else sent again under the name it used;
- * `rename` -> `create` under the new name. Blocked profiles and conflicts (`--on-conflict fail`) are
- * the pre-flight's problems (the run is refused, exit 3).
- *
- * `dataSourceList` is remapped by connection name: element i names the connection
- * `dataSourceNames[i]` of the snapshot (an element with no recorded name is taken as a name when a
- * connection of that name exists); a connection this run renamed is followed to its new name; the id
- * sent is the target's id of that name, read after the connection phase (a source that listed data
- * sources by name gets names again). Order is kept. The steps run one at a time (a one-time profile
- * starts a scan, so nothing is sent in parallel); creating a scheduled profile starts no scan.
+ * The scan profile plan of `import`, after the connection plan, by the planner's rules (`sync/plan.ts`)
+ * and these: an update the run being finished made is `done`; a one-time profile (`isSingleRunScan`)
+ * without `--allow-run` -> `skipped` (creating it starts a scan); a `dataSourceList` naming a connection
+ * neither in the target nor created by this run (remapped by name, through this run's renames) ->
+ * `blocked`; a create in doubt found in the target's list, read now -> `done` (via look-up), else sent
+ * again under the name it used. Blocked profiles and conflicts are pre-flight problems (exit 3).
  */
 export function planProfiles(input: ProfilePlanInput): ProfilePlan {
   if (!input.included) return { steps: [], problems: [] };
@@ -433,7 +396,7 @@ export const scanProfileKind: SyncKind<ProfilePlan, ProfileRun> = {
   undo: planProfileUndo,
   references: 'connection',
   oneAtATime: true,
-  // A connection this undo created again has its id only once its phase is done: read then.
+  // A connection this undo created again has its id only once its phase is done.
   placeUndoBodies: async (client, signal) => {
     const ids = await connectionIdsByName(client, signal);
     const why = ', so the profile cannot name it';

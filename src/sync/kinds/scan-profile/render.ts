@@ -1,7 +1,4 @@
-/**
- * A scan profile plan in a dry run's text, `--format json` and Markdown (`import --dry-run`), which the
- * descriptor names (`planText` through `describeProfileStep`, `planJson`, `planMarkdown`).
- */
+/** A scan profile plan in a dry run's text, `--format json` and Markdown. */
 import { countOf } from '../../../display-name.js';
 import { assertNever } from '../../../errors.js';
 import { code, text } from '../../../markdown.js';
@@ -61,14 +58,12 @@ export function describeProfileStep(step: ProfileStep): string {
     case 'conflict':
       return `scan profile ${step.name}: exists in the target (--on-conflict fail)`;
     case 'blocked':
-      // The problems themselves are in the pre-flight's one list.
       return `scan profile ${step.name}: refused: ${countOf(step.problems.length, 'problem')} (listed on stderr)`;
     default:
       return assertNever(step, 'profile step');
   }
 }
 
-/** A step in a dry run's Markdown: its name, then what it changes. */
 function markdownItem(step: ProfileStep): string[] {
   const head = code(step.name);
   switch (step.kind) {

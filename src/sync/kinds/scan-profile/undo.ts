@@ -1,4 +1,3 @@
-/** The scan profile kind's undo rule, which its descriptor names (`undo`). */
 import type { Problem } from '../../../errors.js';
 import type { ScanProfile } from '../../../model/scan-profile.js';
 import { type History, planCreatedUndo, type UndoContext, type UndoStep } from '../../undo-plan.js';
@@ -7,11 +6,9 @@ import { compareProfile, type DataSourceRef, placeDataSources, readProfileImage 
 const NO_IDS = { idByName: new Map(), nameById: new Map(), recreated: new Set<string>() };
 
 /**
- * The undo step of one scan profile against the target's current one (pure), by name: created by the
- * run -> deleted (by the id it has now) when unchanged since; updated -> put back; deleted -> created
- * again, its `dataSourceList` remapped to the ids the target has now (`context.references`, by
- * connection name; elements that were names stay names). A one-time profile is not created again (it
- * would start a scan): `left`.
+ * The undo step of one scan profile (pure): created -> deleted by its id now, when unchanged since;
+ * updated -> put back; deleted -> created again, its `dataSourceList` remapped by connection name to
+ * the target's ids now, unless it is a one-time profile (it would start a scan): `left`.
  */
 export function planProfileUndo(
   h: History,
@@ -37,14 +34,14 @@ export function planProfileUndo(
     return step({ kind: 'left', reason: 'the journal holds no image of it before the run (older journal)' });
   }
   const list = Array.isArray(before.scanProfile.dataSourceList) ? before.scanProfile.dataSourceList : [];
-  // An element that was a name is sent as it was (no connection looked up for it).
+  // An element that was a name is sent as it was.
   const refs: DataSourceRef[] = list.map((ref, i) => {
     const name = before.dataSourceNames[i] ?? null;
     return name !== null && ref === name
       ? { ref, targetName: null, asName: true }
       : { ref, targetName: name, asName: false };
   });
-  // A connection this undo creates again gets its id only then: placed when the step is sent.
+  // A connection this undo creates again gets its id only then: placed again when sent.
   const { list: remapped, missing } = placeDataSources(refs, ids.idByName);
   const problems: Problem[] = missing
     .filter((m) => !ids.recreated.has(m.name))
