@@ -1,8 +1,6 @@
 /**
- * The list of commands, by name: a run imports the module of a command only when its command line names
- * it, so `--version`, `--help` and `completion` load no HTTP client, schema compiler or emulator, and each
- * command loads what it uses. Adding a command: write `src/cli/<name>.ts` exporting a CommandSpec and add
- * a {@link CommandRef} here with its `command` and `describe`.
+ * The commands by name: a run imports a command's module only when its command line names it, so
+ * `--help` loads no HTTP client or schema compiler. A new command: `src/cli/<name>.ts` and a ref here.
  */
 import {
   type CommandEntry,
@@ -149,10 +147,7 @@ export const commandEntries: readonly CommandEntry[] = [
   },
 ];
 
-/**
- * The examples of the top-level `--help`: the three jobs, against the environments of README "Try the
- * examples" (a config naming `prod` and `dr`, two emulators serving the shipped environments).
- */
+/** The examples of the top-level `--help`: the three jobs. */
 export const topLevelExamples: readonly HelpExample[] = [
   { command: '$0 connections list --env prod', describe: 'Every connection of prod' },
   { command: '$0 export --from prod -o prod.snapshot.jsonl', describe: 'Clone: a snapshot of prod...' },
@@ -167,16 +162,13 @@ export const topLevelExamples: readonly HelpExample[] = [
   { command: '$0 emulator --data prod', describe: 'A local service to try it all on' },
 ];
 
-/** The first word of a command string: `import <snapshot>` -> `import`. */
 function nameOf(command: string): string {
   return command.split(' ')[0] ?? command;
 }
 
 /**
- * Import the modules of the commands `argv` names, and only those: every word of the command line that
- * is a command's name (and, after a group's name, a subcommand's). yargs picks the command itself; a
- * word that names a command without being one (an option's value) costs a module more, never a
- * command less. `--help`, `--version` and `completion` name none.
+ * Import the modules of the commands `argv` names, and only those. yargs picks the command itself: a
+ * word that names a command without being one (an option's value) costs a module more, never one less.
  */
 export async function loadNamedCommands(
   entries: readonly CommandEntry[],

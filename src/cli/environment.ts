@@ -1,8 +1,6 @@
 /**
- * The environment options every command that talks to a service shares (`--env`, `--from`, `--to`
- * and their token files, `--insecure-http`, `--ca-file`), read into requests for the run's
- * environments ({@link openRunEnvironments} in src/environments/, where the config file and tokens are
- * read and the HTTP clients created, with the run's logger and Ctrl-C signal).
+ * The environment options of every command that talks to a service (`--env`, `--from`, `--to`, their
+ * token files, `--insecure-http`, `--ca-file`), read into requests for src/environments/.
  */
 import type { Argv } from 'yargs';
 import type { ClientOptions } from '../api/client-factory.js';
@@ -14,8 +12,7 @@ import type { ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { booleanOption, readStringOption, stringOption } from './options.js';
 
-/** Which option names an environment. */
-export type EnvironmentSide = 'env' | 'from' | 'to';
+type EnvironmentSide = 'env' | 'from' | 'to';
 
 const ROLE_OF: Readonly<Record<EnvironmentSide, EnvironmentRole>> = {
   env: 'single',
@@ -29,10 +26,9 @@ const SIDE_DESCRIPTION: Readonly<Record<EnvironmentSide, string>> = {
   to: 'Target environment: a config name or a base URL',
 };
 
-/** The `--…-token-file` option of a side: `--token-file`, `--from-token-file`, `--to-token-file`. */
 const tokenFileOption = (side: EnvironmentSide) => (side === 'env' ? 'token-file' : `${side}-token-file`);
 
-/** Add the environment options of `sides` (each required unless `optional`, described as `describe` says). */
+/** Add the environment options of `sides` (each required unless `optional`). */
 export function withEnvironmentOptions(
   yargs: Argv,
   sides: readonly EnvironmentSide[],
