@@ -73,7 +73,7 @@ async function confirmUpdate(ctx: CliContext, yes: boolean, count: number): Prom
   }
 }
 
-/** The ids the service reported (or the --json result), with a warning when they differ from the preview. */
+/** The ids the service reported, with a warning when they differ from the preview. */
 function renderUpdated(
   ctx: CliContext,
   update: BulkCaseUpdate,
@@ -147,7 +147,7 @@ export const casesUpdateCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    // Each --where is one FIELD=VALUES pair (values are split later, with `\,` escapes).
+    // Each --where is one FIELD=VALUES pair (the values split later, with `\,` escapes).
     const where = [args.where ?? []].flat().map(String);
     const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
     for (const warning of checkWhereFilters(update.filters)) ctx.out.warn(warning);

@@ -1,13 +1,7 @@
 /**
- * `dds-migrate diff --from E|SNAPSHOT --to E|SNAPSHOT`: the options, the call of the diff workflow
- * ({@link diffSources} in src/diff-workflow/diff-sources.ts) and the rendering of its result. Nothing
- * is printed until both sides are read and checked, so a damaged snapshot or an unreachable service
- * never leaves half a plan on stdout.
- *
- * Exit 0: no differences (fields the service masked may remain "not comparable"); 1: differences;
- * 2: bad input; 4/5: the service rejected the token / could not be reached.
+ * `dds-migrate diff --from E|SNAPSHOT --to E|SNAPSHOT`: its options, the call of {@link diffSources} and
+ * its result, printed only once both sides are read (a failure never leaves half a plan on stdout).
  */
-
 import { renderDiffMarkdown } from '../diff/render-markdown.js';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences, type UncomparableField } from '../diff/types.js';
@@ -24,10 +18,7 @@ import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 const DIFF_FORMATS = ['text', 'json', 'markdown'] as const;
 
-/**
- * An `uncomparable` item as `JSON.stringify(document, null, 2)` lays it out in its array: the same
- * text in about half the time of that call per item (100 000 items).
- */
+/** An `uncomparable` item as `JSON.stringify(document, null, 2)` lays it out, in half its time. */
 export function layOutUncomparable(field: UncomparableField): string {
   return `{\n      "name": ${JSON.stringify(field.name)},\n      "path": ${JSON.stringify(field.path)}\n    }`;
 }
@@ -40,9 +31,7 @@ function printResult(
   labels: { readonly from: string; readonly to: string },
 ): void {
   if (format === 'json') {
-    // The contract's shape: both sides' labels first, then the result. Written a piece at a time: 100 000
-    // connections holding a masked value are 10 MB of `uncomparable`, which as one text was in memory
-    // whole, scrubbed and encoded (the same time measured, about 10 MB less peak).
+    // Written a piece at a time: 100 000 masked values are 10 MB of `uncomparable`.
     writeJsonDocument(
       ctx.out,
       { from: labels.from, to: labels.to, ...result },
@@ -57,8 +46,6 @@ function printResult(
     return;
   }
   const color = ctx.out.stdoutIsTTY && !ctx.io.env.NO_COLOR;
-  // Both sides named first: `+` is what `import` would create in --to, `-` what `--prune` would delete,
-  // `~` what `--on-conflict update` would update.
   const header = `from ${labels.from} to ${labels.to} (+ only in from, - only in to, ~ changed)`;
   const lines = renderDiffText(result, { color, typeOf });
   ctx.out.result([header, ...lines].join('\n'));

@@ -97,7 +97,7 @@ export async function resolveSide(
   return environment;
 }
 
-/** What a workflow on the environment of `--env` is handed: how to resolve it, its clients, the Ctrl-C signal. */
+/** The ports of a workflow on the environment of `--env`. */
 export function envPorts(ctx: CliContext, args: ParsedArgs) {
   const resolveEnvironment = () => resolveSide(ctx, args, 'env');
   return { resolveEnvironment, createClient: clientFactory(ctx), signal: ctx.signal };

@@ -1,10 +1,6 @@
 /**
- * `dds-migrate export --from E [--ids ID,..] [--type T,..] [--name GLOB] (-o FILE | --out-dir DIR)`: the
- * options, the call of the export workflow ({@link exportSnapshot} in src/export/export-snapshot.ts) and
- * the rendering of its warnings and summary.
- *
- * Output: the snapshot's path on stdout (so `f=$(dds-migrate export ...)` works); the summary on
- * stderr; with `--json`, one JSON result on stdout instead.
+ * `dds-migrate export --from E`: its options and the call of {@link exportSnapshot}. The snapshot's path
+ * goes to stdout (so `f=$(dds-migrate export ...)` works), the summary to stderr.
  */
 import { countOf } from '../display-name.js';
 import { assertNever, ExitCode, UsageError } from '../errors.js';
@@ -21,7 +17,6 @@ import { clientFactory, resolveSide, runEnvironments, withEnvironmentOptions } f
 import { parseListOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
-/** Check the options once, before anything is sent (paths resolved against `cwd`). */
 function readExportOptions(args: ParsedArgs, cwd: string): ExportOptions {
   const ids = parseListOption(args.ids, '--ids');
   const types = parseListOption(args.type, '--type');
@@ -41,7 +36,6 @@ function readExportOptions(args: ParsedArgs, cwd: string): ExportOptions {
   };
 }
 
-/** `--include connections,profiles` (the default: both) as snapshot parts (parseListOption refuses an empty list). */
 function readInclude(value: unknown): readonly SnapshotPart[] {
   const listed = parseListOption(value, '--include') ?? ['connections', 'profiles'];
   const parts: SnapshotPart[] = [];
@@ -109,7 +103,6 @@ export const exportCommand: CommandSpec = {
   },
 };
 
-/** An export's warnings on stderr. */
 function renderExportEvent(event: ExportEvent, ctx: CliContext): void {
   switch (event.kind) {
     case 'unlisted-id':

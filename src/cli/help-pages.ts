@@ -92,7 +92,7 @@ export const LAID_OUT_WIDTHS = [80, 100, 110] as const;
 const LAID_OUT_NAME = './help-pages.json';
 export const LAID_OUT_FILE = new URL(LAID_OUT_NAME, import.meta.url);
 
-/** The laid-out pages: `help[width][request]` (request: `--help`, `cases update --help`), `completion[shell]`. */
+/** The laid-out pages: `help[width][request]` (request: `cases update --help`), `completion[shell]`. */
 export interface LaidOutPages {
   readonly help: Readonly<Record<string, Readonly<Record<string, string>>>>;
   readonly completion: Readonly<Record<string, string>>;

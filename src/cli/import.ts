@@ -1,8 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
-/**
- * `dds-migrate import SNAPSHOT --to E`: the options, the call of the import workflow
- * ({@link importSnapshot} in src/importer/import-snapshot.ts) and the rendering of its events and result.
- */
+/** `dds-migrate import SNAPSHOT --to E`: its options and the call of {@link importSnapshot}. */
 import { resolve } from 'node:path';
 import { type ExitCode, PreflightError, UsageError, withResumeHint } from '../errors.js';
 import { importSnapshot } from '../importer/import-snapshot.js';
@@ -32,13 +29,6 @@ import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions {
   const snapshot = readStringOption(args, 'snapshot');
   if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
-  const rate = readRateOption(args.rate);
-  const onConflict = (args.onConflict ?? 'skip') as string;
-  if (!ON_CONFLICT_CHOICES.includes(onConflict as OnConflict)) {
-    throw new UsageError(
-      `Expected --on-conflict to be one of ${ON_CONFLICT_CHOICES.join(', ')}, got ${onConflict}`,
-    );
-  }
   const onlyNames = parseListOption(args.only, '--only', 'exact');
   const types = parseListOption(args.type, '--type');
   const only =
@@ -49,8 +39,9 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   return {
     snapshot: resolve(cwd, snapshot),
     concurrency: readNumberOption(args, 'concurrency', CONCURRENCY_RANGE),
-    rate,
-    onConflict: onConflict as OnConflict,
+    rate: readRateOption(args.rate),
+    // yargs holds it to ON_CONFLICT_CHOICES.
+    onConflict: (args.onConflict ?? 'skip') as OnConflict,
     prune: args.prune === true,
     overrides: path('overrides'),
     only,
@@ -67,8 +58,7 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   };
 }
 
-/** Run the import: read the options, call {@link importSnapshot}, render its events and result. */
-export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
+async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const options = readImportOptions(args, ctx.io.cwd);
   const format = chooseFormat(args.format, ctx.globals.json, PLAN_FORMATS, 'text');
   if (args.format !== undefined && !options.dryRun)

@@ -1,9 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
-/**
- * `dds-migrate undo JOURNAL [--to E] [--overrides FILE] [--dry-run] [--confirm E] [--include-in-doubt]`:
- * the options, the call of the undo workflow ({@link undoRun} in src/sync/undo.ts) and the rendering of
- * its events and result.
- */
+/** `dds-migrate undo JOURNAL`: options in, {@link undoRun} (src/sync/undo.ts), its result rendered. */
 import { resolve } from 'node:path';
 import { countOf, displayName } from '../display-name.js';
 import { ExitCode, UsageError, withResumeHint } from '../errors.js';
@@ -18,7 +14,6 @@ import { writeJsonDocument } from './json-document.js';
 import { booleanOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { printProblems, reportRefusal } from './render.js';
 
-/** One line describing an undo step. */
 function describeUndoStep(step: UndoStep): string {
   const name = displayName(step.name);
   const typed = `${name}${step.type ? ` (${step.type})` : ''}`;
@@ -52,7 +47,7 @@ function lineJson(line: UndoLine) {
   };
 }
 
-export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
+async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const journalArg = readStringOption(args, 'journal');
   if (journalArg === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
   const onEvent = (event: UndoEvent): void => {
@@ -81,7 +76,6 @@ export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise
     },
     onEvent,
   ).catch((error: unknown) => {
-    // An undo is journaled: re-running it resumes.
     throw withResumeHint(error, 'an undo');
   });
   if (result.kind === 'nothing') {
@@ -186,7 +180,6 @@ function describeObjects(lines: readonly UndoLine[]): string {
     .join(', ');
 }
 
-/** `items` mapped one at a time, as they are read (nothing gathered). */
 function* mapLazily<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U> {
   for (const item of items) yield map(item);
 }

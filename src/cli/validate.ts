@@ -1,9 +1,4 @@
-/**
- * `dds-migrate validate SNAPSHOT [--schemas DIR | --templates-from E]`: refuses a damaged snapshot
- * (exit 2), checks every entry against its type's template schema and reports every invalid entry
- * with its name, type, JSON pointer and message; exit 3 when any entry is invalid, else 0.
- * Masked secrets ("must be supplied at import") and types without a schema are warnings.
- */
+/** `dds-migrate validate SNAPSHOT`: every entry against its template schema; exit 3 when any is invalid. */
 import { resolve } from 'node:path';
 import { formatReferenceNeeds } from '../connections/references.js';
 import { countOf } from '../display-name.js';
@@ -46,7 +41,6 @@ export const validateCommand: CommandSpec = {
 
     const report = await validateSnapshotFile(
       {
-        // Paths are relative to the run's cwd; messages name the file as it was typed.
         snapshot: snapshot.path,
         label: snapshot.label,
         catalog:
@@ -69,15 +63,10 @@ export const validateCommand: CommandSpec = {
   },
 };
 
-/** A problem as a line: `name (type) /pointer: message`. */
 function formatProblem(problem: ValidationProblem): string {
   return `${problem.entry} (${problem.type}) ${problem.path || '/'}: ${problem.message}`;
 }
 
-/**
- * The report as `--json` prints it (with `references`: what a target must hold, per name its entries;
- * with `--templates-from`, the problems and warnings of checking them there).
- */
 function toJsonReport(report: ValidateResult): Record<string, unknown> {
   const strip = ({ kind, entry, type, path, message }: ValidationProblem) => ({
     kind,
@@ -138,11 +127,7 @@ function printReport(report: ValidateResult, ctx: CliContext): void {
   }
 }
 
-/**
- * Warnings on stderr, collapsed by message (src/cli/warnings.ts): a message that recurs is one line with
- * its count and first examples; the masked-secrets line also counts the fields and names the command
- * that writes the overrides for them.
- */
+/** Warnings collapsed by message; the masked-secrets line also names the command that writes overrides. */
 function printValidationWarnings(warnings: readonly ValidationProblem[], ctx: CliContext): void {
   const masked = warnings.filter((w) => w.kind === 'masked-secret');
   const hints: Record<string, string> = {};

@@ -1,12 +1,7 @@
 /**
- * `dds-migrate verify SNAPSHOT --env E`: the options, the call of the verify workflow
- * ({@link verifyEnvironment} in src/verify/verify-environment.ts) and the rendering of its events and
- * result: a summary a person reads in five seconds (counts per state, complete or not, regressions),
- * then the details; or one JSON document (`--format json`, `--json`).
- *
- * Exit 0: complete and no regression; 1: something missing, different or regressed; 2, 4, 5 as usual.
+ * `dds-migrate verify SNAPSHOT --env E`: its options, the call of {@link verifyEnvironment}, and its
+ * result as a summary a person reads in five seconds, then the details (or one JSON document).
  */
-
 import { showValue } from '../diff/render-text.js';
 import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
 import { countOf, displayName } from '../display-name.js';
@@ -34,8 +29,7 @@ import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { chooseFormat } from './render.js';
 import { readSnapshotArgument, withSnapshotArgument } from './snapshot-keys.js';
 
-/** Check the command line once (UsageError, exit 2). */
-export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Promise<VerifyOptions> {
+async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Promise<VerifyOptions> {
   const snapshot = await readSnapshotArgument(args, ctx);
   const testConnections = args.testConnections === true;
   const rate = readRateOption(args.rate);
@@ -58,8 +52,7 @@ export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Prom
   };
 }
 
-/** An event renderer for one run: progress on stderr. */
-export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent) => void {
+function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent) => void {
   let progress: CountingBar | undefined;
   return (event) => {
     switch (event.kind) {
@@ -120,7 +113,6 @@ function describeTest(verdict: TestVerdict): string {
   }
 }
 
-/** The result as text: summary first (five seconds), then the details. */
 function renderVerifyText(result: VerifyResult): string[] {
   const lines: string[] = [];
   const regressions = result.items.filter((i) => i.test?.kind === 'regression').map((i) => i.name);
@@ -180,7 +172,6 @@ function renderVerifyText(result: VerifyResult): string[] {
   return lines;
 }
 
-/** The result as JSON (`--format json`, `--json`). */
 function buildVerifyJson(result: VerifyResult) {
   return {
     ok: result.verified,
@@ -196,8 +187,7 @@ function buildVerifyJson(result: VerifyResult) {
   };
 }
 
-/** Run the verify: read the options, call {@link verifyEnvironment}, render its events and result. */
-export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
+async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const format = chooseFormat(args.format, ctx.globals.json, ['text', 'json'], 'text');
   const options = await readVerifyOptions(args, ctx);
   const result = await verifyEnvironment(
