@@ -10,7 +10,7 @@ import { countOf } from '../display-name.js';
 import { ExitCode } from '../errors.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, runEnvironments, withEnvironmentOptions } from './environment.js';
+import { resolveSide, runEnvironments, runPorts, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { formatOption, listOption, readPathOption, stringOption } from './options.js';
 import { chooseFormat } from './render.js';
@@ -106,8 +106,7 @@ export const diffCommand: CommandSpec = {
       },
       {
         resolveEnvironment: (flag) => resolveSide(ctx, args, flag),
-        createClient: clientFactory(ctx),
-        signal: ctx.signal,
+        ...runPorts(ctx),
       },
     );
     ctx.out.info(

@@ -3,8 +3,6 @@
  * token files, `--insecure-http`, `--ca-file`), read into requests for src/environments/.
  */
 import type { Argv } from 'yargs';
-import type { ClientOptions } from '../api/client-factory.js';
-import type { HttpClient } from '../api/http.js';
 import { type EnvironmentRole, type ResolvedEnvironment, TOKEN_VARIABLES } from '../config.js';
 import { openRunEnvironments, type RunEnvironments } from '../environments/run-environments.js';
 import { UsageError } from '../errors.js';
@@ -72,7 +70,7 @@ export function runEnvironments(ctx: CliContext): RunEnvironments {
   return environments;
 }
 
-/** Resolve the environment of `--env`, `--from` or `--to` (its clients come from {@link clientFactory}). */
+/** Resolve the environment of `--env`, `--from` or `--to`. */
 export async function resolveSide(
   ctx: CliContext,
   args: ParsedArgs,
@@ -97,15 +95,13 @@ export async function resolveSide(
   return environment;
 }
 
-/** The ports of a workflow on the environment of `--env`. */
-export function envPorts(ctx: CliContext, args: ParsedArgs) {
-  const resolveEnvironment = () => resolveSide(ctx, args, 'env');
-  return { resolveEnvironment, createClient: clientFactory(ctx), signal: ctx.signal };
+/** What every workflow is handed: the run's HTTP clients, its variables, logger and Ctrl-C signal. */
+export function runPorts(ctx: CliContext) {
+  const { createClient } = runEnvironments(ctx);
+  return { createClient, env: ctx.io.env, log: ctx.log, signal: ctx.signal };
 }
 
-/** The run's HTTP clients: with its logger and Ctrl-C signal (the caller closes each). */
-export function clientFactory(
-  ctx: CliContext,
-): (environment: ResolvedEnvironment, options?: ClientOptions) => HttpClient {
-  return (environment, options = {}) => runEnvironments(ctx).createClient(environment, options);
+/** The ports of a workflow on the environment of `--env`. */
+export function envPorts(ctx: CliContext, args: ParsedArgs) {
+  return { resolveEnvironment: () => resolveSide(ctx, args, 'env'), ...runPorts(ctx) };
 }

@@ -13,7 +13,7 @@ import {
 import type { SnapshotPart } from '../snapshot/format.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, runEnvironments, withEnvironmentOptions } from './environment.js';
+import { resolveSide, runEnvironments, runPorts, withEnvironmentOptions } from './environment.js';
 import { parseListOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
@@ -87,9 +87,8 @@ export const exportCommand: CommandSpec = {
       options,
       {
         resolveSource: () => resolveSide(ctx, args, 'from'),
-        createClient: clientFactory(ctx),
         retryBudget: runEnvironments(ctx).retryBudget,
-        signal: ctx.signal,
+        ...runPorts(ctx),
       },
       (event) => renderExportEvent(event, ctx),
     );

@@ -8,7 +8,7 @@ import { ImportSelection } from '../importer/selection.js';
 import { ON_CONFLICT_CHOICES, type OnConflict } from '../sync/plan.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { createEventRenderer, PLAN_FORMATS, renderDryRun, renderRun } from './import-render.js';
 import {
   booleanOption,
@@ -70,10 +70,7 @@ async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<Exit
     options,
     {
       resolveTarget: () => resolveSide(ctx, args, 'to'),
-      createClient: clientFactory(ctx),
-      env: ctx.io.env,
-      log: ctx.log,
-      signal: ctx.signal,
+      ...runPorts(ctx),
     },
     createEventRenderer(ctx),
   ).catch((error: unknown) => {

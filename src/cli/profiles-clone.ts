@@ -4,7 +4,7 @@ import { assertPlanClean, type CloneResult, cloneProfiles } from '../profiles/cl
 import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../profiles/plan.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, readPathOption, stringOption } from './options.js';
 import { renderTable, withRefusalJson } from './render.js';
 
@@ -115,9 +115,7 @@ export const profilesCloneCommand: CommandSpec = {
         {
           resolveSource: () => resolveSide(ctx, args, 'from'),
           resolveTarget: () => resolveSide(ctx, args, 'to'),
-          createClient: clientFactory(ctx),
-          log: ctx.log,
-          signal: ctx.signal,
+          ...runPorts(ctx),
         },
       ),
     );

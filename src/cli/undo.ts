@@ -9,7 +9,7 @@ import { type UndoEvent, type UndoLine, undoRun } from '../sync/undo.js';
 import { isWritingStep, type UndoStep } from '../sync/undo-plan.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { booleanOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { printProblems, reportRefusal } from './render.js';
@@ -69,10 +69,7 @@ async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCo
     {
       resolveTarget: (boundUrl) =>
         resolveSide(ctx, { ...args, to: readStringOption(args, 'to') ?? boundUrl }, 'to'),
-      createClient: clientFactory(ctx),
-      env: ctx.io.env,
-      log: ctx.log,
-      signal: ctx.signal,
+      ...runPorts(ctx),
     },
     onEvent,
   ).catch((error: unknown) => {

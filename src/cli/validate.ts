@@ -7,7 +7,7 @@ import type { ValidationProblem } from '../schema/catalog.js';
 import { type ValidateResult, validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { CONNECTION_OPTIONS, clientFactory, resolveSide } from './environment.js';
+import { CONNECTION_OPTIONS, resolveSide, runPorts } from './environment.js';
 import { readStringOption, stringOption } from './options.js';
 import { readSnapshotArgument, withSnapshotArgument } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
@@ -54,8 +54,7 @@ export const validateCommand: CommandSpec = {
       {
         // resolveSide reads the side's option by name: present --templates-from as --env.
         resolveTemplatesSource: () => resolveSide(ctx, { ...args, env: templatesFrom }, 'env'),
-        createClient: clientFactory(ctx),
-        signal: ctx.signal,
+        ...runPorts(ctx),
       },
     );
     printReport(report, ctx);

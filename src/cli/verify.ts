@@ -190,14 +190,7 @@ function buildVerifyJson(result: VerifyResult) {
 async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
   const format = chooseFormat(args.format, ctx.globals.json, ['text', 'json'], 'text');
   const options = await readVerifyOptions(args, ctx);
-  const result = await verifyEnvironment(
-    options,
-    {
-      ...envPorts(ctx, args),
-      env: ctx.io.env,
-    },
-    createVerifyEventRenderer(ctx),
-  );
+  const result = await verifyEnvironment(options, envPorts(ctx, args), createVerifyEventRenderer(ctx));
   if (format === 'json') ctx.out.json(buildVerifyJson(result));
   else ctx.out.result(renderVerifyText(result).join('\n'));
   ctx.log.info(
