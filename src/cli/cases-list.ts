@@ -33,10 +33,7 @@ const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
   '.txt': 'table',
 };
 
-/**
- * `--format`, else the `-o` file's extension, else as for stdout. With `-o` the `--json` summary goes
- * to stdout and the records to the file, so any format fits with `--json`.
- */
+/** `--format`, else the `-o` file's extension, else as for stdout (with `-o`, any format fits `--json`). */
 function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputFormat {
   if (typeof args.output !== 'string') return chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
   if (typeof args.format === 'string') return args.format as OutputFormat;

@@ -1,7 +1,4 @@
-/**
- * How a command module looks: each command file exports one {@link CommandSpec}, and `commands.ts`
- * lists them by name so that a run imports only the modules its command line names.
- */
+/** How a command module looks: each command file exports one {@link CommandSpec}. */
 import type { Argv } from 'yargs';
 import type { ExitCode } from '../errors.js';
 import type { CliContext } from './context.js';
@@ -9,10 +6,7 @@ import type { CliContext } from './context.js';
 /** Arguments after yargs parsing: the command's own options plus positionals. */
 export type ParsedArgs = Record<string, unknown> & { readonly _: readonly (string | number)[] };
 
-/**
- * One `--help` example: a command line that runs as printed against the environments of README "Try
- * the examples" (`$0` is the tool's name); a test runs every one of them.
- */
+/** One `--help` example: it runs as printed against README's "Try the examples"; a test runs each. */
 export interface HelpExample {
   readonly command: string;
   readonly describe: string;

@@ -1,7 +1,4 @@
-/**
- * The commands by name: a run imports a command's module only when its command line names it, so
- * `--help` loads no HTTP client or schema compiler. A new command: `src/cli/<name>.ts` and a ref here.
- */
+/** The commands by name: a run imports a command's module only when its command line names it. */
 import {
   type CommandEntry,
   type CommandRef,
@@ -166,10 +163,7 @@ function nameOf(command: string): string {
   return command.split(' ')[0] ?? command;
 }
 
-/**
- * Import the modules of the commands `argv` names, and only those. yargs picks the command itself: a
- * word that names a command without being one (an option's value) costs a module more, never one less.
- */
+/** Import the modules of the commands `argv` names (an option's value may cost a module more, never less). */
 export async function loadNamedCommands(
   entries: readonly CommandEntry[],
   argv: readonly string[],

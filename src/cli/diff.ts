@@ -1,7 +1,4 @@
-/**
- * `dds-migrate diff --from E|SNAPSHOT --to E|SNAPSHOT`: its options, the call of {@link diffSources} and
- * its result, printed only once both sides are read (a failure never leaves half a plan on stdout).
- */
+/** `dds-migrate diff`: the result is printed only once both sides are read, never half a plan. */
 import { renderDiffMarkdown } from '../diff/render-markdown.js';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences, type UncomparableField } from '../diff/types.js';

@@ -1,7 +1,4 @@
-/**
- * The environment options of every command that talks to a service (`--env`, `--from`, `--to`, their
- * token files, `--insecure-http`, `--ca-file`), read into requests for src/environments/.
- */
+/** The environment options (`--env`, `--from`, `--to`, their token files, TLS) and the run's environments. */
 import type { Argv } from 'yargs';
 import { type EnvironmentRole, type ResolvedEnvironment, TOKEN_VARIABLES } from '../config.js';
 import { openRunEnvironments, type RunEnvironments } from '../environments/run-environments.js';

@@ -1,7 +1,4 @@
-/**
- * `dds-migrate export --from E`: its options and the call of {@link exportSnapshot}. The snapshot's path
- * goes to stdout (so `f=$(dds-migrate export ...)` works), the summary to stderr.
- */
+/** `dds-migrate export --from E`: the snapshot's path on stdout (`f=$(dds-migrate export ...)`). */
 import { countOf } from '../display-name.js';
 import { assertNever, ExitCode, UsageError } from '../errors.js';
 import {

@@ -1,7 +1,4 @@
-/**
- * The help pages: examples one copyable line each ({@link expandExamples}), and the pages laid out by
- * the build, which `--help` and `completion` print without loading yargs ({@link laidOutPage}).
- */
+/** Help pages: examples one copyable line each, and the pages the build lays out (printed without yargs). */
 import { createRequire } from 'node:module';
 import type { Argv } from 'yargs';
 import { TOOL_NAME } from '../version.js';
@@ -17,10 +14,7 @@ import { topLevelExamples } from './commands.js';
 /** The options every command takes, listed only on the top-level `--help`. */
 export const GLOBAL_OPTIONS = ['config', 'log-level', 'log-file', 'json', 'quiet', 'progress'] as const;
 
-/**
- * yargs wraps `.example()` in two columns, so a long command line cannot be copied: a page's epilog
- * holds this marker instead, which {@link expandExamples} replaces.
- */
+/** yargs wraps `.example()` in two columns, breaking long command lines: epilogs hold this marker instead. */
 export const EXAMPLES_MARKER = '@@examples@@';
 
 /** The key of a page's examples: '' (top level), 'cases', 'cases update'. */
@@ -55,10 +49,7 @@ export function finishPage(y: Argv, key: string): Argv {
   return y.hide('version').epilog(`${EXAMPLES_MARKER}${key}`);
 }
 
-/**
- * The help text with its examples marker replaced by the examples, each command line whole. Below the
- * top level, the "Global options:" section yargs repeats becomes one line pointing at the top level.
- */
+/** The help text with its marker replaced by the examples; below the top level, global options in a line. */
 export function expandExamples(help: string, examplesByPage: ExamplesByPage): string {
   const marker = new RegExp(`^${EXAMPLES_MARKER}(.*)$`, 'm');
   const page = marker.exec(help)?.[1];
@@ -85,10 +76,7 @@ export function helpWidth(columns: number | undefined): number {
 /** The widths the build lays the help out at. */
 export const LAID_OUT_WIDTHS = [80, 100, 110] as const;
 
-/**
- * What `scripts/build-help-pages.mjs` writes next to this module's compiled file. Absent when the CLI
- * runs from its sources: yargs then lays out every page.
- */
+/** What `scripts/build-help-pages.mjs` writes beside this module's compiled file (absent in the sources). */
 const LAID_OUT_NAME = './help-pages.json';
 export const LAID_OUT_FILE = new URL(LAID_OUT_NAME, import.meta.url);
 
@@ -117,8 +105,8 @@ export function completionShell(env: Readonly<Record<string, string | undefined>
 }
 
 /**
- * What `argv` prints when it is exactly a request laid out ahead (`[group] [command] --help`, or
- * `completion`): loading yargs costs more than the rest of such a start. undefined: yargs answers.
+ * What `argv` prints when it is exactly a request laid out ahead (loading yargs costs more than the rest
+ * of such a start); undefined: yargs answers.
  */
 export function laidOutPage(
   argv: readonly string[],

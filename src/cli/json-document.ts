@@ -1,7 +1,4 @@
-/**
- * A `--json` document with one long array written a piece at a time: the text of `JSON.stringify(document,
- * null, 2)` without that text, its scrubbed copy and its bytes in memory at once (40 MB each at 100 000).
- */
+/** A `--json` document with one long array (100 000 steps: 40 MB of text) written a piece at a time. */
 import { randomUUID } from 'node:crypto';
 import type { Output } from './context.js';
 
@@ -11,10 +8,7 @@ function layOutItem(item: unknown): string {
   return (JSON.stringify(item, null, 2) ?? 'null').replaceAll('\n', '\n    ');
 }
 
-/**
- * Write `document` as `JSON.stringify(document, null, 2)` would, with its member `arrayKey` holding
- * `items`; `itemText` may lay out an item faster for the one shape it knows.
- */
+/** Write `document` as `JSON.stringify(document, null, 2)` would, its member `arrayKey` holding `items`. */
 export function writeJsonDocument<T>(
   out: Pick<Output, 'write'>,
   document: Readonly<Record<string, unknown>>,

@@ -12,9 +12,8 @@ export function describeGiven(value: unknown): string {
 }
 
 /**
- * A repeatable, comma-separated list option (`--type a,b --type c`) as its values, in order, without
- * repeats; undefined when absent. An empty item is refused: it usually means an empty shell variable,
- * and dropping it could widen the selection to everything.
+ * A repeatable, comma-separated list option as its values without repeats. An empty item is refused:
+ * it usually means an empty shell variable, and dropping it could widen the selection to everything.
  */
 export function parseListOption(
   value: unknown,
@@ -37,10 +36,7 @@ function keyOf(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-/**
- * A string option given once and non-empty (`flag` without dashes); undefined when absent. The message
- * quotes the value: not for an option whose value is a secret.
- */
+/** A string option given once and non-empty; the message quotes the value: not for a secret. */
 export function readStringOption(
   args: Readonly<Record<string, unknown>>,
   flag: string,
@@ -79,10 +75,7 @@ interface NumberOptionRange {
 /** `--concurrency`: the range of `concurrency` in schemas/config.schema.json (a unit test holds it). */
 export const CONCURRENCY_RANGE: NumberOptionRange = { min: 1, max: 64, integer: true };
 
-/**
- * `--rate`: the range of `rate` in schemas/config.schema.json. The lower bound keeps 1/rate s within
- * what a timer can wait: below about 5e-7 req/s Node's timer overflows and fires at once.
- */
+/** `--rate`, as in schemas/config.schema.json: below about 5e-7 req/s Node's timer overflows at 1/rate s. */
 export const RATE_RANGE: NumberOptionRange = {
   min: 0.001,
   integer: false,

@@ -1,7 +1,4 @@
-/**
- * `dds-migrate overrides init SNAPSHOT -o FILE`: writes an overrides skeleton ({@link initOverrides})
- * and prints its variable names one a line, so a script can check they are set.
- */
+/** `dds-migrate overrides init`: prints the skeleton's variable names so a script can check they are set. */
 import { resolve } from 'node:path';
 import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';

@@ -1,7 +1,4 @@
-/**
- * yargs' parse-error messages rewritten into one line that names the flag, argument or command and says
- * what is expected, instead of yargs' multi-line or flag-less texts. Pure.
- */
+/** yargs' parse errors rewritten into one line that names the flag, argument or command. Pure. */
 import { findClosest } from '../closest.js';
 
 interface ParseFailure {
@@ -66,7 +63,6 @@ function describeUnknownOptions(options: readonly string[], help: string): strin
 /** Rewrite one yargs failure message, given the help text of the command being parsed. */
 export function describeParseFailure(message: string, help: string, argv: readonly string[]): ParseFailure {
   const text = message.trim();
-  // The usage line of the command being parsed (first line of its help): `dds-migrate profiles get <id>`.
   const usage = (help.split('\n')[0] ?? '').trim();
   const command = commandPath(usage).join(' ');
   const one = (m: string): ParseFailure => ({ message: m, showCommands: false, command });

@@ -1,7 +1,4 @@
-/**
- * A progress bar on stderr (cli-progress) counting settled items, failed ones (`{failed}`) and their rate
- * (`{speed}`). It stops at once on Ctrl-C: a bar still redrawing would overwrite the lines below it.
- */
+/** A progress bar on stderr (cli-progress) counting settled items, the failed ones and their rate. */
 import { createRequire } from 'node:module';
 import type cliProgress from 'cli-progress';
 import type { CliContext } from './context.js';
@@ -9,7 +6,7 @@ import type { CliContext } from './context.js';
 // Loaded when a bar is shown: a run without one does not pay its memory.
 const requireModule = createRequire(import.meta.url);
 
-/** A started bar: `tick` counts one settled item (a no-op once stopped); `stop` is idempotent. */
+/** A started bar: `tick` counts one settled item; `stop` is idempotent. */
 export interface CountingBar {
   tick(failed: boolean): void;
   stop(): void;
@@ -42,8 +39,8 @@ export function startCountingBar(
     bar.stop();
   };
   bar.start(total, 0, { speed: '0.0', failed: 0 });
-  // After start: a stop before the bar's first frame is done would be a no-op and leave it drawing.
-  // An abort that came while it started is handled by the run's own end.
+  // It stops at once on Ctrl-C: a bar still redrawing would overwrite the lines below it. Only after
+  // start: a stop before the first frame is a no-op and leaves the bar drawing.
   ctx.signal.addEventListener('abort', stop);
   const started = Date.now();
   let done = 0;

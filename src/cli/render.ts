@@ -1,7 +1,4 @@
-/**
- * Renderers of record lists (table, JSON, NDJSON, CSV) and of pre-flight refusals. JSON, NDJSON and CSV
- * stream a record as it arrives; the table is buffered because its widths depend on every row.
- */
+/** Renderers of record lists (table, JSON, NDJSON, CSV: all but the table streamed) and of refusals. */
 import { createRequire } from 'node:module';
 import { countOf } from '../display-name.js';
 import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js';
@@ -70,10 +67,7 @@ function pick(record: Record<string, unknown>, columns: readonly string[]): Reco
   return out;
 }
 
-/**
- * One line of CSV as csv-stringify writes it. A row with nothing to quote is its cells joined, so only
- * rows that need quoting pay for csv-stringify: a million rows stay cheap.
- */
+/** One line of CSV as csv-stringify writes it; only rows that need quoting pay for csv-stringify. */
 export function renderCsvRow(cells: readonly string[]): string {
   for (const cell of cells) if (CSV_NEEDS_QUOTING.test(cell)) return csvLine(cells as string[]);
   return `${cells.join(',')}\n`;
@@ -115,8 +109,7 @@ export function createRecordWriter(
   out: Pick<Output, 'write'>,
   columns: readonly string[],
 ): RecordWriter {
-  // The CSV header waits for the first record (or the end): a request that fails on the first page
-  // leaves stdout empty rather than holding a header with no rows.
+  // The CSV header waits for the first record: a first page that fails leaves stdout empty.
   const header = renderCsvRow(columns);
   const rows: Record<string, unknown>[] = [];
   let count = 0;
@@ -169,8 +162,7 @@ export function printProblems(
 ): void {
   if (ctx.globals.json) return;
   ctx.io.stderr.write(`${heading(countOf(problems.length, 'problem'))}\n`);
-  // A problem that only follows from another one listed (a scan profile naming a connection that is
-  // itself refused: `causedBy` names an entry with problems of its own) is counted, not listed.
+  // A problem that only follows from another one listed (`causedBy`) is counted, not listed.
   const refused = new Set(problems.filter((p) => p.causedBy === undefined).map((p) => p.entry));
   const follows = (p: Problem) => !ctx.globals.verbose && p.causedBy !== undefined && refused.has(p.causedBy);
   const following = problems.filter(follows);

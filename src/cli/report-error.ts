@@ -16,9 +16,8 @@ export function reportError(error: unknown, io: CliIo, debug: boolean): ExitCode
 }
 
 /**
- * Report a bug, or an error that escaped every handler: "this is a bug" and the stack only, scrubbed
- * (exit 70). Never `util.inspect` of the error, Node's default: it shows every property and its
- * `cause`, and an axios error's `config.headers` holds the Authorization header.
+ * Report a bug: "this is a bug" and the stack only, scrubbed (exit 70). Never `util.inspect` (Node's
+ * default): it shows every property, and an axios error's `config.headers` holds the Authorization header.
  */
 export function reportUncaught(error: unknown, stderr: NodeJS.WritableStream): ExitCode {
   const stack =
@@ -37,9 +36,8 @@ function describeNonError(value: unknown): string {
 }
 
 /**
- * The exit code of a run whose standard output failed: a reader that closed the pipe (EPIPE, `| head
- * -1`) keeps the command's own code, as a careful Unix tool does; any other failure (ENOSPC, EIO) lost
- * output a script relies on: one line, exit 2, unless the command already failed with its own code.
+ * The exit code of a run whose stdout failed: a closed pipe (EPIPE, `| head -1`) keeps the command's
+ * code; any other failure (ENOSPC, EIO) lost output a script relies on: exit 2, if it did not fail already.
  */
 export function finishStdout(failure: unknown, code: ExitCode, stderr: NodeJS.WritableStream): ExitCode {
   if ((failure as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') return code;

@@ -59,10 +59,7 @@ function readPaths(value: unknown, flag: string): string[] {
   return items;
 }
 
-/**
- * Make the command's keys the ones its snapshots open with, and check that each encrypted one of
- * `snapshots` (as typed; environments are skipped) opens: a wrong key stops here, before anything is sent.
- */
+/** Open snapshots with the command's keys, and check that each encrypted one of `snapshots` opens. */
 export async function useSnapshotKeysOf(
   args: ParsedArgs,
   ctx: CliContext,

@@ -1,7 +1,4 @@
-/**
- * `dds-migrate verify SNAPSHOT --env E`: its options, the call of {@link verifyEnvironment}, and its
- * result as a summary a person reads in five seconds, then the details (or one JSON document).
- */
+/** `dds-migrate verify SNAPSHOT --env E`: a summary a person reads in five seconds, then the details. */
 import { showValue } from '../diff/render-text.js';
 import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
 import { countOf, displayName } from '../display-name.js';
