@@ -7,7 +7,6 @@ import { envPorts, withEnvironmentOptions } from './environment.js';
 import { parseListOption, parseSortOption, SORT_OPTION, stringOption } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, LIST_FORMAT_OPTION } from './render.js';
 
-/** Columns of the table and of the CSV. */
 const CONNECTION_COLUMNS: readonly string[] = [
   'name',
   'type',

@@ -90,8 +90,8 @@ export const diffCommand: CommandSpec = {
     const {
       diff: result,
       typeOf,
-      from: fromSide,
-      to: toSide,
+      from,
+      to,
     } = await diffSources(
       {
         from: String(args.from ?? ''),
@@ -107,9 +107,9 @@ export const diffCommand: CommandSpec = {
       },
     );
     ctx.out.info(
-      `from ${fromSide.label}: ${countOf(fromSide.count, 'connection')}; to ${toSide.label}: ${countOf(toSide.count, 'connection')}`,
+      `from ${from.label}: ${countOf(from.count, 'connection')}; to ${to.label}: ${countOf(to.count, 'connection')}`,
     );
-    printResult(result, format, typeOf, ctx, { from: fromSide.label, to: toSide.label });
+    printResult(result, format, typeOf, ctx, { from: from.label, to: to.label });
     ctx.log.info(
       {
         added: result.added.length,

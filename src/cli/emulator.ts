@@ -136,12 +136,8 @@ export const emulatorCommand: CommandSpec = {
         `Listening on ${options.host}: the emulator holds clear secrets and is not meant to leave this machine`,
       );
     }
-    let emulator: Awaited<ReturnType<typeof startEmulator>>;
-    try {
-      emulator = await startEmulator(options);
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      if (e.code === 'EADDRINUSE') {
+    const emulator = await startEmulator(options).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') {
         throw new UsageError(`Port ${options.port} on ${options.host} is already in use`, {
           hint: 'Pick another --port, or 0',
         });
@@ -149,9 +145,9 @@ export const emulatorCommand: CommandSpec = {
       const file = typeof options.data === 'string' ? options.data : options.statePath;
       // Anything but a bad seed or state file is not the user's to fix: a bug.
       if (file === undefined) throw err;
-      const message = e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message;
+      const message = err.message.startsWith(`${file}: `) ? err.message.slice(file.length + 2) : err.message;
       throw new InputFileError(file, undefined, message, { cause: err });
-    }
+    });
     if (ctx.globals.json) {
       ctx.out.json({
         url: emulator.url,

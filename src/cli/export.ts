@@ -79,9 +79,8 @@ export const exportCommand: CommandSpec = {
   async run(args, ctx) {
     const request = readExportOptions(args, ctx.io.cwd);
     const encryption = await readEncryption(args, ctx);
-    const options: ExportOptions = { ...request, ...(encryption ? { encryption } : {}) };
     const { source, summary } = await exportSnapshot(
-      options,
+      { ...request, ...(encryption ? { encryption } : {}) },
       {
         resolveSource: () => resolveSide(ctx, args, 'from'),
         retryBudget: runEnvironments(ctx).retryBudget,

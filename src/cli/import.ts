@@ -1,13 +1,11 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /** `dds-migrate import SNAPSHOT --to E`: its options and the call of {@link importSnapshot}. */
-import { resolve } from 'node:path';
-import { type ExitCode, PreflightError, UsageError, withResumeHint } from '../errors.js';
+import { PreflightError, UsageError, withResumeHint } from '../errors.js';
 import { importSnapshot } from '../importer/import-snapshot.js';
 import { DEFAULT_IMPORT_CONCURRENCY, type ImportOptions } from '../importer/import-types.js';
 import { ImportSelection } from '../importer/selection.js';
 import { ON_CONFLICT_CHOICES, type OnConflict } from '../sync/plan.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import type { CliContext } from './context.js';
 import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { createEventRenderer, PLAN_FORMATS, renderDryRun, renderRun } from './import-render.js';
 import {
@@ -27,7 +25,7 @@ import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 /** Check the command line once (UsageError, exit 2). */
 export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions {
-  const snapshot = readStringOption(args, 'snapshot');
+  const snapshot = readPathOption(args, 'snapshot', cwd);
   if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
   const onlyNames = parseListOption(args.only, '--only', 'exact');
   const types = parseListOption(args.type, '--type');
@@ -37,7 +35,7 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
       : new ImportSelection(onlyNames, types === undefined ? undefined : new Set(types));
   const path = (flag: string) => readPathOption(args, flag, cwd);
   return {
-    snapshot: resolve(cwd, snapshot),
+    snapshot,
     concurrency: readNumberOption(args, 'concurrency', CONCURRENCY_RANGE),
     rate: readRateOption(args.rate),
     // yargs holds it to ON_CONFLICT_CHOICES.
@@ -56,33 +54,6 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
     templatesFromTarget: args.templatesFromTarget === true,
     allowRun: args.allowRun === true,
   };
-}
-
-async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
-  const options = readImportOptions(args, ctx.io.cwd);
-  const format = chooseFormat(args.format, ctx.globals.json, PLAN_FORMATS, 'text');
-  if (args.format !== undefined && !options.dryRun)
-    throw new UsageError('--format applies to the plan of a dry run', {
-      hint: 'Add --dry-run, or use --json for the result of a run',
-    });
-  await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
-  const result = await importSnapshot(
-    options,
-    {
-      resolveTarget: () => resolveSide(ctx, args, 'to'),
-      ...runPorts(ctx),
-    },
-    createEventRenderer(ctx),
-  ).catch((error: unknown) => {
-    if (error instanceof PreflightError) reportRefusal(ctx, error.problems);
-    throw withResumeHint(error, 'an import');
-  });
-  switch (result.kind) {
-    case 'dry-run':
-      return renderDryRun(ctx, result, format);
-    case 'ran':
-      return renderRun(ctx, result);
-  }
 }
 
 export const importCommand: CommandSpec = {
@@ -154,5 +125,30 @@ export const importCommand: CommandSpec = {
       describe: 'Show what making dr equal to the snapshot would change (creates, updates, deletes)',
     },
   ],
-  run: runImportCommand,
+  async run(args, ctx) {
+    const options = readImportOptions(args, ctx.io.cwd);
+    const format = chooseFormat(args.format, ctx.globals.json, PLAN_FORMATS, 'text');
+    if (args.format !== undefined && !options.dryRun)
+      throw new UsageError('--format applies to the plan of a dry run', {
+        hint: 'Add --dry-run, or use --json for the result of a run',
+      });
+    await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
+    const result = await importSnapshot(
+      options,
+      {
+        resolveTarget: () => resolveSide(ctx, args, 'to'),
+        ...runPorts(ctx),
+      },
+      createEventRenderer(ctx),
+    ).catch((error: unknown) => {
+      if (error instanceof PreflightError) reportRefusal(ctx, error.problems);
+      throw withResumeHint(error, 'an import');
+    });
+    switch (result.kind) {
+      case 'dry-run':
+        return renderDryRun(ctx, result, format);
+      case 'ran':
+        return renderRun(ctx, result);
+    }
+  },
 };

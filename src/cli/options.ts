@@ -82,11 +82,6 @@ export const RATE_RANGE: NumberOptionRange = {
   unit: 'a number of requests per second',
 };
 
-function describeRange(range: NumberOptionRange): string {
-  const kind = range.unit ?? (range.integer ? 'an integer' : 'a number');
-  return range.max === undefined ? `${kind} >= ${range.min}` : `${kind} from ${range.min} to ${range.max}`;
-}
-
 /** The one range check of numeric flags: "Expected --concurrency to be an integer from 1 to 64, got 0". */
 export function checkNumberOption(
   value: unknown,
@@ -102,7 +97,9 @@ export function checkNumberOption(
     value > max ||
     (range.integer && !Number.isInteger(value))
   ) {
-    throw new UsageError(`Expected --${flag} to be ${describeRange(range)}, got ${given}`, {
+    const kind = range.unit ?? (range.integer ? 'an integer' : 'a number');
+    const bounds = range.max === undefined ? `>= ${range.min}` : `from ${range.min} to ${range.max}`;
+    throw new UsageError(`Expected --${flag} to be ${kind} ${bounds}, got ${given}`, {
       hint: 'See --help',
     });
   }

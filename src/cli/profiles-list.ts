@@ -5,7 +5,6 @@ import type { CommandSpec } from './command.js';
 import { envPorts, withEnvironmentOptions } from './environment.js';
 import { chooseStdoutFormat, createRecordWriter, LIST_FORMAT_OPTION } from './render.js';
 
-/** Columns of the table and of the CSV. */
 const PROFILE_COLUMNS: readonly string[] = [
   'name',
   '_id',

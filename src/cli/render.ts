@@ -182,7 +182,6 @@ export function reportRefusal(ctx: CliContext, problems: readonly Problem[]): vo
   printProblems(ctx, problems, (count) => `Pre-flight found ${count}:`);
 }
 
-/** With `--json`, a pre-flight refusal (exit 3) as the one result on stdout. */
 function writeRefusalJson(ctx: CliContext, problems: readonly Problem[]): void {
   if (ctx.globals.json) ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems });
 }

@@ -1,5 +1,4 @@
 /** `dds-migrate validate SNAPSHOT`: every entry against its template schema; exit 3 when any is invalid. */
-import { resolve } from 'node:path';
 import { formatReferenceNeeds } from '../connections/references.js';
 import { countOf } from '../display-name.js';
 import { ExitCode } from '../errors.js';
@@ -8,7 +7,7 @@ import { type ValidateResult, validateSnapshotFile } from '../validate/validate-
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { CONNECTION_OPTIONS, resolveSide, runPorts } from './environment.js';
-import { readStringOption, stringOption } from './options.js';
+import { readPathOption, readStringOption, stringOption } from './options.js';
 import { readSnapshotArgument, withSnapshotArgument } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
 
@@ -36,9 +35,7 @@ export const validateCommand: CommandSpec = {
   ],
   async run(args, ctx) {
     const snapshot = await readSnapshotArgument(args, ctx);
-    const schemasDir = readStringOption(args, 'schemas', 'a path');
     const templatesFrom = readStringOption(args, 'templates-from', 'a path');
-
     const report = await validateSnapshotFile(
       {
         snapshot: snapshot.path,
@@ -46,10 +43,7 @@ export const validateCommand: CommandSpec = {
         catalog:
           templatesFrom !== undefined
             ? { kind: 'environment' }
-            : {
-                kind: 'shipped',
-                dir: schemasDir === undefined ? undefined : resolve(ctx.io.cwd, schemasDir),
-              },
+            : { kind: 'shipped', dir: readPathOption(args, 'schemas', ctx.io.cwd, 'a path') },
       },
       {
         // resolveSide reads the side's option by name: present --templates-from as --env.

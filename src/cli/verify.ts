@@ -33,19 +33,15 @@ async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Promise<Ver
   if (rate !== undefined && !testConnections) {
     throw new UsageError('--rate sets the pace of the connection tests: give it with --test-connections');
   }
-  const report = readPathOption(args, 'report', ctx.io.cwd);
-  const schemas = readPathOption(args, 'schemas', ctx.io.cwd, 'a folder');
-  const overrides = readPathOption(args, 'overrides', ctx.io.cwd, 'a file');
-  const config = await runEnvironments(ctx).config();
   return {
     snapshot: snapshot.path,
     snapshotLabel: snapshot.label,
     testConnections,
     rate,
-    report,
-    ignoreFields: collectIgnoreFields(args.ignoreField, config),
-    schemas,
-    overrides,
+    report: readPathOption(args, 'report', ctx.io.cwd),
+    schemas: readPathOption(args, 'schemas', ctx.io.cwd, 'a folder'),
+    overrides: readPathOption(args, 'overrides', ctx.io.cwd, 'a file'),
+    ignoreFields: collectIgnoreFields(args.ignoreField, await runEnvironments(ctx).config()),
   };
 }
 
@@ -184,25 +180,6 @@ function buildVerifyJson(result: VerifyResult) {
   };
 }
 
-async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
-  const format = chooseFormat(args.format, ctx.globals.json, ['text', 'json'], 'text');
-  const options = await readVerifyOptions(args, ctx);
-  const result = await verifyEnvironment(options, envPorts(ctx, args), createVerifyEventRenderer(ctx));
-  if (format === 'json') ctx.out.json(buildVerifyJson(result));
-  else ctx.out.result(renderVerifyText(result).join('\n'));
-  ctx.log.info(
-    { connections: result.connections, tests: result.tests, complete: result.complete },
-    'verify done',
-  );
-  const t = result.tests;
-  if (t && t.unknown + t.error > 0) {
-    ctx.out.warn(
-      `${countOf(t.unknown + t.error, 'connection test')} gave no verdict (unknown answer or refused request); see the details`,
-    );
-  }
-  return result.verified ? ExitCode.ok : ExitCode.partial;
-}
-
 export const verifyCommand: CommandSpec = {
   builder: (yargs) =>
     withEnvironmentOptions(withSnapshotArgument(yargs), ['env']).options({
@@ -241,5 +218,22 @@ export const verifyCommand: CommandSpec = {
       describe: 'Also test each restored connection; one JSON line per object in verify.jsonl',
     },
   ],
-  run: runVerifyCommand,
+  async run(args, ctx) {
+    const format = chooseFormat(args.format, ctx.globals.json, ['text', 'json'], 'text');
+    const options = await readVerifyOptions(args, ctx);
+    const result = await verifyEnvironment(options, envPorts(ctx, args), createVerifyEventRenderer(ctx));
+    if (format === 'json') ctx.out.json(buildVerifyJson(result));
+    else ctx.out.result(renderVerifyText(result).join('\n'));
+    ctx.log.info(
+      { connections: result.connections, tests: result.tests, complete: result.complete },
+      'verify done',
+    );
+    const t = result.tests;
+    if (t && t.unknown + t.error > 0) {
+      ctx.out.warn(
+        `${countOf(t.unknown + t.error, 'connection test')} gave no verdict (unknown answer or refused request); see the details`,
+      );
+    }
+    return result.verified ? ExitCode.ok : ExitCode.partial;
+  },
 };
