@@ -39,7 +39,9 @@ async function confirmUpdate(ctx: CliContext, yes: boolean, count: number): Prom
     throw new PreflightError(
       `refusing to update ${count} case(s) without --yes (not on a terminal); nothing was sent`,
       [],
-      { hint: 'Check the count with --dry-run, then re-run with --yes' },
+      {
+        hint: 'Check the count with --dry-run, then re-run with --yes',
+      },
     );
   }
   ctx.io.stderr.write(`Update ${count} case(s)? [y/N] `);

@@ -7,66 +7,18 @@ import {
   isCommandGroup,
 } from './command.js';
 
-const connectionsList: CommandRef = {
-  command: 'list',
-  describe: 'List every connection of an environment, all pages',
-  load: async () => (await import('./connections-list.js')).connectionsListCommand,
-};
-
-const overridesInit: CommandRef = {
-  command: 'init <snapshot>',
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder
-  describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',
-  load: async () => (await import('./overrides-init.js')).overridesInitCommand,
-};
-
-const profilesSubcommands: readonly CommandRef[] = [
-  {
-    command: 'list',
-    describe: 'List every scan profile of an environment',
-    load: async () => (await import('./profiles-list.js')).profilesListCommand,
-  },
-  {
-    command: 'get <id>',
-    describe: 'Print one scan profile as JSON',
-    load: async () => (await import('./profiles-get.js')).profilesGetCommand,
-  },
-  {
-    command: 'create',
-    describe: 'Create a scan profile from a JSON file',
-    load: async () => (await import('./profiles-create.js')).profilesCreateCommand,
-  },
-  {
-    command: 'clone <ids..>',
-    describe: 'Copy scan profiles to another environment, remapping their data sources by connection name',
-    load: async () => (await import('./profiles-clone.js')).profilesCloneCommand,
-  },
-];
-
-const casesSubcommands: readonly CommandRef[] = [
-  {
-    command: 'list',
-    describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',
-    load: async () => (await import('./cases-list.js')).casesListCommand,
-  },
-  {
-    command: 'resolve <ids..>',
-    describe: 'Resolve cases one at a time, recording an audit reason',
-    load: async () => (await import('./cases-resolve.js')).casesResolveCommand,
-  },
-  {
-    command: 'update',
-    describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
-    load: async () => (await import('./cases-update.js')).casesUpdateCommand,
-  },
-];
-
 /** Every top-level command and group, in the order `--help` shows them. */
 export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'connections',
     describe: 'Data source connections',
-    subcommands: [connectionsList],
+    subcommands: [
+      {
+        command: 'list',
+        describe: 'List every connection of an environment, all pages',
+        load: async () => (await import('./connections-list.js')).connectionsListCommand,
+      },
+    ],
     examples: [{ command: '$0 connections list --env dr --type s3', describe: 'The s3 connections of dr' }],
   },
   {
@@ -107,7 +59,14 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'overrides',
     describe: 'Overrides files for import',
-    subcommands: [overridesInit],
+    subcommands: [
+      {
+        command: 'init <snapshot>',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder
+        describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',
+        load: async () => (await import('./overrides-init.js')).overridesInitCommand,
+      },
+    ],
     examples: [
       {
         command: '$0 overrides init prod.snapshot.jsonl -o prod.overrides.json',
@@ -118,7 +77,29 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'profiles',
     describe: 'Scan profiles',
-    subcommands: profilesSubcommands,
+    subcommands: [
+      {
+        command: 'list',
+        describe: 'List every scan profile of an environment',
+        load: async () => (await import('./profiles-list.js')).profilesListCommand,
+      },
+      {
+        command: 'get <id>',
+        describe: 'Print one scan profile as JSON',
+        load: async () => (await import('./profiles-get.js')).profilesGetCommand,
+      },
+      {
+        command: 'create',
+        describe: 'Create a scan profile from a JSON file',
+        load: async () => (await import('./profiles-create.js')).profilesCreateCommand,
+      },
+      {
+        command: 'clone <ids..>',
+        describe:
+          'Copy scan profiles to another environment, remapping their data sources by connection name',
+        load: async () => (await import('./profiles-clone.js')).profilesCloneCommand,
+      },
+    ],
     examples: [
       {
         command: '$0 profiles get 66b2a0d1c3e4f5a6b7c8d902 --env prod',
@@ -129,7 +110,23 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'cases',
     describe: 'Security cases',
-    subcommands: casesSubcommands,
+    subcommands: [
+      {
+        command: 'list',
+        describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',
+        load: async () => (await import('./cases-list.js')).casesListCommand,
+      },
+      {
+        command: 'resolve <ids..>',
+        describe: 'Resolve cases one at a time, recording an audit reason',
+        load: async () => (await import('./cases-resolve.js')).casesResolveCommand,
+      },
+      {
+        command: 'update',
+        describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
+        load: async () => (await import('./cases-update.js')).casesUpdateCommand,
+      },
+    ],
     examples: [
       {
         command: "$0 cases list --env prod --status open --policy 'Credentials in Data'",

@@ -17,12 +17,11 @@ const CONNECTION_COLUMNS: readonly string[] = [
 ];
 
 /** `--filter`, checked to be a JSON array of objects so that a typo stops before anything is sent. */
-function parseFilterOption(value: unknown): Record<string, unknown>[] | undefined {
-  if (value === undefined) return undefined;
-  const text = typeof value === 'string' ? value : undefined;
+function parseFilterOption(value: unknown): Record<string, unknown>[] {
+  if (value === undefined) return [];
   let parsed: unknown;
   try {
-    parsed = text === undefined ? undefined : (JSON.parse(text) as unknown);
+    parsed = JSON.parse(typeof value === 'string' ? value : '');
   } catch {
     parsed = undefined;
   }
@@ -37,8 +36,7 @@ function parseFilterOption(value: unknown): Record<string, unknown>[] | undefine
 
 function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal): ListOptions {
   const types = parseListOption(args.type, '--type');
-  const filter = parseFilterOption(args.filter) ?? [];
-  const clauses = [...filter];
+  const clauses = parseFilterOption(args.filter);
   if (types) clauses.push({ field: 'type', value: types, operator: 'in' } satisfies FilterClause);
   const sort = args.sort === undefined ? undefined : parseSortOption(String(args.sort));
   return {

@@ -57,7 +57,6 @@ export interface CliContext {
 
 /** Build the {@link Output} of a run. */
 export function createOutput(io: CliIo, globals: GlobalOptions): Output {
-  const stdoutIsTTY = io.stdout.isTTY === true;
   const stderrIsTTY = io.stderr.isTTY === true;
   return {
     result(text) {
@@ -75,7 +74,7 @@ export function createOutput(io: CliIo, globals: GlobalOptions): Output {
     warn(text) {
       if (!globals.quiet) io.stderr.write(`warning: ${scrub(text)}\n`);
     },
-    stdoutIsTTY,
+    stdoutIsTTY: io.stdout.isTTY === true,
     stderrIsTTY,
     showProgress: stderrIsTTY && globals.progress && !globals.quiet && !globals.json,
   };

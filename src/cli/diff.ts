@@ -28,7 +28,6 @@ function printResult(
   labels: { readonly from: string; readonly to: string },
 ): void {
   if (format === 'json') {
-    // Written a piece at a time: 100 000 masked values are 10 MB of `uncomparable`.
     writeJsonDocument(
       ctx.out,
       { from: labels.from, to: labels.to, ...result },

@@ -104,10 +104,7 @@ export function completionShell(env: Readonly<Record<string, string | undefined>
   return env.SHELL?.includes('fish') ? 'fish' : 'bash';
 }
 
-/**
- * What `argv` prints when it is exactly a request laid out ahead (loading yargs costs more than the rest
- * of such a start); undefined: yargs answers.
- */
+/** What `argv` prints when it is a request laid out ahead (cheaper than loading yargs); else undefined. */
 export function laidOutPage(
   argv: readonly string[],
   columns: number | undefined,

@@ -21,7 +21,7 @@ import {
   stringOption,
 } from './options.js';
 import { chooseFormat, reportRefusal } from './render.js';
-import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
+import { useSnapshotKeysOf, withSnapshotArgument } from './snapshot-keys.js';
 
 /** Check the command line once (UsageError, exit 2). */
 export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions {
@@ -58,8 +58,7 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
 
 export const importCommand: CommandSpec = {
   builder: (yargs) =>
-    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['to'])
-      .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
+    withEnvironmentOptions(withSnapshotArgument(yargs), ['to'])
       .options({
         'allow-run': booleanOption(
           'Also create one-time scan profiles (each starts a scan at once); default: skipped',
@@ -135,10 +134,7 @@ export const importCommand: CommandSpec = {
     await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
     const result = await importSnapshot(
       options,
-      {
-        resolveTarget: () => resolveSide(ctx, args, 'to'),
-        ...runPorts(ctx),
-      },
+      { resolveTarget: () => resolveSide(ctx, args, 'to'), ...runPorts(ctx) },
       createEventRenderer(ctx),
     ).catch((error: unknown) => {
       if (error instanceof PreflightError) reportRefusal(ctx, error.problems);

@@ -11,10 +11,7 @@ export function describeGiven(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
-/**
- * A repeatable, comma-separated list option as its values without repeats. An empty item is refused:
- * it usually means an empty shell variable, and dropping it could widen the selection to everything.
- */
+/** A comma-separated list option; an empty item (an empty shell variable?) is refused, not dropped. */
 export function parseListOption(
   value: unknown,
   name: string,
@@ -113,8 +110,7 @@ export function readNumberOption(
   range: NumberOptionRange,
 ): number | undefined {
   const value = args[keyOf(flag)];
-  if (value === undefined) return undefined;
-  return checkNumberOption(value, flag, range);
+  return value === undefined ? undefined : checkNumberOption(value, flag, range);
 }
 
 /** An option that takes a text value (`--report FILE`). */

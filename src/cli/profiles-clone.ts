@@ -44,9 +44,8 @@ function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: st
       ctx.out.result(`exists   ${step.sourceId}  '${step.name}' (already in the target: nothing sent)`);
     } else {
       // Its problems are in the one list of the error line on stderr, not repeated here.
-      const n = step.problems.length;
       ctx.out.result(
-        `blocked  ${step.sourceId}  '${step.name}': ${countOf(n, 'problem')} (listed on stderr)`,
+        `blocked  ${step.sourceId}  '${step.name}': ${countOf(step.problems.length, 'problem')} (listed on stderr)`,
       );
     }
   }

@@ -133,7 +133,6 @@ export const undoCommand: CommandSpec = {
     const left = result.lines.filter((l) => l.step.kind === 'left');
     const failed = result.lines.filter((l) => l.outcome === 'failed');
     if (ctx.globals.json) {
-      // Written a step at a time: 100 000 steps are tens of MB of text.
       writeJsonDocument(
         ctx.out,
         {

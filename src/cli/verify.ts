@@ -137,13 +137,12 @@ function renderVerifyText(result: VerifyResult): string[] {
   const label = (item: VerifyItem) =>
     `${item.object === 'scan profile' ? 'scan profile ' : ''}${displayName(item.name)}${item.type ? ` (${item.type})` : ''}`;
   const byState = (state: VerifyItem['state']) => result.items.filter((i) => i.state === state);
-  detail('Missing (in the snapshot, not in the environment):', byState('missing'), (i) => [
-    `  - ${label(i)}${i.note ? `: ${i.note}` : ''}`,
-  ]);
+  const noted = (i: VerifyItem) => [`  - ${label(i)}${i.note ? `: ${i.note}` : ''}`];
+  detail('Missing (in the snapshot, not in the environment):', byState('missing'), noted);
   detail(
     'Skipped (in the snapshot, left out by the import by design; not a failure):',
     byState('skipped'),
-    (i) => [`  - ${label(i)}${i.note ? `: ${i.note}` : ''}`],
+    noted,
   );
   detail('Different (fields as snapshot -> environment):', byState('different'), (i) => [
     `  ~ ${label(i)}`,

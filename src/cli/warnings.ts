@@ -45,9 +45,5 @@ export function printWarnings(
   warnings: readonly GroupedWarning[],
   hints?: Readonly<Record<string, string>>,
 ): void {
-  for (const line of collapseWarnings(warnings, {
-    verbose: ctx.globals.verbose,
-    ...(hints ? { hints } : {}),
-  }))
-    ctx.out.warn(line);
+  for (const line of collapseWarnings(warnings, { verbose: ctx.globals.verbose, hints })) ctx.out.warn(line);
 }
