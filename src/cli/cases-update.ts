@@ -151,20 +151,18 @@ export const casesUpdateCommand: CommandSpec = {
       (event) => ctx.out.info(renderPreview(update, event.matched)),
     );
     switch (outcome.kind) {
-      case 'dry-run': {
-        const matched = outcome.matched;
+      case 'dry-run':
         if (ctx.globals.json) {
           ctx.out.json({
             dryRun: true,
             ...update,
-            matched: matched.length,
-            caseIds: matched.map((c) => c.caseId),
+            matched: outcome.matched.length,
+            caseIds: outcome.matched.map((c) => c.caseId),
           });
         } else {
-          ctx.out.result(renderPreview(update, matched));
+          ctx.out.result(renderPreview(update, outcome.matched));
         }
         return ExitCode.ok;
-      }
       case 'nothing-matched':
         ctx.out.info('No case matches: nothing was sent');
         if (ctx.globals.json)

@@ -105,14 +105,11 @@ function renderExportEvent(event: ExportEvent, ctx: CliContext): void {
         `connection ${event.name} has no _id in the list: it cannot be exported by id and is left out`,
       );
       return;
-    case 'ids-missing': {
-      const missing = event.ids;
-      const shown = missing.slice(0, 10).join(', ');
+    case 'ids-missing':
       ctx.out.warn(
-        `${missing.length} selected ${missing.length === 1 ? 'id was' : 'ids were'} not in the export (unknown or deleted meanwhile): ${shown}${missing.length > 10 ? ', ...' : ''}`,
+        `${event.ids.length} selected ${event.ids.length === 1 ? 'id was' : 'ids were'} not in the export (unknown or deleted meanwhile): ${event.ids.slice(0, 10).join(', ')}${event.ids.length > 10 ? ', ...' : ''}`,
       );
       return;
-    }
     case 'profiles-unavailable':
       ctx.out.warn(
         `scan profiles are not in the snapshot: GET /scanProfiles answered ${event.status} (${event.message}); the header says so, and an import of it leaves the target's profiles alone`,

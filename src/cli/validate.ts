@@ -109,15 +109,13 @@ function printReport(report: ValidateResult, ctx: CliContext): void {
   out.result(
     `References: ${formatReferenceNeeds(report.references)} (${check ? 'checked against --templates-from' : 'checked by import'})`,
   );
-  const n = report.entryCount;
+  const checked = `${countOf(report.entryCount, 'entry', 'entries')} checked`;
   const missing = check?.problems.length ?? 0;
-  if (report.valid) {
-    out.result(`${countOf(n, 'entry', 'entries')} checked: all valid`);
-  } else {
+  if (report.valid) out.result(`${checked}: all valid`);
+  else
     out.result(
-      `${countOf(n, 'entry', 'entries')} checked: ${report.invalidCount} invalid (${countOf(report.errors.length, 'problem')})${missing > 0 ? `, ${countOf(missing, 'missing reference')}` : ''}`,
+      `${checked}: ${report.invalidCount} invalid (${countOf(report.errors.length, 'problem')})${missing > 0 ? `, ${countOf(missing, 'missing reference')}` : ''}`,
     );
-  }
 }
 
 /** Warnings collapsed by message; the masked-secrets line also names the command that writes overrides. */
