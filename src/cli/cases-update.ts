@@ -100,11 +100,7 @@ export const casesUpdateCommand: CommandSpec = {
           'FIELD=VALUE: caseStatus (open, acknowledged, silenced, resolved, remediated) or assignee',
         ),
         'dry-run': booleanOption('Only show how many cases match, and the first few'),
-        yes: {
-          alias: 'y',
-          type: 'boolean',
-          describe: 'Do not ask for confirmation (required when not on a terminal)',
-        },
+        yes: booleanOption('Do not ask for confirmation (required when not on a terminal)', { alias: 'y' }),
         reason: stringOption(
           'Why (kept on every line of the --audit trail; the bulk request itself has no field for it)',
         ),

@@ -108,11 +108,10 @@ export const emulatorCommand: CommandSpec = {
       'profile-sources': stringOption("Scan profiles' dataSourceList as stored, or as connection names", {
         choices: ['as-stored', 'names'],
       }),
-      'references-api': {
-        type: 'boolean',
-        default: true,
-        describe: 'Serve scanner-status and credentials (--no-references-api: both answer 404)',
-      },
+      'references-api': booleanOption(
+        'Serve scanner-status and credentials (--no-references-api: both answer 404)',
+        { default: true },
+      ),
     }),
   examples: [
     {

@@ -134,8 +134,8 @@ export function formatOption(choices: readonly string[], describe: string): Opti
 }
 
 /** A switch (`--dry-run`). */
-export function booleanOption(describe: string): Options {
-  return { type: 'boolean', describe };
+export function booleanOption(describe: string, more: Options = {}): Options {
+  return { type: 'boolean', describe, ...more };
 }
 
 /** `--rate`, read from its text so that the message quotes what was typed (`got fast`). */
