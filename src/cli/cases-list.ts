@@ -1,8 +1,4 @@
-/**
- * `dds-migrate cases list`: every matching case, page by page, streamed as a table, JSON, NDJSON or CSV,
- * to stdout or atomically to `-o FILE`. The listing and the file are the workflow {@link listEnvironmentCases};
- * this file reads options and renders the records.
- */
+/** `dds-migrate cases list`: options in, {@link listEnvironmentCases}, the records streamed out. */
 import { extname } from 'node:path';
 import {
   checkCaseSelection,
@@ -37,18 +33,14 @@ const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
   '.txt': 'table',
 };
 
-/**
- * The format: `--format`, else the `-o` file's extension, else table on a terminal / ndjson otherwise
- * (json with --json). Without `-o`, `--json` refuses another `--format`; with `-o` the records go to the
- * file and stdout gets the --json summary, so any format fits.
- */
-export function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputFormat {
+/** `--format`, else the `-o` file's extension, else as for stdout (with `-o`, any format fits `--json`). */
+function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputFormat {
   if (typeof args.output !== 'string') return chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
   if (typeof args.format === 'string') return args.format as OutputFormat;
   return FORMAT_OF_EXTENSION[extname(args.output).toLowerCase()] ?? (ctx.globals.json ? 'json' : 'ndjson');
 }
 
-/** Wait while `stream` has a full buffer, so a slow reader (a pipe, a disk) bounds memory. */
+/** Wait while `stream` has a full buffer, so a slow reader bounds memory. */
 function waitForDrain(stream: NodeJS.WritableStream): Promise<void> {
   const s = stream as NodeJS.WritableStream & { writableNeedDrain?: boolean };
   if (s.writableNeedDrain !== true) return Promise.resolve();
@@ -110,7 +102,6 @@ export const casesListCommand: CommandSpec = {
     const result = await listEnvironmentCases(
       {
         query,
-        // Paths are relative to the run's working directory (the CLI may run in-process elsewhere).
         output: readPathOption(args, 'output', ctx.io.cwd),
       },
       envPorts(ctx, args),
@@ -120,13 +111,11 @@ export const casesListCommand: CommandSpec = {
           file === undefined ? ctx.out : { write: (text) => file.write(scrub(text)) },
           columns,
         ),
-        // A slow reader (a pipe) bounds memory.
         flush: () => (file === undefined ? waitForDrain(ctx.io.stdout) : Promise.resolve()),
       }),
     );
     ctx.log.info({ environment: result.environment, count: result.count }, 'listed cases');
     if (result.file !== undefined) {
-      // --json: one JSON document on stdout even when the records went to a file.
       if (ctx.globals.json) ctx.out.json({ path: result.file, format, count: result.count });
       ctx.out.info(`${result.count} case(s) written to ${result.file}`);
     }

@@ -1,8 +1,4 @@
-/**
- * `dds-migrate cases resolve CASE_ID,..`: each id (`_id`, `caseId` or `id`) looked up, then one PATCH
- * case-status per case, to the id the write takes, with the audit reason; one outcome line per case;
- * exit 1 when any failed, with the service's message. `--dry-run` looks up and says what it would send.
- */
+/** `dds-migrate cases resolve CASE_ID,..`: one outcome line per case; exit 1 when any failed. */
 import { type CaseTarget, describeTarget } from '../cases/look-up.js';
 import { checkAuditReason, type ResolveOutcome, resolveCasesIn } from '../cases/resolve.js';
 import { ExitCode, PartialFailureError } from '../errors.js';

@@ -1,7 +1,6 @@
 import { createInterface } from 'node:readline';
 import { checkWhereFilters, parseSet, parseWhere } from '../cases/filter.js';
-import type { CaseUpdateResult } from '../cases/update.js';
-import { updateCases } from '../cases/update.js';
+import { type CaseUpdateResult, updateCases } from '../cases/update.js';
 import { ExitCode, InterruptedError, PreflightError } from '../errors.js';
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import type { CommandSpec } from './command.js';
@@ -10,7 +9,6 @@ import { envPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, listOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { renderTable } from './render.js';
 
-/** How many matched cases the preview shows. */
 const SAMPLE_SIZE = 5;
 
 const SAMPLE_COLUMNS = [
@@ -22,41 +20,22 @@ const SAMPLE_COLUMNS = [
   'assignee',
 ] as const;
 
-function describeFilters(update: BulkCaseUpdate): string {
-  return update.filters.map((f) => `${f.filterField} in (${f.filterValues.join(', ')})`).join(' and ');
-}
-
 function renderPreview(update: BulkCaseUpdate, matched: readonly SecurityCase[]): string {
-  const head = `${matched.length} case(s) match ${describeFilters(update)}; would set ${update.field} = ${JSON.stringify(update.newValue)}`;
+  const filters = update.filters
+    .map((f) => `${f.filterField} in (${f.filterValues.join(', ')})`)
+    .join(' and ');
+  const head = `${matched.length} case(s) match ${filters}; would set ${update.field} = ${JSON.stringify(update.newValue)}`;
   if (matched.length === 0) return head;
   const sample = matched.slice(0, SAMPLE_SIZE);
   const more = matched.length > sample.length ? `\n... and ${matched.length - sample.length} more` : '';
   return `${head}\n${renderTable(sample, SAMPLE_COLUMNS)}${more}`;
 }
 
-/** Ask "Update N cases? [y/N]" on stderr and read one line from stdin; anything but y/yes is a no. */
-async function askConfirmation(ctx: CliContext, count: number): Promise<boolean> {
-  const stdin = ctx.io.stdin;
-  if (stdin === undefined) return false;
-  ctx.io.stderr.write(`Update ${count} case(s)? [y/N] `);
-  const rl = createInterface({ input: stdin, terminal: false });
-  try {
-    const answer = await new Promise<string>((resolve) => {
-      rl.once('line', (line) => resolve(line));
-      rl.once('close', () => resolve(''));
-      ctx.signal.addEventListener('abort', () => resolve(''), { once: true });
-    });
-    return /^\s*y(es)?\s*$/i.test(answer);
-  } finally {
-    rl.close();
-  }
-}
-
 /** Go on only with --yes or a "y" at the prompt (on a terminal); otherwise throw, nothing sent. */
 async function confirmUpdate(ctx: CliContext, yes: boolean, count: number): Promise<void> {
   if (yes) return;
-  const onTerminal = ctx.io.stdin?.isTTY === true && ctx.out.stderrIsTTY;
-  if (!onTerminal) {
+  const stdin = ctx.io.stdin;
+  if (stdin?.isTTY !== true || !ctx.out.stderrIsTTY) {
     throw new PreflightError(
       `refusing to update ${count} case(s) without --yes (not on a terminal); nothing was sent`,
       [],
@@ -65,15 +44,21 @@ async function confirmUpdate(ctx: CliContext, yes: boolean, count: number): Prom
       },
     );
   }
-  const confirmed = await askConfirmation(ctx, count);
+  ctx.io.stderr.write(`Update ${count} case(s)? [y/N] `);
+  const rl = createInterface({ input: stdin, terminal: false });
+  const answer = await new Promise<string>((resolve) => {
+    rl.once('line', resolve);
+    rl.once('close', () => resolve(''));
+    ctx.signal.addEventListener('abort', () => resolve(''), { once: true });
+  }).finally(() => rl.close());
   if (ctx.signal.aborted)
     throw new InterruptedError('Interrupted at the confirmation prompt; nothing was sent');
-  if (!confirmed) {
+  if (!/^\s*y(es)?\s*$/i.test(answer)) {
     throw new PreflightError(`update of ${count} case(s) not confirmed; nothing was sent`);
   }
 }
 
-/** The ids the service reported (or the --json result), with a warning when they differ from the preview. */
+/** The ids the service reported, with a warning when they differ from the preview. */
 function renderUpdated(
   ctx: CliContext,
   update: BulkCaseUpdate,
@@ -115,11 +100,7 @@ export const casesUpdateCommand: CommandSpec = {
           'FIELD=VALUE: caseStatus (open, acknowledged, silenced, resolved, remediated) or assignee',
         ),
         'dry-run': booleanOption('Only show how many cases match, and the first few'),
-        yes: {
-          alias: 'y',
-          type: 'boolean',
-          describe: 'Do not ask for confirmation (required when not on a terminal)',
-        },
+        yes: booleanOption('Do not ask for confirmation (required when not on a terminal)', { alias: 'y' }),
         reason: stringOption(
           'Why (kept on every line of the --audit trail; the bulk request itself has no field for it)',
         ),
@@ -147,19 +128,16 @@ export const casesUpdateCommand: CommandSpec = {
     },
   ],
   async run(args, ctx) {
-    // Each --where is one FIELD=VALUES pair (values are split later, with `\,` escapes).
+    // Each --where is one FIELD=VALUES pair (the values split later, with `\,` escapes).
     const where = [args.where ?? []].flat().map(String);
     const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
     for (const warning of checkWhereFilters(update.filters)) ctx.out.warn(warning);
-    const reason = readStringOption(args, 'reason', 'a non-empty reason');
-    const dryRun = args.dryRun === true;
-    const auditFile = readPathOption(args, 'audit', ctx.io.cwd);
     const outcome = await updateCases(
       {
         update,
-        dryRun,
-        auditFile,
-        reason,
+        reason: readStringOption(args, 'reason', 'a non-empty reason'),
+        dryRun: args.dryRun === true,
+        auditFile: readPathOption(args, 'audit', ctx.io.cwd),
         confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
       },
       {
@@ -169,20 +147,18 @@ export const casesUpdateCommand: CommandSpec = {
       (event) => ctx.out.info(renderPreview(update, event.matched)),
     );
     switch (outcome.kind) {
-      case 'dry-run': {
-        const matched = outcome.matched;
+      case 'dry-run':
         if (ctx.globals.json) {
           ctx.out.json({
             dryRun: true,
             ...update,
-            matched: matched.length,
-            caseIds: matched.map((c) => c.caseId),
+            matched: outcome.matched.length,
+            caseIds: outcome.matched.map((c) => c.caseId),
           });
         } else {
-          ctx.out.result(renderPreview(update, matched));
+          ctx.out.result(renderPreview(update, outcome.matched));
         }
         return ExitCode.ok;
-      }
       case 'nothing-matched':
         ctx.out.info('No case matches: nothing was sent');
         if (ctx.globals.json)

@@ -1,9 +1,4 @@
-/**
- * The list of commands, by name: a run imports the module of a command only when its command line names
- * it, so `--version`, `--help` and `completion` load no HTTP client, schema compiler or emulator, and each
- * command loads what it uses. Adding a command: write `src/cli/<name>.ts` exporting a CommandSpec and add
- * a {@link CommandRef} here with its `command` and `describe`.
- */
+/** The commands by name: a run imports a command's module only when its command line names it. */
 import {
   type CommandEntry,
   type CommandRef,
@@ -12,66 +7,18 @@ import {
   isCommandGroup,
 } from './command.js';
 
-const connectionsList: CommandRef = {
-  command: 'list',
-  describe: 'List every connection of an environment, all pages',
-  load: async () => (await import('./connections-list.js')).connectionsListCommand,
-};
-
-const overridesInit: CommandRef = {
-  command: 'init <snapshot>',
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder
-  describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',
-  load: async () => (await import('./overrides-init.js')).overridesInitCommand,
-};
-
-const profilesSubcommands: readonly CommandRef[] = [
-  {
-    command: 'list',
-    describe: 'List every scan profile of an environment',
-    load: async () => (await import('./profiles-list.js')).profilesListCommand,
-  },
-  {
-    command: 'get <id>',
-    describe: 'Print one scan profile as JSON',
-    load: async () => (await import('./profiles-get.js')).profilesGetCommand,
-  },
-  {
-    command: 'create',
-    describe: 'Create a scan profile from a JSON file',
-    load: async () => (await import('./profiles-create.js')).profilesCreateCommand,
-  },
-  {
-    command: 'clone <ids..>',
-    describe: 'Copy scan profiles to another environment, remapping their data sources by connection name',
-    load: async () => (await import('./profiles-clone.js')).profilesCloneCommand,
-  },
-];
-
-const casesSubcommands: readonly CommandRef[] = [
-  {
-    command: 'list',
-    describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',
-    load: async () => (await import('./cases-list.js')).casesListCommand,
-  },
-  {
-    command: 'resolve <ids..>',
-    describe: 'Resolve cases one at a time, recording an audit reason',
-    load: async () => (await import('./cases-resolve.js')).casesResolveCommand,
-  },
-  {
-    command: 'update',
-    describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
-    load: async () => (await import('./cases-update.js')).casesUpdateCommand,
-  },
-];
-
 /** Every top-level command and group, in the order `--help` shows them. */
 export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'connections',
     describe: 'Data source connections',
-    subcommands: [connectionsList],
+    subcommands: [
+      {
+        command: 'list',
+        describe: 'List every connection of an environment, all pages',
+        load: async () => (await import('./connections-list.js')).connectionsListCommand,
+      },
+    ],
     examples: [{ command: '$0 connections list --env dr --type s3', describe: 'The s3 connections of dr' }],
   },
   {
@@ -112,7 +59,14 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'overrides',
     describe: 'Overrides files for import',
-    subcommands: [overridesInit],
+    subcommands: [
+      {
+        command: 'init <snapshot>',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder
+        describe: 'Write an overrides file with a ${env:NAME} placeholder for every secret the import needs',
+        load: async () => (await import('./overrides-init.js')).overridesInitCommand,
+      },
+    ],
     examples: [
       {
         command: '$0 overrides init prod.snapshot.jsonl -o prod.overrides.json',
@@ -123,7 +77,29 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'profiles',
     describe: 'Scan profiles',
-    subcommands: profilesSubcommands,
+    subcommands: [
+      {
+        command: 'list',
+        describe: 'List every scan profile of an environment',
+        load: async () => (await import('./profiles-list.js')).profilesListCommand,
+      },
+      {
+        command: 'get <id>',
+        describe: 'Print one scan profile as JSON',
+        load: async () => (await import('./profiles-get.js')).profilesGetCommand,
+      },
+      {
+        command: 'create',
+        describe: 'Create a scan profile from a JSON file',
+        load: async () => (await import('./profiles-create.js')).profilesCreateCommand,
+      },
+      {
+        command: 'clone <ids..>',
+        describe:
+          'Copy scan profiles to another environment, remapping their data sources by connection name',
+        load: async () => (await import('./profiles-clone.js')).profilesCloneCommand,
+      },
+    ],
     examples: [
       {
         command: '$0 profiles get 66b2a0d1c3e4f5a6b7c8d902 --env prod',
@@ -134,7 +110,23 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     command: 'cases',
     describe: 'Security cases',
-    subcommands: casesSubcommands,
+    subcommands: [
+      {
+        command: 'list',
+        describe: 'List security cases, all pages, streamed (table, json, ndjson or csv)',
+        load: async () => (await import('./cases-list.js')).casesListCommand,
+      },
+      {
+        command: 'resolve <ids..>',
+        describe: 'Resolve cases one at a time, recording an audit reason',
+        load: async () => (await import('./cases-resolve.js')).casesResolveCommand,
+      },
+      {
+        command: 'update',
+        describe: 'Update cases in bulk by filter (one PATCH cases:update), after showing how many match',
+        load: async () => (await import('./cases-update.js')).casesUpdateCommand,
+      },
+    ],
     examples: [
       {
         command: "$0 cases list --env prod --status open --policy 'Credentials in Data'",
@@ -149,10 +141,7 @@ export const commandEntries: readonly CommandEntry[] = [
   },
 ];
 
-/**
- * The examples of the top-level `--help`: the three jobs, against the environments of README "Try the
- * examples" (a config naming `prod` and `dr`, two emulators serving the shipped environments).
- */
+/** The examples of the top-level `--help`: the three jobs. */
 export const topLevelExamples: readonly HelpExample[] = [
   { command: '$0 connections list --env prod', describe: 'Every connection of prod' },
   { command: '$0 export --from prod -o prod.snapshot.jsonl', describe: 'Clone: a snapshot of prod...' },
@@ -167,17 +156,11 @@ export const topLevelExamples: readonly HelpExample[] = [
   { command: '$0 emulator --data prod', describe: 'A local service to try it all on' },
 ];
 
-/** The first word of a command string: `import <snapshot>` -> `import`. */
 function nameOf(command: string): string {
   return command.split(' ')[0] ?? command;
 }
 
-/**
- * Import the modules of the commands `argv` names, and only those: every word of the command line that
- * is a command's name (and, after a group's name, a subcommand's). yargs picks the command itself; a
- * word that names a command without being one (an option's value) costs a module more, never a
- * command less. `--help`, `--version` and `completion` name none.
- */
+/** Import the modules of the commands `argv` names (an option's value may cost a module more, never less). */
 export async function loadNamedCommands(
   entries: readonly CommandEntry[],
   argv: readonly string[],

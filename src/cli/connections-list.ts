@@ -1,8 +1,4 @@
-/**
- * `dds-migrate connections list`: every connection of an environment, all pages, as a table (default on
- * a terminal), JSON, NDJSON (default when stdout is not a terminal) or CSV. The listing (secret fields
- * masked) is the workflow {@link listEnvironmentConnections}; this file reads options and renders.
- */
+/** `dds-migrate connections list`: options in, {@link listEnvironmentConnections}, the records out. */
 import type { FilterClause, ListOptions } from '../api/types.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { listEnvironmentConnections } from '../listing/list-environment-connections.js';
@@ -11,8 +7,7 @@ import { envPorts, withEnvironmentOptions } from './environment.js';
 import { parseListOption, parseSortOption, SORT_OPTION, stringOption } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, LIST_FORMAT_OPTION } from './render.js';
 
-/** Columns of the table and of the CSV. */
-export const CONNECTION_COLUMNS: readonly string[] = [
+const CONNECTION_COLUMNS: readonly string[] = [
   'name',
   'type',
   '_id',
@@ -21,16 +16,12 @@ export const CONNECTION_COLUMNS: readonly string[] = [
   'security_tier',
 ];
 
-/**
- * Parse `--filter`: the service's JSON-array form, e.g. `[{"field":"enabled","value":"yes","operator":"equal"}]`.
- * Checked to be a JSON array of objects here, so a typo stops before anything is sent.
- */
-export function parseFilterOption(value: unknown): Record<string, unknown>[] | undefined {
-  if (value === undefined) return undefined;
-  const text = typeof value === 'string' ? value : undefined;
+/** `--filter`, checked to be a JSON array of objects so that a typo stops before anything is sent. */
+function parseFilterOption(value: unknown): Record<string, unknown>[] {
+  if (value === undefined) return [];
   let parsed: unknown;
   try {
-    parsed = text === undefined ? undefined : (JSON.parse(text) as unknown);
+    parsed = JSON.parse(typeof value === 'string' ? value : '');
   } catch {
     parsed = undefined;
   }
@@ -43,13 +34,10 @@ export function parseFilterOption(value: unknown): Record<string, unknown>[] | u
   return parsed as Record<string, unknown>[];
 }
 
-/** Build the list options from `--type`, `--filter` and `--sort`. */
-export function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal): ListOptions {
+function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal): ListOptions {
   const types = parseListOption(args.type, '--type');
-  const filter = parseFilterOption(args.filter) ?? [];
-  const clauses = [...filter];
+  const clauses = parseFilterOption(args.filter);
   if (types) clauses.push({ field: 'type', value: types, operator: 'in' } satisfies FilterClause);
-  // Checked here like `cases list --sort`, so a typo stops before anything is sent or printed.
   const sort = args.sort === undefined ? undefined : parseSortOption(String(args.sort));
   return {
     ...(clauses.length > 0 ? { filter: JSON.stringify(clauses) } : {}),

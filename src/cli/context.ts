@@ -1,8 +1,4 @@
-/**
- * What a command receives: the process's streams and environment (injected, so tests run the CLI
- * in-process), the global options, a logger, and an {@link Output} that keeps results on stdout and
- * everything else on stderr, scrubbed of secrets.
- */
+/** What a command receives: the process's streams and environment (injected, so tests run in-process). */
 import type { Logger, LogLevel } from '../log.js';
 import { scrub } from '../secrets.js';
 
@@ -26,14 +22,10 @@ export interface GlobalOptions {
   readonly config: string | undefined;
   readonly logLevel: LogLevel;
   readonly logFile: string | undefined;
-  /** One machine-readable result on stdout. */
   readonly json: boolean;
-  /**
-   * Only errors on stderr: no informational lines, no warnings, no progress bar (the exit code says how it
-   * went; `--json` results still carry every warning).
-   */
+  /** Only errors on stderr (`--json` results still carry every warning). */
   readonly quiet: boolean;
-  /** Every warning on its own line (repeated warnings are otherwise collapsed into counts). */
+  /** Every warning on its own line, not collapsed into counts. */
   readonly verbose: boolean;
   /** Progress bars allowed (still only on a TTY). */
   readonly progress: boolean;
@@ -41,19 +33,16 @@ export interface GlobalOptions {
 
 /** Results to stdout, the rest to stderr; every line scrubbed of registered secrets. */
 export interface Output {
-  /** A line (or lines) of result on stdout. */
   result(text: string): void;
-  /** One JSON document on stdout (the `--json` result). */
   json(value: unknown): void;
-  /** Raw text on stdout without an added newline (streamed formats such as NDJSON, CSV). */
+  /** Raw text on stdout without an added newline (streamed formats). */
   write(text: string): void;
-  /** An informational line on stderr, hidden by `--quiet`. */
+  /** A line on stderr, hidden by `--quiet`. */
   info(text: string): void;
-  /** A warning on stderr, hidden by `--quiet`. */
   warn(text: string): void;
   readonly stdoutIsTTY: boolean;
   readonly stderrIsTTY: boolean;
-  /** True when a progress bar may be drawn (stderr is a TTY, not --quiet, not --no-progress, not --json). */
+  /** stderr is a TTY, and not --quiet, --no-progress or --json. */
   readonly showProgress: boolean;
 }
 
@@ -63,13 +52,11 @@ export interface CliContext {
   readonly globals: GlobalOptions;
   readonly log: Logger;
   readonly out: Output;
-  /** Aborted on Ctrl-C. */
   readonly signal: AbortSignal;
 }
 
 /** Build the {@link Output} of a run. */
 export function createOutput(io: CliIo, globals: GlobalOptions): Output {
-  const stdoutIsTTY = io.stdout.isTTY === true;
   const stderrIsTTY = io.stderr.isTTY === true;
   return {
     result(text) {
@@ -87,7 +74,7 @@ export function createOutput(io: CliIo, globals: GlobalOptions): Output {
     warn(text) {
       if (!globals.quiet) io.stderr.write(`warning: ${scrub(text)}\n`);
     },
-    stdoutIsTTY,
+    stdoutIsTTY: io.stdout.isTTY === true,
     stderrIsTTY,
     showProgress: stderrIsTTY && globals.progress && !globals.quiet && !globals.json,
   };

@@ -1,13 +1,4 @@
-/**
- * `dds-migrate diff --from E|SNAPSHOT --to E|SNAPSHOT`: the options, the call of the diff workflow
- * ({@link diffSources} in src/diff-workflow/diff-sources.ts) and the rendering of its result. Nothing
- * is printed until both sides are read and checked, so a damaged snapshot or an unreachable service
- * never leaves half a plan on stdout.
- *
- * Exit 0: no differences (fields the service masked may remain "not comparable"); 1: differences;
- * 2: bad input; 4/5: the service rejected the token / could not be reached.
- */
-
+/** `dds-migrate diff`: the result is printed only once both sides are read, never half a plan. */
 import { renderDiffMarkdown } from '../diff/render-markdown.js';
 import { renderDiffText } from '../diff/render-text.js';
 import { type DiffResult, hasDifferences, type UncomparableField } from '../diff/types.js';
@@ -16,7 +7,7 @@ import { countOf } from '../display-name.js';
 import { ExitCode } from '../errors.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, runEnvironments, withEnvironmentOptions } from './environment.js';
+import { resolveSide, runEnvironments, runPorts, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { formatOption, listOption, readPathOption, stringOption } from './options.js';
 import { chooseFormat } from './render.js';
@@ -24,10 +15,7 @@ import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
 const DIFF_FORMATS = ['text', 'json', 'markdown'] as const;
 
-/**
- * An `uncomparable` item as `JSON.stringify(document, null, 2)` lays it out in its array: the same
- * text in about half the time of that call per item (100 000 items).
- */
+/** An `uncomparable` item as `JSON.stringify(document, null, 2)` lays it out, in half its time. */
 export function layOutUncomparable(field: UncomparableField): string {
   return `{\n      "name": ${JSON.stringify(field.name)},\n      "path": ${JSON.stringify(field.path)}\n    }`;
 }
@@ -40,9 +28,6 @@ function printResult(
   labels: { readonly from: string; readonly to: string },
 ): void {
   if (format === 'json') {
-    // The contract's shape: both sides' labels first, then the result. Written a piece at a time: 100 000
-    // connections holding a masked value are 10 MB of `uncomparable`, which as one text was in memory
-    // whole, scrubbed and encoded (the same time measured, about 10 MB less peak).
     writeJsonDocument(
       ctx.out,
       { from: labels.from, to: labels.to, ...result },
@@ -57,8 +42,6 @@ function printResult(
     return;
   }
   const color = ctx.out.stdoutIsTTY && !ctx.io.env.NO_COLOR;
-  // Both sides named first: `+` is what `import` would create in --to, `-` what `--prune` would delete,
-  // `~` what `--on-conflict update` would update.
   const header = `from ${labels.from} to ${labels.to} (+ only in from, - only in to, ~ changed)`;
   const lines = renderDiffText(result, { color, typeOf });
   ctx.out.result([header, ...lines].join('\n'));
@@ -106,8 +89,8 @@ export const diffCommand: CommandSpec = {
     const {
       diff: result,
       typeOf,
-      from: fromSide,
-      to: toSide,
+      from,
+      to,
     } = await diffSources(
       {
         from: String(args.from ?? ''),
@@ -119,14 +102,13 @@ export const diffCommand: CommandSpec = {
       },
       {
         resolveEnvironment: (flag) => resolveSide(ctx, args, flag),
-        createClient: clientFactory(ctx),
-        signal: ctx.signal,
+        ...runPorts(ctx),
       },
     );
     ctx.out.info(
-      `from ${fromSide.label}: ${countOf(fromSide.count, 'connection')}; to ${toSide.label}: ${countOf(toSide.count, 'connection')}`,
+      `from ${from.label}: ${countOf(from.count, 'connection')}; to ${to.label}: ${countOf(to.count, 'connection')}`,
     );
-    printResult(result, format, typeOf, ctx, { from: fromSide.label, to: toSide.label });
+    printResult(result, format, typeOf, ctx, { from: from.label, to: to.label });
     ctx.log.info(
       {
         added: result.added.length,

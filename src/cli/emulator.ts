@@ -1,9 +1,4 @@
-/**
- * `dds-migrate emulator`: a local Data Discovery Service for tests, demos and rehearsals. Prints its
- * URL and token on stdout, serves until Ctrl-C (SIGINT) or SIGTERM, then closes every socket and
- * flushes the state file.
- */
-
+/** `dds-migrate emulator`: prints its URL and token, serves until Ctrl-C or SIGTERM, then closes. */
 import { countOf } from '../display-name.js';
 import { type EmulatorOptions, parseFaults, startEmulator } from '../emulator/index.js';
 import { resolveDataOption } from '../environments/shipped-environments.js';
@@ -19,15 +14,12 @@ import {
   stringOption,
 } from './options.js';
 
-/**
- * `--latency` and `--jitter`: at most 10 minutes (in ms), longer than any timeout of the client; a
- * larger value would overflow Node's timer (2^31 - 1 ms) and fire at once.
- */
+/** `--latency`, `--jitter`: at most 10 minutes; more would overflow Node's timer and fire at once. */
 const LATENCY_RANGE = { min: 0, max: 600_000, integer: false, unit: 'a number of milliseconds' } as const;
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
-/** Turn the parsed flags into emulator options (yargs holds each flag to its `choices`). */
+/** The parsed flags as emulator options (yargs holds each flag to its `choices`). */
 export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOptions {
   const data = readStringOption(args, 'data');
   const dataPath = data === undefined ? undefined : resolveDataOption(data, cwd);
@@ -63,7 +55,6 @@ export function buildEmulatorOptions(args: ParsedArgs, cwd: string): EmulatorOpt
     testFailures: parseListOption(args.testFail, '--test-fail'),
     testAnswerShape: readStringOption(args, 'test-answer') === 'success' ? 'success' : 'operationStatus',
     referencesApi: args.referencesApi !== false,
-    // The switches that make the emulator answer as a particular deployment does (api-notes).
     ...(refusal === undefined ? {} : { authRefusal: refusal === '200' ? 200 : 401 }),
     paging: readStringOption(args, 'paging') as EmulatorOptions['paging'],
     caseIds: readStringOption(args, 'case-ids') as EmulatorOptions['caseIds'],
@@ -117,11 +108,10 @@ export const emulatorCommand: CommandSpec = {
       'profile-sources': stringOption("Scan profiles' dataSourceList as stored, or as connection names", {
         choices: ['as-stored', 'names'],
       }),
-      'references-api': {
-        type: 'boolean',
-        default: true,
-        describe: 'Serve scanner-status and credentials (--no-references-api: both answer 404)',
-      },
+      'references-api': booleanOption(
+        'Serve scanner-status and credentials (--no-references-api: both answer 404)',
+        { default: true },
+      ),
     }),
   examples: [
     {
@@ -145,23 +135,18 @@ export const emulatorCommand: CommandSpec = {
         `Listening on ${options.host}: the emulator holds clear secrets and is not meant to leave this machine`,
       );
     }
-    let emulator: Awaited<ReturnType<typeof startEmulator>>;
-    try {
-      emulator = await startEmulator(options);
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      if (e.code === 'EADDRINUSE') {
+    const emulator = await startEmulator(options).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') {
         throw new UsageError(`Port ${options.port} on ${options.host} is already in use`, {
           hint: 'Pick another --port, or 0',
         });
       }
       const file = typeof options.data === 'string' ? options.data : options.statePath;
-      // Anything else than a bad seed or state file is not the user's to fix: let it surface as a bug.
+      // Anything but a bad seed or state file is not the user's to fix: a bug.
       if (file === undefined) throw err;
-      // The emulator's own message usually names the file already.
-      const message = e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message;
+      const message = err.message.startsWith(`${file}: `) ? err.message.slice(file.length + 2) : err.message;
       throw new InputFileError(file, undefined, message, { cause: err });
-    }
+    });
     if (ctx.globals.json) {
       ctx.out.json({
         url: emulator.url,
@@ -184,7 +169,7 @@ export const emulatorCommand: CommandSpec = {
     });
     await emulator.close();
     ctx.out.info(`Emulator stopped after ${emulator.record.requestCount} requests`);
-    // Stopping is how a server ends: a clean exit, not an interrupted run.
+    // Stopping is how a server ends: not an interrupted run.
     return ExitCode.ok;
   },
 };

@@ -1,12 +1,5 @@
-/**
- * The environment options every command that talks to a service shares (`--env`, `--from`, `--to`
- * and their token files, `--insecure-http`, `--ca-file`), read into requests for the run's
- * environments ({@link openRunEnvironments} in src/environments/, where the config file and tokens are
- * read and the HTTP clients created, with the run's logger and Ctrl-C signal).
- */
+/** The environment options (`--env`, `--from`, `--to`, their token files, TLS) and the run's environments. */
 import type { Argv } from 'yargs';
-import type { ClientOptions } from '../api/client-factory.js';
-import type { HttpClient } from '../api/http.js';
 import { type EnvironmentRole, type ResolvedEnvironment, TOKEN_VARIABLES } from '../config.js';
 import { openRunEnvironments, type RunEnvironments } from '../environments/run-environments.js';
 import { UsageError } from '../errors.js';
@@ -14,8 +7,7 @@ import type { ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
 import { booleanOption, readStringOption, stringOption } from './options.js';
 
-/** Which option names an environment. */
-export type EnvironmentSide = 'env' | 'from' | 'to';
+type EnvironmentSide = 'env' | 'from' | 'to';
 
 const ROLE_OF: Readonly<Record<EnvironmentSide, EnvironmentRole>> = {
   env: 'single',
@@ -29,10 +21,9 @@ const SIDE_DESCRIPTION: Readonly<Record<EnvironmentSide, string>> = {
   to: 'Target environment: a config name or a base URL',
 };
 
-/** The `--…-token-file` option of a side: `--token-file`, `--from-token-file`, `--to-token-file`. */
 const tokenFileOption = (side: EnvironmentSide) => (side === 'env' ? 'token-file' : `${side}-token-file`);
 
-/** Add the environment options of `sides` (each required unless `optional`, described as `describe` says). */
+/** Add the environment options of `sides` (each required unless `optional`). */
 export function withEnvironmentOptions(
   yargs: Argv,
   sides: readonly EnvironmentSide[],
@@ -76,7 +67,7 @@ export function runEnvironments(ctx: CliContext): RunEnvironments {
   return environments;
 }
 
-/** Resolve the environment of `--env`, `--from` or `--to` (its clients come from {@link clientFactory}). */
+/** Resolve the environment of `--env`, `--from` or `--to`. */
 export async function resolveSide(
   ctx: CliContext,
   args: ParsedArgs,
@@ -101,15 +92,13 @@ export async function resolveSide(
   return environment;
 }
 
-/** What a workflow on the environment of `--env` is handed: how to resolve it, its clients, the Ctrl-C signal. */
-export function envPorts(ctx: CliContext, args: ParsedArgs) {
-  const resolveEnvironment = () => resolveSide(ctx, args, 'env');
-  return { resolveEnvironment, createClient: clientFactory(ctx), signal: ctx.signal };
+/** What every workflow is handed: the run's HTTP clients, its variables, logger and Ctrl-C signal. */
+export function runPorts(ctx: CliContext) {
+  const { createClient } = runEnvironments(ctx);
+  return { createClient, env: ctx.io.env, log: ctx.log, signal: ctx.signal };
 }
 
-/** The run's HTTP clients: with its logger and Ctrl-C signal (the caller closes each). */
-export function clientFactory(
-  ctx: CliContext,
-): (environment: ResolvedEnvironment, options?: ClientOptions) => HttpClient {
-  return (environment, options = {}) => runEnvironments(ctx).createClient(environment, options);
+/** The ports of a workflow on the environment of `--env`. */
+export function envPorts(ctx: CliContext, args: ParsedArgs) {
+  return { resolveEnvironment: () => resolveSide(ctx, args, 'env'), ...runPorts(ctx) };
 }

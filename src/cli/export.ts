@@ -1,11 +1,4 @@
-/**
- * `dds-migrate export --from E [--ids ID,..] [--type T,..] [--name GLOB] (-o FILE | --out-dir DIR)`: the
- * options, the call of the export workflow ({@link exportSnapshot} in src/export/export-snapshot.ts) and
- * the rendering of its warnings and summary.
- *
- * Output: the snapshot's path on stdout (so `f=$(dds-migrate export ...)` works); the summary on
- * stderr; with `--json`, one JSON result on stdout instead.
- */
+/** `dds-migrate export --from E`: the snapshot's path on stdout (`f=$(dds-migrate export ...)`). */
 import { countOf } from '../display-name.js';
 import { assertNever, ExitCode, UsageError } from '../errors.js';
 import {
@@ -17,11 +10,10 @@ import {
 import type { SnapshotPart } from '../snapshot/format.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, runEnvironments, withEnvironmentOptions } from './environment.js';
+import { resolveSide, runEnvironments, runPorts, withEnvironmentOptions } from './environment.js';
 import { parseListOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { readEncryption, withEncryptionOptions } from './snapshot-keys.js';
 
-/** Check the options once, before anything is sent (paths resolved against `cwd`). */
 function readExportOptions(args: ParsedArgs, cwd: string): ExportOptions {
   const ids = parseListOption(args.ids, '--ids');
   const types = parseListOption(args.type, '--type');
@@ -41,7 +33,6 @@ function readExportOptions(args: ParsedArgs, cwd: string): ExportOptions {
   };
 }
 
-/** `--include connections,profiles` (the default: both) as snapshot parts (parseListOption refuses an empty list). */
 function readInclude(value: unknown): readonly SnapshotPart[] {
   const listed = parseListOption(value, '--include') ?? ['connections', 'profiles'];
   const parts: SnapshotPart[] = [];
@@ -88,14 +79,12 @@ export const exportCommand: CommandSpec = {
   async run(args, ctx) {
     const request = readExportOptions(args, ctx.io.cwd);
     const encryption = await readEncryption(args, ctx);
-    const options: ExportOptions = { ...request, ...(encryption ? { encryption } : {}) };
     const { source, summary } = await exportSnapshot(
-      options,
+      { ...request, ...(encryption ? { encryption } : {}) },
       {
         resolveSource: () => resolveSide(ctx, args, 'from'),
-        createClient: clientFactory(ctx),
         retryBudget: runEnvironments(ctx).retryBudget,
-        signal: ctx.signal,
+        ...runPorts(ctx),
       },
       (event) => renderExportEvent(event, ctx),
     );
@@ -109,7 +98,6 @@ export const exportCommand: CommandSpec = {
   },
 };
 
-/** An export's warnings on stderr. */
 function renderExportEvent(event: ExportEvent, ctx: CliContext): void {
   switch (event.kind) {
     case 'unlisted-id':
@@ -117,14 +105,11 @@ function renderExportEvent(event: ExportEvent, ctx: CliContext): void {
         `connection ${event.name} has no _id in the list: it cannot be exported by id and is left out`,
       );
       return;
-    case 'ids-missing': {
-      const missing = event.ids;
-      const shown = missing.slice(0, 10).join(', ');
+    case 'ids-missing':
       ctx.out.warn(
-        `${missing.length} selected ${missing.length === 1 ? 'id was' : 'ids were'} not in the export (unknown or deleted meanwhile): ${shown}${missing.length > 10 ? ', ...' : ''}`,
+        `${event.ids.length} selected ${event.ids.length === 1 ? 'id was' : 'ids were'} not in the export (unknown or deleted meanwhile): ${event.ids.slice(0, 10).join(', ')}${event.ids.length > 10 ? ', ...' : ''}`,
       );
       return;
-    }
     case 'profiles-unavailable':
       ctx.out.warn(
         `scan profiles are not in the snapshot: GET /scanProfiles answered ${event.status} (${event.message}); the header says so, and an import of it leaves the target's profiles alone`,

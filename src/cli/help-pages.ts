@@ -1,9 +1,4 @@
-/**
- * The help pages' examples and global options: yargs wraps `.example()` in two columns and repeats the
- * global options on every page, so the pages carry a marker that {@link expandExamples} fills with the
- * examples of `commands.ts` and of the command modules, one copyable line each. And the pages laid out
- * ahead by the build, which `--help` and `completion` print without loading yargs ({@link laidOutPage}).
- */
+/** Help pages: examples one copyable line each, and the pages the build lays out (printed without yargs). */
 import { createRequire } from 'node:module';
 import type { Argv } from 'yargs';
 import { TOOL_NAME } from '../version.js';
@@ -16,14 +11,10 @@ import {
 } from './command.js';
 import { topLevelExamples } from './commands.js';
 
-/** The options every command takes, shown once, under "Global options:" of the top-level `--help`. */
+/** The options every command takes, listed only on the top-level `--help`. */
 export const GLOBAL_OPTIONS = ['config', 'log-level', 'log-file', 'json', 'quiet', 'progress'] as const;
 
-/**
- * yargs wraps `.example()` at the `.wrap()` width, in two columns: a long command line comes out in
- * pieces that cannot be copied. So a page's epilog holds only this short marker (never wrapped), and
- * {@link expandExamples} replaces it with the page's examples, one line each.
- */
+/** yargs wraps `.example()` in two columns, breaking long command lines: epilogs hold this marker instead. */
 export const EXAMPLES_MARKER = '@@examples@@';
 
 /** The key of a page's examples: '' (top level), 'cases', 'cases update'. */
@@ -32,13 +23,9 @@ export function pageKey(group: string | undefined, command: string): string {
   return group === undefined ? name : `${group} ${name}`;
 }
 
-/** The examples of each page, by {@link pageKey}. */
-export type ExamplesByPage = ReadonlyMap<string, readonly HelpExample[]>;
+type ExamplesByPage = ReadonlyMap<string, readonly HelpExample[]>;
 
-/**
- * Every page's examples, by {@link pageKey}: the top level, the groups, and the commands whose module
- * `loaded` holds (a command's page is shown only when its module was loaded).
- */
+/** Every page's examples, by {@link pageKey} (a command's only when `loaded` holds its module). */
 export function collectExamples(
   entries: readonly CommandEntry[],
   loaded: ReadonlyMap<CommandRef, CommandSpec>,
@@ -57,17 +44,12 @@ export function collectExamples(
   return pages;
 }
 
-/** A command or group page: its examples, as a marker (see {@link EXAMPLES_MARKER}). */
+/** A command or group page's epilog: its examples marker. */
 export function finishPage(y: Argv, key: string): Argv {
   return y.hide('version').epilog(`${EXAMPLES_MARKER}${key}`);
 }
 
-/**
- * The help text with its examples marker replaced by the examples: each command line whole on its
- * own line (copyable), its description indented below. On a command or group page, the "Global
- * options:" section (yargs repeats it on every page) becomes one line pointing at the top-level page;
- * the options stay declared there, so they are still parsed and completed.
- */
+/** The help text with its marker replaced by the examples; below the top level, global options in a line. */
 export function expandExamples(help: string, examplesByPage: ExamplesByPage): string {
   const marker = new RegExp(`^${EXAMPLES_MARKER}(.*)$`, 'm');
   const page = marker.exec(help)?.[1];
@@ -91,24 +73,20 @@ export function helpWidth(columns: number | undefined): number {
   return Math.min(110, columns ?? 100);
 }
 
-/** The widths the build lays the help out at: not a terminal (100), a wide terminal (110), 80 columns. */
+/** The widths the build lays the help out at. */
 export const LAID_OUT_WIDTHS = [80, 100, 110] as const;
 
-/**
- * What the build writes (`scripts/build-help-pages.mjs`) next to this module's compiled file: what
- * yargs prints for each help request, by width, and for `completion`, by shell. Absent when the CLI
- * runs from its sources: yargs then lays out every page.
- */
+/** What `scripts/build-help-pages.mjs` writes beside this module's compiled file (absent in the sources). */
 const LAID_OUT_NAME = './help-pages.json';
 export const LAID_OUT_FILE = new URL(LAID_OUT_NAME, import.meta.url);
 
-/** The laid-out pages: `help[width][request]` (request: `--help`, `cases update --help`), `completion[shell]`. */
+/** The laid-out pages: `help[width][request]` (request: `cases update --help`), `completion[shell]`. */
 export interface LaidOutPages {
   readonly help: Readonly<Record<string, Readonly<Record<string, string>>>>;
   readonly completion: Readonly<Record<string, string>>;
 }
 
-/** The help requests laid out ahead: the top level, each command and group, each group's commands. */
+/** The help requests laid out ahead: the top level, each command and group, each subcommand. */
 export function laidOutRequests(entries: readonly CommandEntry[]): string[][] {
   const requests = [['--help']];
   for (const entry of entries) {
@@ -120,17 +98,13 @@ export function laidOutRequests(entries: readonly CommandEntry[]): string[][] {
   return requests;
 }
 
-/** The completion script yargs prints: zsh or fish as `$SHELL` (or `$ZSH_NAME`) says, else bash (yargs' rule). */
+/** The shell whose completion script yargs prints (yargs' rule). */
 export function completionShell(env: Readonly<Record<string, string | undefined>>): string {
   if (env.SHELL?.includes('zsh') || env.ZSH_NAME?.includes('zsh')) return 'zsh';
   return env.SHELL?.includes('fish') ? 'fish' : 'bash';
 }
 
-/**
- * What `argv` prints when it is exactly a request laid out ahead (`[group] [command] --help` or `-h`
- * at a width laid out, or `completion`), read from {@link LAID_OUT_FILE}: loading yargs costs more
- * than the rest of such a start. undefined: yargs answers (any other command line, or no file).
- */
+/** What `argv` prints when it is a request laid out ahead (cheaper than loading yargs); else undefined. */
 export function laidOutPage(
   argv: readonly string[],
   columns: number | undefined,
@@ -142,7 +116,6 @@ export function laidOutPage(
   if (!help && !(argv.length === 1 && last === 'completion')) return undefined;
   let pages: LaidOutPages;
   try {
-    // Loaded as the build left it, like the compiled code beside it (not an input of the run).
     pages = createRequire(import.meta.url)(LAID_OUT_NAME) as LaidOutPages;
   } catch {
     return undefined;

@@ -1,8 +1,4 @@
-/**
- * The rendering of `import`: the workflow's events (warnings, progress bar, pre-flight problems) on
- * stderr, its result (the plan of a dry run, the summary of a run) on stdout or as one `--json` document.
- */
-
+/** The rendering of `import`: its events on stderr, its plan or summary on stdout (or as `--json`). */
 import { countOf, displayName } from '../display-name.js';
 import { assertNever, ExitCode } from '../errors.js';
 import type { ImportEvent, ImportResult } from '../importer/import-types.js';
@@ -21,7 +17,6 @@ export function createEventRenderer(ctx: CliContext): (event: ImportEvent) => vo
   return (event) => {
     switch (event.kind) {
       case 'override-removes':
-        // Collapsed: one override that removes the same field from many entries is one line.
         printWarnings(
           ctx,
           event.removals.map(({ entry, paths }) => ({

@@ -1,17 +1,12 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
-/**
- * `dds-migrate import SNAPSHOT --to E`: the options, the call of the import workflow
- * ({@link importSnapshot} in src/importer/import-snapshot.ts) and the rendering of its events and result.
- */
-import { resolve } from 'node:path';
-import { type ExitCode, PreflightError, UsageError, withResumeHint } from '../errors.js';
+/** `dds-migrate import SNAPSHOT --to E`: its options and the call of {@link importSnapshot}. */
+import { PreflightError, UsageError, withResumeHint } from '../errors.js';
 import { importSnapshot } from '../importer/import-snapshot.js';
 import { DEFAULT_IMPORT_CONCURRENCY, type ImportOptions } from '../importer/import-types.js';
 import { ImportSelection } from '../importer/selection.js';
 import { ON_CONFLICT_CHOICES, type OnConflict } from '../sync/plan.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
-import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { createEventRenderer, PLAN_FORMATS, renderDryRun, renderRun } from './import-render.js';
 import {
   booleanOption,
@@ -26,19 +21,12 @@ import {
   stringOption,
 } from './options.js';
 import { chooseFormat, reportRefusal } from './render.js';
-import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
+import { useSnapshotKeysOf, withSnapshotArgument } from './snapshot-keys.js';
 
 /** Check the command line once (UsageError, exit 2). */
 export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions {
-  const snapshot = readStringOption(args, 'snapshot');
+  const snapshot = readPathOption(args, 'snapshot', cwd);
   if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
-  const rate = readRateOption(args.rate);
-  const onConflict = (args.onConflict ?? 'skip') as string;
-  if (!ON_CONFLICT_CHOICES.includes(onConflict as OnConflict)) {
-    throw new UsageError(
-      `Expected --on-conflict to be one of ${ON_CONFLICT_CHOICES.join(', ')}, got ${onConflict}`,
-    );
-  }
   const onlyNames = parseListOption(args.only, '--only', 'exact');
   const types = parseListOption(args.type, '--type');
   const only =
@@ -47,10 +35,11 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
       : new ImportSelection(onlyNames, types === undefined ? undefined : new Set(types));
   const path = (flag: string) => readPathOption(args, flag, cwd);
   return {
-    snapshot: resolve(cwd, snapshot),
+    snapshot,
     concurrency: readNumberOption(args, 'concurrency', CONCURRENCY_RANGE),
-    rate,
-    onConflict: onConflict as OnConflict,
+    rate: readRateOption(args.rate),
+    // yargs holds it to ON_CONFLICT_CHOICES.
+    onConflict: (args.onConflict ?? 'skip') as OnConflict,
     prune: args.prune === true,
     overrides: path('overrides'),
     only,
@@ -67,41 +56,9 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   };
 }
 
-/** Run the import: read the options, call {@link importSnapshot}, render its events and result. */
-export async function runImportCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
-  const options = readImportOptions(args, ctx.io.cwd);
-  const format = chooseFormat(args.format, ctx.globals.json, PLAN_FORMATS, 'text');
-  if (args.format !== undefined && !options.dryRun)
-    throw new UsageError('--format applies to the plan of a dry run', {
-      hint: 'Add --dry-run, or use --json for the result of a run',
-    });
-  await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
-  const result = await importSnapshot(
-    options,
-    {
-      resolveTarget: () => resolveSide(ctx, args, 'to'),
-      createClient: clientFactory(ctx),
-      env: ctx.io.env,
-      log: ctx.log,
-      signal: ctx.signal,
-    },
-    createEventRenderer(ctx),
-  ).catch((error: unknown) => {
-    if (error instanceof PreflightError) reportRefusal(ctx, error.problems);
-    throw withResumeHint(error, 'an import');
-  });
-  switch (result.kind) {
-    case 'dry-run':
-      return renderDryRun(ctx, result, format);
-    case 'ran':
-      return renderRun(ctx, result);
-  }
-}
-
 export const importCommand: CommandSpec = {
   builder: (yargs) =>
-    withEnvironmentOptions(withSnapshotKeyOptions(yargs), ['to'])
-      .positional('snapshot', { type: 'string', describe: 'A *.snapshot.jsonl file written by export' })
+    withEnvironmentOptions(withSnapshotArgument(yargs), ['to'])
       .options({
         'allow-run': booleanOption(
           'Also create one-time scan profiles (each starts a scan at once); default: skipped',
@@ -167,5 +124,27 @@ export const importCommand: CommandSpec = {
       describe: 'Show what making dr equal to the snapshot would change (creates, updates, deletes)',
     },
   ],
-  run: runImportCommand,
+  async run(args, ctx) {
+    const options = readImportOptions(args, ctx.io.cwd);
+    const format = chooseFormat(args.format, ctx.globals.json, PLAN_FORMATS, 'text');
+    if (args.format !== undefined && !options.dryRun)
+      throw new UsageError('--format applies to the plan of a dry run', {
+        hint: 'Add --dry-run, or use --json for the result of a run',
+      });
+    await useSnapshotKeysOf(args, ctx, [args.snapshot as string]);
+    const result = await importSnapshot(
+      options,
+      { resolveTarget: () => resolveSide(ctx, args, 'to'), ...runPorts(ctx) },
+      createEventRenderer(ctx),
+    ).catch((error: unknown) => {
+      if (error instanceof PreflightError) reportRefusal(ctx, error.problems);
+      throw withResumeHint(error, 'an import');
+    });
+    switch (result.kind) {
+      case 'dry-run':
+        return renderDryRun(ctx, result, format);
+      case 'ran':
+        return renderRun(ctx, result);
+    }
+  },
 };

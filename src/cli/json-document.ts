@@ -1,24 +1,14 @@
-/**
- * A `--json` document with one long array (an undo's 100 000 steps) written a piece at a time: the
- * same text as `JSON.stringify(document, null, 2)`, without that whole text, its scrubbed copy and the
- * bytes written ever being in memory at once (about 40 MB each for 100 000 steps).
- */
+/** A `--json` document with one long array (100 000 steps: 40 MB of text) written a piece at a time. */
 import { randomUUID } from 'node:crypto';
 import type { Output } from './context.js';
 
-/** Pieces gathered before a write. */
 const PIECE_CHARS = 64 * 1024;
 
-/** An item of the array as `JSON.stringify(document, null, 2)` writes it there (indented four spaces). */
 function layOutItem(item: unknown): string {
   return (JSON.stringify(item, null, 2) ?? 'null').replaceAll('\n', '\n    ');
 }
 
-/**
- * Write `document` to `out` as `JSON.stringify(document, null, 2)` would, followed by a newline, with
- * the member `arrayKey` (which must be in `document`, in its place, as any array) holding `items`.
- * `itemText`, when given, lays an item out as that would, faster for the one shape of item it knows.
- */
+/** Write `document` as `JSON.stringify(document, null, 2)` would, its member `arrayKey` holding `items`. */
 export function writeJsonDocument<T>(
   out: Pick<Output, 'write'>,
   document: Readonly<Record<string, unknown>>,
@@ -26,7 +16,7 @@ export function writeJsonDocument<T>(
   items: Iterable<T>,
   itemText: (item: T) => string = layOutItem,
 ): void {
-  // The rest of the document laid out by JSON.stringify, a marker no value holds in the array's place.
+  // A marker no value holds stands in the array's place.
   const marker = randomUUID();
   const text = JSON.stringify({ ...document, [arrayKey]: marker }, null, 2);
   const at = text.indexOf(`"${marker}"`);

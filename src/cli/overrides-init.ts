@@ -1,8 +1,4 @@
-/**
- * `dds-migrate overrides init SNAPSHOT -o FILE [--prefix P] [--force]`: writes an overrides skeleton with
- * one `${env:NAME}` per secret the import of SNAPSHOT will need ({@link initOverrides}) and prints the
- * variable names on stdout, one per line (`--json`: one object), so a script can check they are set.
- */
+/** `dds-migrate overrides init`: prints the skeleton's variable names so a script can check they are set. */
 import { resolve } from 'node:path';
 import { countOf } from '../display-name.js';
 import { ExitCode, UsageError } from '../errors.js';

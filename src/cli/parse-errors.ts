@@ -1,28 +1,18 @@
-/**
- * yargs' own parse-error messages, rewritten into the house style before they reach the user: one line
- * that names the flag, the argument or the command and says what is expected ("Expected --format to be
- * one of table, json, ndjson, csv, got "xml""), instead of yargs' multi-line or flag-less texts
- * ("Invalid values:\n  Argument: format, ...", "Not enough non-option arguments: got 0, need at least 1").
- * Pure: message, help text of the command being parsed and argv in; the user's line out.
- */
+/** yargs' parse errors rewritten into one line that names the flag, argument or command. Pure. */
 import { findClosest } from '../closest.js';
 
-/** What a parse failure becomes. */
-export interface ParseFailure {
-  /** The one line (without the hint). */
+interface ParseFailure {
   readonly message: string;
-  /** True when the short help (usage and commands) should be printed first: no command was chosen. */
+  /** No command was chosen: print the short help (usage and commands) first. */
   readonly showCommands: boolean;
   /** The command whose help to read, e.g. `dds-migrate profiles get`. */
   readonly command: string;
 }
 
-/** Messages of `demandCommand` set by run-cli: the user gave no command (or no subcommand). */
+/** The `demandCommand` messages run-cli sets: no command, or a group without a subcommand. */
 export const NO_COMMAND_MESSAGE = 'Missing a command';
-/** Prefix of the message of a group without a subcommand. */
 export const NO_SUBCOMMAND_PREFIX = 'Missing a subcommand of';
 
-/** `o` -> `-o`, `out-dir` -> `--out-dir`. */
 function flagOf(name: string): string {
   const n = name.trim();
   return n.length === 1 ? `-${n}` : `--${n}`;
@@ -40,7 +30,6 @@ function commandPath(usage: string): string[] {
   return usage.split(/\s+/).filter((w) => w !== '' && !/^[<[]/.test(w));
 }
 
-/** The commands a group's help lists (`list`, `resolve`, ...). */
 function commandNames(help: string, usage: string): string[] {
   const depth = commandPath(usage).length;
   const section = help.split(/\nCommands:\n/)[1]?.split(/\n\s*\n/)[0] ?? '';
@@ -57,7 +46,6 @@ function typedCommand(usage: string, argv: readonly string[]): string | undefine
   return words.find((w, i) => path[i] !== w);
 }
 
-/** The long options a command's help lists (`--overrides`, `--out-dir`), in order, without repeats. */
 function optionNames(help: string): string[] {
   return [...new Set([...help.matchAll(/(?:^|[\s,[])(--[a-zA-Z][\w-]*)/gm)].map((m) => m[1] as string))];
 }
@@ -72,10 +60,9 @@ function describeUnknownOptions(options: readonly string[], help: string): strin
   return close === undefined ? listed : `${listed}: did you mean ${close}?`;
 }
 
-/** Rewrite one yargs failure message. */
+/** Rewrite one yargs failure message, given the help text of the command being parsed. */
 export function describeParseFailure(message: string, help: string, argv: readonly string[]): ParseFailure {
   const text = message.trim();
-  // The usage line of the command being parsed (first line of its help): `dds-migrate profiles get <id>`.
   const usage = (help.split('\n')[0] ?? '').trim();
   const command = commandPath(usage).join(' ');
   const one = (m: string): ParseFailure => ({ message: m, showCommands: false, command });
@@ -89,7 +76,6 @@ export function describeParseFailure(message: string, help: string, argv: readon
     const names = splitNames(unknown[1]);
     const options = names.filter((n) => argv.some((a) => a === flagOf(n) || a.startsWith(`${flagOf(n)}=`)));
     const words = names.filter((n) => !options.includes(n));
-    // A group (or the top level) lists commands.
     if (words.length > 0 && /\nCommands:\n/.test(help)) {
       const known = commandNames(help, usage);
       return one(
@@ -146,6 +132,5 @@ export function describeParseFailure(message: string, help: string, argv: readon
     return one(`${flagOf(exclusive[1])} and ${flagOf(exclusive[2])} cannot be used together`);
   }
 
-  // Anything else: still one line.
   return one(text.replace(/\s*\n\s*/g, ' '));
 }

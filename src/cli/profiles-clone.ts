@@ -4,7 +4,7 @@ import { assertPlanClean, type CloneResult, cloneProfiles } from '../profiles/cl
 import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../profiles/plan.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, readPathOption, stringOption } from './options.js';
 import { renderTable, withRefusalJson } from './render.js';
 
@@ -44,9 +44,8 @@ function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: st
       ctx.out.result(`exists   ${step.sourceId}  '${step.name}' (already in the target: nothing sent)`);
     } else {
       // Its problems are in the one list of the error line on stderr, not repeated here.
-      const n = step.problems.length;
       ctx.out.result(
-        `blocked  ${step.sourceId}  '${step.name}': ${countOf(n, 'problem')} (listed on stderr)`,
+        `blocked  ${step.sourceId}  '${step.name}': ${countOf(step.problems.length, 'problem')} (listed on stderr)`,
       );
     }
   }
@@ -115,9 +114,7 @@ export const profilesCloneCommand: CommandSpec = {
         {
           resolveSource: () => resolveSide(ctx, args, 'from'),
           resolveTarget: () => resolveSide(ctx, args, 'to'),
-          createClient: clientFactory(ctx),
-          log: ctx.log,
-          signal: ctx.signal,
+          ...runPorts(ctx),
         },
       ),
     );

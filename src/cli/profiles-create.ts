@@ -1,8 +1,4 @@
-/**
- * `dds-migrate profiles create --env E --file PROFILE.json [--allow-run]`: the file is checked (schema,
- * cron, time zone), its data sources must exist in the environment, a one-time profile needs
- * `--allow-run`; then one POST. Prints the new `_id`.
- */
+/** `dds-migrate profiles create --env E --file PROFILE.json`: one POST; prints the new `_id`. */
 import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { createProfileFromFile } from '../profiles/create.js';

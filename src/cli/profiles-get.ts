@@ -23,8 +23,7 @@ export const profilesGetCommand: CommandSpec = {
   async run(args, ctx) {
     const id = typeof args.id === 'string' ? args.id.trim() : '';
     if (id === '') throw new UsageError('Expected a scan profile id, got an empty one');
-    const profile = await getProfile(id, envPorts(ctx, args));
-    ctx.out.json(profile);
+    ctx.out.json(await getProfile(id, envPorts(ctx, args)));
     return ExitCode.ok;
   },
 };

@@ -1,15 +1,11 @@
-/**
- * `dds-migrate profiles list --env E [--format table|json|ndjson|csv]`: every scan profile of an
- * environment, like `connections list` (table on a terminal, NDJSON otherwise, JSON with `--json`).
- */
+/** `dds-migrate profiles list --env E`: every scan profile, rendered as `connections list` renders. */
 import { ExitCode } from '../errors.js';
 import { listEnvironmentProfiles } from '../profiles/read.js';
 import type { CommandSpec } from './command.js';
 import { envPorts, withEnvironmentOptions } from './environment.js';
 import { chooseStdoutFormat, createRecordWriter, LIST_FORMAT_OPTION } from './render.js';
 
-/** Columns of the table and of the CSV (JSON and NDJSON carry whole profiles). */
-export const PROFILE_COLUMNS: readonly string[] = [
+const PROFILE_COLUMNS: readonly string[] = [
   'name',
   '_id',
   'scanTemplateId',

@@ -1,26 +1,18 @@
-/**
- * A progress bar on stderr (cli-progress), for a TTY only, counting settled items and the failed ones
- * among them (`{failed}`) and their rate (`{speed}` per second). Its line is cleared when it stops (what
- * follows starts on a clean line), and it stops at once on Ctrl-C, before anything else is printed: a
- * bar still redrawing would overwrite the lines below it.
- */
+/** A progress bar on stderr (cli-progress) counting settled items, the failed ones and their rate. */
 import { createRequire } from 'node:module';
 import type cliProgress from 'cli-progress';
 import type { CliContext } from './context.js';
 
-// Loaded when a bar is shown: a run without one (not a TTY, `--no-progress`) does not pay its memory.
+// Loaded when a bar is shown: a run without one does not pay its memory.
 const requireModule = createRequire(import.meta.url);
 
-/** A started bar: `tick` counts one settled item (a no-op once stopped); `stop` is idempotent. */
+/** A started bar: `tick` counts one settled item; `stop` is idempotent. */
 export interface CountingBar {
   tick(failed: boolean): void;
   stop(): void;
 }
 
-/**
- * Start a bar of `total` items with `format` (cli-progress tokens, plus `{speed}` and `{failed}`), or
- * undefined when no bar is shown (not a TTY, `--no-progress`, nothing to do, already interrupted).
- */
+/** Start a bar of `total` items, or undefined when none is shown (not a TTY, nothing to do, aborted). */
 export function startCountingBar(
   ctx: CliContext,
   total: number,
@@ -47,8 +39,8 @@ export function startCountingBar(
     bar.stop();
   };
   bar.start(total, 0, { speed: '0.0', failed: 0 });
-  // After start: a stop before the bar's first frame is done would be a no-op and leave it drawing.
-  // An abort that came while it started is handled by the run's own end.
+  // It stops at once on Ctrl-C: a bar still redrawing would overwrite the lines below it. Only after
+  // start: a stop before the first frame is a no-op and leaves the bar drawing.
   ctx.signal.addEventListener('abort', stop);
   const started = Date.now();
   let done = 0;

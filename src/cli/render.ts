@@ -1,13 +1,4 @@
-/**
- * Output renderers for record lists (`connections list`, `cases list`): a table for people, JSON, NDJSON
- * and CSV for programs. NDJSON, CSV and JSON are streamed (one record written as it arrives, so a list
- * of any length uses flat memory); the table is buffered because its column widths depend on every row.
- *
- * `columns` picks the fields of the table and of the CSV (the CSV header is `columns`). JSON and NDJSON
- * carry whole records. Nested values (objects, arrays) are rendered as JSON text in table and CSV
- * cells; null and absent values as an empty cell.
- */
-
+/** Renderers of record lists (table, JSON, NDJSON, CSV: all but the table streamed) and of refusals. */
 import { createRequire } from 'node:module';
 import { countOf } from '../display-name.js';
 import { ExitCode, PreflightError, type Problem, UsageError } from '../errors.js';
@@ -19,7 +10,6 @@ import { describeGiven, formatOption } from './options.js';
 /** Every output format of a record list. */
 export type OutputFormat = 'table' | 'json' | 'ndjson' | 'csv';
 
-/** All formats, for `choices` of a `--format` option. */
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'ndjson', 'csv'];
 
 /** `--format` of `connections list` and `profiles list`. */
@@ -28,19 +18,14 @@ export const LIST_FORMAT_OPTION = formatOption(
   'Output format (default: table on a terminal, ndjson otherwise; json with --json)',
 );
 
-/** Writes records in one format; `end` must be called once, after the last record. */
-export interface RecordWriter {
-  /** Render one record (synchronous: into the output's buffer). */
+/** Writes records in one format; `end` is called once, after the last record. */
+interface RecordWriter {
   write(record: Record<string, unknown>): void;
   end(): Promise<void>;
-  /** Records written so far. */
   readonly count: number;
 }
 
-/**
- * The format of a record list written to stdout ({@link chooseFormat}); by default a table for a person
- * at a terminal, NDJSON for a pipe or a file.
- */
+/** The format of a record list on stdout: by default a table on a terminal, NDJSON for a pipe or a file. */
 export function chooseStdoutFormat(
   format: unknown,
   out: Pick<Output, 'stdoutIsTTY'>,
@@ -49,16 +34,14 @@ export function chooseStdoutFormat(
   return chooseFormat(format, json, OUTPUT_FORMATS, out.stdoutIsTTY ? 'table' : 'ndjson');
 }
 
-/**
- * `--format` of a command whose formats are `formats`; when absent, json with `--json`, else `fallback`.
- * `--json` promises exactly one JSON document on stdout: another `--format` with it is refused.
- */
+/** `--format` among `formats`; when absent, json with `--json`, else `fallback`. */
 export function chooseFormat<F extends string>(
   format: unknown,
   json: boolean,
   formats: readonly F[],
   fallback: F,
 ): F {
+  // --json promises exactly one JSON document on stdout.
   if (json && format !== undefined && format !== 'json') {
     throw new UsageError(`--json cannot be combined with --format ${String(format)}`, {
       hint: 'Drop --json, or use --format json',
@@ -69,7 +52,7 @@ export function chooseFormat<F extends string>(
   throw new UsageError(`Expected --format to be one of ${formats.join(', ')}, got ${describeGiven(format)}`);
 }
 
-/** A cell's text: strings as they are, other scalars as their JSON text, nested values as JSON. */
+/** A cell's text: strings as they are, nested values as JSON, null and absent as empty. */
 export function renderCell(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
@@ -84,18 +67,15 @@ function pick(record: Record<string, unknown>, columns: readonly string[]): Reco
   return out;
 }
 
-/** One line of CSV (RFC 4180 quoting: fields with a comma, quote, CR or LF are quoted, quotes doubled). */
+/** One line of CSV as csv-stringify writes it; only rows that need quoting pay for csv-stringify. */
 export function renderCsvRow(cells: readonly string[]): string {
-  // A row with nothing to quote is its cells joined (exactly what csv-stringify writes for it); only a
-  // row with a quote, comma or line break goes through csv-stringify: a million rows stay cheap.
   for (const cell of cells) if (CSV_NEEDS_QUOTING.test(cell)) return csvLine(cells as string[]);
   return `${cells.join(',')}\n`;
 }
 
-/** What csv-stringify (default options) quotes a cell for. */
 const CSV_NEEDS_QUOTING = /[",\r\n]/;
 
-// csv-stringify is loaded at the first row that needs quoting, not by every command that renders.
+// Loaded at the first row that needs quoting, not by every command that renders.
 const requireModule = createRequire(import.meta.url);
 function csvLine(cells: string[]): string {
   const { stringify } = requireModule('csv-stringify/sync') as typeof import('csv-stringify/sync');
@@ -123,17 +103,13 @@ export function renderTable(
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
-/**
- * Create a writer for `format` on `out` (stdout, scrubbed of registered secrets); `columns` are the
- * fields the table and the CSV show, in order.
- */
+/** A writer of `format` on `out`; `columns` are the fields of the table and of the CSV. */
 export function createRecordWriter(
   format: OutputFormat,
   out: Pick<Output, 'write'>,
   columns: readonly string[],
 ): RecordWriter {
-  // The CSV header waits for the first record (or the end): a request that fails on the first page
-  // leaves stdout empty rather than holding a header with no rows.
+  // The CSV header waits for the first record: a first page that fails leaves stdout empty.
   const header = renderCsvRow(columns);
   const rows: Record<string, unknown>[] = [];
   let count = 0;
@@ -178,11 +154,7 @@ export function createRecordWriter(
   };
 }
 
-/**
- * A pre-flight's problems on stderr, one a line (scrubbed), under `heading` (given the count: "1
- * problem", "3 problems"). Nothing with `--json`: the JSON result on stdout holds them
- * ({@link writeRefusalJson}), and they are not repeated (`import`, `undo`).
- */
+/** A pre-flight's problems on stderr under `heading` (given "3 problems"); nothing with `--json`. */
 export function printProblems(
   ctx: CliContext,
   problems: readonly Problem[],
@@ -190,8 +162,7 @@ export function printProblems(
 ): void {
   if (ctx.globals.json) return;
   ctx.io.stderr.write(`${heading(countOf(problems.length, 'problem'))}\n`);
-  // A problem that only follows from another one listed (a scan profile naming a connection that is
-  // itself refused: `causedBy` names an entry with problems of its own) is counted, not listed.
+  // A problem that only follows from another one listed (`causedBy`) is counted, not listed.
   const refused = new Set(problems.filter((p) => p.causedBy === undefined).map((p) => p.entry));
   const follows = (p: Problem) => !ctx.globals.verbose && p.causedBy !== undefined && refused.has(p.causedBy);
   const following = problems.filter(follows);
@@ -205,28 +176,17 @@ export function printProblems(
   }
 }
 
-/**
- * A refused pre-flight (import: its PreflightError; undo: its `refused` event): with `--json` the one
- * result on stdout ({@link writeRefusalJson}), else its problems on stderr under `Pre-flight found N problems:`.
- */
+/** A refused pre-flight: the `--json` result on stdout, else its problems on stderr. */
 export function reportRefusal(ctx: CliContext, problems: readonly Problem[]): void {
   writeRefusalJson(ctx, problems);
   printProblems(ctx, problems, (count) => `Pre-flight found ${count}:`);
 }
 
-/**
- * With `--json`, a pre-flight refusal (exit 3, nothing sent) as the one result on stdout:
- * `{"ok": false, "exitCode": 3, "problems": [...]}` (`import`, `undo`, `profiles create` and `clone`).
- */
 function writeRefusalJson(ctx: CliContext, problems: readonly Problem[]): void {
   if (ctx.globals.json) ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems });
 }
 
-/**
- * `work`, a pre-flight refusal of it also written by {@link writeRefusalJson} (for a workflow that
- * throws its refusal rather than reporting it as an event); the error line follows on stderr as for
- * every failure.
- */
+/** `work`, with a pre-flight refusal it throws also written as the `--json` result. */
 export async function withRefusalJson<T>(ctx: CliContext, work: Promise<T>): Promise<T> {
   try {
     return await work;

@@ -1,7 +1,4 @@
-/**
- * How an error reaches the user: a {@link DdsError} as one line and its exit code, anything else as a
- * bug (exit 70, the stack, scrubbed); and the exit code of a run whose standard output failed.
- */
+/** How an error reaches the user: a {@link DdsError} as one line, anything else as a bug (exit 70). */
 import { DdsError, ExitCode } from '../errors.js';
 import { toFileWriteError } from '../files.js';
 import { scrub } from '../secrets.js';
@@ -19,10 +16,8 @@ export function reportError(error: unknown, io: CliIo, debug: boolean): ExitCode
 }
 
 /**
- * Report a bug, or an error that escaped every handler (`uncaughtException`, `unhandledRejection`:
- * `main.ts` installs it), and return its exit code (70): "this is a bug" and the stack only, scrubbed.
- * Never `util.inspect` of the error (what Node prints for an uncaught error by default): that shows
- * every property and its `cause`, and an axios error's `config.headers` holds the Authorization header.
+ * Report a bug: "this is a bug" and the stack only, scrubbed (exit 70). Never `util.inspect` (Node's
+ * default): it shows every property, and an axios error's `config.headers` holds the Authorization header.
  */
 export function reportUncaught(error: unknown, stderr: NodeJS.WritableStream): ExitCode {
   const stack =
@@ -41,12 +36,8 @@ function describeNonError(value: unknown): string {
 }
 
 /**
- * The exit code of a run whose standard output failed with `failure` (main.ts watches it):
- * - the reader closed the pipe (EPIPE, `dds-migrate connections list | head -1`): what it did not read
- *   is dropped quietly and the command keeps its own exit code, as a careful Unix tool does;
- * - any other failure (ENOSPC of `> file` on a full disk, EIO) lost output a script relies on: one
- *   {@link FileWriteError} line, exit 2, unless the command already failed with its own error line
- *   (exit 2 or more), whose code is kept.
+ * The exit code of a run whose stdout failed: a closed pipe (EPIPE, `| head -1`) keeps the command's
+ * code; any other failure (ENOSPC, EIO) lost output a script relies on: exit 2, if it did not fail already.
  */
 export function finishStdout(failure: unknown, code: ExitCode, stderr: NodeJS.WritableStream): ExitCode {
   if ((failure as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') return code;

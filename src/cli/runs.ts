@@ -1,7 +1,4 @@
-/**
- * `dds-migrate runs JOURNAL [--format table|json]`: the runs of an import journal, oldest first: what
- * each wrote, whether it finished, which undo took it back.
- */
+/** `dds-migrate runs JOURNAL`: the runs of a journal, oldest first, and what each wrote. */
 import { ExitCode, UsageError } from '../errors.js';
 import { KINDS } from '../sync/kind.js';
 import { type KindCounts, listRuns, type RunSummary } from '../sync/runs.js';

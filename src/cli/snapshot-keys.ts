@@ -1,8 +1,4 @@
-/**
- * The age options of the commands that read snapshots (`--identity FILE`, `--passphrase-env VAR`, and
- * `DDS_AGE_IDENTITY`) and of `export` (`--encrypt-to`, `--encrypt-to-file`, `--passphrase-env`): declared
- * once, read once. See docs/encrypted-snapshots.md.
- */
+/** The age options of the commands that read snapshots and of `export`: docs/encrypted-snapshots.md. */
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
@@ -54,7 +50,6 @@ export function withEncryptionOptions(yargs: Argv): Argv {
   });
 }
 
-/** Each value of a repeatable path option, non-empty. */
 function readPaths(value: unknown, flag: string): string[] {
   if (value === undefined || value === null) return [];
   const items = (Array.isArray(value) ? value : [value]).map(String);
@@ -64,11 +59,7 @@ function readPaths(value: unknown, flag: string): string[] {
   return items;
 }
 
-/**
- * Read the command's keys and make them the ones its snapshots are opened with; then check that each
- * encrypted snapshot of `snapshots` (paths as typed; environments are skipped) opens, so that a wrong
- * key stops the command here (exit 2), before anything is sent.
- */
+/** Open snapshots with the command's keys, and check that each encrypted one of `snapshots` opens. */
 export async function useSnapshotKeysOf(
   args: ParsedArgs,
   ctx: CliContext,
@@ -87,10 +78,7 @@ export async function useSnapshotKeysOf(
   }
 }
 
-/**
- * The SNAPSHOT argument as typed (`label`, for messages) and resolved against the run's cwd (`path`),
- * checked to open with the command's keys ({@link useSnapshotKeysOf}).
- */
+/** The SNAPSHOT argument as typed (`label`) and resolved (`path`), checked to open with the keys. */
 export async function readSnapshotArgument(
   args: ParsedArgs,
   ctx: CliContext,

@@ -1,24 +1,17 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
-/**
- * `dds-migrate undo JOURNAL [--to E] [--overrides FILE] [--dry-run] [--confirm E] [--include-in-doubt]`:
- * the options, the call of the undo workflow ({@link undoRun} in src/sync/undo.ts) and the rendering of
- * its events and result.
- */
-import { resolve } from 'node:path';
+/** `dds-migrate undo JOURNAL`: options in, {@link undoRun} (src/sync/undo.ts), its result rendered. */
 import { countOf, displayName } from '../display-name.js';
 import { ExitCode, UsageError, withResumeHint } from '../errors.js';
 import { scrub } from '../secrets.js';
 import { KINDS, kindOf } from '../sync/kind.js';
 import { type UndoEvent, type UndoLine, undoRun } from '../sync/undo.js';
 import { isWritingStep, type UndoStep } from '../sync/undo-plan.js';
-import type { CommandSpec, ParsedArgs } from './command.js';
-import type { CliContext } from './context.js';
-import { clientFactory, resolveSide, withEnvironmentOptions } from './environment.js';
+import type { CommandSpec } from './command.js';
+import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
 import { booleanOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { printProblems, reportRefusal } from './render.js';
 
-/** One line describing an undo step. */
 function describeUndoStep(step: UndoStep): string {
   const name = displayName(step.name);
   const typed = `${name}${step.type ? ` (${step.type})` : ''}`;
@@ -52,103 +45,6 @@ function lineJson(line: UndoLine) {
   };
 }
 
-export async function runUndoCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
-  const journalArg = readStringOption(args, 'journal');
-  if (journalArg === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
-  const onEvent = (event: UndoEvent): void => {
-    if (event.kind === 'refused') reportRefusal(ctx, event.problems);
-    if (event.kind === 'run-started')
-      ctx.out.info(
-        `Undoing run ${event.undoes}: ${countOf(event.writes, 'change')} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
-      );
-  };
-  const result = await undoRun(
-    {
-      journal: resolve(ctx.io.cwd, journalArg),
-      overrides: readPathOption(args, 'overrides', ctx.io.cwd),
-      dryRun: args.dryRun === true,
-      confirm: readStringOption(args, 'confirm'),
-      schemas: readPathOption(args, 'schemas', ctx.io.cwd),
-      includeInDoubt: args.includeInDoubt === true,
-    },
-    {
-      resolveTarget: (boundUrl) =>
-        resolveSide(ctx, { ...args, to: readStringOption(args, 'to') ?? boundUrl }, 'to'),
-      createClient: clientFactory(ctx),
-      env: ctx.io.env,
-      log: ctx.log,
-      signal: ctx.signal,
-    },
-    onEvent,
-  ).catch((error: unknown) => {
-    // An undo is journaled: re-running it resumes.
-    throw withResumeHint(error, 'an undo');
-  });
-  if (result.kind === 'nothing') {
-    if (ctx.globals.json) ctx.out.json({ ok: true, journal: result.journal, undone: null, steps: [] });
-    else ctx.out.result(`Nothing to undo: every run of ${result.journal} is undone already`);
-    return ExitCode.ok;
-  }
-  if (result.kind === 'dry-run') {
-    if (ctx.globals.json) {
-      writeJsonDocument(
-        ctx.out,
-        { dryRun: true, target: result.target, undoes: result.undoes, steps: [], problems: result.problems },
-        'steps',
-        mapLazily(result.steps, (step) => lineJson({ step, outcome: undefined })),
-      );
-    } else {
-      ctx.out.result(`Plan for undoing run ${result.undoes} in ${result.target} (dry run, nothing sent):`);
-      for (const step of result.steps) ctx.out.result(`  ${describeUndoStep(step)}`);
-      const writes = result.steps.filter(isWritingStep).length;
-      ctx.out.result(`Total: ${writes === 0 ? 'nothing to do' : countOf(writes, 'change')}`);
-    }
-    if (result.problems.length > 0) {
-      printProblems(ctx, result.problems, (count) => `Pre-flight would refuse this undo (${count}):`);
-      return ExitCode.validation;
-    }
-    return ExitCode.ok;
-  }
-  const count = (outcome: string) => result.lines.filter((l) => l.outcome === outcome).length;
-  const left = result.lines.filter((l) => l.step.kind === 'left');
-  const failed = result.lines.filter((l) => l.outcome === 'failed');
-  if (ctx.globals.json) {
-    // Written a step at a time: 100 000 steps are tens of MB of text.
-    writeJsonDocument(
-      ctx.out,
-      {
-        ok: result.stoppedBy === undefined && failed.length === 0 && left.length === 0,
-        target: result.target,
-        journal: result.journal,
-        run: result.run,
-        undone: result.undoes,
-        steps: [],
-        ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
-      },
-      'steps',
-      mapLazily(result.lines, lineJson),
-    );
-  } else {
-    const lines = [
-      `Undo of run ${result.undoes} in ${result.target}: ${describeObjects(result.lines)}`,
-      `  deleted    ${String(count('deleted')).padStart(6)}  (created by the import)`,
-      `  restored   ${String(count('restored')).padStart(6)}  (put back to their state before the import)`,
-      `  recreated  ${String(count('recreated')).padStart(6)}  (deleted by the import)`,
-      `  reverted   ${String(result.lines.filter((l) => l.step.kind === 'reverted').length).padStart(6)}  (already as before)`,
-      `  left       ${String(left.length).padStart(6)}  (not touched: reasons below)`,
-      `  failed     ${String(failed.length).padStart(6)}`,
-    ];
-    if (count('pending') > 0)
-      lines.push(`  pending    ${String(count('pending')).padStart(6)}  (re-run to resume)`);
-    for (const l of left)
-      lines.push(`  left ${displayName(l.step.name)}: ${l.step.kind === 'left' ? l.step.reason : ''}`);
-    for (const l of failed) lines.push(`  failed ${displayName(l.step.name)}: ${l.message ?? ''}`);
-    ctx.out.result(scrub(lines.join('\n')));
-  }
-  if (result.stoppedBy) throw result.stoppedBy;
-  return failed.length > 0 || left.length > 0 ? ExitCode.partial : ExitCode.ok;
-}
-
 export const undoCommand: CommandSpec = {
   builder: (yargs) =>
     withEnvironmentOptions(yargs, ['to'], { optional: true })
@@ -174,7 +70,103 @@ export const undoCommand: CommandSpec = {
       describe: 'The same, with the secrets that re-created connections would need',
     },
   ],
-  run: runUndoCommand,
+  async run(args, ctx) {
+    const journal = readPathOption(args, 'journal', ctx.io.cwd);
+    if (journal === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
+    const onEvent = (event: UndoEvent): void => {
+      if (event.kind === 'refused') reportRefusal(ctx, event.problems);
+      if (event.kind === 'run-started')
+        ctx.out.info(
+          `Undoing run ${event.undoes}: ${countOf(event.writes, 'change')} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
+        );
+    };
+    const result = await undoRun(
+      {
+        journal,
+        overrides: readPathOption(args, 'overrides', ctx.io.cwd),
+        dryRun: args.dryRun === true,
+        confirm: readStringOption(args, 'confirm'),
+        schemas: readPathOption(args, 'schemas', ctx.io.cwd),
+        includeInDoubt: args.includeInDoubt === true,
+      },
+      {
+        resolveTarget: (boundUrl) =>
+          resolveSide(ctx, { ...args, to: readStringOption(args, 'to') ?? boundUrl }, 'to'),
+        ...runPorts(ctx),
+      },
+      onEvent,
+    ).catch((error: unknown) => {
+      throw withResumeHint(error, 'an undo');
+    });
+    if (result.kind === 'nothing') {
+      if (ctx.globals.json) ctx.out.json({ ok: true, journal: result.journal, undone: null, steps: [] });
+      else ctx.out.result(`Nothing to undo: every run of ${result.journal} is undone already`);
+      return ExitCode.ok;
+    }
+    if (result.kind === 'dry-run') {
+      if (ctx.globals.json) {
+        writeJsonDocument(
+          ctx.out,
+          {
+            dryRun: true,
+            target: result.target,
+            undoes: result.undoes,
+            steps: [],
+            problems: result.problems,
+          },
+          'steps',
+          mapLazily(result.steps, (step) => lineJson({ step, outcome: undefined })),
+        );
+      } else {
+        ctx.out.result(`Plan for undoing run ${result.undoes} in ${result.target} (dry run, nothing sent):`);
+        for (const step of result.steps) ctx.out.result(`  ${describeUndoStep(step)}`);
+        const writes = result.steps.filter(isWritingStep).length;
+        ctx.out.result(`Total: ${writes === 0 ? 'nothing to do' : countOf(writes, 'change')}`);
+      }
+      if (result.problems.length > 0) {
+        printProblems(ctx, result.problems, (count) => `Pre-flight would refuse this undo (${count}):`);
+        return ExitCode.validation;
+      }
+      return ExitCode.ok;
+    }
+    const count = (outcome: string) => result.lines.filter((l) => l.outcome === outcome).length;
+    const left = result.lines.filter((l) => l.step.kind === 'left');
+    const failed = result.lines.filter((l) => l.outcome === 'failed');
+    if (ctx.globals.json) {
+      writeJsonDocument(
+        ctx.out,
+        {
+          ok: result.stoppedBy === undefined && failed.length === 0 && left.length === 0,
+          target: result.target,
+          journal: result.journal,
+          run: result.run,
+          undone: result.undoes,
+          steps: [],
+          ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
+        },
+        'steps',
+        mapLazily(result.lines, lineJson),
+      );
+    } else {
+      const lines = [
+        `Undo of run ${result.undoes} in ${result.target}: ${describeObjects(result.lines)}`,
+        `  deleted    ${String(count('deleted')).padStart(6)}  (created by the import)`,
+        `  restored   ${String(count('restored')).padStart(6)}  (put back to their state before the import)`,
+        `  recreated  ${String(count('recreated')).padStart(6)}  (deleted by the import)`,
+        `  reverted   ${String(result.lines.filter((l) => l.step.kind === 'reverted').length).padStart(6)}  (already as before)`,
+        `  left       ${String(left.length).padStart(6)}  (not touched: reasons below)`,
+        `  failed     ${String(failed.length).padStart(6)}`,
+      ];
+      if (count('pending') > 0)
+        lines.push(`  pending    ${String(count('pending')).padStart(6)}  (re-run to resume)`);
+      for (const l of left)
+        lines.push(`  left ${displayName(l.step.name)}: ${l.step.kind === 'left' ? l.step.reason : ''}`);
+      for (const l of failed) lines.push(`  failed ${displayName(l.step.name)}: ${l.message ?? ''}`);
+      ctx.out.result(scrub(lines.join('\n')));
+    }
+    if (result.stoppedBy) throw result.stoppedBy;
+    return failed.length > 0 || left.length > 0 ? ExitCode.partial : ExitCode.ok;
+  },
 };
 
 /** `12 connections, 3 scan profiles`: what the lines are about (the first kind always named). */
@@ -186,7 +178,6 @@ function describeObjects(lines: readonly UndoLine[]): string {
     .join(', ');
 }
 
-/** `items` mapped one at a time, as they are read (nothing gathered). */
 function* mapLazily<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U> {
   for (const item of items) yield map(item);
 }

@@ -1,10 +1,4 @@
-/**
- * `dds-migrate validate SNAPSHOT [--schemas DIR | --templates-from E]`: refuses a damaged snapshot
- * (exit 2), checks every entry against its type's template schema and reports every invalid entry
- * with its name, type, JSON pointer and message; exit 3 when any entry is invalid, else 0.
- * Masked secrets ("must be supplied at import") and types without a schema are warnings.
- */
-import { resolve } from 'node:path';
+/** `dds-migrate validate SNAPSHOT`: every entry against its template schema; exit 3 when any is invalid. */
 import { formatReferenceNeeds } from '../connections/references.js';
 import { countOf } from '../display-name.js';
 import { ExitCode } from '../errors.js';
@@ -12,8 +6,8 @@ import type { ValidationProblem } from '../schema/catalog.js';
 import { type ValidateResult, validateSnapshotFile } from '../validate/validate-snapshot-file.js';
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
-import { CONNECTION_OPTIONS, clientFactory, resolveSide } from './environment.js';
-import { readStringOption, stringOption } from './options.js';
+import { CONNECTION_OPTIONS, resolveSide, runPorts } from './environment.js';
+import { readPathOption, readStringOption, stringOption } from './options.js';
 import { readSnapshotArgument, withSnapshotArgument } from './snapshot-keys.js';
 import { printWarnings } from './warnings.js';
 
@@ -41,27 +35,20 @@ export const validateCommand: CommandSpec = {
   ],
   async run(args, ctx) {
     const snapshot = await readSnapshotArgument(args, ctx);
-    const schemasDir = readStringOption(args, 'schemas', 'a path');
     const templatesFrom = readStringOption(args, 'templates-from', 'a path');
-
     const report = await validateSnapshotFile(
       {
-        // Paths are relative to the run's cwd; messages name the file as it was typed.
         snapshot: snapshot.path,
         label: snapshot.label,
         catalog:
           templatesFrom !== undefined
             ? { kind: 'environment' }
-            : {
-                kind: 'shipped',
-                dir: schemasDir === undefined ? undefined : resolve(ctx.io.cwd, schemasDir),
-              },
+            : { kind: 'shipped', dir: readPathOption(args, 'schemas', ctx.io.cwd, 'a path') },
       },
       {
         // resolveSide reads the side's option by name: present --templates-from as --env.
         resolveTemplatesSource: () => resolveSide(ctx, { ...args, env: templatesFrom }, 'env'),
-        createClient: clientFactory(ctx),
-        signal: ctx.signal,
+        ...runPorts(ctx),
       },
     );
     printReport(report, ctx);
@@ -69,15 +56,10 @@ export const validateCommand: CommandSpec = {
   },
 };
 
-/** A problem as a line: `name (type) /pointer: message`. */
 function formatProblem(problem: ValidationProblem): string {
   return `${problem.entry} (${problem.type}) ${problem.path || '/'}: ${problem.message}`;
 }
 
-/**
- * The report as `--json` prints it (with `references`: what a target must hold, per name its entries;
- * with `--templates-from`, the problems and warnings of checking them there).
- */
 function toJsonReport(report: ValidateResult): Record<string, unknown> {
   const strip = ({ kind, entry, type, path, message }: ValidationProblem) => ({
     kind,
@@ -127,22 +109,16 @@ function printReport(report: ValidateResult, ctx: CliContext): void {
   out.result(
     `References: ${formatReferenceNeeds(report.references)} (${check ? 'checked against --templates-from' : 'checked by import'})`,
   );
-  const n = report.entryCount;
+  const checked = `${countOf(report.entryCount, 'entry', 'entries')} checked`;
   const missing = check?.problems.length ?? 0;
-  if (report.valid) {
-    out.result(`${countOf(n, 'entry', 'entries')} checked: all valid`);
-  } else {
+  if (report.valid) out.result(`${checked}: all valid`);
+  else
     out.result(
-      `${countOf(n, 'entry', 'entries')} checked: ${report.invalidCount} invalid (${countOf(report.errors.length, 'problem')})${missing > 0 ? `, ${countOf(missing, 'missing reference')}` : ''}`,
+      `${checked}: ${report.invalidCount} invalid (${countOf(report.errors.length, 'problem')})${missing > 0 ? `, ${countOf(missing, 'missing reference')}` : ''}`,
     );
-  }
 }
 
-/**
- * Warnings on stderr, collapsed by message (src/cli/warnings.ts): a message that recurs is one line with
- * its count and first examples; the masked-secrets line also counts the fields and names the command
- * that writes the overrides for them.
- */
+/** Warnings collapsed by message; the masked-secrets line also names the command that writes overrides. */
 function printValidationWarnings(warnings: readonly ValidationProblem[], ctx: CliContext): void {
   const masked = warnings.filter((w) => w.kind === 'masked-secret');
   const hints: Record<string, string> = {};

@@ -1,12 +1,4 @@
-/**
- * `dds-migrate verify SNAPSHOT --env E`: the options, the call of the verify workflow
- * ({@link verifyEnvironment} in src/verify/verify-environment.ts) and the rendering of its events and
- * result: a summary a person reads in five seconds (counts per state, complete or not, regressions),
- * then the details; or one JSON document (`--format json`, `--json`).
- *
- * Exit 0: complete and no regression; 1: something missing, different or regressed; 2, 4, 5 as usual.
- */
-
+/** `dds-migrate verify SNAPSHOT --env E`: a summary a person reads in five seconds, then the details. */
 import { showValue } from '../diff/render-text.js';
 import { collectIgnoreFields } from '../diff-workflow/diff-sources.js';
 import { countOf, displayName } from '../display-name.js';
@@ -34,32 +26,26 @@ import { type CountingBar, startCountingBar } from './progress-bar.js';
 import { chooseFormat } from './render.js';
 import { readSnapshotArgument, withSnapshotArgument } from './snapshot-keys.js';
 
-/** Check the command line once (UsageError, exit 2). */
-export async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Promise<VerifyOptions> {
+async function readVerifyOptions(args: ParsedArgs, ctx: CliContext): Promise<VerifyOptions> {
   const snapshot = await readSnapshotArgument(args, ctx);
   const testConnections = args.testConnections === true;
   const rate = readRateOption(args.rate);
   if (rate !== undefined && !testConnections) {
     throw new UsageError('--rate sets the pace of the connection tests: give it with --test-connections');
   }
-  const report = readPathOption(args, 'report', ctx.io.cwd);
-  const schemas = readPathOption(args, 'schemas', ctx.io.cwd, 'a folder');
-  const overrides = readPathOption(args, 'overrides', ctx.io.cwd, 'a file');
-  const config = await runEnvironments(ctx).config();
   return {
     snapshot: snapshot.path,
     snapshotLabel: snapshot.label,
     testConnections,
     rate,
-    report,
-    ignoreFields: collectIgnoreFields(args.ignoreField, config),
-    schemas,
-    overrides,
+    report: readPathOption(args, 'report', ctx.io.cwd),
+    schemas: readPathOption(args, 'schemas', ctx.io.cwd, 'a folder'),
+    overrides: readPathOption(args, 'overrides', ctx.io.cwd, 'a file'),
+    ignoreFields: collectIgnoreFields(args.ignoreField, await runEnvironments(ctx).config()),
   };
 }
 
-/** An event renderer for one run: progress on stderr. */
-export function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent) => void {
+function createVerifyEventRenderer(ctx: CliContext): (event: VerifyEvent) => void {
   let progress: CountingBar | undefined;
   return (event) => {
     switch (event.kind) {
@@ -120,7 +106,6 @@ function describeTest(verdict: TestVerdict): string {
   }
 }
 
-/** The result as text: summary first (five seconds), then the details. */
 function renderVerifyText(result: VerifyResult): string[] {
   const lines: string[] = [];
   const regressions = result.items.filter((i) => i.test?.kind === 'regression').map((i) => i.name);
@@ -152,13 +137,12 @@ function renderVerifyText(result: VerifyResult): string[] {
   const label = (item: VerifyItem) =>
     `${item.object === 'scan profile' ? 'scan profile ' : ''}${displayName(item.name)}${item.type ? ` (${item.type})` : ''}`;
   const byState = (state: VerifyItem['state']) => result.items.filter((i) => i.state === state);
-  detail('Missing (in the snapshot, not in the environment):', byState('missing'), (i) => [
-    `  - ${label(i)}${i.note ? `: ${i.note}` : ''}`,
-  ]);
+  const noted = (i: VerifyItem) => [`  - ${label(i)}${i.note ? `: ${i.note}` : ''}`];
+  detail('Missing (in the snapshot, not in the environment):', byState('missing'), noted);
   detail(
     'Skipped (in the snapshot, left out by the import by design; not a failure):',
     byState('skipped'),
-    (i) => [`  - ${label(i)}${i.note ? `: ${i.note}` : ''}`],
+    noted,
   );
   detail('Different (fields as snapshot -> environment):', byState('different'), (i) => [
     `  ~ ${label(i)}`,
@@ -180,7 +164,6 @@ function renderVerifyText(result: VerifyResult): string[] {
   return lines;
 }
 
-/** The result as JSON (`--format json`, `--json`). */
 function buildVerifyJson(result: VerifyResult) {
   return {
     ok: result.verified,
@@ -194,33 +177,6 @@ function buildVerifyJson(result: VerifyResult) {
     report: result.reportPath ?? null,
     items: result.items,
   };
-}
-
-/** Run the verify: read the options, call {@link verifyEnvironment}, render its events and result. */
-export async function runVerifyCommand(args: ParsedArgs, ctx: CliContext): Promise<ExitCode> {
-  const format = chooseFormat(args.format, ctx.globals.json, ['text', 'json'], 'text');
-  const options = await readVerifyOptions(args, ctx);
-  const result = await verifyEnvironment(
-    options,
-    {
-      ...envPorts(ctx, args),
-      env: ctx.io.env,
-    },
-    createVerifyEventRenderer(ctx),
-  );
-  if (format === 'json') ctx.out.json(buildVerifyJson(result));
-  else ctx.out.result(renderVerifyText(result).join('\n'));
-  ctx.log.info(
-    { connections: result.connections, tests: result.tests, complete: result.complete },
-    'verify done',
-  );
-  const t = result.tests;
-  if (t && t.unknown + t.error > 0) {
-    ctx.out.warn(
-      `${countOf(t.unknown + t.error, 'connection test')} gave no verdict (unknown answer or refused request); see the details`,
-    );
-  }
-  return result.verified ? ExitCode.ok : ExitCode.partial;
 }
 
 export const verifyCommand: CommandSpec = {
@@ -261,5 +217,22 @@ export const verifyCommand: CommandSpec = {
       describe: 'Also test each restored connection; one JSON line per object in verify.jsonl',
     },
   ],
-  run: runVerifyCommand,
+  async run(args, ctx) {
+    const format = chooseFormat(args.format, ctx.globals.json, ['text', 'json'], 'text');
+    const options = await readVerifyOptions(args, ctx);
+    const result = await verifyEnvironment(options, envPorts(ctx, args), createVerifyEventRenderer(ctx));
+    if (format === 'json') ctx.out.json(buildVerifyJson(result));
+    else ctx.out.result(renderVerifyText(result).join('\n'));
+    ctx.log.info(
+      { connections: result.connections, tests: result.tests, complete: result.complete },
+      'verify done',
+    );
+    const t = result.tests;
+    if (t && t.unknown + t.error > 0) {
+      ctx.out.warn(
+        `${countOf(t.unknown + t.error, 'connection test')} gave no verdict (unknown answer or refused request); see the details`,
+      );
+    }
+    return result.verified ? ExitCode.ok : ExitCode.partial;
+  },
 };

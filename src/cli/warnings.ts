@@ -1,25 +1,18 @@
-/**
- * Repeated warnings, collapsed: a warning that recurs (the same message for many entries) is printed as
- * one line with its count and the first few examples, instead of one line per entry; `--verbose` prints
- * every line, `--json` results carry every warning (the command's own document), `--quiet` prints none.
- */
+/** Repeated warnings collapsed into one line with a count and examples (`--verbose`: every line). */
 import { summaryName } from '../display-name.js';
 import type { CliContext } from './context.js';
 
 /** How many examples a collapsed line names; a group this small is printed in full. */
 export const MAX_WARNING_EXAMPLES = 3;
 
-/** One warning, as a full line and as a member of its group. */
-export interface GroupedWarning {
-  /** What recurs: the message without the entry (`must be supplied at import`); the group's key. */
+/** One warning: its group (the message without the entry), where (an example), its full line. */
+interface GroupedWarning {
   readonly group: string;
-  /** Where (`finance-s3 /password`): an example of a collapsed line. */
   readonly where: string;
-  /** The full line (`--verbose`, or a small group). */
   readonly text: string;
 }
 
-/** The lines to print for `warnings` (pure): full lines for small groups or `verbose`, else one per group. */
+/** The lines to print: full lines for small groups or `verbose`, else one per group. */
 export function collapseWarnings(
   warnings: readonly GroupedWarning[],
   options: { readonly verbose: boolean; readonly hints?: Readonly<Record<string, string>> },
@@ -52,9 +45,5 @@ export function printWarnings(
   warnings: readonly GroupedWarning[],
   hints?: Readonly<Record<string, string>>,
 ): void {
-  for (const line of collapseWarnings(warnings, {
-    verbose: ctx.globals.verbose,
-    ...(hints ? { hints } : {}),
-  }))
-    ctx.out.warn(line);
+  for (const line of collapseWarnings(warnings, { verbose: ctx.globals.verbose, hints })) ctx.out.warn(line);
 }
