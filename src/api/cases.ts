@@ -97,11 +97,7 @@ export async function updateCasesBulk(
   });
   const top = isRecord(body) ? body : {};
   const data = isRecord(top.data) ? top.data : {};
-  const ids = Array.isArray(top.caseIds)
-    ? top.caseIds
-    : Array.isArray(data.caseIds)
-      ? data.caseIds
-      : undefined;
+  const ids = [top.caseIds, data.caseIds].find((v): v is unknown[] => Array.isArray(v));
   if (!ids) throw unexpectedShape(path, 'no caseIds in the answer');
   return { caseIds: ids.map((id) => String(id)) };
 }

@@ -113,8 +113,7 @@ export function readCa(caFile: string | undefined): string[] | undefined {
     });
   }
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-  const valid = blocks.length > 0 && blocks.every(isCertificate);
-  if (!valid) {
+  if (blocks.length === 0 || !blocks.every(isCertificate)) {
     throw new ConfigError(`The CA file ${caFile} holds no valid PEM certificate`, {
       hint: 'Check --ca-file / caFile (a PEM file with -----BEGIN CERTIFICATE----- blocks)',
     });

@@ -40,12 +40,8 @@ export interface PagedEndpoint<T> {
   readonly readAgain?: boolean;
 }
 
-/** Why a list could not be read consistently. */
-export type InconsistentListReason =
-  /** It changed while it was read, on every read. */
-  | 'changed'
-  /** Every page repeats the first: the service honours neither `skip` nor `offset`. */
-  | 'paging-ignored';
+/** Why a list could not be read: it changed on every read, or the service pages with neither start. */
+export type InconsistentListReason = 'changed' | 'paging-ignored';
 
 /** A list that could not be read consistently (exit 5): a caller must never act on part of it. */
 export class InconsistentListError extends DdsError {
@@ -184,8 +180,7 @@ async function* readOnce<T>(
         throw new ListChanged('changed', `the list ended at ${start} of the ${firstTotal} it announced`);
       return;
     }
-    if (start > 0) checkAgainstPrevious(page.items, previousIds, endpoint.idOf, start);
-    previousIds = idsOf(page.items, endpoint.idOf);
+    previousIds = checkAgainstPrevious(page.items, previousIds, endpoint.idOf, start);
     start += count;
     // Without a total, a page shorter than one already seen is the clamped limit's last page.
     const last = firstTotal !== undefined ? start >= firstTotal : count < largestPage;
@@ -209,31 +204,27 @@ async function* readOnce<T>(
   }
 }
 
-function idsOf<T>(items: readonly T[], idOf: (item: T) => string | undefined): Set<string> {
-  const ids = new Set<string>();
-  for (const item of items) {
-    const id = idOf(item);
-    if (id !== undefined) ids.add(id);
-  }
-  return ids;
-}
-
-/** Every item of the previous page again: the start was not honoured; some: an insert shifted the list. */
+/**
+ * The ids of a page. Every item of the previous page again: the start was not honoured; some: an
+ * insert shifted the list.
+ */
 function checkAgainstPrevious<T>(
   items: readonly T[],
   previous: ReadonlySet<string>,
   idOf: (item: T) => string | undefined,
   start: number,
-): void {
+): Set<string> {
+  const ids = new Set<string>();
   let again = 0;
   let known = 0;
   for (const item of items) {
     const id = idOf(item);
     if (id === undefined) continue;
+    ids.add(id);
     known += 1;
     if (previous.has(id)) again += 1;
   }
-  if (again === 0) return;
+  if (again === 0) return ids;
   if (again === known && known === previous.size)
     throw new ListChanged('paging-ignored', `the page at ${start} repeats the previous one`);
   throw new ListChanged('changed', `${countOf(again, 'item')} of the previous page seen again at ${start}`);

@@ -15,10 +15,7 @@ export interface RetryPolicy {
   readonly refusedRetries: number;
 }
 
-/**
- * The default policy: 5 retries of safe requests on network errors and 408/429/500/502-504,
- * full-jitter exponential backoff from 250 ms up to 10 s, a Retry-After honoured up to 60 s.
- */
+/** The default: 5 retries of safe requests, full jitter from 250 ms to 10 s, Retry-After up to 60 s. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   retries: 5,
   statuses: TRANSIENT_STATUSES,

@@ -11,18 +11,15 @@ function readProfile(body: unknown, path: string, fallback?: Record<string, unkn
   const data = top && isRecord(top.data) ? top.data : undefined;
   const candidates = [data?.scanProfile, data, top?.scanProfile, top];
   for (const c of candidates) {
-    if (
-      isRecord(c) &&
-      (typeof c._id === 'string' || typeof c.id === 'string' || typeof c.name === 'string')
-    ) {
-      const id = typeof c._id === 'string' ? c._id : typeof c.id === 'string' ? c.id : undefined;
-      // A create may answer only the id: what was sent fills the rest.
-      return {
-        ...(fallback ?? {}),
-        ...c,
-        ...(id === undefined ? {} : { _id: id }),
-      } as unknown as ScanProfile;
-    }
+    if (!isRecord(c)) continue;
+    const id = typeof c._id === 'string' ? c._id : typeof c.id === 'string' ? c.id : undefined;
+    if (id === undefined && typeof c.name !== 'string') continue;
+    // A create may answer only the id: what was sent fills the rest.
+    return {
+      ...fallback,
+      ...c,
+      ...(id === undefined ? {} : { _id: id }),
+    } as unknown as ScanProfile;
   }
   throw unexpectedShape(path, 'no scan profile object in the answer');
 }

@@ -26,13 +26,6 @@ function abortedOf(signal: AbortSignal): Promise<never> {
   return aborted;
 }
 
-/** `promise`, or InterruptedError as soon as `signal` aborts. */
-function untilSettledOrAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(new InterruptedError());
-  return Promise.race([promise, abortedOf(signal)]);
-}
-
 export interface TokenExchange {
   /** The Authorization value of the current token (read per attempt: an exchange may replace it). */
   authorization(): string | undefined;
@@ -116,7 +109,7 @@ export function createTokenExchange(
     const flight = exchanging;
     flight.waiters += 1;
     try {
-      await untilSettledOrAborted(flight.done, signal);
+      await (signal === undefined ? flight.done : Promise.race([flight.done, abortedOf(signal)]));
     } finally {
       flight.waiters -= 1;
       if (flight.waiters === 0 && exchanging === flight && signal?.aborted === true) {

@@ -33,7 +33,6 @@ export type CaseAuditRecord =
     })
   | (AuditOutcomeBase & {
       readonly event: 'updated';
-      /** The ids the service reported as updated. */
       readonly caseIds: readonly string[];
       /** Matched by the preview but not reported. */
       readonly missing: readonly string[];

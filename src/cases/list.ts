@@ -40,11 +40,9 @@ function projectCase(
 /** The user's `fields` without `writeId` (computed), plus the ids a case may carry (api-notes [docs]). */
 function fieldsToAsk(fields: readonly string[]): string {
   const asked = fields.filter((f) => f !== 'writeId');
-  for (const id of CASE_ID_FIELDS) if (!asked.includes(id)) asked.push(id);
+  for (const id of ['_id', 'caseId', 'id']) if (!asked.includes(id)) asked.push(id);
   return asked.join(',');
 }
-
-const CASE_ID_FIELDS = ['_id', 'caseId', 'id'] as const;
 
 /** The case listing, a page of output records at a time (see `pagesThrough` for why pages). */
 async function* listCaseRecordPages(

@@ -8,8 +8,6 @@ import { ApiError, DdsError, InterruptedError, UsageError } from '../errors.js';
 import { assertWriteConfirmed } from '../protected.js';
 import { type CaseTarget, lookUpCases } from './look-up.js';
 
-export const RESOLVED_STATUS = 'resolved';
-
 export type ResolveOutcome =
   | { readonly kind: 'resolved'; readonly caseId: string; readonly target: CaseTarget }
   | {
@@ -74,7 +72,7 @@ export async function resolveCasesIn(
       }
       let outcome: ResolveOutcome;
       try {
-        await updateCaseStatus(client, caseId, { caseStatus: RESOLVED_STATUS, auditReason: options.reason });
+        await updateCaseStatus(client, caseId, { caseStatus: 'resolved', auditReason: options.reason });
         outcome = { kind: 'resolved', caseId, target };
       } catch (error) {
         if (!(error instanceof DdsError)) throw error;
