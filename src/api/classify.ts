@@ -152,15 +152,9 @@ export function networkCodeOf(error: unknown): string | undefined {
   return undefined;
 }
 
-/** True for a certificate / TLS verification failure (by Node's and OpenSSL's codes). */
-function isTlsCode(code: string | undefined): boolean {
-  return (
-    code !== undefined &&
-    /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT|ERR_SSL_|HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE)/.test(
-      code,
-    )
-  );
-}
+/** A certificate / TLS verification failure, by Node's and OpenSSL's codes. */
+const TLS_CODE =
+  /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT|ERR_SSL_|HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE)/;
 
 /**
  * A TLS handshake's failure in words, and what to do, by code: OpenSSL's text spans lines and says
@@ -178,7 +172,7 @@ export function describeTlsFailure(
       hint: `If it serves plain HTTP, use ${plain} (allowed for loopback hosts, else with --insecure-http); else check the port`,
     };
   }
-  if (!isTlsCode(code)) return undefined;
+  if (code === undefined || !TLS_CODE.test(code)) return undefined;
   switch (code) {
     case 'CERT_HAS_EXPIRED':
       return {
@@ -199,7 +193,7 @@ export function describeTlsFailure(
     case 'CERT_REVOKED':
       return { what: "the server's certificate is revoked", hint: "Renew the service's certificate" };
     default:
-      if (code?.startsWith('ERR_SSL_'))
+      if (code.startsWith('ERR_SSL_'))
         return {
           what: `the TLS handshake failed (${code})`,
           hint: "Check that the URL points at the service's https port and that it speaks TLS 1.2 or newer",
