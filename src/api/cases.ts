@@ -9,9 +9,8 @@ import type { ListOptions } from './types.js';
 const LIST_PATH = '/actionable-insights/all-cases';
 
 /**
- * The id the write endpoints of a case take (api-notes [docs], "verified against the live tenant":
- * cases carry `_id`, the Mongo id the writes take, and `caseId`, sometimes a friendly `SPC-123`; the
- * dspm example has `id`): `_id` when present, else `caseId ?? id`. Numbers are read as their text.
+ * The id a case's writes take: `_id` when present, else `caseId ?? id` (api-notes [docs], "verified
+ * against the live tenant": `_id` is the Mongo id the writes take, `caseId` sometimes `SPC-123`).
  */
 export function caseWriteId(c: Readonly<Record<string, unknown>>): string | undefined {
   for (const value of [c._id, c.caseId, c.id]) {
@@ -22,14 +21,13 @@ export function caseWriteId(c: Readonly<Record<string, unknown>>): string | unde
 }
 
 /**
- * Read a cases page: `data.cases` (which an empty result may omit), `data` as an array, or a top-level
- * array (spec: "a list of case objects"). Every field is kept as the service sent it; `caseId` is
- * filled from `caseId ?? id` when absent.
+ * A cases page: `data.cases` (an empty result may omit it), `data` as an array, or a top-level array
+ * (spec: "a list of case objects"), as sent; a missing `caseId` is filled from `id`.
  */
-export function readCasesPage(body: unknown): Page<SecurityCase> {
+function readCasesPage(body: unknown): Page<SecurityCase> {
   const { items, totalCount } = readListPage(body, 'cases', LIST_PATH, true);
-  // Most services say `caseId` already: the parsed object is handed on as is (no copy per case).
   const cases = items.map((c) => {
+    // Handed on as parsed: no copy per case of a million.
     if (typeof c.caseId === 'string') return c as SecurityCase;
     const id = c.caseId ?? c.id;
     return { ...c, caseId: typeof id === 'number' ? String(id) : (id as string) } as SecurityCase;
@@ -37,10 +35,7 @@ export function readCasesPage(body: unknown): Page<SecurityCase> {
   return { items: cases, totalCount };
 }
 
-/**
- * The spec's sort form for cases is "field, optionally followed by ASC or DESC": `field:desc` is
- * turned into `field DESC`; anything else is sent as given.
- */
+/** `field:desc` as the spec's "field, optionally followed by ASC or DESC"; anything else as given. */
 export function encodeCaseSort(sort: string | undefined): string | undefined {
   if (sort === undefined) return undefined;
   const match = /^([^:\s]+):(asc|desc)$/i.exec(sort.trim());
@@ -52,7 +47,7 @@ export function listCases(client: HttpClient, options: ListOptions = {}): AsyncG
   return itemsOf(listCasePages(client, options));
 }
 
-/** Every page of matching cases (see {@link listCases}): for a caller whose work per case is synchronous. */
+/** Every page of matching cases: for a caller whose work per case is synchronous. */
 export function listCasePages(
   client: HttpClient,
   options: ListOptions = {},
@@ -69,15 +64,14 @@ export function listCasePages(
       },
       readPage: readCasesPage,
       idOf: caseWriteId,
-      // A million cases are listed in bounded memory: a listing that changes stops (exit 5) rather
-      // than remembering every id to read the list again.
+      // A million cases are listed in bounded memory: see docs/service.md, "Lists and paging".
       readAgain: false,
     },
     options,
   );
 }
 
-/** PATCH /actionable-insights/cases:update; returns the ids the service reported. Retried when transient: it sets a field to a fixed value, so repeating it is harmless. */
+/** PATCH /actionable-insights/cases:update; the ids the service reported. */
 export async function updateCasesBulk(
   client: HttpClient,
   update: BulkCaseUpdate,
@@ -103,16 +97,12 @@ export async function updateCasesBulk(
   });
   const top = isRecord(body) ? body : {};
   const data = isRecord(top.data) ? top.data : {};
-  const ids = Array.isArray(top.caseIds)
-    ? top.caseIds
-    : Array.isArray(data.caseIds)
-      ? data.caseIds
-      : undefined;
+  const ids = [top.caseIds, data.caseIds].find((v): v is unknown[] => Array.isArray(v));
   if (!ids) throw unexpectedShape(path, 'no caseIds in the answer');
   return { caseIds: ids.map((id) => String(id)) };
 }
 
-/** PATCH /actionable-insights/case-status/{caseId} with auditReason. Retried when transient (idempotent). */
+/** PATCH /actionable-insights/case-status/{caseId} with auditReason. */
 export async function updateCaseStatus(
   client: HttpClient,
   caseId: string,

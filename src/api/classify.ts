@@ -1,6 +1,5 @@
 /**
- * Failure classification: every answer or thrown error of one attempt becomes an outcome, a value or
- * a {@link Failure} carrying the typed error to throw if it is final. Classification is by status and
+ * Every answer or thrown error of one attempt becomes a value or a {@link Failure}, by status and
  * network code, never by message text. No axios type leaves src/api/http.ts: thrown errors are read
  * as plain objects here.
  */
@@ -18,11 +17,9 @@ import { scrub } from '../secrets.js';
 import { isTransientStatus, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { describeHtmlOrText, extractServiceMessage, isErrorEnvelope, NotJson } from './service-error.js';
 
-/** A failed attempt, before the retry decision. */
+/** A failed attempt, before the retry decision; `error` is thrown if it is final. */
 export interface Failure {
-  /** The error to throw if this failure is final. */
   readonly error: DdsError;
-  /** Retrying may help (network error, transient status). */
   readonly transient: boolean;
   readonly status?: number;
   readonly networkCode?: string;
@@ -42,11 +39,11 @@ export function isFailure<T>(outcome: Outcome<T>): outcome is { readonly failure
 /** What classification needs to know about the client. */
 export interface ClassifyContext {
   readonly label: string;
-  /** Where the token was read (`ResolvedEnvironment.tokenSource`), named by the hint of a 401. */
+  /** Where the token was read, named by the hint of a 401. */
   readonly tokenSource?: string;
   readonly apiPrefix: string;
   readonly policy: RetryPolicy;
-  /** The environment's base URL (`https://host:port`), for the advice of a TLS failure. */
+  /** `https://host:port`, for the advice of a TLS failure. */
   readonly baseUrl?: string;
 }
 
@@ -67,13 +64,9 @@ export function contextOf(
 }
 
 /**
- * True when an answer refuses the token without a 401: an envelope that says it failed
- * (`success:false`, or `statusCode: 401` inside it) at any status below 500, whose message says that
- * authentication failed. api-notes [seen]: `GET /api/v1/ds-connections` with an invalid token answered
- * `200`, `text/html`, `{"success":false,"message":"Failed to authenticate token."}`. This is the one
- * place where the service's text decides a class: such an answer carries no other sign. The words
- * matched are those of authentication only, so an entry's own error (a field named `*_token`) never
- * reads as a refused token.
+ * True when an answer below 500 refuses the token without a 401 (api-notes [seen]: `200`, `text/html`,
+ * `{"success":false,"message":"Failed to authenticate token."}`): the one class the service's text
+ * decides, with authentication words only (docs/service.md, "Tokens").
  */
 export function isTokenRefusal(status: number, body: unknown): boolean {
   if (status >= 500 || !isRecord(body)) return false;
@@ -88,35 +81,6 @@ export function isTokenRefusal(status: number, body: unknown): boolean {
 const AUTH_REFUSAL_WORDS =
   /\b(fail(ed)? to authenticate|authentication (failed|required)|not authenticated|unauthori[sz]ed)\b/i;
 
-/**
- * The failure of a refused token (a 401, or a refusal answered otherwise): an {@link AuthError}, exit 4,
- * whose hint names where the token was read (never the token). Not retried; the client exchanges a
- * user token again once when it has one.
- */
-function refusedToken(
-  ctx: ClassifyContext,
-  method: string,
-  path: string,
-  status: number,
-  said: string | undefined,
-): Failure {
-  return {
-    error: new AuthError(
-      `The service rejected the token of ${ctx.label}`,
-      contextOf(ctx, method, path, status, said),
-      {
-        cause: { status, method, path: `${ctx.apiPrefix}${path}` },
-        ...(ctx.tokenSource === undefined
-          ? {}
-          : { hint: `Check the token in ${ctx.tokenSource} and that it is valid for ${ctx.label}` }),
-      },
-    ),
-    transient: false,
-    status,
-    unauthorized: true,
-  };
-}
-
 /** Turn a response (status + parsed body + Retry-After header) into an outcome. */
 export function classifyResponse<T>(
   ctx: ClassifyContext,
@@ -127,12 +91,20 @@ export function classifyResponse<T>(
   retryAfterHeader: string | undefined,
 ): Outcome<T> {
   if (status === 401 || isTokenRefusal(status, body)) {
+    // Exit 4, not retried; the hint names where the token was read, never the token.
     const said = extractServiceMessage(body instanceof NotJson ? body.text : body);
-    return { failure: refusedToken(ctx, method, path, status, said) };
+    const http = contextOf(ctx, method, path, status, said);
+    const error = new AuthError(`The service rejected the token of ${ctx.label}`, http, {
+      cause: { status, method, path: http.path },
+      ...(ctx.tokenSource === undefined
+        ? {}
+        : { hint: `Check the token in ${ctx.tokenSource} and that it is valid for ${ctx.label}` }),
+    });
+    return { failure: { error, transient: false, status, unauthorized: true } };
   }
   const ok = status >= 200 && status < 300;
   if (ok && body instanceof NotJson) {
-    // A proxy's "502 Bad Gateway" page with a 200: the request may or may not have been applied.
+    // api-notes [seen]: a proxy's "502 Bad Gateway" page with a 200; the request may have been applied.
     const http = contextOf(ctx, method, path, 502, describeHtmlOrText(body.text));
     const transient = isTransientStatus(502, ctx.policy);
     return {
@@ -144,7 +116,6 @@ export function classifyResponse<T>(
     };
   }
   if (ok && !isErrorEnvelope(body)) return { value: body as T };
-  // An error status, or an error envelope on a 2xx.
   const bodyStatus =
     isRecord(body) && typeof body.statusCode === 'number' && body.statusCode >= 400
       ? body.statusCode
@@ -181,21 +152,13 @@ export function networkCodeOf(error: unknown): string | undefined {
   return undefined;
 }
 
-/** True for a certificate / TLS verification failure (by Node's and OpenSSL's codes). */
-export function isTlsCode(code: string | undefined): boolean {
-  return (
-    code !== undefined &&
-    /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT|ERR_SSL_|HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE)/.test(
-      code,
-    )
-  );
-}
+/** A certificate / TLS verification failure, by Node's and OpenSSL's codes. */
+const TLS_CODE =
+  /^(CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT|ERR_SSL_|HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE)/;
 
 /**
- * What went wrong in a TLS handshake, in words, and what to do; by Node's and OpenSSL's codes, never by
- * message text (OpenSSL's text, `ssl3_get_record:wrong version number` and a file path, spans lines and
- * says nothing to a user). `EPROTO` on an `https://` URL is what a server that answers plain HTTP gives:
- * its answer is no TLS record.
+ * A TLS handshake's failure in words, and what to do, by code: OpenSSL's text spans lines and says
+ * nothing to a user. `EPROTO` on an `https://` URL is a server answering plain HTTP (no TLS record).
  */
 export function describeTlsFailure(
   code: string | undefined,
@@ -209,7 +172,7 @@ export function describeTlsFailure(
       hint: `If it serves plain HTTP, use ${plain} (allowed for loopback hosts, else with --insecure-http); else check the port`,
     };
   }
-  if (!isTlsCode(code)) return undefined;
+  if (code === undefined || !TLS_CODE.test(code)) return undefined;
   switch (code) {
     case 'CERT_HAS_EXPIRED':
       return {
@@ -230,7 +193,7 @@ export function describeTlsFailure(
     case 'CERT_REVOKED':
       return { what: "the server's certificate is revoked", hint: "Renew the service's certificate" };
     default:
-      if (code?.startsWith('ERR_SSL_'))
+      if (code.startsWith('ERR_SSL_'))
         return {
           what: `the TLS handshake failed (${code})`,
           hint: "Check that the URL points at the service's https port and that it speaks TLS 1.2 or newer",
@@ -242,9 +205,8 @@ export function describeTlsFailure(
   }
 }
 
-/** A short, header-free description of a network error (axios messages name no header). */
+/** A one-line, header-free description of a network error (OpenSSL's messages end in a line break). */
 function describeNetworkError(error: unknown, code: string | undefined): string {
-  // One line: OpenSSL's messages end in a line break.
   const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ').trim();
   return scrub(code && !message.includes(code) ? `${code}: ${message}` : message);
 }
@@ -304,8 +266,7 @@ export function classifyThrown(
   const code = networkCodeOf(error);
   const description = describeNetworkError(error, code);
   const http = contextOf(ctx, method, path);
-  // A failed TLS handshake sent nothing, and retrying cannot help. OpenSSL's text stays in the cause
-  // (the debug log), not in the one line a user reads.
+  // A failed TLS handshake sent nothing and a retry cannot help; OpenSSL's text stays in the cause.
   const tls = describeTlsFailure(code, ctx.baseUrl);
   // ECONNREFUSED and DNS failures never reached the service either; anything else may have.
   const inDoubt =

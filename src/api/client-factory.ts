@@ -1,7 +1,4 @@
-/**
- * The port through which a workflow gets HTTP clients: the CLI hands the real factory (createHttpClient
- * with the run's logger and Ctrl-C signal), tests hand fakes.
- */
+/** The port through which a workflow gets HTTP clients: the CLI hands the real factory, tests fakes. */
 import type { ResolvedEnvironment } from '../config.js';
 import type { HttpClient } from './http.js';
 import type { RetryBudget } from './retry-policy.js';

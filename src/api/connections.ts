@@ -16,17 +16,13 @@ const LIST_PATH = '/ds-connections';
 const EXPORT_PATH = '/ds-connections/file-download/export';
 const CREATE_PATH = '/ds_connections';
 
-/**
- * Read a connections page: `data.ds_connections` (the spec), or `data` as the array itself (the spec
- * says a verification step counts the elements of `data`), or the array at the top. `totalCount` is
- * looked for in `data` and at the top.
- */
-export function readConnectionsPage(body: unknown): Page<Connection> {
+/** `data.ds_connections` (spec), `data` as the array (a verification step of the spec), or the top. */
+function readConnectionsPage(body: unknown): Page<Connection> {
   const { items, totalCount } = readListPage(body, 'ds_connections', LIST_PATH, false);
   return { items: items as unknown as Connection[], totalCount };
 }
 
-/** Every connection, all pages: pages with `skip` until `totalCount` or a short page, whatever `limit` the service clamps to. */
+/** Every connection, all pages. */
 export function listConnections(client: HttpClient, options: ListOptions = {}): AsyncGenerator<Connection> {
   return itemsOf(listConnectionPages(client, options));
 }
@@ -49,10 +45,7 @@ export function listConnectionPages(
   );
 }
 
-/**
- * Every connection's `_id` and `name`, all pages (names and ids only: memory stays small). A name the
- * service lists twice is kept twice: a caller that keys them by name decides what a duplicate means.
- */
+/** Every connection's `_id` and `name`; a name listed twice is kept twice (the caller decides). */
 export async function listConnectionKeys(client: HttpClient, signal?: AbortSignal): Promise<ConnectionKey[]> {
   const keys: ConnectionKey[] = [];
   for await (const page of listConnectionPages(client, { signal })) {
@@ -61,7 +54,7 @@ export async function listConnectionKeys(client: HttpClient, signal?: AbortSigna
   return keys;
 }
 
-/** Every connection's `_id` by name (a name listed twice: the last one's), for placing profiles' sources. */
+/** Every connection's `_id` by name (a name listed twice: the last one's). */
 export async function connectionIdsByName(
   client: HttpClient,
   signal?: AbortSignal,
@@ -70,13 +63,12 @@ export async function connectionIdsByName(
 }
 
 /**
- * An export body that broke off or stopped being a JSON array after the answer began (a torn body, a
- * reset mid-stream): a 502. The client cannot retry it (the answer was already being consumed); the
- * caller may start the whole download over (a GET), within its run's retry budget.
+ * An export body torn or no JSON array after the answer began: a 502 the client cannot retry (the body
+ * was being consumed); the caller may start the download over within its retry budget.
  */
 export class BrokenExportError extends ApiError {}
 
-/** The fields of an exported connection that callers keep beyond the connection itself. */
+/** The fields of an exported connection that callers keep beyond the connection. */
 const IDENTITY_KEYS = ['name', 'type', '_id'] as const;
 
 /** The file-download export, parsed as a stream (memory stays flat). `ids` restricts it. */
@@ -95,12 +87,8 @@ export async function* exportConnections(
     retry: 'safe',
     signal: options.signal,
   })) as Readable;
-  // The export is one JSON array (spec 4.7), parsed token by token so memory stays flat. A body that
-  // is not an array (an HTML page was already refused by the client) fails in the parser. Keys, strings
-  // and numbers come as whole values only (`streamValues: false`), not also as chunks nobody reads:
-  // a third of the tokens, and 100 000 exported connections parsed in 3.1 to 3.3 s instead of 5.3 to
-  // 7.3 s (bench/README.md). A value is then held whole until it ends: one string of a
-  // connection, as the assembled connection holds it anyway.
+  // One JSON array (spec 4.7). Values come whole only (`streamValues: false`), not also as chunks nobody
+  // reads: 100 000 connections parsed in 3.1 to 3.3 s instead of 5.3 to 7.3 s (bench/README.md).
   // (withParser hands its options to the parser too; its types name only the streamer's.)
   const parserOptions: Parser.ParserOptions = { streamValues: false };
   const pipeline = StreamArray.withParser(parserOptions);
@@ -111,8 +99,7 @@ export async function* exportConnections(
       if (!isRecord(item.value)) {
         throw unexpectedShape(EXPORT_PATH, `element ${item.key} of the export is not an object`);
       }
-      // The strings a caller keeps (a name, an id, a type) are detached from the parser's chunk:
-      // kept as they are, 100 000 names kept every chunk of the body alive.
+      // Detached from the parser's chunk: kept as they are, 100 000 names kept the whole body alive.
       const entry = item.value as Record<string, unknown>;
       for (const key of IDENTITY_KEYS) {
         const value = entry[key];
@@ -122,7 +109,6 @@ export async function* exportConnections(
     }
   } catch (error) {
     if (isDdsError(error)) throw error;
-    // stream-json's messages say what went wrong in the text; a torn or non-array body is a bad gateway.
     const detail = error instanceof Error ? error.message : String(error);
     throw new BrokenExportError(
       {
@@ -139,24 +125,18 @@ export async function* exportConnections(
 }
 
 /**
- * True when a connection of this name can be looked up by name afterwards. `.` and `..` cannot (the
- * URL `/ds_connections/.` is normalised to another path, so the look-up answers for something else),
- * nor can the empty name. The one rule: dds-migrate never creates, updates or deletes what it cannot
- * look up, and a look-up of such a name is an error, never "absent".
+ * True when a connection of this name can be looked up by name: not `.` or `..` (the URL is normalised to
+ * another path) nor empty. dds-migrate never writes what it cannot look up.
  */
 export function isAddressableName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..';
 }
 
-/** Throw {@link UnaddressableNameError} for a name that {@link isAddressableName} refuses. */
 function checkAddressable(method: string, path: string, name: string): void {
   if (!isAddressableName(name)) throw new UnaddressableNameError(method, `/api/v1${path}`, name);
 }
 
-/**
- * POST /ds_connections `{ds_connection}`. Never retried here: the importer decides. A name that
- * cannot be looked up afterwards is refused before anything is sent ({@link UnaddressableNameError}).
- */
+/** POST /ds_connections `{ds_connection}`; never retried here (the caller decides). */
 export async function createConnection(
   client: HttpClient,
   connection: Record<string, unknown>,
@@ -182,10 +162,8 @@ export async function createConnection(
 }
 
 /**
- * Send a request to `/ds_connections/{name}` (refused before anything is sent for a name that
- * {@link isAddressableName} refuses). `absent` when there is no connection of that name: real
- * deployments answer 400 "Unable to locate ..." instead of 404 (api-notes), the one place that reads a
- * service message to classify, sanctioned by that note.
+ * A request to `/ds_connections/{name}`; `absent` when no connection has that name: real deployments
+ * answer 400 "Unable to locate ..." instead of 404 (api-notes), the one message read to classify.
  */
 function sendByName(
   client: HttpClient,
@@ -203,10 +181,7 @@ function sendByName(
   );
 }
 
-/**
- * GET /ds_connections/{name}; undefined when the service answers 400 "Unable to locate" (or 404).
- * A name that cannot be looked up ({@link isAddressableName}) throws {@link UnaddressableNameError}.
- */
+/** GET /ds_connections/{name}; undefined when there is none. */
 export async function getConnectionByName(
   client: HttpClient,
   name: string,
@@ -237,11 +212,8 @@ function readOneConnection(body: unknown, name: string): Connection | undefined 
 }
 
 /**
- * PUT /ds_connections/{name} `{ds_connection}` (api-notes [code]: real clients send the whole object).
- * Retried as a safe request: a PUT of the whole object is idempotent. `absent` when no connection has
- * that name (400 "Unable to locate", 404); `value` is the connection in the answer, if it has one.
- * Other failures throw (an {@link UnavailableError} after the retries: the outcome is unknown, and
- * sending the same PUT again is safe).
+ * PUT /ds_connections/{name} `{ds_connection}` (api-notes [code]: real clients send the whole object),
+ * so idempotent and retried. `value`: the connection in the answer, if it has one.
  */
 export async function updateConnection(
   client: HttpClient,
@@ -268,10 +240,8 @@ export async function updateConnection(
 }
 
 /**
- * DELETE /ds_connections/{name} (api-notes [code]). Retried as a safe request (a DELETE is
- * idempotent). `absent` when no connection has that name (400 "Unable to locate", 404), which after a
- * retry may also mean that an earlier attempt of this very call deleted it. When it throws an
- * {@link UnavailableError} the outcome is unknown: the caller checks with {@link getConnectionByName}.
+ * DELETE /ds_connections/{name} (api-notes [code]), retried (idempotent): after a retry, `absent` may
+ * mean an earlier attempt deleted it. An {@link UnavailableError}: unknown outcome, the caller looks up.
  */
 export async function deleteConnection(
   client: HttpClient,
@@ -291,11 +261,8 @@ export type ConnectionTestOutcome =
 const TEST_PATH = '/ds-connection-test';
 
 /**
- * POST /ds-connection-test `{ds_connection, isNewPassword: false}` (api-notes [docs]: the stored
- * secret is used). The answer says `operationStatus: "SUCCESS"|"FAILED"` or `success: true|false`
- * (at the top or in `data`), with a message; both shapes are read, anything else is `unknown`. Retried
- * as a safe request: a test creates nothing (the service only records the last test's result).
- * A `success: false` answered with HTTP 2xx is a `failed` outcome, not an error.
+ * POST /ds-connection-test `{ds_connection, isNewPassword: false}` (api-notes [docs]: the stored secret
+ * is used). Retried: a test creates nothing. `success: false` on a 2xx is `failed`, not an error.
  */
 export async function testConnection(
   client: HttpClient,
@@ -326,7 +293,7 @@ export async function testConnection(
   return readTestOutcome(body);
 }
 
-/** Read a connection test answer (see {@link testConnection}). */
+/** A test's answer: `operationStatus: "SUCCESS"|"FAILED"` or `success`, at the top or in `data`. */
 export function readTestOutcome(body: unknown): ConnectionTestOutcome {
   const top = isRecord(body) ? body : {};
   const data = isRecord(top.data) ? top.data : undefined;

@@ -1,7 +1,4 @@
-/**
- * The HTTP client's surface and the pieces of it that need no axios: what a request and the client's
- * options are, the query string, waits and signals, and the trusted CAs of an environment.
- */
+/** The HTTP client's surface and the pieces of it that need no axios. */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,15 +14,11 @@ export interface HttpRequest {
   readonly path: string;
   readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
   readonly body?: unknown;
-  /**
-   * `safe`: retried on transient failures per policy (GET, and idempotent PUT/DELETE); `never`: one
-   * attempt (creating POSTs: the caller decides, with what it knows).
-   */
+  /** `safe`: retried when transient (idempotent); `never`: one attempt (a create: the caller decides). */
   readonly retry: 'safe' | 'never';
   readonly signal?: AbortSignal;
-  /** Per-request idle timeout override. */
   readonly timeoutMs?: number;
-  /** Per-request overall deadline override (per attempt). */
+  /** Overall deadline of one attempt. */
   readonly deadlineMs?: number;
 }
 
@@ -33,10 +26,7 @@ export interface HttpClientOptions {
   readonly log: Logger;
   /** Idle timeout: no byte for this long fails the attempt (ETIMEDOUT). Default 30 s. */
   readonly timeoutMs?: number;
-  /**
-   * Overall deadline of one attempt of a buffered request, headers and whole body: a body that
-   * trickles cannot hold a run. Not retried when it passes. Default {@link DEFAULT_DEADLINE_MS} (2 min).
-   */
+  /** Deadline of one attempt, headers to last byte: a trickling body cannot hold a run. Default 2 min. */
   readonly deadlineMs?: number;
   /** Overall deadline of a streamed download, start to last byte. Default 30 min. */
   readonly streamDeadlineMs?: number;
@@ -45,30 +35,27 @@ export interface HttpClientOptions {
   readonly retryPolicy?: Partial<RetryPolicy>;
   readonly retryBudget?: RetryBudget;
   /**
-   * Aborts the requests of the client (Ctrl-C): no new request starts, backoff waits end, and
-   * in-flight `retry: 'safe'` requests are cancelled. An in-flight `retry: 'never'` request (a create)
-   * is left to settle so that its outcome can be recorded.
+   * Ctrl-C: no new request starts, backoff waits end, `retry: 'safe'` requests are cancelled; a create
+   * in flight is left to settle so that its outcome can be recorded.
    */
   readonly signal?: AbortSignal;
   /**
-   * Called when the service answers 429 to a request the client retries itself (`retry: 'safe'`),
-   * with the delay it asked for (ms), for adaptive throttles. A 429 to a `retry: 'never'` request is
-   * not reported here: it reaches the caller as an {@link ApiError} with `retryAfterMs`, and the caller
-   * (the importer, which knows when it sent the request) reports it to its throttle.
+   * A 429 to a `retry: 'safe'` request, with the delay asked for. A 429 to a create is the caller's
+   * {@link ApiError} (`retryAfterMs`): the caller knows when it sent the request.
    */
   readonly onRateLimited?: (retryAfterMs: number | undefined) => void;
-  /** Random number in [0, 1) for the backoff jitter (tests inject a fixed one). Default Math.random. */
+  /** For the backoff jitter; default Math.random. */
   readonly random?: () => number;
-  /** Wait between attempts (tests inject an instant one). Default a timer that ends early on abort. */
+  /** Wait between attempts; default a timer that ends early on abort. */
   readonly sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
 }
 
 /** A client bound to one environment: base URL + /api/v1, auth, timeouts, keep-alive, retries. */
 export interface HttpClient {
   readonly environment: ResolvedEnvironment;
-  /** Send a request and return the parsed JSON body (parsed by content, whatever the content-type). */
+  /** The parsed body (parsed by content, whatever the content-type). */
   request<T = unknown>(request: HttpRequest): Promise<T>;
-  /** Send a GET and return the body as a stream (large exports). Errors as for `request`. */
+  /** A GET's body as a stream (large exports). */
   requestStream(request: HttpRequest): Promise<NodeJS.ReadableStream>;
   close(): void;
 }
@@ -76,10 +63,7 @@ export interface HttpClient {
 /** What a request by id or name found: its answer's body, or nothing of that id or name. */
 export type Found<T> = { readonly kind: 'done'; readonly value: T } | { readonly kind: 'absent' };
 
-/**
- * Send `request`; `absent` when the service's refusal says there is no such object (`isAbsent`:
- * default a 404), any other failure thrown.
- */
+/** Send `request`; `absent` when the refusal says there is no such object (`isAbsent`, default a 404). */
 export async function requestOrAbsent(
   client: HttpClient,
   request: HttpRequest,
@@ -93,8 +77,8 @@ export async function requestOrAbsent(
   }
 }
 
+/** Cut short, not failed, when `signal` fires. */
 export async function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  // Cut short, not failed, when `signal` fires.
   if (ms > 0) await delay(ms, undefined, { signal }).catch(() => undefined);
 }
 
@@ -105,7 +89,7 @@ export function combineSignals(signals: readonly (AbortSignal | undefined)[]): A
   return AbortSignal.any(present);
 }
 
-/** `a=1&b=%5B...%5D`: keys and values percent-encoded with encodeURIComponent; undefined ones left out. */
+/** `a=1&b=%5B...%5D`, undefined values left out. */
 export function serializeQuery(params: Record<string, unknown>): string {
   return Object.entries(params)
     .filter(([, value]) => value !== undefined)
@@ -114,9 +98,8 @@ export function serializeQuery(params: Record<string, unknown>): string {
 }
 
 /**
- * The trusted CAs: Node's roots plus the environment's `caFile` (which adds, never replaces). A file
- * that cannot be read, or holds no certificate that parses, is refused here, when the client is
- * created (Node would otherwise ignore it silently and fail at the first request).
+ * Node's roots plus `caFile`. A file with no certificate that parses is refused when the client is
+ * created: Node would ignore it silently and fail at the first request.
  */
 export function readCa(caFile: string | undefined): string[] | undefined {
   if (!caFile) return undefined;
@@ -130,8 +113,7 @@ export function readCa(caFile: string | undefined): string[] | undefined {
     });
   }
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-  const valid = blocks.length > 0 && blocks.every(isCertificate);
-  if (!valid) {
+  if (blocks.length === 0 || !blocks.every(isCertificate)) {
     throw new ConfigError(`The CA file ${caFile} holds no valid PEM certificate`, {
       hint: 'Check --ca-file / caFile (a PEM file with -----BEGIN CERTIFICATE----- blocks)',
     });

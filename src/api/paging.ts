@@ -1,20 +1,9 @@
 /**
- * Paging shared by the list endpoints (connections, cases), and the helpers every endpoint's answer
- * reader shares (`readCount`, `unexpectedShape`).
- *
- * A page is asked for with its start as both `skip` (the spec) and `offset` (api-notes [code]: BigID's
- * own SIEM connector pages all-cases with `limit` + `offset`): a deployment honours one of the two,
- * and the answers tell whether one was (a page that repeats the previous one: neither was). The list
- * is read until the service's `totalCount` is reached, or (without a total) until a page is shorter
- * than one already seen or empty. A service may clamp `limit` (ask 1000, get 100), so a page shorter
- * than asked proves nothing on its own.
- *
- * A list that changes while it is read (other writers: api-notes says nothing pins it) is noticed:
- * `totalCount` changing between pages, an item of the previous page seen again (an insert shifted the
- * list), the list ending short of its `totalCount` (a delete shifted it). The list is then read again
- * from the start, at most {@link LIST_READS} times in all, handing out only what was not handed out
- * yet; when it never reads consistently, {@link InconsistentListError} (exit 5) ends the listing. A
- * caller never gets an item twice nor a silently short list.
+ * Paging of the list endpoints (connections, cases) and the helpers every answer reader shares. A
+ * page's start is sent as both `skip` (spec) and `offset` (api-notes [code]: BigID's own SIEM connector
+ * pages all-cases with `limit` + `offset`). A clamped `limit` and a list that changes while it is read
+ * (api-notes: nothing pins it): see docs/service.md, "Lists and paging". A caller never gets an item
+ * twice nor a silently short list.
  */
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -29,11 +18,7 @@ export const DEFAULT_PAGE_SIZE = 1000;
 /** Reads of one list before a list that keeps changing is given up (exit 5). */
 export const LIST_READS = 3;
 
-/**
- * Items a listing remembers to read the list again without handing an item out twice. A longer list
- * that changes while it is read ends with {@link InconsistentListError} instead (a million cases are
- * listed in bounded memory).
- */
+/** Ids a listing remembers to read a changed list again; a longer list that changes ends with exit 5. */
 export const REREAD_MEMORY_ITEMS = 200_000;
 
 /** One page as read from an envelope. */
@@ -50,31 +35,19 @@ export interface PagedEndpoint<T> {
   readonly query: Readonly<Record<string, string | number | boolean | undefined>>;
   /** Read the items and the total out of a body; throws on an unexpected shape. */
   readonly readPage: (body: unknown) => Page<T>;
-  /** Identity of an item: to notice an item seen twice and to read a list again. */
   readonly idOf: (item: T) => string | undefined;
-  /**
-   * Read the list again when it changed (default true): the ids handed out are remembered, up to
-   * {@link REREAD_MEMORY_ITEMS}. False: a change stops the listing at once (exit 5).
-   */
+  /** Read a changed list again (default true); false: a change stops the listing at once (exit 5). */
   readonly readAgain?: boolean;
 }
 
-/** Why a list could not be read consistently. */
-export type InconsistentListReason =
-  /** It changed while it was read, on every read. */
-  | 'changed'
-  /** Every page repeats the first: the service honours neither `skip` nor `offset`. */
-  | 'paging-ignored';
+/** Why a list could not be read: it changed on every read, or the service pages with neither start. */
+export type InconsistentListReason = 'changed' | 'paging-ignored';
 
-/**
- * A list that could not be read consistently (exit 5): a caller must never act on part of it. The
- * message says what was seen; the hint says to re-run.
- */
+/** A list that could not be read consistently (exit 5): a caller must never act on part of it. */
 export class InconsistentListError extends DdsError {
   readonly code = 'E_LIST_INCONSISTENT';
   readonly exitCode = ExitCode.unavailable;
   readonly reason: InconsistentListReason;
-  /** `GET /api/v1/...` of the list. */
   readonly path: string;
 
   constructor(reason: InconsistentListReason, message: string, path: string, hint: string) {
@@ -84,16 +57,10 @@ export class InconsistentListError extends DdsError {
   }
 }
 
-export function checkPageSize(pageSize: number | undefined): number {
-  const size = pageSize ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(size) || size < 1) throw new RangeError(`Expected a page size >= 1, got ${size}`);
-  return size;
-}
-
-/** Pages asked for ahead of the one being read (see {@link pagesThrough}). */
+/** Pages asked for ahead of the one being read (bench/README.md, "Why it stays"). */
 export const PAGES_AHEAD = 2;
 
-/** A change seen while reading a list once (internal: the reader decides to read again). */
+/** A change seen while reading a list once: the reader decides to read again. */
 class ListChanged extends Error {
   constructor(
     readonly reason: InconsistentListReason,
@@ -104,23 +71,21 @@ class ListChanged extends Error {
 }
 
 /**
- * Every page of a paged list endpoint, never empty, in order. Up to {@link PAGES_AHEAD} pages are asked
- * for ahead of the one the caller processes, so the service prepares the next pages while the caller
- * works and while this process reads an answer. The next page's start is known once the current page
- * is read; the one after it is guessed (the same count again, only while pages come full and the
- * service said its total) and asked for again from the right start when the guess was wrong (a read:
- * asking twice is harmless). A failure of a page surfaces after the pages before it. Pages, not items:
- * an async generator costs a promise per value handed out (about 2 µs: 2 s of a million cases), more
- * than a caller's synchronous work on an item; `yield*` a page where items are wanted. A list that
- * changes while it is read is read again (see the file's comment).
+ * Every page of a paged list endpoint, never empty, in order; {@link PAGES_AHEAD} pages are asked for
+ * ahead of the one the caller processes, the start of the one after next guessed from this page's size
+ * (asked again from the right start when wrong: a read). Pages, not items: a promise per item handed
+ * out (about 2 µs: 2 s of a million cases) costs more than a caller's synchronous work on it.
  */
 export function pagesThrough<T>(
   client: HttpClient,
   endpoint: PagedEndpoint<T>,
   options: { readonly pageSize?: number | undefined; readonly signal?: AbortSignal | undefined } = {},
 ): AsyncGenerator<readonly T[]> {
-  // The page size is checked now, not at the first page.
-  return readList(client, endpoint, checkPageSize(options.pageSize), options.signal);
+  // Checked now, not at the first page.
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(pageSize) || pageSize < 1)
+    throw new RangeError(`Expected a page size >= 1, got ${pageSize}`);
+  return readList(client, endpoint, pageSize, options.signal);
 }
 
 async function* readList<T>(
@@ -129,7 +94,7 @@ async function* readList<T>(
   pageSize: number,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<readonly T[]> {
-  // What was handed out, by id, while it can be remembered (undefined: a re-read cannot tell).
+  // Ids handed out; undefined once they cannot all be remembered (a re-read then cannot tell).
   let handedOut: Set<string> | undefined = endpoint.readAgain === false ? undefined : new Set<string>();
   let handedAny = false;
   const remember = (page: readonly T[]): void => {
@@ -190,7 +155,6 @@ async function* readOnce<T>(
     const answer = client.request<unknown>({
       method: 'GET',
       path: endpoint.path,
-      // Both names of the start: a deployment honours one (see the file's comment).
       query: { ...endpoint.query, skip: start, offset: start, limit: pageSize, requireTotalCount: true },
       retry: 'safe',
       signal,
@@ -216,27 +180,23 @@ async function* readOnce<T>(
         throw new ListChanged('changed', `the list ended at ${start} of the ${firstTotal} it announced`);
       return;
     }
-    if (start > 0) checkAgainstPrevious(page.items, previousIds, endpoint.idOf, start);
-    previousIds = idsOf(page.items, endpoint.idOf);
+    previousIds = checkAgainstPrevious(page.items, previousIds, endpoint.idOf, start);
     start += count;
-    // Done after this page: the total is reached, or (no total) it is shorter than one already seen,
-    // which makes it the clamped limit's last page.
+    // Without a total, a page shorter than one already seen is the clamped limit's last page.
     const last = firstTotal !== undefined ? start >= firstTotal : count < largestPage;
     const full = count >= largestPage;
     largestPage = Math.max(largestPage, count);
     if (!last) {
-      // A guess that missed (the page came shorter than the one before) is dropped and asked again.
+      // A guess that missed (this page came short) is dropped and asked again.
       if (ahead[0]?.start !== start) ahead = [];
       if (ahead.length === 0) ahead.push(fetchPage(start));
-      // Each guess one page of this page's size after the last page asked for.
       while (firstTotal !== undefined && full && ahead.length < PAGES_AHEAD) {
         const next = (ahead.at(-1)?.start ?? start) + count;
         if (next >= firstTotal) break;
         ahead.push(fetchPage(next));
       }
-      // The request is put on the wire by callbacks queued behind this one (the socket is handed over
-      // on the next tick): let them run before the caller gets the page, or a caller that works on it
-      // synchronously would hold the request back until it is done.
+      // The requests reach the wire from callbacks queued behind this one: let them run, or a caller
+      // working synchronously on the page holds them back until it is done.
       await nextTurn();
     }
     yield page.items;
@@ -244,34 +204,27 @@ async function* readOnce<T>(
   }
 }
 
-function idsOf<T>(items: readonly T[], idOf: (item: T) => string | undefined): Set<string> {
-  const ids = new Set<string>();
-  for (const item of items) {
-    const id = idOf(item);
-    if (id !== undefined) ids.add(id);
-  }
-  return ids;
-}
-
 /**
- * A page that holds an item of the previous page: every item (the page repeats it: the start was not
- * honoured), or some (the list shifted under the reader: an insert before this page).
+ * The ids of a page. Every item of the previous page again: the start was not honoured; some: an
+ * insert shifted the list.
  */
 function checkAgainstPrevious<T>(
   items: readonly T[],
   previous: ReadonlySet<string>,
   idOf: (item: T) => string | undefined,
   start: number,
-): void {
+): Set<string> {
+  const ids = new Set<string>();
   let again = 0;
   let known = 0;
   for (const item of items) {
     const id = idOf(item);
     if (id === undefined) continue;
+    ids.add(id);
     known += 1;
     if (previous.has(id)) again += 1;
   }
-  if (again === 0) return;
+  if (again === 0) return ids;
   if (again === known && known === previous.size)
     throw new ListChanged('paging-ignored', `the page at ${start} repeats the previous one`);
   throw new ListChanged('changed', `${countOf(again, 'item')} of the previous page seen again at ${start}`);
@@ -291,10 +244,10 @@ export function unexpectedShape(path: string, what: string): ApiError {
 }
 
 /**
- * The items of a list page: `data.<key>`, `data` as the array itself, `<key>` at the top, or the array
- * at the top; `totalCount` in `data` or at the top. An empty result may leave `data.<key>` out: for an
- * `omittable` list that reads as empty, for another only a zero total says so (an envelope of another
- * shape must not read as "nothing", or an export of nothing would look like success).
+ * The items of a list page: `data.<key>`, `data` as the array, `<key>` at the top, or the array at the
+ * top; `totalCount` in `data` or at the top. A missing `data.<key>` reads as empty only when
+ * `omittable` or with a zero total: an envelope of another shape must not pass as "nothing" (an export
+ * of nothing would look like success).
  */
 export function readListPage(
   body: unknown,
@@ -321,8 +274,8 @@ export function readListPage(
   return { items: items.filter(isRecord), totalCount };
 }
 
-/** Read a non-negative integer count from a value (number or numeric string). */
-export function readCount(value: unknown): number | undefined {
+/** A non-negative integer count from a number or a numeric string. */
+function readCount(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
   if (typeof value === 'string' && /^\d+$/.test(value)) return Number(value);
   return undefined;

@@ -1,8 +1,7 @@
 /**
- * Look-ups of what connections and profiles refer to: scanners (by `scanner_group`) and stored
- * credentials (by `credential_id`). Both endpoints are optional on real services (api-notes: scanner
- * status [code], credentials [guess]): a 404 is `not-available` (the caller reports "could not be
- * checked"), never an error that fails a run.
+ * Scanners (by `scanner_group`) and stored credentials (by `credential_id`) that connections and
+ * profiles refer to. Both endpoints are optional on real services (api-notes: scanner status [code],
+ * credentials [guess]): a 404 is `not-available`, never an error that fails a run.
  */
 import { maskSecrets } from '../secrets.js';
 import type { HttpClient } from './http.js';

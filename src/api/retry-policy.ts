@@ -1,8 +1,4 @@
-/**
- * The retry policy of the HTTP client, as data (style.md habit 4), and the pure pieces around it: the
- * transient statuses (defined in errors.ts), the run-wide retry budget, Retry-After parsing and the
- * full-jitter backoff (used by the client and by the importer's in-doubt re-checks).
- */
+/** The HTTP client's retry policy as data, the run-wide retry budget, Retry-After and full jitter. */
 import { TRANSIENT_STATUSES } from '../errors.js';
 
 export interface RetryPolicy {
@@ -15,17 +11,11 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
   /** Longest Retry-After honoured; longer ones are capped. */
   readonly maxRetryAfterMs: number;
-  /**
-   * Attempts after the first when the connection is refused (ECONNREFUSED). Kept small: nothing
-   * listens on the port, and a dead port must end the run within seconds, not after a full backoff.
-   */
+  /** Retries of ECONNREFUSED: few, as a dead port must end the run within seconds, not a full backoff. */
   readonly refusedRetries: number;
 }
 
-/**
- * The default policy: 5 retries of safe requests on network errors and 408/429/500/502-504,
- * full-jitter exponential backoff from 250 ms up to 10 s, a Retry-After honoured up to 60 s.
- */
+/** The default: 5 retries of safe requests, full jitter from 250 ms to 10 s, Retry-After up to 60 s. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   retries: 5,
   statuses: TRANSIENT_STATUSES,
@@ -49,10 +39,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   refusedRetries: 2,
 };
 
-/**
- * True when an HTTP status is transient (or absent: no answer). The importer treats a transient
- * answer to a create as "in doubt" (maybe applied); anything else is a definite answer.
- */
+/** True when a status is transient or absent (no answer): a create answered so is in doubt. */
 export function isTransientStatus(
   status: number | undefined,
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,
@@ -70,10 +57,7 @@ export interface RetryBudget {
   readonly remaining: number;
 }
 
-/**
- * Create a run-wide retry budget of `size` retries. `extend(n)` adds `n` retries, for a run that knows
- * its size only after the client exists (the importer sizes it once its plan is known).
- */
+/** A run-wide budget of `size` retries; `extend(n)` adds some once a run knows its plan. */
 export function createRetryBudget(size: number): RetryBudget & { extend(n: number): void } {
   if (!Number.isInteger(size) || size < 0) throw new RangeError(`Expected a retry budget >= 0, got ${size}`);
   let remaining = size;
@@ -94,10 +78,7 @@ export function createRetryBudget(size: number): RetryBudget & { extend(n: numbe
   };
 }
 
-/**
- * Parse a Retry-After header: delay-seconds or an HTTP date. Returns milliseconds (>= 0), or undefined
- * when absent or unreadable.
- */
+/** A Retry-After header (delay-seconds or an HTTP date) in ms >= 0; undefined when absent or unreadable. */
 export function parseRetryAfter(value: unknown, now: number = Date.now()): number | undefined {
   if (typeof value !== 'string' || value.trim() === '') return undefined;
   const text = value.trim();
@@ -107,10 +88,7 @@ export function parseRetryAfter(value: unknown, now: number = Date.now()): numbe
   return Math.max(0, date - now);
 }
 
-/**
- * Full-jitter backoff (AWS's "full jitter"): uniform in [0, min(maxMs, baseMs * 2^attempt)), `attempt`
- * 0-based. The one implementation: the client's retries and the importer's in-doubt waits use it.
- */
+/** AWS's "full jitter": uniform in [0, min(maxMs, baseMs * 2^attempt)), `attempt` 0-based. */
 export function computeFullJitter(
   baseMs: number,
   maxMs: number,
@@ -121,10 +99,7 @@ export function computeFullJitter(
   return Math.floor(random() * ceiling);
 }
 
-/**
- * The delay before retry number `attempt` (0-based): the Retry-After the service asked for (capped),
- * else {@link computeFullJitter} over the policy's base and cap.
- */
+/** The delay before retry `attempt` (0-based): the Retry-After asked for (capped), else full jitter. */
 export function computeRetryDelay(
   policy: RetryPolicy,
   attempt: number,

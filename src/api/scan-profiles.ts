@@ -11,18 +11,15 @@ function readProfile(body: unknown, path: string, fallback?: Record<string, unkn
   const data = top && isRecord(top.data) ? top.data : undefined;
   const candidates = [data?.scanProfile, data, top?.scanProfile, top];
   for (const c of candidates) {
-    if (
-      isRecord(c) &&
-      (typeof c._id === 'string' || typeof c.id === 'string' || typeof c.name === 'string')
-    ) {
-      const id = typeof c._id === 'string' ? c._id : typeof c.id === 'string' ? c.id : undefined;
-      // A create may answer only the id: keep what was sent, so callers still see the whole profile.
-      return {
-        ...(fallback ?? {}),
-        ...c,
-        ...(id === undefined ? {} : { _id: id }),
-      } as unknown as ScanProfile;
-    }
+    if (!isRecord(c)) continue;
+    const id = typeof c._id === 'string' ? c._id : typeof c.id === 'string' ? c.id : undefined;
+    if (id === undefined && typeof c.name !== 'string') continue;
+    // A create may answer only the id: what was sent fills the rest.
+    return {
+      ...fallback,
+      ...c,
+      ...(id === undefined ? {} : { _id: id }),
+    } as unknown as ScanProfile;
   }
   throw unexpectedShape(path, 'no scan profile object in the answer');
 }
@@ -41,7 +38,7 @@ export async function createScanProfile(
   return readProfile(body, '/scanProfiles', profile);
 }
 
-/** GET /scanProfiles/{id}. 400/404 become ApiError with the service's message. */
+/** GET /scanProfiles/{id}. */
 export async function getScanProfile(client: HttpClient, id: string): Promise<ScanProfile> {
   const path = `/scanProfiles/${encodeURIComponent(id)}`;
   const body = await client.request<unknown>({ method: 'GET', path, retry: 'safe' });
@@ -49,9 +46,8 @@ export async function getScanProfile(client: HttpClient, id: string): Promise<Sc
 }
 
 /**
- * GET /scanProfiles: every profile. The answer is `{"scanProfiles":[...]}` (api-notes [code]); a
- * `data` envelope (`data.scanProfiles`, or `data` as the array) is accepted too. `ifServed`: none when
- * the service has no profiles endpoint (404).
+ * GET /scanProfiles: `{"scanProfiles":[...]}` (api-notes [code]), or in a `data` envelope. `ifServed`:
+ * none when the service has no such endpoint (404).
  */
 export async function listScanProfiles(
   client: HttpClient,
@@ -68,9 +64,8 @@ export async function listScanProfiles(
 }
 
 /**
- * PUT /scanProfiles/{id} (api-notes [guess]: the permissions exist). Retried as a safe request (the
- * whole profile is sent: idempotent). Returns the profile in the answer, or the one sent when the
- * answer carries none. `absent` on 404.
+ * PUT /scanProfiles/{id} (api-notes [guess]: the permissions exist), the whole profile: idempotent,
+ * retried. The profile in the answer, else the one sent.
  */
 export async function updateScanProfile(
   client: HttpClient,
@@ -95,9 +90,8 @@ export async function updateScanProfile(
 }
 
 /**
- * DELETE /scanProfiles/{id} (api-notes [guess]). Retried as a safe request (idempotent). `absent` on
- * 404 (after a retry, possibly deleted by an earlier attempt of this call); an UnavailableError means
- * the outcome is unknown (the caller checks with {@link getScanProfile} or {@link listScanProfiles}).
+ * DELETE /scanProfiles/{id} (api-notes [guess]), retried: after a retry, `absent` may mean an earlier
+ * attempt deleted it. An UnavailableError: unknown outcome, the caller looks up.
  */
 export async function deleteScanProfile(
   client: HttpClient,

@@ -1,14 +1,11 @@
-/**
- * Reading what the service answered: bodies parsed by content (whatever the content-type says), error
- * envelopes on a 2xx, and the service's own error text, scrubbed and kept short.
- */
+/** What the service answered: bodies parsed by content, error envelopes on a 2xx, its error text scrubbed. */
 
 import { isRecord } from '../own-property.js';
 import { maskSecrets, scrubServiceText } from '../secrets.js';
 
 /**
- * Pull the service's own error text out of a body: `error`, `message` or `errors[]` (spec section 7),
- * looked for at the top and inside `data`. Plain text bodies (a 401 answers with text) are kept short.
+ * The service's own error text: `error`, `message` or `errors[]` (spec section 7), at the top or inside
+ * `data`. Plain text bodies (a 401 answers with text) are kept short.
  */
 export function extractServiceMessage(body: unknown): string | undefined {
   if (typeof body === 'string') {
@@ -19,16 +16,12 @@ export function extractServiceMessage(body: unknown): string | undefined {
     return truncate(scrubServiceText(text), 300);
   }
   if (!isRecord(body)) return undefined;
-  const record = body;
   const parts: string[] = [];
-  if (typeof record.error === 'string' && record.error) parts.push(record.error);
-  else if (record.error && typeof record.error === 'object') {
-    const inner = record.error as Record<string, unknown>;
-    if (typeof inner.message === 'string') parts.push(inner.message);
-  }
-  if (parts.length === 0 && typeof record.message === 'string' && record.message) parts.push(record.message);
-  if (Array.isArray(record.errors)) {
-    for (const item of record.errors) {
+  if (typeof body.error === 'string' && body.error) parts.push(body.error);
+  else if (isRecord(body.error) && typeof body.error.message === 'string') parts.push(body.error.message);
+  if (parts.length === 0 && typeof body.message === 'string' && body.message) parts.push(body.message);
+  if (Array.isArray(body.errors)) {
+    for (const item of body.errors) {
       if (typeof item === 'string') parts.push(item);
       else if (item && typeof item === 'object') {
         const e = item as Record<string, unknown>;
@@ -37,9 +30,7 @@ export function extractServiceMessage(body: unknown): string | undefined {
       }
     }
   }
-  if (parts.length === 0 && record.data && typeof record.data === 'object') {
-    return extractServiceMessage(record.data);
-  }
+  if (parts.length === 0 && isRecord(body.data)) return extractServiceMessage(body.data);
   if (parts.length === 0) return undefined;
   return truncate(scrubServiceText([...new Set(parts)].join('; ')), 500);
 }
@@ -47,10 +38,7 @@ export function extractServiceMessage(body: unknown): string | undefined {
 /** Keys under which a validation error repeats the offending input (`{field:"password", value:"..."}`). */
 const ECHO_KEYS: ReadonlySet<string> = new Set(['value', 'values', 'input', 'received', 'data', 'body']);
 
-/**
- * An `errors[]` item without a message, shown whole, minus the input it echoes and anything named
- * like a credential: the field it names may be a password, which only the key next to it says.
- */
+/** An `errors[]` item without a message, minus the input it echoes and anything named like a credential. */
 function describeErrorItem(item: Record<string, unknown>): string {
   const shown = Object.entries(maskSecrets(item)).filter(([key]) => !ECHO_KEYS.has(key));
   return JSON.stringify(Object.fromEntries(shown));
@@ -60,11 +48,11 @@ function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}...` : text;
 }
 
-export function looksLikeHtml(text: string): boolean {
+function looksLikeHtml(text: string): boolean {
   return /^<(!doctype|html|head|body|\?xml|[a-z])/i.test(text.trimStart());
 }
 
-export function describeHtml(text: string): string {
+function describeHtml(text: string): string {
   const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
   const h1 = /<h1[^>]*>([^<]*)<\/h1>/i.exec(text)?.[1]?.trim();
   const said = title || h1 ? truncate(scrubServiceText(title || h1 || ''), 200) : undefined;
@@ -73,7 +61,7 @@ export function describeHtml(text: string): string {
     : 'the service answered with an HTML page instead of JSON';
 }
 
-/** The text of a non-JSON body, described: an HTML page by its title, anything else in general. */
+/** A non-JSON body described: an HTML page by its title, anything else in general. */
 export function describeHtmlOrText(text: string): string {
   return looksLikeHtml(text) ? describeHtml(text) : 'the service answered with a body that is not JSON';
 }

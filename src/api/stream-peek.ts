@@ -6,10 +6,7 @@ export async function readStreamText(stream: Readable, limit = 64 * 1024): Promi
   return (await readStreamCapped(stream, limit, 'keep-start')).toString('utf8').slice(0, limit);
 }
 
-/**
- * Wait for the first non-blank byte of a stream without consuming it: returns the stream to read
- * from (with the peeked bytes put back) and that byte, or undefined at end of stream.
- */
+/** The first non-blank byte (undefined at the end) and a stream that still holds it. */
 export async function peekFirstByte(
   stream: Readable,
 ): Promise<{ stream: Readable; first: string | undefined }> {
@@ -42,9 +39,8 @@ export class BodyTooLarge extends Error {
 }
 
 /**
- * Read a whole stream into one buffer, at most `maxBytes` decoded bytes. Past that, `fail`: the stream
- * is destroyed and {@link BodyTooLarge} thrown, so memory never holds more than the cap; `keep-start`:
- * the rest is read and dropped (an error body, whose start says what went wrong).
+ * A whole stream in one buffer of at most `maxBytes`. Past that, `fail`: destroyed, {@link BodyTooLarge};
+ * `keep-start`: the rest read and dropped (an error body, whose start says what went wrong).
  */
 export async function readStreamCapped(
   stream: Readable,

@@ -5,11 +5,8 @@ import type { HttpClient } from './http.js';
 import { requestOrAbsent } from './http-options.js';
 import { unexpectedShape } from './paging.js';
 
-/**
- * Read a template out of an answer: the template itself (`{name, fields}`, as real deployments send
- * it) or wrapped in the usual `{data: ...}` envelope.
- */
-export function readTemplate(body: unknown, path: string): ConnectorTemplate {
+/** The template itself (`{name, fields}`, as real deployments send it) or in a `{data: ...}` envelope. */
+function readTemplate(body: unknown, path: string): ConnectorTemplate {
   const candidates = [body, isRecord(body) ? body.data : undefined];
   for (const c of candidates) {
     if (isRecord(c) && Array.isArray(c.fields)) {

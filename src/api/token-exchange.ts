@@ -10,10 +10,8 @@ import { registerSecret } from '../secrets.js';
 import { extractServiceMessage } from './service-error.js';
 
 /**
- * A promise rejected with InterruptedError when `signal` aborts, one per signal: every request waiting
- * on an exchange under one run-wide signal shares its single listener (sixteen waiters adding one each
- * made Node warn `MaxListenersExceededWarning` on stderr). The listener is added once and goes with the
- * signal.
+ * Rejected with InterruptedError when `signal` aborts; one listener per signal, shared by every waiter
+ * (a listener each made Node warn `MaxListenersExceededWarning` on stderr).
  */
 const abortedBySignal = new WeakMap<AbortSignal, Promise<never>>();
 function abortedOf(signal: AbortSignal): Promise<never> {
@@ -28,13 +26,6 @@ function abortedOf(signal: AbortSignal): Promise<never> {
   return aborted;
 }
 
-/** `promise`, or InterruptedError as soon as `signal` aborts (as a request stopped by its signal fails). */
-function untilSettledOrAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(new InterruptedError());
-  return Promise.race([promise, abortedOf(signal)]);
-}
-
 export interface TokenExchange {
   /** The Authorization value of the current token (read per attempt: an exchange may replace it). */
   authorization(): string | undefined;
@@ -46,10 +37,7 @@ export interface TokenExchange {
   ensureToken(signal: AbortSignal | undefined): Promise<void>;
 }
 
-/**
- * Create the token state of `environment`. `send` sends the exchange request with the user token as
- * the Authorization value (retried as a safe GET, never re-exchanged) and returns its parsed body.
- */
+/** The token state of `environment`; `send` sends the exchange with the user token as Authorization. */
 export function createTokenExchange(
   environment: ResolvedEnvironment,
   log: Logger,
@@ -59,12 +47,8 @@ export function createTokenExchange(
   if (token) registerSecret(token);
   if (environment.refreshToken) registerSecret(environment.refreshToken);
   let tokenGeneration = 0;
-  /**
-   * The exchange in flight, shared by every request that waits for it. It runs on a signal of its own,
-   * aborted only once every waiter has given up: a waiter stopped by its own signal (one request
-   * abandoned) leaves it running for the others, where it used to run on the first waiter's signal
-   * and fail them all as interrupted.
-   */
+  // The exchange in flight, shared by its waiters, on a signal of its own aborted only once every
+  // waiter has given up: one abandoned request must not fail the others as interrupted.
   let exchanging:
     | { readonly done: Promise<void>; readonly stop: AbortController; waiters: number }
     | undefined;
@@ -112,7 +96,7 @@ export function createTokenExchange(
       .finally(() => {
         if (exchanging === flight) exchanging = undefined;
       })
-      // Observed here too: every waiter may have given up before it settles.
+      // Every waiter may have given up before it settles.
       .catch(() => undefined);
     return flight;
   }
@@ -125,11 +109,10 @@ export function createTokenExchange(
     const flight = exchanging;
     flight.waiters += 1;
     try {
-      await untilSettledOrAborted(flight.done, signal);
+      await (signal === undefined ? flight.done : Promise.race([flight.done, abortedOf(signal)]));
     } finally {
       flight.waiters -= 1;
       if (flight.waiters === 0 && exchanging === flight && signal?.aborted === true) {
-        // Nobody waits for it any more: stop its request.
         exchanging = undefined;
         flight.stop.abort();
       }

@@ -1,7 +1,4 @@
-/**
- * Wire-only types of the service's API: list filters and options, what a create answered. The resources
- * themselves (connection, template, scan profile, case) are domain types in src/model/.
- */
+/** Wire-only types of the service's API; the resources themselves are in src/model/. */
 
 /** One clause of the service's JSON-array filter: `[{"field":"type","value":["s3"],"operator":"in"}]`. */
 export interface FilterClause {
@@ -22,10 +19,7 @@ export interface ListOptions {
   readonly signal?: AbortSignal;
 }
 
-/**
- * A connection's `_id` and `name`: what a listing keeps of each when only the keys are needed, and what
- * a create answered.
- */
+/** A connection's `_id` and `name`: a listing of keys, or what a create answered. */
 export interface ConnectionKey {
   readonly _id?: string | undefined;
   readonly name: string;

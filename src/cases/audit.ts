@@ -1,8 +1,6 @@
 /**
- * The `cases update --audit FILE` trail: JSON Lines, appended, mode 0600, fsynced. Before the bulk PATCH
- * one `matched` line per case holds its state before the change; after it, one `updated` (or `failed`)
- * line holds the ids the service reported. Lines of one run share a `runId`, so a crash between the
- * two still leaves the before-states on disk.
+ * The `cases update --audit FILE` trail (JSON Lines, 0600, fsynced): a `matched` line per case before the
+ * bulk PATCH, then one `updated` or `failed`, sharing a `runId`: a crash between leaves the before-states.
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
@@ -10,26 +8,23 @@ import { guardFileWrite, PRIVATE_FILE_MODE } from '../files.js';
 import type { BulkCaseUpdate, CaseFilter } from '../model/security-case.js';
 import { scrub } from '../secrets.js';
 
-/** What every line of a run's audit trail says: which run, when, where, what change. */
+/** What every line of a run's trail says. */
 interface AuditRecordBase {
   readonly runId: string;
   readonly at: string;
   readonly environment: string;
   readonly change: Pick<BulkCaseUpdate, 'field' | 'newValue'>;
-  /**
-   * `cases update --reason`: why the change was made. The bulk PATCH body has no field for it (spec
-   * section 5), so the audit trail is where it is kept.
-   */
+  /** `--reason`: the bulk PATCH body has no field for it (spec section 5), so the trail keeps it. */
   readonly reason?: string;
 }
 
-/** What the lines written after the bulk PATCH add: the selection and how many cases it matched. */
+/** What the lines after the bulk PATCH add. */
 interface AuditOutcomeBase extends AuditRecordBase {
   readonly filters: readonly CaseFilter[];
   readonly matched: number;
 }
 
-/** One line of the audit trail. */
+/** One line of the trail. */
 export type CaseAuditRecord =
   | (AuditRecordBase & {
       readonly event: 'matched';
@@ -38,7 +33,6 @@ export type CaseAuditRecord =
     })
   | (AuditOutcomeBase & {
       readonly event: 'updated';
-      /** The ids the service reported as updated. */
       readonly caseIds: readonly string[];
       /** Matched by the preview but not reported. */
       readonly missing: readonly string[];
@@ -51,13 +45,9 @@ export type CaseAuditRecord =
     });
 
 /**
- * Append `records` to `file` (created with mode 0600) in one write, then fsync. A file that cannot be
- * opened is a usage error (exit 2), raised before the bulk PATCH is sent; a write that fails (a full
- * disk) is a {@link FileWriteError} (exit 2).
- *
- * The trail stays a file of whole lines: a last line torn by an earlier run (killed, or the disk filled
- * mid-write) is trimmed away before appending, and a write of this run that fails is cut back to where
- * it started.
+ * Append `records` in one write, then fsync; an unopenable file is a usage error before the PATCH, a
+ * failed write a {@link FileWriteError} (both exit 2). The trail stays whole lines: a torn last line of
+ * an earlier run is trimmed first, and a failed write of this one cut back.
  */
 export async function appendAuditRecords(file: string, records: readonly CaseAuditRecord[]): Promise<void> {
   if (records.length === 0) return;
@@ -80,7 +70,7 @@ export async function appendAuditRecords(file: string, records: readonly CaseAud
         await handle.writeFile(text, 'utf8');
         return;
       }
-      // The mode of open() applies only to a new file: an existing audit file is brought to 0600 too.
+      // open()'s mode applies only to a new file.
       await handle.chmod(PRIVATE_FILE_MODE);
       const start = await findWholeLinesEnd(handle, info.size);
       if (start < info.size) await handle.truncate(start);
@@ -98,12 +88,9 @@ export async function appendAuditRecords(file: string, records: readonly CaseAud
   }
 }
 
-/** Bytes read at a time when looking for the last newline from the end. */
-const TAIL_CHUNK = 64 * 1024;
-
 /** The length of the longest prefix of the file that ends with a newline (0 when it holds none). */
 async function findWholeLinesEnd(handle: FileHandle, size: number): Promise<number> {
-  const buffer = Buffer.alloc(Math.min(TAIL_CHUNK, size));
+  const buffer = Buffer.alloc(Math.min(64 * 1024, size));
   let end = size;
   while (end > 0) {
     const length = Math.min(buffer.length, end);

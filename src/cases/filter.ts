@@ -1,17 +1,12 @@
-/**
- * Building the service's case filters from command-line options. Pure: strings in, filter clauses out,
- * {@link UsageError} (exit 2) for anything malformed, so nothing is sent on a bad option.
- */
+/** The service's case filters from command-line options; pure, a {@link UsageError} on a bad one. */
 import type { FilterClause } from '../api/types.js';
 import { findClosest } from '../closest.js';
 import { UsageError } from '../errors.js';
 import { splitEscapedList, splitListValues } from '../list-values.js';
 import type { BulkCaseUpdate, CaseFilter } from '../model/security-case.js';
+import { isRecord } from '../own-property.js';
 
-/**
- * Case statuses real deployments use (api-notes: `open`, `acknowledged`, `silenced`, `resolved`,
- * `remediated` [seen], `closed` [docs]); `cases update --set caseStatus=` accepts only these.
- */
+/** Case statuses real deployments use (api-notes: `closed` [docs], the others [seen]). */
 export const CASE_STATUSES: readonly string[] = [
   'open',
   'acknowledged',
@@ -21,13 +16,12 @@ export const CASE_STATUSES: readonly string[] = [
   'closed',
 ];
 
-/** Severities real deployments use (api-notes, lowercase); not known to be the whole set, so others only warn. */
+/** Severities real deployments use (api-notes, lowercase); maybe not all, so others only warn. */
 export const CASE_SEVERITIES: readonly string[] = ['critical', 'high', 'medium', 'low'];
 
 /**
- * Fields of a case known from the spec (section 2.3) and api-notes (`id`, `_id`), and `writeId` (the id
- * a write takes, computed by dds-migrate). Others may exist (the spec says further fields are not shown), so an
- * unknown one only warns.
+ * Case fields of the spec (section 2.3), api-notes (`id`, `_id`) and `writeId` (computed). The spec says
+ * further fields are not shown, so an unknown one only warns.
  */
 export const KNOWN_CASE_FIELDS: readonly string[] = [
   'caseId',
@@ -59,15 +53,12 @@ export const DEFAULT_CASE_COLUMNS: readonly string[] = [
 
 const FIELD_NAME = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
 
-/**
- * Split a comma-separated option value; `\,` is a literal comma (policy names may hold commas).
- * Items are trimmed; empty items are dropped.
- */
+/** Split a comma-separated value, trimmed, empties dropped; `\,` is a comma (policy names hold some). */
 export function splitList(value: string): string[] {
   return splitEscapedList(value).filter((s) => s !== '');
 }
 
-/** Flatten a repeatable, comma-separated option (`--status a,b --status c`) into its values, in order, without repeats. */
+/** The values of a repeatable, comma-separated option (`--status a,b --status c`), in order, once each. */
 export function readListOption(value: unknown): string[] {
   return [...new Set(splitListValues(value).filter((s) => s !== ''))];
 }
@@ -88,7 +79,7 @@ export function buildSelectionClauses(selection: CaseSelection): FilterClause[] 
   };
   add('caseStatus', selection.status);
   add('policyName', selection.policy);
-  // Real deployments use lowercase severities (api-notes); `--severity HIGH` means `high`.
+  // Lowercase in real deployments (api-notes): `--severity HIGH` means `high`.
   add(
     'severityLevel',
     selection.severity?.map((s) => s.toLowerCase()),
@@ -99,9 +90,8 @@ export function buildSelectionClauses(selection: CaseSelection): FilterClause[] 
 const OPERATORS = new Set(['equal', 'notEqual', 'in', 'contains']);
 
 /**
- * A raw `--filter`: the JSON-array form `[{"field","value","operator"}]` is checked clause by clause
- * and returned as clauses (so it can be combined with `--status` etc.); a JSON object (the tutorial's
- * `{"caseStatus":"open"}`) is passed on verbatim as a string.
+ * A raw `--filter`: the JSON array `[{"field","value","operator"}]` checked and returned as clauses (to
+ * combine with `--status` etc.); a JSON object (the tutorial's `{"caseStatus":"open"}`) verbatim.
  */
 export function parseRawFilter(text: string): FilterClause[] | string {
   let parsed: unknown;
@@ -116,22 +106,20 @@ export function parseRawFilter(text: string): FilterClause[] | string {
   if (Array.isArray(parsed)) {
     return parsed.map((clause, i): FilterClause => {
       const where = `--filter[${i}]`;
-      if (clause === null || typeof clause !== 'object' || Array.isArray(clause)) {
+      if (!isRecord(clause))
         throw new UsageError(`Expected ${where} to be an object {field, value, operator}`);
-      }
-      const c = clause as Record<string, unknown>;
-      if (typeof c.field !== 'string' || c.field === '')
+      if (typeof clause.field !== 'string' || clause.field === '')
         throw new UsageError(`Expected ${where}.field to be a non-empty string`);
-      const operator = c.operator ?? (Array.isArray(c.value) ? 'in' : 'equal');
+      const operator = clause.operator ?? (Array.isArray(clause.value) ? 'in' : 'equal');
       if (typeof operator !== 'string' || !OPERATORS.has(operator)) {
         throw new UsageError(
           `Expected ${where}.operator to be one of equal, notEqual, in, contains, got ${JSON.stringify(operator)}`,
         );
       }
-      if (!isFilterValue(c.value)) {
+      if (!isFilterValue(clause.value)) {
         throw new UsageError(`Expected ${where}.value to be a string, number, boolean or an array of them`);
       }
-      return { field: c.field, value: c.value, operator: operator as FilterClause['operator'] };
+      return { field: clause.field, value: clause.value, operator: operator as FilterClause['operator'] };
     });
   }
   if (parsed !== null && typeof parsed === 'object') return text;
@@ -148,10 +136,7 @@ function isFilterValue(v: unknown): v is FilterClause['value'] {
   return isScalar(v) || (Array.isArray(v) && v.every(isScalar));
 }
 
-/**
- * The filter `cases list` sends: the clauses of `--status/--policy/--severity` plus those of a raw
- * `--filter`. A raw filter in object form cannot be merged with clauses, so that combination is refused.
- */
+/** The filter `cases list` sends: `--status/--policy/--severity` and `--filter` (an object one alone). */
 export function combineCaseFilters(
   selection: CaseSelection,
   rawFilter: string | undefined,
@@ -174,10 +159,7 @@ export function combineCaseFilters(
   return all.length > 0 ? all : undefined;
 }
 
-/**
- * `--where FIELD=V1,V2` (repeatable) as the bulk body's `casesFilters`. A field given twice is refused
- * rather than guessed (intersection or union): list its values once.
- */
+/** `--where FIELD=V1,V2` (repeatable) as `casesFilters`; a field twice is refused, not guessed (and/or). */
 export function parseWhere(values: readonly string[]): CaseFilter[] {
   const filters: CaseFilter[] = [];
   for (const text of values) {
@@ -206,12 +188,12 @@ export function parseWhere(values: readonly string[]): CaseFilter[] {
   return filters;
 }
 
-/** The same selection as list clauses (operator `in`), so the preview lists exactly what the bulk update selects. */
+/** The same selection as list clauses (operator `in`): the preview lists what the bulk update selects. */
 export function toFilterClauses(filters: readonly CaseFilter[]): FilterClause[] {
   return filters.map((f) => ({ field: f.filterField, value: [...f.filterValues], operator: 'in' }));
 }
 
-/** `--set FIELD=VALUE`: the field must be one of {@link SETTABLE_CASE_FIELDS}; a status one of {@link CASE_STATUSES}. */
+/** `--set FIELD=VALUE`, a field of {@link SETTABLE_CASE_FIELDS}, a status of {@link CASE_STATUSES}. */
 export function parseSet(text: string): Pick<BulkCaseUpdate, 'field' | 'newValue'> {
   const eq = text.indexOf('=');
   const field = eq < 0 ? '' : text.slice(0, eq).trim();
@@ -244,10 +226,7 @@ function suggestion(typed: string, known: readonly string[]): string {
   return closest === undefined ? '' : ` (did you mean '${closest}'?)`;
 }
 
-/**
- * Refuse a case status the service does not use (its values are known: api-notes), naming the closest
- * one, so that `--status opn` is an error rather than an empty result. `flag` names the option.
- */
+/** Refuse a status the service does not use (api-notes), naming the closest: `--status opn` is an error. */
 function checkStatuses(values: readonly string[], flag: string): void {
   for (const value of values) {
     if (!CASE_STATUSES.includes(value)) {
@@ -268,20 +247,13 @@ function severityWarnings(values: readonly string[], flag: string): string[] {
     );
 }
 
-/**
- * Check `--status` / `--severity` of `cases list` before anything is sent: an unknown status is an error
- * (exit 2, the closest named); an unknown severity a warning (returned), since the set is not known whole.
- */
+/** Check `--status` / `--severity` of `cases list`: an unknown status is an error, a severity a warning. */
 export function checkCaseSelection(selection: CaseSelection): string[] {
   checkStatuses(selection.status ?? [], '--status');
   return severityWarnings(selection.severity ?? [], '--severity');
 }
 
-/**
- * Check `--where` of `cases update`: a field outside the known case fields warns (closest named; the
- * service may have more fields), a `caseStatus` value outside the known statuses is an error, a
- * `severityLevel` value outside the seen severities warns. Returns the warnings.
- */
+/** Check `--where` of `cases update`: an unknown status is an error; an unknown field or severity warns. */
 export function checkWhereFilters(filters: readonly CaseFilter[]): string[] {
   const warnings: string[] = [];
   for (const f of filters) {

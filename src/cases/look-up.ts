@@ -1,10 +1,7 @@
 /**
- * Which case a user means: an id typed by a user may be any of the three a case carries (api-notes
- * [docs]: `_id`, the Mongo id the write endpoints take; `caseId`, sometimes a friendly `SPC-123`;
- * `id`, in the dspm example). Each is looked up once, by the field it most likely is (a 24-hex id as
- * `_id` first, anything else as `caseId` first), then by the others while it is not found, one id a
- * request (a list typed by hand is short). A case found is written to by {@link caseWriteId}; an id no
- * look-up finds is sent as given (the service then says whether it knows it).
+ * Which case a user means: an id may be any of the three a case carries (api-notes [docs]: `_id`, which
+ * writes take; `caseId`, sometimes `SPC-123`; `id`, in the dspm example). Looked up by the likeliest
+ * field first, then the others (docs/service.md, "Security cases"); an id not found is sent as given.
  */
 import { caseWriteId, listCasePages } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';
@@ -13,16 +10,12 @@ import type { HttpClient } from '../api/http.js';
 export const CASE_ID_FIELDS = ['caseId', 'id', '_id'] as const;
 export type CaseIdField = (typeof CASE_ID_FIELDS)[number];
 
-/** One id given by a user, resolved to the id a write takes. */
+/** One id given by a user, resolved to the id a write takes (`foundBy` undefined: sent as given). */
 export interface CaseTarget {
   readonly given: string;
-  /** The id the PATCH is sent to. */
   readonly writeId: string;
-  /** The case's `caseId` (perhaps a friendly `SPC-123`), when a look-up found it. */
   readonly caseId: string | undefined;
-  /** The field the look-up found it by; undefined: not found, sent as given. */
   readonly foundBy: CaseIdField | undefined;
-  /** The fields looked up, in order. */
   readonly lookedUp: readonly CaseIdField[];
 }
 
@@ -61,7 +54,7 @@ async function findCase(
   const pages = listCasePages(client, {
     filter: [{ field, value: [id], operator: 'in' }],
     fields: CASE_ID_FIELDS.join(','),
-    // One page: a service that ignored the filter is not read to its end (the match is checked here).
+    // One page: a service that ignored the filter is not read to its end.
     pageSize: 10,
     ...(signal ? { signal } : {}),
   });

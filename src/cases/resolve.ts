@@ -1,16 +1,12 @@
 /**
- * The `cases resolve` workflow, in a confirmed environment: one PATCH case-status per case, with the
- * audit reason, one at a time, to the id the write takes (each id given is looked up first:
- * `look-up.ts`). Sequential on purpose: outcomes come out in the order given, and a list typed by hand
- * is short.
+ * The `cases resolve` workflow: one PATCH case-status per case, with the audit reason, to the id found
+ * by `look-up.ts`; one at a time, so outcomes come in the order given (a list typed by hand is short).
  */
 import { updateCaseStatus } from '../api/cases.js';
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import { ApiError, DdsError, InterruptedError, UsageError } from '../errors.js';
 import { assertWriteConfirmed } from '../protected.js';
 import { type CaseTarget, lookUpCases } from './look-up.js';
-
-export const RESOLVED_STATUS = 'resolved';
 
 export type ResolveOutcome =
   | { readonly kind: 'resolved'; readonly caseId: string; readonly target: CaseTarget }
@@ -29,7 +25,7 @@ export interface ResolveRun {
   readonly stopped: DdsError | undefined;
 }
 
-/** `--reason`, trimmed; empty or missing is a usage error (exit 2): the service keeps it as the why of the change. */
+/** `--reason`, trimmed; empty or missing is a usage error (exit 2). */
 export function checkAuditReason(reason: unknown): string {
   const text = typeof reason === 'string' ? reason.trim() : '';
   if (text === '') {
@@ -40,15 +36,10 @@ export function checkAuditReason(reason: unknown): string {
   return text;
 }
 
-/**
- * Resolve the cases `ids` (one failing case fails alone; auth, network and Ctrl-C stop the run). A dry
- * run looks the ids up and says what would be sent (`run` undefined); `targets` is each id given and
- * the id written to.
- */
+/** Resolve the cases `ids`: one failing case fails alone; auth, network and Ctrl-C stop the run. */
 export async function resolveCasesIn(
   options: {
     readonly ids: readonly string[];
-    /** From checkAuditReason. */
     readonly reason: string;
     /** `--confirm`: the name of a protected environment. */
     readonly confirm: string | undefined;
@@ -71,7 +62,6 @@ export async function resolveCasesIn(
       targets,
       run: { outcomes, notAttempted: targets.slice(i).map((t) => t.writeId), stopped },
     });
-    // One at a time, each PATCHed at its `writeId` (`caseId` of an outcome is that id).
     for (const [i, target] of targets.entries()) {
       const caseId = target.writeId;
       if (ports.signal?.aborted) {
@@ -82,9 +72,7 @@ export async function resolveCasesIn(
       }
       let outcome: ResolveOutcome;
       try {
-        // May be retried by the client on a transient error: it sets the status to a fixed value, so a
-        // repeat leaves the case as one request would (the audit reason is the same too).
-        await updateCaseStatus(client, caseId, { caseStatus: RESOLVED_STATUS, auditReason: options.reason });
+        await updateCaseStatus(client, caseId, { caseStatus: 'resolved', auditReason: options.reason });
         outcome = { kind: 'resolved', caseId, target };
       } catch (error) {
         if (!(error instanceof DdsError)) throw error;

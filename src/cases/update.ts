@@ -1,8 +1,6 @@
 /**
- * The `cases update` workflow: preview the cases the filters select (a list with the same filters as
- * the bulk body, operator `in`), then, once the caller confirms (a prompt, `--yes`), send one bulk PATCH
- * `cases:update`, with an optional audit trail, and compare the ids the service reported with the
- * preview. A dry run returns the preview; nothing matched sends nothing.
+ * The `cases update` workflow: preview the cases the filters select, then, once confirmed, one bulk
+ * PATCH `cases:update` (with an optional audit trail); the ids reported are compared with the preview.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -16,7 +14,7 @@ import { assertWriteConfirmed } from '../protected.js';
 import { appendAuditRecords, type CaseAuditRecord } from './audit.js';
 import { toFilterClauses } from './filter.js';
 
-/** Ids matched by the preview but not reported (`missing`) and reported but not matched (`unexpected`), in their lists' order. */
+/** Ids matched but not reported (`missing`), reported but not matched (`unexpected`), in order. */
 export function compareReportedIds(
   matchedIds: readonly string[],
   reportedIds: readonly string[],
@@ -29,33 +27,13 @@ export function compareReportedIds(
   };
 }
 
-/**
- * The trail could not take the `updated` line after the PATCH went through: say so, or the exit 2 of a
- * failed write would read as "nothing was changed".
- */
-function describeAppliedButUnaudited(error: unknown, updated: number): unknown {
-  if (!(error instanceof FileWriteError)) return error;
-  const code = (error.cause as NodeJS.ErrnoException | undefined)?.code ?? 'error';
-  return new FileWriteError(
-    error.file,
-    `the update was applied (${countOf(updated, 'case')} reported), but its outcome could not be added to the audit file (${code})`,
-    {
-      hint: "The change itself is done and the cases' states before it are in the trail; free disk space for the next run",
-      cause: error,
-    },
-  );
-}
-
 export interface CaseUpdateResult {
   readonly caseIds: readonly string[];
   readonly missing: readonly string[];
   readonly unexpected: readonly string[];
 }
 
-/**
- * Send the bulk update for the `matched` preview. With an audit file, the before-states are written
- * first (a failure to write stops the run before anything is sent), the result or the failure after.
- */
+/** Send the bulk update; with an audit file, the before-states first (a failure there sends nothing). */
 async function applyCaseUpdate(
   client: HttpClient,
   options: UpdateCasesOptions,
@@ -84,8 +62,6 @@ async function applyCaseUpdate(
   }
   let caseIds: readonly string[];
   try {
-    // The client may retry this PATCH on a transient error: it sets one field to a fixed value on the
-    // cases the filters select, so sending it twice leaves the cases as sending it once.
     ({ caseIds } = await updateCasesBulk(client, update));
   } catch (error) {
     if (auditFile !== undefined) {
@@ -105,7 +81,17 @@ async function applyCaseUpdate(
     try {
       await appendAuditRecords(auditFile, [{ event: 'updated', ...outcome(), caseIds, missing, unexpected }]);
     } catch (error) {
-      throw describeAppliedButUnaudited(error, caseIds.length);
+      if (!(error instanceof FileWriteError)) throw error;
+      // Say the PATCH went through, or the exit 2 of a failed write reads as "nothing was changed".
+      const code = (error.cause as NodeJS.ErrnoException | undefined)?.code ?? 'error';
+      throw new FileWriteError(
+        error.file,
+        `the update was applied (${countOf(caseIds.length, 'case')} reported), but its outcome could not be added to the audit file (${code})`,
+        {
+          hint: "The change itself is done and the cases' states before it are in the trail; free disk space for the next run",
+          cause: error,
+        },
+      );
     }
   }
   return { caseIds, missing, unexpected };
@@ -116,23 +102,18 @@ export interface UpdateCasesOptions {
   readonly update: BulkCaseUpdate;
   readonly dryRun: boolean;
   readonly auditFile: string | undefined;
-  /** `--reason`: kept on every audit line. */
   readonly reason?: string | undefined;
   /** `--confirm`: the name of a protected environment. */
   readonly confirm: string | undefined;
 }
 
 export interface UpdateCasesPorts extends EnvironmentPorts {
-  /**
-   * Asked once the preview is known and non-empty, before anything is sent: resolves to go on, throws
-   * (PreflightError, InterruptedError) to stop.
-   */
+  /** Asked once the preview is non-empty, before anything is sent: throws to stop. */
   readonly confirmUpdate: (matched: readonly SecurityCase[]) => Promise<void>;
-  /** The audit's clock; default the system's. */
   readonly now?: () => Date;
 }
 
-/** Preview, confirm, update (see the module comment); `onEvent` gets the preview before the confirmation. */
+/** Preview, confirm, update; `onEvent` gets the preview before the confirmation. */
 export async function updateCases(
   options: UpdateCasesOptions,
   ports: UpdateCasesPorts,
@@ -144,8 +125,7 @@ export async function updateCases(
 > {
   return withClient(ports, async (client, environment) => {
     if (!options.dryRun) assertWriteConfirmed(environment, options.confirm);
-    // The cases the bulk update would select, read with the same filters (full records: the audit keeps
-    // their before-state).
+    // Full records: the audit keeps their before-state.
     const matched: SecurityCase[] = [];
     const filter = toFilterClauses(options.update.filters);
     for await (const c of listCases(client, { filter, signal: ports.signal })) matched.push(c);
