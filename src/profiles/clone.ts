@@ -1,9 +1,3 @@
-/**
- * The `profiles clone` workflow: read the profiles from the source, plan (pure, {@link planProfileClone}:
- * data sources remapped by name or through an import's id map), refuse the whole run if any profile has
- * a problem, then create them one by one in the target. A dry run returns the plan (the caller prints
- * it, then refuses it if it has problems), so it shows exactly what the real run would send.
- */
 import { type ClientFactory, type EnvironmentResolver, withClient } from '../api/client-factory.js';
 import { listConnectionKeys } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
@@ -23,10 +17,7 @@ import {
   type SourceProfile,
 } from './plan.js';
 
-/**
- * Read the profiles and the connection lists the plan needs, and plan. A profile the source does not
- * have (400/404) becomes a plan problem, so every problem of the run is reported at once.
- */
+/** Read what the plan needs, and plan; an unreadable profile (400/404) is one more plan problem. */
 async function prepareProfileClone(
   source: HttpClient,
   target: HttpClient,
@@ -68,7 +59,7 @@ async function prepareProfileClone(
   return { ...plan, problems: [...unreadable, ...plan.problems] };
 }
 
-/** Refuse the run (exit 3, nothing created) when the plan has any problem; the message lists them all. */
+/** Refuse the run (exit 3, nothing created) when the plan has any problem, listing them all. */
 export function assertPlanClean(plan: ProfileClonePlan): void {
   if (plan.problems.length === 0) return;
   const listed = plan.problems
@@ -98,7 +89,6 @@ export type CloneResult =
       readonly dataSources: readonly DataSourceMapping[];
     }
   | {
-      /** Already in the target by name: nothing was sent. */
       readonly kind: 'exists';
       readonly sourceId: string;
       readonly name: string;
@@ -112,7 +102,7 @@ export type CloneResult =
       readonly message: string;
     };
 
-/** What {@link applyProfileClone} did; `stopped` is the error that ended the run early (auth, network, Ctrl-C). */
+/** What the clone did; `stopped` is the error that ended it early (auth, network, Ctrl-C). */
 export interface CloneOutcome {
   readonly results: readonly CloneResult[];
   readonly notAttempted: readonly ProfileCloneStep[];
@@ -120,9 +110,8 @@ export interface CloneOutcome {
 }
 
 /**
- * Create the planned profiles one at a time (sequential: each POST is not retried and a one-time one
- * starts a scan, so nothing is sent in parallel or twice). A 4xx/5xx answer fails that profile and the
- * run goes on; an error that concerns every request (auth, network, Ctrl-C) stops it.
+ * One at a time: a POST is not retried and a one-time profile starts a scan, so nothing is sent in
+ * parallel or twice. A 4xx/5xx fails that profile; an error that concerns every request stops the run.
  */
 async function applyProfileClone(
   target: HttpClient,
@@ -163,7 +152,7 @@ async function applyProfileClone(
   return { results, notAttempted: [], stopped: undefined };
 }
 
-/** What {@link cloneProfiles} does, checked; `idMap` is an absolute path. */
+/** Checked; `idMap` is an absolute path. */
 export interface CloneProfilesOptions {
   readonly ids: readonly string[];
   readonly idMap: string | undefined;
@@ -181,7 +170,10 @@ export interface CloneProfilesPorts {
   readonly signal: AbortSignal;
 }
 
-/** Clone scan profiles from the source to the target (see the module comment), with the labels of both sides. */
+/**
+ * `profiles clone`: plan ({@link planProfileClone}), refuse any problem, then create. A dry run returns
+ * the plan, exactly what the real run would send.
+ */
 export async function cloneProfiles(
   options: CloneProfilesOptions,
   ports: CloneProfilesPorts,

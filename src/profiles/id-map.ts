@@ -1,10 +1,9 @@
-/** Reading an import's id map (contract section 3): `{ "<source _id>": { "name": "...", "targetId": "..." } }`. */
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import { isRecord } from '../own-property.js';
 import type { IdMap, IdMapEntry } from './plan.js';
 
-/** Check a parsed id map; `file` names it in messages. */
+/** Check a parsed id map (contract section 3); `file` names it in messages. */
 export function parseIdMap(value: unknown, file: string): IdMap {
   if (!isRecord(value)) {
     throw new InputFileError(
@@ -22,7 +21,7 @@ export function parseIdMap(value: unknown, file: string): IdMap {
         `/${sourceId}: expected { "name": string, "targetId": string }`,
       );
     }
-    // The importer may record an entry without a target id (e.g. a failed create); the name still maps it.
+    // An entry without a target id (a failed create) still maps by name.
     if (e.targetId !== undefined && e.targetId !== null && typeof e.targetId !== 'string') {
       throw new InputFileError(file, undefined, `/${sourceId}/targetId: expected a string`);
     }
