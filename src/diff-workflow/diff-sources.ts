@@ -169,10 +169,7 @@ function snapshotSideOf(
   };
 }
 
-/**
- * An environment's streamed export into `onEntry`, then its scan profiles (none when the service does
- * not serve them), their sources named by the export's ids.
- */
+/** An environment's streamed export into `onEntry`, then its scan profiles (if served). */
 async function readEnvironmentSide(
   flag: 'from' | 'to',
   ports: DiffPorts,
@@ -193,10 +190,7 @@ async function readEnvironmentSide(
   });
 }
 
-/**
- * A snapshot side first, read and checked whole; then the environments at once, the first failure
- * stopping the other.
- */
+/** A snapshot side first, read and checked whole; then environments at once, a failure stopping both. */
 async function readBothSides(
   sides: { readonly from: DiffSide; readonly to: DiffSide },
   ports: DiffPorts,

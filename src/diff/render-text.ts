@@ -1,6 +1,6 @@
 import { compareNames } from '../connections/match.js';
 import { countOf, displayName } from '../display-name.js';
-import { type DiffResult, type FieldChange, hasDifferences, type UncomparableField } from './types.js';
+import { type DiffResult, type FieldChange, hasDifferences } from './types.js';
 
 export interface TextRenderOptions {
   /** ANSI colours; default false. */
@@ -25,10 +25,12 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
   };
   const changed = new Set(result.changed.map((c) => c.name));
   const maskedOfChanged = new Map<string, string[]>();
-  const maskedOfOthers = { shown: [] as UncomparableField[], count: 0 };
+  const maskedOfOthers: string[] = [];
+  let othersMasked = 0;
   for (const u of result.uncomparable) {
     if (changed.has(u.name)) maskedOfChanged.set(u.name, [...(maskedOfChanged.get(u.name) ?? []), u.path]);
-    else if (maskedOfOthers.count++ < MAX_UNCOMPARABLE_LINES) maskedOfOthers.shown.push(u);
+    else if (othersMasked++ < MAX_UNCOMPARABLE_LINES)
+      maskedOfOthers.push(`? ${displayName(u.name)} ${u.path}: masked, not compared`);
   }
   const fieldLine = (field: FieldChange) =>
     `    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`;
@@ -53,10 +55,10 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
       ),
     );
   }
-  lines.push(
-    ...renderUncomparable(maskedOfOthers.shown, maskedOfOthers.count).map((line) => paint('dim', line)),
-  );
-  lines.push(summarize(result));
+  const more = othersMasked - MAX_UNCOMPARABLE_LINES;
+  if (more > 0)
+    maskedOfOthers.push(`? ... and ${more} more masked fields, not compared (--format json lists them all)`);
+  lines.push(...maskedOfOthers.map((line) => paint('dim', line)), summarize(result));
   return lines;
 }
 
@@ -85,14 +87,6 @@ const MASKED_OF_CHANGED =
 
 /** At most this many `?` lines: a whole environment of masked secrets would drown the differences. */
 export const MAX_UNCOMPARABLE_LINES = 10;
-
-function renderUncomparable(shown: readonly UncomparableField[], count: number): string[] {
-  const lines = shown.map((u) => `? ${displayName(u.name)} ${u.path}: masked, not compared`);
-  const rest = count - shown.length;
-  if (rest > 0)
-    lines.push(`? ... and ${rest} more masked fields, not compared (--format json lists them all)`);
-  return lines;
-}
 
 /** The summary line: connections, scan profiles and masked fields counted apart. */
 export function summarize(result: DiffResult): string {

@@ -1,7 +1,6 @@
 /**
- * The diff fed one connection at a time from both sides in any interleaving (pure), for `diff` against
- * an environment and `verify`. It holds only what is unpaired (a connection waiting for its twin, as a
- * way to read it again when it has one) and every name seen, to refuse a name held twice.
+ * The diff fed one connection at a time from both sides in any order (pure), for `diff` against an
+ * environment and `verify`. It holds only what is unpaired, and every name seen (to refuse one twice).
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';

@@ -45,10 +45,7 @@ export interface DiffResult {
 
 /** What a diff ignores and masks. */
 export interface DiffOptions {
-  /**
-   * Fields to ignore besides the server-managed ones: a top-level field name (`description`) or a
-   * JSON pointer (`/custom_fields`, `/owners_v2/0/email`, `/owners_v2/*\/origin`). Default none.
-   */
+  /** Besides the server-managed fields: field names or JSON pointers (ignore.ts). Default none. */
   readonly ignoreFields?: readonly string[];
   /** Template `x-secret` fields of a type; default none beyond the name floor. */
   readonly secretFields?: (type: string) => ReadonlySet<string>;

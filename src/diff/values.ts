@@ -33,10 +33,7 @@ export function isDeepEqual(a: unknown, b: unknown): boolean {
   return isStructurallyEqual(a, b, (x, y) => x === y, true);
 }
 
-/**
- * {@link isDeepEqual} for "known unchanged": a mask equals nothing (two masks hide two unknown values),
- * so objects are walked even when identical.
- */
+/** {@link isDeepEqual} for "known unchanged": a mask equals nothing, so identical objects are walked. */
 export function isKnownEqual(a: unknown, b: unknown): boolean {
   return isStructurallyEqual(a, b, (x, y) => x === y && x !== MASK, false);
 }
@@ -51,19 +48,13 @@ export function toCanonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/**
- * A secret value as shown: the mask for anything non-empty; `""`, `null`, a boolean and absent stay (an
- * empty optional secret is information, a flag never a secret).
- */
+/** A secret value as shown: the mask, but `""`, `null`, a flag and absent are information and stay. */
 export function redactSecretValue(value: unknown): unknown {
   if (value === undefined || value === null || value === '' || typeof value === 'boolean') return value;
   return MASK;
 }
 
-/**
- * A copy safe to print: credential-named keys ({@link isSecretByName}) and an `encrypted` custom field's
- * `field_value` redacted.
- */
+/** A copy safe to print: credential-named keys and an `encrypted` custom field's value redacted. */
 export function redactDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactDeep);
   if (!isRecord(value)) return value;

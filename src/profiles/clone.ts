@@ -80,27 +80,16 @@ export function assertPlanClean(plan: ProfileClonePlan): void {
   );
 }
 
-export type CloneResult =
+/** One profile's outcome. */
+export type CloneResult = { readonly sourceId: string; readonly name: string } & (
   | {
       readonly kind: 'created';
-      readonly sourceId: string;
-      readonly name: string;
       readonly targetId: string | undefined;
       readonly dataSources: readonly DataSourceMapping[];
     }
-  | {
-      readonly kind: 'exists';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly targetId: string | undefined;
-    }
-  | {
-      readonly kind: 'failed';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly status: number | undefined;
-      readonly message: string;
-    };
+  | { readonly kind: 'exists'; readonly targetId: string | undefined }
+  | { readonly kind: 'failed'; readonly status: number | undefined; readonly message: string }
+);
 
 /** What the clone did; `stopped` is the error that ended it early (auth, network, Ctrl-C). */
 export interface CloneOutcome {
@@ -116,7 +105,7 @@ export interface CloneOutcome {
 async function applyProfileClone(
   target: HttpClient,
   plan: ProfileClonePlan,
-  options: { readonly signal: AbortSignal; readonly onResult: (result: CloneResult) => void },
+  ports: CloneProfilesPorts,
 ): Promise<CloneOutcome> {
   const results: CloneResult[] = [];
   const steps = plan.steps;
@@ -133,7 +122,7 @@ async function applyProfileClone(
     if (step.kind === 'exists') {
       result = { kind: 'exists', sourceId, name, targetId: step.targetId };
     } else {
-      if (options.signal?.aborted)
+      if (ports.signal.aborted)
         return stop(
           new InterruptedError('Interrupted', { hint: 'Profiles listed as not attempted were not created' }),
         );
@@ -147,7 +136,7 @@ async function applyProfileClone(
       }
     }
     results.push(result);
-    options.onResult(result);
+    ports.log.info({ sourceId, name, result: result.kind }, 'profile cloned');
   }
   return { results, notAttempted: [], stopped: undefined };
 }
@@ -190,11 +179,7 @@ export async function cloneProfiles(
       const labels = { from: sourceEnvironment.label, to: targetEnvironment.label };
       if (options.dryRun) return { kind: 'dry-run', ...labels, plan };
       assertPlanClean(plan);
-      const outcome = await applyProfileClone(target, plan, {
-        signal: ports.signal,
-        onResult: (r) =>
-          ports.log.info({ sourceId: r.sourceId, name: r.name, result: r.kind }, 'profile cloned'),
-      });
+      const outcome = await applyProfileClone(target, plan, ports);
       return { kind: 'applied', ...labels, outcome };
     }),
   );

@@ -33,30 +33,20 @@ export interface SourceProfile {
 }
 
 /** One step per source profile: `--dry-run` prints the plan the real run executes. */
-export type ProfileCloneStep =
+export type ProfileCloneStep = {
+  readonly sourceId: string;
+  readonly name: string;
+  readonly singleRun: boolean;
+} & (
   | {
       readonly kind: 'create';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly singleRun: boolean;
       readonly body: Record<string, unknown>;
       readonly dataSources: readonly DataSourceMapping[];
     }
-  | {
-      /** A profile of this name is already in the target: left alone, not an error. */
-      readonly kind: 'exists';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly singleRun: boolean;
-      readonly targetId: string | undefined;
-    }
-  | {
-      readonly kind: 'blocked';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly singleRun: boolean;
-      readonly problems: readonly Problem[];
-    };
+  /** A profile of this name is already in the target: left alone, not an error. */
+  | { readonly kind: 'exists'; readonly targetId: string | undefined }
+  | { readonly kind: 'blocked'; readonly problems: readonly Problem[] }
+);
 
 /** Nothing may be created unless `problems` is empty. */
 export interface ProfileClonePlan {

@@ -34,10 +34,9 @@ export interface VerifyOptions {
   /** As typed. */
   readonly snapshotLabel: string;
   readonly testConnections: boolean;
-  /** Tests per second (`--rate`); default the lower of the environment's rate and {@link DEFAULT_TEST_RATE}. */
+  /** `--rate`; default the lower of the environment's rate and {@link DEFAULT_TEST_RATE}. */
   readonly rate: number | undefined;
   readonly report: string | undefined;
-  /** As `diff` takes them. */
   readonly ignoreFields: readonly string[];
   /** Template schemas folder whose x-secret fields are masked; default the shipped one. */
   readonly schemas: string | undefined;
@@ -127,9 +126,8 @@ export async function verifyEnvironment(
 
     // None for a format version 1 snapshot (its header migrated to `include: ["connections"]`) or an
     // export that could not read them: a snapshot that says nothing of profiles.
-    const expectedProfiles: ProfileSide[] | undefined = snapshot.verified.header.include.includes(
-      'scanProfiles',
-    )
+    const holdsProfiles = snapshot.verified.header.include.includes('scanProfiles');
+    const expectedProfiles: ProfileSide[] | undefined = holdsProfiles
       ? snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }))
       : undefined;
     const { environment, liveProfiles } = await withClient(ports, async (client, environment) => {
@@ -180,7 +178,6 @@ export async function verifyEnvironment(
       }
     }
 
-    const tested = verdicts;
     const profileItems =
       expectedProfiles === undefined
         ? undefined
@@ -190,7 +187,7 @@ export async function verifyEnvironment(
           );
     const items: VerifyItem[] = [
       ...connectionItems.map((item) => {
-        const test = tested?.get(item.name);
+        const test = verdicts?.get(item.name);
         return test === undefined ? item : { ...item, test };
       }),
       ...(profileItems ?? []),
@@ -206,7 +203,7 @@ export async function verifyEnvironment(
       items,
       connections: countStates(items.filter((i) => i.object === 'connection')),
       scanProfiles: profileItems === undefined ? undefined : countStates(profileItems),
-      tests: tested === undefined ? undefined : countTests(items),
+      tests: verdicts === undefined ? undefined : countTests(items),
       complete: isComplete(items),
       verified: isVerified(items),
       reportPath: options.report,
