@@ -1,7 +1,8 @@
 /**
  * The diff fed by the merge join of `src/snapshot/merge.ts`, each name once and in order, so nothing
- * waits or is sorted (pure). Its result equals stream.ts's of the same sides. A byte-equal pair is
- * unchanged: only its masks are looked for, and only when its line holds the mask's text.
+ * waits or is sorted (pure). Its result equals stream.ts's of the same sides (a snapshot holds no name
+ * twice: its reader refuses one). A byte-equal pair is unchanged: only its masks are looked for, and
+ * only when its line holds the mask's text.
  */
 import { memoizeBounded } from '../bounded-memo.js';
 import { compareNames } from '../connections/match.js';

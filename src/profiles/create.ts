@@ -61,6 +61,7 @@ export async function createProfileFromFile(
         },
       );
     }
+    // One POST, never retried: it creates, and may start a scan.
     const created = await createScanProfile(client, body);
     return { created, oneTime: document.isSingleRunScan === true };
   });
