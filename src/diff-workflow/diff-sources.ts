@@ -1,15 +1,7 @@
 /**
- * The diff workflow: what differs between two environments or snapshots, before anything is written.
- * Two snapshots are read side by side in name order (`src/snapshot/merge.ts`: both are sorted by name),
- * into the diff of `src/diff/merged.ts`: each name is compared as it comes up, and a line byte for byte
- * the same on both sides is parsed once and not compared field by field. Two environments are read at
- * once (each through the streamed export) into the streaming differ of `src/diff/stream.ts`, which
- * compares each pair as soon as both halves are read. A snapshot against an environment goes into the
- * same differ in two steps: the snapshot first (checked whole, trailer included, before the environment
- * is contacted), each of its connections waiting as a way to read it again from the file, then the
- * export, each of whose connections is compared with its twin as it arrives. Everything runs on one
- * thread. Nothing is returned until both sides are read and checked, so a damaged snapshot or an
- * unreachable service never leaves half a plan.
+ * The diff workflow: two snapshots merge-joined in name order (`src/diff/merged.ts`); otherwise the
+ * streaming differ (`src/diff/stream.ts`), a snapshot side read and checked whole before any environment
+ * is contacted. Nothing is returned until both sides are read and checked: never half a plan.
  */
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -25,8 +17,8 @@ import {
   nameDataSources,
   toComparableProfile,
 } from '../diff/scan-profiles.js';
-import { createStreamingDiff, type StreamingDiff, type StreamingDiffResult } from '../diff/stream.js';
-import type { DiffOptions as DiffOptionsOfCompare, DiffResult } from '../diff/types.js';
+import { createStreamingDiff, type StreamingDiffResult } from '../diff/stream.js';
+import type { DiffResult } from '../diff/types.js';
 import { ConfigError, InputFileError, UsageError } from '../errors.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
@@ -34,16 +26,15 @@ import { isProfileServerField } from '../profiles/server-fields.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
 import { mergeSnapshots } from '../snapshot/merge.js';
 import { HOLD_FOR_REREADS_BYTES } from '../snapshot/placed.js';
-import { type IndexedSnapshot, indexSnapshot } from '../snapshot/read.js';
+import { indexSnapshot } from '../snapshot/read.js';
 
 export type DiffSide =
   | { readonly kind: 'environment'; readonly ref: string }
   | { readonly kind: 'snapshot'; readonly path: string; readonly ref: string };
 
 /**
- * Decide whether `--from`/`--to` names an environment or a snapshot file, in this order:
- * a URL is an environment; a name of the config file is an environment (write `./prod` for a file
- * called `prod`); an existing file, or a path ending in `.jsonl`, is a snapshot.
+ * Whether `--from`/`--to` is an environment (a URL, then a config name: `./prod` for a file called
+ * `prod`) or a snapshot (an existing file, or a path ending in `.jsonl`).
  *
  * @throws InputFileError when a `.jsonl` path does not exist; UsageError when it is none of these.
  */
@@ -80,7 +71,7 @@ export function classifySide(ref: string, flag: 'from' | 'to', config: Config, c
 }
 
 /**
- * The ignore rules of a run: `diff.ignoreFields` of the config file, then every `--ignore-field`.
+ * The config file's `diff.ignoreFields`, then every `--ignore-field`.
  *
  * @throws ConfigError for a bad rule in the config file, UsageError for a bad flag.
  */
@@ -106,15 +97,12 @@ export function collectIgnoreFields(flagValue: unknown, config: Config): string[
 }
 
 /**
- * What {@link diffSources} compares; `schemas` is absolute. `from` and `to` are the references as
- * typed (an environment name or URL, or a snapshot path relative to `cwd`): the workflow decides which
- * ({@link classifySide}, which looks at the file system), `--from` first, so of two bad sides the
- * error names `--from`.
+ * What {@link diffSources} compares: `from` and `to` as typed, classified by {@link classifySide}
+ * (`--from` first, so of two bad sides the error names `--from`); `schemas` absolute.
  */
 export interface DiffOptions {
   readonly from: string;
   readonly to: string;
-  /** The run's config file: its environment names decide what a side is. */
   readonly config: Config;
   /** The folder snapshot paths are relative to. */
   readonly cwd: string;
@@ -126,21 +114,16 @@ export interface DiffOptions {
 
 /** The outside world of {@link diffSources}. */
 export interface DiffPorts {
-  /** Resolves the environment that `--from` or `--to` names (called only for an environment side). */
+  /** Called only for an environment side. */
   readonly resolveEnvironment: (flag: 'from' | 'to') => Promise<ResolvedEnvironment>;
   readonly createClient: ClientFactory;
-  /** Ctrl-C. */
   readonly signal: AbortSignal;
 }
 
-/** A side as read: its label and its scan profiles ready to compare. */
 interface SideRead {
-  /**
-   * Scan profiles ready to compare (`dataSourceList` as connection names); empty for a snapshot that
-   * holds none (version 1, or exported without them).
-   */
+  /** `dataSourceList` as connection names; empty for a snapshot without profiles. */
   readonly profiles: ComparableProfile[];
-  /** For messages: `<file> (snapshot)` or `<environment> (environment)`. */
+  /** `<file> (snapshot)` or `<environment> (environment)`. */
   readonly label: string;
 }
 
@@ -157,12 +140,7 @@ export interface DiffSourcesResult {
   readonly typeOf: (name: string) => string | undefined;
 }
 
-/**
- * Read both sides and compare them as they come (two snapshots side by side in name order, a snapshot
- * beside an environment's export, two environments at once: see the module comment), never holding
- * both sides whole. The result is known, and returned, only once both sides are read and checked (a
- * snapshot's trailer, the export's end).
- */
+/** Read both sides and compare them as they come, never holding both whole (see the module comment). */
 export async function diffSources(options: DiffOptions, ports: DiffPorts): Promise<DiffSourcesResult> {
   const sides = {
     from: classifySide(options.from, 'from', options.config, options.cwd),
@@ -179,7 +157,6 @@ export async function diffSources(options: DiffOptions, ports: DiffPorts): Promi
   return { diff, from, to, typeOf: found.typeOf };
 }
 
-/** A snapshot side as read: its label and its scan profiles ready to compare. */
 function snapshotSideOf(
   side: Extract<DiffSide, { kind: 'snapshot' }>,
   profiles: readonly SnapshotScanProfile[],
@@ -192,11 +169,7 @@ function snapshotSideOf(
   };
 }
 
-/**
- * Read an environment's connections (the streamed export) into `onEntry`, then its scan profiles, which
- * name their connections by id (an element that is no connection's `_id` stays as it is: real profiles
- * often list names). A service without the profiles endpoint (404) has none.
- */
+/** An environment's streamed export into `onEntry`, then its scan profiles (if served). */
 async function readEnvironmentSide(
   flag: 'from' | 'to',
   ports: DiffPorts,
@@ -217,52 +190,7 @@ async function readEnvironmentSide(
   });
 }
 
-/**
- * Two snapshots: read side by side in name order (both are sorted by name), a pair compared as soon
- * as its name comes up on both sides, byte-equal lines parsed once and not compared field by field.
- */
-async function mergeTwoSnapshots(
-  from: Extract<DiffSide, { kind: 'snapshot' }>,
-  to: Extract<DiffSide, { kind: 'snapshot' }>,
-  signal: AbortSignal,
-  compare: DiffOptionsOfCompare,
-): Promise<[SideRead, SideRead, StreamingDiffResult]> {
-  const differ = createMergedDiff(compare);
-  const read = await mergeSnapshots(
-    { path: from.path, label: from.ref },
-    { path: to.path, label: to.ref },
-    differ,
-    { signal },
-  );
-  return [snapshotSideOf(from, read.from.profiles), snapshotSideOf(to, read.to.profiles), differ.finish()];
-}
-
-/** A snapshot side read and checked whole into `differ`, each connection waiting as a way to read it again. */
-function readSnapshotInto(
-  differ: StreamingDiff,
-  flag: 'from' | 'to',
-  side: Extract<DiffSide, { kind: 'snapshot' }>,
-  signal: AbortSignal,
-): Promise<IndexedSnapshot> {
-  return indexSnapshot(
-    side.path,
-    ({ entry, place }, file) => differ.add(flag, entry, () => file.reread(place)),
-    {
-      label: side.ref,
-      signal,
-      // Four times the import's hold, a 100 000-connection snapshot (76 MB) included: the diff holds
-      // little else, and a read from the file per connection costs more than the connection's parse.
-      holdForRereadsUpTo: 4 * HOLD_FOR_REREADS_BYTES,
-    },
-  );
-}
-
-/**
- * Read both sides and compare them: two snapshots side by side ({@link mergeTwoSnapshots}); otherwise
- * into the streaming differ, a snapshot side first, read and checked whole (a damaged one fails before
- * an environment is contacted; each of its connections waits as a way to read it again from the file),
- * then the environments at once, the first failure stopping the other.
- */
+/** A snapshot side first, read and checked whole; then environments at once, a failure stopping both. */
 async function readBothSides(
   sides: { readonly from: DiffSide; readonly to: DiffSide },
   ports: DiffPorts,
@@ -271,19 +199,36 @@ async function readBothSides(
 ): Promise<[SideRead, SideRead, StreamingDiffResult]> {
   const { from, to } = sides;
   const compare = { ignoreFields, secretFields: (type: string) => catalog.secretFields(type) };
-  if (from.kind === 'snapshot' && to.kind === 'snapshot')
-    return mergeTwoSnapshots(from, to, ports.signal, compare);
+  if (from.kind === 'snapshot' && to.kind === 'snapshot') {
+    // Merge-joined in name order: byte-equal lines parsed once, not compared field by field.
+    const merged = createMergedDiff(compare);
+    const read = await mergeSnapshots(
+      { path: from.path, label: from.ref },
+      { path: to.path, label: to.ref },
+      merged,
+      { signal: ports.signal },
+    );
+    return [snapshotSideOf(from, read.from.profiles), snapshotSideOf(to, read.to.profiles), merged.finish()];
+  }
   // A snapshot side is read whole first: the environment's connections without a twin in it keep
   // only their name and type.
   const snapshotFlag = from.kind === 'snapshot' ? 'from' : to.kind === 'snapshot' ? 'to' : undefined;
   const differ = createStreamingDiff({ ...compare, complete: snapshotFlag });
+  const snapshotSide = snapshotFlag === undefined ? undefined : sides[snapshotFlag];
   const snapshot =
-    from.kind === 'snapshot'
-      ? await readSnapshotInto(differ, 'from', from, ports.signal)
-      : to.kind === 'snapshot'
-        ? await readSnapshotInto(differ, 'to', to, ports.signal)
-        : undefined;
-  // Ctrl-C, or the other side's failure.
+    snapshotFlag === undefined || snapshotSide?.kind !== 'snapshot'
+      ? undefined
+      : await indexSnapshot(
+          snapshotSide.path,
+          ({ entry, place }, file) => differ.add(snapshotFlag, entry, () => file.reread(place)),
+          {
+            label: snapshotSide.ref,
+            signal: ports.signal,
+            // Four times the import's hold, a 100 000-connection snapshot (76 MB) included: the diff
+            // holds little else, and a read from the file per connection costs more than its parse.
+            holdForRereadsUpTo: 4 * HOLD_FOR_REREADS_BYTES,
+          },
+        );
   const stop = new AbortController();
   const signal = AbortSignal.any([ports.signal, stop.signal]);
   const read = async (flag: 'from' | 'to'): Promise<SideRead> => {

@@ -1,8 +1,3 @@
-/**
- * The comparison of two connections of one name, field by field, that `diff` (stream.ts, merged.ts),
- * `verify` and `import --on-conflict update` share. Pure (no fs, no HTTP, no logger).
- */
-
 import { compareNames } from '../connections/match.js';
 import { isServerManagedField } from '../connections/server-managed.js';
 import { UsageError } from '../errors.js';
@@ -17,11 +12,7 @@ import { isDeepEqual, isKnownEqual, redactDeep, redactSecretValue } from './valu
 
 const NO_SECRETS: ReadonlySet<string> = new Set();
 
-/**
- * A side holding two connections of one name cannot be compared by name (export refuses such an
- * environment too): a usage error naming the side (`holder`: "The --from side", "The environment")
- * and the names, rather than one of them kept silently.
- */
+/** Refuse a side (`holder`: "The --from side") holding two connections of one name: they pair by name. */
 export function refuseDuplicateNames(
   holder: string,
   names: readonly string[],
@@ -42,11 +33,7 @@ export function refuseDuplicateNames(
   );
 }
 
-/**
- * The compiled form of {@link DiffOptions} that {@link compareConnections} takes.
- *
- * @throws UsageError naming a bad ignore rule.
- */
+/** @throws UsageError naming a bad ignore rule. */
 export function compileCompareOptions(options: DiffOptions = {}): CompareOptions {
   const rules = (options.ignoreFields ?? []).map((text): IgnoreRule => {
     const parsed = parseIgnoreRule(text);
@@ -68,10 +55,8 @@ export interface CompareOptions {
 }
 
 /**
- * Compare two connections of the same name, field by field. The common case (a field equal on both
- * sides) is decided by one structural check per top-level field; only differing fields are sorted,
- * keyed and walked: server-managed and ignored fields aside, set-like arrays as multisets,
- * `custom_fields` keyed by `field_name` when it can be.
+ * Compare two connections of one name, the comparison diff, verify and `import --on-conflict update`
+ * share: one structural check per top-level field; only differing ones are keyed and walked.
  */
 export function compareConnections(
   from: Connection,
@@ -114,10 +99,7 @@ export function compareConnections(
 
 type Segments = readonly (string | number)[];
 
-/**
- * Whether a field compared between two sides is a secret by its name: unless each side present holds a
- * boolean or a number ({@link isSecretByName}: `is_credential: true` is a flag, not a secret).
- */
+/** A secret by its name unless each side holds a flag or a number ({@link isSecretByName}). */
 function isSecretPairByName(key: string, a: unknown, b: unknown): boolean {
   if (!isSecretFieldName(key)) return false;
   return (a !== undefined && isSecretByName(key, a)) || (b !== undefined && isSecretByName(key, b));
@@ -159,10 +141,7 @@ class Walk {
     if (!isDeepEqual(a, b)) this.change(path, redactDeep(a), redactDeep(b));
   }
 
-  /**
-   * Set-like arrays: equal when equal as multisets. A difference is reported for the whole array, in
-   * canonical order, since a position in a set means nothing.
-   */
+  /** Set-like arrays: equal as multisets, else reported whole in canonical order. */
   compareSets(a: readonly unknown[], b: readonly unknown[], path: Segments, secret: boolean): void {
     if (this.ignore.ignoresPath(path) || isDeepEqual(a, b)) return;
     const sa = sortCanonically(a);
@@ -193,11 +172,7 @@ class Walk {
     }
   }
 
-  /**
-   * The service masked the value on at least one side. A mask stands for a non-empty value, so
-   * against an absent, null or empty value it is a known change; against anything else (another
-   * mask included) the two cannot be compared.
-   */
+  /** A mask stands for a non-empty value: against an absent, null or empty one it is a known change. */
   private compareMasked(a: unknown, b: unknown, path: Segments): void {
     const other = a === MASK ? b : a;
     if (other === undefined || other === null || other === '')
@@ -218,7 +193,6 @@ function own(record: Record<string, unknown>, key: string): unknown {
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
-/** Keys of both objects, in code-unit order. */
 function unionOfKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
   const keys = Object.keys(a);
   for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) keys.push(k);
@@ -228,9 +202,8 @@ function unionOfKeys(a: Record<string, unknown>, b: Record<string, unknown>): st
 const NO_IGNORE_RULES = compileIgnoreRules([]);
 
 /**
- * The fields in which `to` differs from `from`, by the very comparison of `diff` with no ignore rules
- * (what `import --on-conflict update` decides an update by, so that `diff`'s "changed" is exactly what
- * such an import updates). Masked fields are not differences.
+ * What `import --on-conflict update` updates by (masked fields are no difference): diff's comparison
+ * without ignore rules, so diff's "changed" is exactly what such an import updates.
  */
 export function findChangedFields(
   from: Connection,

@@ -1,10 +1,7 @@
 /**
- * Ignore rules of a diff (`--ignore-field`, `diff.ignoreFields` of the config file). A rule is a
- * top-level field name or a JSON pointer; a pointer segment `*` matches any key or array index.
- * A pointer is applied twice, so that whatever a user can see they can ignore:
- * - on each entry as exported (positional, RFC 6901): `/owners_v2/0/email` drops the first owner's email;
- * - on the compared document: a difference at or below the pointer is not reported, which reaches
- *   paths that exist only after normalisation, such as `/custom_fields/cost_center/field_value`.
+ * Ignore rules: a top-level field name or a JSON pointer (`*` any key or index). A pointer applies to
+ * each entry as exported (`/owners_v2/0/email`) and to the compared document, so paths that exist only
+ * after normalisation (`/custom_fields/cost_center/field_value`) can be ignored too.
  */
 
 import { parsePointer } from './pointer.js';
@@ -13,11 +10,11 @@ export type IgnoreRule =
   | { readonly kind: 'field'; readonly text: string; readonly field: string }
   | { readonly kind: 'pointer'; readonly text: string; readonly segments: readonly string[] };
 
-/** The outcome of parsing one rule: the rule, or why the text is not one. */
 export type ParsedIgnoreRule =
   | { readonly ok: true; readonly rule: IgnoreRule }
   | { readonly ok: false; readonly problem: string };
 
+/** The rule, or why `text` is not one. */
 export function parseIgnoreRule(text: string): ParsedIgnoreRule {
   if (text.length === 0) return { ok: false, problem: 'a field name or a JSON pointer, got an empty string' };
   if (text.startsWith('/')) {
@@ -36,9 +33,7 @@ export function parseIgnoreRule(text: string): ParsedIgnoreRule {
   return { ok: true, rule: { kind: 'field', text, field: text } };
 }
 
-/** Rules compiled for fast checks on every entry. */
 export interface IgnoreMatcher {
-  /** True when a top-level field is ignored as a whole. */
   ignoresTopLevel(field: string): boolean;
   /** True when the compared document's location `segments` (or a parent of it) is ignored. */
   ignoresPath(segments: readonly (string | number)[]): boolean;
@@ -46,6 +41,7 @@ export interface IgnoreMatcher {
   removeFromEntry<T extends Record<string, unknown>>(entry: T): T;
 }
 
+/** Rules compiled for fast checks on every entry. */
 export function compileIgnoreRules(rules: readonly IgnoreRule[]): IgnoreMatcher {
   const topLevel = new Set<string>();
   const pointers: (readonly string[])[] = [];
@@ -77,10 +73,7 @@ function isPrefix(pointer: readonly string[], path: readonly (string | number)[]
   return true;
 }
 
-/**
- * A copy of `value` without the location `segments` (`*` any key or index); `value` is not changed.
- * An object's copy keeps a key such as `__proto__` as its own.
- */
+/** A copy of `value` without the location `segments`; a key such as `__proto__` stays its own. */
 function removeAt(value: unknown, segments: readonly string[]): unknown {
   const [segment, ...rest] = segments;
   if (segment === undefined || value === null || typeof value !== 'object') return value;

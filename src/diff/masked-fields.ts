@@ -1,24 +1,18 @@
-/**
- * The fields a diff could not compare (`uncomparable`), kept per connection: its name and the list of
- * its masked paths, one list shared by every connection masked alike. An environment of 100 000
- * connections with a masked password holds 100 000 names and one list `["/password"]`, not 100 000
- * `{name, path}` objects that live until the end of the run (each copied by the young generation's
- * collections and marked by every full one). The `{name, path}` items are made one at a time by
- * whoever reads the list (the renderers, the JSON writer) and dropped at once. Pure.
- */
 import { compareNames } from '../connections/match.js';
 import type { UncomparableField, UncomparableFields } from './types.js';
 
-/** Masked fields in the order added (or in name order after {@link MaskedFields.sortByName}). */
+/**
+ * A diff's `uncomparable`, kept as a name and one paths list shared by every connection masked alike:
+ * 100 000 names and one `["/password"]`, not 100 000 `{name, path}` objects living to the end of the run
+ * (bench/README.md, "Masked fields kept per connection"). Items are made as they are read.
+ */
 export class MaskedFields implements UncomparableFields {
-  /** Fields listed: the sum of the lengths of the paths lists. */
   length = 0;
   private names: string[] = [];
   private pathLists: (readonly string[])[] = [];
-  /** Each distinct list of paths, by its JSON text. */
   private readonly lists = new Map<string, readonly string[]>();
 
-  /** The masked paths of one connection, in its document order; nothing for none. */
+  /** The masked paths of one connection, in its document order. */
   add(name: string, paths: readonly string[]): void {
     if (paths.length === 0) return;
     // Neighbours are usually masked alike (connections of one type): the last list first.
@@ -33,10 +27,7 @@ export class MaskedFields implements UncomparableFields {
     this.length += list.length;
   }
 
-  /**
-   * Put the connections in name order (each connection added once: its paths stay together, in
-   * their document order).
-   */
+  /** Name order; a connection's paths stay in document order. */
   sortByName(): void {
     const { names, pathLists } = this;
     const order = Array.from(names.keys()).sort((x, y) => compareNames(names[x] ?? '', names[y] ?? ''));
@@ -51,7 +42,7 @@ export class MaskedFields implements UncomparableFields {
     }
   }
 
-  /** What `JSON.stringify` writes: the `{name, path}` items, as an array of them would be written. */
+  /** Written as the array of its `{name, path}` items. */
   toJSON(): UncomparableField[] {
     return [...this];
   }

@@ -1,11 +1,8 @@
 /**
- * The diff fed by a merge join (`src/snapshot/merge.ts`): every name arrives once, in name order,
- * with its connection on one side or both, so nothing waits and nothing needs sorting (pure: no fs,
- * no HTTP). A pair whose snapshot lines were byte-equal arrives as one line: it is unchanged, and
- * only its masked values are looked for, and only when its line holds the mask's text.
- *
- * The result equals the streaming diff's (stream.ts) of the same two sides (a snapshot holds no duplicate
- * name: its reader refuses one).
+ * The diff fed by the merge join of `src/snapshot/merge.ts`, each name once and in order, so nothing
+ * waits or is sorted (pure). Its result equals stream.ts's of the same sides (a snapshot holds no name
+ * twice: its reader refuses one). A byte-equal pair is unchanged: only its masks are looked for, and
+ * only when its line holds the mask's text.
  */
 import { memoizeBounded } from '../bounded-memo.js';
 import { compareNames } from '../connections/match.js';
@@ -25,16 +22,15 @@ const STAR = MASK_TEXT.readUInt8(1);
 const BACKSLASH = 0x5c;
 
 /**
- * A bound on how many values of a line's entry are the mask: the occurrences of its JSON text (a key
- * that is the mask, or an escaped quote before one, only adds to it). Undefined when the line holds a
- * `\u` escape, which could spell a mask otherwise (JSON.stringify escapes neither `"` nor `*` so).
- * Each occurrence is found by its first `*`: a search for one byte (memchr) takes a quarter of the
- * time of a search for the mask's text in lines of a few hundred bytes.
+ * An upper bound on the masked values of a line (a key that is the mask only adds to it); undefined
+ * when a `\u` escape could spell a mask. Found by the first `*`: a one-byte search (memchr) takes a
+ * quarter of the time of a search for the mask's text (see bench/README.md, "Masked fields kept per
+ * connection").
  */
 function maskTokensIn(line: Buffer): number | undefined {
   if (line.includes(BACKSLASH) && line.includes('\\u')) return undefined;
   let count = 0;
-  let after = 0; // the end of the last occurrence: occurrences do not overlap
+  let after = 0; // occurrences do not overlap
   for (let at = line.indexOf(STAR); at >= 0; at = line.indexOf(STAR, at + 1)) {
     const start = at - 1;
     const end = start + MASK_TEXT.length;
@@ -47,21 +43,19 @@ function maskTokensIn(line: Buffer): number | undefined {
   return count;
 }
 
-/** `/key`, one string per field name (connections masked alike then share their paths). */
+/** One string per field name: connections masked alike share their paths. */
 const topLevelPointer = memoizeBounded((key: string) => formatPointer([key]), 10_000);
 
 /**
- * The usual case of an entry compared with itself, decided without a walk: when its `tokens` masks are
- * all top-level values or `field_value`s of custom fields keyed by name (a masked password, an encrypted
- * custom field), the paths compareConnections lists as uncomparable, in its order. Undefined otherwise.
+ * compareConnections(entry, entry).uncomparable without a walk when all `tokens` masks are top-level
+ * values or `field_value`s of custom fields keyed by name; undefined otherwise.
  */
 function shallowMasks(entry: Connection, tokens: number, compare: CompareOptions): string[] | undefined {
   const a = compare.ignore.removeFromEntry(entry);
   const listed = (path: readonly string[]) => !compare.ignore.ignoresPath(path);
   const found: { key: string; name: string; path: string }[] = [];
   let masks = 0;
-  // for...in: a parsed entry has no inherited key, and V8 walks it in about a third of the time of
-  // Object.keys and a look-up per key.
+  // for...in: a parsed entry has no inherited key, and V8 walks it in a third of Object.keys' time.
   for (const key in a) {
     if (a[key] !== MASK) continue;
     masks++;
@@ -84,19 +78,14 @@ function shallowMasks(entry: Connection, tokens: number, compare: CompareOptions
 
 /** A diff fed in name order (the `MergeSink` of `src/snapshot/merge.ts`). */
 export interface MergedDiff {
-  /** A connection whose lines are byte for byte the same on both sides, and its line. */
+  /** A connection whose lines are byte-equal on both sides, and its line. */
   same(entry: Connection, line: Buffer): void;
   both(from: Connection, to: Connection): void;
   only(side: 'from' | 'to', entry: Connection): void;
-  /** The result, once both sides are read whole. */
   finish(): StreamingDiffResult;
 }
 
-/**
- * Start a diff fed in name order.
- *
- * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer.
- */
+/** @throws UsageError when an ignore rule is neither a field name nor a JSON pointer. */
 export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
   const compare = compileCompareOptions(options);
   const added: string[] = [];
@@ -109,7 +98,7 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
   let last: string | undefined;
 
   const next = (name: string) => {
-    // The join hands names out in order; anything else is a bug of the caller, not of the data.
+    // Out of order is the caller's bug, not the data's.
     if (last !== undefined && compareNames(last, name) >= 0)
       throw new Error(`merged diff fed out of order: ${JSON.stringify(name)} after ${JSON.stringify(last)}`);
     last = name;
@@ -121,7 +110,6 @@ export function createMergedDiff(options: DiffOptions = {}): MergedDiff {
       counts.from++;
       counts.to++;
       unchanged++;
-      // An equal pair has no changed field; its masks are what it lists as uncomparable.
       const tokens = maskTokensIn(line);
       if (tokens === 0) return;
       uncomparable.add(

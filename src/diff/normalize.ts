@@ -1,20 +1,14 @@
-/**
- * The canonical forms diff compares in: set-like arrays sorted, `custom_fields` keyed by `field_name`
- * (paths then read `/custom_fields/<field_name>/field_value`). Pure.
- */
-
 import { readPointer } from '../connections/images.js';
 import { isRecord } from '../own-property.js';
 import { toCanonicalJson } from './values.js';
 
 /**
- * Top-level arrays the service treats as sets: element order means nothing. `custom_fields` is keyed
- * by `field_name` (see {@link keyCustomFields}); `owners_v2` and `tags` are compared as multisets
- * of whole elements (an owner can hold two roles, so no single key identifies one).
+ * Top-level arrays whose order means nothing: `custom_fields` keyed by `field_name`, the others compared
+ * as multisets of whole elements (an owner can hold two roles, so no key identifies one).
  */
 export const SET_LIKE_FIELDS: ReadonlySet<string> = new Set(['owners_v2', 'custom_fields', 'tags']);
 
-/** `custom_fields` as an object keyed by `field_name`, or undefined when the names are not distinct strings. */
+/** `custom_fields` keyed by `field_name`; undefined unless the names are distinct strings. */
 export function keyCustomFields(fields: readonly unknown[]): Record<string, unknown> | undefined {
   const keyed: Record<string, unknown> = Object.create(null);
   for (const field of fields) {
@@ -25,15 +19,12 @@ export function keyCustomFields(fields: readonly unknown[]): Record<string, unkn
   return keyed;
 }
 
-/** `custom_fields` as diff reads it: keyed by `field_name` when it can be ({@link keyCustomFields}), else as it is. */
+/** `custom_fields` keyed by `field_name` when it can be, else as it is. */
 export function customFieldsAsCompared(value: unknown): unknown {
   return (Array.isArray(value) ? keyCustomFields(value) : undefined) ?? value;
 }
 
-/**
- * The value a field change's `path` points at in `connection`, read as diff reads it: `custom_fields`
- * keyed by `field_name` ({@link keyCustomFields}), anything else by key or index. Undefined when absent.
- */
+/** The value a field change's `path` points at, `custom_fields` keyed as diff keys it. */
 export function valueAtComparedPath(connection: Readonly<Record<string, unknown>>, path: string): unknown {
   const compared = Object.hasOwn(connection, 'custom_fields')
     ? { ...connection, custom_fields: customFieldsAsCompared(connection.custom_fields) }
@@ -41,7 +32,7 @@ export function valueAtComparedPath(connection: Readonly<Record<string, unknown>
   return readPointer(compared, path);
 }
 
-/** Elements in the order of their canonical JSON: the canonical form of a multiset. */
+/** The canonical form of a multiset: elements in the order of their canonical JSON. */
 export function sortCanonically(values: readonly unknown[]): unknown[] {
   if (values.length < 2) return [...values];
   return values

@@ -1,18 +1,13 @@
-/** JSON pointers (RFC 6901), the tiny part diff needs (a token is escaped by the base's escapePointer). */
-
 import { escapePointer } from '../schema/ajv.js';
 
-/** Build a pointer from reference tokens; `[]` is the whole document (`""`). */
+/** A JSON pointer (RFC 6901) of reference tokens; `[]` is `""`. */
 export function formatPointer(segments: readonly (string | number)[]): string {
   let out = '';
   for (const s of segments) out += `/${escapePointer(String(s))}`;
   return out;
 }
 
-/**
- * Split a pointer into unescaped reference tokens, or return undefined when it is not a pointer
- * (does not start with `/`, or has a `~` not followed by `0` or `1`).
- */
+/** A pointer's unescaped reference tokens; undefined when it is not a pointer. */
 export function parsePointer(pointer: string): string[] | undefined {
   if (!pointer.startsWith('/')) return undefined;
   const segments = pointer.slice(1).split('/');

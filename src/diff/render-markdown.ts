@@ -1,18 +1,12 @@
-/**
- * A diff as GitHub-flavoured Markdown (`diff --format markdown`), for a pull-request comment or a change
- * ticket: a counts table (connections and scan profiles apart, in the terms of what `import
- * --on-conflict update --prune` would do), then each change with its fields, and the secrets the
- * service masked named, never valued; long lists folded in `<details>`. Pure: returns the text.
- */
 import { countOf } from '../display-name.js';
 import { code, FOLD_AFTER, row, section, text } from '../markdown.js';
 import { showDataSourceChange, showValue } from './render-text.js';
 import type { DiffResult, FieldChange } from './types.js';
 
-/** Longest value shown in a field line; a longer one is cut (the JSON form has it whole). */
+/** Longest value shown in a field line (the JSON form has it whole). */
 const VALUE_LENGTH = 80;
 
-/** The diff as Markdown (ends with a newline); `typeOf` names each connection's type. */
+/** `diff --format markdown` (docs/diff.md, "Markdown"): secrets named, never valued. */
 export function renderDiffMarkdown(
   result: DiffResult,
   labels: { readonly from: string; readonly to: string },
@@ -88,7 +82,6 @@ export function renderDiffMarkdown(
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-/** `` `/path`: `from` → `to` ``, each value cut to {@link VALUE_LENGTH}. */
 function fieldLine(field: FieldChange): string {
   const cut = (value: string) =>
     value.length > VALUE_LENGTH ? `${value.slice(0, VALUE_LENGTH - 3)}...` : value;

@@ -1,16 +1,10 @@
-/**
- * The plan-like text form of a diff. Pure: returns lines; the command prints them. Colour is the
- * caller's choice (a TTY only), with plain ANSI codes.
- */
-
 import { compareNames } from '../connections/match.js';
 import { countOf, displayName } from '../display-name.js';
-import { type DiffResult, type FieldChange, hasDifferences, type UncomparableField } from './types.js';
+import { type DiffResult, type FieldChange, hasDifferences } from './types.js';
 
 export interface TextRenderOptions {
-  /** ANSI colours: green added, red removed, yellow changed, dim not comparable. Default false. */
+  /** ANSI colours; default false. */
   readonly color?: boolean;
-  /** The type of a connection the diff names, shown as `+ name (type)`, `- name (type)`, `~ name (type)`. */
   readonly typeOf?: (name: string) => string | undefined;
 }
 
@@ -22,13 +16,7 @@ const ANSI = {
   reset: '\u001b[0m',
 };
 
-/**
- * The diff as lines of text:
- * `+ name (type)` added, `- name (type)` removed, `~ name (type)` changed with `    /path: <from> -> <to>` lines,
- * all in name order (a changed one's masked secrets named under it); then `? name /path: masked, not
- * compared` lines of the others (the first ten); then the summary line, or
- * `no differences (...)`. Values are JSON (so `"yes"` and `true` look different); an absent side is `(absent)`.
- */
+/** The diff as plan-like lines (docs/diff.md, "Formats"; golden files in test/). */
 export function renderDiffText(result: DiffResult, options: TextRenderOptions = {}): string[] {
   const paint: Paint = (colour, text) => (options.color ? `${ANSI[colour]}${text}${ANSI.reset}` : text);
   const label = (name: string) => {
@@ -37,11 +25,12 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
   };
   const changed = new Set(result.changed.map((c) => c.name));
   const maskedOfChanged = new Map<string, string[]>();
-  // The others' masked fields: the first few shown, the rest counted.
-  const maskedOfOthers = { shown: [] as UncomparableField[], count: 0 };
+  const maskedOfOthers: string[] = [];
+  let othersMasked = 0;
   for (const u of result.uncomparable) {
     if (changed.has(u.name)) maskedOfChanged.set(u.name, [...(maskedOfChanged.get(u.name) ?? []), u.path]);
-    else if (maskedOfOthers.count++ < MAX_UNCOMPARABLE_LINES) maskedOfOthers.shown.push(u);
+    else if (othersMasked++ < MAX_UNCOMPARABLE_LINES)
+      maskedOfOthers.push(`? ${displayName(u.name)} ${u.path}: masked, not compared`);
   }
   const fieldLine = (field: FieldChange) =>
     `    ${field.path}: ${showValue(field, 'from')} -> ${showValue(field, 'to')}`;
@@ -66,19 +55,16 @@ export function renderDiffText(result: DiffResult, options: TextRenderOptions = 
       ),
     );
   }
-  lines.push(
-    ...renderUncomparable(maskedOfOthers.shown, maskedOfOthers.count).map((line) => paint('dim', line)),
-  );
-  lines.push(summarize(result));
+  const more = othersMasked - MAX_UNCOMPARABLE_LINES;
+  if (more > 0)
+    maskedOfOthers.push(`? ... and ${more} more masked fields, not compared (--format json lists them all)`);
+  lines.push(...maskedOfOthers.map((line) => paint('dim', line)), summarize(result));
   return lines;
 }
 
 type Paint = (colour: keyof typeof ANSI, text: string) => string;
 
-/**
- * `+ head` added, `- head` removed, `~ head` changed with its `details` lines under it, in name order
- * (a name is in exactly one of the three: a stable sort by name interleaves them).
- */
+/** `+`, `-` and `~` blocks interleaved in name order (a name is in exactly one of the three). */
 function sortedBlocks<C extends { readonly name: string }>(
   paint: Paint,
   head: (name: string) => string,
@@ -96,31 +82,13 @@ function sortedBlocks<C extends { readonly name: string }>(
   return blocks.flatMap((b) => b.lines);
 }
 
-/** A masked secret of a changed connection, on a line under it. */
 const MASKED_OF_CHANGED =
   'masked, not compared (import --on-conflict update writes it when the snapshot or the overrides hold it)';
 
 /** At most this many `?` lines: a whole environment of masked secrets would drown the differences. */
 export const MAX_UNCOMPARABLE_LINES = 10;
 
-/**
- * One `? name /path: masked, not compared` line per masked field `shown` (the first
- * {@link MAX_UNCOMPARABLE_LINES} of `count`); beyond them one line says how many more and where to
- * find them all (`--format json`).
- */
-function renderUncomparable(shown: readonly UncomparableField[], count: number): string[] {
-  const lines = shown.map((u) => `? ${displayName(u.name)} ${u.path}: masked, not compared`);
-  const rest = count - shown.length;
-  if (rest > 0)
-    lines.push(`? ... and ${rest} more masked fields, not compared (--format json lists them all)`);
-  return lines;
-}
-
-/**
- * The one summary line of a diff, each count with its unit: connections, scan profiles and masked fields
- * are counted apart (`connections: 1 added, 0 removed, 2 changed, 30 unchanged; scan profiles: 0 added,
- * 0 removed, 1 changed; 53 fields masked, not compared`).
- */
+/** The summary line: connections, scan profiles and masked fields counted apart. */
 export function summarize(result: DiffResult): string {
   const notComparable = result.uncomparable.length;
   const masked = notComparable > 0 ? `${countOf(notComparable, 'field')} masked, not compared` : '';
@@ -140,11 +108,7 @@ export function summarize(result: DiffResult): string {
   return parts.join('; ');
 }
 
-/**
- * A scan profile's `dataSourceList` change as the connections it gains and loses (`+ a, + b, - c`),
- * not as two long arrays: the lists hold connection names (or an id with no known name). Undefined
- * for any other field.
- */
+/** A `dataSourceList` change as the connections gained and lost (`+ a, - c`); undefined for other fields. */
 export function showDataSourceChange(field: FieldChange): string | undefined {
   if (field.path !== '/dataSourceList') return undefined;
   const from = field.from ?? [];
@@ -159,6 +123,7 @@ export function showDataSourceChange(field: FieldChange): string | undefined {
   return [...added.map((n) => `+ ${n}`), ...removed.map((n) => `- ${n}`)].join(', ');
 }
 
+/** A side's value as JSON, or `(absent)`. */
 export function showValue(
   field: { readonly from?: unknown; readonly to?: unknown },
   side: 'from' | 'to',

@@ -1,32 +1,24 @@
-/**
- * Comparing scan profiles (pure): by name, every field but the server-managed ones, `dataSourceList`
- * compared by connection names (ids differ between environments). Used by `diff` (the `scanProfiles`
- * part of the result) and by `import --on-conflict update` (is a profile of the target different?).
- */
+/** Scan profiles compared by name, `dataSourceList` by connection names (ids differ between environments). */
 import { compareNames } from '../connections/match.js';
 import { isRecord } from '../own-property.js';
 import { formatPointer } from './pointer.js';
 import type { ChangedConnection, FieldChange } from './types.js';
 import { isDeepEqual, redactDeep } from './values.js';
 
-/** A profile ready to compare: its name and its compared fields (dataSourceList as names). */
+/** A profile ready to compare: dataSourceList as names. */
 export interface ComparableProfile {
   readonly name: string;
   readonly fields: Readonly<Record<string, unknown>>;
 }
 
-/** The `scanProfiles` part of a diff result (contract section 3). Names in code-unit order. */
+/** The `scanProfiles` part of a diff result (contract section 3). */
 export interface ScanProfilesDiff {
   readonly added: readonly string[];
   readonly removed: readonly string[];
   readonly changed: readonly ChangedConnection[];
 }
 
-/**
- * The compared form of `profile`: fields for which `isIgnored` is true dropped (the server-managed
- * ones), `dataSourceList` replaced by the connection names (`names[i]`; an element with no known name
- * is kept as it is, so it only compares equal to the same reference).
- */
+/** `profile` without the `isIgnored` fields, `dataSourceList[i]` as `names[i]` where known. */
 export function toComparableProfile(
   profile: Readonly<Record<string, unknown>>,
   names: readonly (string | null)[],
@@ -45,9 +37,8 @@ export function toComparableProfile(
 }
 
 /**
- * The names an environment's `dataSourceList` refers to: an element that is the `_id` of one of its
- * connections is that connection's name; anything else is null, so it is compared as it is (real bodies
- * often list sources by name, api-notes).
+ * The connection names of a `dataSourceList` by `_id`; null for anything else, compared as it is (real
+ * bodies often list sources by name, api-notes).
  */
 export function nameDataSources(
   profile: Readonly<Record<string, unknown>>,
@@ -57,7 +48,7 @@ export function nameDataSources(
   return list.map((ref) => (typeof ref === 'string' ? (nameById.get(ref) ?? null) : null));
 }
 
-/** The changed fields of two compared profiles, by JSON pointer, top-level keys in code-unit order. */
+/** The changed fields of two compared profiles; a nested object (schedule) key by key. */
 export function compareProfileFields(a: ComparableProfile, b: ComparableProfile): FieldChange[] {
   const keys = [...new Set([...Object.keys(a.fields), ...Object.keys(b.fields)])].sort(compareNames);
   const out: FieldChange[] = [];
@@ -65,7 +56,6 @@ export function compareProfileFields(a: ComparableProfile, b: ComparableProfile)
     const from = a.fields[key];
     const to = b.fields[key];
     if (isDeepEqual(from, to)) continue;
-    // Nested objects (schedule) are compared key by key; anything else is one change.
     if (isRecord(from) && isRecord(to)) {
       for (const sub of [...new Set([...Object.keys(from), ...Object.keys(to)])].sort(compareNames)) {
         if (isDeepEqual(from[sub], to[sub])) continue;

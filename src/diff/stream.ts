@@ -1,14 +1,6 @@
 /**
- * The diff fed one connection at a time, from both sides in any interleaving (pure: no fs, no HTTP);
- * `diff` against an environment and `verify` run on it.
- * Memory holds only what is still unpaired: a connection whose name has been seen on the other side
- * is compared at once and dropped; one still waiting for its twin is kept as a way to read it again
- * (a snapshot line's place: a few numbers) when it has one, else as it is. Plus every name seen, to
- * refuse a side holding a name twice. Two sides read in about the same order (an environment and its
- * own export) therefore hold almost nothing.
- *
- * The result: names in code-unit order, duplicate names refused, each pair compared by
- * {@link compareConnections}.
+ * The diff fed one connection at a time from both sides in any order (pure), for `diff` against an
+ * environment and `verify`. It holds only what is unpaired, and every name seen (to refuse one twice).
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';
@@ -28,31 +20,18 @@ export interface StreamingDiffResult {
   readonly result: DiffResult;
   /** Connections read per side. */
   readonly counts: { readonly from: number; readonly to: number };
-  /**
-   * The type of a connection the result names (the text output shows it beside the name): an added
-   * one's `from` type, a removed one's `to` type, a changed one's `from` type.
-   */
+  /** The type of a connection the result names (a removed one's `to` type, else its `from` type). */
   readonly typeOf: (name: string) => string | undefined;
 }
 
 export interface StreamingDiff {
-  /**
-   * One connection of `side`, in any order. `again`, when given, reads the same connection again
-   * later (a snapshot line by its place): kept instead of the connection while it waits.
-   */
+  /** One connection of `side`; `again`, when given, is kept instead of it while it waits for its twin. */
   add(side: DiffSideName, entry: Connection, again?: () => Connection): void;
-  /**
-   * Once both sides are read whole: the result.
-   *
-   * @throws UsageError when a side held two connections of one name.
-   */
+  /** @throws UsageError when a side held two connections of one name. */
   finish(): StreamingDiffResult;
 }
 
-/**
- * A connection waiting for its twin: its type, and a way to read it again or the object itself
- * (neither when no twin can come: the other side is complete).
- */
+/** A connection waiting for its twin: neither `again` nor `entry` when none can come. */
 interface Waiting {
   readonly type: string;
   readonly again?: () => Connection;
@@ -71,22 +50,14 @@ function createSide(): SideState {
 }
 
 export interface StreamingDiffOptions extends DiffOptions {
-  /** Called with each pair once compared (verify makes its verdicts of them). */
   readonly onPair?: (from: Connection, to: Connection, outcome: PairComparison) => void;
-  /** What a side holding a name twice is called, and the command (default: the --from and --to sides of diff). */
+  /** How a side holding a name twice is named (default: the --from and --to sides of diff). */
   readonly sides?: { readonly from: string; readonly to: string; readonly command: 'diff' | 'verify' };
-  /**
-   * A side added whole before the other's first connection: a connection of the other side that finds
-   * no twin waiting never will, and only its name and type are kept.
-   */
+  /** A side added whole first: a connection of the other side that finds no twin keeps only its type. */
   readonly complete?: DiffSideName;
 }
 
-/**
- * Start a streaming diff.
- *
- * @throws UsageError when an ignore rule is neither a field name nor a JSON pointer.
- */
+/** @throws UsageError when an ignore rule is neither a field name nor a JSON pointer. */
 export function createStreamingDiff(options: StreamingDiffOptions = {}): StreamingDiff {
   const compare: CompareOptions = compileCompareOptions(options);
   const sides: Record<DiffSideName, SideState> = { from: createSide(), to: createSide() };
@@ -143,7 +114,6 @@ export function createStreamingDiff(options: StreamingDiffOptions = {}): Streami
       const byName = (x: { readonly name: string }, y: { readonly name: string }) =>
         compareNames(x.name, y.name);
       changed.sort(byName);
-      // The fields of one connection keep their document order.
       uncomparable.sortByName();
       const added = sides.from.waiting;
       return {

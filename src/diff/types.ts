@@ -1,12 +1,6 @@
 import type { ScanProfilesDiff } from './scan-profiles.js';
 
-/**
- * The shape of a diff, exactly as `diff --format json` prints it (contract section 3, "Diff result").
- * Plain data, so that `JSON.stringify` of a {@link DiffResult} is the output; `uncomparable` may be a
- * compact list (`src/diff/masked-fields.ts`) whose `toJSON` is the array of its items.
- */
-
-/** One field that differs. A side on which the field is absent has no `from` (or `to`) key. */
+/** One field that differs; no `from` (or `to`) key where it is absent. */
 export interface FieldChange {
   /** JSON pointer (RFC 6901) into the compared document; see docs/diff.md for set-like arrays. */
   readonly path: string;
@@ -14,48 +8,46 @@ export interface FieldChange {
   readonly to?: unknown;
 }
 
-/** A connection (or a scan profile) present on both sides whose compared fields differ. */
+/** A connection (or a scan profile) on both sides whose compared fields differ. */
 export interface ChangedConnection {
   readonly name: string;
   /** In document order: keys in code-unit order at each level, array elements by index. */
   readonly fields: readonly FieldChange[];
 }
 
-/** A field that could not be compared because the service masked it on at least one side. */
+/** A field the service masked on at least one side. */
 export interface UncomparableField {
   readonly name: string;
   readonly path: string;
 }
 
-/**
- * The fields a diff could not compare, in name order: read by iterating (an array is one); `length`
- * is how many.
- */
+/** Uncomparable fields in name order: an array, or the compact `MaskedFields`. */
 export interface UncomparableFields extends Iterable<UncomparableField> {
   readonly length: number;
 }
 
-/** What differs between `from` and `to`. Names in code-unit order. */
+/**
+ * What differs between `from` and `to`, names in code-unit order; `JSON.stringify` of it is
+ * `diff --format json` (contract section 3, "Diff result").
+ */
 export interface DiffResult {
   /** Only in `from` (what an import of `from` into `to` would create). */
   readonly added: readonly string[];
   /** Only in `to`. */
   readonly removed: readonly string[];
   readonly changed: readonly ChangedConnection[];
-  /** Connections on both sides with no known difference (masked fields may still be listed in `uncomparable`). */
+  /** On both sides with no known difference (masked fields may be in `uncomparable`). */
   readonly unchanged: number;
   readonly uncomparable: UncomparableFields;
-  /** Scan profiles, by name (present when either side has profiles). */
+  /** Present when either side has scan profiles. */
   readonly scanProfiles?: ScanProfilesDiff;
 }
 
+/** What a diff ignores and masks. */
 export interface DiffOptions {
-  /**
-   * Fields to ignore besides the server-managed ones: a top-level field name (`description`) or a
-   * JSON pointer (`/custom_fields`, `/owners_v2/0/email`, `/owners_v2/*\/origin`). Default none.
-   */
+  /** Besides the server-managed fields: field names or JSON pointers (ignore.ts). Default none. */
   readonly ignoreFields?: readonly string[];
-  /** Credential fields of a connection type (template `x-secret`). Default: none beyond the name floor. */
+  /** Template `x-secret` fields of a type; default none beyond the name floor. */
   readonly secretFields?: (type: string) => ReadonlySet<string>;
 }
 

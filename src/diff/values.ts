@@ -1,13 +1,7 @@
-/** Value helpers of the diff: structural equality, canonical JSON, and the redaction of secrets. */
-
 import { isRecord } from '../own-property.js';
 import { isSecretByName, MASK } from '../secrets.js';
 
-/**
- * Walk two JSON values in step and compare their leaves with `leafEqual`: same array lengths and
- * order, same key sets (order free). The one walker behind both equalities below, which differ only
- * at the leaves and in whether an identical object may be trusted without a walk.
- */
+/** Two JSON values walked in step, leaves compared by `leafEqual`; key order free, array order not. */
 function isStructurallyEqual(
   a: unknown,
   b: unknown,
@@ -34,18 +28,12 @@ function isStructurallyEqual(
   return true;
 }
 
-/**
- * Structural equality of JSON values, verbatim: `"yes"` is not `true`, `"1"` is not `1`, key order
- * does not matter, array order does.
- */
+/** Structural equality of JSON values, verbatim: `"yes"` is not `true`. */
 export function isDeepEqual(a: unknown, b: unknown): boolean {
   return isStructurallyEqual(a, b, (x, y) => x === y, true);
 }
 
-/**
- * {@link isDeepEqual} for deciding that a field is known to be unchanged: the mask is never equal to
- * anything (two masks hide two unknown values), and objects are always walked, never trusted by identity.
- */
+/** {@link isDeepEqual} for "known unchanged": a mask equals nothing, so identical objects are walked. */
 export function isKnownEqual(a: unknown, b: unknown): boolean {
   return isStructurallyEqual(a, b, (x, y) => x === y && x !== MASK, false);
 }
@@ -60,20 +48,13 @@ export function toCanonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/**
- * How a secret value is shown: `"******"` for anything non-empty; `""` and `null` stay as they are
- * (an empty optional secret is information, not a secret), a boolean too (a flag is never a secret);
- * `undefined` (absent) stays absent.
- */
+/** A secret value as shown: the mask, but `""`, `null`, a flag and absent are information and stay. */
 export function redactSecretValue(value: unknown): unknown {
   if (value === undefined || value === null || value === '' || typeof value === 'boolean') return value;
   return MASK;
 }
 
-/**
- * A copy of `value` that is safe to print: every key that looks like a credential and holds more than
- * a flag or a number ({@link isSecretByName}) and every `field_value` of an `encrypted` custom field is redacted.
- */
+/** A copy safe to print: credential-named keys and an `encrypted` custom field's value redacted. */
 export function redactDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactDeep);
   if (!isRecord(value)) return value;

@@ -1,9 +1,3 @@
-/**
- * The `profiles clone` workflow: read the profiles from the source, plan (pure, {@link planProfileClone}:
- * data sources remapped by name or through an import's id map), refuse the whole run if any profile has
- * a problem, then create them one by one in the target. A dry run returns the plan (the caller prints
- * it, then refuses it if it has problems), so it shows exactly what the real run would send.
- */
 import { type ClientFactory, type EnvironmentResolver, withClient } from '../api/client-factory.js';
 import { listConnectionKeys } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
@@ -23,10 +17,7 @@ import {
   type SourceProfile,
 } from './plan.js';
 
-/**
- * Read the profiles and the connection lists the plan needs, and plan. A profile the source does not
- * have (400/404) becomes a plan problem, so every problem of the run is reported at once.
- */
+/** Read what the plan needs, and plan; an unreadable profile (400/404) is one more plan problem. */
 async function prepareProfileClone(
   source: HttpClient,
   target: HttpClient,
@@ -68,7 +59,7 @@ async function prepareProfileClone(
   return { ...plan, problems: [...unreadable, ...plan.problems] };
 }
 
-/** Refuse the run (exit 3, nothing created) when the plan has any problem; the message lists them all. */
+/** Refuse the run (exit 3, nothing created) when the plan has any problem, listing them all. */
 export function assertPlanClean(plan: ProfileClonePlan): void {
   if (plan.problems.length === 0) return;
   const listed = plan.problems
@@ -89,30 +80,18 @@ export function assertPlanClean(plan: ProfileClonePlan): void {
   );
 }
 
-export type CloneResult =
+/** One profile's outcome. */
+export type CloneResult = { readonly sourceId: string; readonly name: string } & (
   | {
       readonly kind: 'created';
-      readonly sourceId: string;
-      readonly name: string;
       readonly targetId: string | undefined;
       readonly dataSources: readonly DataSourceMapping[];
     }
-  | {
-      /** Already in the target by name: nothing was sent. */
-      readonly kind: 'exists';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly targetId: string | undefined;
-    }
-  | {
-      readonly kind: 'failed';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly status: number | undefined;
-      readonly message: string;
-    };
+  | { readonly kind: 'exists'; readonly targetId: string | undefined }
+  | { readonly kind: 'failed'; readonly status: number | undefined; readonly message: string }
+);
 
-/** What {@link applyProfileClone} did; `stopped` is the error that ended the run early (auth, network, Ctrl-C). */
+/** What the clone did; `stopped` is the error that ended it early (auth, network, Ctrl-C). */
 export interface CloneOutcome {
   readonly results: readonly CloneResult[];
   readonly notAttempted: readonly ProfileCloneStep[];
@@ -120,14 +99,13 @@ export interface CloneOutcome {
 }
 
 /**
- * Create the planned profiles one at a time (sequential: each POST is not retried and a one-time one
- * starts a scan, so nothing is sent in parallel or twice). A 4xx/5xx answer fails that profile and the
- * run goes on; an error that concerns every request (auth, network, Ctrl-C) stops it.
+ * One at a time: a POST is not retried and a one-time profile starts a scan, so nothing is sent in
+ * parallel or twice. A 4xx/5xx fails that profile; an error that concerns every request stops the run.
  */
 async function applyProfileClone(
   target: HttpClient,
   plan: ProfileClonePlan,
-  options: { readonly signal: AbortSignal; readonly onResult: (result: CloneResult) => void },
+  ports: CloneProfilesPorts,
 ): Promise<CloneOutcome> {
   const results: CloneResult[] = [];
   const steps = plan.steps;
@@ -144,7 +122,7 @@ async function applyProfileClone(
     if (step.kind === 'exists') {
       result = { kind: 'exists', sourceId, name, targetId: step.targetId };
     } else {
-      if (options.signal?.aborted)
+      if (ports.signal.aborted)
         return stop(
           new InterruptedError('Interrupted', { hint: 'Profiles listed as not attempted were not created' }),
         );
@@ -158,12 +136,12 @@ async function applyProfileClone(
       }
     }
     results.push(result);
-    options.onResult(result);
+    ports.log.info({ sourceId, name, result: result.kind }, 'profile cloned');
   }
   return { results, notAttempted: [], stopped: undefined };
 }
 
-/** What {@link cloneProfiles} does, checked; `idMap` is an absolute path. */
+/** Checked; `idMap` is an absolute path. */
 export interface CloneProfilesOptions {
   readonly ids: readonly string[];
   readonly idMap: string | undefined;
@@ -181,7 +159,10 @@ export interface CloneProfilesPorts {
   readonly signal: AbortSignal;
 }
 
-/** Clone scan profiles from the source to the target (see the module comment), with the labels of both sides. */
+/**
+ * `profiles clone`: plan ({@link planProfileClone}), refuse any problem, then create. A dry run returns
+ * the plan, exactly what the real run would send.
+ */
 export async function cloneProfiles(
   options: CloneProfilesOptions,
   ports: CloneProfilesPorts,
@@ -198,11 +179,7 @@ export async function cloneProfiles(
       const labels = { from: sourceEnvironment.label, to: targetEnvironment.label };
       if (options.dryRun) return { kind: 'dry-run', ...labels, plan };
       assertPlanClean(plan);
-      const outcome = await applyProfileClone(target, plan, {
-        signal: ports.signal,
-        onResult: (r) =>
-          ports.log.info({ sourceId: r.sourceId, name: r.name, result: r.kind }, 'profile cloned'),
-      });
+      const outcome = await applyProfileClone(target, plan, ports);
       return { kind: 'applied', ...labels, outcome };
     }),
   );

@@ -1,8 +1,3 @@
-/**
- * The `profiles create` workflow: a profile document is read and checked, a one-time profile without
- * `allowRun` (it starts a scan) is refused before the environment is even opened, the data sources are
- * checked against the environment, then the profile is created.
- */
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import { listConnectionKeys } from '../api/connections.js';
 import { createScanProfile } from '../api/scan-profiles.js';
@@ -37,10 +32,7 @@ function assertRunAllowed(document: Readonly<Record<string, unknown>>, allowRun:
   );
 }
 
-/**
- * Create the profile of `file` (absolute) in the environment; resolves to the created profile, and
- * whether it is one-time (its scan has started).
- */
+/** `profiles create`: the created profile, and whether it is one-time (its scan has started). */
 export async function createProfileFromFile(
   options: { readonly file: string; readonly allowRun: boolean; readonly confirm: string | undefined },
   ports: EnvironmentPorts,
@@ -50,8 +42,7 @@ export async function createProfileFromFile(
   assertRunAllowed(document, options.allowRun);
   return withClient(ports, async (client) => {
     assertWriteConfirmed(client.environment, options.confirm);
-    // Server fields dropped (a file made by `profiles get` works), every data source checked to exist,
-    // then one POST (never retried: it creates, and may start a scan).
+    // Server fields dropped: a file made by `profiles get` works.
     const body = stripProfileServerFields(document);
     const name = String(body.name);
     const connections = await listConnectionKeys(client, ports.signal);
@@ -70,6 +61,7 @@ export async function createProfileFromFile(
         },
       );
     }
+    // One POST, never retried: it creates, and may start a scan.
     const created = await createScanProfile(client, body);
     return { created, oneTime: document.isSingleRunScan === true };
   });

@@ -1,63 +1,48 @@
 /**
- * Remapping a scan profile's `dataSourceList` from a source environment to a target (pure): what
- * `import` and `profiles clone` both send.
- *
- * The spec says the list holds connection `_id`s; api-notes [code] says BigID's own CI action writes
- * connection **names** (and the tutorial `_id`s), and [seen] that real bodies often list sources by
- * name. A restore keeps each element's form: an id becomes the target's id of the same connection
- * (ids differ between environments; the connection name is the natural key), a name stays a name (of a
- * connection the target has). A list may mix both forms; order is kept.
+ * A scan profile's `dataSourceList` remapped to a target, for `import` and `profiles clone`. The spec
+ * says `_id`s; api-notes [code]: BigID's CI action writes names, [seen]: real bodies often list names.
+ * So each element keeps its form (an id becomes the target's id of the same-named connection, a name
+ * stays a name); a list may mix both.
  */
 
 export type DataSourceForm = 'id' | 'name';
 
-/** What {@link remapDataSourceList} needs to know about the source and the target. */
+/** What {@link remapDataSourceList} knows of the source and the target. */
 export interface DataSourceListContext {
-  /**
-   * For each element (same index), the name of the source connection it refers to, when recorded
-   * (a snapshot's `dataSourceNames`); null where unknown.
-   */
+  /** A snapshot's `dataSourceNames`: each element's source connection name, null where unknown. */
   readonly recordedNames?: readonly (string | null)[];
-  /** The source connection name of a source `_id`, when the source's connections are known. */
   readonly nameOfSourceId?: (id: string) => string | undefined;
-  /**
-   * The target's name of the connection named `sourceName` in the source (the same name, or a new one
-   * when this run renamed it), or undefined when the target has no such connection.
-   */
+  /** The target's name of a source connection (renamed by this run, or the same); undefined if absent. */
   readonly targetNameOf: (sourceName: string) => string | undefined;
-  /** The target's `_id` of a target connection name, when known (else the name is sent). */
+  /** A target name's `_id`; when unknown the name is sent. */
   readonly targetIdOf?: (targetName: string) => string | undefined;
 }
 
 export interface RemappedDataSource {
-  /** As in the source's list. */
   readonly ref: string;
   readonly form: DataSourceForm;
   readonly sourceName: string;
   readonly targetName: string;
-  /** What the target's list holds: the target's name for a name, its `_id` (else its name) for an id. */
+  /** What the target's list holds. */
   readonly to: string;
 }
 
-/** An element that cannot be remapped. */
 export interface DataSourceProblem {
   readonly index: number;
   readonly ref: string;
   readonly message: string;
-  /** The connection it names, when that connection is the problem (missing from the target). */
+  /** The connection it names, when that connection is missing from the target. */
   readonly causedBy?: string;
 }
 
-/** The remapped list, or the elements that could not be remapped (every one of them). */
+/** The remapped list, or every element that could not be remapped. */
 export type RemappedDataSourceList =
   | { readonly ok: true; readonly elements: readonly RemappedDataSource[] }
   | { readonly ok: false; readonly problems: readonly DataSourceProblem[] };
 
 /**
- * Remap `list` element by element. The source connection of an element is its recorded name, or the
- * name of the source connection whose `_id` it is, or (neither known) the element itself when the
- * target has a connection of that name: the element was a name. An element is a name when it equals
- * its source connection's name; anything else is an id.
+ * An element's source connection is its recorded name, else the source connection whose `_id` it is,
+ * else itself when the target has a connection of that name. It is a name when it equals that name.
  */
 export function remapDataSourceList(
   list: readonly string[],

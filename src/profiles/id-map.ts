@@ -1,31 +1,19 @@
-/** Reading an import's id map (contract section 3): `{ "<source _id>": { "name": "...", "targetId": "..." } }`. */
 import { InputFileError } from '../errors.js';
 import { readJsonFile } from '../files.js';
 import { isRecord } from '../own-property.js';
 import type { IdMap, IdMapEntry } from './plan.js';
 
-/** Check a parsed id map; `file` names it in messages. */
+/** Check a parsed id map (contract section 3); `file` names it in messages. */
 export function parseIdMap(value: unknown, file: string): IdMap {
-  if (!isRecord(value)) {
-    throw new InputFileError(
-      file,
-      undefined,
-      'expected an id map object { "<source _id>": { "name", "targetId" } }',
-    );
-  }
+  const bad = (message: string) => new InputFileError(file, undefined, message);
+  if (!isRecord(value)) throw bad('expected an id map object { "<source _id>": { "name", "targetId" } }');
   const map = new Map<string, IdMapEntry>();
   for (const [sourceId, e] of Object.entries(value)) {
-    if (!isRecord(e) || typeof e.name !== 'string' || e.name === '') {
-      throw new InputFileError(
-        file,
-        undefined,
-        `/${sourceId}: expected { "name": string, "targetId": string }`,
-      );
-    }
-    // The importer may record an entry without a target id (e.g. a failed create); the name still maps it.
-    if (e.targetId !== undefined && e.targetId !== null && typeof e.targetId !== 'string') {
-      throw new InputFileError(file, undefined, `/${sourceId}/targetId: expected a string`);
-    }
+    if (!isRecord(e) || typeof e.name !== 'string' || e.name === '')
+      throw bad(`/${sourceId}: expected { "name": string, "targetId": string }`);
+    // An entry without a target id (a failed create) still maps by name.
+    if (e.targetId !== undefined && e.targetId !== null && typeof e.targetId !== 'string')
+      throw bad(`/${sourceId}/targetId: expected a string`);
     map.set(sourceId, {
       name: e.name,
       targetId: typeof e.targetId === 'string' && e.targetId !== '' ? e.targetId : undefined,

@@ -1,9 +1,3 @@
-/**
- * The pure planner of `profiles clone`: source profiles, both environments' connections and an
- * optional import id map in; one step per profile out. `--dry-run` prints this plan and the real run
- * executes it, so both go through the same code. No I/O here.
- */
-
 import type { ConnectionKey } from '../api/types.js';
 import { compareNames } from '../connections/match.js';
 import type { Problem } from '../errors.js';
@@ -15,81 +9,61 @@ import {
 } from './data-source-list.js';
 import { stripProfileServerFields } from './server-fields.js';
 
-/** One entry of an import's id map (contract section 3): the source connection's name and its id in the target. */
+/** One entry of an import's id map (contract section 3). */
 export interface IdMapEntry {
   readonly name: string;
-  /** Absent when the import did not learn the target id; the name is used then. */
+  /** Absent when the import did not learn it: the name is used. */
   readonly targetId?: string | undefined;
 }
 
-/** `<source _id>` -> entry. */
 export type IdMap = ReadonlyMap<string, IdMapEntry>;
 
 /** How one `dataSourceList` entry was mapped. */
 export interface DataSourceMapping {
-  /** As in the source profile. */
   readonly from: string;
-  /** As sent to the target. */
   readonly to: string;
   readonly name: string;
-  /**
-   * `id-map`: through the import's id map; `name`: source id -> name -> target id;
-   * `name-passthrough`: the entry was a name and stays one.
-   */
+  /** `name`: source id -> name -> target id; `name-passthrough`: a name stays one. */
   readonly via: 'id-map' | 'name' | 'name-passthrough';
 }
 
 export interface SourceProfile {
-  /** The id the user named (the profile's `_id` in the source). */
   readonly sourceId: string;
   readonly profile: Readonly<Record<string, unknown>>;
 }
 
-/** A plan step, one per source profile. */
-export type ProfileCloneStep =
+/** One step per source profile: `--dry-run` prints the plan the real run executes. */
+export type ProfileCloneStep = {
+  readonly sourceId: string;
+  readonly name: string;
+  readonly singleRun: boolean;
+} & (
   | {
       readonly kind: 'create';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly singleRun: boolean;
-      /** The body to POST: server fields dropped, `dataSourceList` remapped, the rest verbatim. */
       readonly body: Record<string, unknown>;
       readonly dataSources: readonly DataSourceMapping[];
     }
-  | {
-      /** A profile of this name is already in the target: left alone, reported `exists` (not an error). */
-      readonly kind: 'exists';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly singleRun: boolean;
-      readonly targetId: string | undefined;
-    }
-  | {
-      readonly kind: 'blocked';
-      readonly sourceId: string;
-      readonly name: string;
-      readonly singleRun: boolean;
-      readonly problems: readonly Problem[];
-    };
+  /** A profile of this name is already in the target: left alone, not an error. */
+  | { readonly kind: 'exists'; readonly targetId: string | undefined }
+  | { readonly kind: 'blocked'; readonly problems: readonly Problem[] }
+);
 
-/** The whole plan. Nothing may be created unless `problems` is empty (pre-flight for ALL profiles). */
+/** Nothing may be created unless `problems` is empty. */
 export interface ProfileClonePlan {
   readonly steps: readonly ProfileCloneStep[];
-  /** Every problem of every step, in step order. */
   readonly problems: readonly Problem[];
-  /** Names (or unknown ids) of connections missing in the target, sorted, without repeats. */
+  /** Names (or unknown ids) of connections missing in the target, sorted. */
   readonly missingConnections: readonly string[];
 }
 
 export interface ProfileCloneInput {
   readonly profiles: readonly SourceProfile[];
-  /** The source's connections; may be empty when every id is in the id map. */
+  /** May be empty when every id is in the id map. */
   readonly sourceConnections: readonly ConnectionKey[];
   readonly targetConnections: readonly ConnectionKey[];
   readonly idMap?: IdMap | undefined;
-  /** `--allow-run`: one-time profiles may be created (each starts a scan). */
   readonly allowRun: boolean;
-  /** The target's profiles by name (-> `_id`): a profile whose name is there is `exists`. */
+  /** The target's profiles by name (-> `_id`). */
   readonly targetProfiles?: ReadonlyMap<string, string | undefined>;
 }
 
@@ -100,7 +74,7 @@ export function isObjectId(value: string): boolean {
   return OBJECT_ID.test(value);
 }
 
-/** The `dataSourceList` entries of profiles that are ids the id map does not cover: only then is the source's list needed. */
+/** Whether some `dataSourceList` id is not in the id map: only then is the source's list needed. */
 export function needsSourceConnections(
   profiles: readonly SourceProfile[],
   idMap: IdMap | undefined,
@@ -116,10 +90,9 @@ function readDataSourceList(profile: Readonly<Record<string, unknown>>): string[
 }
 
 /**
- * How a clone remaps a `dataSourceList` ({@link remapDataSourceList}, as an import does): an id through
- * the id map's name, else the source connection's; a connection whose target id the id map holds is
- * followed to its name in the target (an import may have renamed it). The id map is only a shortcut:
- * the target is what counts, so a stale target id falls back to the name.
+ * An id through the id map's name, else the source connection's; an id map's target id is followed to
+ * its name in the target (an import may have renamed it). The target is what counts: a stale target id
+ * falls back to the name.
  */
 function cloneContext(input: ProfileCloneInput): DataSourceListContext {
   const sourceById = new Map(input.sourceConnections.map((c) => [c._id, c]));
@@ -137,7 +110,6 @@ function cloneContext(input: ProfileCloneInput): DataSourceListContext {
   };
 }
 
-/** A remapped element as a clone reports it: through the id map, by name, or a name kept. */
 function toMapping(element: RemappedDataSource, idMap: IdMap | undefined): DataSourceMapping {
   const { ref, to, sourceName } = element;
   const via =
@@ -145,7 +117,6 @@ function toMapping(element: RemappedDataSource, idMap: IdMap | undefined): DataS
   return { from: ref, to, name: sourceName, via };
 }
 
-/** A data source the target lacks, in the words of a clone. */
 function describeMissing(problem: DataSourceProblem): string {
   if (problem.causedBy !== undefined)
     return `connection '${problem.causedBy}' (source id ${problem.ref}) is not in the target`;
@@ -154,7 +125,7 @@ function describeMissing(problem: DataSourceProblem): string {
     : `connection '${problem.ref}' is not in the target`;
 }
 
-/** Plan the clone of `input.profiles`: map every data source, refuse one-time profiles without `allowRun`. */
+/** Plan a clone (pure): map every data source, block one-time profiles without `allowRun`. */
 export function planProfileClone(input: ProfileCloneInput): ProfileClonePlan {
   const context = cloneContext(input);
   const steps: ProfileCloneStep[] = [];

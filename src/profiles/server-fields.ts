@@ -1,11 +1,6 @@
 /**
- * Fields of a scan profile that the service sets itself. They are dropped before a create (clone, or a
- * file made from `profiles get`); every other field is kept verbatim (`active`, `owners`, `scanType`...).
- */
-
-/**
- * The list, decided where the spec is silent: identifiers, revision counters, audit stamps and run
- * times. `schedule`, `owners` and `active` are the user's and stay.
+ * Scan profile fields the service sets, dropped before a create; decided where the spec is silent:
+ * identifiers, revision counters, audit stamps and run times (`schedule`, `owners`, `active` stay).
  */
 export const PROFILE_SERVER_FIELDS: readonly string[] = [
   '_id',
@@ -27,7 +22,7 @@ export const PROFILE_SERVER_FIELDS: readonly string[] = [
 
 const SERVER_FIELDS = new Set(PROFILE_SERVER_FIELDS);
 
-/** True for a top-level profile field the service manages. */
+/** True for a top-level profile field the service sets. */
 export function isProfileServerField(field: string): boolean {
   return SERVER_FIELDS.has(field);
 }

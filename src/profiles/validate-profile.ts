@@ -1,7 +1,3 @@
-/**
- * Checking a scan profile file for `profiles create`: the JSON schema (`schemas/scan-profile.schema.json`)
- * plus what a schema cannot say: a valid 5-field cron expression and a known IANA time zone.
- */
 import { join } from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
 import { InputFileError } from '../errors.js';
@@ -13,8 +9,7 @@ import { compileSchemaFile, type SchemaCheck, type SchemaIssue } from '../schema
 /** Why `expr` is not a 5-field cron expression, or undefined when it is one. */
 export function checkCronExpression(expr: string): string | undefined {
   const fields = expr.trim().split(/\s+/);
-  // The service's schedules are classic 5-field crons (minute hour day month weekday); a 6th field
-  // (seconds) or a macro such as @daily would be read differently by a service that does not know it.
+  // A 6th field (seconds) or a macro such as @daily would be read differently by a 5-field service.
   if (fields.length !== 5 || fields[0] === '') {
     return `must have 5 fields (minute hour day-of-month month day-of-week), got ${fields[0] === '' ? 0 : fields.length}: ${JSON.stringify(expr)}`;
   }
@@ -89,10 +84,7 @@ export function loadProfileSchema(): Promise<SchemaCheck> {
   return compileSchemaFile(join(schemasDir(), 'scan-profile.schema.json'));
 }
 
-/**
- * Read and check a profile file. Any problem is an {@link InputFileError} (exit 2) naming every JSON
- * pointer, so the user fixes the file in one go.
- */
+/** Read and check a profile file; an {@link InputFileError} (exit 2) names every problem at once. */
 export async function readProfileFile(file: string, check?: SchemaCheck): Promise<Record<string, unknown>> {
   const value = await readJsonFile(file, { what: 'scan profile file', readHint: 'Check the --file path' });
   const issues = checkProfileDocument(value, check ?? (await loadProfileSchema()));

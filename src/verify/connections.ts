@@ -1,10 +1,3 @@
-/**
- * The connection half of a verify: the snapshot's connections, then the environment's one at a time as
- * its export streams in, go into the streaming differ of `diff` (`src/diff/stream.ts`: paired by name,
- * compared with the comparison of `diff`, each snapshot connection waiting as a way to read it again), so
- * a verify of 100 000 connections holds neither side whole. Each pair becomes a verdict as it is
- * compared; only with `--test-connections` are the present ones kept, to be tested.
- */
 import { compareNames } from '../connections/match.js';
 import { createStreamingDiff } from '../diff/stream.js';
 import type { DiffOptions } from '../diff/types.js';
@@ -15,27 +8,26 @@ import { readRecordedTest, type VerifyItem, type VerifyState } from './verdict.j
 export interface ConnectionVerdicts {
   /** Every connection of either side, in name order. */
   readonly items: VerifyItem[];
-  /** Present and equal connections (the environment's object) with what the snapshot recorded of their last test; empty unless kept. */
+  /** Present connections as the environment holds them, to test; empty unless kept. */
   readonly present: TestTarget[];
-  /** The environment's connection names by id (scan profiles name their sources by id). */
+  /** The environment's connection names by id, for its scan profiles. */
   readonly nameById: ReadonlyMap<string, string>;
-  /** Connections read per side. */
   readonly counts: { readonly snapshot: number; readonly environment: number };
 }
 
-/** A verify of connections: the snapshot's first, then the environment's, in any order. */
+/**
+ * The connection half of a verify, on diff's streaming differ: the snapshot's connections first, then
+ * the environment's as its export streams in, so neither side is held whole.
+ */
 export interface ConnectionVerifier {
-  /**
-   * A snapshot connection (only its name and type are kept), and how to read it again, as compared, when
-   * its twin arrives: every one before the environment's.
-   */
+  /** A snapshot connection, and how to read it again, as compared, when its twin arrives. */
   expect(entry: Connection, again: () => Connection): void;
   add(actual: Connection): void;
   /** @throws UsageError when the environment held two connections of one name. */
   finish(): ConnectionVerdicts;
 }
 
-/** Start one; `keepPresent`: keep the present connections for `--test-connections`. */
+/** `keepPresent`: keep the present connections for `--test-connections`. */
 export function createConnectionVerifier(options: DiffOptions, keepPresent: boolean): ConnectionVerifier {
   const items: VerifyItem[] = [];
   const present: TestTarget[] = [];

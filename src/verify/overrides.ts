@@ -1,10 +1,3 @@
-/**
- * `verify --overrides FILE`: the import's overrides applied to each snapshot entry before it is
- * compared, so a field set on purpose (`scanner_group` for the recovery site) is compared with the
- * override's value, not the snapshot's. Secrets are never compared: a secret field the overrides set is
- * given the service's mask, which the comparison reports as masked, not compared (its value, often a
- * `${env:NAME}` that the verifying shell does not hold, is never needed).
- */
 import { applyOverrides, blocksFor, type Overrides } from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
 import { isRecord } from '../own-property.js';
@@ -18,15 +11,14 @@ function maskEncryptedValue(element: unknown): unknown {
 }
 
 /**
- * `entry` as the import would have written it: the overrides applied, every secret they set masked
- * (a template `x-secret` field, a field named like a credential, an encrypted custom field).
+ * `entry` as the import wrote it with `--overrides` (docs/verify.md): every secret they set masked, so
+ * reported as not compared and its value (often an unset `${env:NAME}`) never needed.
  */
 export function applyVerifyOverrides(
   entry: Connection,
   overrides: Overrides,
   secretFields: ReadonlySet<string>,
 ): Connection {
-  // The top-level fields the overrides set on the entry (all, then its type's, then its name's).
   const keys = new Set(blocksFor(entry, overrides).flatMap((block) => Object.keys(block)));
   if (keys.size === 0) return entry;
   const out: Record<string, unknown> = { ...applyOverrides(entry, overrides) };

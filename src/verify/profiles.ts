@@ -1,9 +1,3 @@
-/**
- * The scan profiles of a verify (snapshot format 2): each profile of the snapshot paired by name with
- * the environment's, `dataSourceList` compared by connection names (ids differ between environments).
- * Pure; the fields are compared as `diff` compares profiles (`src/diff/scan-profiles.ts`: the service's
- * fields ignored, sources by name), so verify and diff agree.
- */
 import { compareNames } from '../connections/match.js';
 import { diffScanProfiles, toComparableProfile } from '../diff/scan-profiles.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
@@ -24,9 +18,8 @@ const comparable = (side: ProfileSide) =>
   toComparableProfile(side.profile, side.dataSourceNames, isProfileServerField);
 
 /**
- * Verdicts of the profiles, in name order, from the profile diff of `diff`: `present`, `different`
- * (fields named), `missing`, `extra`; a one-time profile absent from the environment is `skipped` (the
- * import leaves it out by design).
+ * Verdicts of the profiles in name order, from diff's profile comparison (so verify and diff agree); a
+ * missing one-time profile is `skipped`.
  */
 export function verifyProfiles(
   snapshot: readonly ProfileSide[],

@@ -1,13 +1,7 @@
 /**
- * The connection tests of `verify --test-connections`: one `POST /ds-connection-test` per present
- * connection (stored secret: `isNewPassword: false`), on a throttle of their own. A test makes the
- * service reach the data source, so it is slow and heavy: a low default rate and concurrency, its own
- * retry budget, and its own rate limiter (the import's throttle, {@link createRateLimiter}) that
- * slows down on a 429 without slowing the reads of the run.
- *
- * The first error that ends the run (a rejected token, an unreachable service, Ctrl-C) stops starting
- * new tests; the tests in flight settle, then it is thrown. A test request the service refuses with a
- * 4xx is that connection's `error` verdict, not the end of the run.
+ * `verify --test-connections`: a test makes the service reach the data source, so it is slow and heavy:
+ * a low default rate and concurrency, and a throttle of its own that slows down on a 429 without
+ * slowing the run's reads.
  */
 import { setMaxListeners } from 'node:events';
 import { testConnection } from '../api/connections.js';
@@ -23,7 +17,7 @@ export const DEFAULT_TEST_RATE = 2;
 /** Default tests in flight at once (never more than the environment's `concurrency`). */
 export const DEFAULT_TEST_CONCURRENCY = 2;
 
-/** One connection to test: the environment's object as it holds it, and the snapshot's record. */
+/** The environment's connection, and what the snapshot recorded of its last test. */
 export interface TestTarget {
   readonly connection: Connection;
   readonly recorded: RecordedTest;
@@ -33,19 +27,21 @@ export interface TestRunDeps {
   readonly client: HttpClient;
   readonly limiter: RateLimiter;
   readonly concurrency: number;
-  /** Ctrl-C. */
   readonly signal: AbortSignal;
-  /** Called as each test settles, in the order they settle. */
+  /** Called as each test settles. */
   readonly onSettled: (name: string, verdict: TestVerdict) => void;
 }
 
-/** Test every target; resolves to the verdicts by name once every started test has settled. */
+/**
+ * One `POST /ds-connection-test` per target; the verdicts by name. The first error that ends the run
+ * (token, network, Ctrl-C) stops new tests and is thrown once those in flight settle; a 4xx refusal is
+ * that connection's `error` verdict.
+ */
 export async function runConnectionTests(
   targets: readonly TestTarget[],
   deps: TestRunDeps,
 ): Promise<Map<string, TestVerdict>> {
   const verdicts = new Map<string, TestVerdict>();
-  // Stops waiting tasks on Ctrl-C or on the first error that ends the run.
   const stop = new AbortController();
   const stopped = AbortSignal.any([deps.signal, stop.signal]);
   setMaxListeners(deps.concurrency + 10, stopped);
@@ -57,7 +53,7 @@ export async function runConnectionTests(
     try {
       await deps.limiter.acquire(stopped);
     } catch {
-      return; // stopped while waiting for a slot
+      return;
     }
     if (stopped.aborted) return;
     let verdict: TestVerdict;

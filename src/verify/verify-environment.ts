@@ -1,14 +1,3 @@
-/**
- * The verify workflow: is the environment a complete, working restore of the snapshot? Steps, in this
- * order of side effects: snapshot read and verified (a damaged file stops here, nothing sent) ->
- * `--report` checked writable -> environment resolved -> its connections read (the streamed export, as
- * `diff` reads an environment) -> every object paired by name and compared with the comparison of `diff`
- * (`src/diff/compare.ts`: server-managed fields ignored, secrets masked) -> with `--test-connections`,
- * one test per present connection on a throttle of its own -> report written.
- *
- * Read-only apart from the tests. It prints nothing: progress is a {@link VerifyEvent}, the outcome a
- * {@link VerifyResult}; `cli/verify.ts` renders both.
- */
 import { type ClientFactory, type EnvironmentResolver, withClient } from '../api/client-factory.js';
 import { exportConnections } from '../api/connections.js';
 import { createRetryBudget } from '../api/retry-policy.js';
@@ -36,23 +25,22 @@ import {
   type VerifyItem,
 } from './verdict.js';
 
-/** A connection test may take long (the service reaches the data source): its idle timeout. */
+/** A connection test's idle timeout: the service reaches the data source. */
 export const TEST_TIMEOUT_MS = 120_000;
 
-/** The options of a verify, checked (by `cli/verify.ts`); paths absolute. */
+/** The options of a verify, checked; paths absolute. */
 export interface VerifyOptions {
   readonly snapshot: string;
-  /** How messages name the snapshot (as typed). */
+  /** As typed. */
   readonly snapshotLabel: string;
   readonly testConnections: boolean;
-  /** Tests per second (`--rate`); default the lower of the environment's rate and {@link DEFAULT_TEST_RATE}. */
+  /** `--rate`; default the lower of the environment's rate and {@link DEFAULT_TEST_RATE}. */
   readonly rate: number | undefined;
   readonly report: string | undefined;
-  /** Ignore rules, as `diff` takes them (the config file's `diff.ignoreFields`, `--ignore-field`). */
   readonly ignoreFields: readonly string[];
   /** Template schemas folder whose x-secret fields are masked; default the shipped one. */
   readonly schemas: string | undefined;
-  /** The import's overrides file (`--overrides`): fields it sets are compared with its values. */
+  /** The import's `--overrides` file: fields it sets are compared with its values. */
   readonly overrides?: string | undefined;
 }
 
@@ -60,7 +48,6 @@ export interface VerifyOptions {
 export interface VerifyPorts {
   readonly resolveEnvironment: EnvironmentResolver;
   readonly createClient: ClientFactory;
-  /** Ctrl-C. */
   readonly signal: AbortSignal;
   /** The tests' throttle clock; default the system clock. */
   readonly clock?: Clock;
@@ -68,7 +55,7 @@ export interface VerifyPorts {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-/** Progress of a verify, in the order it happens. */
+/** Progress of a verify. */
 export type VerifyEvent =
   | {
       readonly kind: 'sides-read';
@@ -89,21 +76,23 @@ export type VerifyEvent =
 export interface VerifyResult {
   readonly snapshot: string;
   readonly environment: string;
-  /** Connections in name order, then scan profiles in name order. */
+  /** Connections, then scan profiles, each in name order. */
   readonly items: readonly VerifyItem[];
   readonly connections: VerifyCounts;
-  /** Undefined when the snapshot holds no scan profiles (format version 1): none were compared. */
+  /** Undefined when the snapshot holds no scan profiles. */
   readonly scanProfiles: VerifyCounts | undefined;
   /** Undefined without `--test-connections`. */
   readonly tests: TestCounts | undefined;
-  /** Every object of the snapshot is present and equal. */
   readonly complete: boolean;
   /** Complete and no regression: exit 0. */
   readonly verified: boolean;
   readonly reportPath: string | undefined;
 }
 
-/** Verify the environment against the snapshot (see the module comment for the order of side effects). */
+/**
+ * Is the environment a complete, working restore of the snapshot? Read-only apart from the tests; the
+ * snapshot is read and checked whole before the environment is contacted.
+ */
 export async function verifyEnvironment(
   options: VerifyOptions,
   ports: VerifyPorts,
@@ -135,20 +124,17 @@ export async function verifyEnvironment(
   try {
     if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
 
-    // None when the snapshot holds no profiles: format version 1 (its header migrated to `include:
-    // ["connections"]`), or an export that could not read them.
-    const expectedProfiles: ProfileSide[] | undefined = snapshot.verified.header.include.includes(
-      'scanProfiles',
-    )
+    // None for a format version 1 snapshot (its header migrated to `include: ["connections"]`) or an
+    // export that could not read them: a snapshot that says nothing of profiles.
+    const holdsProfiles = snapshot.verified.header.include.includes('scanProfiles');
+    const expectedProfiles: ProfileSide[] | undefined = holdsProfiles
       ? snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }))
       : undefined;
     const { environment, liveProfiles } = await withClient(ports, async (client, environment) => {
-      // Compared as the streamed export (as `diff` reads an environment) arrives, and dropped.
       for await (const actual of exportConnections(client, { signal: ports.signal })) {
         registerSecretsOf(actual, secretFields(actual.type));
         verifier.add(actual);
       }
-      // Profiles are compared only when the snapshot holds them (a version 1 snapshot says nothing of them).
       const liveProfiles =
         expectedProfiles === undefined
           ? []
@@ -170,7 +156,7 @@ export async function verifyEnvironment(
         environment.concurrency ?? DEFAULT_TEST_CONCURRENCY,
       );
       const limiter = createRateLimiter({ rate, ...(ports.clock ? { clock: ports.clock } : {}) });
-      // Their own retry budget: a sick test endpoint ends the tests, not the reads of another run.
+      // Their own retry budget: a sick test endpoint ends the tests, not the reads.
       const budget = createRetryBudget(Math.max(10, Math.ceil(present.length / 10)));
       const testClient = ports.createClient(environment, {
         retryBudget: budget,
@@ -192,7 +178,6 @@ export async function verifyEnvironment(
       }
     }
 
-    const tested = verdicts;
     const profileItems =
       expectedProfiles === undefined
         ? undefined
@@ -202,13 +187,12 @@ export async function verifyEnvironment(
           );
     const items: VerifyItem[] = [
       ...connectionItems.map((item) => {
-        const test = tested?.get(item.name);
+        const test = verdicts?.get(item.name);
         return test === undefined ? item : { ...item, test };
       }),
       ...(profileItems ?? []),
     ];
     if (options.report !== undefined) {
-      // `--report`: one JSON line per object.
       const lines = items.map((item) => `${JSON.stringify(item)}\n`).join('');
       await writeFileAtomic(options.report, scrub(lines), { what: 'report' });
       onEvent({ kind: 'file-written', file: 'report', path: options.report });
@@ -219,7 +203,7 @@ export async function verifyEnvironment(
       items,
       connections: countStates(items.filter((i) => i.object === 'connection')),
       scanProfiles: profileItems === undefined ? undefined : countStates(profileItems),
-      tests: tested === undefined ? undefined : countTests(items),
+      tests: verdicts === undefined ? undefined : countTests(items),
       complete: isComplete(items),
       verified: isVerified(items),
       reportPath: options.report,
