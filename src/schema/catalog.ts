@@ -1,7 +1,4 @@
-/**
- * Per connection type its schema, its secret (`x-secret`) and required fields; a schema is compiled on
- * first use unless the build compiled it (src/schema/precompiled.ts).
- */
+/** Per connection type its schema (compiled on first use), its secret (`x-secret`) and required fields. */
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
@@ -13,7 +10,6 @@ import { isRecord } from '../own-property.js';
 import { schemasDir } from '../paths.js';
 import { isMasked } from '../secrets.js';
 import { createAjv, escapePointer, toSchemaIssues } from './ajv.js';
-import { loadPrecompiled, schemaDigest } from './precompiled.js';
 import { convertTemplate } from './template-schema.js';
 
 /** A {@link Problem} tagged so callers can re-classify it (import refuses masked secrets). */
@@ -57,19 +53,13 @@ interface TypeSchema {
 export interface CatalogOptions {
   /** The shipped schemas, checked by test/unit/template-schema.test.ts: not again (30 ms a run). */
   readonly schemasChecked?: boolean;
-  /** Validators the build compiled, by schema digest (src/schema/precompiled.ts). */
-  readonly precompiled?: ReadonlyMap<string, ValidateFunction>;
 }
 
 /**
  * Template regexes are written for JavaScript without the `u` flag (the service's UI). ajv's optimising
  * pass costs a quarter of each compile and checking 4 000 entries took no longer without it.
  */
-export const TEMPLATE_SCHEMA_OPTIONS = {
-  unicodeRegExp: false,
-  verbose: true,
-  code: { optimize: false },
-} as const;
+const TEMPLATE_SCHEMA_OPTIONS = { unicodeRegExp: false, verbose: true, code: { optimize: false } } as const;
 const MASKED_SECRET_MESSAGE = 'must be supplied at import';
 
 function createCatalog(
@@ -84,21 +74,17 @@ function createCatalog(
   const genericType = describeSchema(generic.schema, generic.source);
   const noSecrets: ReadonlySet<string> = new Set();
 
-  function compile(t: TypeSchema): ValidateFunction {
+  function compiled(t: TypeSchema): ValidateFunction {
     try {
       ajv ??= createAjv({ ...TEMPLATE_SCHEMA_OPTIONS, validateSchema: options.schemasChecked !== true });
-      return ajv.compile(t.schema);
+      t.validate ??= ajv.compile(t.schema);
+      return t.validate;
     } catch (error) {
       throw new InputFileError(t.source, undefined, `not a valid JSON Schema (${(error as Error).message})`, {
         hint: 'Fix or remove the schema',
         cause: error,
       });
     }
-  }
-
-  function compiled(t: TypeSchema): ValidateFunction {
-    t.validate ??= options.precompiled?.get(schemaDigest(t.schema)) ?? compile(t);
-    return t.validate;
   }
 
   return {
@@ -211,10 +197,8 @@ export async function loadShippedCatalog(dir: string = shippedTemplatesDir()): P
   }
   const genericPath = names.includes(GENERIC_FILE) ? join(dir, GENERIC_FILE) : shippedConnectionSchemaPath();
   const generic = { schema: await readSchemaFile(genericPath), source: genericPath };
-  const shipped = resolve(dir) === resolve(shippedTemplatesDir());
   return createCatalog(schemas, generic, [], {
-    schemasChecked: shipped,
-    ...(shipped ? { precompiled: await loadPrecompiled() } : {}),
+    schemasChecked: resolve(dir) === resolve(shippedTemplatesDir()),
   });
 }
 
