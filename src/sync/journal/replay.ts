@@ -59,7 +59,7 @@ export interface RunState {
   readonly startedAt: string;
   /** Set by `run-end` (format 1: when nothing was left in doubt). */
   endedAt: string | undefined;
-  /** By {@link writeKey}. */
+  /** Per object ({@link writeKey}), the state its last record left it in. */
   readonly writes: Map<string, WriteState>;
   readonly counts: Record<JournalObject, RunCounts>;
 }
