@@ -27,6 +27,9 @@ import { useSnapshotKeysOf, withSnapshotArgument } from './snapshot-keys.js';
 export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions {
   const snapshot = readPathOption(args, 'snapshot', cwd);
   if (snapshot === undefined) throw new UsageError('Missing SNAPSHOT', { hint: 'See --help' });
+  const rate = readRateOption(args.rate);
+  // yargs checks each value against the choices, but a repeated flag reaches here as an array.
+  const onConflict = readStringOption(args, 'on-conflict', `one of ${ON_CONFLICT_CHOICES.join(', ')}`);
   const onlyNames = parseListOption(args.only, '--only', 'exact');
   const types = parseListOption(args.type, '--type');
   const only =
@@ -37,9 +40,8 @@ export function readImportOptions(args: ParsedArgs, cwd: string): ImportOptions 
   return {
     snapshot,
     concurrency: readNumberOption(args, 'concurrency', CONCURRENCY_RANGE),
-    rate: readRateOption(args.rate),
-    // yargs holds it to ON_CONFLICT_CHOICES.
-    onConflict: (args.onConflict ?? 'skip') as OnConflict,
+    rate,
+    onConflict: (onConflict ?? 'skip') as OnConflict,
     prune: args.prune === true,
     overrides: path('overrides'),
     only,

@@ -9,12 +9,15 @@ export function resolveDataOption(data: string, cwd: string): string {
   const direct = resolve(cwd, data);
   if (existsSync(direct)) return direct;
   const folder = join(fixturesDir(), 'environments');
-  const shipped = existsSync(folder)
-    ? readdirSync(folder)
-        .filter((f) => f.endsWith('.json'))
-        .map((f) => f.slice(0, -'.json'.length))
-        .sort()
-    : [];
+  let shipped: string[] = [];
+  try {
+    shipped = readdirSync(folder)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.slice(0, -'.json'.length))
+      .sort();
+  } catch {
+    // No readable folder (a package installed without it): no shipped environment to offer.
+  }
   if (shipped.includes(data)) return join(folder, `${data}.json`);
   throw new UsageError(
     `Expected --data to name a seed file or a shipped environment, but ${direct} does not exist`,

@@ -58,8 +58,13 @@ export async function openSnapshotSource(
       const raw = Buffer.from(decodeArmor(readFileSync(fd, 'latin1')));
       file = { size: raw.length, read: (b, o, l, p) => raw.copy(b, o, p, Math.min(raw.length, p + l)) };
     }
-    const head = readSome(file, Math.min(file.size, MAX_HEADER_BYTES), 0);
-    const end = ageHeaderEnd(head);
+    // The first bytes read hold a usual header; a longer one is read on, up to MAX_HEADER_BYTES.
+    let head = format === 'armored' ? readSome(file, Math.min(file.size, START_BYTES), 0) : start;
+    let end = ageHeaderEnd(head);
+    while (end < 0 && head.length < Math.min(file.size, MAX_HEADER_BYTES)) {
+      head = readSome(file, Math.min(file.size, MAX_HEADER_BYTES, head.length * 4), 0);
+      end = ageHeaderEnd(head);
+    }
     if (end < 0 || file.size < end + AGE_NONCE_BYTES) {
       throw new InputFileError(label, undefined, 'the encrypted snapshot has no complete age header', {
         hint: 'The file is damaged or cut short: restore it from another copy',

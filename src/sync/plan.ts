@@ -11,6 +11,7 @@
  * order; then each delete that run journaled (done or in doubt) whose object is gone -> `removed`.
  */
 import { compareNames } from '../connections/match.js';
+import { assertNever } from '../errors.js';
 import type { JournalOp } from './journal/records.js';
 
 /** How many of `steps` are of each of `kinds` (every one named, in that order). */
@@ -43,11 +44,21 @@ export type ExistingDecision =
 
 /** What `--on-conflict` makes of a name the target holds; a rename's new name is added to `taken`. */
 export function decideExisting(name: string, onConflict: OnConflict, taken: Set<string>): ExistingDecision {
-  if (onConflict !== 'rename')
-    return { kind: onConflict === 'skip' ? 'exists' : onConflict === 'fail' ? 'conflict' : 'update' };
-  const targetName = chooseRenamedName(name, taken);
-  taken.add(targetName);
-  return { kind: 'rename', targetName };
+  switch (onConflict) {
+    case 'skip':
+      return { kind: 'exists' };
+    case 'fail':
+      return { kind: 'conflict' };
+    case 'update':
+      return { kind: 'update' };
+    case 'rename': {
+      const targetName = chooseRenamedName(name, taken);
+      taken.add(targetName);
+      return { kind: 'rename', targetName };
+    }
+    default:
+      return assertNever(onConflict, '--on-conflict');
+  }
 }
 
 /** What the journal says of an object: the last write of it in the run being finished. */

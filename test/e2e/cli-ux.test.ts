@@ -106,6 +106,23 @@ describe('command line parsing', () => {
     expect(line).toMatch(/See 'dds-migrate[^']* --help'$/);
   });
 
+  it('a choice option given twice is refused, not read as something else (exit 2, nothing sent)', async () => {
+    const run = await cli([
+      'import',
+      'x.snapshot.jsonl',
+      '--to',
+      'prod',
+      '--on-conflict',
+      'fail',
+      '--on-conflict',
+      'fail',
+    ]);
+    expect(run.exitCode).toBe(2);
+    expect(expectOneErrorLine(run)).toContain(
+      'Expected --on-conflict to be one of skip, fail, rename, update, got 2 values (give it once)',
+    );
+  });
+
   it('a non-numeric number option says so instead of "got null"', async () => {
     const cases = await cli(['cases', 'list', '--env', 'prod', '--page-size', 'abc'], {
       PROD_TOKEN: emu.token,
