@@ -28,7 +28,7 @@ import {
   laidOutPage,
   pageKey,
 } from './help-pages.js';
-import { booleanOption } from './options.js';
+import { booleanOption, readStringOption } from './options.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
 import { reportError, wantsStack } from './report-error.js';
 
@@ -49,7 +49,7 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
   const envLevel = io.env.DDS_MIGRATE_LOG_LEVEL;
   // --quiet shows errors only: its default log level is error (an explicit --log-level still wins).
   const level =
-    (args.logLevel as LogLevel | undefined) ??
+    (readStringOption(args, 'log-level', `one of ${LOG_LEVELS.join(', ')}`) as LogLevel | undefined) ??
     (envLevel as LogLevel | undefined) ??
     (args.quiet === true ? 'error' : 'warn');
   return {

@@ -106,22 +106,23 @@ describe('command line parsing', () => {
     expect(line).toMatch(/See 'dds-migrate[^']* --help'$/);
   });
 
-  it('a choice option given twice is refused, not read as something else (exit 2, nothing sent)', async () => {
-    const run = await cli([
-      'import',
-      'x.snapshot.jsonl',
-      '--to',
-      'prod',
-      '--on-conflict',
-      'fail',
-      '--on-conflict',
-      'fail',
-    ]);
-    expect(run.exitCode).toBe(2);
-    expect(expectOneErrorLine(run)).toContain(
+  it.each([
+    [
+      ['import', 'x.snapshot.jsonl', '--to', 'prod', '--on-conflict', 'fail', '--on-conflict', 'fail'],
       'Expected --on-conflict to be one of skip, fail, rename, update, got 2 values (give it once)',
-    );
-  });
+    ],
+    [
+      ['--log-level', 'error', '--log-level', 'debug', 'connections', 'list', '--env', 'prod'],
+      'Expected --log-level to be one of trace, debug, info, warn, error, fatal, silent, got 2 values',
+    ],
+  ])(
+    'a choice option given twice %j is refused, not read as another value (exit 2)',
+    async (argv, expected) => {
+      const run = await cli(argv, { PROD_TOKEN: emu.token });
+      expect(run.exitCode).toBe(2);
+      expect(expectOneErrorLine(run)).toContain(expected);
+    },
+  );
 
   it('a non-numeric number option says so instead of "got null"', async () => {
     const cases = await cli(['cases', 'list', '--env', 'prod', '--page-size', 'abc'], {
