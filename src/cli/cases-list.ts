@@ -23,7 +23,13 @@ import {
   SORT_OPTION,
   stringOption,
 } from './options.js';
-import { chooseStdoutFormat, createRecordWriter, OUTPUT_FORMATS, type OutputFormat } from './render.js';
+import {
+  chooseFormat,
+  chooseStdoutFormat,
+  createRecordWriter,
+  OUTPUT_FORMATS,
+  type OutputFormat,
+} from './render.js';
 
 const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
   '.csv': 'csv',
@@ -36,7 +42,7 @@ const FORMAT_OF_EXTENSION: Readonly<Record<string, OutputFormat>> = {
 /** `--format`, else the `-o` file's extension, else as for stdout (with `-o`, any format fits `--json`). */
 function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputFormat {
   if (typeof args.output !== 'string') return chooseStdoutFormat(args.format, ctx.out, ctx.globals.json);
-  if (typeof args.format === 'string') return args.format as OutputFormat;
+  if (args.format !== undefined) return chooseFormat(args.format, false, OUTPUT_FORMATS, 'ndjson');
   return FORMAT_OF_EXTENSION[extname(args.output).toLowerCase()] ?? (ctx.globals.json ? 'json' : 'ndjson');
 }
 

@@ -9,7 +9,7 @@ import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { resolveSide, runEnvironments, runPorts, withEnvironmentOptions } from './environment.js';
 import { writeJsonDocument } from './json-document.js';
-import { formatOption, listOption, readPathOption, stringOption } from './options.js';
+import { formatOption, listOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { chooseFormat } from './render.js';
 import { useSnapshotKeysOf, withSnapshotKeyOptions } from './snapshot-keys.js';
 
@@ -85,7 +85,9 @@ export const diffCommand: CommandSpec = {
     const config = await runEnvironments(ctx).config();
     const ignoreFields = collectIgnoreFields(args.ignoreField, config);
     const schemas = readPathOption(args, 'schemas', ctx.io.cwd, 'a folder');
-    await useSnapshotKeysOf(args, ctx, [String(args.from ?? ''), String(args.to ?? '')]);
+    // Both required by yargs; read once each, so that one given twice is refused.
+    const sides = { from: readStringOption(args, 'from') ?? '', to: readStringOption(args, 'to') ?? '' };
+    await useSnapshotKeysOf(args, ctx, [sides.from, sides.to]);
     const {
       diff: result,
       typeOf,
@@ -93,8 +95,7 @@ export const diffCommand: CommandSpec = {
       to,
     } = await diffSources(
       {
-        from: String(args.from ?? ''),
-        to: String(args.to ?? ''),
+        ...sides,
         config,
         cwd: ctx.io.cwd,
         ignoreFields,

@@ -49,7 +49,9 @@ export function chooseFormat<F extends string>(
   }
   if (format === undefined) return json ? ('json' as F) : fallback;
   if (formats.includes(format as F)) return format as F;
-  throw new UsageError(`Expected --format to be one of ${formats.join(', ')}, got ${describeGiven(format)}`);
+  throw new UsageError(`Expected --format to be one of ${formats.join(', ')}, got ${describeGiven(format)}`, {
+    hint: 'See --help',
+  });
 }
 
 /** A cell's text: strings as they are, nested values as JSON, null and absent as empty. */

@@ -3,7 +3,6 @@
  * tests call it in-process with captured streams. Every error ends here: a {@link DdsError} becomes one
  * line and its exit code; anything else is a bug (exit 70, with the stack).
  */
-import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { ExitCode, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -28,7 +27,7 @@ import {
   laidOutPage,
   pageKey,
 } from './help-pages.js';
-import { booleanOption, readStringOption } from './options.js';
+import { booleanOption, readPathOption, readStringOption } from './options.js';
 import { describeParseFailure, NO_COMMAND_MESSAGE, NO_SUBCOMMAND_PREFIX } from './parse-errors.js';
 import { reportError, wantsStack } from './report-error.js';
 
@@ -54,10 +53,10 @@ function readGlobals(args: ParsedArgs, io: CliIo): GlobalOptions {
     (args.quiet === true ? 'error' : 'warn');
   return {
     // `$DDS_MIGRATE_CONFIG` is loadConfig's fallback, not repeated here.
-    config: args.config as string | undefined,
+    config: readStringOption(args, 'config'),
     logLevel: LOG_LEVELS.includes(level) ? level : 'warn',
     // Relative to the run's working directory, like every other path option.
-    logFile: typeof args.logFile === 'string' ? resolve(io.cwd, args.logFile) : undefined,
+    logFile: readPathOption(args, 'log-file', io.cwd),
     json: args.json === true,
     quiet: args.quiet === true,
     verbose: args.verbose === true,

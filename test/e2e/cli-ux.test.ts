@@ -115,8 +115,24 @@ describe('command line parsing', () => {
       ['--log-level', 'error', '--log-level', 'debug', 'connections', 'list', '--env', 'prod'],
       'Expected --log-level to be one of trace, debug, info, warn, error, fatal, silent, got 2 values',
     ],
+    [
+      ['--config', 'a.json', '--config', 'b.json', 'connections', 'list', '--env', 'prod'],
+      'Expected --config to be a non-empty value, got 2 values (give it once)',
+    ],
+    [
+      ['--log-file', 'a.log', '--log-file', 'b.log', 'connections', 'list', '--env', 'prod'],
+      'Expected --log-file to be a non-empty value, got 2 values (give it once)',
+    ],
+    [
+      ['diff', '--from', 'prod', '--from', 'vault', '--to', 'prod'],
+      'Expected --from to be a non-empty value, got 2 values (give it once)',
+    ],
+    [
+      ['cases', 'list', '--env', 'prod', '-o', 'cases.csv', '--format', 'json', '--format', 'csv'],
+      'Expected --format to be one of table, json, ndjson, csv, got 2 values (give it once)',
+    ],
   ])(
-    'a choice option given twice %j is refused, not read as another value (exit 2)',
+    'a value option given twice %j is refused, not read as another value (exit 2)',
     async (argv, expected) => {
       const run = await cli(argv, { PROD_TOKEN: emu.token });
       expect(run.exitCode).toBe(2);
