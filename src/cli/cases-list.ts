@@ -20,6 +20,7 @@ import {
   parseSortOption,
   readNumberOption,
   readPathOption,
+  readStringOption,
   SORT_OPTION,
   stringOption,
 } from './options.js';
@@ -94,10 +95,11 @@ export const casesListCommand: CommandSpec = {
       severity: parseListOption(args.severity, '--severity'),
     };
     for (const warning of checkCaseSelection(selection)) ctx.out.warn(warning);
+    const sortBy = readStringOption(args, 'sort');
     const format = chooseCaseFormat(args, ctx);
     const query = {
-      filter: combineCaseFilters(selection, typeof args.filter === 'string' ? args.filter : undefined),
-      sort: typeof args.sort === 'string' ? parseSortOption(args.sort) : undefined,
+      filter: combineCaseFilters(selection, readStringOption(args, 'filter')),
+      sort: sortBy === undefined ? undefined : parseSortOption(sortBy),
       fields: fields.length > 0 ? fields : undefined,
       // The table and CSV columns show the id a write takes; JSON is each case as the service sent it.
       writeId: format === 'table' || format === 'csv',

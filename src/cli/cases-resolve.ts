@@ -4,7 +4,7 @@ import { checkAuditReason, type ResolveOutcome, resolveCasesIn } from '../cases/
 import { ExitCode, PartialFailureError } from '../errors.js';
 import type { CommandSpec } from './command.js';
 import { envPorts, withEnvironmentOptions } from './environment.js';
-import { booleanOption, parseListOption, stringOption } from './options.js';
+import { booleanOption, parseListOption, readStringOption, stringOption } from './options.js';
 
 /** ` (caseId SPC-12; found by caseId)` when the id written to is not simply the one given. */
 function aside(target: CaseTarget): string {
@@ -49,7 +49,7 @@ export const casesResolveCommand: CommandSpec = {
     const reason = checkAuditReason(args.reason);
     const dryRun = args.dryRun === true;
     const { environment, targets, run } = await resolveCasesIn(
-      { ids, reason, confirm: typeof args.confirm === 'string' ? args.confirm : undefined, dryRun },
+      { ids, reason, confirm: readStringOption(args, 'confirm'), dryRun },
       envPorts(ctx, args),
       (event) => {
         if (!ctx.globals.json) ctx.out.result(describeOutcome(event.outcome));

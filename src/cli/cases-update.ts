@@ -130,7 +130,10 @@ export const casesUpdateCommand: CommandSpec = {
   async run(args, ctx) {
     // Each --where is one FIELD=VALUES pair (the values split later, with `\,` escapes).
     const where = [args.where ?? []].flat().map(String);
-    const update: BulkCaseUpdate = { ...parseSet(String(args.set)), filters: parseWhere(where) };
+    const update: BulkCaseUpdate = {
+      ...parseSet(readStringOption(args, 'set', 'FIELD=VALUE') ?? ''),
+      filters: parseWhere(where),
+    };
     for (const warning of checkWhereFilters(update.filters)) ctx.out.warn(warning);
     const outcome = await updateCases(
       {
@@ -138,7 +141,7 @@ export const casesUpdateCommand: CommandSpec = {
         reason: readStringOption(args, 'reason', 'a non-empty reason'),
         dryRun: args.dryRun === true,
         auditFile: readPathOption(args, 'audit', ctx.io.cwd),
-        confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
+        confirm: readStringOption(args, 'confirm'),
       },
       {
         ...envPorts(ctx, args),

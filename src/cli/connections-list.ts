@@ -4,7 +4,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import { listEnvironmentConnections } from '../listing/list-environment-connections.js';
 import type { CommandSpec, ParsedArgs } from './command.js';
 import { envPorts, withEnvironmentOptions } from './environment.js';
-import { parseListOption, parseSortOption, SORT_OPTION, stringOption } from './options.js';
+import { parseListOption, parseSortOption, readStringOption, SORT_OPTION, stringOption } from './options.js';
 import { chooseStdoutFormat, createRecordWriter, LIST_FORMAT_OPTION } from './render.js';
 
 const CONNECTION_COLUMNS: readonly string[] = [
@@ -36,9 +36,10 @@ function parseFilterOption(value: unknown): Record<string, unknown>[] {
 
 function buildConnectionListOptions(args: ParsedArgs, signal: AbortSignal): ListOptions {
   const types = parseListOption(args.type, '--type');
-  const clauses = parseFilterOption(args.filter);
+  const clauses = parseFilterOption(readStringOption(args, 'filter'));
   if (types) clauses.push({ field: 'type', value: types, operator: 'in' } satisfies FilterClause);
-  const sort = args.sort === undefined ? undefined : parseSortOption(String(args.sort));
+  const sortBy = readStringOption(args, 'sort');
+  const sort = sortBy === undefined ? undefined : parseSortOption(sortBy);
   return {
     ...(clauses.length > 0 ? { filter: JSON.stringify(clauses) } : {}),
     ...(sort === undefined ? {} : { sort }),

@@ -5,7 +5,7 @@ import type { DataSourceMapping, ProfileClonePlan, ProfileCloneStep } from '../p
 import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
-import { booleanOption, parseListOption, readPathOption, stringOption } from './options.js';
+import { booleanOption, parseListOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { renderTable, withRefusalJson } from './render.js';
 
 function describeMapping(m: DataSourceMapping): string {
@@ -109,7 +109,7 @@ export const profilesCloneCommand: CommandSpec = {
           idMap: readPathOption(args, 'id-map', ctx.io.cwd),
           dryRun: args.dryRun === true,
           allowRun: args.allowRun === true,
-          confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
+          confirm: readStringOption(args, 'confirm'),
         },
         {
           resolveSource: () => resolveSide(ctx, args, 'from'),

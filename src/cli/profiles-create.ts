@@ -1,10 +1,9 @@
 /** `dds-migrate profiles create --env E --file PROFILE.json`: one POST; prints the new `_id`. */
-import { resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
 import { createProfileFromFile } from '../profiles/create.js';
 import type { CommandSpec } from './command.js';
 import { envPorts, withEnvironmentOptions } from './environment.js';
-import { booleanOption, stringOption } from './options.js';
+import { booleanOption, readPathOption, readStringOption, stringOption } from './options.js';
 import { withRefusalJson } from './render.js';
 
 export const profilesCreateCommand: CommandSpec = {
@@ -27,9 +26,9 @@ export const profilesCreateCommand: CommandSpec = {
       ctx,
       createProfileFromFile(
         {
-          file: resolve(ctx.io.cwd, String(args.file)),
+          file: readPathOption(args, 'file', ctx.io.cwd) ?? '',
           allowRun: args.allowRun === true,
-          confirm: typeof args.confirm === 'string' ? args.confirm : undefined,
+          confirm: readStringOption(args, 'confirm'),
         },
         envPorts(ctx, args),
       ),

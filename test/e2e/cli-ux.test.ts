@@ -128,6 +128,26 @@ describe('command line parsing', () => {
       'Expected --from to be a non-empty value, got 2 values (give it once)',
     ],
     [
+      [
+        'cases',
+        'update',
+        '--env',
+        'prod',
+        '--where',
+        'caseStatus=open',
+        '--set',
+        'assignee=a',
+        '--set',
+        'assignee=b',
+        '--yes',
+      ],
+      'Expected --set to be FIELD=VALUE, got 2 values (give it once)',
+    ],
+    [
+      ['cases', 'list', '--env', 'prod', '--filter', 'severity=high', '--filter', 'severity=low'],
+      'Expected --filter to be a non-empty value, got 2 values (give it once)',
+    ],
+    [
       ['cases', 'list', '--env', 'prod', '-o', 'cases.csv', '--format', 'json', '--format', 'csv'],
       'Expected --format to be one of table, json, ndjson, csv, got 2 values (give it once)',
     ],
