@@ -149,14 +149,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 
 /** {@link runCli} with every command line laid out and parsed by yargs (the build lays out its pages with it). */
 export async function runYargs(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { default: yargs } = await import('yargs');
+  // Loaded side by side: one module's file is read while another is compiled.
+  const yargsLoaded = import('yargs');
   let loaded: ReadonlyMap<CommandRef, CommandSpec>;
   try {
     loaded = await loadNamedCommands(commandEntries, argv);
   } catch (error) {
+    yargsLoaded.catch(() => undefined);
     // A command's module that cannot be imported: a broken installation or a bug, reported as one.
     return reportError(error, io, wantsStack(argv, io));
   }
+  const { default: yargs } = await yargsLoaded;
   const signal = io.signal ?? new AbortController().signal;
   const state: RunState = { loaded, io, signal };
   // Options declared at the top level are global (yargs' default): every command page parses them.
