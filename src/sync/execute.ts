@@ -1,9 +1,6 @@
 /**
  * The executor, the only code that writes to a target (import and undo, every kind). Per step:
- * throttle -> intent (fsync'd) -> request -> outcome. Each of the `concurrency` slots writes the intent
- * of the step it takes next while its request is out, so that sync is off the path from an answer to
- * the next request; a run that stops leaves at most one such intent per slot open, without a request
- * (the next run looks the name up, as after a crash).
+ * throttle -> intent (fsync'd) -> request -> outcome.
  * - 2xx: applied (`via: 'post'` for a create: provably this run's).
  * - 429: certainly not applied; the shared throttle pauses (Retry-After) and slows down once per epoch;
  *   the same request goes again, at most `maxRateLimitedPerStep` times.
@@ -26,6 +23,7 @@ import type { Logger } from '../log.js';
 import { scrub } from '../secrets.js';
 import type { JournalObject, SafeImage } from './journal/records.js';
 import type { Journal } from './journal/writer.js';
+import { forEachLimited } from './limited.js';
 import { notOursReason, notOursStamp } from './ownership.js';
 import { intentRecord, outcomeRecord, type Write } from './step.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
@@ -139,12 +137,6 @@ export interface ExecuteResult<P> {
 
 /** Thrown inside a step to leave it pending; the reason of the stop is recorded before. */
 class StopRun extends Error {}
-
-/** The step a slot takes next, taken while its request is out: its first intent written ahead. */
-type Ahead = { readonly index: number } & (
-  | { readonly payload: WritePayload; readonly at: string; readonly written: Promise<void> }
-  | { readonly refused: StepRefused }
-);
 
 /** Per-step state that outlives a stop (for the pending outcome). */
 interface StepState {
@@ -271,13 +263,7 @@ export async function executeSteps<P>(
     return answer.kind === 'absent' ? 'absent' : step.targetId;
   };
 
-  const runStep = async (
-    step: Write<P>,
-    state: StepState,
-    ahead: Ahead | undefined,
-    takeNext: () => void,
-  ): Promise<WriteOutcome<P>> => {
-    if (ahead !== undefined && 'refused' in ahead) return failed(step, undefined, ahead.refused.message);
+  const runStep = async (step: Write<P>, state: StepState): Promise<WriteOutcome<P>> => {
     checkGoing();
     if (state.inDoubt && step.op === 'create') {
       const found = await lookup(step);
@@ -285,12 +271,11 @@ export async function executeSteps<P>(
     }
     let payload: WritePayload;
     try {
-      payload = ahead?.payload ?? options.load(step);
+      payload = options.load(step);
     } catch (error) {
       if (error instanceof StepRefused) return failed(step, undefined, error.message);
       throw error;
     }
-    let intentAhead = ahead?.written;
     let rateLimited = 0;
     for (;;) {
       checkGoing();
@@ -299,22 +284,14 @@ export async function executeSteps<P>(
       checkGoing();
       state.attempts += 1;
       // The intent must be durable before the request leaves: a crash after it is reconciled by name.
-      if (intentAhead !== undefined) {
-        await intentAhead;
-        intentAhead = undefined;
-      } else {
-        const at = now();
-        state.firstIntentMs ??= Date.parse(at);
-        await journal.append(intentRecord(step, payload, run, step.firstAttempt + state.attempts - 1, at));
-      }
+      const at = now();
+      state.firstIntentMs ??= Date.parse(at);
+      await journal.append(intentRecord(step, payload, run, step.firstAttempt + state.attempts - 1, at));
       // A stop raised meanwhile still prevents the request; the open intent costs one look-up.
       checkGoing();
       let answer: string | undefined | 'absent';
       try {
-        const sending = send(step, payload);
-        // After the request's own callbacks have run: its socket write goes first.
-        setImmediate(takeNext);
-        answer = await sending;
+        answer = await send(step, payload);
       } catch (error) {
         if (error instanceof StepRefused) return failed(step, undefined, error.message);
         if (error instanceof AuthError) throw stopWith(error);
@@ -386,17 +363,12 @@ export async function executeSteps<P>(
     }
   };
 
-  const processStep = async (
-    step: Write<P>,
-    ahead: Ahead | undefined,
-    takeNext: () => void,
-  ): Promise<WriteOutcome<P>> => {
-    const intentAt = ahead !== undefined && 'at' in ahead ? ahead.at : step.intentAt;
-    const intentMs = intentAt === undefined ? Number.NaN : Date.parse(intentAt);
+  const processStep = async (step: Write<P>): Promise<WriteOutcome<P>> => {
+    const intentMs = step.intentAt === undefined ? Number.NaN : Date.parse(step.intentAt);
     const state: StepState = { inDoubt: step.inDoubt, attempts: 0 };
     if (!Number.isNaN(intentMs)) state.firstIntentMs = intentMs;
     try {
-      return await runStep(step, state, ahead, takeNext);
+      return await runStep(step, state);
     } catch (error) {
       if (!(error instanceof StopRun)) {
         // Stops the other steps as any stop does; rethrown below.
@@ -407,51 +379,10 @@ export async function executeSteps<P>(
     }
   };
 
-  // The steps are taken in order by `concurrency` slots.
-  let next = 0;
-  const takeAhead = (): Ahead | undefined => {
-    const index = next;
-    const step = steps[index];
-    // A create in doubt is looked up before anything is written for it.
-    if (step === undefined || stopping() || (step.inDoubt && step.op === 'create')) return undefined;
-    next += 1;
-    let payload: WritePayload;
-    try {
-      payload = options.load(step);
-    } catch (error) {
-      if (error instanceof StepRefused) return { index, refused: error };
-      throw error;
-    }
-    const at = now();
-    const written = journal.append(intentRecord(step, payload, run, step.firstAttempt, at));
-    // A journal that cannot be written stops the run at once (the step rethrows it when its turn comes).
-    written.catch((error: unknown) => {
-      fatal ??= { error };
-      halt.abort();
-    });
-    return { index, payload, at, written };
-  };
   const outcomes = new Array<WriteOutcome<P>>(steps.length);
-  const slot = async (): Promise<void> => {
-    let ahead: Ahead | undefined;
-    const takeNext = (): void => {
-      try {
-        ahead ??= takeAhead();
-      } catch (error) {
-        fatal ??= { error };
-        halt.abort();
-      }
-    };
-    for (;;) {
-      const taken = ahead;
-      ahead = undefined;
-      const index = taken?.index ?? next++;
-      const step = steps[index];
-      if (step === undefined) return;
-      outcomes[index] = await processStep(step, taken, takeNext);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, steps.length) }, slot));
+  await forEachLimited(steps, concurrency, async (step, i) => {
+    outcomes[i] = await processStep(step);
+  });
   // Every outcome record written (or its failure known) before the run reports.
   while (outcomeWrites.size > 0) await Promise.all([...outcomeWrites]);
   if (fatal) throw fatal.error;

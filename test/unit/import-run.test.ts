@@ -17,7 +17,7 @@ import { ApiError, AuthError, ExitCode, InterruptedError, UnavailableError } fro
 import { held } from '../../src/importer/source.js';
 import { createSilentLogger, type Logger } from '../../src/log.js';
 import type { Connection } from '../../src/model/connection.js';
-import { type ExecuteOptions, executeSteps, StepRefused, type WriteOutcome } from '../../src/sync/execute.js';
+import { type ExecuteOptions, executeSteps, type WriteOutcome } from '../../src/sync/execute.js';
 import type { IntentRecord, JournalRecord } from '../../src/sync/journal/records.js';
 import { type JournalReplay, replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { type Journal, openJournal } from '../../src/sync/journal/writer.js';
@@ -844,107 +844,6 @@ describe('runImport: an entry in doubt', () => {
     // b: looked up (absent), then its intent, then its POST.
     expect(h.service.sequence('b')).toEqual(['GET', 'POST']);
     expectConsistentJournal();
-  });
-});
-
-describe('runImport: the intent of the next entry is written while a POST is out', () => {
-  /** The turn after the one in which the last POST left: the slot has written its next intent then. */
-  const aTurnLater = () => new Promise((resolve) => setImmediate(resolve));
-  const intentNames = () => journalRecords().flatMap((r) => (r.kind === 'intent' ? [r.name] : []));
-
-  it("b's intent is on disk while a's POST is out; b is then sent on it (one intent each)", async () => {
-    const gateA = deferred();
-    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
-    const running = h.run([step('a'), step('b')], { concurrency: 1 });
-    await h.service.whenPosts(1);
-    await aTurnLater();
-    expect(intentNames()).toEqual(['a', 'b']);
-    expect(h.service.posts()).toEqual(['a']);
-    gateA.resolve();
-    const result = await running;
-    expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'created']);
-    expect(intentNames()).toEqual(['a', 'b']);
-    expectConsistentJournal();
-  });
-
-  it('a stop after that leaves the next intent open and unsent: pending, not in doubt; the next run looks it up', async () => {
-    const gateA = deferred();
-    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
-    const controller = new AbortController();
-    const running = h.run([step('a'), step('b'), step('c')], { concurrency: 1, signal: controller.signal });
-    await h.service.whenPosts(1);
-    await aTurnLater();
-    controller.abort();
-    gateA.resolve();
-    const result = await running;
-    expect(result.stoppedBy).toBeInstanceOf(InterruptedError);
-    expect(h.service.posts()).toEqual(['a']);
-    expect(result.outcomes).toMatchObject([
-      { kind: 'created' },
-      { kind: 'pending', inDoubt: false },
-      { kind: 'pending' },
-    ]);
-    const entries = connectionWrites(replayJournal(readFileSync(journalPath, 'utf8')));
-    expect(entries.get('b')).toMatchObject({ state: 'in-doubt' });
-    expect(entries.get('c')).toBeUndefined();
-    expectConsistentJournal();
-  });
-
-  it('an entry in doubt is not written ahead: it is looked up first', async () => {
-    const gateA = deferred();
-    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
-    const running = h.run([step('a'), step('b', 'reconcile')], { concurrency: 1 });
-    await h.service.whenPosts(1);
-    await aTurnLater();
-    expect(intentNames()).toEqual(['a']);
-    gateA.resolve();
-    await running;
-    expect(h.service.sequence('b')).toEqual(['GET', 'POST']);
-  });
-
-  it('an entry whose payload is refused when taken ahead fails without an intent or a request', async () => {
-    const gateA = deferred();
-    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
-    const refused: SendStep = {
-      ...step('b'),
-      source: {
-        load: () => {
-          throw new StepRefused('connection b cannot be sent');
-        },
-      },
-    };
-    const running = h.run([step('a'), refused, step('c')], { concurrency: 1 });
-    await h.service.whenPosts(1);
-    await aTurnLater();
-    gateA.resolve();
-    const result = await running;
-    expect(result.outcomes).toMatchObject([
-      { kind: 'created' },
-      { kind: 'failed', message: 'connection b cannot be sent' },
-      { kind: 'created' },
-    ]);
-    expect(h.service.posts()).toEqual(['a', 'c']);
-    // A refused entry's failure is journaled without an intent, as when it is refused on its turn.
-    expect(intentNames()).toEqual(['a', 'c']);
-  });
-
-  it('a payload that throws unexpectedly when taken ahead stops the run and is rethrown', async () => {
-    const gateA = deferred();
-    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
-    const broken: SendStep = {
-      ...step('b'),
-      source: {
-        load: () => {
-          throw new TypeError('a bug');
-        },
-      },
-    };
-    const running = h.run([step('a'), broken, step('c')], { concurrency: 1 });
-    await h.service.whenPosts(1);
-    await aTurnLater();
-    gateA.resolve();
-    await expect(running).rejects.toThrow('a bug');
-    expect(h.service.posts()).toEqual(['a']);
   });
 });
 
