@@ -113,14 +113,18 @@ export const casesListCommand: CommandSpec = {
         output: readPathOption(args, 'output', ctx.io.cwd),
       },
       envPorts(ctx, args),
-      (file) => ({
-        ...createRecordWriter(
+      (file) => {
+        const writer = createRecordWriter(
           format,
           file === undefined ? ctx.out : { write: (text) => file.write(scrub(text)) },
           columns,
-        ),
-        flush: () => (file === undefined ? waitForDrain(ctx.io.stdout) : Promise.resolve()),
-      }),
+        );
+        return {
+          write: (record) => writer.write(record),
+          end: () => writer.end(),
+          flush: () => (file === undefined ? waitForDrain(ctx.io.stdout) : Promise.resolve()),
+        };
+      },
     );
     ctx.log.info({ environment: result.environment, count: result.count }, 'listed cases');
     if (result.file !== undefined) {
