@@ -149,13 +149,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 
 /** {@link runCli} with every command line laid out and parsed by yargs (the build lays out its pages with it). */
 export async function runYargs(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  // Loaded side by side: one module's file is read while another is compiled.
+  // Loaded side by side: one module's file is read while another is compiled. Its failure is met
+  // where it is awaited, not as an unhandled rejection meanwhile.
   const yargsLoaded = import('yargs');
+  yargsLoaded.catch(() => undefined);
   let loaded: ReadonlyMap<CommandRef, CommandSpec>;
   try {
     loaded = await loadNamedCommands(commandEntries, argv);
   } catch (error) {
-    yargsLoaded.catch(() => undefined);
     // A command's module that cannot be imported: a broken installation or a bug, reported as one.
     return reportError(error, io, wantsStack(argv, io));
   }
