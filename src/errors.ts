@@ -204,7 +204,11 @@ export function withResumeHint(error: unknown, command: string): unknown {
     (error instanceof UnavailableError && error.hint === UNREACHABLE_HINT) ||
     (error instanceof InterruptedError && error.hint === INTERRUPTED_HINT);
   if (!resumable) return error;
-  const copy = Object.assign(Object.create(Object.getPrototypeOf(error) as object) as DdsError, error);
+  // Every own property, `message` and `stack` too (not enumerable: a spread or Object.assign drops them).
+  const copy = Object.create(
+    Object.getPrototypeOf(error) as object,
+    Object.getOwnPropertyDescriptors(error),
+  ) as DdsError;
   Object.defineProperty(copy, 'hint', { value: `${error.hint} (${command} resumes where it stopped)` });
   return copy;
 }

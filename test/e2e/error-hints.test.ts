@@ -61,9 +61,35 @@ describe('an unreachable service', () => {
       cwd: dir,
     });
     expect(run.exitCode).toBe(5);
-    expect(errorLine(run)).toMatch(
+    const line = errorLine(run);
+    expect(line).toMatch(
       /Check that the service is reachable, then re-run the command \(an import resumes where it stopped\)$/,
     );
+    // What failed comes first, as for any other command.
+    expect(line).toMatch(/^error: Cannot reach .*ECONNREFUSED/);
+  });
+
+  it('undo: says what failed and that an undo resumes where it stopped', async () => {
+    // An import into a target that is gone by the time of the undo.
+    const gone = await startEmulator({
+      port: 0,
+      data: join(process.cwd(), 'fixtures/environments/empty.json'),
+    });
+    const journal = join(dir, 'undo-dead.journal.jsonl');
+    const imported = await runCli(
+      ['import', 'dr.snapshot.jsonl', '--to', gone.url, '--journal', journal, '--only', 'risk-models-sf'],
+      {
+        env: { DDS_TARGET_TOKEN: gone.token },
+        cwd: dir,
+      },
+    );
+    await gone.close();
+    expect(imported.exitCode).toBe(0);
+    const run = await runCli(['undo', journal], { env: { DDS_TARGET_TOKEN: 't' }, cwd: dir });
+    expect(run.exitCode).toBe(5);
+    const line = errorLine(run);
+    expect(line).toMatch(/^error: Cannot reach .*ECONNREFUSED/);
+    expect(line).toMatch(/\(an undo resumes where it stopped\)$/);
   });
 });
 
