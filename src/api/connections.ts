@@ -219,13 +219,11 @@ export async function updateConnection(
   client: HttpClient,
   name: string,
   connection: Record<string, unknown>,
-  options: { readonly signal?: AbortSignal } = {},
 ): Promise<Found<Connection | undefined>> {
   const answer = await sendByName(client, name, {
     method: 'PUT',
     body: { ds_connection: connection },
     retry: 'safe',
-    signal: options.signal,
   });
   if (answer.kind === 'absent') return answer;
   try {
@@ -243,12 +241,8 @@ export async function updateConnection(
  * DELETE /ds_connections/{name} (api-notes [code]), retried (idempotent): after a retry, `absent` may
  * mean an earlier attempt deleted it. An {@link UnavailableError}: unknown outcome, the caller looks up.
  */
-export async function deleteConnection(
-  client: HttpClient,
-  name: string,
-  options: { readonly signal?: AbortSignal } = {},
-): Promise<Found<undefined>> {
-  const answer = await sendByName(client, name, { method: 'DELETE', retry: 'safe', signal: options.signal });
+export async function deleteConnection(client: HttpClient, name: string): Promise<Found<undefined>> {
+  const answer = await sendByName(client, name, { method: 'DELETE', retry: 'safe' });
   return answer.kind === 'absent' ? answer : { kind: 'done', value: undefined };
 }
 

@@ -35,8 +35,8 @@ export interface HttpClientOptions {
   readonly retryPolicy?: Partial<RetryPolicy>;
   readonly retryBudget?: RetryBudget;
   /**
-   * Ctrl-C: no new request starts, backoff waits end, `retry: 'safe'` requests are cancelled; a create
-   * in flight is left to settle so that its outcome can be recorded.
+   * Ctrl-C: no new request starts, backoff waits end, a GET in flight is cancelled; a write in flight is
+   * left to settle so that its outcome can be recorded.
    */
   readonly signal?: AbortSignal;
   /**

@@ -312,10 +312,11 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     auth: () => string | undefined,
     mayReexchange: boolean,
   ): Promise<T> {
-    // Ctrl-C cancels safe requests in flight; a create (retry 'never') is left to settle.
+    // Ctrl-C cancels a read in flight; a write is left to settle, so that its caller can record what
+    // the service did (a write cancelled in flight may have been applied all the same).
     const attemptSignal = combineSignals([
       request.signal,
-      request.retry === 'safe' ? options.signal : undefined,
+      request.method === 'GET' ? options.signal : undefined,
     ]);
     const waitSignal = combineSignals([request.signal, options.signal]);
     let reexchanged = false;

@@ -71,16 +71,9 @@ export async function updateScanProfile(
   client: HttpClient,
   id: string,
   profile: Record<string, unknown>,
-  options: { readonly signal?: AbortSignal } = {},
 ): Promise<Found<ScanProfile>> {
   const path = `/scanProfiles/${encodeURIComponent(id)}`;
-  const answer = await requestOrAbsent(client, {
-    method: 'PUT',
-    path,
-    body: profile,
-    retry: 'safe',
-    signal: options.signal,
-  });
+  const answer = await requestOrAbsent(client, { method: 'PUT', path, body: profile, retry: 'safe' });
   if (answer.kind === 'absent') return answer;
   try {
     return { kind: 'done', value: readProfile(answer.value, path, { ...profile, _id: id }) };
@@ -96,14 +89,8 @@ export async function updateScanProfile(
 export async function deleteScanProfile(
   client: HttpClient,
   id: string,
-  options: { readonly signal?: AbortSignal } = {},
 ): Promise<{ readonly kind: 'done' } | { readonly kind: 'absent' }> {
   const path = `/scanProfiles/${encodeURIComponent(id)}`;
-  const answer = await requestOrAbsent(client, {
-    method: 'DELETE',
-    path,
-    retry: 'safe',
-    signal: options.signal,
-  });
+  const answer = await requestOrAbsent(client, { method: 'DELETE', path, retry: 'safe' });
   return { kind: answer.kind };
 }

@@ -33,10 +33,13 @@ export type WriteTarget = Pick<Write, 'targetName' | 'targetId'>;
 
 /** How the executor writes one kind of object (bound to one HTTP client); see `kinds/`. */
 export interface KindWriter {
-  /** Create, one attempt (the executor decides about retries); the new object's id. */
-  create(body: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<string | undefined>;
-  update(target: WriteTarget, body: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Sent>;
-  remove(target: WriteTarget, signal: AbortSignal): Promise<Sent>;
+  /**
+   * Create, one attempt (the executor decides about retries); the new object's id. A write takes no
+   * signal: once sent, Ctrl-C lets it settle, and its outcome is journaled.
+   */
+  create(body: Readonly<Record<string, unknown>>): Promise<string | undefined>;
+  update(target: WriteTarget, body: Readonly<Record<string, unknown>>): Promise<Sent>;
+  remove(target: WriteTarget): Promise<Sent>;
   /** Find an object by the name it was created under; undefined when absent. */
   lookup(name: string, signal: AbortSignal): Promise<Found | undefined>;
 }
@@ -255,11 +258,9 @@ export async function executeSteps<P>(
 
   const send = async (step: Write<P>, payload: WritePayload): Promise<string | undefined | 'absent'> => {
     const writer = writerOf(step);
-    if (step.op === 'create') return writer.create(payload.body ?? {}, signal);
+    if (step.op === 'create') return writer.create(payload.body ?? {});
     const answer =
-      step.op === 'update'
-        ? await writer.update(step, payload.body ?? {}, signal)
-        : await writer.remove(step, signal);
+      step.op === 'update' ? await writer.update(step, payload.body ?? {}) : await writer.remove(step);
     return answer.kind === 'absent' ? 'absent' : step.targetId;
   };
 

@@ -524,6 +524,20 @@ describe('abort and hygiene', () => {
     await expect(pending).rejects.toBeInstanceOf(InterruptedError);
   });
 
+  it('Ctrl-C leaves a write in flight to settle, so that its outcome can be recorded', async () => {
+    nock(BASE).put('/api/v1/ds_connections/a').delay(200).reply(200, { ds_connection: { name: 'a' } });
+    const ctrlC = new AbortController();
+    const { client } = makeClient({}, { signal: ctrlC.signal });
+    const pending = client.request({
+      method: 'PUT',
+      path: '/ds_connections/a',
+      body: { ds_connection: { name: 'a' } },
+      retry: 'safe',
+    });
+    setTimeout(() => ctrlC.abort(), 20);
+    await expect(pending).resolves.toEqual({ ds_connection: { name: 'a' } });
+  });
+
   it('Ctrl-C ends a streamed body being read after its request returned', async () => {
     nock(BASE)
       .get(LIST)

@@ -34,10 +34,9 @@ import { planConnectionUndo } from './undo.js';
 
 function connectionWriter(client: HttpClient): KindWriter {
   return {
-    // The user's Ctrl-C does not abort a POST in flight: it settles and is journaled.
     create: async (body) => (await createConnection(client, { ...body }))._id,
-    update: (target, body, signal) => updateConnection(client, target.targetName, { ...body }, { signal }),
-    remove: (target, signal) => deleteConnection(client, target.targetName, { signal }),
+    update: (target, body) => updateConnection(client, target.targetName, { ...body }),
+    remove: (target) => deleteConnection(client, target.targetName),
     lookup: async (name, signal) => {
       const found = await getConnectionByName(client, name, { signal });
       const id = typeof found?._id === 'string' ? found._id : undefined;

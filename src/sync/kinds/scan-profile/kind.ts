@@ -47,8 +47,8 @@ function idOf({ targetId, targetName }: WriteTarget): string {
 function scanProfileWriter(client: HttpClient): KindWriter {
   return {
     create: async (body) => (await createScanProfile(client, { ...body }))._id,
-    update: async (target, body, signal) => updateScanProfile(client, idOf(target), { ...body }, { signal }),
-    remove: async (target, signal) => deleteScanProfile(client, idOf(target), { signal }),
+    update: async (target, body) => updateScanProfile(client, idOf(target), { ...body }),
+    remove: async (target) => deleteScanProfile(client, idOf(target)),
     lookup: async (name, signal) => {
       const found = (await listScanProfiles(client, { signal })).find((p) => p.name === name);
       const id = typeof found?._id === 'string' ? found._id : undefined;

@@ -1,0 +1,64 @@
+/**
+ * Ctrl-C (SIGINT) during an undo, as a child process: the deletes already sent settle before the exit
+ * (130), and each one the service applied is in the journal as done, not left in doubt.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateConnections, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import type { Connection } from '../../src/model/connection.js';
+import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
+import { assertBuiltCliFresh } from '../helpers/built-cli.js';
+import { killRunningChildren, startCliChild, waitUntil } from '../helpers/cli-child.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+import { targetReferences, writeSnapshot } from './import.helpers.js';
+
+describe('undo interrupted (child process)', () => {
+  let dir: string;
+  let snapshot: string;
+  let emu: RunningEmulator | undefined;
+
+  beforeAll(async () => {
+    assertBuiltCliFresh();
+    dir = await makeTempDir('undo-interrupt-');
+    snapshot = join(dir, 'gen.snapshot.jsonl');
+    const entries = generateConnections(6, { seed: 21 })
+      .map(({ _id, ...rest }) => rest as unknown as Connection)
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
+    await writeSnapshot(snapshot, entries, 'https://prod.example.com');
+  });
+  afterEach(async () => {
+    try {
+      await killRunningChildren();
+    } finally {
+      await emu?.close();
+      emu = undefined;
+    }
+  });
+
+  it('SIGINT while deletes are out: exit 130 once they are answered, each journaled done', async () => {
+    // Each DELETE is applied at once and answered 1.5 s later.
+    emu = await startEmulator({
+      data: { connections: [], ...targetReferences() },
+      faults: 'latency=1500@DELETE:*',
+    });
+    const journal = join(dir, 'undo.journal.jsonl');
+    const env = { DDS_TARGET_TOKEN: emu.token };
+    const imported = startCliChild(['import', snapshot, '--to', emu.url, '--journal', journal], env);
+    expect((await imported.exit).code).toBe(0);
+    expect(emu.store.connections).toHaveLength(6);
+
+    const undo = startCliChild(['undo', journal], env);
+    const target = emu;
+    await waitUntil(undo, () => target.store.connections.length === 0);
+    undo.process.kill('SIGINT');
+    const { code } = await undo.exit;
+    expect(code).toBe(130);
+
+    const replay = replayJournal(await readFile(journal, 'utf8'));
+    const undoRun = replay.runs.at(-1);
+    expect(undoRun?.command).toBe('undo');
+    const states = [...writesOf(undoRun, 'connection').values()].map((w) => w.state);
+    expect(states).toEqual(Array(6).fill('done'));
+  }, 60_000);
+});
