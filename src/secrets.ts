@@ -89,16 +89,26 @@ function scrubByScan(text: string): string {
 /** Values shorter than this are not scrubbed from text: "1" or "yes" would shred every message. */
 const MIN_SCRUB_LENGTH = 4;
 
-/** Remember a secret value (token, password from an override) so that {@link scrub} removes it from text. */
+/**
+ * Remember a secret value (token, password from an override) so that {@link scrub} removes it from text:
+ * as it is, and as it stands inside a JSON string when that differs (a key file's line breaks are `\n`
+ * in a report, `--json` or a diff's quoted value).
+ */
 export function registerSecret(value: string | undefined | null): void {
   if (typeof value !== 'string') return;
   const trimmed = value.trim();
-  if (trimmed.length >= MIN_SCRUB_LENGTH && trimmed !== MASK && !knownSecrets.has(trimmed)) {
-    knownSecrets.add(trimmed);
-    prefixes.add(trimmed.slice(0, MIN_SCRUB_LENGTH));
-    if (!lengths.includes(trimmed.length)) lengths = [...lengths, trimmed.length].sort((x, y) => y - x);
-    ordered = undefined;
-  }
+  if (trimmed.length < MIN_SCRUB_LENGTH || trimmed === MASK) return;
+  remember(trimmed);
+  const inJson = JSON.stringify(trimmed).slice(1, -1);
+  if (inJson !== trimmed) remember(inJson);
+}
+
+function remember(secret: string): void {
+  if (knownSecrets.has(secret)) return;
+  knownSecrets.add(secret);
+  prefixes.add(secret.slice(0, MIN_SCRUB_LENGTH));
+  if (!lengths.includes(secret.length)) lengths = [...lengths, secret.length].sort((x, y) => y - x);
+  ordered = undefined;
 }
 
 const JSON_EXCERPT_MARK = 'is not valid JSON';

@@ -86,6 +86,16 @@ describe('JSON.parse messages lose the excerpt of their input', () => {
   });
 });
 
+describe('a registered secret with line breaks', () => {
+  it('is scrubbed as it is and as it stands in a JSON string (a key file in a report or --json)', () => {
+    const key = 'line1-CANARY-9931\nline2-CANARY-9932';
+    registerSecret(key);
+    expect(scrub(`raw ${key} end`)).toBe('raw ****** end');
+    expect(scrub(JSON.stringify({ warehouse: key }))).toBe('{"warehouse":"******"}');
+    expect(scrub(`/warehouse: ${JSON.stringify(key)} -> "DR_WH"`)).not.toContain('CANARY');
+  });
+});
+
 describe('maskSecrets masks at any depth', () => {
   it('masks nested credentials, whole secret subtrees, numeric secrets, passphrases and encrypted custom fields', () => {
     const masked = maskSecrets({
