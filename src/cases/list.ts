@@ -8,10 +8,13 @@ import type { HttpClient } from '../api/http.js';
 import type { FilterClause } from '../api/types.js';
 import { type AtomicTextFile, openAtomicTextFile } from '../files.js';
 
-/** The CLI's record writer; `flush` is awaited after each page, so a slow reader bounds memory. */
+/**
+ * The CLI's record writer; `flush` is awaited after each page, so a slow reader bounds memory, and
+ * resolves false when the reader is gone (a pipe closed by `head`): the listing stops there.
+ */
 export interface RecordSink {
   write(record: Record<string, unknown>): void;
-  flush(): Promise<void>;
+  flush(): Promise<boolean>;
   end(): Promise<void>;
 }
 
@@ -86,7 +89,7 @@ export async function listEnvironmentCases(
       for await (const page of listCaseRecordPages(client, options.query)) {
         for (const record of page) sink.write(record);
         count += page.length;
-        await sink.flush();
+        if (!(await sink.flush())) break;
         if (file?.needsDrain) await file.drain();
       }
       await sink.end();

@@ -47,11 +47,23 @@ function chooseCaseFormat(args: ParsedArgs, ctx: CliContext): OutputFormat {
   return FORMAT_OF_EXTENSION[extname(args.output).toLowerCase()] ?? (ctx.globals.json ? 'json' : 'ndjson');
 }
 
-/** Wait while `stream` has a full buffer, so a slow reader bounds memory. */
-function waitForDrain(stream: NodeJS.WritableStream): Promise<void> {
-  const s = stream as NodeJS.WritableStream & { writableNeedDrain?: boolean };
-  if (s.writableNeedDrain !== true) return Promise.resolve();
-  return new Promise((resolve) => s.once('drain', () => resolve()));
+/** Wait while `stream` has a full buffer, so a slow reader bounds memory; false once it is closed. */
+function waitForDrain(stream: NodeJS.WritableStream): Promise<boolean> {
+  const s = stream as NodeJS.WritableStream & { writableNeedDrain?: boolean; destroyed?: boolean };
+  if (s.destroyed === true) return Promise.resolve(false);
+  if (s.writableNeedDrain !== true) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const settle = (more: boolean) => () => {
+      s.off('drain', onDrain);
+      s.off('close', onClose);
+      resolve(more);
+    };
+    const onDrain = settle(true);
+    // A reader that stops early (`| head`) closes the pipe: no drain will come.
+    const onClose = settle(false);
+    s.once('drain', onDrain);
+    s.once('close', onClose);
+  });
 }
 
 export const casesListCommand: CommandSpec = {
@@ -122,7 +134,7 @@ export const casesListCommand: CommandSpec = {
         return {
           write: (record) => writer.write(record),
           end: () => writer.end(),
-          flush: () => (file === undefined ? waitForDrain(ctx.io.stdout) : Promise.resolve()),
+          flush: () => (file === undefined ? waitForDrain(ctx.io.stdout) : Promise.resolve(true)),
         };
       },
     );

@@ -118,6 +118,26 @@ describe('standard output (items 6 and 7)', () => {
   });
 });
 
+describe('cases list into a pipe the reader closed', () => {
+  it('quiet, exit 0, and the listing stops (was exit 13: waiting for a drain that never came)', async () => {
+    const many = await startEmulator({
+      data: join(process.cwd(), 'fixtures/environments/prod.json'),
+      generateCases: 20_000,
+    });
+    try {
+      const run = await runBuilt(['cases', 'list', '--env', many.url, '--format', 'ndjson'], {
+        env: { DDS_TOKEN: many.token },
+        cwd: dir,
+        stdout: 'closed',
+      });
+      expect(run.stderr).toBe('');
+      expect(run.exitCode).toBe(0);
+    } finally {
+      await many.close();
+    }
+  });
+});
+
 describe('import: outputs checked before anything is sent (item 3)', () => {
   let source: Awaited<ReturnType<typeof prepareImportSource>>;
   let target: RunningEmulator;
