@@ -253,7 +253,9 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
           return { value: again as T };
         }
         handedOver = true;
-        return { value: wrapStream(peeked.stream, request, body, timer, () => cut, cutWith) as T };
+        return {
+          value: wrapStream(peeked.stream, request, body, timer, () => cut, cutWith, callerSignal) as T,
+        };
       } catch (error) {
         if (error instanceof BodyTooLarge) cutWith({ kind: 'too-large', limit: error.limit });
         return fail(error);
@@ -274,15 +276,18 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     timer: NodeJS.Timeout,
     cutOf: () => AttemptCut | undefined,
     cutWith: (reason: AttemptCut) => void,
+    callerSignal: AbortSignal | undefined,
   ): NodeJS.ReadableStream {
     const out = new PassThrough();
     const finish = (): void => clearTimeout(timer);
     const failWith = (error: unknown): void => {
       finish();
       const cut = cutOf();
+      // Ctrl-C while the body is read: interrupted (exit 130), as before the answer came.
+      const canceled = isAxiosError(error) && error.code === 'ERR_CANCELED';
       const failure = cut
         ? classifyCut(ctx, cut, request.method, request.path)
-        : classifyThrown(ctx, error, request.method, request.path, false, false);
+        : classifyThrown(ctx, error, request.method, request.path, callerSignal?.aborted === true, canceled);
       out.destroy(failure.error);
     };
     source.on('error', failWith);

@@ -538,6 +538,27 @@ describe('abort and hygiene', () => {
     await expect(pending).resolves.toEqual({ ds_connection: { name: 'a' } });
   });
 
+  it('Ctrl-C while a streamed body is read is an interrupt (exit 130), not an unreachable service', async () => {
+    nock(BASE)
+      .get(LIST)
+      .reply(200, () => {
+        const body = new PassThrough();
+        body.write('[{"name":"a"},');
+        return body;
+      });
+    const ctrlC = new AbortController();
+    const { client } = makeClient({}, { signal: ctrlC.signal });
+    const stream = await client.requestStream({ method: 'GET', path: '/ds-connections', retry: 'safe' });
+    const failed = new Promise<unknown>((resolve) => {
+      stream.on('error', resolve);
+      stream.resume();
+    });
+    ctrlC.abort();
+    const error = await failed;
+    expect(error).toBeInstanceOf(InterruptedError);
+    expect((error as InterruptedError).exitCode).toBe(130);
+  });
+
   it('Ctrl-C ends a streamed body being read after its request returned', async () => {
     nock(BASE)
       .get(LIST)
