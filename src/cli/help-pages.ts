@@ -113,13 +113,15 @@ export function laidOutPage(
   const words = argv.slice(0, -1);
   const last = argv.at(-1);
   const help = (last === '--help' || last === '-h') && words.every((word) => /^[a-z][a-z-]*$/.test(word));
-  if (!help && !(argv.length === 1 && last === 'completion')) return undefined;
+  // `completion`, or `completion SHELL` naming the shell instead of reading $SHELL.
+  const completion = argv[0] === 'completion' && argv.length <= 2;
+  if (!help && !completion) return undefined;
   let pages: LaidOutPages;
   try {
     pages = createRequire(import.meta.url)(LAID_OUT_NAME) as LaidOutPages;
   } catch {
     return undefined;
   }
-  if (!help) return pages.completion[completionShell(env)];
+  if (!help) return pages.completion[argv[1] ?? completionShell(env)];
   return pages.help[helpWidth(columns)]?.[[...words, '--help'].join(' ')];
 }

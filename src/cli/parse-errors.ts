@@ -31,11 +31,14 @@ function commandPath(usage: string): string[] {
 }
 
 function commandNames(help: string, usage: string): string[] {
-  const depth = commandPath(usage).length;
+  const path = commandPath(usage);
   const section = help.split(/\nCommands:\n/)[1]?.split(/\n\s*\n/)[0] ?? '';
+  // A command's line starts with the program's name; a description wrapped onto a line of its own does not.
   return section
     .split('\n')
-    .map((line) => line.trim().split(/\s+/)[depth])
+    .map((line) => line.trim().split(/\s+/))
+    .filter((words) => words[0] === path[0])
+    .map((words) => words[path.length])
     .filter((name): name is string => name !== undefined && name !== '');
 }
 
@@ -76,6 +79,10 @@ export function describeParseFailure(message: string, help: string, argv: readon
     const names = splitNames(unknown[1]);
     const options = names.filter((n) => argv.some((a) => a === flagOf(n) || a.startsWith(`${flagOf(n)}=`)));
     const words = names.filter((n) => !options.includes(n));
+    // The shells laid out are answered before yargs (help-pages.ts): another word after it is not one.
+    if (words.length > 0 && argv[0] === 'completion' && !['bash', 'zsh', 'fish'].includes(words[0] ?? '')) {
+      return one(`No completion script for '${words[0]}': give bash, zsh or fish, or none (by $SHELL)`);
+    }
     if (words.length > 0 && /\nCommands:\n/.test(help)) {
       const known = commandNames(help, usage);
       return one(

@@ -217,11 +217,12 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
     });
   for (const entry of commandEntries) parser = register(parser, entry, state);
   skipHelpCache(parser);
-  // yargs' own completion, listed last: a bash/zsh script (zsh when $SHELL is zsh) that asks the CLI
-  // itself for the candidates, so commands, options and choices stay in step with the code.
+  // yargs' own completion, listed last: a bash, zsh or fish script (by $SHELL, or the shell named after
+  // it: help-pages.ts) that asks the CLI itself for the candidates, so commands, options and choices
+  // stay in step with the code.
   parser = parser.completion(
     'completion',
-    'Print a shell completion script (bash, zsh): eval "$(dds-migrate completion)"',
+    'Print a shell completion script (bash, zsh, fish; default by $SHELL): eval "$(dds-migrate completion)"',
   );
 
   let output = '';

@@ -73,7 +73,10 @@ describe('command line parsing', () => {
   it.each([
     [['conections', 'list'], "Unknown command 'conections': did you mean 'connections'?"],
     [['cases', 'lsit'], "Unknown command 'lsit': did you mean 'list'?"],
-    [['frobnicate'], "Unknown command 'frobnicate'; expected one of connections, export"],
+    [
+      ['frobnicate'],
+      "Unknown command 'frobnicate'; expected one of connections, export, validate, diff, import, undo, runs, verify, overrides, profiles, cases, emulator, completion.",
+    ],
   ])('a mistyped command %j names it and suggests the right one', async (argv, expected) => {
     const run = await cli(argv);
     expect(run.exitCode).toBe(2);

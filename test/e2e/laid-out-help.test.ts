@@ -118,7 +118,9 @@ describe('help pages laid out by the build', () => {
     ])
       expect(page(argv), argv.join(' ')).toBeUndefined();
     expect(page(['--help'], 90)).toBeUndefined();
-    expect(page(['completion', 'bash'])).toBeUndefined();
+    expect(page(['completion', 'bash'], 80, { SHELL: '/bin/zsh' })).toBe(pages.completion.bash);
+    expect(page(['completion', 'fish'])).toBe(pages.completion.fish);
+    expect(page(['completion', 'tcsh'])).toBeUndefined();
     // From the sources there is no laid-out file: yargs answers everything.
     expect(laidOutPage(['--help'], undefined, {})).toBeUndefined();
   });
