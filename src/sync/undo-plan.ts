@@ -46,6 +46,8 @@ export interface History {
   inDoubt: boolean;
   /** Why it is provably someone else's: left, even with `--include-in-doubt`. */
   notOurs?: string;
+  /** The id the run's create was answered with (or found under). */
+  createdId?: string;
 }
 
 /** Per object, what run `run` did, newest first; with `reader`, images are read again when needed. */
@@ -103,7 +105,10 @@ export function createRunHistory(
     if (h === undefined) return;
     h.pending = false;
     if (record.result !== 'failed' && record.result !== 'exists') h.applied = true;
-    if (record.result === 'created') h.inDoubt = record.via === 'lookup';
+    if (record.result === 'created') {
+      h.inDoubt = record.via === 'lookup';
+      h.createdId = record.targetId;
+    }
     if (record.result === 'exists' && record.createdAt) h.notOurs = notOursReason(record.createdAt);
     h.lastIndex = index;
   };
@@ -191,13 +196,21 @@ const IN_DOUBT_REASON =
  */
 export function planCreatedUndo(
   h: History,
-  current: unknown,
+  current: { readonly _id?: unknown } | undefined,
   context: Pick<UndoContext, 'includeInDoubt'>,
   step: <const T extends object>(own: T) => StepBase & T,
   changes: (created: SafeImage) => readonly { readonly path: string }[] | undefined,
 ): UndoStep {
   if (current === undefined) return step({ kind: 'reverted' });
   if (h.notOurs !== undefined) return step({ kind: 'left', reason: h.notOurs });
+  // Deleted and created again under the same name since (by hand, another run): not the run's object.
+  const currentId = typeof current._id === 'string' ? current._id : undefined;
+  if (h.createdId !== undefined && currentId !== undefined && currentId !== h.createdId) {
+    return step({
+      kind: 'left',
+      reason: `replaced since the import created it (the import's id ${h.createdId}, now ${currentId})`,
+    });
+  }
   if (h.inDoubt && !context.includeInDoubt) return step({ kind: 'left', reason: IN_DOUBT_REASON });
   const image = h.lastImage;
   const created = image?.load();

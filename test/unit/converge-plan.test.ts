@@ -18,7 +18,7 @@ import type {
 } from '../../src/sync/kinds/connection/kind.js';
 import { connectionKind, planImport } from '../../src/sync/kinds/connection/kind.js';
 import type { OnConflict } from '../../src/sync/plan.js';
-import { createRunHistory } from '../../src/sync/undo-plan.js';
+import { createRunHistory, planCreatedUndo } from '../../src/sync/undo-plan.js';
 import { recordsOf } from '../helpers/journal-records.js';
 
 const at = '2026-01-01T00:00:00.000Z';
@@ -438,5 +438,51 @@ describe('undo: the run history', () => {
     expect(histories[0]).toMatchObject({ firstOp: 'create', inDoubt: true });
     expect(histories[2]).toMatchObject({ firstOp: 'update', firstBefore: b1 });
     expect([...(histories[2]?.secretsSent ?? [])]).toEqual(['/password']);
+  });
+
+  it("leaves a created object that was replaced since (same name, another id): never deletes someone else's", () => {
+    const image = { name: 'c', type: 's3' };
+    const text = lines([
+      begin,
+      {
+        kind: 'intent',
+        object: 'connection',
+        op: 'create',
+        name: 'c',
+        targetName: 'c',
+        attempt: 1,
+        at,
+        image,
+      },
+      {
+        kind: 'outcome',
+        object: 'connection',
+        op: 'create',
+        result: 'created',
+        name: 'c',
+        targetName: 'c',
+        targetId: 'id-1',
+        via: 'post',
+        at,
+      },
+    ]);
+    const history = createRunHistory(1);
+    recordsOf(text).forEach((record, index) => {
+      history.add(record, index);
+    });
+    const [h] = history.finish();
+    if (h === undefined) throw new Error('no history');
+    const step = <const T extends object>(own: T) =>
+      Object.assign({ object: 'connection' as const, name: 'c', type: 's3' }, own);
+    const unchanged = () => [];
+    const plan = (current: { _id?: unknown }) =>
+      planCreatedUndo(h, current, { includeInDoubt: true }, step, unchanged);
+    expect(plan({ ...image, _id: 'id-2' })).toMatchObject({
+      kind: 'left',
+      reason: "replaced since the import created it (the import's id id-1, now id-2)",
+    });
+    expect(plan({ ...image, _id: 'id-1' })).toMatchObject({ kind: 'delete-created' });
+    // A listing without ids proves nothing either way: compared by content, as before.
+    expect(plan(image)).toMatchObject({ kind: 'delete-created' });
   });
 });
