@@ -226,12 +226,30 @@ export interface AtomicWriteOptions {
 
 const DEFAULT_CREATE_HINT = 'Check the path and that its folder exists';
 
+/**
+ * Refuse (exit 2) a `path` that is there and is not a regular file: an output is renamed over its path,
+ * which would put a file in place of a device (`/dev/full`, as root), a pipe or a symbolic link.
+ */
+export async function refuseNonRegularFile(path: string, hint: string): Promise<void> {
+  const found = await lstat(path).catch(() => undefined);
+  if (found === undefined || found.isFile()) return;
+  const what = found.isDirectory()
+    ? 'a folder'
+    : found.isSymbolicLink()
+      ? 'a symbolic link'
+      : 'not a regular file (a device, pipe or socket)';
+  throw new UsageError(`Cannot write ${path}: it is ${what}, and an output replaces its path whole`, {
+    hint,
+  });
+}
+
 /** Create the temporary file of `path`; a missing or read-only folder is a usage error. */
 async function openTemp(
   path: string,
   options: AtomicWriteOptions,
 ): Promise<{ readonly tmp: string; readonly handle: FileHandle }> {
   const mode = options.mode ?? PRIVATE_FILE_MODE;
+  await refuseNonRegularFile(path, options.hint ?? 'Name a regular file, or a new one');
   const tmp = tempPathFor(path);
   let handle: FileHandle;
   try {

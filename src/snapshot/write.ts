@@ -13,6 +13,7 @@ import { InterruptedError, PreflightError, type Problem, UsageError } from '../e
 import {
   holdTempFile,
   PRIVATE_FILE_MODE,
+  refuseNonRegularFile,
   removeStaleTempFiles,
   syncFolder,
   tempPathFor,
@@ -86,6 +87,7 @@ export async function prepareSnapshotTarget(target: SnapshotTarget): Promise<voi
         hint: 'Use --out-dir for a folder',
       });
     }
+    await refuseNonRegularFile(target.path, 'Name a regular file, or a new one, for -o');
     return;
   }
   const folder = outDirFolder(target.outDir, target.environment);

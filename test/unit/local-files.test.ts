@@ -6,7 +6,7 @@
  * out-of-range flags and a diff side with a name twice are refused.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, open, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendAuditRecords, type CaseAuditRecord } from '../../src/cases/audit.js';
@@ -146,6 +146,28 @@ describe('local writes to paths that cannot be files (item 3)', () => {
     expect(readOnly.toUserLine()).toContain('Check --id-map');
     await checkWritableOutput(join(dir, 'r.jsonl'), '--report');
     expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('a device, a pipe or a symbolic link at the path is refused and left as it was (was replaced by a file)', async () => {
+    const dir = await makeTempDir('dds-non-regular-');
+    const fifo = join(dir, 'pipe.jsonl');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const link = join(dir, 'link.jsonl');
+    await symlink(join(dir, 'real.jsonl'), link);
+    const pipe = await expectExit2(writeFileAtomic(fifo, 'x'));
+    expect(pipe.toUserLine()).toContain(`Cannot write ${fifo}: it is not a regular file`);
+    const linked = await expectExit2(openAtomicTextFile(link));
+    expect(linked.toUserLine()).toContain(`Cannot write ${link}: it is a symbolic link`);
+    await expectExit2(checkWritableOutput('/dev/null', '--report'));
+    const header = createSnapshotHeader({
+      tool: 't',
+      source: { url: 'http://h', environment: 'e' },
+      selection: { ids: null, types: null, name: null },
+    });
+    await expectExit2(writeSnapshot({ path: fifo }, header, []));
+    expect((await lstat(fifo)).isFIFO()).toBe(true);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect((await readdir(dir)).sort()).toEqual(['link.jsonl', 'pipe.jsonl']);
   });
 });
 
