@@ -54,7 +54,7 @@ export interface ExportPorts {
 }
 
 const sleepUnlessAborted = (ms: number, signal: AbortSignal): Promise<void> =>
-  sleep(ms, undefined, { signal, ref: false }).catch(() => undefined);
+  sleep(ms, undefined, { signal }).catch(() => undefined);
 
 /** Warnings of an export, in the order they happen. */
 export type ExportEvent =

@@ -8,6 +8,8 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { chmod, chown, copyFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
@@ -116,6 +118,35 @@ describe('standard output (items 6 and 7)', () => {
       await paged.close();
     }
   });
+});
+
+describe('export from a service whose download is a JSON object, not an array', () => {
+  it('downloads again within the retry policy, then exit 5 with one line (was exit 13 with nothing said)', async () => {
+    const downloads: string[] = [];
+    const hostile = createServer((req, res) => {
+      req.resume();
+      if (req.url?.includes('/file-download/export')) downloads.push(req.url);
+      const body = req.url?.includes('/scanProfiles')
+        ? '{"scanProfiles":[]}'
+        : '{"status":"success","data":{"ds_connections":[]}}';
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    const { port } = hostile.address() as AddressInfo;
+    try {
+      const run = await runBuilt(['export', '--from', `http://127.0.0.1:${port}`, '-o', 'object.jsonl'], {
+        env: { DDS_TOKEN: 't' },
+        cwd: dir,
+      });
+      expect(run.exitCode).toBe(5);
+      expect(expectOneErrorLine(run)).toMatch(/kept failing after 6 downloads of the export/);
+      expect(downloads).toHaveLength(6);
+      expect(await readdir(dir)).not.toContain('object.jsonl');
+    } finally {
+      hostile.close();
+    }
+  }, 60_000);
 });
 
 describe('cases list into a pipe the reader closed', () => {
