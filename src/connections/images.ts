@@ -33,6 +33,33 @@ function mapMasked(value: unknown, replacement: () => unknown): unknown {
   return out;
 }
 
+/**
+ * `base` with each of its masks replaced by the clear value `source` holds at the same place (custom
+ * fields matched by `field_name`); everything else as in `base`. What an undo takes from `--overrides`:
+ * the secrets a before-image cannot hold, never a field the image has.
+ */
+export function fillMaskedFrom(base: unknown, source: unknown): unknown {
+  if (isMasked(base)) return source === undefined || source === null || isMasked(source) ? base : source;
+  if (Array.isArray(base)) {
+    const others = Array.isArray(source) ? source : [];
+    return base.map((element, i) => {
+      const name = fieldNameOf(element);
+      const match = name === undefined ? others[i] : others.find((o) => fieldNameOf(o) === name);
+      return fillMaskedFrom(element, match);
+    });
+  }
+  if (base === null || typeof base !== 'object') return base;
+  const from = source !== null && typeof source === 'object' ? (source as Record<string, unknown>) : {};
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(base)) assignOwn(out, k, fillMaskedFrom(v, from[k]));
+  return out;
+}
+
+function fieldNameOf(element: unknown): string | undefined {
+  const name = (element as { field_name?: unknown } | null)?.field_name;
+  return typeof name === 'string' ? name : undefined;
+}
+
 /** `body` without its masked values: what an update sends, so the service keeps the stored secret. */
 export function dropMaskedValues(body: Readonly<Record<string, unknown>>): { body: Record<string, unknown> } {
   return { body: mapMasked(body, () => undefined) as Record<string, unknown> };

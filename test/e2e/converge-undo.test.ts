@@ -245,6 +245,35 @@ describe('converge and undo (end to end, against the emulator)', () => {
     expect(JSON.parse(await readFile(`${journal()}.lock`, 'utf8')).pid).toBe(1);
   });
 
+  it('undo puts back the before-image; --overrides gives it secrets only, never a field the image has', async () => {
+    await startTarget();
+    const pre = stateOf(target);
+    const undoOverrides = await writeUndoOverrides(pre);
+    // The same non-secret override for the import and the undo, as an operator keeps one file.
+    const withDescription = async (path: string, name: string) => {
+      const ov = JSON.parse(await readFile(path, 'utf8')) as { all?: Record<string, unknown> };
+      const out = join(work, name);
+      await writeFile(
+        out,
+        JSON.stringify({ ...ov, all: { ...(ov.all ?? {}), description: 'set by overrides' } }),
+      );
+      return out;
+    };
+    const importOverrides = await withDescription(overridesPath, 'import-overrides.json');
+    const args = importArgs('--on-conflict', 'update', '--only', 'finance-invoices-s3');
+    args[args.indexOf(overridesPath)] = importOverrides;
+    const imported = await runCli(args, { env: env() });
+    expect(imported.exitCode, imported.stderr).toBe(0);
+    expect(stateOf(target).get('finance-invoices-s3')?.description).toBe('set by overrides');
+
+    const undoFile = await withDescription(undoOverrides.path, 'undo-overrides-all.json');
+    const undo = await runCli(['undo', journal(), '--overrides', undoFile], {
+      env: { ...env(), ...undoOverrides.env },
+    });
+    expect(undo.exitCode).toBe(0);
+    expect(stateOf(target).get('finance-invoices-s3')).toEqual(pre.get('finance-invoices-s3'));
+  });
+
   it('without --on-conflict update stale ones stay, without --prune extras stay', async () => {
     await startTarget();
     const pre = stateOf(target);

@@ -1,6 +1,7 @@
 import {
   dropMaskedValues,
   fillMaskedForCheck,
+  fillMaskedFrom,
   findClearSecrets,
   makeSafeImage,
   readPointer,
@@ -34,10 +35,9 @@ export function planConnectionUndo(
     );
   }
   const before = h.firstBefore ?? {};
-  const restored = applyOverrides(
-    { ...(stripServerManaged(before) as Connection), name: h.name, type: h.type },
-    overrides,
-  ) as Connection;
+  const base = { ...(stripServerManaged(before) as Connection), name: h.name, type: h.type };
+  // The before-image is what to put back; `--overrides` supplies only the secrets it holds masked.
+  const restored = fillMaskedFrom(base, applyOverrides(base, overrides)) as Connection;
   registerSecretsOf(restored, secretFields(h.type));
   const entry = { name: h.name, type: h.type, sourceId: undefined, body: restored };
   if (current === undefined) {
