@@ -15,6 +15,7 @@ import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import type { JournalObject } from '../sync/journal/records.js';
+import { renamedCreates } from '../sync/journal/replay.js';
 import {
   defaultJournalPath,
   type Journal,
@@ -153,13 +154,15 @@ async function importLeanSnapshot(
         throw error;
       });
     }
-    const { run, continuing } = chooseImportRun(
-      journal === undefined ? await peekJournal(journalPath, binding) : journal.replay,
-      journalPath,
+    const replay = journal === undefined ? await peekJournal(journalPath, binding) : journal.replay;
+    const { run, continuing } = chooseImportRun(replay, journalPath);
+    const renamed = new Map(
+      KINDS.map((kind) => [kind.object, renamedCreates(replay?.runs ?? [], kind.object)]),
     );
     journal?.releaseReplay();
     const ready = [];
-    for (const [kind, planner] of startReads()) ready.push([kind, await planner(continuing)] as const);
+    for (const [kind, planner] of startReads())
+      ready.push([kind, await planner(continuing, renamed.get(kind.object) ?? new Map())] as const);
     const handed = new Map<JournalObject, PlanHandOn>();
     const planned: Partial<Record<keyof KindPlans, unknown>> = {};
     for (const [kind, planKind] of ready) {

@@ -44,6 +44,8 @@ export interface KindPlanResult<P> {
 /** Awaits a kind's reads, then plans it, given the hand-ons of the kinds before it. */
 export type KindPlanner<P> = (
   continuing: RunState | undefined,
+  /** What earlier runs created under another name (`--on-conflict rename`), by the snapshot's name. */
+  renamed: ReadonlyMap<string, string>,
 ) => Promise<(earlier: ReadonlyMap<JournalObject, PlanHandOn>) => KindPlanResult<P>>;
 
 /** A read whose failure ends the run when awaited, and is not unhandled before. */

@@ -5,8 +5,10 @@
  * 2. the interrupted run being finished wrote it (see `resumes`) and the target holds it -> `done`;
  * 3. the kind's own checks (`gate`: a scan profile's one-time scan, its references) may decide it;
  * 4. that run's create has no outcome -> `in-doubt`, with the target's object of the name it sent;
- * 5. its name exists in the target -> as `--on-conflict` says ({@link decideExisting});
- * 6. otherwise -> `create`.
+ * 5. under `--on-conflict rename`, an earlier run created it under another name the target still holds
+ *    -> `exists`;
+ * 6. its name exists in the target -> as `--on-conflict` says ({@link decideExisting});
+ * 7. otherwise -> `create`.
  * With `prune`: each target object not desired (within the selection) -> the kind's delete, in name
  * order; then each delete that run journaled (done or in doubt) whose object is gone -> `removed`.
  */
@@ -99,6 +101,8 @@ export interface KindPlanInput<D, A, W> {
   /** The run being finished: its last write of each object, by name (none for a new run). */
   readonly journal: ReadonlyMap<string, W>;
   readonly onConflict: OnConflict;
+  /** What earlier runs created under another name (`--on-conflict rename`), by the desired name. */
+  readonly renamed?: ReadonlyMap<string, string>;
   /** `--only` (and `--type`); undefined = all. */
   readonly only?: { has(name: string, type?: string): boolean } | undefined;
   readonly prune: boolean;
@@ -142,6 +146,13 @@ export function planKind<D, A extends { readonly name: string }, W extends Writt
     if (written?.state === 'in-doubt' && written.op === 'create') {
       const current = actual.get(written.targetName);
       steps.push(rules.step(d, { kind: 'in-doubt', targetName: written.targetName, current, written }));
+      continue;
+    }
+    // Renamed by an earlier run and still there under that name: it exists (a re-run renames nothing twice).
+    const renamedTo = input.onConflict === 'rename' ? input.renamed?.get(name) : undefined;
+    const copy = renamedTo === undefined ? undefined : actual.get(renamedTo);
+    if (renamedTo !== undefined && copy !== undefined) {
+      steps.push(rules.step(d, { kind: 'exists', targetName: renamedTo, current: copy, written }));
       continue;
     }
     const current = actual.get(name);

@@ -322,6 +322,15 @@ describe('import (end to end, against the emulator)', () => {
       outcome: 'renamed',
       targetName: `${first} (2)`,
     });
+
+    // The same command again: the renamed copy is there, so nothing is created a second time.
+    const again = await runCli(
+      importArgs('--overrides', overridesPath, '--only', first, '--on-conflict', 'rename'),
+      { env: env() },
+    );
+    expect(again.exitCode).toBe(0);
+    expect(target.store.getConnection(`${first} (3)`)).toBeUndefined();
+    expect(target.store.connections.filter((c) => c.name.startsWith(first))).toHaveLength(2);
   });
 
   it('refuses a journal bound to another snapshot or target (exit 2)', async () => {

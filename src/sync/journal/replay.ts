@@ -98,6 +98,21 @@ export function writesOf(run: RunState | undefined, object: JournalObject): Map<
   return out;
 }
 
+/**
+ * The objects of `object` that import runs created under another name (`--on-conflict rename`): the
+ * snapshot's name -> the name in the target, the latest run's.
+ */
+export function renamedCreates(runs: readonly RunState[], object: JournalObject): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const run of runs) {
+    if (run.command !== 'import') continue;
+    for (const w of run.writes.values())
+      if (w.object === object && w.op === 'create' && w.state === 'done' && w.targetName !== w.name)
+        out.set(w.name, w.targetName);
+  }
+  return out;
+}
+
 /** Counts of nothing written. */
 export function zeroCounts(): RunCounts {
   return { created: 0, updated: 0, deleted: 0, failed: 0, found: 0, existed: 0, notOurs: 0 };

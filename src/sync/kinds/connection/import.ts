@@ -54,7 +54,7 @@ export function startConnectionImport(start: ImportStart): KindPlanner<ImportPla
   const listing = quiet(listTarget(start.client, start.signal, summarize));
   // Scanner groups and stored credentials the target holds (a 404 leaves that kind unchecked).
   const referencesRead = quiet(fetchTargetReferences(start.client, start.signal));
-  return async (continuing) => {
+  return async (continuing, renamed) => {
     const journal = writesOf(continuing, 'connection');
     // The template schemas of the entries still to create are compiled while the reads are out.
     await nextTurn();
@@ -68,7 +68,7 @@ export function startConnectionImport(start: ImportStart): KindPlanner<ImportPla
     const profileNames = lean.profiles.map((p) => p.scanProfile.name);
     if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
     const targetReferences = await referencesRead;
-    return () => planConnections(start, converge, journal, target, targetReferences);
+    return () => planConnections(start, converge, journal, target, targetReferences, renamed);
   };
 }
 
@@ -94,6 +94,7 @@ function planConnections(
   journal: ReadonlyMap<string, JournaledWrite>,
   target: readonly TargetConnection[],
   targetReferences: TargetReferences,
+  renamed: ReadonlyMap<string, string>,
 ): KindPlanResult<ImportPlan> {
   const { options, lean, prepare, catalog } = start;
   const warnings = new Map<string, Problem>();
@@ -119,6 +120,7 @@ function planConnections(
     target,
     journal,
     onConflict: options.onConflict,
+    renamed,
     only: options.only,
     prune: options.prune === true,
     ...(checked ? { converge: checked } : {}),

@@ -156,6 +156,8 @@ export interface PlanInput {
   /** The run being finished: its last write of each connection, by name (none for a new run). */
   readonly journal: ReadonlyMap<string, JournaledWrite>;
   readonly onConflict: OnConflict;
+  /** What earlier runs created under another name (`--on-conflict rename`), by the snapshot's name. */
+  readonly renamed?: ReadonlyMap<string, string>;
   /** `--only`, `--type`; undefined = all. */
   readonly only?: NameSelection | undefined;
   /** Problems that would stop this entry being sent; `prepared` prepares it only when called. */
@@ -262,6 +264,7 @@ export function planImport(input: PlanInput): ImportPlan {
       actual: input.target,
       journal: input.journal,
       onConflict: input.onConflict,
+      ...(input.renamed ? { renamed: input.renamed } : {}),
       only: input.only,
       prune: input.prune === true && converge !== undefined,
     },

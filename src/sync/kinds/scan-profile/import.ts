@@ -30,7 +30,7 @@ import {
 export function startProfileImport({ options, lean, client, signal }: ImportStart): KindPlanner<ProfilePlan> {
   const included = lean.verified.header.include.includes('scanProfiles');
   const listing = quiet(included ? listScanProfiles(client, { signal }) : Promise.resolve([]));
-  return async (continuing) => {
+  return async (continuing, renamed) => {
     const targetProfiles = await listing;
     return (earlier) => {
       const connections = earlier.get('connection');
@@ -42,6 +42,7 @@ export function startProfileImport({ options, lean, client, signal }: ImportStar
         createdConnections: connections?.created ?? new Map(),
         journal: writesOf(continuing, 'scan-profile'),
         onConflict: options.profileOnConflict ?? options.onConflict,
+        renamed,
         prune: options.prune === true,
         allowRun: options.allowRun === true,
         only: options.only,

@@ -217,6 +217,8 @@ export interface ProfilePlanInput {
   readonly createdConnections: ReadonlyMap<string, string>;
   readonly journal: ReadonlyMap<string, ProfileJournalState>;
   readonly onConflict: OnConflict;
+  /** What earlier runs created under another name (`--on-conflict rename`), by the snapshot's name. */
+  readonly renamed?: ReadonlyMap<string, string>;
   readonly prune: boolean;
   readonly allowRun: boolean;
   /** Undefined = all. */
@@ -307,6 +309,7 @@ export function planProfiles(input: ProfilePlanInput): ProfilePlan {
       actual: input.targetProfiles.filter((p) => typeof p.name === 'string'),
       journal: input.journal,
       onConflict: input.onConflict,
+      ...(input.renamed ? { renamed: input.renamed } : {}),
       only: input.only,
       prune: input.prune,
     },
