@@ -525,7 +525,10 @@ describe('abort and hygiene', () => {
   });
 
   it('Ctrl-C leaves a write in flight to settle, so that its outcome can be recorded', async () => {
-    nock(BASE).put('/api/v1/ds_connections/a').delay(200).reply(200, { ds_connection: { name: 'a' } });
+    nock(BASE)
+      .put('/api/v1/ds_connections/a')
+      .delay(200)
+      .reply(200, { ds_connection: { name: 'a' } });
     const ctrlC = new AbortController();
     const { client } = makeClient({}, { signal: ctrlC.signal });
     const pending = client.request({
