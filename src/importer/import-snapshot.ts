@@ -33,6 +33,7 @@ import {
   writersFor,
 } from '../sync/kind.js';
 import { chooseImportRun } from '../sync/runs.js';
+import { outcomeRecord } from '../sync/step.js';
 import { createRateLimiter } from '../sync/throttle.js';
 import { loadCatalogFromEnvironment } from '../validate/target-catalog.js';
 import {
@@ -226,6 +227,11 @@ async function importLeanSnapshot(
         inDoubt: shared('inDoubt'),
         total: shared('total'),
       });
+    }
+    if (continuing !== undefined) {
+      for (const [kind, plan] of kinds)
+        for (const settled of kind.settled?.(plan) ?? [])
+          await journal.append(outcomeRecord(settled, run, new Date().toISOString()));
     }
     const writes = sum((k, p) => (k.writes ?? k.changes)(p));
     let outcomes: Awaited<ReturnType<typeof runKinds>> = { outcomes: {}, stoppedBy: undefined, plans };

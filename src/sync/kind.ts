@@ -8,7 +8,7 @@ import type {
   KindImportRun,
   KindPlanner,
 } from '../importer/kind-import.js';
-import type { KindWriter } from './execute.js';
+import type { KindWriter, SettledOutcome } from './execute.js';
 import { acceptJournalKinds, type JournalObject } from './journal/records.js';
 import type { ConnectionRun } from './kinds/connection/import.js';
 import { connectionKind, type ImportPlan } from './kinds/connection/kind.js';
@@ -54,6 +54,11 @@ export interface SyncKind<P = unknown, R = unknown> {
   changes(plan: P): number;
   /** The steps the executor runs, when not its `changes` (a run starts when any kind has one). */
   writes?(plan: P): number;
+  /**
+   * The outcomes its plan observed, without a request, of writes the run being finished left in doubt
+   * (a delete whose object is gone): journaled before the run's writes, so no intent stays open.
+   */
+  settled?(plan: P): readonly SettledOutcome[];
   /** Its pre-flight problems; `before`: the changes of the kinds before it. */
   preflight(plan: P, max: number | undefined, before: number): readonly Problem[];
   /** Its part of the run's `resuming` and `run-started` messages and budget (none: announced alone). */

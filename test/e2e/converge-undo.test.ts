@@ -274,6 +274,26 @@ describe('converge and undo (end to end, against the emulator)', () => {
     expect(stateOf(target).get('finance-invoices-s3')).toEqual(pre.get('finance-invoices-s3'));
   });
 
+  it('a prune delete left in doubt and found gone by the resume is journaled deleted: the finished run holds nothing unsettled', async () => {
+    await startTarget();
+    // Every DELETE is applied and answered 500: the client's retries find the same, the run stops (exit 5).
+    target.setFaults('commit-then-500@DELETE:*');
+    const args = importArgs('--on-conflict', 'update', '--prune');
+    const stopped = await runCli(args, { env: env() });
+    expect(stopped.exitCode).toBe(5);
+    for (const name of EXTRA) expect(target.store.getConnection(name)).toBeUndefined();
+    target.setFaults('');
+    const resumed = await runCli(args, { env: env() });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    const runs = await runCli(['runs', journal(), '--format', 'json'], { env: env() });
+    const listed = JSON.parse(runs.stdout) as { runs: { connections: Record<string, number> }[] };
+    expect(listed.runs).toHaveLength(1);
+    expect(listed.runs[0]?.connections, JSON.stringify(listed.runs)).toMatchObject({
+      deleted: EXTRA.length,
+      inDoubt: 0,
+    });
+  });
+
   it('without --on-conflict update stale ones stay, without --prune extras stay', async () => {
     await startTarget();
     const pre = stateOf(target);

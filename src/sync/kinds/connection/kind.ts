@@ -13,11 +13,12 @@ import type { Problem } from '../../../errors.js';
 import type { NameSelection } from '../../../importer/selection.js';
 import { held, type ImageSource, type SecretWritten, type Source } from '../../../importer/source.js';
 import type { Connection } from '../../../model/connection.js';
-import type { KindWriter, WriteOutcome, WritePayload } from '../../execute.js';
+import type { KindWriter, SettledOutcome, WriteOutcome, WritePayload } from '../../execute.js';
 import type { SafeImage } from '../../journal/records.js';
 import type { WriteState } from '../../journal/replay.js';
 import type { SyncKind } from '../../kind.js';
 import { countSteps, type Decision, type OnConflict, planKind } from '../../plan.js';
+import { Write } from '../../step.js';
 import type { ConvergeHelpers } from './converge.js';
 import {
   buildIdMap,
@@ -118,6 +119,8 @@ export type PlanStep =
       readonly targetId: string | undefined;
       /** Absent: created. */
       readonly op?: 'update' | 'delete';
+      /** The run being finished left this update or delete in doubt; the target shows it applied. */
+      readonly settles?: boolean;
     })
   | (PlanEntry & {
       readonly kind: 'invalid';
@@ -253,10 +256,16 @@ export function planImport(input: PlanInput): ImportPlan {
         targetId: t._id,
         before: t.before ?? held((converge as ConvergeHelpers).imageOf(t.connection ?? { name: t.name })),
       }),
-      removed: (name, { type = '' }) =>
+      removed: (name, { type = '', state }) =>
         stepOf(
           { name, type, sourceId: undefined },
-          { kind: 'done', op: 'delete', targetName: name, targetId: undefined },
+          {
+            kind: 'done',
+            op: 'delete',
+            targetName: name,
+            targetId: undefined,
+            settles: state === 'in-doubt',
+          },
         ),
     },
     {
@@ -311,8 +320,10 @@ function planUpdate(
     current.compared ??
     converge.compare(prepared(), current.connection as Connection).map((f) => ({ path: f.path }));
   if (fields.length === 0) {
-    if (written?.op === 'update' && written.state !== 'failed')
-      return stepOf(planned, { kind: 'done', op: 'update', targetName: planned.name, targetId });
+    if (written?.op === 'update' && written.state !== 'failed') {
+      const settles = written.state === 'in-doubt';
+      return stepOf(planned, { kind: 'done', op: 'update', targetName: planned.name, targetId, settles });
+    }
     return stepOf(planned, { kind: 'unchanged', targetId });
   }
   const entry = prepared();
@@ -363,6 +374,13 @@ export const connectionKind: SyncKind<ImportPlan, ConnectionRun> = {
   }),
   failed: ({ counts }) => (counts.failed > 0 ? countOf(counts.failed, 'entry', 'entries') : undefined),
   changes: (plan) => plan.changes,
+  settled: (plan) =>
+    plan.steps.flatMap((s): SettledOutcome[] => {
+      if (s.kind !== 'done' || s.op === undefined || s.settles !== true) return [];
+      const step = new Write(s, { object: 'connection', op: s.op, name: s.name, targetName: s.targetName });
+      const via = s.op === 'delete' ? 'absent' : 'request';
+      return [{ kind: 'applied', step, targetId: s.targetId, via, attempts: 0 }];
+    }),
   preflight: connectionPreflight,
   share: ({ counts, changes, steps }) => ({
     done: counts.done,
