@@ -23,7 +23,7 @@ import { openJournalRecordReader, replayJournalFile, writeKey } from './journal/
 import { normaliseTargetUrl, openJournal } from './journal/writer.js';
 import { KINDS, type SyncKind, writersFor } from './kind.js';
 import { cannotReadJournal, chooseUndoRun } from './runs.js';
-import { Write } from './step.js';
+import { outcomeRecord, Write } from './step.js';
 import { createRateLimiter } from './throttle.js';
 import {
   createRunHistory,
@@ -252,6 +252,15 @@ export async function undoRun(
         );
       }
 
+      // A write the undo being finished left in doubt, and the target shows as wanted now: its outcome.
+      for (const s of steps) {
+        const open = chosen.continuing?.writes.get(writeKey(s.object, s.name));
+        if (s.kind !== 'reverted' || open?.state !== 'in-doubt') continue;
+        const step = new Write(s, { object: s.object, op: open.op, name: s.name, targetId: open.targetId });
+        const via = open.op === 'delete' ? 'absent' : open.op === 'create' ? 'lookup' : 'request';
+        const settled = { kind: 'applied', step, targetId: open.targetId, via, attempts: 0 } as const;
+        await journal.append(outcomeRecord(settled, chosen.run, new Date().toISOString()));
+      }
       const concurrency = environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
       if (chosen.continuing === undefined) await journal.startRun(chosen.run, 'undo', chosen.undoes);
       onEvent({

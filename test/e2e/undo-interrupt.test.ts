@@ -61,4 +61,30 @@ describe('undo interrupted (child process)', () => {
     const states = [...writesOf(undoRun, 'connection').values()].map((w) => w.state);
     expect(states).toEqual(Array(6).fill('done'));
   }, 60_000);
+
+  it('SIGKILL while deletes are out: the undo run again finds them gone and journals each deleted', async () => {
+    emu = await startEmulator({
+      data: { connections: [], ...targetReferences() },
+      faults: 'latency=1500@DELETE:*',
+    });
+    const journal = join(dir, 'killed.journal.jsonl');
+    const env = { DDS_TARGET_TOKEN: emu.token };
+    const imported = startCliChild(['import', snapshot, '--to', emu.url, '--journal', journal], env);
+    expect((await imported.exit).code).toBe(0);
+
+    const undo = startCliChild(['undo', journal], env);
+    const target = emu;
+    await waitUntil(undo, () => target.store.connections.length === 0);
+    undo.process.kill('SIGKILL');
+    await undo.exit;
+    emu.setFaults('');
+    const again = startCliChild(['undo', journal], env);
+    expect((await again.exit).code).toBe(0);
+
+    const runs = replayJournal(await readFile(journal, 'utf8')).runs;
+    expect(runs.map((r) => r.command)).toEqual(['import', 'undo']);
+    const states = [...writesOf(runs.at(-1), 'connection').values()].map((w) => w.state);
+    expect(states).toEqual(Array(6).fill('done'));
+    expect(runs.at(-1)?.counts.connection?.deleted).toBe(6);
+  }, 60_000);
 });
