@@ -103,6 +103,19 @@ export function describeParseFailure(message: string, help: string, argv: readon
 
   const missing = /^Missing required arguments?: (.+)$/.exec(text);
   if (missing?.[1]) {
+    // yargs names a missing option before an unknown one: `--fromm prod` is the typo of `--from`.
+    const known = new Set(optionNames(help));
+    const unknown = argv
+      .filter((a) => /^--[a-zA-Z]/.test(a))
+      .map((a) => a.split('=')[0] as string)
+      .filter((flag) => !known.has(flag) && !known.has(flag.replace(/^--no-/, '--')));
+    if (unknown.length > 0)
+      return one(
+        describeUnknownOptions(
+          unknown.map((f) => f.slice(2)),
+          help,
+        ),
+      );
     const flags = splitNames(missing[1]).map(flagOf);
     return one(`Missing required option${flags.length > 1 ? 's' : ''} ${flags.join(', ')}`);
   }

@@ -85,6 +85,8 @@ describe('command line parsing', () => {
 
   it.each([
     [['export', '--from', 'prod', '--bogus'], 'Unknown option --bogus'],
+    [['export', '--fromm', 'prod', '-o', 'x.jsonl'], 'Unknown option --fromm: did you mean --from?'],
+    [['diff', '--frm', 'a', '--to', 'b', '--json'], 'Unknown option --frm: did you mean --from?'],
     [['export', '--from', 'prod', '-o'], 'Expected a value after -o'],
     [['connections', 'list', '--env'], 'Expected a value after --env'],
     [['cases', 'list', '--env', 'prod', '--sort'], 'Expected a value after --sort'],
