@@ -294,6 +294,21 @@ describe('converge and undo (end to end, against the emulator)', () => {
     });
   });
 
+  it('--prune --only NAME resumed after the interrupted run deleted NAME: finished, not refused', async () => {
+    await startTarget();
+    target.setFaults('commit-then-500@DELETE:*');
+    const args = importArgs('--prune', '--only', 'old-finance-s3');
+    expect((await runCli(args, { env: env() })).exitCode).toBe(5);
+    expect(target.store.getConnection('old-finance-s3')).toBeUndefined();
+    target.setFaults('');
+    // The name is now in neither the snapshot nor the target, only in the run being finished.
+    const resumed = await runCli(args, { env: env() });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    const runs = await runCli(['runs', journal(), '--format', 'json'], { env: env() });
+    const listed = JSON.parse(runs.stdout) as { runs: { connections: Record<string, number> }[] };
+    expect(listed.runs[0]?.connections).toMatchObject({ deleted: 1, inDoubt: 0 });
+  });
+
   it('without --on-conflict update stale ones stay, without --prune extras stay', async () => {
     await startTarget();
     const pre = stateOf(target);

@@ -66,7 +66,9 @@ export function startConnectionImport(start: ImportStart): KindPlanner<ImportPla
     catalog.compile(typesToCheck);
     const target = await listing;
     const profileNames = lean.profiles.map((p) => p.scanProfile.name);
-    if (options.prune) checkOnly(options.only, [...lean.entries, ...target], profileNames);
+    // With --prune, a name the run being finished deleted is in neither the snapshot nor the target now.
+    if (options.prune)
+      checkOnly(options.only, [...lean.entries, ...target, ...journal.values()], profileNames);
     const targetReferences = await referencesRead;
     return () => planConnections(start, converge, journal, target, targetReferences, renamed);
   };
