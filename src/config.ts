@@ -2,6 +2,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { ConfigError } from './errors.js';
+import { withoutBom } from './files.js';
 import { schemasDir } from './paths.js';
 import { compileSchemaFile, type SchemaCheck } from './schema/ajv.js';
 import { describeJsonError, registerSecret } from './secrets.js';
@@ -106,7 +107,7 @@ export async function loadConfig(explicitPath: string | undefined, io: ProcessIo
   }
   let value: unknown;
   try {
-    value = JSON.parse(text) as unknown;
+    value = JSON.parse(withoutBom(text)) as unknown;
   } catch (error) {
     // Never the parser's excerpt: a token pasted in the wrong place would be quoted.
     throw new ConfigError(`${shown}: not valid JSON (${describeJsonError(error)})`, {

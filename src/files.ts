@@ -20,13 +20,18 @@ export interface ReadJsonFileOptions {
   readonly jsonHint?: string;
 }
 
-/** Read a UTF-8 text file; missing or unreadable is an {@link InputFileError} (exit 2). */
+/** `text` without a leading byte-order mark (some editors on Windows write one before JSON). */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Read a UTF-8 text file, without a byte-order mark; missing or unreadable is an {@link InputFileError}. */
 export async function readTextFile(
   path: string,
   options: Pick<ReadJsonFileOptions, 'what' | 'label' | 'readHint'> = {},
 ): Promise<string> {
   try {
-    return await readFile(path, 'utf8');
+    return withoutBom(await readFile(path, 'utf8'));
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     throw new InputFileError(

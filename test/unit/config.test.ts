@@ -9,6 +9,7 @@ import {
   resolveEnvironment,
 } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
+import { loadOverrides } from '../../src/importer/overrides.js';
 import { clearRegisteredSecrets, scrub } from '../../src/secrets.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
 
@@ -72,6 +73,16 @@ describe('loadConfig', () => {
       loadConfig(undefined, { env: { DDS_MIGRATE_CONFIG: 'other.json' }, cwd: dir }),
     );
     expect(fromEnv.message).toContain('other.json');
+  });
+
+  it('a file that starts with a byte-order mark (a Windows editor) is read as JSON', async () => {
+    const json = JSON.stringify({ environments: { a: { url: 'https://a.example.com' } } });
+    await writeFile(join(dir, 'bom.json'), `\ufeff${json}`);
+    const config = await loadConfig('bom.json', { env: {}, cwd: dir });
+    expect(Object.keys(config.environments)).toEqual(['a']);
+    const overrides = join(dir, 'bom-overrides.json');
+    await writeFile(overrides, `\ufeff${JSON.stringify({ all: { description: 'd' } })}`);
+    await expect(loadOverrides(overrides)).resolves.toMatchObject({ all: { description: 'd' } });
   });
 
   it('--config wins over $DDS_MIGRATE_CONFIG', async () => {
