@@ -133,7 +133,11 @@ export function classifyResponse<T>(
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
         ...(status >= 300 && status < 400
           ? { hint: 'The service answered with a redirect; check the environment URL' }
-          : {}),
+          : effective === 403
+            ? {
+                hint: `The token of ${ctx.label} was accepted but may not do this: check the permissions of its user in the service`,
+              }
+            : {}),
       }),
       transient,
       status: effective,

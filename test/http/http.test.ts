@@ -206,6 +206,14 @@ describe('error rows of spec section 7', () => {
     });
   });
 
+  it('403 says what to do: the token was accepted, its user may not do this', async () => {
+    nock(BASE).get(LIST).reply(403, { error: 'Forbidden' });
+    const { client } = makeClient();
+    const error = (await getList(client).catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.toUserLine()).toMatch(/was accepted but may not do this: check the permissions of its user/);
+  });
+
   it.each([400, 403, 404, 409, 422, 501])('%i is not retried', async (status) => {
     const scope = nock(BASE).get(LIST).reply(status, { error: 'no' });
     const { client, sleeps } = makeClient();
