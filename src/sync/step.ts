@@ -42,6 +42,19 @@ export class Write<P = unknown> {
 export type WriteFields = Pick<Write, 'object' | 'op' | 'name'> &
   Partial<Omit<Write, 'object' | 'op' | 'name' | 'plan'>>;
 
+/**
+ * The outcome of a write an interrupted run left in doubt and the run that finishes it finds applied
+ * without a request (the object gone, equal, or there): a delete `absent`, a create found by `lookup`.
+ */
+export function observedOutcome<P>(
+  plan: P,
+  fields: WriteFields,
+  targetId: string | undefined,
+): SettledOutcome<P> {
+  const via = fields.op === 'delete' ? 'absent' : fields.op === 'create' ? 'lookup' : 'request';
+  return { kind: 'applied', step: new Write(plan, fields), targetId, via, attempts: 0 };
+}
+
 /** The intent of one request of `step`. */
 export function intentRecord(
   step: Write,

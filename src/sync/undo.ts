@@ -23,7 +23,7 @@ import { openJournalRecordReader, replayJournalFile, writeKey } from './journal/
 import { normaliseTargetUrl, openJournal } from './journal/writer.js';
 import { KINDS, type SyncKind, writersFor } from './kind.js';
 import { cannotReadJournal, chooseUndoRun } from './runs.js';
-import { outcomeRecord, Write } from './step.js';
+import { observedOutcome, outcomeRecord, Write } from './step.js';
 import { createRateLimiter } from './throttle.js';
 import {
   createRunHistory,
@@ -256,9 +256,8 @@ export async function undoRun(
       for (const s of steps) {
         const open = chosen.continuing?.writes.get(writeKey(s.object, s.name));
         if (s.kind !== 'reverted' || open?.state !== 'in-doubt') continue;
-        const step = new Write(s, { object: s.object, op: open.op, name: s.name, targetId: open.targetId });
-        const via = open.op === 'delete' ? 'absent' : open.op === 'create' ? 'lookup' : 'request';
-        const settled = { kind: 'applied', step, targetId: open.targetId, via, attempts: 0 } as const;
+        const fields = { object: s.object, op: open.op, name: s.name, targetId: open.targetId };
+        const settled = observedOutcome(s, fields, open.targetId);
         await journal.append(outcomeRecord(settled, chosen.run, new Date().toISOString()));
       }
       const concurrency = environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;

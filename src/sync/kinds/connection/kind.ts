@@ -18,7 +18,7 @@ import type { SafeImage } from '../../journal/records.js';
 import type { WriteState } from '../../journal/replay.js';
 import type { SyncKind } from '../../kind.js';
 import { countSteps, type Decision, type OnConflict, planKind } from '../../plan.js';
-import { Write } from '../../step.js';
+import { observedOutcome } from '../../step.js';
 import type { ConvergeHelpers } from './converge.js';
 import {
   buildIdMap,
@@ -377,9 +377,8 @@ export const connectionKind: SyncKind<ImportPlan, ConnectionRun> = {
   settled: (plan) =>
     plan.steps.flatMap((s): SettledOutcome[] => {
       if (s.kind !== 'done' || s.op === undefined || s.settles !== true) return [];
-      const step = new Write(s, { object: 'connection', op: s.op, name: s.name, targetName: s.targetName });
-      const via = s.op === 'delete' ? 'absent' : 'request';
-      return [{ kind: 'applied', step, targetId: s.targetId, via, attempts: 0 }];
+      const fields = { object: 'connection', op: s.op, name: s.name, targetName: s.targetName } as const;
+      return [observedOutcome(s, fields, s.targetId)];
     }),
   preflight: connectionPreflight,
   share: ({ counts, changes, steps }) => ({
