@@ -36,55 +36,51 @@ describe('undo interrupted (child process)', () => {
     }
   });
 
-  it('SIGINT while deletes are out: exit 130 once they are answered, each journaled done', async () => {
-    // Each DELETE is applied at once and answered 1.5 s later.
-    emu = await startEmulator({
+  /**
+   * A target whose DELETEs are applied at once and answered 1.5 s later, the snapshot imported into it,
+   * and an undo of that import started: resolves once the service has applied every delete.
+   */
+  async function undoWithDeletesOut(journalName: string) {
+    const target = await startEmulator({
       data: { connections: [], ...targetReferences() },
       faults: 'latency=1500@DELETE:*',
     });
-    const journal = join(dir, 'undo.journal.jsonl');
-    const env = { DDS_TARGET_TOKEN: emu.token };
-    const imported = startCliChild(['import', snapshot, '--to', emu.url, '--journal', journal], env);
+    emu = target;
+    const journal = join(dir, journalName);
+    const env = { DDS_TARGET_TOKEN: target.token };
+    const imported = startCliChild(['import', snapshot, '--to', target.url, '--journal', journal], env);
     expect((await imported.exit).code).toBe(0);
-    expect(emu.store.connections).toHaveLength(6);
-
+    expect(target.store.connections).toHaveLength(6);
     const undo = startCliChild(['undo', journal], env);
-    const target = emu;
     await waitUntil(undo, () => target.store.connections.length === 0);
-    undo.process.kill('SIGINT');
-    const { code } = await undo.exit;
-    expect(code).toBe(130);
+    return { target, journal, env, undo };
+  }
 
-    const replay = replayJournal(await readFile(journal, 'utf8'));
-    const undoRun = replay.runs.at(-1);
-    expect(undoRun?.command).toBe('undo');
-    const states = [...writesOf(undoRun, 'connection').values()].map((w) => w.state);
+  /** The undo run's connection writes, as the journal has them. */
+  async function undoRunOf(journal: string) {
+    const runs = replayJournal(await readFile(journal, 'utf8')).runs;
+    expect(runs.map((r) => r.command)).toEqual(['import', 'undo']);
+    return runs.at(-1);
+  }
+
+  it('SIGINT while deletes are out: exit 130 once they are answered, each journaled done', async () => {
+    const { journal, undo } = await undoWithDeletesOut('undo.journal.jsonl');
+    undo.process.kill('SIGINT');
+    expect((await undo.exit).code).toBe(130);
+    const states = [...writesOf(await undoRunOf(journal), 'connection').values()].map((w) => w.state);
     expect(states).toEqual(Array(6).fill('done'));
   }, 60_000);
 
   it('SIGKILL while deletes are out: the undo run again finds them gone and journals each deleted', async () => {
-    emu = await startEmulator({
-      data: { connections: [], ...targetReferences() },
-      faults: 'latency=1500@DELETE:*',
-    });
-    const journal = join(dir, 'killed.journal.jsonl');
-    const env = { DDS_TARGET_TOKEN: emu.token };
-    const imported = startCliChild(['import', snapshot, '--to', emu.url, '--journal', journal], env);
-    expect((await imported.exit).code).toBe(0);
-
-    const undo = startCliChild(['undo', journal], env);
-    const target = emu;
-    await waitUntil(undo, () => target.store.connections.length === 0);
+    const { target, journal, env, undo } = await undoWithDeletesOut('killed.journal.jsonl');
     undo.process.kill('SIGKILL');
     await undo.exit;
-    emu.setFaults('');
+    target.setFaults('');
     const again = startCliChild(['undo', journal], env);
     expect((await again.exit).code).toBe(0);
-
-    const runs = replayJournal(await readFile(journal, 'utf8')).runs;
-    expect(runs.map((r) => r.command)).toEqual(['import', 'undo']);
-    const states = [...writesOf(runs.at(-1), 'connection').values()].map((w) => w.state);
+    const undoRun = await undoRunOf(journal);
+    const states = [...writesOf(undoRun, 'connection').values()].map((w) => w.state);
     expect(states).toEqual(Array(6).fill('done'));
-    expect(runs.at(-1)?.counts.connection?.deleted).toBe(6);
+    expect(undoRun?.counts.connection?.deleted).toBe(6);
   }, 60_000);
 });
