@@ -5,7 +5,12 @@
 import { writeFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { commandEntries } from '../dist/src/cli/commands.js';
-import { LAID_OUT_FILE, LAID_OUT_WIDTHS, laidOutRequests } from '../dist/src/cli/help-pages.js';
+import {
+  COMPLETION_SHELLS,
+  LAID_OUT_FILE,
+  LAID_OUT_WIDTHS,
+  laidOutRequests,
+} from '../dist/src/cli/help-pages.js';
 import { runYargs } from '../dist/src/cli/run-cli.js';
 
 /** What `dds-migrate ARGV` prints on a stdout of `columns`, laid out by yargs. */
@@ -33,7 +38,7 @@ for (const width of LAID_OUT_WIDTHS) {
 // yargs picks the completion script by the process's $SHELL (and $ZSH_NAME), read as each parser starts.
 const completion = {};
 delete process.env.ZSH_NAME;
-for (const shell of ['bash', 'zsh', 'fish']) {
+for (const shell of COMPLETION_SHELLS) {
   process.env.SHELL = `/bin/${shell}`;
   completion[shell] = await print(['completion'], 100);
 }

@@ -98,6 +98,9 @@ export function laidOutRequests(entries: readonly CommandEntry[]): string[][] {
   return requests;
 }
 
+/** The shells whose completion scripts the build lays out (yargs' bash, zsh and fish scripts). */
+export const COMPLETION_SHELLS: readonly string[] = ['bash', 'zsh', 'fish'];
+
 /** The shell whose completion script yargs prints (yargs' rule). */
 export function completionShell(env: Readonly<Record<string, string | undefined>>): string {
   if (env.SHELL?.includes('zsh') || env.ZSH_NAME?.includes('zsh')) return 'zsh';
@@ -122,6 +125,9 @@ export function laidOutPage(
   } catch {
     return undefined;
   }
-  if (!help) return pages.completion[argv[1] ?? completionShell(env)];
+  if (!help) {
+    const shell = argv[1] ?? completionShell(env);
+    return COMPLETION_SHELLS.includes(shell) ? pages.completion[shell] : undefined;
+  }
   return pages.help[helpWidth(columns)]?.[[...words, '--help'].join(' ')];
 }

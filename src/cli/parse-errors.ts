@@ -1,5 +1,6 @@
 /** yargs' parse errors rewritten into one line that names the flag, argument or command. Pure. */
 import { findClosest } from '../closest.js';
+import { COMPLETION_SHELLS } from './help-pages.js';
 
 interface ParseFailure {
   readonly message: string;
@@ -80,8 +81,9 @@ export function describeParseFailure(message: string, help: string, argv: readon
     const options = names.filter((n) => argv.some((a) => a === flagOf(n) || a.startsWith(`${flagOf(n)}=`)));
     const words = names.filter((n) => !options.includes(n));
     // The shells laid out are answered before yargs (help-pages.ts): another word after it is not one.
-    if (words.length > 0 && argv[0] === 'completion' && !['bash', 'zsh', 'fish'].includes(words[0] ?? '')) {
-      return one(`No completion script for '${words[0]}': give bash, zsh or fish, or none (by $SHELL)`);
+    if (words.length > 0 && argv[0] === 'completion' && !COMPLETION_SHELLS.includes(words[0] ?? '')) {
+      const shells = COMPLETION_SHELLS.join(', ');
+      return one(`No completion script for '${words[0]}': give one of ${shells}, or none (by $SHELL)`);
     }
     if (words.length > 0 && /\nCommands:\n/.test(help)) {
       const known = commandNames(help, usage);

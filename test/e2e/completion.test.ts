@@ -2,7 +2,7 @@
  * `dds-migrate completion`: a shell completion script that asks the CLI itself for candidates
  * (yargs' `--get-yargs-completions`), so the commands and options offered are the ones the code has.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { assertBuiltCliFresh, BUILT_CLI } from '../helpers/built-cli.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -35,7 +35,16 @@ describe('dds-migrate completion', () => {
   it('refuses a shell it has no script for, saying which it has (exit 2)', async () => {
     const run = await runCli(['completion', 'tcsh']);
     expect(run.exitCode).toBe(2);
-    expect(run.stderr).toContain("No completion script for 'tcsh': give bash, zsh or fish");
+    expect(run.stderr).toContain("No completion script for 'tcsh': give one of bash, zsh, fish");
+  });
+
+  it('a word that names an object property is no shell either (the built CLI)', () => {
+    assertBuiltCliFresh();
+    for (const word of ['constructor', '__proto__', 'toString']) {
+      const run = spawnSync(process.execPath, [BUILT_CLI, 'completion', word], { encoding: 'utf8' });
+      expect(run.status, word).toBe(2);
+      expect(run.stderr).toContain(`No completion script for '${word}'`);
+    }
   });
 
   it("offers the commands, a group's subcommands and a command's options", async () => {
