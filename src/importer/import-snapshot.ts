@@ -157,8 +157,13 @@ async function importLeanSnapshot(
     }
     const replay = journal === undefined ? await peekJournal(journalPath, binding) : journal.replay;
     const { run, continuing } = chooseImportRun(replay, journalPath);
+    // Read only under a rename: a pass over every write of every run (100 000 after a large import).
+    const renames = options.onConflict === 'rename' || options.profileOnConflict === 'rename';
     const renamed = new Map(
-      KINDS.map((kind) => [kind.object, renamedCreates(replay?.runs ?? [], kind.object)]),
+      KINDS.map((kind) => [
+        kind.object,
+        renames ? renamedCreates(replay?.runs ?? [], kind.object) : new Map(),
+      ]),
     );
     journal?.releaseReplay();
     const ready = [];
