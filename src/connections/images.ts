@@ -3,7 +3,7 @@
  * credential: a secret that had a value is kept as the mask, so a later comparison knows it was there.
  */
 
-import { assignOwn } from '../own-property.js';
+import { assignOwn, isRecord } from '../own-property.js';
 import { escapePointer } from '../schema/ajv.js';
 import { isMasked, maskSecrets } from '../secrets.js';
 import { hasServerManagedField, stripServerManaged } from './server-managed.js';
@@ -43,8 +43,8 @@ export function fillMaskedFrom(base: unknown, source: unknown): unknown {
   if (Array.isArray(base)) {
     const others = Array.isArray(source) ? source : [];
     return base.map((element, i) => {
-      const name = fieldNameOf(element);
-      const match = name === undefined ? others[i] : others.find((o) => fieldNameOf(o) === name);
+      const name = customFieldName(element);
+      const match = name === undefined ? others[i] : others.find((o) => customFieldName(o) === name);
       return fillMaskedFrom(element, match);
     });
   }
@@ -55,9 +55,9 @@ export function fillMaskedFrom(base: unknown, source: unknown): unknown {
   return out;
 }
 
-function fieldNameOf(element: unknown): string | undefined {
-  const name = (element as { field_name?: unknown } | null)?.field_name;
-  return typeof name === 'string' ? name : undefined;
+/** The `field_name` of a custom field, if it has one. */
+export function customFieldName(element: unknown): string | undefined {
+  return isRecord(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
 }
 
 /** `body` without its masked values: what an update sends, so the service keeps the stored secret. */

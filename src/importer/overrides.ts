@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { customFieldName } from '../connections/images.js';
 import { parsePointer } from '../diff/pointer.js';
 import { isDeepEqual } from '../diff/values.js';
 import { InputFileError } from '../errors.js';
@@ -197,10 +198,6 @@ export function overridesApplyTo(
   overrides: Overrides,
 ): boolean {
   return blocksFor(entry, overrides).some((block) => Object.keys(block).length > 0);
-}
-
-function customFieldName(element: unknown): string | undefined {
-  return isRecord(element) && typeof element.field_name === 'string' ? element.field_name : undefined;
 }
 
 /** An override's `custom_fields` is merged by `field_name` when every element is named. */
