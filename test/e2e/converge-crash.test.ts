@@ -8,14 +8,14 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isServerManagedField } from '../../src/connections/server-managed.js';
-import { generateConnections, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { createPrng } from '../../src/emulator/prng.js';
 import type { Connection } from '../../src/model/connection.js';
 import { replayJournal } from '../../src/sync/journal/replay.js';
 import { assertBuiltCliFresh } from '../helpers/built-cli.js';
 import { type CliChild, killRunningChildren, startCliChild, waitUntil } from '../helpers/cli-child.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { buildSecretOverrides, writeSnapshot, writeSnapshotFromEmulator } from './import.helpers.js';
+import { buildSecretOverrides, writeGeneratedSnapshot, writeSnapshotFromEmulator } from './import.helpers.js';
 
 type Row = Record<string, unknown>;
 
@@ -76,13 +76,7 @@ describe('converge and undo survive SIGKILL (child process)', () => {
     assertBuiltCliFresh();
     dir = await makeTempDir('converge-crash-');
     snapshot = join(dir, 'gen.snapshot.jsonl');
-    entries = generateConnections(90, { seed: 21 })
-      .map((c) => {
-        const { _id, ...rest } = c as unknown as Row;
-        return rest as unknown as Connection;
-      })
-      .sort((a, b) => (a.name < b.name ? -1 : 1));
-    await writeSnapshot(snapshot, entries, 'https://prod.example.com');
+    entries = await writeGeneratedSnapshot(snapshot, 90, 21);
   });
   afterEach(async () => {
     await killRunningChildren();

@@ -8,14 +8,14 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateConnections, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { createPrng } from '../../src/emulator/prng.js';
 import type { Connection } from '../../src/model/connection.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { assertBuiltCliFresh } from '../helpers/built-cli.js';
 import { type CliChild, killRunningChildren, startCliChild, waitUntil } from '../helpers/cli-child.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { targetReferences, writeSnapshot } from './import.helpers.js';
+import { targetReferences, writeGeneratedSnapshot } from './import.helpers.js';
 
 /** Resolve once the emulator has applied `count` creates, or the child has exited. */
 function waitForCreates(emu: RunningEmulator, count: number, child: CliChild): Promise<void> {
@@ -35,13 +35,7 @@ describe('import survives crashes and interrupts (child process)', () => {
     assertBuiltCliFresh();
     dir = await makeTempDir('import-crash-');
     snapshot = join(dir, 'gen.snapshot.jsonl');
-    entries = generateConnections(120, { seed: 11 }).map(
-      (c) => ({ ...c, _id: undefined }) as unknown as Connection,
-    );
-    entries = entries
-      .map(({ _id, ...rest }) => rest as Connection)
-      .sort((a, b) => (a.name < b.name ? -1 : 1));
-    await writeSnapshot(snapshot, entries, 'https://prod.example.com');
+    entries = await writeGeneratedSnapshot(snapshot, 120, 11);
   });
   afterEach(async () => {
     try {

@@ -6,7 +6,12 @@
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type EmulatorSeed, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import {
+  type EmulatorSeed,
+  generateConnections,
+  type RunningEmulator,
+  startEmulator,
+} from '../../src/emulator/index.js';
 import type { Connection } from '../../src/model/connection.js';
 import { fixturesDir } from '../../src/paths.js';
 import { MASK } from '../../src/secrets.js';
@@ -69,6 +74,19 @@ export async function writeSnapshotFromEmulator(
     .filter(options.only ?? (() => true))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   await writeSnapshot(path, entries, options.sourceUrl ?? emu.url);
+  return entries;
+}
+
+/** `count` generated connections (`seed`), without their ids, in name order, written as a snapshot. */
+export async function writeGeneratedSnapshot(
+  path: string,
+  count: number,
+  seed: number,
+): Promise<Connection[]> {
+  const entries = generateConnections(count, { seed })
+    .map(({ _id, ...rest }) => rest as unknown as Connection)
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  await writeSnapshot(path, entries, 'https://prod.example.com');
   return entries;
 }
 

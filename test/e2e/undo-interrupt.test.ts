@@ -5,13 +5,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateConnections, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
-import type { Connection } from '../../src/model/connection.js';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { assertBuiltCliFresh } from '../helpers/built-cli.js';
 import { killRunningChildren, startCliChild, waitUntil } from '../helpers/cli-child.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
-import { targetReferences, writeSnapshot } from './import.helpers.js';
+import { targetReferences, writeGeneratedSnapshot } from './import.helpers.js';
 
 describe('undo interrupted (child process)', () => {
   let dir: string;
@@ -22,10 +21,7 @@ describe('undo interrupted (child process)', () => {
     assertBuiltCliFresh();
     dir = await makeTempDir('undo-interrupt-');
     snapshot = join(dir, 'gen.snapshot.jsonl');
-    const entries = generateConnections(6, { seed: 21 })
-      .map(({ _id, ...rest }) => rest as unknown as Connection)
-      .sort((a, b) => (a.name < b.name ? -1 : 1));
-    await writeSnapshot(snapshot, entries, 'https://prod.example.com');
+    await writeGeneratedSnapshot(snapshot, 6, 21);
   });
   afterEach(async () => {
     try {
