@@ -77,7 +77,7 @@ export const undoCommand: CommandSpec = {
       if (event.kind === 'refused') reportRefusal(ctx, event.problems);
       if (event.kind === 'run-started')
         ctx.out.info(
-          `Undoing run ${event.undoes}: ${countOf(event.writes, 'change')} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
+          `Undoing ${whichRun(event)}: ${countOf(event.writes, 'change')} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
         );
     };
     const result = await undoRun(
@@ -111,6 +111,7 @@ export const undoCommand: CommandSpec = {
             dryRun: true,
             target: result.target,
             undoes: result.undoes,
+            ...(result.onlyInDoubt ? { onlyInDoubt: true } : {}),
             steps: [],
             problems: result.problems,
           },
@@ -118,7 +119,7 @@ export const undoCommand: CommandSpec = {
           mapLazily(result.steps, (step) => lineJson({ step, outcome: undefined })),
         );
       } else {
-        ctx.out.result(`Plan for undoing run ${result.undoes} in ${result.target} (dry run, nothing sent):`);
+        ctx.out.result(`Plan for undoing ${whichRun(result)} in ${result.target} (dry run, nothing sent):`);
         for (const step of result.steps) ctx.out.result(`  ${describeUndoStep(step)}`);
         const writes = result.steps.filter(isWritingStep).length;
         ctx.out.result(`Total: ${writes === 0 ? 'nothing to do' : countOf(writes, 'change')}`);
@@ -141,6 +142,7 @@ export const undoCommand: CommandSpec = {
           journal: result.journal,
           run: result.run,
           undone: result.undoes,
+          ...(result.onlyInDoubt ? { onlyInDoubt: true } : {}),
           steps: [],
           ...(result.stoppedBy ? { stoppedBy: result.stoppedBy.code } : {}),
         },
@@ -149,7 +151,7 @@ export const undoCommand: CommandSpec = {
       );
     } else {
       const lines = [
-        `Undo of run ${result.undoes} in ${result.target}: ${describeObjects(result.lines)}`,
+        `Undo of ${whichRun(result)} in ${result.target}: ${describeObjects(result.lines)}`,
         `  deleted    ${String(count('deleted')).padStart(6)}  (created by the import)`,
         `  restored   ${String(count('restored')).padStart(6)}  (put back to their state before the import)`,
         `  recreated  ${String(count('recreated')).padStart(6)}  (deleted by the import)`,
@@ -168,6 +170,11 @@ export const undoCommand: CommandSpec = {
     return failed.length > 0 || left.length > 0 ? ExitCode.partial : ExitCode.ok;
   },
 };
+
+/** `run 3`, or `run 3 (the creates its undo left in doubt)` when only those are taken back. */
+function whichRun(undo: { readonly undoes: number; readonly onlyInDoubt: boolean }): string {
+  return `run ${undo.undoes}${undo.onlyInDoubt ? ' (the creates its undo left in doubt)' : ''}`;
+}
 
 /** `12 connections, 3 scan profiles`: what the lines are about (the first kind always named). */
 function describeObjects(lines: readonly UndoLine[]): string {

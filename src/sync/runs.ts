@@ -6,6 +6,7 @@ import {
   type RunCounts,
   type RunState,
   replayJournalFile,
+  type WriteState,
   zeroCounts,
 } from './journal/replay.js';
 import { KINDS } from './kind.js';
@@ -90,21 +91,56 @@ export function chooseImportRun(
   return { run: (newest?.run ?? 0) + 1, continuing: undefined };
 }
 
-/** The run an undo writes (the newest when an interrupted undo) and the run it takes back; or none. */
-export function chooseUndoRun(
-  runs: readonly RunState[],
-): { run: number; undoes: number; continuing: RunState | undefined } | undefined {
-  const newest = runs.at(-1);
-  if (newest?.command === 'undo' && newest.endedAt === undefined && newest.undoes !== undefined) {
-    return { run: newest.run, undoes: newest.undoes, continuing: newest };
-  }
-  const undone = undoneRuns(runs);
-  const target = [...runs].reverse().find((r) => r.command === 'import' && !undone.has(r.run));
-  if (target === undefined) return undefined;
-  return { run: (newest?.run ?? 0) + 1, undoes: target.run, continuing: undefined };
+/** The undo to do: the run it writes, the run it takes back, and whether it takes back only in-doubt creates. */
+export interface ChosenUndo {
+  readonly run: number;
+  readonly undoes: number;
+  /** An interrupted undo being finished. */
+  readonly continuing: RunState | undefined;
+  /**
+   * The run was undone already, by an undo without `--include-in-doubt` that left its creates in doubt:
+   * this undo (with it) takes back those creates and nothing else.
+   */
+  readonly onlyInDoubt: boolean;
 }
 
-/** The runs a finished undo took back: the run undone -> the undo's run. */
+/**
+ * The run an undo writes (the newest when an interrupted undo) and the run it takes back; or none. With
+ * `--include-in-doubt`, a run whose undo left creates in doubt counts as not yet undone (only for those):
+ * the undo's advice, "pass --include-in-doubt to delete it", takes back that run's creates, not the run
+ * before.
+ */
+export function chooseUndoRun(
+  runs: readonly RunState[],
+  options: { readonly includeInDoubt?: boolean } = {},
+): ChosenUndo | undefined {
+  const newest = runs.at(-1);
+  const undos = (run: number, before: number) =>
+    runs.filter((r) => r.command === 'undo' && r.undoes === run && r.endedAt !== undefined && r.run < before);
+  if (newest?.command === 'undo' && newest.endedAt === undefined && newest.undoes !== undefined) {
+    const onlyInDoubt = undos(newest.undoes, newest.run).length > 0;
+    return { run: newest.run, undoes: newest.undoes, continuing: newest, onlyInDoubt };
+  }
+  const next = (newest?.run ?? 0) + 1;
+  const undone = undoneRuns(runs);
+  for (const r of [...runs].reverse()) {
+    if (r.command !== 'import') continue;
+    if (!undone.has(r.run)) return { run: next, undoes: r.run, continuing: undefined, onlyInDoubt: false };
+    const leftInDoubt =
+      options.includeInDoubt === true &&
+      !undos(r.run, next).some((u) => u.includeInDoubt) &&
+      [...r.writes.values()].some(isInDoubtCreate);
+    if (leftInDoubt) return { run: next, undoes: r.run, continuing: undefined, onlyInDoubt: true };
+  }
+  return undefined;
+}
+
+/** A create whose answer was lost: found by a look-up, or never settled (an undo leaves it unless told). */
+function isInDoubtCreate(w: WriteState): boolean {
+  return w.op === 'create' && (w.state === 'in-doubt' || (w.state === 'done' && w.via === 'lookup'));
+}
+
+/** The runs a finished undo took back: the run undone -> the (newest) undo's run. */
 function undoneRuns(runs: readonly RunState[]): Map<number, number> {
   const undoneBy = new Map<number, number>();
   for (const r of runs)

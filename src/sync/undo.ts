@@ -74,6 +74,8 @@ export type UndoEvent =
       readonly target: string;
       readonly run: number;
       readonly undoes: number;
+      /** Only the creates an earlier undo of `undoes` left in doubt (`--include-in-doubt`). */
+      readonly onlyInDoubt: boolean;
       readonly writes: number;
       readonly journal: string;
       readonly concurrency: number;
@@ -86,6 +88,7 @@ export type UndoResult =
       readonly kind: 'dry-run';
       readonly target: string;
       readonly undoes: number;
+      readonly onlyInDoubt: boolean;
       readonly steps: readonly UndoStep[];
       readonly problems: readonly Problem[];
     }
@@ -94,6 +97,7 @@ export type UndoResult =
       readonly target: string;
       readonly run: number;
       readonly undoes: number;
+      readonly onlyInDoubt: boolean;
       readonly lines: readonly UndoLine[];
       readonly journal: string;
       readonly stoppedBy: DdsError | undefined;
@@ -111,7 +115,7 @@ async function openForUndo(options: UndoOptions) {
     const begin = replay?.begin;
     if (replay === undefined || begin === undefined)
       throw new InputFileError(options.journal, 1, 'the journal is empty: the import wrote nothing to undo');
-    return { journal, begin, chosen: chooseUndoRun(replay.runs) };
+    return { journal, begin, chosen: chooseUndoRun(replay.runs, options) };
   } catch (error) {
     // A typed error (a damaged journal, the lock held) says what it is; anything else is a read.
     if (isDdsError(error)) throw error;
@@ -199,7 +203,10 @@ export async function undoRun(
     const history = createRunHistory(chosen.undoes, reader);
     let index = 0;
     await replayJournalFile(options.journal, { onRecord: (record, at) => history.add(record, index++, at) });
-    const histories = history.finish();
+    // A run undone already whose creates were left in doubt: only those are taken back now.
+    const histories = history
+      .finish()
+      .filter((h) => !chosen.onlyInDoubt || (h.firstOp === 'create' && h.inDoubt));
     const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
     const overrides = resolveOverrides(rawOverrides, ports.env);
     // Connections put back are checked against their templates before anything is sent.
@@ -235,7 +242,14 @@ export async function undoRun(
       const writes = steps.filter(isWritingStep);
       // A dry run does not open the journal.
       if (journal === undefined)
-        return { kind: 'dry-run', target: environment.label, undoes: chosen.undoes, steps, problems };
+        return {
+          kind: 'dry-run',
+          target: environment.label,
+          undoes: chosen.undoes,
+          onlyInDoubt: chosen.onlyInDoubt,
+          steps,
+          problems,
+        };
       const refusal = writes.length > 0 && checkWriteConfirmed(environment, options.confirm, '--to');
       if (refusal) problems.push({ message: `${refusal.reason}; ${refusal.hint}` });
       if (problems.length > 0) {
@@ -261,12 +275,14 @@ export async function undoRun(
         await journal.append(outcomeRecord(settled, chosen.run, new Date().toISOString()));
       }
       const concurrency = environment.concurrency ?? DEFAULT_IMPORT_CONCURRENCY;
-      if (chosen.continuing === undefined) await journal.startRun(chosen.run, 'undo', chosen.undoes);
+      if (chosen.continuing === undefined)
+        await journal.startRun(chosen.run, 'undo', chosen.undoes, options.includeInDoubt);
       onEvent({
         kind: 'run-started',
         target: environment.label,
         run: chosen.run,
         undoes: chosen.undoes,
+        onlyInDoubt: chosen.onlyInDoubt,
         writes: writes.length,
         journal: options.journal,
         concurrency,
@@ -303,6 +319,7 @@ export async function undoRun(
         target: environment.label,
         run: chosen.run,
         undoes: chosen.undoes,
+        onlyInDoubt: chosen.onlyInDoubt,
         lines: steps.map((s) => lines.get(s) as UndoLine),
         journal: options.journal,
         stoppedBy,

@@ -13,6 +13,7 @@ import {
   type JournalOp,
   type JournalRecord,
   type RunCommand,
+  type RunRecord,
 } from './records.js';
 
 /** What the journal says about one object in one run: its last record's state. */
@@ -56,6 +57,8 @@ export interface RunState {
   readonly run: number;
   readonly command: RunCommand;
   readonly undoes: number | undefined;
+  /** An undo run with `--include-in-doubt`. */
+  readonly includeInDoubt: boolean;
   readonly startedAt: string;
   /** Set by `run-end` (format 1: when nothing was left in doubt). */
   endedAt: string | undefined;
@@ -189,17 +192,18 @@ class Replayer {
     const found = this.runs.find((r) => r.run === number);
     if (found !== undefined) return found;
     // Format 1: one run, begun with the journal.
-    const run = this.newRun(number, 'import', undefined, this.begin?.at ?? '');
+    const run = this.newRun({ run: number, command: 'import', at: this.begin?.at ?? '' });
     this.runs.push(run);
     return run;
   }
 
-  private newRun(run: number, command: RunCommand, undoes: number | undefined, at: string): RunState {
+  private newRun(record: Pick<RunRecord, 'run' | 'command' | 'undoes' | 'includeInDoubt' | 'at'>): RunState {
     return {
-      run,
-      command,
-      undoes,
-      startedAt: at,
+      run: record.run,
+      command: record.command,
+      undoes: record.undoes,
+      includeInDoubt: record.includeInDoubt === true,
+      startedAt: record.at,
       endedAt: undefined,
       writes: new Map(),
       counts: {},
@@ -210,7 +214,7 @@ class Replayer {
     if ('at' in record && typeof record.at === 'string') this.lastAt = record.at;
     if (record.kind === 'begin' || record.kind === 'resume') return;
     if (record.kind === 'run') {
-      this.runs.push(this.newRun(record.run, record.command, record.undoes, record.at));
+      this.runs.push(this.newRun(record));
       return;
     }
     if (record.kind === 'run-end') {

@@ -68,7 +68,7 @@ export interface Journal {
    */
   append(record: JournalRecord): Promise<void>;
   /** Append the record that opens run `run` (an undo names the run it takes back), or closes it. */
-  startRun(run: number, command: RunCommand, undoes?: number): Promise<void>;
+  startRun(run: number, command: RunCommand, undoes?: number, includeInDoubt?: boolean): Promise<void>;
   endRun(run: number): Promise<void>;
   /** Wait for pending records, close the file and release the lock. Idempotent. */
   close(): Promise<void>;
@@ -245,12 +245,13 @@ export async function openJournal(
       },
       fresh,
       append,
-      startRun: (run, command, undoes) =>
+      startRun: (run, command, undoes, includeInDoubt) =>
         append({
           kind: 'run',
           run,
           command,
           ...(undoes === undefined ? {} : { undoes }),
+          ...(includeInDoubt === true ? { includeInDoubt } : {}),
           tool,
           at: now().toISOString(),
         }),
