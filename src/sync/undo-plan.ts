@@ -225,6 +225,26 @@ export function planCreatedUndo(
   return step({ kind: 'delete-created', before: image });
 }
 
+/**
+ * Why an object the run updated or deleted, found in the target and not as before the run, is left: it
+ * was created again since the run deleted it, or changed since the run updated it (`changes` between
+ * what the run wrote and the object now; undefined: no usable image). Putting the before-image back would
+ * lose someone's later work, as deleting a create changed since would. Undefined: put it back.
+ */
+export function changedSinceReason(
+  h: History,
+  changes: (written: SafeImage) => readonly { readonly path: string }[] | undefined,
+): string | undefined {
+  if (h.firstOp === 'delete') {
+    return 'created again since the import deleted it (putting the old one back would replace it)';
+  }
+  const written = h.lastImage?.load();
+  const fields = written === undefined ? undefined : changes(written);
+  if (fields === undefined || fields.length === 0) return undefined;
+  const paths = fields.map((f) => f.path).join(', ');
+  return `changed since the import updated it (${paths}; putting it back would lose that change)`;
+}
+
 /** A writing step's payload; `place` puts a restoring step's body on the target's ids now. */
 export function loadUndoPayload(
   step: UndoStep,

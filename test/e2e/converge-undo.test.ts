@@ -13,6 +13,7 @@ import { isServerManagedField } from '../../src/connections/server-managed.js';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import type { Connection } from '../../src/model/connection.js';
 import { clearRegisteredSecrets, MASK } from '../../src/secrets.js';
+import { send } from '../emulator/raw-http.js';
 import { runCli } from '../helpers/run-cli.js';
 import { buildSecretOverrides, prepareImportSource, writeSnapshotFromEmulator } from './import.helpers.js';
 
@@ -272,6 +273,47 @@ describe('converge and undo (end to end, against the emulator)', () => {
     });
     expect(undo.exitCode).toBe(0);
     expect(stateOf(target).get('finance-invoices-s3')).toEqual(pre.get('finance-invoices-s3'));
+  });
+
+  it('undo leaves what someone changed after the run: an update edited since, a delete created again; the rest is put back', async () => {
+    await startTarget();
+    const pre = stateOf(target);
+    const undoOverrides = await writeUndoOverrides(pre);
+    expect((await runCli(importArgs('--on-conflict', 'update', '--prune'), { env: env() })).exitCode).toBe(0);
+    // After the run, by hand: one updated connection edited again, one pruned connection created again.
+    const [edited, ...putBack] = STALE as [string, ...string[]];
+    const [recreated, ...reCreatedByUndo] = EXTRA as [string, ...string[]];
+    const now = target.store.getConnection(edited) as unknown as Row;
+    const edit = await send(target.url, 'PUT', `/api/v1/ds_connections/${edited}`, {
+      token: target.token,
+      body: { ds_connection: { ...now, description: 'edited after the run' } },
+    });
+    expect(edit.status).toBeLessThan(300);
+    const made = await send(target.url, 'POST', '/api/v1/ds_connections', {
+      token: target.token,
+      body: { ds_connection: { name: recreated, type: 'custom-type', description: 'made again by hand' } },
+    });
+    expect(made.status).toBeLessThan(300);
+    const kept = stateOf(target);
+    target.record.reset();
+
+    const undo = await runCli(['undo', journal(), '--overrides', undoOverrides.path], {
+      env: { ...env(), ...undoOverrides.env },
+    });
+    expect(undo.exitCode, undo.stderr).toBe(1);
+    expect(undo.stdout).toMatch(
+      new RegExp(
+        `left ${edited}: changed since the import updated it \\(/description; putting it back would lose that change\\)`,
+      ),
+    );
+    expect(undo.stdout).toMatch(new RegExp(`left ${recreated}: created again since the import deleted it`));
+    expect(target.record.changeCount(edited, 'update')).toBe(0);
+    expect(target.record.changeCount(recreated, 'update')).toBe(0);
+    const after = stateOf(target);
+    expect(after.get(edited)).toEqual(kept.get(edited));
+    expect(after.get(recreated)).toEqual(kept.get(recreated));
+    for (const name of [...putBack, ...reCreatedByUndo]) expect(after.get(name)).toEqual(pre.get(name));
+    for (const name of MISSING) expect(after.has(name)).toBe(false);
   });
 
   it('a prune delete left in doubt and found gone by the resume is journaled deleted: the finished run holds nothing unsettled', async () => {

@@ -17,6 +17,7 @@ import type {
   TargetConnection,
 } from '../../src/sync/kinds/connection/kind.js';
 import { connectionKind, planImport } from '../../src/sync/kinds/connection/kind.js';
+import { planProfileUndo } from '../../src/sync/kinds/scan-profile/undo.js';
 import type { OnConflict } from '../../src/sync/plan.js';
 import { createRunHistory, planCreatedUndo } from '../../src/sync/undo-plan.js';
 import { recordsOf } from '../helpers/journal-records.js';
@@ -484,5 +485,59 @@ describe('undo: the run history', () => {
     expect(plan({ ...image, _id: 'id-1' })).toMatchObject({ kind: 'delete-created' });
     // A listing without ids proves nothing either way: compared by content, as before.
     expect(plan({ ...image, _id: undefined })).toMatchObject({ kind: 'delete-created' });
+  });
+
+  it('a scan profile the run updated is put back only while it is as the run left it', () => {
+    const before = {
+      scanProfile: { name: 'p', description: 'one', dataSourceList: [], scanTemplateId: 't1' },
+      dataSourceNames: [],
+    };
+    const written = {
+      scanProfile: { name: 'p', description: 'two', dataSourceList: [], scanTemplateId: 't1' },
+      dataSourceNames: [],
+    };
+    const history = createRunHistory(1);
+    const records = [
+      begin,
+      {
+        kind: 'intent',
+        object: 'scan-profile',
+        op: 'update',
+        name: 'p',
+        targetName: 'p',
+        attempt: 1,
+        at,
+        before,
+        image: written,
+      },
+      {
+        kind: 'outcome',
+        object: 'scan-profile',
+        op: 'update',
+        result: 'updated',
+        name: 'p',
+        targetName: 'p',
+        at,
+      },
+    ];
+    recordsOf(lines(records)).forEach((record, index) => {
+      history.add(record, index);
+    });
+    const [h] = history.finish();
+    if (h === undefined) throw new Error('no history');
+    const plan = (description: string) =>
+      planProfileUndo(
+        h,
+        { _id: 'id-p', name: 'p', description, dataSourceList: [], scanTemplateId: 't1' },
+        {
+          includeInDoubt: false,
+        },
+      );
+    expect(plan('two')).toMatchObject({ kind: 'put-back', fields: ['/description'] });
+    expect(plan('one')).toMatchObject({ kind: 'reverted' });
+    expect(plan('three')).toMatchObject({
+      kind: 'left',
+      reason: 'changed since the import updated it (/description; putting it back would lose that change)',
+    });
   });
 });

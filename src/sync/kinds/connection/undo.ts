@@ -13,7 +13,13 @@ import { applyOverrides } from '../../../importer/overrides.js';
 import { checkEntryForSend } from '../../../importer/preflight.js';
 import type { Connection } from '../../../model/connection.js';
 import { isMasked, registerSecretsOf } from '../../../secrets.js';
-import { type History, planCreatedUndo, type UndoContext, type UndoStep } from '../../undo-plan.js';
+import {
+  changedSinceReason,
+  type History,
+  planCreatedUndo,
+  type UndoContext,
+  type UndoStep,
+} from '../../undo-plan.js';
 
 /**
  * The undo step of one connection (pure): created -> deleted when unchanged since; updated or deleted
@@ -48,6 +54,10 @@ export function planConnectionUndo(
   const fields = findChangedFields(before as Connection, current, secretFields);
   const secretsToPutBack = context.putBackDone ? [] : [...(h.secretsSent ?? [])];
   if (fields.length === 0 && secretsToPutBack.length === 0) return step({ kind: 'reverted' });
+  const since = changedSinceReason(h, (written) =>
+    findChangedFields(written as Connection, current, secretFields),
+  );
+  if (since !== undefined) return step({ kind: 'left', reason: since });
   const problems: Problem[] = [];
   for (const pointer of secretsToPutBack) {
     const value = readPointer(restored, pointer);

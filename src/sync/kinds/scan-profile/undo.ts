@@ -1,6 +1,12 @@
 import type { Problem } from '../../../errors.js';
 import type { ScanProfile } from '../../../model/scan-profile.js';
-import { type History, planCreatedUndo, type UndoContext, type UndoStep } from '../../undo-plan.js';
+import {
+  changedSinceReason,
+  type History,
+  planCreatedUndo,
+  type UndoContext,
+  type UndoStep,
+} from '../../undo-plan.js';
 import { compareProfile, type DataSourceRef, placeDataSources, readProfileImage } from './kind.js';
 
 const NO_IDS = { idByName: new Map(), nameById: new Map(), recreated: new Set<string>() };
@@ -55,6 +61,11 @@ export function planProfileUndo(
   if (current !== undefined) {
     const fields = compareProfile(before.scanProfile, before.dataSourceNames, current, nameOf);
     if (fields.length === 0) return step({ kind: 'reverted' });
+    const since = changedSinceReason(h, (image) => {
+      const written = readProfileImage(image);
+      return written && compareProfile(written.scanProfile, written.dataSourceNames, current, nameOf);
+    });
+    if (since !== undefined) return step({ kind: 'left', reason: since });
     if (problems.length > 0) return step({ kind: 'invalid', problems });
     return step({
       kind: 'put-back',
