@@ -131,7 +131,12 @@ export function renderDryRun(
 }
 
 /** Print a run's summary; throw why it stopped early, if it did. */
-export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind: 'ran' }>): ExitCode {
+export function renderRun(
+  ctx: CliContext,
+  result: Extract<ImportResult, { kind: 'ran' }>,
+  /** `--on-conflict update`: what the target held was compared. */
+  existingCompared: boolean,
+): ExitCode {
   const json = KINDS.map((kind) => kind.runJson(result));
   const parts = KINDS.flatMap((kind) => kind.failed(result) ?? []);
   if (ctx.globals.json) {
@@ -153,8 +158,13 @@ export function renderRun(ctx: CliContext, result: Extract<ImportResult, { kind:
       const summary = kind.summary(result, result.target);
       if (summary !== undefined) ctx.out.result(summary);
     }
-    if (result.run === undefined)
+    if (result.run === undefined && existingCompared)
       ctx.out.result(`${result.target} is up to date with the snapshot: nothing was written`);
+    else if (result.run === undefined)
+      // The objects the target holds were left as they are, not compared: they may differ.
+      ctx.out.result(
+        `${result.target} holds every entry of the snapshot: nothing was written (what it held was left as it is; diff shows what differs, --on-conflict update updates it)`,
+      );
     else ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
   }
   if (result.stoppedBy) throw result.stoppedBy;

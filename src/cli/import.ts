@@ -146,7 +146,7 @@ export const importCommand: CommandSpec = {
       case 'dry-run':
         return renderDryRun(ctx, result, format);
       case 'ran':
-        return renderRun(ctx, result);
+        return renderRun(ctx, result, options.onConflict === 'update');
     }
   },
 };

@@ -203,7 +203,14 @@ describe('output conventions', () => {
       expect(again.stderr).toMatch(/^Run 2 of .*resume\.j \(undo takes it back\)$/m);
       const third = await runCli(args, { env });
       expect(third.exitCode, third.stderr).toBe(0);
-      expect(third.stdout).toMatch(/is up to date with the snapshot: nothing was written$/m);
+      // --on-conflict skip left what the target held uncompared: not called up to date.
+      expect(third.stdout).toMatch(
+        /holds every entry of the snapshot: nothing was written \(what it held was left as it is; diff shows what differs/m,
+      );
+      expect(third.stdout).not.toMatch(/up to date/);
+      const compared = await runCli([...args, '--on-conflict', 'update'], { env });
+      expect(compared.exitCode, compared.stderr).toBe(0);
+      expect(compared.stdout).toMatch(/is up to date with the snapshot: nothing was written$/m);
       const quiet = await runCli([...args, '--quiet'], { env });
       expect(quiet.stderr).toBe('');
     } finally {
