@@ -105,7 +105,7 @@ export function classifyResponse<T>(
   const ok = status >= 200 && status < 300;
   if (ok && body instanceof NotJson) {
     // api-notes [seen]: a proxy's "502 Bad Gateway" page with a 200; the request may have been applied.
-    const http = contextOf(ctx, method, path, 502, describeHtmlOrText(body.text));
+    const http = contextOf(ctx, method, path, 502, body.why ?? describeHtmlOrText(body.text));
     const transient = isTransientStatus(502, ctx.policy);
     return {
       failure: {

@@ -1,9 +1,11 @@
 /** Data source connections (spec 4.1, 4.7, 4.8). */
+
 import type { Readable } from 'node:stream';
 import type Parser from 'stream-json/Parser.js';
 import StreamArray from 'stream-json/streamers/StreamArray.js';
 import { detachString } from '../detach-string.js';
 import { ApiError, isDdsError, UnaddressableNameError } from '../errors.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import type { Connection } from '../model/connection.js';
 import { isRecord } from '../own-property.js';
 import { scrubServiceText } from '../secrets.js';
@@ -98,6 +100,12 @@ export async function* exportConnections(
     for await (const item of pipeline as AsyncIterable<{ key: number; value: unknown }>) {
       if (!isRecord(item.value)) {
         throw unexpectedShape(EXPORT_PATH, `element ${item.key} of the export is not an object`);
+      }
+      if (nestsTooDeep(item.value)) {
+        throw unexpectedShape(
+          EXPORT_PATH,
+          `element ${item.key} of the export is nested more than ${MAX_JSON_DEPTH} levels deep`,
+        );
       }
       // Detached from the parser's chunk: kept as they are, 100 000 names kept the whole body alive.
       const entry = item.value as Record<string, unknown>;

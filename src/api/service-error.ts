@@ -1,5 +1,6 @@
 /** What the service answered: bodies parsed by content, error envelopes on a 2xx, its error text scrubbed. */
 
+import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { isRecord } from '../own-property.js';
 import { maskSecrets, scrubServiceText } from '../secrets.js';
 
@@ -66,20 +67,28 @@ export function describeHtmlOrText(text: string): string {
   return looksLikeHtml(text) ? describeHtml(text) : 'the service answered with a body that is not JSON';
 }
 
-/** A body that is not JSON, as text. */
+/** A body that is not JSON (or JSON nested too deeply to use: `why` says so), as text. */
 export class NotJson {
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    readonly why?: string,
+  ) {}
 }
 
 /** Parse a body by content: empty -> undefined, JSON -> value, anything else -> a {@link NotJson}. */
 export function parseBody(text: string): unknown {
   const trimmed = text.trim();
   if (trimmed === '') return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(trimmed) as unknown;
+    value = JSON.parse(trimmed) as unknown;
   } catch {
     return new NotJson(trimmed);
   }
+  if (nestsTooDeep(value, trimmed.length)) {
+    return new NotJson('', `the service answered with JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
+  }
+  return value;
 }
 
 /** True when a JSON body says it failed although the status said success. */

@@ -3,8 +3,10 @@
  * entries, scan profile lines, checksum and trailer. Strict name order puts a duplicate next to its
  * twin, so only the previous name is kept.
  */
+
 import { compareNames } from '../connections/match.js';
 import { InputFileError } from '../errors.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import type { Connection } from '../model/connection.js';
 import type { ScanProfile, SnapshotScanProfile } from '../model/scan-profile.js';
 import { isRecord } from '../own-property.js';
@@ -76,6 +78,9 @@ export class SnapshotParser {
       return undefined;
     }
     const value = parsed === undefined ? this.parseJson(raw) : parsed;
+    if (nestsTooDeep(value, raw.bytes.length)) {
+      throw this.fail(raw.number, `a value nested more than ${MAX_JSON_DEPTH} levels deep`);
+    }
     if (isRecord(value) && value.kind === SNAPSHOT_END_KIND && !Object.hasOwn(value, 'name')) {
       this.readTrailer(value, raw.number);
       return undefined;

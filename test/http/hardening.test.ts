@@ -106,6 +106,38 @@ describe('an overall deadline per request', () => {
   });
 });
 
+describe('JSON nested too deeply to use (the walkers that compare and mask recurse)', () => {
+  const deep = (depth: number) => `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+
+  it('an answer nested more than 1000 levels deep is refused with one clear error, not a stack overflow', async () => {
+    nock(BASE).get('/api/v1/ds-connections').reply(200, deep(6000), { 'Content-Type': 'application/json' });
+    const { client } = makeClient();
+    const error = await rejectionOf(
+      client.request({ method: 'GET', path: '/ds-connections', retry: 'never' }),
+    );
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).message).toMatch(/JSON nested more than 1000 levels deep/);
+  });
+
+  it('one 1000 levels deep is read as usual', async () => {
+    nock(BASE).get('/api/v1/ds-connections').reply(200, deep(999), { 'Content-Type': 'application/json' });
+    const { client } = makeClient();
+    const value = await client.request({ method: 'GET', path: '/ds-connections', retry: 'never' });
+    expect(typeof value).toBe('object');
+  });
+
+  it('an export element nested too deeply ends the export with one clear error', async () => {
+    nock(BASE)
+      .get('/api/v1/ds-connections/file-download/export')
+      .reply(200, `[{"name":"ok","type":"s3"},{"name":"deep","type":"s3","x":${deep(6000)}}]`, {
+        'Content-Type': 'application/json',
+      });
+    const { client } = makeClient();
+    const error = await rejectionOf(collect(exportConnections(client)));
+    expect((error as Error).message).toMatch(/element 1 of the export is nested more than 1000 levels deep/);
+  });
+});
+
 describe('a size cap on buffered answers (decoded bytes)', () => {
   it('a gzip body that expands past the cap is refused with a clear error, once', async () => {
     const big = JSON.stringify({ data: { ds_connections: [], pad: 'x'.repeat(2_000_000) } });

@@ -130,6 +130,7 @@ const BASE_FILES = new Set([
   'src/paths.ts',
   'src/protected.ts',
   'src/own-property.ts',
+  'src/json-depth.ts',
   'src/version.ts',
   'src/markdown.ts',
   // The ajv seam: config.ts checks the config file with it, so it sits with the base.

@@ -1,0 +1,57 @@
+/**
+ * A snapshot entry nested thousands of levels deep (a damaged or hand-made file) is refused where it is
+ * read, naming its line (exit 2, nothing sent), instead of ending in a stack overflow reported as a bug.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { hashEntryLines } from '../../src/snapshot/checksum.js';
+import { numberedConnections, writeOtherWritersSnapshot } from '../helpers/other-writers-snapshot.js';
+import { runCli } from '../helpers/run-cli.js';
+import { makeTempDir } from '../helpers/temp-dir.js';
+
+let target: RunningEmulator | undefined;
+afterEach(async () => {
+  await target?.close();
+  target = undefined;
+});
+
+/** A valid snapshot whose second entry nests `depth` objects deep (itself the first); its checksum made to match. */
+async function deepSnapshot(depth: number): Promise<string> {
+  const dir = await makeTempDir('deep-json-');
+  const path = await writeOtherWritersSnapshot(dir, numberedConnections(3, '86'));
+  const lines = (await readFile(path, 'utf8')).split('\n');
+  const entry = lines[2] as string;
+  lines[2] = `${entry.slice(0, -1)},"nested":${'{"a":'.repeat(depth - 2)}{}${'}'.repeat(depth - 2)}}`;
+  const trailer = JSON.parse(lines[4] as string) as Record<string, unknown>;
+  lines[4] = JSON.stringify({ ...trailer, sha256: hashEntryLines(lines.slice(1, 4)) });
+  await writeFile(path, lines.join('\n'));
+  return path;
+}
+
+describe('JSON nested too deeply', () => {
+  it('validate, diff and import refuse the entry by its line: exit 2, one line, nothing sent', async () => {
+    const snapshot = await deepSnapshot(6000);
+    target = await startEmulator({ data: { connections: [] } });
+    const env = { DDS_TARGET_TOKEN: target.token, DDS_TOKEN: target.token };
+    for (const args of [
+      ['validate', snapshot],
+      ['diff', '--from', snapshot, '--to', target.url],
+      ['import', snapshot, '--to', target.url, '--journal', `${snapshot}.journal`],
+    ]) {
+      const run = await runCli(args, { env });
+      expect(run.exitCode, `${args[0]}: ${run.stderr}`).toBe(2);
+      const lines = run.stderr.split('\n').filter((l) => l !== '');
+      expect(lines, args[0]).toHaveLength(1);
+      expect(lines[0]).toMatch(/:3: a value nested more than 1000 levels deep/);
+    }
+    expect(target.record.requests.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+
+  it('an entry 1000 levels deep is read as usual', async () => {
+    const run = await runCli(['validate', await deepSnapshot(1000)]);
+    expect(run.stderr).not.toMatch(/nested/);
+    expect(run.exitCode).not.toBe(2);
+  });
+});
