@@ -6,7 +6,7 @@ import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, readPathOption, readStringOption, stringOption } from './options.js';
-import { renderTable, withRefusalJson } from './render.js';
+import { renderTable, withRefusalReported } from './render.js';
 
 function describeMapping(m: DataSourceMapping): string {
   if (m.via === 'name-passthrough') return `${m.name} (by name)`;
@@ -101,8 +101,7 @@ export const profilesCloneCommand: CommandSpec = {
   async run(args, ctx) {
     // yargs holds <ids..> to at least one value; an empty one is refused here.
     const ids = parseListOption(args.ids, 'the profile ids') ?? [];
-    const result = await withRefusalJson(
-      ctx,
+    const result = await withRefusalReported(ctx, () =>
       cloneProfiles(
         {
           ids,
@@ -120,7 +119,7 @@ export const profilesCloneCommand: CommandSpec = {
     );
     if (result.kind === 'dry-run') {
       printPlan(ctx, result.plan, result.from, result.to);
-      assertPlanClean(result.plan);
+      await withRefusalReported(ctx, () => assertPlanClean(result.plan));
       return ExitCode.ok;
     }
     const outcome = result.outcome;

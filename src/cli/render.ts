@@ -188,6 +188,21 @@ function writeRefusalJson(ctx: CliContext, problems: readonly Problem[]): void {
   if (ctx.globals.json) ctx.out.json({ ok: false, exitCode: ExitCode.validation, problems });
 }
 
+/** `work`, with the problems of a pre-flight refusal it throws reported as {@link reportRefusal} does. */
+export async function withRefusalReported<T>(ctx: CliContext, work: () => Promise<T> | T): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof PreflightError) {
+      writeRefusalJson(ctx, error.problems);
+      // A refusal without a list (a protected target) says it all in its one line.
+      if (error.problems.length > 0)
+        printProblems(ctx, error.problems, (count) => `Pre-flight found ${count}:`);
+    }
+    throw error;
+  }
+}
+
 /** `work`, with a pre-flight refusal it throws also written as the `--json` result. */
 export async function withRefusalJson<T>(ctx: CliContext, work: Promise<T>): Promise<T> {
   try {

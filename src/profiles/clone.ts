@@ -3,6 +3,7 @@ import { listConnectionKeys } from '../api/connections.js';
 import type { HttpClient } from '../api/http.js';
 import { createScanProfile, getScanProfile, listScanProfiles } from '../api/scan-profiles.js';
 import type { ConnectionKey } from '../api/types.js';
+import { countOf } from '../display-name.js';
 import { ApiError, DdsError, InterruptedError, PreflightError, type Problem } from '../errors.js';
 import type { Logger } from '../log.js';
 import { assertWriteConfirmed } from '../protected.js';
@@ -62,9 +63,6 @@ async function prepareProfileClone(
 /** Refuse the run (exit 3, nothing created) when the plan has any problem, listing them all. */
 export function assertPlanClean(plan: ProfileClonePlan): void {
   if (plan.problems.length === 0) return;
-  const listed = plan.problems
-    .map((p) => `${p.entry ?? ''}${p.path ? ` ${p.path}` : ''}: ${p.message}`)
-    .join('; ');
   const hints: string[] = [];
   if (plan.missingConnections.length > 0) {
     hints.push(
@@ -74,7 +72,7 @@ export function assertPlanClean(plan: ProfileClonePlan): void {
   if (plan.steps.some((s) => s.kind === 'blocked' && s.singleRun))
     hints.push('Pass --allow-run to create one-time profiles (each starts a scan)');
   throw new PreflightError(
-    `pre-flight failed for ${plan.problems.length === 1 ? '1 problem' : `${plan.problems.length} problems`}, nothing was created: ${listed}`,
+    `Pre-flight refused the clone (${countOf(plan.problems.length, 'problem')}, listed above); nothing was created`,
     plan.problems,
     hints.length > 0 ? { hint: hints.join('. ') } : {},
   );

@@ -206,6 +206,15 @@ describe('profiles clone', () => {
     expect(names).not.toContain('undefined');
     for (const n of names) expect(run.stderr).toContain(n);
     expect(run.stderr).toMatch(/import/);
+    // As an import's: a line per problem under a heading, then the one error line.
+    const lines = run.stderr.split('\n').filter((l) => l !== '');
+    expect(lines[0]).toMatch(/^Pre-flight found \d+ problems:$/);
+    expect(lines.filter((l) => l.startsWith('  - ')).length).toBeGreaterThanOrEqual(2);
+    expect(lines.filter((l) => l.startsWith('error: '))).toEqual([
+      expect.stringMatching(
+        /^error: Pre-flight refused the clone \(\d+ problems, listed above\); nothing was created/,
+      ),
+    ]);
     expect(dst.store.profiles).toEqual([]);
     expect(dst.record.requests.filter((r) => r.method === 'POST')).toEqual([]);
   });
