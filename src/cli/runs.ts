@@ -20,8 +20,14 @@ function describeCounts(c: KindCounts): string {
   return parts.length > 0 ? parts.join(', ') : '-';
 }
 
-function whatOf(run: RunSummary): string {
-  if (run.command === 'undo') return `undo of run ${run.undoes}`;
+function whatOf(run: RunSummary, runs: readonly RunSummary[]): string {
+  if (run.command === 'undo') {
+    // A second undo of a run takes back only the creates the first one left in doubt.
+    const again = runs.some(
+      (r) => r.command === 'undo' && r.undoes === run.undoes && r.run < run.run && r.status === 'finished',
+    );
+    return `undo of run ${run.undoes}${again ? ' (in-doubt creates)' : ''}`;
+  }
   return run.undoneBy === null ? 'import' : `import (undone by run ${run.undoneBy})`;
 }
 
@@ -53,7 +59,7 @@ export const runsCommand: CommandSpec = {
     const columns = KINDS.map((k) => ({ kind: k, title: `${k.label}s` }));
     const rows = result.runs.map((r) => ({
       run: r.run,
-      what: whatOf(r),
+      what: whatOf(r, result.runs),
       status: r.status,
       started: r.startedAt,
       ...Object.fromEntries(columns.map((c) => [c.title, describeCounts(r[c.kind.runsKey] as KindCounts)])),

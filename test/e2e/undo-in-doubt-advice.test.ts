@@ -74,6 +74,7 @@ describe('undo --include-in-doubt after an undo that left creates in doubt', () 
     // Run 2 is wholly undone now: the same again takes back run 1 (its conn-00; the others are gone).
     const runs = await runCli(['runs', journal], { env });
     expect(runs.stdout).toMatch(/import \(undone by run 4\)/);
+    expect(runs.stdout).toMatch(/^4 +undo of run 2 \(in-doubt creates\) +finished/m);
     const next = await runCli(['undo', journal, '--include-in-doubt'], { env });
     expect(next.exitCode, next.stderr + next.stdout).toBe(0);
     expect(next.stdout).toMatch(/Undo of run 1 in /);
