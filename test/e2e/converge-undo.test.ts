@@ -275,6 +275,22 @@ describe('converge and undo (end to end, against the emulator)', () => {
     expect(stateOf(target).get('finance-invoices-s3')).toEqual(pre.get('finance-invoices-s3'));
   });
 
+  it('undo puts back an update whose snapshot held its secrets masked (left out of the PUT): not "changed since"', async () => {
+    await startTarget();
+    const pre = stateOf(target);
+    const [stale] = STALE as [string];
+    // No --overrides: the secrets stay masked, the PUT leaves them out and the service keeps its own.
+    const args = importArgs('--on-conflict', 'update', '--only', stale);
+    args.splice(args.indexOf('--overrides'), 2);
+    const imported = await runCli(args, { env: env() });
+    expect(imported.exitCode, imported.stderr).toBe(0);
+    expect(target.record.changeCount(stale, 'update')).toBe(1);
+    const undo = await runCli(['undo', journal()], { env: env() });
+    expect(undo.exitCode, undo.stdout + undo.stderr).toBe(0);
+    expect(undo.stdout).toMatch(/restored +1 /);
+    expect(stateOf(target).get(stale)).toEqual(pre.get(stale));
+  });
+
   it('undo leaves what someone changed after the run: an update edited since, a delete created again; the rest is put back', async () => {
     await startTarget();
     const pre = stateOf(target);

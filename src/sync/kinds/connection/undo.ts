@@ -8,6 +8,7 @@ import {
 } from '../../../connections/images.js';
 import { stripServerManaged } from '../../../connections/server-managed.js';
 import { findChangedFields } from '../../../diff/compare.js';
+import { valueAtComparedPath } from '../../../diff/normalize.js';
 import type { Problem } from '../../../errors.js';
 import { applyOverrides } from '../../../importer/overrides.js';
 import { checkEntryForSend } from '../../../importer/preflight.js';
@@ -55,7 +56,11 @@ export function planConnectionUndo(
   const secretsToPutBack = context.putBackDone ? [] : [...(h.secretsSent ?? [])];
   if (fields.length === 0 && secretsToPutBack.length === 0) return step({ kind: 'reverted' });
   const since = changedSinceReason(h, (written) =>
-    findChangedFields(written as Connection, current, secretFields),
+    findChangedFields(written as Connection, current, secretFields).filter(
+      // A secret the update left out (masked in the snapshot): the service kept its own, shown masked.
+      (f) =>
+        valueAtComparedPath(written, f.path) !== undefined || !isMasked(valueAtComparedPath(current, f.path)),
+    ),
   );
   if (since !== undefined) return step({ kind: 'left', reason: since });
   const problems: Problem[] = [];
