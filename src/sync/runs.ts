@@ -112,7 +112,11 @@ export interface ChosenUndo {
  */
 export function chooseUndoRun(
   runs: readonly RunState[],
-  options: { readonly includeInDoubt?: boolean } = {},
+  options: {
+    readonly includeInDoubt?: boolean;
+    /** Runs whose in-doubt creates are known to need nothing (gone, or changed since). */
+    readonly passed?: ReadonlySet<number>;
+  } = {},
 ): ChosenUndo | undefined {
   const newest = runs.at(-1);
   const undos = (run: number, before: number) =>
@@ -128,6 +132,7 @@ export function chooseUndoRun(
     if (!undone.has(r.run)) return { run: next, undoes: r.run, continuing: undefined, onlyInDoubt: false };
     const leftInDoubt =
       options.includeInDoubt === true &&
+      options.passed?.has(r.run) !== true &&
       !undos(r.run, next).some((u) => u.includeInDoubt) &&
       [...r.writes.values()].some(isInDoubtCreate);
     if (leftInDoubt) return { run: next, undoes: r.run, continuing: undefined, onlyInDoubt: true };

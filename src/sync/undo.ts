@@ -22,7 +22,7 @@ import { executeSteps, type WriteOutcome } from './execute.js';
 import { openJournalRecordReader, replayJournalFile, writeKey } from './journal/replay.js';
 import { normaliseTargetUrl, openJournal } from './journal/writer.js';
 import { KINDS, type SyncKind, writersFor } from './kind.js';
-import { cannotReadJournal, chooseUndoRun } from './runs.js';
+import { type ChosenUndo, cannotReadJournal, chooseUndoRun } from './runs.js';
 import { observedOutcome, outcomeRecord, Write } from './step.js';
 import { createRateLimiter } from './throttle.js';
 import {
@@ -115,7 +115,7 @@ async function openForUndo(options: UndoOptions) {
     const begin = replay?.begin;
     if (replay === undefined || begin === undefined)
       throw new InputFileError(options.journal, 1, 'the journal is empty: the import wrote nothing to undo');
-    return { journal, begin, chosen: chooseUndoRun(replay.runs, options) };
+    return { journal, begin, runs: replay.runs, chosen: chooseUndoRun(replay.runs, options) };
   } catch (error) {
     // A typed error (a damaged journal, the lock held) says what it is; anything else is a read.
     if (isDdsError(error)) throw error;
@@ -196,17 +196,10 @@ export async function undoRun(
   ports: UndoPorts,
   onEvent: (event: UndoEvent) => void,
 ): Promise<UndoResult> {
-  const { journal, begin, chosen } = await openForUndo(options);
+  const { journal, begin, runs, chosen: first } = await openForUndo(options);
   const reader = openJournalRecordReader(options.journal);
   try {
-    if (chosen === undefined) return { kind: 'nothing', journal: options.journal };
-    const history = createRunHistory(chosen.undoes, reader);
-    let index = 0;
-    await replayJournalFile(options.journal, { onRecord: (record, at) => history.add(record, index++, at) });
-    // A run undone already whose creates were left in doubt: only those are taken back now.
-    const histories = history
-      .finish()
-      .filter((h) => !chosen.onlyInDoubt || (h.firstOp === 'create' && h.inDoubt));
+    if (first === undefined) return { kind: 'nothing', journal: options.journal };
     const rawOverrides = options.overrides ? await loadOverrides(options.overrides) : EMPTY_OVERRIDES;
     const overrides = resolveOverrides(rawOverrides, ports.env);
     // Connections put back are checked against their templates before anything is sent.
@@ -225,18 +218,46 @@ export async function undoRun(
       onRateLimited: (ms) => limiter.onRateLimited(ms),
     });
     try {
-      const stepsByKind = await planAgainstTarget(
-        client,
-        histories,
-        // One object per step, built whole (100 000 on a large undo): no spread copy of it.
-        (h, references) => {
-          const undone = chosen.continuing?.writes.get(writeKey(h.object, h.name));
-          const putBackDone = undone?.op === 'update' && undone.state === 'done';
-          const includeInDoubt = options.includeInDoubt === true;
-          return { catalog, overrides, includeInDoubt, putBackDone, references };
-        },
-        ports.signal,
-      );
+      const planFor = async (chosen: ChosenUndo) => {
+        const history = createRunHistory(chosen.undoes, reader);
+        let index = 0;
+        await replayJournalFile(options.journal, {
+          onRecord: (record, at) => history.add(record, index++, at),
+        });
+        // A run undone already whose creates were left in doubt: only those are taken back now.
+        const histories = history
+          .finish()
+          .filter((h) => !chosen.onlyInDoubt || (h.firstOp === 'create' && h.inDoubt));
+        // An interrupted undo is finished as it was started, whatever this command line says.
+        const includeInDoubt = chosen.continuing?.includeInDoubt ?? options.includeInDoubt === true;
+        const stepsByKind = await planAgainstTarget(
+          client,
+          histories,
+          // One object per step, built whole (100 000 on a large undo): no spread copy of it.
+          (h, references) => {
+            const undone = chosen.continuing?.writes.get(writeKey(h.object, h.name));
+            const putBackDone = undone?.op === 'update' && undone.state === 'done';
+            return { catalog, overrides, includeInDoubt, putBackDone, references };
+          },
+          ports.signal,
+        );
+        return { chosen, stepsByKind };
+      };
+      let planned = await planFor(first);
+      // In-doubt creates already gone or changed since: taking them back writes nothing, so the run
+      // before is next (as when no undo left any).
+      const passed = new Set<number>();
+      while (
+        planned.chosen.onlyInDoubt &&
+        planned.chosen.continuing === undefined &&
+        !planned.stepsByKind.flat().some(isWritingStep)
+      ) {
+        passed.add(planned.chosen.undoes);
+        const next = chooseUndoRun(runs, { includeInDoubt: options.includeInDoubt, passed });
+        if (next === undefined) return { kind: 'nothing', journal: options.journal };
+        planned = await planFor(next);
+      }
+      const { chosen, stepsByKind } = planned;
       const steps = stepsByKind.flat();
       const problems = steps.flatMap((s) => (s.kind === 'invalid' ? s.problems : []));
       const writes = steps.filter(isWritingStep);
