@@ -1,6 +1,6 @@
 /** What the service answered: bodies parsed by content, error envelopes on a 2xx, its error text scrubbed. */
 
-import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
+import { MAX_DOCUMENT_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { isRecord } from '../own-property.js';
 import { maskSecrets, scrubServiceText } from '../secrets.js';
 
@@ -85,8 +85,11 @@ export function parseBody(text: string): unknown {
   } catch {
     return new NotJson(trimmed);
   }
-  if (nestsTooDeep(value, trimmed.length)) {
-    return new NotJson('', `the service answered with JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
+  if (nestsTooDeep(value, trimmed.length, MAX_DOCUMENT_DEPTH)) {
+    return new NotJson(
+      '',
+      `the service answered with JSON nested more than ${MAX_DOCUMENT_DEPTH} levels deep`,
+    );
   }
   return value;
 }

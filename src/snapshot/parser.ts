@@ -78,7 +78,9 @@ export class SnapshotParser {
       return undefined;
     }
     const value = parsed === undefined ? this.parseJson(raw) : parsed;
-    if (nestsTooDeep(value, raw.bytes.length)) {
+    // A scan profile line wraps its profile one level deep.
+    const object = isProfileLine(value) ? value.scanProfile : value;
+    if (nestsTooDeep(object, raw.bytes.length)) {
       throw this.fail(raw.number, `a value nested more than ${MAX_JSON_DEPTH} levels deep`);
     }
     if (isRecord(value) && value.kind === SNAPSHOT_END_KIND && !Object.hasOwn(value, 'name')) {

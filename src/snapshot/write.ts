@@ -4,6 +4,7 @@
  * once into a spill file and only `(name, offset, length)` is kept; the index is sorted and the lines
  * copied into the snapshot in name order (about 100 bytes an entry plus 4 MiB of buffers).
  */
+
 import { readSync } from 'node:fs';
 import { link, mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -19,6 +20,7 @@ import {
   tempPathFor,
   toFileWriteError,
 } from '../files.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { type AgeEncryption, createAgeWriter } from './age.js';
@@ -244,7 +246,9 @@ function checkEntryShape(entry: Connection, arrival: number): void {
         ? 'has no string "name"'
         : typeof e.type !== 'string' || e.type === ''
           ? 'has no string "type"'
-          : undefined;
+          : nestsTooDeep(e)
+            ? `is nested more than ${MAX_JSON_DEPTH} levels deep`
+            : undefined;
   if (problem === undefined) return;
   const label = e !== null && typeof e === 'object' && typeof e.name === 'string' ? e.name : `#${arrival}`;
   throw new PreflightError(`Connection ${label} of the export ${problem}; nothing was written`, [
@@ -282,6 +286,12 @@ function sortIndex(index: SpillIndex): Uint32Array {
 /** The profiles in name order (the export leaves out those without a name); duplicates are refused. */
 function sortProfiles(profiles: readonly SnapshotScanProfile[]): SnapshotScanProfile[] {
   const problems: Problem[] = [];
+  for (const p of profiles)
+    if (nestsTooDeep(p.scanProfile))
+      problems.push({
+        entry: p.scanProfile.name,
+        message: `is nested more than ${MAX_JSON_DEPTH} levels deep`,
+      });
   const sorted = [...profiles].sort((a, b) => compareNames(a.scanProfile.name, b.scanProfile.name));
   for (let i = 1; i < sorted.length; i++) {
     const name = (sorted[i] as SnapshotScanProfile).scanProfile.name;
@@ -293,9 +303,11 @@ function sortProfiles(profiles: readonly SnapshotScanProfile[]): SnapshotScanPro
     throw new PreflightError(
       `The scan profiles cannot be written (${problems.map((p) => `${JSON.stringify(p.entry)}: ${p.message}`).join('; ')}); nothing was written`,
       problems,
-      {
-        hint: 'Names are the natural key of a snapshot: rename the profiles in the source environment, or export with --include connections',
-      },
+      problems.some((p) => p.message.startsWith('more than one'))
+        ? {
+            hint: 'Names are the natural key of a snapshot: rename the profiles in the source environment, or export with --include connections',
+          }
+        : { hint: 'Fix the profile in the source environment, or export with --include connections' },
     );
   }
   return sorted;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { hashEntryLines } from '../../src/snapshot/checksum.js';
+import { send } from '../emulator/raw-http.js';
 import { numberedConnections, writeOtherWritersSnapshot } from '../helpers/other-writers-snapshot.js';
 import { runCli } from '../helpers/run-cli.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -53,5 +54,54 @@ describe('JSON nested too deeply', () => {
     const run = await runCli(['validate', await deepSnapshot(1000)]);
     expect(run.stderr).not.toMatch(/nested/);
     expect(run.exitCode).not.toBe(2);
+  });
+
+  it('a connection 1000 levels deep in the service is listed, exported, imported and undone; one deeper is not exported', async () => {
+    const nested = (depth: number) => {
+      let v: unknown = {};
+      for (let i = 2; i < depth; i++) v = { a: v };
+      return v;
+    };
+    const deepOne = (name: string, depth: number) => ({
+      name,
+      type: 'custom-type',
+      description: 'd',
+      nested: nested(depth),
+    });
+    const source = await startEmulator({ data: { connections: [deepOne('deep-1000', 1000)] } });
+    target = await startEmulator({ data: { connections: [] } });
+    try {
+      const dir = await makeTempDir('deep-json-');
+      const env = { DDS_TOKEN: source.token, DDS_SOURCE_TOKEN: source.token, DDS_TARGET_TOKEN: target.token };
+      const listed = await runCli(['connections', 'list', '--env', source.url, '--format', 'ndjson'], {
+        env,
+      });
+      expect(listed.exitCode, listed.stderr).toBe(0);
+      const snapshot = join(dir, 's.jsonl');
+      const exported = await runCli(['export', '--from', source.url, '-o', snapshot], { env });
+      expect(exported.exitCode, exported.stderr).toBe(0);
+      const journal = join(dir, 'j.jsonl');
+      const imported = await runCli(['import', snapshot, '--to', target.url, '--journal', journal], { env });
+      expect(imported.exitCode, imported.stderr).toBe(0);
+      const listedThere = await runCli(['connections', 'list', '--env', target.url], {
+        env: { DDS_TOKEN: target.token },
+      });
+      expect(listedThere.exitCode, listedThere.stderr).toBe(0);
+      const undone = await runCli(['undo', journal], { env });
+      expect(undone.exitCode, undone.stdout + undone.stderr).toBe(0);
+      expect(target.store.connections).toEqual([]);
+
+      const made = await send(source.url, 'POST', '/api/v1/ds_connections', {
+        token: source.token,
+        body: { ds_connection: deepOne('deep-1001', 1001) },
+      });
+      expect(made.status).toBeLessThan(300);
+      const refused = await runCli(['export', '--from', source.url, '-o', join(dir, 't.jsonl')], { env });
+      expect(refused.exitCode).not.toBe(0);
+      expect(refused.exitCode).not.toBe(70);
+      expect(refused.stderr).toMatch(/nested more than 1000 levels deep/);
+    } finally {
+      await source.close();
+    }
   });
 });

@@ -109,18 +109,23 @@ describe('an overall deadline per request', () => {
 describe('JSON nested too deeply to use (the walkers that compare and mask recurse)', () => {
   const deep = (depth: number) => `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
 
-  it('an answer nested more than 1000 levels deep is refused with one clear error, not a stack overflow', async () => {
-    nock(BASE).get('/api/v1/ds-connections').reply(200, deep(6000), { 'Content-Type': 'application/json' });
+  it('an answer nested more than 1064 levels deep is refused with one clear error, not a stack overflow, and not asked again', async () => {
+    const scope = nock(BASE)
+      .get('/api/v1/ds-connections')
+      .once()
+      .reply(200, deep(6000), { 'Content-Type': 'application/json' });
     const { client } = makeClient();
     const error = await rejectionOf(
-      client.request({ method: 'GET', path: '/ds-connections', retry: 'never' }),
+      client.request({ method: 'GET', path: '/ds-connections', retry: 'safe' }),
     );
     expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).message).toMatch(/JSON nested more than 1000 levels deep/);
+    expect((error as ApiError).message).toMatch(/JSON nested more than 1064 levels deep/);
+    expect((error as ApiError).isTransient()).toBe(false);
+    expect(scope.isDone()).toBe(true);
   });
 
-  it('one 1000 levels deep is read as usual', async () => {
-    nock(BASE).get('/api/v1/ds-connections').reply(200, deep(999), { 'Content-Type': 'application/json' });
+  it('one 1064 levels deep (a connection 1000 deep in an answer) is read as usual', async () => {
+    nock(BASE).get('/api/v1/ds-connections').reply(200, deep(1063), { 'Content-Type': 'application/json' });
     const { client } = makeClient();
     const value = await client.request({ method: 'GET', path: '/ds-connections', retry: 'never' });
     expect(typeof value).toBe('object');

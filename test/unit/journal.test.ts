@@ -33,6 +33,25 @@ const connectionWrites = (replay: JournalReplay) => writesOf(replay.runs.at(-1),
 const lines = (records: readonly JournalRecord[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 
 describe('replayJournal', () => {
+  it('refuses a record nested too deeply to use (a damaged journal), naming its line, instead of overflowing later', () => {
+    const image = (depth: number) =>
+      `{"name":"a","type":"s3","x":${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}}`;
+    const record = (depth: number) =>
+      `{"kind":"intent","object":"connection","op":"create","name":"a","targetName":"a","attempt":1,"at":"${at}","image":${image(depth)}}\n`;
+    const error = (() => {
+      try {
+        replayJournal(`${JSON.stringify(begin)}\n${record(20_000)}`, 'j.jsonl');
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(InputFileError);
+    expect((error as Error).message).toMatch(/j\.jsonl:2: a record nested more than 1064 levels deep/);
+    // An image of a connection 1000 levels deep is a record 1002 deep: read as usual.
+    expect(replayJournal(`${JSON.stringify(begin)}\n${record(998)}`).runs).toHaveLength(1);
+  });
+
   it('folds records into per-name states: done, failed, in doubt', () => {
     const text = lines([
       begin,

@@ -3,8 +3,10 @@
  * can tear the last line: a final line without its newline is ignored (the writer truncates it away on
  * reopening). A complete line that is not a valid record is corruption, refused naming the line.
  */
+
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { assertNever, InputFileError } from '../../errors.js';
+import { MAX_DOCUMENT_DEPTH, nestsTooDeep } from '../../json-depth.js';
 import { notOursReason } from '../ownership.js';
 import {
   type BeginRecord,
@@ -121,6 +123,9 @@ export function zeroCounts(): RunCounts {
   return { created: 0, updated: 0, deleted: 0, failed: 0, found: 0, existed: 0, notOurs: 0 };
 }
 
+const DAMAGED_JOURNAL_HINT =
+  'The journal is damaged; move it aside to start over (entries already created are then found as existing)';
+
 /** Replays records one line at a time, folded into runs (for the text and the file readers). */
 class Replayer {
   begin: BeginRecord | undefined;
@@ -160,8 +165,18 @@ class Replayer {
       parsed = JSON.parse(line);
     } catch {
       throw new InputFileError(this.file, this.lineNo, 'not a JSON journal record', {
-        hint: 'The journal is damaged; move it aside to start over (entries already created are then found as existing)',
+        hint: DAMAGED_JOURNAL_HINT,
       });
+    }
+    if (nestsTooDeep(parsed, line.length, MAX_DOCUMENT_DEPTH)) {
+      throw new InputFileError(
+        this.file,
+        this.lineNo,
+        `a record nested more than ${MAX_DOCUMENT_DEPTH} levels deep`,
+        {
+          hint: DAMAGED_JOURNAL_HINT,
+        },
+      );
     }
     const record = checkRecord(parsed);
     if (typeof record === 'string') throw new InputFileError(this.file, this.lineNo, record);
