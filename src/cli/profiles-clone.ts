@@ -6,7 +6,7 @@ import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, readPathOption, readStringOption, stringOption } from './options.js';
-import { renderTable, withRefusalReported } from './render.js';
+import { printProblems, renderTable, withRefusalReported } from './render.js';
 
 function describeMapping(m: DataSourceMapping): string {
   if (m.via === 'name-passthrough') return `${m.name} (by name)`;
@@ -43,7 +43,7 @@ function printPlan(ctx: CliContext, plan: ProfileClonePlan, from: string, to: st
     } else if (step.kind === 'exists') {
       ctx.out.result(`exists   ${step.sourceId}  '${step.name}' (already in the target: nothing sent)`);
     } else {
-      // Its problems are in the one list of the error line on stderr, not repeated here.
+      // Its problems are listed on stderr (one list for every profile), not repeated here.
       ctx.out.result(
         `blocked  ${step.sourceId}  '${step.name}': ${countOf(step.problems.length, 'problem')} (listed on stderr)`,
       );
@@ -119,7 +119,9 @@ export const profilesCloneCommand: CommandSpec = {
     );
     if (result.kind === 'dry-run') {
       printPlan(ctx, result.plan, result.from, result.to);
-      await withRefusalReported(ctx, () => assertPlanClean(result.plan));
+      // The plan (with its problems, under --json) is the dry run's one document.
+      printProblems(ctx, result.plan.problems, (count) => `Pre-flight found ${count}:`);
+      assertPlanClean(result.plan);
       return ExitCode.ok;
     }
     const outcome = result.outcome;

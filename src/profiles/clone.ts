@@ -72,7 +72,7 @@ export function assertPlanClean(plan: ProfileClonePlan): void {
   if (plan.steps.some((s) => s.kind === 'blocked' && s.singleRun))
     hints.push('Pass --allow-run to create one-time profiles (each starts a scan)');
   throw new PreflightError(
-    `Pre-flight refused the clone (${countOf(plan.problems.length, 'problem')}, listed above); nothing was created`,
+    `Pre-flight refused the clone (${countOf(plan.problems.length, 'problem')}); nothing was created`,
     plan.problems,
     hints.length > 0 ? { hint: hints.join('. ') } : {},
   );

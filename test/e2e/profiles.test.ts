@@ -211,10 +211,28 @@ describe('profiles clone', () => {
     expect(lines[0]).toMatch(/^Pre-flight found \d+ problems:$/);
     expect(lines.filter((l) => l.startsWith('  - ')).length).toBeGreaterThanOrEqual(2);
     expect(lines.filter((l) => l.startsWith('error: '))).toEqual([
-      expect.stringMatching(
-        /^error: Pre-flight refused the clone \(\d+ problems, listed above\); nothing was created/,
-      ),
+      expect.stringMatching(/^error: Pre-flight refused the clone \(\d+ problems\); nothing was created/),
     ]);
+    // A dry run with --json: the plan, its problems in it, is the one document on stdout.
+    const dry = await runCli(
+      [
+        'profiles',
+        'clone',
+        `${other._id},${profile._id}`,
+        '--from',
+        src.url,
+        '--to',
+        dst.url,
+        '--dry-run',
+        '--json',
+      ],
+      { env: env(src, dst) },
+    );
+    expect(dry.exitCode).toBe(3);
+    const plan = JSON.parse(dry.stdout) as { dryRun: boolean; problems: unknown[] };
+    expect(plan.dryRun).toBe(true);
+    expect(plan.problems.length).toBeGreaterThanOrEqual(2);
+    expect(dry.stderr).not.toMatch(/listed above/);
     expect(dst.store.profiles).toEqual([]);
     expect(dst.record.requests.filter((r) => r.method === 'POST')).toEqual([]);
   });
