@@ -163,7 +163,7 @@ export function renderRun(
     else if (result.run === undefined)
       // The objects the target holds were left as they are, not compared: they may differ.
       ctx.out.result(
-        `${result.target} holds every entry of the snapshot: nothing was written (what it held was left as it is; diff shows what differs, --on-conflict update updates it)`,
+        `Nothing was written into ${result.target}: what it held was left as it is, not compared (diff shows what differs; --on-conflict update updates it)`,
       );
     else ctx.out.info(`Run ${result.run} of ${result.journal} (undo takes it back)`);
   }
