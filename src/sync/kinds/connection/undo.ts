@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import {
   dropMaskedValues,
   fillMaskedForCheck,
@@ -56,10 +57,8 @@ export function planConnectionUndo(
   const secretsToPutBack = context.putBackDone ? [] : [...(h.secretsSent ?? [])];
   if (fields.length === 0 && secretsToPutBack.length === 0) return step({ kind: 'reverted' });
   const since = changedSinceReason(h, (written) =>
-    findChangedFields(written as Connection, current, secretFields).filter(
-      // A secret the update left out (masked in the snapshot): the service kept its own, shown masked.
-      (f) =>
-        valueAtComparedPath(written, f.path) !== undefined || !isMasked(valueAtComparedPath(current, f.path)),
+    findChangedFields(written as Connection, current, secretFields).filter((f) =>
+      changedSinceLeftOut(f.path, written, current, before),
     ),
   );
   if (since !== undefined) return step({ kind: 'left', reason: since });
@@ -86,4 +85,24 @@ export function planConnectionUndo(
     image: makeSafeImage(body, secretFields(h.type)),
     secretsSent: findClearSecrets(body, secretFields(h.type)),
   });
+}
+
+/**
+ * Whether a field that differs between what the update wrote and the object now was changed since. The
+ * run may have left it out (a secret masked in the snapshot): then the service kept its stored value, so
+ * the object holds it as before the run (the contract, Converge), a top-level secret shown masked. A
+ * nested one left out (a custom field's encrypted value) may not have been kept, and a mask cannot tell
+ * a later edit from the value before: changed, so the undo leaves it rather than erase someone's value.
+ */
+function changedSinceLeftOut(
+  path: string,
+  written: Readonly<Record<string, unknown>>,
+  current: Readonly<Record<string, unknown>>,
+  before: Readonly<Record<string, unknown>>,
+): boolean {
+  if (valueAtComparedPath(written, path) !== undefined) return true;
+  const now = valueAtComparedPath(current, path);
+  if (now === undefined) return false;
+  if (isMasked(now)) return path.lastIndexOf('/') !== 0;
+  return !isDeepStrictEqual(now, valueAtComparedPath(before, path));
 }
