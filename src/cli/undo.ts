@@ -75,10 +75,17 @@ export const undoCommand: CommandSpec = {
     if (journal === undefined) throw new UsageError('Missing JOURNAL', { hint: 'See --help' });
     const onEvent = (event: UndoEvent): void => {
       if (event.kind === 'refused') reportRefusal(ctx, event.problems);
-      if (event.kind === 'run-started')
+      if (event.kind === 'run-started') {
         ctx.out.info(
           `Undoing ${whichRun(event)}: ${countOf(event.writes, 'change')} in ${event.target} (concurrency ${event.concurrency}); journal ${event.journal}`,
         );
+        if (event.resuming && event.includeInDoubt !== (args.includeInDoubt === true))
+          ctx.out.warn(
+            event.includeInDoubt
+              ? 'Finishing the interrupted undo as it was started, with --include-in-doubt'
+              : 'Finishing the interrupted undo as it was started, without --include-in-doubt; run undo --include-in-doubt after it to take back the creates it leaves in doubt',
+          );
+      }
     };
     const result = await undoRun(
       {

@@ -76,6 +76,9 @@ export type UndoEvent =
       readonly undoes: number;
       /** Only the creates an earlier undo of `undoes` left in doubt (`--include-in-doubt`). */
       readonly onlyInDoubt: boolean;
+      /** An interrupted undo being finished, with the `--include-in-doubt` it was started with. */
+      readonly resuming: boolean;
+      readonly includeInDoubt: boolean;
       readonly writes: number;
       readonly journal: string;
       readonly concurrency: number;
@@ -228,7 +231,8 @@ export async function undoRun(
         const histories = history
           .finish()
           .filter((h) => !chosen.onlyInDoubt || (h.firstOp === 'create' && h.inDoubt));
-        // An interrupted undo is finished as it was started, whatever this command line says.
+        // An interrupted undo is finished as it was started, whatever this command line says (a journal
+        // of an earlier version does not say: this command line's).
         const includeInDoubt = chosen.continuing?.includeInDoubt ?? options.includeInDoubt === true;
         const stepsByKind = await planAgainstTarget(
           client,
@@ -241,7 +245,7 @@ export async function undoRun(
           },
           ports.signal,
         );
-        return { chosen, stepsByKind };
+        return { chosen, stepsByKind, includeInDoubt };
       };
       let planned = await planFor(first);
       // In-doubt creates already gone or changed since: taking them back writes nothing, so the run
@@ -257,7 +261,7 @@ export async function undoRun(
         if (next === undefined) return { kind: 'nothing', journal: options.journal };
         planned = await planFor(next);
       }
-      const { chosen, stepsByKind } = planned;
+      const { chosen, stepsByKind, includeInDoubt } = planned;
       const steps = stepsByKind.flat();
       const problems = steps.flatMap((s) => (s.kind === 'invalid' ? s.problems : []));
       const writes = steps.filter(isWritingStep);
@@ -304,6 +308,8 @@ export async function undoRun(
         run: chosen.run,
         undoes: chosen.undoes,
         onlyInDoubt: chosen.onlyInDoubt,
+        resuming: chosen.continuing !== undefined,
+        includeInDoubt,
         writes: writes.length,
         journal: options.journal,
         concurrency,

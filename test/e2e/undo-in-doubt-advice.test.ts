@@ -3,6 +3,7 @@
  * doing so takes back those creates of that run, not the run before it (against the emulator on
  * 127.0.0.1, real HTTP).
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
@@ -99,6 +100,27 @@ describe('undo --include-in-doubt after an undo that left creates in doubt', () 
     const resumed = await runCli(['undo', journal], { env });
     expect(resumed.exitCode, resumed.stdout + resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/Undo of run 2 \(the creates its undo left in doubt\)/);
+    expect(resumed.stderr).toMatch(
+      /Finishing the interrupted undo as it was started, with --include-in-doubt/,
+    );
+    expect(names(emu)).toEqual(['conn-00']);
+  });
+
+  it('an interrupted undo of a journal of an earlier version (its run record does not say) is finished with this command line', async () => {
+    const { emu, env, journal } = await twoRunsTheSecondInDoubt();
+    emu.setFaults('reset@DELETE:*');
+    expect((await runCli(['undo', journal, '--include-in-doubt'], { env })).exitCode).toBe(5);
+    emu.setFaults('');
+    // As an earlier version wrote it: no includeInDoubt on the undo's run record.
+    const text = await readFile(journal, 'utf8');
+    expect(text).toMatch(/"command":"undo","undoes":2,"includeInDoubt":true/);
+    await writeFile(
+      journal,
+      text.replaceAll(',"includeInDoubt":true', '').replaceAll(',"includeInDoubt":false', ''),
+    );
+    const resumed = await runCli(['undo', journal, '--include-in-doubt'], { env });
+    expect(resumed.exitCode, resumed.stdout + resumed.stderr).toBe(0);
+    expect(resumed.stderr).not.toMatch(/Finishing the interrupted undo/);
     expect(names(emu)).toEqual(['conn-00']);
   });
 

@@ -41,7 +41,7 @@ export interface RunRecord {
   readonly run: number;
   readonly command: RunCommand;
   readonly undoes?: number;
-  /** An undo run with `--include-in-doubt`: it took back the creates of `undoes` that were in doubt too. */
+  /** An undo run: whether with `--include-in-doubt` (it took back the creates of `undoes` in doubt too). */
   readonly includeInDoubt?: boolean;
   readonly tool: string;
   readonly at: string;

@@ -59,8 +59,8 @@ export interface RunState {
   readonly run: number;
   readonly command: RunCommand;
   readonly undoes: number | undefined;
-  /** An undo run with `--include-in-doubt`. */
-  readonly includeInDoubt: boolean;
+  /** An undo run with `--include-in-doubt`; undefined when its record does not say (an earlier version). */
+  readonly includeInDoubt: boolean | undefined;
   readonly startedAt: string;
   /** Set by `run-end` (format 1: when nothing was left in doubt). */
   endedAt: string | undefined;
@@ -217,7 +217,7 @@ class Replayer {
       run: record.run,
       command: record.command,
       undoes: record.undoes,
-      includeInDoubt: record.includeInDoubt === true,
+      includeInDoubt: record.includeInDoubt,
       startedAt: record.at,
       endedAt: undefined,
       writes: new Map(),

@@ -251,7 +251,8 @@ export async function openJournal(
           run,
           command,
           ...(undoes === undefined ? {} : { undoes }),
-          ...(includeInDoubt === true ? { includeInDoubt } : {}),
+          // Always said by an undo, so that a resume can tell it from a journal of an earlier version.
+          ...(command === 'undo' ? { includeInDoubt: includeInDoubt === true } : {}),
           tool,
           at: now().toISOString(),
         }),
