@@ -2,10 +2,12 @@
  * A bad input file is one {@link InputFileError} line (exit 2) that never quotes its content (it may hold
  * a credential). An output appears complete or not at all: a 0600 temporary file beside it, fsync, rename.
  */
+
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, lstat, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FileWriteError, InputFileError, UsageError } from './errors.js';
+import { MAX_DOCUMENT_DEPTH, nestsTooDeep } from './json-depth.js';
 import { describeJsonError } from './secrets.js';
 
 /** Mode of files that may hold credentials or say where sensitive data lives. */
@@ -47,14 +49,22 @@ export async function readTextFile(
 export async function readJsonFile(path: string, options: ReadJsonFileOptions = {}): Promise<unknown> {
   const label = options.label ?? path;
   const text = await readTextFile(path, options);
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (cause) {
     throw new InputFileError(label, undefined, `is not valid JSON (${describeJsonError(cause)})`, {
       ...(options.jsonHint === undefined ? {} : { hint: options.jsonHint }),
       cause,
     });
   }
+  // A document (a config, an overrides file, a scan profile) wraps its objects a few levels deep.
+  if (nestsTooDeep(value, text.length, MAX_DOCUMENT_DEPTH)) {
+    throw new InputFileError(label, undefined, `nests more than ${MAX_DOCUMENT_DEPTH} levels deep`, {
+      ...(options.jsonHint === undefined ? {} : { hint: options.jsonHint }),
+    });
+  }
+  return value;
 }
 
 /** A unique hidden temporary path next to `path` (same folder: the rename is atomic). */

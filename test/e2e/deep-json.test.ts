@@ -104,4 +104,20 @@ describe('JSON nested too deeply', () => {
       await source.close();
     }
   });
+
+  it('a JSON file argument nested too deeply (profiles create --file) is refused as an input file: exit 2, nothing sent', async () => {
+    target = await startEmulator({ data: { connections: [] } });
+    const dir = await makeTempDir('deep-json-');
+    const file = join(dir, 'profile.json');
+    await writeFile(
+      file,
+      `{"name":"p","scanTemplateId":"t","dataSourceList":[],"x":${'['.repeat(6000)}${']'.repeat(6000)}}`,
+    );
+    const run = await runCli(['profiles', 'create', '--env', target.url, '--file', file], {
+      env: { DDS_TOKEN: target.token },
+    });
+    expect(run.exitCode, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/profile\.json.*nests more than 1064 levels deep/);
+    expect(target.record.requests.filter((r) => r.method === 'POST')).toEqual([]);
+  });
 });

@@ -124,6 +124,21 @@ describe('JSON nested too deeply to use (the walkers that compare and mask recur
     expect(scope.isDone()).toBe(true);
   });
 
+  it('the same answer to a write leaves it in doubt (applied, maybe): transient, so a create is looked up', async () => {
+    nock(BASE).post('/api/v1/ds_connections').reply(200, deep(6000), { 'Content-Type': 'application/json' });
+    const { client } = makeClient();
+    const error = await rejectionOf(
+      client.request({
+        method: 'POST',
+        path: '/ds_connections',
+        body: { ds_connection: {} },
+        retry: 'never',
+      }),
+    );
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).isTransient()).toBe(true);
+  });
+
   it('one 1064 levels deep (a connection 1000 deep in an answer) is read as usual', async () => {
     nock(BASE).get('/api/v1/ds-connections').reply(200, deep(1063), { 'Content-Type': 'application/json' });
     const { client } = makeClient();
