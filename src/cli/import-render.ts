@@ -147,7 +147,8 @@ export function renderRun(
       rateLimited: result.rateLimited,
       journal: result.journal,
       run: result.run ?? null,
-      upToDate: result.run === undefined,
+      // Nothing written under skip: what the target held was not compared (null: not known).
+      upToDate: result.run !== undefined ? false : existingCompared ? true : null,
       report: result.reportPath ?? null,
       idMap: result.idMapPath ?? null,
       ...Object.assign({}, ...json.map((j) => j.tail)),

@@ -117,11 +117,18 @@ describe('import (end to end, against the emulator)', () => {
     // connection there, writes nothing and records no run.
     const result = JSON.parse(again.stdout) as {
       counts: { created: number; exists: number };
-      upToDate: boolean;
+      upToDate: boolean | null;
       run: number | null;
     };
     expect(result.counts).toMatchObject({ created: 0, exists: entries.length });
-    expect(result).toMatchObject({ upToDate: true, run: null });
+    // Under --on-conflict skip what the target holds is not compared: not known to be up to date.
+    expect(result).toMatchObject({ upToDate: null, run: null });
+    const compared = await runCli(
+      importArgs('--overrides', overridesPath, '--on-conflict', 'update', '--json'),
+      { env: env() },
+    );
+    expect(compared.exitCode, compared.stderr).toBe(0);
+    expect(JSON.parse(compared.stdout)).toMatchObject({ upToDate: true, run: null });
     const idsAgain = JSON.parse(await readFile(idMap, 'utf8')) as Record<string, unknown>;
     expect(idsAgain).toEqual(ids);
   });
