@@ -120,7 +120,8 @@ export const profilesCloneCommand: CommandSpec = {
     if (result.kind === 'dry-run') {
       printPlan(ctx, result.plan, result.from, result.to);
       // The plan (with its problems, under --json) is the dry run's one document.
-      printProblems(ctx, result.plan.problems, (count) => `Pre-flight found ${count}:`);
+      if (result.plan.problems.length > 0)
+        printProblems(ctx, result.plan.problems, (count) => `Pre-flight found ${count}:`);
       assertPlanClean(result.plan);
       return ExitCode.ok;
     }

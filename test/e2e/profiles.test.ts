@@ -252,6 +252,7 @@ describe('profiles clone', () => {
     ])) {
       expect(run.stdout).toContain(`${from} -> ${to}`);
     }
+    expect(run.stderr).not.toMatch(/Pre-flight/);
     expect(dst.record.requests.filter((r) => r.method === 'POST')).toEqual([]);
   });
 
