@@ -111,6 +111,13 @@ describe('table', () => {
     expect(row).toBe(`one\\ntwo  ${'x'.repeat(9)}…`);
   });
 
+  it('renders 300 000 rows (a large cases list as a table), the widest cell setting the width', () => {
+    const rows = Array.from({ length: 300_000 }, (_, i) => ({ id: String(i) }));
+    const lines = renderTable(rows, ['id']).split('\n');
+    expect(lines).toHaveLength(300_002);
+    expect(lines[1]).toBe('------');
+  });
+
   it('is buffered until end', async () => {
     const { out, text } = captureOutput(true);
     const writer = createRecordWriter('table', out, ['name']);
