@@ -4,7 +4,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { listCases, updateCasesBulk } from '../api/cases.js';
+import { caseWriteId, listCases, updateCasesBulk } from '../api/cases.js';
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import { countOf } from '../display-name.js';
@@ -26,6 +26,8 @@ export function compareReportedIds(
     unexpected: reportedIds.filter((id) => !matched.has(id)),
   };
 }
+
+const writeIdOf = (c: SecurityCase): string => caseWriteId(c) ?? c.caseId;
 
 export interface CaseUpdateResult {
   readonly caseIds: readonly string[];
@@ -57,7 +59,9 @@ async function applyCaseUpdate(
     const at = now().toISOString();
     await appendAuditRecords(
       auditFile,
-      matched.map((c): CaseAuditRecord => ({ event: 'matched', ...base, at, caseId: c.caseId, before: c })),
+      matched.map(
+        (c): CaseAuditRecord => ({ event: 'matched', ...base, at, caseId: writeIdOf(c), before: c }),
+      ),
     );
   }
   let caseIds: readonly string[];
@@ -73,10 +77,8 @@ async function applyCaseUpdate(
     }
     throw error;
   }
-  const { missing, unexpected } = compareReportedIds(
-    matched.map((c) => c.caseId),
-    caseIds,
-  );
+  // The service reports the ids its writes take (`_id` where cases carry one), not a friendly `caseId`.
+  const { missing, unexpected } = compareReportedIds(matched.map(writeIdOf), caseIds);
   if (auditFile !== undefined) {
     try {
       await appendAuditRecords(auditFile, [{ event: 'updated', ...outcome(), caseIds, missing, unexpected }]);

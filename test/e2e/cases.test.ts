@@ -239,6 +239,36 @@ describe('cases update', () => {
     expect((await stat(audit)).mode & 0o777).toBe(0o600);
   });
 
+  it('cases that carry _id beside a friendly caseId: compared and audited by the id the writes take, no false warning', async () => {
+    const emu = await emulator({ caseIds: 'mongo' });
+    const policy = policyOf(emu);
+    const open = emu.store.cases.filter((c) => c.policyName === policy && c.caseStatus === 'open');
+    const expected = open.map((c) => String(c._id)).sort();
+    expect(open.some((c) => c.caseId !== c._id)).toBe(true);
+    const audit = join(e2e.dir, 'audit-mongo.jsonl');
+    const run = await casesUpdate(emu, [
+      '--where',
+      `policyName=${policy}`,
+      '--where',
+      'caseStatus=open',
+      '--set',
+      'assignee=m@example.com',
+      '--yes',
+      '--audit',
+      audit,
+    ]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/warning/);
+    const records = lines(await readFile(audit, 'utf8'));
+    expect(
+      records
+        .filter((r) => r.event === 'matched')
+        .map((r) => r.caseId)
+        .sort(),
+    ).toEqual(expected);
+    expect(records.find((r) => r.event === 'updated')).toMatchObject({ missing: [], unexpected: [] });
+  });
+
   it('--reason is kept on every line of the audit trail', async () => {
     const emu = await emulator();
     const policy = policyOf(emu);
