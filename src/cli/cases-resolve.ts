@@ -46,7 +46,8 @@ export const casesResolveCommand: CommandSpec = {
   async run(args, ctx) {
     // yargs holds <ids..> to at least one value; an empty one is refused here.
     const ids = parseListOption(args.ids, 'the case ids') ?? [];
-    const reason = checkAuditReason(args.reason);
+    // A repeated --reason is named as such ("2 values"), not as an empty one.
+    const reason = checkAuditReason(readStringOption(args, 'reason', 'a non-empty text'));
     const dryRun = args.dryRun === true;
     const { environment, targets, run } = await resolveCasesIn(
       { ids, reason, confirm: readStringOption(args, 'confirm'), dryRun },

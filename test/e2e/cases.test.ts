@@ -184,6 +184,19 @@ describe('cases resolve', () => {
     const run = await cli(emu, ['cases', 'resolve', 'a,b', '--env', emu.url, '--reason', '   ']);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toMatch(/--reason/);
+    const twice = await cli(emu, [
+      'cases',
+      'resolve',
+      'a',
+      '--env',
+      emu.url,
+      '--reason',
+      'x',
+      '--reason',
+      'y',
+    ]);
+    expect(twice.exitCode).toBe(2);
+    expect(twice.stderr).toMatch(/--reason .*2 values \(give it once\)/);
     expect(emu.record.requests).toEqual([]);
   });
 });
