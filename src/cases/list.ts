@@ -7,6 +7,7 @@ import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import type { FilterClause } from '../api/types.js';
 import { type AtomicTextFile, openAtomicTextFile } from '../files.js';
+import { isRecord } from '../own-property.js';
 
 /**
  * The CLI's record writer; `flush` is awaited after each page, so a slow reader bounds memory, and
@@ -36,8 +37,19 @@ function projectCase(
   fields: readonly string[],
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const f of fields) out[f] = f === 'writeId' ? caseWriteId(c) : c[f];
+  for (const f of fields) out[f] = f === 'writeId' ? caseWriteId(c) : fieldOf(c, f);
   return out;
+}
+
+/** A field of a case; a dotted one (`ticketMetadata.ticketUrl`) read nested unless a flat key has the name. */
+function fieldOf(c: Readonly<Record<string, unknown>>, field: string): unknown {
+  if (Object.hasOwn(c, field) || !field.includes('.')) return c[field];
+  let value: unknown = c;
+  for (const key of field.split('.')) {
+    if (!isRecord(value) || !Object.hasOwn(value, key)) return undefined;
+    value = value[key];
+  }
+  return value;
 }
 
 /** The user's `fields` without `writeId` (computed), plus the ids a case may carry (api-notes [docs]). */

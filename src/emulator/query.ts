@@ -240,6 +240,30 @@ export function project(
   alwaysKeep: readonly string[],
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const f of [...alwaysKeep, ...fields]) if (Object.hasOwn(item, f)) out[f] = item[f];
+  for (const f of [...alwaysKeep, ...fields]) {
+    if (Object.hasOwn(item, f)) out[f] = item[f];
+    else if (f.includes('.')) keepPath(item, out, f.split('.'));
+  }
   return out;
+}
+
+/** A dotted field (`ticketMetadata.ticketUrl`) kept nested, as a document store projects it. */
+function keepPath(
+  from: Readonly<Record<string, unknown>>,
+  into: Record<string, unknown>,
+  path: string[],
+): void {
+  const [head, ...rest] = path as [string, ...string[]];
+  if (!Object.hasOwn(from, head)) return;
+  const value = from[head];
+  if (rest.length === 0) {
+    into[head] = value;
+    return;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+  const existing = into[head];
+  const nested =
+    typeof existing === 'object' && existing !== null ? (existing as Record<string, unknown>) : {};
+  into[head] = nested;
+  keepPath(value as Record<string, unknown>, nested, rest);
 }

@@ -125,6 +125,30 @@ describe('cases list', () => {
     expect((await stat(out)).mode & 0o777).toBe(0o600);
   });
 
+  it('a dotted --fields path (ticketMetadata.ticketUrl, api-notes) is read from the nested object', async () => {
+    const emu = await emulator();
+    const first = emu.store.cases[0] as Record<string, unknown> | undefined;
+    if (first === undefined) throw new Error('no case');
+    first.ticketMetadata = { ticketUrl: 'Creation Failed', ticketId: 't-1' };
+    const run = await cli(emu, [
+      'cases',
+      'list',
+      '--env',
+      emu.url,
+      '--fields',
+      'caseId,ticketMetadata.ticketUrl',
+      '--format',
+      'ndjson',
+    ]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const rows = lines(run.stdout);
+    expect(rows.find((r) => r.caseId === first.caseId)).toEqual({
+      caseId: first.caseId,
+      'ticketMetadata.ticketUrl': 'Creation Failed',
+    });
+    expect(rows.filter((r) => r['ticketMetadata.ticketUrl'] !== undefined)).toHaveLength(1);
+  });
+
   it('refuses a --filter that is not JSON before sending anything (exit 2)', async () => {
     const emu = await emulator();
     const run = await cli(emu, ['cases', 'list', '--env', emu.url, '--filter', '{caseStatus: open}']);
