@@ -44,15 +44,29 @@ export type CaseAuditRecord =
       readonly error: string;
     });
 
+/** Records per write: a million `matched` lines joined would pass V8's longest string. */
+const RECORDS_PER_WRITE = 10_000;
+
+/** `records` as JSON lines, scrubbed, a bounded piece at a time. */
+function* linesOf(records: readonly CaseAuditRecord[]): Generator<string> {
+  for (let i = 0; i < records.length; i += RECORDS_PER_WRITE) {
+    // Scrubbed like every other output: an error message in a `failed` line may quote the service.
+    yield scrub(
+      records
+        .slice(i, i + RECORDS_PER_WRITE)
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(''),
+    );
+  }
+}
+
 /**
- * Append `records` in one write, then fsync; an unopenable file is a usage error before the PATCH, a
+ * Append `records` (in pieces of {@link RECORDS_PER_WRITE}), then fsync; an unopenable file is a usage error before the PATCH, a
  * failed write a {@link FileWriteError} (both exit 2). The trail stays whole lines: a torn last line of
  * an earlier run is trimmed first, and a failed write of this one cut back.
  */
 export async function appendAuditRecords(file: string, records: readonly CaseAuditRecord[]): Promise<void> {
   if (records.length === 0) return;
-  // Scrubbed like every other output: an error message in a `failed` line may quote the service.
-  const text = scrub(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   let handle: FileHandle;
   try {
     handle = await open(file, 'a+', PRIVATE_FILE_MODE);
@@ -66,8 +80,11 @@ export async function appendAuditRecords(file: string, records: readonly CaseAud
   try {
     await guardFileWrite(file, 'audit file', async () => {
       const info = await handle.stat();
+      const writeAll = async () => {
+        for (const piece of linesOf(records)) await handle.writeFile(piece, 'utf8');
+      };
       if (!info.isFile()) {
-        await handle.writeFile(text, 'utf8');
+        await writeAll();
         return;
       }
       // open()'s mode applies only to a new file.
@@ -75,7 +92,7 @@ export async function appendAuditRecords(file: string, records: readonly CaseAud
       const start = await findWholeLinesEnd(handle, info.size);
       if (start < info.size) await handle.truncate(start);
       try {
-        await handle.writeFile(text, 'utf8');
+        await writeAll();
         await handle.sync();
       } catch (error) {
         // Best effort: a trail cut back to its last whole line; if this fails too, the next run trims.

@@ -116,6 +116,19 @@ describe(`local writes on a full disk (item 3)${noDisk ? ` [skipped: ${noDisk}]`
   });
 });
 
+describe('the audit trail of a large update', () => {
+  it('is written a bounded piece at a time, every line once and in order (a million joined pass the longest string)', async () => {
+    const path = join(await makeTempDir('dds-audit-many-'), 'audit.jsonl');
+    const many = Array.from({ length: 25_001 }, (_, i) => auditRecord(`c-${i}`));
+    await appendAuditRecords(path, many);
+    const lines = (await readFile(path, 'utf8')).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((l) => (JSON.parse(l) as { caseId: string }).caseId)).toEqual(
+      many.map((_, i) => `c-${i}`),
+    );
+  });
+});
+
 describe('local writes to paths that cannot be files (item 3)', () => {
   it('openJournal on a folder: FileWriteError (was EISDIR, exit 70)', async () => {
     const dir = await makeTempDir('dds-journal-dir-');
