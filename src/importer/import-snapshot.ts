@@ -9,7 +9,7 @@ import { unlink } from 'node:fs/promises';
 import { createRetryBudget } from '../api/retry-policy.js';
 import { REFERENCE_POINTERS, type SourceIdChange } from '../connections/references.js';
 import { stripServerManaged } from '../connections/server-managed.js';
-import { PreflightError } from '../errors.js';
+import { PreflightError, UsageError } from '../errors.js';
 import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { checkWriteConfirmed } from '../protected.js';
@@ -95,6 +95,13 @@ async function importLeanSnapshot(
   const profileNames = lean.profiles.map((p) => p.scanProfile.name);
   // With --prune, --only may also name connections only the target holds: checked once it is listed.
   if (!options.prune) checkOnly(options.only, lean.entries, profileNames);
+  const { selection, include } = lean.verified.header;
+  if (options.prune && selection.ids !== null && include.includes('connections')) {
+    throw new UsageError(
+      "--prune: the snapshot holds connections chosen by id (export --ids), so which of the target's connections lie outside it cannot be told",
+      { hint: 'Name what to prune with --only (names or globs), or export without --ids' },
+    );
+  }
 
   // One budget and one throttle for every request of the run; the budget is sized once the plan is known.
   const environment = await ports.resolveTarget();

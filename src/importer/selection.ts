@@ -53,3 +53,29 @@ export function checkOnly(
     );
   }
 }
+
+/**
+ * What the snapshot's own selection covers among the target's connections (`export --type`, `--name`),
+ * for `--prune`: a connection outside it is not the snapshot's to delete. Undefined: every connection.
+ */
+export function snapshotScope(selection: {
+  readonly types: readonly string[] | null;
+  readonly name: string | null;
+}): NameSelection | undefined {
+  const { types, name } = selection;
+  if (types === null && name === null) return undefined;
+  const matchName = name === null ? () => true : picomatch(name, { dot: true });
+  return {
+    // A connection of unknown type is not known to be in a type selection: not pruned.
+    has: (n, type) => matchName(n) && (types === null || (type !== undefined && types.includes(type))),
+  };
+}
+
+/** Both selections (either may be absent: every name). */
+export function bothSelections(
+  a: NameSelection | undefined,
+  b: NameSelection | undefined,
+): NameSelection | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return { has: (name, type) => a.has(name, type) && b.has(name, type) };
+}

@@ -22,7 +22,7 @@ import {
 } from '../../../importer/kind-import.js';
 import { countLines, type FailedLine, type InvalidLine, summaryText } from '../../../importer/outputs.js';
 import { checkEntryForSend, formatWarning } from '../../../importer/preflight.js';
-import { checkOnly } from '../../../importer/selection.js';
+import { bothSelections, checkOnly, snapshotScope } from '../../../importer/selection.js';
 import type { SecretWritten } from '../../../importer/source.js';
 import type { Connection } from '../../../model/connection.js';
 import { scrub } from '../../../secrets.js';
@@ -123,8 +123,10 @@ function planConnections(
     journal,
     onConflict: options.onConflict,
     renamed,
-    only: options.only,
-    prune: options.prune === true,
+    // Within the snapshot's own selection too (export --type, --name): its entries all are.
+    only: bothSelections(options.only, snapshotScope(lean.verified.header.selection)),
+    // A snapshot without connections says nothing about them: none is pruned.
+    prune: options.prune === true && lean.verified.header.include.includes('connections'),
     ...(checked ? { converge: checked } : {}),
     check: (_entry, prepared) => {
       const body = prepared();
