@@ -4,8 +4,18 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, lstat, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import {
+  type FileHandle,
+  lstat,
+  open,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  stat,
+  unlink,
+} from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { FileWriteError, InputFileError, UsageError } from './errors.js';
 import { MAX_DOCUMENT_DEPTH, nestsTooDeep } from './json-depth.js';
 import { describeJsonError } from './secrets.js';
@@ -212,7 +222,21 @@ export async function guardFileWrite<T>(file: string, what: string, action: () =
  * Check before anything is sent that `path` can be written at the end (a {@link UsageError} naming
  * `flag`). No space is reserved: a disk that fills later is still a {@link FileWriteError}.
  */
-export async function checkWritableOutput(path: string, flag: string): Promise<void> {
+export async function checkWritableOutput(
+  path: string,
+  flag: string,
+  /** Files the command reads (the snapshot): an output must not replace one. */
+  inputs: readonly string[] = [],
+): Promise<void> {
+  const where = async (p: string) => realpath(p).catch(() => resolve(p));
+  const output = await where(path);
+  for (const input of inputs) {
+    if (output === (await where(input))) {
+      throw new UsageError(`${flag} ${path} is the file this command reads: writing it would replace it`, {
+        hint: `Name another file for ${flag}`,
+      });
+    }
+  }
   const existing = await stat(path).catch(() => undefined);
   if (existing?.isDirectory()) {
     throw new UsageError(`Cannot write ${path}: it is a folder`, { hint: `Name a file for ${flag}` });
@@ -226,8 +250,9 @@ export async function checkWritableOutput(path: string, flag: string): Promise<v
 /** {@link checkWritableOutput} for each output given. */
 export async function checkWritableOutputs(
   outputs: readonly { readonly path: string | undefined; readonly flag: string }[],
+  inputs: readonly string[] = [],
 ): Promise<void> {
-  for (const { path, flag } of outputs) if (path !== undefined) await checkWritableOutput(path, flag);
+  for (const { path, flag } of outputs) if (path !== undefined) await checkWritableOutput(path, flag, inputs);
 }
 
 export interface AtomicWriteOptions {

@@ -120,11 +120,14 @@ async function importLeanSnapshot(
     const binding = { snapshotSha256: lean.verified.sha256, targetUrl: normaliseTargetUrl(environment.url) };
     const journalPath = options.journal ?? defaultJournalPath(options.snapshot, environment.url);
     // An output that cannot be written is found now, not after the last POST.
-    await checkWritableOutputs([
-      { path: journalPath, flag: '--journal' },
-      { path: options.report, flag: '--report' },
-      { path: options.idMap, flag: '--id-map' },
-    ]);
+    await checkWritableOutputs(
+      [
+        { path: journalPath, flag: '--journal' },
+        { path: options.report, flag: '--report' },
+        { path: options.idMap, flag: '--id-map' },
+      ],
+      [options.snapshot],
+    );
 
     // The budget covers the reads' retries too.
     budget.extend(20);

@@ -7,7 +7,7 @@
  */
 import { lstat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
-import { writeFileAtomic } from '../files.js';
+import { checkWritableOutput, writeFileAtomic } from '../files.js';
 import type { Connection } from '../model/connection.js';
 import { assignOwn, isRecord } from '../own-property.js';
 import { loadShippedCatalog, type TemplateCatalog } from '../schema/catalog.js';
@@ -157,6 +157,8 @@ async function checkOutputFree(path: string, label: string, force: boolean): Pro
 /** Write the overrides skeleton of a snapshot (0600; an existing file only with `force`). */
 export async function initOverrides(options: InitOverridesOptions): Promise<InitOverridesResult> {
   const prefix = checkVariablePrefix(options.prefix ?? DEFAULT_VARIABLE_PREFIX);
+  // Not even with --force: the snapshot it reads.
+  await checkWritableOutput(options.output, '-o', [options.snapshot]);
   await checkOutputFree(options.output, options.outputLabel, options.force);
   const snapshot = await loadSnapshot(options.snapshot, { signal: options.signal });
   const catalog = await loadShippedCatalog(options.schemasDir);

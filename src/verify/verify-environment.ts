@@ -122,7 +122,8 @@ export async function verifyEnvironment(
     { signal: ports.signal, label: options.snapshotLabel },
   );
   try {
-    if (options.report !== undefined) await checkWritableOutput(options.report, '--report');
+    if (options.report !== undefined)
+      await checkWritableOutput(options.report, '--report', [options.snapshot]);
 
     // None for a format version 1 snapshot (its header migrated to `include: ["connections"]`) or an
     // export that could not read them: a snapshot that says nothing of profiles.
