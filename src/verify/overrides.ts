@@ -1,4 +1,12 @@
-import { applyOverrides, blocksFor, type Overrides } from '../importer/overrides.js';
+import { displayName } from '../display-name.js';
+import { UsageError } from '../errors.js';
+import {
+  applyOverrides,
+  blocksFor,
+  describeUnresolved,
+  type Overrides,
+  UNRESOLVED_PLACEHOLDER,
+} from '../importer/overrides.js';
 import type { Connection } from '../model/connection.js';
 import { isRecord } from '../own-property.js';
 import { isSecretByName, MASK } from '../secrets.js';
@@ -27,6 +35,18 @@ export function applyVerifyOverrides(
     if (key === 'custom_fields' && Array.isArray(value)) out[key] = value.map(maskEncryptedValue);
     else if ((secretFields.has(key) || isSecretByName(key, value)) && value !== '' && value !== null)
       out[key] = MASK;
+    else {
+      // A value the import could not have sent (it refuses an unresolved placeholder): not one to compare.
+      const placeholder = UNRESOLVED_PLACEHOLDER.exec(JSON.stringify(value) ?? '')?.[0];
+      if (placeholder !== undefined) {
+        throw new UsageError(
+          `--overrides sets /${key} of ${displayName(entry.name)} to ${placeholder}, which is not resolved`,
+          {
+            hint: `Before verifying, ${describeUnresolved(placeholder)} (as the import needs)`,
+          },
+        );
+      }
+    }
   }
   return out as Connection;
 }
