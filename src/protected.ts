@@ -30,6 +30,16 @@ export function checkWriteConfirmed(
   return undefined;
 }
 
+/** For a dry run: the name the real run's `--confirm` must give, when the one given (or none) is refused. */
+export function confirmRequired(
+  environment: Pick<ResolvedEnvironment, 'name' | 'label' | 'protected'>,
+  confirm: string | undefined,
+  option = '--env',
+): string | undefined {
+  const refused = checkWriteConfirmed(environment, confirm, option) !== undefined;
+  return refused ? (environment.name ?? environment.label) : undefined;
+}
+
 /** Throw a {@link PreflightError} (exit 3) for a write {@link checkWriteConfirmed} refuses. */
 export function assertWriteConfirmed(
   environment: Pick<ResolvedEnvironment, 'name' | 'label' | 'protected'>,

@@ -5,7 +5,7 @@
 import { updateCaseStatus } from '../api/cases.js';
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import { ApiError, DdsError, InterruptedError, UsageError } from '../errors.js';
-import { assertWriteConfirmed } from '../protected.js';
+import { assertWriteConfirmed, confirmRequired } from '../protected.js';
 import { type CaseTarget, lookUpCases } from './look-up.js';
 
 export type ResolveOutcome =
@@ -51,11 +51,16 @@ export async function resolveCasesIn(
   readonly environment: string;
   readonly targets: readonly CaseTarget[];
   readonly run?: ResolveRun;
+  /** A dry run into a protected environment: the real run needs `--confirm` with this name. */
+  readonly confirmRequired?: string | undefined;
 }> {
   return withClient(ports, async (client, environment) => {
     if (options.dryRun !== true) assertWriteConfirmed(environment, options.confirm);
     const targets = await lookUpCases(client, options.ids, ports.signal);
-    if (options.dryRun === true) return { environment: environment.label, targets };
+    if (options.dryRun === true) {
+      const required = confirmRequired(environment, options.confirm);
+      return { environment: environment.label, targets, confirmRequired: required };
+    }
     const outcomes: ResolveOutcome[] = [];
     const settled = (i: number, stopped: DdsError | undefined) => ({
       environment: environment.label,

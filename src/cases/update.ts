@@ -10,7 +10,7 @@ import type { HttpClient } from '../api/http.js';
 import { countOf } from '../display-name.js';
 import { DdsError, FileWriteError } from '../errors.js';
 import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
-import { assertWriteConfirmed } from '../protected.js';
+import { assertWriteConfirmed, confirmRequired } from '../protected.js';
 import { appendAuditRecords, type CaseAuditRecord } from './audit.js';
 import { toFilterClauses } from './filter.js';
 
@@ -121,7 +121,12 @@ export async function updateCases(
   ports: UpdateCasesPorts,
   onEvent: (event: { readonly kind: 'preview'; readonly matched: readonly SecurityCase[] }) => void,
 ): Promise<
-  | { readonly kind: 'dry-run'; readonly matched: readonly SecurityCase[] }
+  | {
+      readonly kind: 'dry-run';
+      readonly matched: readonly SecurityCase[];
+      /** A protected environment: the real run needs `--confirm` with this name. */
+      readonly confirmRequired: string | undefined;
+    }
   | { readonly kind: 'nothing-matched' }
   | { readonly kind: 'updated'; readonly matched: readonly SecurityCase[]; readonly result: CaseUpdateResult }
 > {
@@ -131,7 +136,8 @@ export async function updateCases(
     const matched: SecurityCase[] = [];
     const filter = toFilterClauses(options.update.filters);
     for await (const c of listCases(client, { filter, signal: ports.signal })) matched.push(c);
-    if (options.dryRun) return { kind: 'dry-run', matched };
+    if (options.dryRun)
+      return { kind: 'dry-run', matched, confirmRequired: confirmRequired(environment, options.confirm) };
     onEvent({ kind: 'preview', matched });
     if (matched.length === 0) return { kind: 'nothing-matched' };
     await ports.confirmUpdate(matched);

@@ -5,6 +5,7 @@ import { ExitCode, PartialFailureError } from '../errors.js';
 import type { CommandSpec } from './command.js';
 import { envPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, readStringOption, stringOption } from './options.js';
+import { protectedNote } from './render.js';
 
 /** ` (caseId SPC-12; found by caseId)` when the id written to is not simply the one given. */
 function aside(target: CaseTarget): string {
@@ -49,7 +50,7 @@ export const casesResolveCommand: CommandSpec = {
     // A repeated --reason is named as such ("2 values"), not as an empty one.
     const reason = checkAuditReason(readStringOption(args, 'reason', 'a non-empty text'));
     const dryRun = args.dryRun === true;
-    const { environment, targets, run } = await resolveCasesIn(
+    const { environment, targets, run, confirmRequired } = await resolveCasesIn(
       { ids, reason, confirm: readStringOption(args, 'confirm'), dryRun },
       envPorts(ctx, args),
       (event) => {
@@ -57,10 +58,17 @@ export const casesResolveCommand: CommandSpec = {
       },
     );
     if (run === undefined) {
-      if (ctx.globals.json) ctx.out.json({ environment, dryRun: true, targets: targets.map(jsonTarget) });
+      if (ctx.globals.json)
+        ctx.out.json({
+          environment,
+          dryRun: true,
+          targets: targets.map(jsonTarget),
+          confirmRequired: confirmRequired ?? null,
+        });
       else
         for (const t of targets)
           ctx.out.result(`would resolve  ${t.writeId}  (${describeTarget(t)}; 1 PATCH)`);
+      if (confirmRequired !== undefined) ctx.out.warn(protectedNote(confirmRequired));
       return ExitCode.ok;
     }
     const failed = run.outcomes.filter((o) => o.kind === 'failed');

@@ -7,7 +7,7 @@ import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { envPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, listOption, readPathOption, readStringOption, stringOption } from './options.js';
-import { renderTable } from './render.js';
+import { protectedNote, renderTable } from './render.js';
 
 const SAMPLE_SIZE = 5;
 
@@ -157,10 +157,12 @@ export const casesUpdateCommand: CommandSpec = {
             ...update,
             matched: outcome.matched.length,
             caseIds: outcome.matched.map((c) => c.caseId),
+            confirmRequired: outcome.confirmRequired ?? null,
           });
         } else {
           ctx.out.result(renderPreview(update, outcome.matched));
         }
+        if (outcome.confirmRequired !== undefined) ctx.out.warn(protectedNote(outcome.confirmRequired));
         return ExitCode.ok;
       case 'nothing-matched':
         ctx.out.info('No case matches: nothing was sent');

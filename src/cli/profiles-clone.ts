@@ -6,7 +6,7 @@ import type { CommandSpec } from './command.js';
 import type { CliContext } from './context.js';
 import { resolveSide, runPorts, withEnvironmentOptions } from './environment.js';
 import { booleanOption, parseListOption, readPathOption, readStringOption, stringOption } from './options.js';
-import { printProblems, renderTable, withRefusalReported } from './render.js';
+import { printProblems, protectedNote, renderTable, withRefusalReported } from './render.js';
 
 function describeMapping(m: DataSourceMapping): string {
   if (m.via === 'name-passthrough') return `${m.name} (by name)`;
@@ -119,6 +119,7 @@ export const profilesCloneCommand: CommandSpec = {
     );
     if (result.kind === 'dry-run') {
       printPlan(ctx, result.plan, result.from, result.to);
+      if (result.confirmRequired !== undefined) ctx.out.warn(protectedNote(result.confirmRequired));
       // The plan (with its problems, under --json) is the dry run's one document.
       if (result.plan.problems.length > 0)
         printProblems(ctx, result.plan.problems, (count) => `Pre-flight found ${count}:`);

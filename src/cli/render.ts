@@ -157,6 +157,11 @@ export function createRecordWriter(
   };
 }
 
+/** A dry run's note that the real run into a protected environment needs `--confirm NAME`. */
+export function protectedNote(name: string): string {
+  return `${name} is a protected environment: the real run needs --confirm ${name}`;
+}
+
 /** A pre-flight's problems on stderr under `heading` (given "3 problems"); nothing with `--json`. */
 export function printProblems(
   ctx: CliContext,

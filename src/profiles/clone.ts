@@ -6,7 +6,7 @@ import type { ConnectionKey } from '../api/types.js';
 import { countOf } from '../display-name.js';
 import { ApiError, DdsError, InterruptedError, PreflightError, type Problem } from '../errors.js';
 import type { Logger } from '../log.js';
-import { assertWriteConfirmed } from '../protected.js';
+import { assertWriteConfirmed, confirmRequired } from '../protected.js';
 import { readIdMap } from './id-map.js';
 import {
   type DataSourceMapping,
@@ -165,7 +165,14 @@ export async function cloneProfiles(
   options: CloneProfilesOptions,
   ports: CloneProfilesPorts,
 ): Promise<
-  | { readonly kind: 'dry-run'; readonly from: string; readonly to: string; readonly plan: ProfileClonePlan }
+  | {
+      readonly kind: 'dry-run';
+      readonly from: string;
+      readonly to: string;
+      readonly plan: ProfileClonePlan;
+      /** A protected target: the real run needs `--confirm` with this name. */
+      readonly confirmRequired: string | undefined;
+    }
   | { readonly kind: 'applied'; readonly from: string; readonly to: string; readonly outcome: CloneOutcome }
 > {
   const idMap = options.idMap === undefined ? undefined : await readIdMap(options.idMap);
@@ -175,7 +182,10 @@ export async function cloneProfiles(
       if (!options.dryRun) assertWriteConfirmed(targetEnvironment, options.confirm, '--to');
       const plan = await prepareProfileClone(source, target, options, idMap, ports.signal);
       const labels = { from: sourceEnvironment.label, to: targetEnvironment.label };
-      if (options.dryRun) return { kind: 'dry-run', ...labels, plan };
+      if (options.dryRun) {
+        const required = confirmRequired(targetEnvironment, options.confirm, '--to');
+        return { kind: 'dry-run', ...labels, plan, confirmRequired: required };
+      }
       assertPlanClean(plan);
       const outcome = await applyProfileClone(target, plan, ports);
       return { kind: 'applied', ...labels, outcome };

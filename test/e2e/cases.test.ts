@@ -436,6 +436,30 @@ describe('cases update', () => {
       { env },
     );
     expect(resolveRefused.exitCode).toBe(3);
+    // A dry run sends no write and says what the real run needs, as import's does.
+    const dryUpdate = await runCli([...argv, '--dry-run'], { env });
+    expect(dryUpdate.exitCode).toBe(0);
+    expect(dryUpdate.stderr).toMatch(/vault is a protected environment: the real run needs --confirm vault/);
+    const dryResolve = await runCli(
+      [
+        'cases',
+        'resolve',
+        String(emu.store.cases[0]?.caseId),
+        '--config',
+        config,
+        '--env',
+        'vault',
+        '--reason',
+        'r',
+        '--dry-run',
+        '--json',
+      ],
+      { env },
+    );
+    expect(dryResolve.exitCode, dryResolve.stderr).toBe(0);
+    expect(JSON.parse(dryResolve.stdout)).toMatchObject({ dryRun: true, confirmRequired: 'vault' });
+    expect(dryResolve.stderr).toMatch(/the real run needs --confirm vault/);
+    expect(patches(emu)).toEqual([]);
     const allowed = await runCli([...argv, '--confirm', 'vault'], { env });
     expect(allowed.exitCode).toBe(0);
     expect(patches(emu)).toHaveLength(1);

@@ -403,5 +403,27 @@ describe('profiles create', () => {
     const ok = await runCli([...argv, '--confirm', 'dr'], { env: { DR_TOKEN: emu.token } });
     expect(ok.exitCode).toBe(0);
     expect(emu.store.profiles).toHaveLength(1);
+
+    // A clone's dry run into it sends nothing and says what the real run needs.
+    const src = await emulator(e2e.prod);
+    const profile = findProfile(scheduledById);
+    const dry = await runCli(
+      [
+        'profiles',
+        'clone',
+        String(profile._id),
+        '--from',
+        src.url,
+        '--config',
+        config,
+        '--to',
+        'dr',
+        '--dry-run',
+      ],
+      { env: { ...env(src), DR_TOKEN: emu.token } },
+    );
+    expect(dry.exitCode, dry.stderr).toBe(0);
+    expect(dry.stderr).toMatch(/dr is a protected environment: the real run needs --confirm dr/);
+    expect(emu.store.profiles).toHaveLength(1);
   });
 });
