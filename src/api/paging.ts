@@ -111,16 +111,21 @@ async function* readList<T>(
   };
   const label = client.environment.label;
   const path = `/api/v1${endpoint.path}`;
+  // A list of more than one page is read twice: a delete on an earlier page and a create after it keep
+  // `totalCount` and shift the pages, so the first read misses an item and sees nothing wrong; the
+  // second hands out what the first missed. A list read in one page is whole.
   for (let read = 1; ; read++) {
     const already = read === 1 ? undefined : handedOut;
     try {
+      let pages = 0;
       for await (const page of readOnce(client, endpoint, pageSize, signal)) {
+        pages += 1;
         const fresh =
           already === undefined ? page : page.filter((item) => !already.has(endpoint.idOf(item) ?? ''));
         remember(fresh);
         if (fresh.length > 0) yield fresh;
       }
-      return;
+      if (read > 1 || pages <= 1 || handedOut === undefined) return;
     } catch (error) {
       if (!(error instanceof ListChanged)) throw error;
       if (error.reason === 'paging-ignored') {

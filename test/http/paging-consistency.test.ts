@@ -126,6 +126,25 @@ describe('a list that changes while it is read', () => {
     expect(seen.filter((q) => q.get('skip') === '0')).toHaveLength(2);
   });
 
+  it('a delete on an earlier page and a create after it (totalCount kept) between two pages: the second read hands out what the first missed', async () => {
+    let live = makeConnections(10);
+    const newcomer = { _id: 'e'.repeat(24), name: 'conn-zzzz', type: 's3' };
+    const seen = serve(
+      LIST,
+      connectionsEnvelope,
+      () => live,
+      'skip',
+      (n) => {
+        if (n === 2) live = [...live.filter((c) => c.name !== 'conn-0001'), newcomer];
+      },
+    );
+    const { client } = makeClient();
+    const got = names(await collect(listConnections(client, { pageSize: 3 })));
+    // conn-0001 handed out before it was deleted; conn-0003, shifted onto page 1, is not lost.
+    expect(got.sort()).toEqual([...names(makeConnections(10)), 'conn-zzzz'].sort());
+    expect(seen.filter((q) => q.get('skip') === '0')).toHaveLength(2);
+  });
+
   it('an insert on an earlier page (an item seen again) is read again: the new item once, none twice', async () => {
     let live = makeConnections(10);
     serve(
