@@ -1,23 +1,16 @@
 /**
- * A bound on how deeply a JSON value read from a file or a service may nest. `JSON.parse` builds any
- * depth, but the walkers that compare, mask and write values recurse: a value thousands of levels deep
- * (a damaged file, a hostile answer) would end in a stack overflow, reported as a bug. Connections and
- * scan profiles nest a few levels; one deeper than this is refused where it is read or written, naming
- * it.
+ * How deep a connection or scan profile may nest. `JSON.parse` builds any depth, but the walkers that
+ * compare, mask and write values recurse: thousands of levels (a damaged file, a hostile answer) would
+ * overflow the stack, a bug exit. Deeper is refused where it is read or written.
  */
 export const MAX_JSON_DEPTH = 1000;
 
-/**
- * Levels a document that wraps such objects may nest: a service answer (`data`, a list, an element) or
- * a journal record (an image inside it). More than any wrapping adds, so that an object read once is
- * read again wherever it turns up.
- */
+/** A document wrapping such objects (an answer, a journal record): more than any wrapping adds. */
 export const MAX_DOCUMENT_DEPTH = MAX_JSON_DEPTH + 64;
 
 /**
- * Whether `value` nests objects and arrays more than `max` levels deep. Iterative; `textLength`, the
- * length of the text it was parsed from, skips the walk when the text is too short to nest that deep
- * (every level takes two characters).
+ * Whether `value` nests more than `max` levels, iteratively; a `textLength` too short for that depth
+ * (two characters a level) skips the walk.
  */
 export function nestsTooDeep(
   value: unknown,

@@ -97,18 +97,13 @@ export interface ChosenUndo {
   readonly undoes: number;
   /** An interrupted undo being finished. */
   readonly continuing: RunState | undefined;
-  /**
-   * The run was undone already, by an undo without `--include-in-doubt` that left its creates in doubt:
-   * this undo (with it) takes back those creates and nothing else.
-   */
+  /** Undone already, its creates in doubt left: this undo takes back those creates only. */
   readonly onlyInDoubt: boolean;
 }
 
 /**
  * The run an undo writes (the newest when an interrupted undo) and the run it takes back; or none. With
- * `--include-in-doubt`, a run whose undo left creates in doubt counts as not yet undone (only for those):
- * the undo's advice, "pass --include-in-doubt to delete it", takes back that run's creates, not the run
- * before.
+ * `--include-in-doubt`, a run whose undo left creates in doubt counts as not yet undone, for those only.
  */
 export function chooseUndoRun(
   runs: readonly RunState[],

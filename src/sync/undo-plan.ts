@@ -226,10 +226,9 @@ export function planCreatedUndo(
 }
 
 /**
- * Why an object the run updated or deleted, found in the target and not as before the run, is left: it
- * was created again since the run deleted it, or changed since the run updated it (`changes` between
- * what the run wrote and the object now; undefined: no usable image). Putting the before-image back would
- * lose someone's later work, as deleting a create changed since would. Undefined: put it back.
+ * Why an object the run updated or deleted, not as before the run now, is left (putting it back would
+ * lose someone's later work): created again since, or changed since (`changes` from what the run wrote;
+ * undefined: no image). Undefined: put it back.
  */
 export function changedSinceReason(
   h: History,

@@ -88,11 +88,10 @@ export function planConnectionUndo(
 }
 
 /**
- * Whether a field that differs between what the update wrote and the object now was changed since. The
- * run may have left it out (a secret masked in the snapshot): then the service kept its stored value, so
- * the object holds it as before the run (the contract, Converge), a top-level secret shown masked. A
- * nested one left out (a custom field's encrypted value) may not have been kept, and a mask cannot tell
- * a later edit from the value before: changed, so the undo leaves it rather than erase someone's value.
+ * Whether a field differing between what the update wrote and the object now changed since. One the
+ * update left out (masked in the snapshot) the service keeps (contract, Converge): a top-level secret
+ * shows masked, anything else as before. A nested one (an encrypted custom field) may not be kept and a
+ * mask cannot tell: changed, so the undo leaves it rather than erase someone's value.
  */
 function changedSinceLeftOut(
   path: string,
