@@ -3,6 +3,7 @@
  * streaming differ (`src/diff/stream.ts`), a snapshot side read and checked whole before any environment
  * is contacted. Nothing is returned until both sides are read and checked: never half a plan.
  */
+
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { type ClientFactory, withClient } from '../api/client-factory.js';
@@ -20,6 +21,7 @@ import {
 import { createStreamingDiff, type StreamingDiffResult } from '../diff/stream.js';
 import type { DiffResult } from '../diff/types.js';
 import { ConfigError, InputFileError, UsageError } from '../errors.js';
+import { snapshotScope } from '../importer/selection.js';
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import { isProfileServerField } from '../profiles/server-fields.js';
@@ -169,12 +171,13 @@ function snapshotSideOf(
   };
 }
 
-/** An environment's streamed export into `onEntry`, then its scan profiles (if served). */
+/** An environment's streamed export into `onEntry`, then its scan profiles (if served and `profiles`). */
 async function readEnvironmentSide(
   flag: 'from' | 'to',
   ports: DiffPorts,
   signal: AbortSignal,
   onEntry: (entry: Connection) => void,
+  withProfiles = true,
 ): Promise<SideRead> {
   const resolveEnvironment = () => ports.resolveEnvironment(flag);
   return withClient({ ...ports, resolveEnvironment }, async (client, environment) => {
@@ -183,6 +186,7 @@ async function readEnvironmentSide(
       if (typeof entry._id === 'string') nameById.set(entry._id, entry.name);
       onEntry(entry);
     }
+    if (!withProfiles) return { profiles: [], label: `${environment.label} (environment)` };
     const profiles = (await listScanProfiles(client, { signal, ifServed: true }))
       .filter((p) => typeof p.name === 'string')
       .map((p) => toComparableProfile(p, nameDataSources(p, nameById), isProfileServerField));
@@ -231,11 +235,20 @@ async function readBothSides(
         );
   const stop = new AbortController();
   const signal = AbortSignal.any([ports.signal, stop.signal]);
+  // Against a snapshot, an environment is compared within what the snapshot covers, as `import --prune`
+  // deletes only there: its parts (`include`) and its selection (`export --type`, `--name`).
+  const header = snapshot?.verified.header;
+  const scope = header && snapshotScope(header.selection);
+  const withConnections = header?.include.includes('connections') ?? true;
+  const withProfiles = header?.include.includes('scanProfiles') ?? true;
   const read = async (flag: 'from' | 'to'): Promise<SideRead> => {
     const side = sides[flag];
     if (side.kind === 'snapshot') return snapshotSideOf(side, snapshot?.profiles ?? []);
+    const add = (entry: Connection) => {
+      if (withConnections && (scope?.has(entry.name, entry.type) ?? true)) differ.add(flag, entry);
+    };
     try {
-      return await readEnvironmentSide(flag, ports, signal, (entry) => differ.add(flag, entry));
+      return await readEnvironmentSide(flag, ports, signal, add, withProfiles);
     } catch (error) {
       stop.abort(error);
       throw error;

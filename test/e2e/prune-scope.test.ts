@@ -54,6 +54,10 @@ describe('import --prune within the snapshot', () => {
     expect(run.exitCode, run.stderr).toBe(0);
     expect(t.deletes()).toEqual([]);
     expect(t.target.store.connections).toHaveLength(before);
+    const diff = await runCli(['diff', '--from', snapshot, '--to', t.target.url, '--format', 'json'], {
+      env: { DDS_TOKEN: t.target.token },
+    });
+    expect(diff.exitCode, diff.stdout + diff.stderr).toBe(0);
   });
 
   it('a snapshot exported with --type s3 prunes s3 connections only', async () => {
@@ -77,6 +81,13 @@ describe('import --prune within the snapshot', () => {
     expect(run.stdout).toMatch(/delete +zz-extra-s3/);
     expect(run.stdout).not.toMatch(/zz-extra-other/);
     expect(run.stdout).not.toMatch(new RegExp(`delete +${t.other}`));
+    // diff names what that import would change: within the snapshot's types too.
+    const diff = await runCli(['diff', '--from', snapshot, '--to', t.target.url, '--format', 'json'], {
+      env: { DDS_TOKEN: t.target.token },
+    });
+    expect(diff.stdout).toContain('zz-extra-s3');
+    expect(diff.stdout).not.toContain('zz-extra-other');
+    expect(diff.stdout).not.toContain(`"${t.other}"`);
   });
 
   it('a snapshot chosen by id refuses --prune before anything is sent (exit 2)', async () => {
