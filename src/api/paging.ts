@@ -111,9 +111,8 @@ async function* readList<T>(
   };
   const label = client.environment.label;
   const path = `/api/v1${endpoint.path}`;
-  // A list of more than one page is read twice: a delete on an earlier page and a create after it keep
-  // `totalCount` and shift the pages, so the first read misses an item and sees nothing wrong; the
-  // second hands out what the first missed. A list read in one page is whole.
+  // A list of more than one page is read twice: a delete on an earlier page and a create after it shift
+  // the pages unseen (same total); the second read hands out what the first missed.
   for (let read = 1; ; read++) {
     const already = read === 1 ? undefined : handedOut;
     try {

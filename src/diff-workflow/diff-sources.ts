@@ -235,8 +235,7 @@ async function readBothSides(
         );
   const stop = new AbortController();
   const signal = AbortSignal.any([ports.signal, stop.signal]);
-  // Against a snapshot, an environment is compared within what the snapshot covers, as `import --prune`
-  // deletes only there: its parts (`include`) and its selection (`export --type`, `--name`).
+  // Against a snapshot, within its parts and selection, as `import --prune` deletes.
   const header = snapshot?.verified.header;
   const scope = header && snapshotScope(header.selection);
   const withConnections = header?.include.includes('connections') ?? true;

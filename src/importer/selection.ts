@@ -54,10 +54,7 @@ export function checkOnly(
   }
 }
 
-/**
- * What the snapshot's own selection covers among the target's connections (`export --type`, `--name`),
- * for `--prune`: a connection outside it is not the snapshot's to delete. Undefined: every connection.
- */
+/** The connections a snapshot's selection (`export --type`, `--name`) covers; undefined: all. */
 export function snapshotScope(selection: {
   readonly types: readonly string[] | null;
   readonly name: string | null;

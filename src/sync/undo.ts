@@ -231,8 +231,7 @@ export async function undoRun(
         const histories = history
           .finish()
           .filter((h) => !chosen.onlyInDoubt || (h.firstOp === 'create' && h.inDoubt));
-        // An interrupted undo is finished as it was started, whatever this command line says (a journal
-        // of an earlier version does not say: this command line's).
+        // An interrupted undo finishes as it started (an earlier version's record does not say).
         const includeInDoubt = chosen.continuing?.includeInDoubt ?? options.includeInDoubt === true;
         const stepsByKind = await planAgainstTarget(
           client,
@@ -248,8 +247,7 @@ export async function undoRun(
         return { chosen, stepsByKind, includeInDoubt };
       };
       let planned = await planFor(first);
-      // In-doubt creates already gone or changed since: taking them back writes nothing, so the run
-      // before is next (as when no undo left any).
+      // In-doubt creates all gone or changed since write nothing: the run before is next.
       const passed = new Set<number>();
       while (
         planned.chosen.onlyInDoubt &&
