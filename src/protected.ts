@@ -30,13 +30,12 @@ export function checkWriteConfirmed(
   return undefined;
 }
 
-/** For a dry run: the name the real run's `--confirm` must give, when the one given (or none) is refused. */
+/** For a dry run into a protected environment: the name the real run's `--confirm` must give, if refused now. */
 export function confirmRequired(
   environment: Pick<ResolvedEnvironment, 'name' | 'label' | 'protected'>,
   confirm: string | undefined,
-  option = '--env',
 ): string | undefined {
-  const refused = checkWriteConfirmed(environment, confirm, option) !== undefined;
+  const refused = environment.protected === true && checkWriteConfirmed(environment, confirm) !== undefined;
   return refused ? (environment.name ?? environment.label) : undefined;
 }
 

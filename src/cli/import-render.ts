@@ -8,7 +8,7 @@ import { scrub } from '../secrets.js';
 import { eachPlan, KINDS } from '../sync/kind.js';
 import type { CliContext } from './context.js';
 import { type CountingBar, startCountingBar } from './progress-bar.js';
-import { printProblems } from './render.js';
+import { printProblems, protectedNote } from './render.js';
 import { printWarnings } from './warnings.js';
 
 /** An event renderer for one run: warnings and progress on stderr. */
@@ -118,9 +118,7 @@ export function renderDryRun(
       .join(', ');
     ctx.out.result(`Total: ${counts || 'nothing to do'}`);
     if (result.confirmRequired !== undefined) {
-      ctx.out.result(
-        `${result.target} is a protected environment: the real run needs --confirm ${result.confirmRequired}`,
-      );
+      ctx.out.result(protectedNote(result.confirmRequired, result.target));
     }
   }
   if (problems.length > 0) {

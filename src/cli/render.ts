@@ -157,9 +157,9 @@ export function createRecordWriter(
   };
 }
 
-/** A dry run's note that the real run into a protected environment needs `--confirm NAME`. */
-export function protectedNote(name: string): string {
-  return `${name} is a protected environment: the real run needs --confirm ${name}`;
+/** A dry run's note that the real run into a protected environment (`target`) needs `--confirm NAME`. */
+export function protectedNote(name: string, target = name): string {
+  return `${target} is a protected environment: the real run needs --confirm ${name}`;
 }
 
 /** A pre-flight's problems on stderr under `heading` (given "3 problems"); nothing with `--json`. */
@@ -200,10 +200,9 @@ export async function withRefusalReported<T>(ctx: CliContext, work: () => Promis
     return await work();
   } catch (error) {
     if (error instanceof PreflightError) {
-      writeRefusalJson(ctx, error.problems);
       // A refusal without a list (a protected target) says it all in its one line.
-      if (error.problems.length > 0)
-        printProblems(ctx, error.problems, (count) => `Pre-flight found ${count}:`);
+      if (error.problems.length > 0) reportRefusal(ctx, error.problems);
+      else writeRefusalJson(ctx, error.problems);
     }
     throw error;
   }

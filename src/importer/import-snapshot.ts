@@ -12,7 +12,7 @@ import { stripServerManaged } from '../connections/server-managed.js';
 import { PreflightError, UsageError } from '../errors.js';
 import { checkWritableOutputs } from '../files.js';
 import type { Connection } from '../model/connection.js';
-import { checkWriteConfirmed } from '../protected.js';
+import { confirmRequired } from '../protected.js';
 import { loadShippedCatalog } from '../schema/catalog.js';
 import type { JournalObject } from '../sync/journal/records.js';
 import { renamedCreates } from '../sync/journal/replay.js';
@@ -203,17 +203,15 @@ async function importLeanSnapshot(
 
     if (options.dryRun) {
       // The rule the real run's pre-flight applies: every kind's changes together.
-      const needsConfirm =
-        sum((k, p) => k.changes(p)) > 0 &&
-        environment.protected &&
-        checkWriteConfirmed(environment, options.confirm, '--to') !== undefined;
+      const required =
+        sum((k, p) => k.changes(p)) > 0 ? confirmRequired(environment, options.confirm) : undefined;
       return {
         kind: 'dry-run',
         target: environment.label,
         entryCount: lean.entries.length,
         ...plans,
         problems,
-        confirmRequired: needsConfirm ? (environment.name ?? environment.label) : undefined,
+        confirmRequired: required,
       };
     }
 

@@ -183,7 +183,7 @@ export async function cloneProfiles(
       const plan = await prepareProfileClone(source, target, options, idMap, ports.signal);
       const labels = { from: sourceEnvironment.label, to: targetEnvironment.label };
       if (options.dryRun) {
-        const required = confirmRequired(targetEnvironment, options.confirm, '--to');
+        const required = confirmRequired(targetEnvironment, options.confirm);
         return { kind: 'dry-run', ...labels, plan, confirmRequired: required };
       }
       assertPlanClean(plan);

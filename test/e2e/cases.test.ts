@@ -440,6 +440,18 @@ describe('cases update', () => {
     const dryUpdate = await runCli([...argv, '--dry-run'], { env });
     expect(dryUpdate.exitCode).toBe(0);
     expect(dryUpdate.stderr).toMatch(/vault is a protected environment: the real run needs --confirm vault/);
+    // An unprotected one is not called protected, whatever --confirm says.
+    const dryOpen = await casesUpdate(emu, [
+      '--where',
+      'caseStatus=silenced',
+      '--set',
+      'caseStatus=open',
+      '--confirm',
+      'prod',
+      '--dry-run',
+    ]);
+    expect(dryOpen.exitCode).toBe(0);
+    expect(dryOpen.stderr).not.toMatch(/protected/);
     const dryResolve = await runCli(
       [
         'cases',
