@@ -1,6 +1,7 @@
 /**
  * The executor, the only code that writes to a target (import and undo, every kind). Per step:
- * throttle -> intent (fsync'd) -> request -> outcome.
+ * throttle -> intent (fsync'd; a step's first usually written ahead, while a request before it is out)
+ * -> request -> outcome.
  * - 2xx: applied (`via: 'post'` for a create: provably this run's).
  * - 429: certainly not applied; the shared throttle pauses (Retry-After) and slows down once per epoch;
  *   the same request goes again, at most `maxRateLimitedPerStep` times.
@@ -13,7 +14,8 @@
  *   the intent open, and the next run plans it afresh.
  * - 401: stop (exit 4). Ctrl-C: stop (exit 130). Budget spent or look-ups failing: stop (exit 5).
  * A stop is run-wide and prompt: waits end, no new request starts, a request already sent settles and
- * is journaled; an intent left without an outcome is reconciled by the next run.
+ * is journaled; an intent never sent is `withdrawn`; one left without an outcome is reconciled by the
+ * next run.
  */
 import { setMaxListeners } from 'node:events';
 import type { RetryBudget } from '../api/retry-policy.js';
@@ -21,11 +23,11 @@ import { computeFullJitter } from '../api/retry-policy.js';
 import { ApiError, AuthError, type DdsError, InterruptedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { scrub } from '../secrets.js';
-import type { JournalObject, SafeImage } from './journal/records.js';
+import type { JournalObject, JournalRecord, SafeImage } from './journal/records.js';
 import type { Journal } from './journal/writer.js';
 import { forEachLimited } from './limited.js';
 import { notOursReason, notOursStamp } from './ownership.js';
-import { intentRecord, outcomeRecord, type Write } from './step.js';
+import { intentRecord, outcomeRecord, type Write, withdrawnRecord } from './step.js';
 import { type Clock, type RateLimiter, systemClock } from './throttle.js';
 
 /** The object a request addresses in the target. */
@@ -138,6 +140,14 @@ export interface ExecuteResult<P> {
   readonly stoppedBy: DdsError | undefined;
 }
 
+/** An intent written whose request has not left. */
+type Unsent = {
+  readonly payload: WritePayload;
+  readonly at: string;
+  readonly attempt: number;
+  readonly written: Promise<void>;
+};
+
 /** Thrown inside a step to leave it pending; the reason of the stop is recorded before. */
 class StopRun extends Error {}
 
@@ -145,6 +155,8 @@ class StopRun extends Error {}
 interface StepState {
   inDoubt: boolean;
   attempts: number;
+  /** A request of it was sent by this run. */
+  sent: boolean;
   /** When the step's first intent was written (ms): the `not ours` test. */
   firstIntentMs?: number;
 }
@@ -225,12 +237,11 @@ export async function executeSteps<P>(
   // or the journal's close takes them to disk): one lost in a crash leaves its intent open, and the next
   // run looks the name up before sending anything. A failed write stops the run.
   const outcomeWrites = new Set<Promise<void>>();
-  const settle = (outcome: SettledOutcome<P>): WriteOutcome<P> => {
-    const record = outcomeRecord(outcome, run, now());
+  const appendUnsynced = (record: JournalRecord, onWritten?: () => void): void => {
     const written: Promise<void> = journal.append(record).then(
       () => {
         outcomeWrites.delete(written);
-        options.onOutcome?.(outcome);
+        onWritten?.();
       },
       (error: unknown) => {
         outcomeWrites.delete(written);
@@ -239,7 +250,35 @@ export async function executeSteps<P>(
       },
     );
     outcomeWrites.add(written);
+  };
+  const settle = (outcome: SettledOutcome<P>): WriteOutcome<P> => {
+    appendUnsynced(outcomeRecord(outcome, run, now()), () => options.onOutcome?.(outcome));
     return outcome;
+  };
+
+  // Intents written whose request has not left: a step's first (not after a request of it, nor in doubt)
+  // is withdrawn if the run stops first. The next step's is written ahead, while a request is out, so
+  // its sync is not between an answer and the next request (docs/why.md, "...written synchronously").
+  const unsent = new Map<Write<P>, Unsent>();
+  let begun = 0;
+  let nextAhead = 0;
+  const writeAhead = (): void => {
+    if (stopping() || unsent.size >= concurrency) return;
+    for (nextAhead = Math.max(nextAhead, begun); nextAhead < steps.length; ) {
+      const step = steps[nextAhead++] as Write<P>;
+      if (step.inDoubt) continue;
+      let payload: WritePayload;
+      try {
+        payload = options.load(step);
+      } catch {
+        continue; // the step fails (or throws) itself when it runs
+      }
+      const at = now();
+      const written = journal.append(intentRecord(step, payload, run, step.firstAttempt, at));
+      written.catch(() => undefined); // awaited by the step
+      unsent.set(step, { payload, at, attempt: step.firstAttempt, written });
+      return;
+    }
   };
   const applied = (
     step: Write<P>,
@@ -270,9 +309,10 @@ export async function executeSteps<P>(
       const found = await lookup(step);
       if (found) return foundInDoubt(step, state, found);
     }
+    let early = unsent.get(step);
     let payload: WritePayload;
     try {
-      payload = options.load(step);
+      payload = early?.payload ?? options.load(step);
     } catch (error) {
       if (error instanceof StepRefused) return failed(step, undefined, error.message);
       throw error;
@@ -285,14 +325,28 @@ export async function executeSteps<P>(
       checkGoing();
       state.attempts += 1;
       // The intent must be durable before the request leaves: a crash after it is reconciled by name.
-      const at = now();
-      state.firstIntentMs ??= Date.parse(at);
-      await journal.append(intentRecord(step, payload, run, step.firstAttempt + state.attempts - 1, at));
-      // A stop raised meanwhile still prevents the request; the open intent costs one look-up.
+      if (early === undefined) {
+        const at = now();
+        const attempt = step.firstAttempt + state.attempts - 1;
+        const written = journal.append(intentRecord(step, payload, run, attempt, at));
+        if (!state.inDoubt && !state.sent) unsent.set(step, { payload, at, attempt, written });
+        state.firstIntentMs ??= Date.parse(at);
+        await written;
+      } else {
+        state.firstIntentMs ??= Date.parse(early.at);
+        await early.written;
+        early = undefined;
+      }
+      // A stop raised meanwhile still prevents the request.
       checkGoing();
+      unsent.delete(step);
+      state.sent = true;
       let answer: string | undefined | 'absent';
       try {
-        answer = await send(step, payload);
+        const sending = send(step, payload);
+        // Once the request has left (a write on the socket happens within this turn).
+        setImmediate(writeAhead);
+        answer = await sending;
       } catch (error) {
         if (error instanceof StepRefused) return failed(step, undefined, error.message);
         if (error instanceof AuthError) throw stopWith(error);
@@ -366,7 +420,7 @@ export async function executeSteps<P>(
 
   const processStep = async (step: Write<P>): Promise<WriteOutcome<P>> => {
     const intentMs = step.intentAt === undefined ? Number.NaN : Date.parse(step.intentAt);
-    const state: StepState = { inDoubt: step.inDoubt, attempts: 0 };
+    const state: StepState = { inDoubt: step.inDoubt, attempts: 0, sent: false };
     if (!Number.isNaN(intentMs)) state.firstIntentMs = intentMs;
     try {
       return await runStep(step, state);
@@ -376,14 +430,24 @@ export async function executeSteps<P>(
         fatal ??= { error };
         halt.abort();
       }
-      return { kind: 'pending', step, inDoubt: state.inDoubt || state.attempts > 0 };
+      return { kind: 'pending', step, inDoubt: state.inDoubt || state.sent };
     }
   };
 
   const outcomes = new Array<WriteOutcome<P>>(steps.length);
   await forEachLimited(steps, concurrency, async (step, i) => {
+    begun = Math.max(begun, i + 1);
     outcomes[i] = await processStep(step);
   });
+  for (const [step, { attempt, written }] of unsent) {
+    if (
+      await written.then(
+        () => true,
+        () => false,
+      )
+    )
+      appendUnsynced(withdrawnRecord(step, run, attempt, now()));
+  }
   // Every outcome record written (or its failure known) before the run reports.
   while (outcomeWrites.size > 0) await Promise.all([...outcomeWrites]);
   if (fatal) throw fatal.error;

@@ -135,3 +135,9 @@ export function outcomeRecord(outcome: SettledOutcome, run: number, at: string):
       };
   }
 }
+
+/** The record that withdraws `step`'s intent of `attempt`, written and never sent. */
+export function withdrawnRecord(step: Write, run: number, attempt: number, at: string): JournalRecord {
+  const { object, name, targetName } = step;
+  return { kind: 'withdrawn', run, object, name, targetName, attempt, at };
+}

@@ -60,9 +60,15 @@ export function createRunHistory(
 } {
   const byKey = new Map<string, History>();
   const add = (record: JournalRecord, index: number, at?: RecordPlace): void => {
-    if (record.kind !== 'intent' && record.kind !== 'outcome') return;
+    if (record.kind !== 'intent' && record.kind !== 'outcome' && record.kind !== 'withdrawn') return;
     if ((record.run ?? 1) !== run) return;
     const key = writeKey(record.object, record.targetName);
+    if (record.kind === 'withdrawn') {
+      // Never sent: a write it began counts for nothing (written ahead only as a write's first intent).
+      const h = byKey.get(key);
+      if (h !== undefined && !h.applied) h.pending = false;
+      return;
+    }
     if (record.kind === 'intent') {
       let h = byKey.get(key);
       // A write that settled without applying anything (failed, someone else's) counts for nothing.

@@ -120,9 +120,20 @@ describe('import survives crashes and interrupts (child process)', () => {
     expect(done).toBe(emu.store.connections.length);
     expect(done).toBeLessThan(entries.length);
     expect(existsSync(`${journal}.lock`)).toBe(false);
+    // The intents written ahead of requests that never left are withdrawn, not left in doubt.
+    const text = await readFile(journal, 'utf8');
+    expect(text).toContain('"kind":"withdrawn"');
+    const states = [...writesOf(replay.runs.at(-1), 'connection').values()].map((s) => s.state);
+    expect(states).not.toContain('in-doubt');
 
+    const before = emu.record.requests.length;
     const again = startImport(args, emu.token);
     expect((await again.exit).code).toBe(0);
     for (const e of entries) expect(emu.record.createCount(e.name)).toBe(1);
+    // Nothing in doubt, so no name is looked up before it is sent.
+    const byName = emu.record.requests
+      .slice(before)
+      .filter((r) => r.method === 'GET' && /\/ds_connections\/[^?]/.test(r.path));
+    expect(byName).toEqual([]);
   }, 60_000);
 });

@@ -9,6 +9,7 @@ import type { Problem } from '../../src/errors.js';
 import { checkPreflight, type PreflightFacts } from '../../src/importer/preflight.js';
 import type { Connection } from '../../src/model/connection.js';
 import { MASK } from '../../src/secrets.js';
+import type { JournalRecord } from '../../src/sync/journal/records.js';
 import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { createConvergeHelpers, targetSummarizer } from '../../src/sync/kinds/connection/converge.js';
 import type {
@@ -439,6 +440,38 @@ describe('undo: the run history', () => {
     expect(histories[0]).toMatchObject({ firstOp: 'create', inDoubt: true });
     expect(histories[2]).toMatchObject({ firstOp: 'update', firstBefore: b1 });
     expect([...(histories[2]?.secretsSent ?? [])]).toEqual(['/password']);
+  });
+
+  it('an intent withdrawn (written ahead, never sent) is nothing to undo', () => {
+    const history = createRunHistory(1);
+    const records: JournalRecord[] = [
+      {
+        kind: 'intent',
+        run: 1,
+        object: 'connection',
+        op: 'create',
+        name: 'w',
+        targetName: 'w',
+        attempt: 1,
+        at,
+      },
+      {
+        kind: 'intent',
+        run: 1,
+        object: 'connection',
+        op: 'create',
+        name: 'o',
+        targetName: 'o',
+        attempt: 1,
+        at,
+      },
+      { kind: 'withdrawn', run: 1, object: 'connection', name: 'w', targetName: 'w', attempt: 1, at },
+    ];
+    records.forEach((record, index) => {
+      history.add(record, index);
+    });
+    // o stays: never settled, so in doubt; w was never sent.
+    expect(history.finish().map((h) => h.name)).toEqual(['o']);
   });
 
   it("leaves a created object that was replaced since (same name, another id): never deletes someone else's", () => {

@@ -636,7 +636,7 @@ describe('runImport: stopping', () => {
     expect(result.outcomes.map((o) => o.kind)).toEqual(['pending', 'pending']);
   });
 
-  it('a stop that comes while an intent is being written still prevents its POST (the intent stays open)', async () => {
+  it('a stop that comes while an intent is being written still prevents its POST (the intent is withdrawn)', async () => {
     const fsync = deferred();
     const service = createFakeService({ script: { a: ['401'] }, journalPath: () => journalPath });
     const slowJournal: Journal = {
@@ -669,9 +669,10 @@ describe('runImport: stopping', () => {
     const result = await running;
     expect(result.stoppedBy).toBeInstanceOf(AuthError);
     expect(service.posts()).toEqual(['a']);
-    expect(connectionWrites(replayJournal(readFileSync(journalPath, 'utf8'))).get('b')).toMatchObject({
-      state: 'in-doubt',
-    });
+    // Never sent: withdrawn, so the next run sends it without a look-up.
+    const text = readFileSync(journalPath, 'utf8');
+    expect(connectionWrites(replayJournal(text)).get('b')).toBeUndefined();
+    expect(text).toMatch(/"kind":"withdrawn".*"name":"b"/);
   });
 
   it('a look-up that fails stops the run (exit 5) with the name in the message', async () => {
@@ -758,6 +759,55 @@ describe('runImport: stopping', () => {
     expect(connectionWrites(replayJournal(readFileSync(journalPath, 'utf8'))).get('a')).toMatchObject({
       state: 'done',
     });
+  });
+});
+
+describe('runImport: intents written ahead', () => {
+  it("the next entry's intent is on disk while the request before it is out (concurrency 1)", async () => {
+    const gateA = deferred();
+    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
+    const running = h.run([step('a'), step('b')]);
+    await h.service.whenPosts(1);
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    const intents = () =>
+      journalRecords()
+        .filter((r) => r.kind === 'intent')
+        .map((r) => r.name);
+    expect(intents()).toEqual(['a', 'b']);
+    expect(h.service.posts()).toEqual(['a']);
+    gateA.resolve();
+    const result = await running;
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['created', 'created']);
+    // One intent each: b's, written ahead, is the one its POST followed.
+    expect(intents()).toEqual(['a', 'b']);
+    expectConsistentJournal();
+  });
+
+  it('Ctrl-C while a request is out: the intent written ahead is withdrawn, and the journal holds it as never begun', async () => {
+    const gateA = deferred();
+    const h = harness({ script: { a: [{ gate: gateA.promise }] } });
+    const controller = new AbortController();
+    const running = h.run([step('a'), step('b'), step('c')], { signal: controller.signal });
+    await h.service.whenPosts(1);
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    controller.abort();
+    gateA.resolve();
+    const result = await running;
+    expect(result.stoppedBy).toBeInstanceOf(InterruptedError);
+    // b was not sent: pending, not in doubt.
+    expect(result.outcomes).toMatchObject([
+      { kind: 'created' },
+      { kind: 'pending', inDoubt: false },
+      { kind: 'pending', inDoubt: false },
+    ]);
+    const kinds = journalRecords()
+      .filter((r) => r.kind !== 'begin')
+      .map((r) => `${r.kind} ${'name' in r ? r.name : ''}`);
+    expect(kinds).toEqual(['intent a', 'intent b', 'outcome a', 'withdrawn b']);
+    const writes = connectionWrites(replayJournal(readFileSync(journalPath, 'utf8')));
+    expect(writes.get('a')).toMatchObject({ state: 'done' });
+    expect(writes.has('b')).toBe(false);
+    expect(h.service.lookups()).toEqual([]);
   });
 });
 

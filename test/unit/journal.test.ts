@@ -132,6 +132,67 @@ describe('replayJournal', () => {
     expect(connectionWrites(replay).get('b')?.state).toBe('in-doubt');
   });
 
+  it('a withdrawn intent (written ahead, never sent) puts back what its object was before it', () => {
+    const intent = (name: string, attempt: number): JournalRecord => ({
+      kind: 'intent',
+      run: 1,
+      object: 'connection',
+      op: 'create',
+      name,
+      targetName: name,
+      attempt,
+      at,
+    });
+    const withdrawn = (name: string, attempt: number): JournalRecord => ({
+      kind: 'withdrawn',
+      run: 1,
+      object: 'connection',
+      name,
+      targetName: name,
+      attempt,
+      at,
+    });
+    const failed: JournalRecord = {
+      kind: 'outcome',
+      run: 1,
+      object: 'connection',
+      op: 'create',
+      result: 'failed',
+      name: 'b',
+      targetName: 'b',
+      httpStatus: 400,
+      message: 'bad',
+      at,
+    };
+    const replay = replayJournal(
+      lines([
+        { ...begin, formatVersion: 2 },
+        { kind: 'run', run: 1, command: 'import', tool: 't', at },
+        // a: never written before; b: failed, then a second try withdrawn; c: in doubt (attempt 1), then
+        // attempt 2 withdrawn; d: a withdrawal naming another attempt changes nothing.
+        intent('a', 1),
+        withdrawn('a', 1),
+        intent('b', 1),
+        failed,
+        intent('b', 2),
+        withdrawn('b', 2),
+        intent('c', 1),
+        intent('c', 2),
+        withdrawn('c', 2),
+        intent('d', 1),
+        withdrawn('d', 2),
+      ]),
+    );
+    const writes = connectionWrites(replay);
+    expect(writes.has('a')).toBe(false);
+    expect(writes.get('b')).toMatchObject({ state: 'failed', message: 'bad' });
+    expect(writes.get('c')).toMatchObject({ state: 'in-doubt', attempt: 1 });
+    expect(writes.get('d')).toMatchObject({ state: 'in-doubt', attempt: 1 });
+    expect(() => replayJournal(lines([begin, { ...withdrawn('a', 1), attempt: 'x' } as never]))).toThrow(
+      /withdrawn needs an attempt/,
+    );
+  });
+
   it('ignores a torn last line and reports the valid length', () => {
     const whole = lines([
       begin,

@@ -1,14 +1,14 @@
 /**
  * The journal's records, one JSON line each (docs/files.md, "Journal and runs"). An `intent` is durable
  * BEFORE its request is sent; one with no `outcome` is in doubt: the next run asks the target by name
- * before sending again. Never a credential value (images are masked). Earlier formats are read: no
- * `run` is run 1, no `object`/`op` a connection create, `profile-intent`/`profile-outcome` a scan
- * profile's, `resume` is ignored.
+ * before sending again, unless it is `withdrawn` (written ahead, never sent). Never a credential value
+ * (images are masked). Earlier formats are read: no `run` is run 1, no `object`/`op` a connection
+ * create, `profile-intent`/`profile-outcome` a scan profile's, `resume` is ignored.
  */
 import { isRecord } from '../../own-property.js';
 
-/** Version of the journal's record format (1: one unnamed run; 2: runs). */
-export const JOURNAL_FORMAT_VERSION = 2;
+/** Version of the journal's record format (1: one unnamed run; 2: runs; 3: `withdrawn` intents). */
+export const JOURNAL_FORMAT_VERSION = 3;
 
 /** What a journal is bound to; a run with a different snapshot or target is refused. */
 export interface JournalBinding {
@@ -170,6 +170,18 @@ export type OutcomeRecord =
       readonly message: string;
     });
 
+/** The request of an intent written ahead was never sent (the run stopped first): as if not written. */
+export interface WithdrawnRecord {
+  readonly kind: 'withdrawn';
+  readonly run: number;
+  readonly object: JournalObject;
+  readonly name: string;
+  readonly targetName: string;
+  /** The withdrawn intent's. */
+  readonly attempt: number;
+  readonly at: string;
+}
+
 /** Every record kind the journal holds. */
 export type JournalRecord =
   | BeginRecord
@@ -177,7 +189,8 @@ export type JournalRecord =
   | RunRecord
   | RunEndRecord
   | IntentRecord
-  | OutcomeRecord;
+  | OutcomeRecord
+  | WithdrawnRecord;
 
 function isString(value: unknown): value is string {
   return typeof value === 'string';
@@ -230,6 +243,13 @@ export function checkRecord(value: unknown): JournalRecord | string {
         return `outcome result of a ${String(record.op)} must be '${expected}' or 'failed'`;
       return record as unknown as OutcomeRecord;
     }
+    case 'withdrawn':
+      if (!isString(value.name) || !isString(value.targetName) || !isString(value.object))
+        return 'withdrawn needs object, name and targetName';
+      if (!isRunNumber(value.run) || value.run === undefined) return 'withdrawn needs a run number';
+      if (kinds.size > 0 && !kinds.has(value.object)) return `unknown object ${JSON.stringify(value.object)}`;
+      if (typeof value.attempt !== 'number') return 'withdrawn needs an attempt';
+      return value as unknown as WithdrawnRecord;
     case 'profile-intent':
     case 'profile-outcome':
       return readProfileRecord(value);

@@ -133,6 +133,8 @@ class Replayer {
   readonly runs: RunState[] = [];
   private lastAt = '';
   private lineNo = 0;
+  /** Per open intent (run and key), the object's state before it: what a `withdrawn` puts back. */
+  private readonly beforeIntent = new Map<string, WriteState | undefined>();
   /** The start of a line whose newline has not been read yet. */
   private pending: Buffer[] = [];
 
@@ -239,8 +241,19 @@ class Replayer {
     const run = this.runState(record.run ?? 1); // format 1: run 1
     const key = writeKey(record.object, record.name);
     const previous = run.writes.get(key);
+    const openKey = `${run.run}\u0000${key}`;
     switch (record.kind) {
+      case 'withdrawn': {
+        // Only the open intent it names; anything else leaves the state as it is.
+        if (previous?.state !== 'in-doubt' || previous.attempt !== record.attempt) return;
+        const before = this.beforeIntent.get(openKey);
+        this.beforeIntent.delete(openKey);
+        if (before === undefined) run.writes.delete(key);
+        else run.writes.set(key, before);
+        return;
+      }
       case 'intent': {
+        this.beforeIntent.set(openKey, previous);
         const image =
           record.op === 'create'
             ? record.image
@@ -262,6 +275,7 @@ class Replayer {
         return;
       }
       case 'outcome': {
+        this.beforeIntent.delete(openKey);
         const counts = run.counts[record.object] ?? zeroCounts();
         run.counts[record.object] = counts;
         counts[record.result === 'exists' ? 'existed' : record.result] += 1;

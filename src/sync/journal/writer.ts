@@ -62,9 +62,10 @@ export interface Journal {
   /** True when the file did not exist (or was empty) and this run began it. */
   readonly fresh: boolean;
   /**
-   * Append a record; resolves once it is written, and for every record but an outcome once it is on disk
-   * (fdatasync). The records appended before the flush (a microtask) runs share one write and one sync.
-   * Outcomes reach the disk with the next synced record, or at {@link close}.
+   * Append a record; resolves once it is written, and for every record but an outcome or a withdrawal
+   * once it is on disk (fdatasync). The records appended before the flush (a microtask) runs share one
+   * write and one sync. Outcomes and withdrawals reach the disk with the next synced record, or at
+   * {@link close}.
    */
   append(record: JournalRecord): Promise<void>;
   /** Append the record that opens run `run` (an undo names the run it takes back), or closes it. */
@@ -214,7 +215,7 @@ export async function openJournal(
       return new Promise<void>((resolve, reject) => {
         if (queue.length === 0) queueMicrotask(flush);
         queue.push({ line: `${line}\n`, resolve, reject });
-        if (record.kind !== 'outcome') needsSync = true;
+        if (record.kind !== 'outcome' && record.kind !== 'withdrawn') needsSync = true;
       });
     };
 
