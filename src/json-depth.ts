@@ -8,10 +8,7 @@ export const MAX_JSON_DEPTH = 1000;
 /** A document wrapping such objects (an answer, a journal record): more than any wrapping adds. */
 export const MAX_DOCUMENT_DEPTH = MAX_JSON_DEPTH + 64;
 
-/**
- * Whether `value` nests more than `max` levels, iteratively; a `textLength` too short for that depth
- * (two characters a level) skips the walk.
- */
+/** Whether `value` nests over `max` levels, iteratively; a `textLength` under `2 * max` skips the walk. */
 export function nestsTooDeep(
   value: unknown,
   textLength = Number.POSITIVE_INFINITY,

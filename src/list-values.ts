@@ -1,7 +1,4 @@
-/**
- * The one syntax of list values on the command line: comma-separated, `\,` for a literal comma. Names
- * are not trimmed: `--only 'Sales-DB '` must never select `Sales-DB`.
- */
+/** The one list syntax of the command line: comma-separated, `\,` for a comma; names are never trimmed. */
 
 /** `trim` (types, statuses, ids) or `exact` (names). */
 export type ListItems = 'trim' | 'exact';

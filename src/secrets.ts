@@ -18,10 +18,7 @@ function orderedSecrets(): readonly string[] {
   return ordered;
 }
 
-/**
- * Past this many known secrets {@link scrub} reads the text once instead of once per secret: a verify of
- * 100 000 sources knows as many, and its 20 MB result searched 100 000 times took minutes.
- */
+/** Past this many secrets {@link scrub} reads text once, not per secret (a 100 000 verify took minutes). */
 const SEARCH_EACH_UP_TO = 32;
 
 /** The first {@link MIN_SCRUB_LENGTH} characters of each known secret: one look-up rules out a position. */
@@ -90,9 +87,8 @@ function scrubByScan(text: string): string {
 const MIN_SCRUB_LENGTH = 4;
 
 /**
- * Remember a secret value (token, password from an override) so that {@link scrub} removes it from text:
- * as it is, and as it stands inside a JSON string when that differs (a key file's line breaks are `\n`
- * in a report, `--json` or a diff's quoted value).
+ * Remember a secret (token, override password) for {@link scrub} to remove: as is, and as it stands in a JSON
+ * string if that differs (a key file's line breaks are `\n` in a report, `--json` or a quoted diff value).
  */
 export function registerSecret(value: string | undefined | null): void {
   if (typeof value !== 'string') return;

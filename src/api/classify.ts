@@ -1,7 +1,6 @@
 /**
- * Every answer or thrown error of one attempt becomes a value or a {@link Failure}, by status and
- * network code, never by message text. No axios type leaves src/api/http.ts: thrown errors are read
- * as plain objects here.
+ * Every answer or thrown error of one attempt becomes a value or a {@link Failure}, by status and network
+ * code, never by message text. No axios type leaves src/api/http.ts: thrown errors are read as plain objects.
  */
 import {
   ApiError,

@@ -64,10 +64,7 @@ export async function connectionIdsByName(
   return new Map((await listConnectionKeys(client, signal)).map((c) => [c.name, c._id]));
 }
 
-/**
- * An export body torn or no JSON array after the answer began: a 502 the client cannot retry (the body
- * was being consumed); the caller may start the download over within its retry budget.
- */
+/** An export body torn or no JSON array: a 502 not retried mid-body; the caller may restart in its budget. */
 export class BrokenExportError extends ApiError {}
 
 /** The fields of an exported connection that callers keep beyond the connection. */
@@ -132,10 +129,7 @@ export async function* exportConnections(
   }
 }
 
-/**
- * True when a connection of this name can be looked up by name: not `.` or `..` (the URL is normalised to
- * another path) nor empty. dds-migrate never writes what it cannot look up.
- */
+/** True when a name can be looked up (not empty, `.` or `..`: URLs normalise those); no other is written. */
 export function isAddressableName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..';
 }
@@ -219,10 +213,7 @@ function readOneConnection(body: unknown, name: string): Connection | undefined 
   throw unexpectedShape(`${CREATE_PATH}/${encodeURIComponent(name)}`, 'no connection object in the answer');
 }
 
-/**
- * PUT /ds_connections/{name} `{ds_connection}` (api-notes [code]: real clients send the whole object),
- * so idempotent and retried. `value`: the connection in the answer, if it has one.
- */
+/** PUT /ds_connections/{name} (api-notes [code]: whole object), retried; `value`: the answer's connection. */
 export async function updateConnection(
   client: HttpClient,
   name: string,

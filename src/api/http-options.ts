@@ -34,10 +34,7 @@ export interface HttpClientOptions {
   readonly maxResponseBytes?: number;
   readonly retryPolicy?: Partial<RetryPolicy>;
   readonly retryBudget?: RetryBudget;
-  /**
-   * Ctrl-C: no new request starts, backoff waits end, a GET in flight is cancelled; a write in flight is
-   * left to settle so that its outcome can be recorded.
-   */
+  /** Ctrl-C: no request starts, waits end, a GET is cancelled; a write settles so its outcome is recorded. */
   readonly signal?: AbortSignal;
   /**
    * A 429 to a `retry: 'safe'` request, with the delay asked for. A 429 to a create is the caller's
@@ -97,10 +94,7 @@ export function serializeQuery(params: Record<string, unknown>): string {
     .join('&');
 }
 
-/**
- * Node's roots plus `caFile`. A file with no certificate that parses is refused when the client is
- * created: Node would ignore it silently and fail at the first request.
- */
+/** Node's roots plus `caFile`; one with no certificate that parses is refused now (Node would ignore it). */
 export function readCa(caFile: string | undefined): string[] | undefined {
   if (!caFile) return undefined;
   let text: string;

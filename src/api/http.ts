@@ -1,15 +1,14 @@
 /**
  * The axios seam: the only place that speaks HTTP (the only importer of axios).
  *
- * One client per environment: base URL + `/api/v1`, the Authorization header (`Bearer <t>` or the raw
- * token), an optional user-token exchange (token-exchange.ts), an idle timeout and an overall deadline
- * per request, a size cap on buffered answers, keep-alive agents, JSON parsed by content (whatever the
- * content-type says: service-error.ts), failures classified by status and code (classify.ts), and the
- * retry loop on p-retry with the policy and run-wide budget of retry-policy.ts.
+ * One client per environment: base URL + `/api/v1`, the Authorization header (`Bearer <t>` or the raw token),
+ * an optional user-token exchange (token-exchange.ts), per-request idle timeout and overall deadline, a size
+ * cap on buffered answers, keep-alive agents, JSON parsed by content, not content-type (service-error.ts),
+ * failures classified by status and code (classify.ts), retries on p-retry with retry-policy.ts.
  *
- * Secret hygiene: axios errors carry the request config, headers included (so the token). None ever
- * leaves this file: every failure is turned into an {@link ApiError}, {@link AuthError},
- * {@link UnavailableError} or {@link InterruptedError} whose `cause` is a plain, sanitized object.
+ * Secret hygiene: axios errors carry the request config, headers included (so the token). None leaves this
+ * file: every failure becomes an {@link ApiError}, {@link AuthError}, {@link UnavailableError} or
+ * {@link InterruptedError} whose `cause` is a plain, sanitized object.
  */
 
 import { Agent as HttpAgent } from 'node:http';
@@ -56,9 +55,8 @@ import { createTokenExchange } from './token-exchange.js';
 const FETCH_GLOBALS = ['FormData', 'Request', 'Response', 'ReadableStream'] as const;
 
 /**
- * axios' CommonJS bundle (one file, not 66 modules: about 8 MB less resident), loaded with
- * {@link FETCH_GLOBALS} hidden so that Node's fetch stays unloaded (docs/why.md, "Why axios loads
- * without Node's fetch").
+ * axios' CommonJS bundle (one file, not 66 modules: ~8 MB less resident), loaded with {@link FETCH_GLOBALS}
+ * hidden so that Node's fetch stays unloaded (docs/why.md, "Why axios loads without Node's fetch").
  */
 function requireAxios(): AxiosStatic {
   const hidden = new Map<string, PropertyDescriptor>();
@@ -118,10 +116,9 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     ...(environment.tokenSource === undefined ? {} : { tokenSource: environment.tokenSource }),
   };
 
-  // axios sets TCP keep-alive at 60 s on the socket of every request, and the agent sets its own
-  // (1 s by default) each time it takes a socket back: alternating, each is applied again, eight
-  // setsockopt calls a request (strace: 16 064 for an import of 2 000 entries, ~70 us a request on
-  // the 2-core benchmark machine). With 60 s on both Node applies it once per socket (40 calls).
+  // axios sets TCP keep-alive at 60 s on every request's socket, the agent its own (1 s by default) each time
+  // it takes a socket back: each is applied again, eight setsockopt calls a request (~70 us on the 2-core
+  // benchmark machine). With 60 s on both, Node applies it once per socket.
   const keepAlive = { keepAlive: true, keepAliveMsecs: AXIOS_SOCKET_KEEP_ALIVE_MS };
   const httpAgent = new HttpAgent(keepAlive);
   // Verification pinned on: NODE_TLS_REJECT_UNAUTHORIZED=0 does not switch it off for this client.
@@ -145,17 +142,15 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     // Every status is handled here, and bodies are parsed here by content, not by content-type.
     validateStatus: () => true,
     transformResponse: [(data: unknown) => data],
-    // Bodies are sent as the JSON text `attempt` writes; axios' default would parse each one again
-    // (to tell JSON text from other strings) and trim it: work on every request for nothing.
+    // Bodies go as the JSON text `attempt` writes; axios' default would needlessly parse and trim each again.
     transformRequest: [(data: unknown) => data],
     transitional: { clarifyTimeoutError: true },
     // Every value fully percent-encoded (axios would leave `[`, `]`, `:` and `,` of a JSON filter bare).
     paramsSerializer: { serialize: serializeQuery },
     proxy: false,
   });
-  // Every request names its own Accept (and Content-Type when it has a body): axios' default header
-  // buckets (common, and one per method) would only be merged into each request's config and dropped,
-  // about 8 KB of garbage a request.
+  // Every request names its own Accept (and Content-Type with a body): axios' default header buckets would
+  // only be merged into each request's config and dropped, ~8 KB of garbage a request.
   (instance.defaults as { headers: unknown }).headers = {};
 
   const tokens = createTokenExchange(environment, log, (userToken, signal) =>
@@ -241,9 +236,8 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
           return answer(new NotJson(peeked.first === undefined ? '' : await readStreamText(peeked.stream)));
         }
         if (peeked.first === '{') {
-          // A download is an array: an object is an envelope, read whole and classified as a JSON
-          // answer (a token refused with a 200 arrives so). One that is not a failure is handed on
-          // as it came, for the caller to judge.
+          // A download is an array: an object is an envelope, read whole and classified as JSON (a token
+          // refused with a 200 arrives so); a non-failure goes on as it came, for the caller to judge.
           const text = (await readStreamCapped(peeked.stream, maxResponseBytes)).toString('utf8');
           if (cut) return fail(undefined);
           const outcome = answer(parseBody(text));
@@ -265,10 +259,7 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
     }
   }
 
-  /**
-   * Errors raised while the caller reads a streamed body become typed errors too; the stream's
-   * deadline keeps running until its end.
-   */
+  /** Errors raised while the caller reads a streamed body become typed too; the deadline runs to its end. */
   function wrapStream(
     source: Readable,
     request: HttpRequest,
@@ -305,11 +296,10 @@ export function createHttpClient(environment: ResolvedEnvironment, options: Http
   }
 
   /**
-   * The retry loop, on p-retry: `onFailedAttempt` does what each failure calls for (the 429 hook, the
-   * one re-exchange after a 401), `shouldRetry` asks the policy and the run-wide budget and chooses the
-   * wait (a Retry-After, capped, or full jitter), which the next attempt waits out before it is sent;
-   * the signal cancels. `auth` gives the Authorization value of each attempt; `mayReexchange` allows
-   * one user-token re-exchange after a 401 (not for the exchange itself).
+   * The retry loop, on p-retry: `onFailedAttempt` does what each failure calls for (the 429 hook, the one
+   * re-exchange after a 401), `shouldRetry` asks the policy and the run-wide budget and picks the wait (a
+   * capped Retry-After, or full jitter) the next attempt waits out; the signal cancels. `auth` gives each
+   * attempt's Authorization; `mayReexchange` allows one re-exchange after a 401 (not for the exchange).
    */
   async function send<T>(
     request: HttpRequest,

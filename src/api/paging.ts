@@ -1,9 +1,8 @@
 /**
- * Paging of the list endpoints (connections, cases) and the helpers every answer reader shares. A
- * page's start is sent as both `skip` (spec) and `offset` (api-notes [code]: BigID's own SIEM connector
- * pages all-cases with `limit` + `offset`). A clamped `limit` and a list that changes while it is read
- * (api-notes: nothing pins it): see docs/service.md, "Lists and paging". A caller never gets an item
- * twice nor a silently short list.
+ * Paging of the list endpoints (connections, cases) and the helpers every answer reader shares. A page's
+ * start is sent as both `skip` (spec) and `offset` (api-notes [code]: BigID's own SIEM connector pages
+ * all-cases with `limit` + `offset`). A clamped `limit`, a list changing while read (api-notes: nothing pins
+ * it): see docs/service.md, "Lists and paging". A caller never gets an item twice nor a silently short list.
  */
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -71,10 +70,9 @@ class ListChanged extends Error {
 }
 
 /**
- * Every page of a paged list endpoint, never empty, in order; {@link PAGES_AHEAD} pages are asked for
- * ahead of the one the caller processes, the start of the one after next guessed from this page's size
- * (asked again from the right start when wrong: a read). Pages, not items: a promise per item handed
- * out (about 2 µs: 2 s of a million cases) costs more than a caller's synchronous work on it.
+ * The pages of a list endpoint, never empty, in order, with {@link PAGES_AHEAD} asked ahead of the caller's;
+ * the start of the one after next is guessed from this page's size (a wrong guess is asked again). Pages, not
+ * items: a promise per item (~2 µs: 2 s for a million cases) outweighs a caller's synchronous work on it.
  */
 export function pagesThrough<T>(
   client: HttpClient,
@@ -208,10 +206,7 @@ async function* readOnce<T>(
   }
 }
 
-/**
- * The ids of a page. Every item of the previous page again: the start was not honoured; some: an
- * insert shifted the list.
- */
+/** A page's ids. All of the previous page again: the start was ignored; some: an insert shifted the list. */
 function checkAgainstPrevious<T>(
   items: readonly T[],
   previous: ReadonlySet<string>,
@@ -248,10 +243,9 @@ export function unexpectedShape(path: string, what: string): ApiError {
 }
 
 /**
- * The items of a list page: `data.<key>`, `data` as the array, `<key>` at the top, or the array at the
- * top; `totalCount` in `data` or at the top. A missing `data.<key>` reads as empty only when
- * `omittable` or with a zero total: an envelope of another shape must not pass as "nothing" (an export
- * of nothing would look like success).
+ * The items of a list page: `data.<key>`, `data` as the array, `<key>` at the top, or the array at the top;
+ * `totalCount` in `data` or at the top. A missing `data.<key>` reads as empty only when `omittable` or with a
+ * zero total: another envelope must not pass as "nothing" (an empty export would look like success).
  */
 export function readListPage(
   body: unknown,

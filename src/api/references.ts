@@ -1,7 +1,6 @@
 /**
- * Scanners (by `scanner_group`) and stored credentials (by `credential_id`) that connections and
- * profiles refer to. Both endpoints are optional on real services (api-notes: scanner status [code],
- * credentials [guess]): a 404 is `not-available`, never an error that fails a run.
+ * Scanners (by `scanner_group`) and stored credentials (by `credential_id`) referred to. Both endpoints are
+ * optional (api-notes: scanner status [code], credentials [guess]): a 404 is `not-available`, no error.
  */
 import { maskSecrets } from '../secrets.js';
 import type { HttpClient } from './http.js';

@@ -45,10 +45,7 @@ export async function getScanProfile(client: HttpClient, id: string): Promise<Sc
   return readProfile(body, path);
 }
 
-/**
- * GET /scanProfiles: `{"scanProfiles":[...]}` (api-notes [code]), or in a `data` envelope. `ifServed`:
- * none when the service has no such endpoint (404).
- */
+/** GET /scanProfiles: `{"scanProfiles":[...]}` (api-notes [code]) or in `data`; `ifServed`: none on 404. */
 export async function listScanProfiles(
   client: HttpClient,
   options: { readonly signal?: AbortSignal; readonly ifServed?: boolean } = {},
@@ -63,10 +60,7 @@ export async function listScanProfiles(
   return readListPage(answer.value, 'scanProfiles', path, false).items as unknown as ScanProfile[];
 }
 
-/**
- * PUT /scanProfiles/{id} (api-notes [guess]: the permissions exist), the whole profile: idempotent,
- * retried. The profile in the answer, else the one sent.
- */
+/** PUT /scanProfiles/{id} (api-notes [guess]), idempotent: retried. The profile answered, or the one sent. */
 export async function updateScanProfile(
   client: HttpClient,
   id: string,

@@ -4,10 +4,7 @@ import { MAX_DOCUMENT_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { isRecord } from '../own-property.js';
 import { maskSecrets, scrubServiceText } from '../secrets.js';
 
-/**
- * The service's own error text: `error`, `message` or `errors[]` (spec section 7), at the top or inside
- * `data`. Plain text bodies (a 401 answers with text) are kept short.
- */
+/** The service's error text: `error`, `message` or `errors[]` (spec 7), at top or in `data`; text capped. */
 export function extractServiceMessage(body: unknown): string | undefined {
   if (typeof body === 'string') {
     const text = body.trim();

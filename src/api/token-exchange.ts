@@ -9,10 +9,7 @@ import type { Logger } from '../log.js';
 import { registerSecret } from '../secrets.js';
 import { extractServiceMessage } from './service-error.js';
 
-/**
- * Rejected with InterruptedError when `signal` aborts; one listener per signal, shared by every waiter
- * (a listener each made Node warn `MaxListenersExceededWarning` on stderr).
- */
+/** Rejected with InterruptedError on `signal`'s abort; one shared listener a signal (more made Node warn). */
 const abortedBySignal = new WeakMap<AbortSignal, Promise<never>>();
 function abortedOf(signal: AbortSignal): Promise<never> {
   let aborted = abortedBySignal.get(signal);

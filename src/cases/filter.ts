@@ -19,10 +19,7 @@ export const CASE_STATUSES: readonly string[] = [
 /** Severities real deployments use (api-notes, lowercase); maybe not all, so others only warn. */
 export const CASE_SEVERITIES: readonly string[] = ['critical', 'high', 'medium', 'low'];
 
-/**
- * Case fields of the spec (section 2.3), api-notes (`id`, `_id`) and `writeId` (computed). The spec says
- * further fields are not shown, so an unknown one only warns.
- */
+/** Case fields: spec 2.3, api-notes (`id`, `_id`), computed `writeId`; others only warn (spec hides some). */
 export const KNOWN_CASE_FIELDS: readonly string[] = [
   'caseId',
   'id',

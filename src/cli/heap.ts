@@ -1,23 +1,16 @@
 /**
  * How far the command's process lets its heap grow: the old generation to 1.5 times what was live
- * (docs/why.md, "Why the heap's growth is capped"), the young one not at all except for `cases`
- * ("Why the young generation keeps its first size"). V8 reads both flags when it collects, so setting
- * them once the process runs takes effect.
+ * (docs/why.md, "Why the heap's growth is capped"), the young one not at all but for `cases` ("Why the young
+ * generation keeps its first size"). V8 reads both flags when it collects: setting them late works.
  */
 import { setFlagsFromString } from 'node:v8';
 
-/**
- * Whether the young generation keeps its first size for the command of `args` (its first word): for
- * every command but `cases`, whose pages of 1 000 cases outgrow it (docs/why.md).
- */
+/** Whether the young generation keeps its first size: not for `cases`, its pages outgrow it (docs/why.md). */
 export function keepsYoungGeneration(args: readonly string[]): boolean {
   return args.find((a) => !a.startsWith('-')) !== 'cases';
 }
 
-/**
- * Cap the heap's growth for the process of the command `args` (called once by `main.ts`, and by the
- * benchmarks' child that stands for it).
- */
+/** Cap the heap's growth for the command `args` (once by `main.ts`, and by the benchmarks' stand-in). */
 export function limitHeapGrowth(args: readonly string[]): void {
   // The growth factor after a full collection, in percent above 1 (V8's default picks 1.1 to 4).
   setFlagsFromString('--heap-growing-percent=50');

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 /**
- * The process entry point and the only caller of `process.exit`. The first Ctrl-C aborts the run's
- * signal (commands stop starting work, let in-flight requests settle, and exit 130); a second one
- * exits at once.
+ * The process entry point and the only caller of `process.exit`. The first Ctrl-C aborts the run's signal
+ * (commands stop starting work, let in-flight requests settle, and exit 130); a second one exits at once.
  */
 import { ExitCode } from '../errors.js';
 import { limitHeapGrowth } from './heap.js';
@@ -34,8 +33,7 @@ process.on('unhandledRejection', onUncaught);
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
-// Standard output that fails is watched here, not left to an 'error' event nobody handles (which
-// ended the run as "a bug"): see finishStdout for what each failure means.
+// A failing stdout is watched here, not left to an unhandled 'error' event (a bug's exit): see finishStdout.
 let stdoutFailure: unknown;
 process.stdout.on('error', (error) => {
   stdoutFailure ??= error;

@@ -1,7 +1,6 @@
 /**
- * The CLI as a function: `runCli(argv, io) -> exit code`. `main.ts` calls it with the real process;
- * tests call it in-process with captured streams. Every error ends here: a {@link DdsError} becomes one
- * line and its exit code; anything else is a bug (exit 70, with the stack).
+ * The CLI as a function: `runCli(argv, io) -> exit code`, called by `main.ts` and in-process by tests. Every
+ * error ends here: a {@link DdsError} is one line and its exit code; else a bug (exit 70, with the stack).
  */
 import type { Argv } from 'yargs';
 import { ExitCode, UsageError } from '../errors.js';
@@ -68,8 +67,7 @@ function attach(y: Argv, ref: CommandRef, state: RunState, group?: string): Argv
   const { io, signal } = state;
   const spec = state.loaded.get(ref);
   if (spec === undefined) {
-    // Listed in the help only: yargs runs a command only when the command line names it, and then
-    // loadNamedCommands has loaded it.
+    // Listed in the help only: yargs runs a command only when named, and loadNamedCommands loads that one.
     return y.command(ref.command, ref.describe, {}, () => {
       throw new Error(`the module of the command '${ref.command}' was not loaded`);
     });
@@ -113,12 +111,11 @@ function shortenHelp(help: string): string {
 }
 
 /**
- * yargs lays out the whole help text of a command right after starting its handler, to show it should
- * the command later fail through yargs: about 30 ms of every run's start (cliui measuring each cell).
- * This CLI never shows help after a handler has started (a command's error is one line; the `.fail`
- * handler meets parse errors only, before, and lays the help out itself). Turned off through yargs'
- * internal methods where they are (yargs 17 and 18); where they are not, nothing changes. A unit test
- * (test/unit/cli-help-cache.test.ts) fails if the installed yargs no longer has them.
+ * yargs lays out a command's whole help text right after starting its handler, to show it should the command
+ * later fail through yargs: about 30 ms of every run's start (cliui measuring each cell). This CLI never
+ * shows help once a handler started (a command's error is one line; the `.fail` handler meets parse errors
+ * only, before, and lays out help itself). Turned off through yargs' internal methods where they exist (yargs
+ * 17 and 18); else nothing changes. test/unit/cli-help-cache.test.ts fails if the installed yargs lacks them.
  */
 export function skipHelpCache(parser: Argv): boolean {
   const internals = (
@@ -217,9 +214,8 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
     });
   for (const entry of commandEntries) parser = register(parser, entry, state);
   skipHelpCache(parser);
-  // yargs' own completion, listed last: a bash, zsh or fish script (by $SHELL, or the shell named after
-  // it: help-pages.ts) that asks the CLI itself for the candidates, so commands, options and choices
-  // stay in step with the code.
+  // yargs' own completion, listed last: a bash, zsh or fish script (by $SHELL or the shell named after it:
+  // help-pages.ts) asking the CLI for candidates, so commands, options and choices follow the code.
   parser = parser.completion(
     'completion',
     'Print a shell completion script (bash, zsh, fish; default by $SHELL): eval "$(dds-migrate completion)"',

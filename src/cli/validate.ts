@@ -100,8 +100,7 @@ function printReport(report: ValidateResult, ctx: CliContext): void {
   for (const warning of report.catalogWarnings) out.warn(warning);
   printValidationWarnings(report.warnings, ctx);
   for (const error of report.errors) out.result(formatProblem(error));
-  // Offline, references are only listed (an import's pre-flight checks them in its target); with
-  // --templates-from E they are checked against E too.
+  // Offline, references are only listed (import's pre-flight checks them); --templates-from E checks on E.
   const check = report.referenceCheck;
   for (const warning of check?.warnings ?? []) out.warn(warning);
   for (const problem of check?.problems ?? [])

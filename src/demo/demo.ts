@@ -1,9 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
- * `npm run demo`: a disaster-recovery rehearsal in under a minute, nothing to set up. The real CLI runs
- * in-process against two in-process emulators, prod and an empty recovery target; each step prints its
- * command, its result in one line and where to look. The CLI's own output is read, not echoed (a plan of
- * 69 lines), each warning once; the demo's secrets are registered for scrubbing.
+ * `npm run demo`: a one-minute disaster-recovery rehearsal, nothing to set up. The real CLI runs in-process
+ * against two emulators (prod, an empty target); each step prints its command, a one-line result and where to
+ * look. The CLI's output is read, not echoed (a plan of 69 lines), each warning once; secrets scrubbed.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -214,8 +214,7 @@ async function readBothSides(
     );
     return [snapshotSideOf(from, read.from.profiles), snapshotSideOf(to, read.to.profiles), merged.finish()];
   }
-  // A snapshot side is read whole first: the environment's connections without a twin in it keep
-  // only their name and type.
+  // A snapshot side is read whole first: environment connections without a twin in it keep only name, type.
   const snapshotFlag = from.kind === 'snapshot' ? 'from' : to.kind === 'snapshot' ? 'to' : undefined;
   const differ = createStreamingDiff({ ...compare, complete: snapshotFlag });
   const snapshotSide = snapshotFlag === undefined ? undefined : sides[snapshotFlag];

@@ -201,10 +201,7 @@ function unionOfKeys(a: Record<string, unknown>, b: Record<string, unknown>): st
 
 const NO_IGNORE_RULES = compileIgnoreRules([]);
 
-/**
- * What `import --on-conflict update` updates by (masked fields are no difference): diff's comparison
- * without ignore rules, so diff's "changed" is exactly what such an import updates.
- */
+/** What `--on-conflict update` updates by: diff's comparison without ignore rules (masks no difference). */
 export function findChangedFields(
   from: Connection,
   to: Connection,

@@ -1,8 +1,7 @@
 /**
- * The diff fed by the merge join of `src/snapshot/merge.ts`, each name once and in order, so nothing
- * waits or is sorted (pure). Its result equals stream.ts's of the same sides (a snapshot holds no name
- * twice: its reader refuses one). A byte-equal pair is unchanged: only its masks are looked for, and
- * only when its line holds the mask's text.
+ * The diff fed by the merge join of `src/snapshot/merge.ts`, each name once, in order: nothing waits or is
+ * sorted (pure). Its result equals stream.ts's for the same sides (a snapshot's reader refuses a name twice).
+ * A byte-equal pair is unchanged: its masks are sought only when its line holds the mask's text.
  */
 import { memoizeBounded } from '../bounded-memo.js';
 import { compareNames } from '../connections/match.js';
@@ -22,10 +21,9 @@ const STAR = MASK_TEXT.readUInt8(1);
 const BACKSLASH = 0x5c;
 
 /**
- * An upper bound on the masked values of a line (a key that is the mask only adds to it); undefined
- * when a `\u` escape could spell a mask. Found by the first `*`: a one-byte search (memchr) takes a
- * quarter of the time of a search for the mask's text (see bench/README.md, "Masked fields kept per
- * connection").
+ * An upper bound on the masked values of a line (a key that is the mask only adds to it); undefined when a
+ * `\u` escape could spell a mask. Found by the first `*`: a one-byte search (memchr) takes a quarter of the
+ * time of a search for the mask's text (see bench/README.md, "Masked fields kept per connection").
  */
 function maskTokensIn(line: Buffer): number | undefined {
   if (line.includes(BACKSLASH) && line.includes('\\u')) return undefined;

@@ -36,10 +36,7 @@ export function toComparableProfile(
   return { name: String(profile.name), fields };
 }
 
-/**
- * The connection names of a `dataSourceList` by `_id`; null for anything else, compared as it is (real
- * bodies often list sources by name, api-notes).
- */
+/** A `dataSourceList`'s names by `_id`; else null, compared as is (bodies often list names: api-notes). */
 export function nameDataSources(
   profile: Readonly<Record<string, unknown>>,
   nameById: ReadonlyMap<string, string>,

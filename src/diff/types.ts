@@ -26,10 +26,7 @@ export interface UncomparableFields extends Iterable<UncomparableField> {
   readonly length: number;
 }
 
-/**
- * What differs between `from` and `to`, names in code-unit order; `JSON.stringify` of it is
- * `diff --format json` (contract section 3, "Diff result").
- */
+/** `from` vs `to`, names in code-unit order; its JSON is `diff --format json` (contract 3, "Diff result"). */
 export interface DiffResult {
   /** Only in `from` (what an import of `from` into `to` would create). */
   readonly added: readonly string[];

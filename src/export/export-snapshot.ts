@@ -1,8 +1,7 @@
 /**
- * The export workflow (contract section 3): the file-download export, of everything, of `ids`, or of
- * the ids the list finds for `types` / `nameGlob` (in batches of {@link EXPORT_ID_BATCH}, so no URL
- * grows with the environment), written as a snapshot with the source's scan profiles, their data
- * sources named from the connections seen (the list is asked only for what is left unnamed).
+ * The export workflow (contract section 3): the file-download export, of all, of `ids`, or of those listed
+ * for `types` / `nameGlob` (in batches of {@link EXPORT_ID_BATCH}: URLs stay bounded), written as a snapshot
+ * with the source's scan profiles, data sources named from the connections seen (the list for the rest).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import picomatch from 'picomatch';
@@ -264,9 +263,8 @@ function sortRecord(record: Record<string, number>): Record<string, number> {
 }
 
 /**
- * Names the profiles' data sources: `see` each exported connection, then `finish` names the rest from
- * the connection list (`null` and an event when none answers). Profiles without a name or a list of
- * strings are left out with an event.
+ * Names the profiles' data sources: `see` each exported connection, then `finish` names the rest from the
+ * connection list (`null` and an event if none answers); profiles without a name or string list are left out.
  */
 function createProfileNamer(
   listed: readonly ScanProfile[],

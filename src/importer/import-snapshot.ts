@@ -1,9 +1,8 @@
 /**
- * The import workflow. Side effects in this order: overrides, snapshot verified, target resolved,
- * templates, journal locked and replayed with every kind's reads of the target, each kind's plan in
- * `KINDS` order, pre-flight (refused: report written, a fresh journal deleted under the lock), the
- * writes, report and id map. An interrupted run is finished first; then what differs now is the next
- * run (docs/undo.md, "Runs").
+ * The import workflow. Side effects in this order: overrides, snapshot verified, target resolved, templates,
+ * journal locked and replayed with every kind's reads of the target, each kind's plan in `KINDS` order,
+ * pre-flight (refused: report written, a fresh journal deleted under the lock), the writes, report and id
+ * map. An interrupted run is finished first; then what differs now is the next run (docs/undo.md, "Runs").
  */
 import { unlink } from 'node:fs/promises';
 import { createRetryBudget } from '../api/retry-policy.js';

@@ -1,8 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
-/**
- * Pre-flight checks of an import (pure): everything that must hold before the first write. Any problem
- * stops the run with the full list (PreflightError, exit 3) and nothing is sent.
- */
+/** Import pre-flight checks (pure): any problem stops the run before any write, listing all (exit 3). */
 import type { ResolvedEnvironment } from '../config.js';
 import { formatPointer } from '../diff/pointer.js';
 import type { Problem } from '../errors.js';

@@ -1,9 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
 /**
- * The `overrides init` workflow (docs/files.md, "overrides init"): one `${env:NAME}` placeholder per
- * secret an import of the snapshot needs. Masked `custom_fields` elements are written by `field_name`
- * (the import merges them by name); a nested mask is written as its whole top-level field (an override
- * replaces such a field whole). Names are unique in snapshot order: the same snapshot, the same names.
+ * `overrides init` (docs/files.md, "overrides init"): a `${env:NAME}` placeholder per secret the snapshot's
+ * import needs. Masked `custom_fields` elements are written by `field_name` (import merges by name); a nested
+ * mask as its whole top-level field (overrides replace it whole). Names are unique and stable per snapshot.
  */
 import { lstat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';

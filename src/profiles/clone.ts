@@ -157,10 +157,7 @@ export interface CloneProfilesPorts {
   readonly signal: AbortSignal;
 }
 
-/**
- * `profiles clone`: plan ({@link planProfileClone}), refuse any problem, then create. A dry run returns
- * the plan, exactly what the real run would send.
- */
+/** `profiles clone`: plan, refuse any problem, then create; a dry run returns the plan, what is sent. */
 export async function cloneProfiles(
   options: CloneProfilesOptions,
   ports: CloneProfilesPorts,

@@ -1,8 +1,7 @@
 /**
- * A scan profile's `dataSourceList` remapped to a target, for `import` and `profiles clone`. The spec
- * says `_id`s; api-notes [code]: BigID's CI action writes names, [seen]: real bodies often list names.
- * So each element keeps its form (an id becomes the target's id of the same-named connection, a name
- * stays a name); a list may mix both.
+ * A scan profile's `dataSourceList` remapped to a target, for `import` and `profiles clone`. The spec says
+ * `_id`s; api-notes [code]: BigID's CI action writes names, [seen]: real bodies often list names. So each
+ * element keeps its form (an id becomes the target's id of the same-named connection); a list may mix both.
  */
 
 export type DataSourceForm = 'id' | 'name';

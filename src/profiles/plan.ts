@@ -90,9 +90,8 @@ function readDataSourceList(profile: Readonly<Record<string, unknown>>): string[
 }
 
 /**
- * An id through the id map's name, else the source connection's; an id map's target id is followed to
- * its name in the target (an import may have renamed it). The target is what counts: a stale target id
- * falls back to the name.
+ * An id through the id map's name, else the source connection's; an id map's target id is followed to its
+ * name in the target (an import may have renamed it); a stale target id falls back to the name.
  */
 function cloneContext(input: ProfileCloneInput): DataSourceListContext {
   const sourceById = new Map(input.sourceConnections.map((c) => [c._id, c]));

@@ -1,11 +1,10 @@
 /**
- * Connector template -> JSON Schema 2020-12, for `--templates-from E` (the shipped `schemas/templates/`
- * state only what public recordings show). api-notes: the connection key is `apiName`, and values are
- * mixed-typed on purpose, so each kind accepts every spelling real exports use (`"yes"`/`true`, `"1"`/`1`)
- * and an optional field `null`. `mandatory` -> `required` and non-empty; `validation[].regex` ->
- * `pattern` on non-empty strings (as the service does), its `errorText` the message; `password` ->
- * `x-secret`. Whatever the template gets wrong or this build does not know is left out with a warning,
- * never a refusal. No `additionalProperties: false`: exports carry many fields no template names.
+ * Connector template -> JSON Schema 2020-12, for `--templates-from E` (shipped `schemas/templates/` hold only
+ * what public recordings show). api-notes: the connection key is `apiName`; values are mixed-typed on
+ * purpose, so each kind accepts every spelling exports use (`"yes"`/`true`, `"1"`/`1`), optional fields
+ * `null`. `mandatory` -> `required`, non-empty; `validation[].regex` -> `pattern` on non-empty strings (as
+ * the service does), `errorText` its message; `password` -> `x-secret`. Whatever is wrong or unknown here is
+ * left out with a warning. No `additionalProperties: false`: exports carry fields no template names.
  */
 import type { ConnectorTemplate, TemplateField } from '../model/template.js';
 

@@ -1,8 +1,7 @@
 /**
  * The snapshot format (contract section 3; docs/files.md, "Snapshot"). A profile line has no top-level
- * `name`, which every connection line has, so the two are never taken for each other. The key order
- * (the contract asks only for "a stable order") makes two snapshots of the same data byte-identical
- * whatever order the service sent the keys in, so a plain `diff` of two files is meaningful.
+ * `name`, unlike every connection line, so the two never mix. The key order (the contract asks only for "a
+ * stable order") makes snapshots of the same data byte-identical, so a plain `diff` of two is meaningful.
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';

@@ -66,10 +66,7 @@ async function* readChunks(source: SnapshotSource, size: number): AsyncGenerator
   }
 }
 
-/**
- * The file's lines, one batch per chunk (no await per line). A line's bytes may be a view of the chunk,
- * used again once the next batch is asked for.
- */
+/** The file's lines, a batch per chunk (no await per line); a line may view the chunk, reused next batch. */
 export async function* readLineBatches(path: string, options: ReadLinesOptions): AsyncGenerator<RawLine[]> {
   const source = options.source ?? (await openSnapshotSource(path, options.label ?? path));
   const chunks = readChunks(source, options.chunkSize ?? 64 * 1024);

@@ -1,7 +1,6 @@
 /**
- * The checks of one pass over a snapshot, shared by every reader: header (a version 1 header migrated),
- * entries, scan profile lines, checksum and trailer. Strict name order puts a duplicate next to its
- * twin, so only the previous name is kept.
+ * The checks of one pass over a snapshot, shared by every reader: header (version 1 migrated), entries, scan
+ * profile lines, checksum, trailer. Strict name order puts a duplicate by its twin: one name is kept.
  */
 
 import { compareNames } from '../connections/match.js';

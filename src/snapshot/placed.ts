@@ -27,9 +27,8 @@ export interface PlacedEntry {
 
 export interface PlacedSnapshotOptions extends ReadSnapshotOptions {
   /**
-   * Hold a file of at most this many bytes in memory as it is read, for rereads (default 0: each
-   * reread reads its line from the file): for a caller that rereads most entries, a read per entry
-   * costs more than its parse.
+   * Hold a file of at most this many bytes in memory as it is read, for rereads (default 0: each reread reads
+   * its line from the file): for a caller rereading most entries, a read per entry costs more than its parse.
    */
   readonly holdForRereadsUpTo?: number;
 }
@@ -72,8 +71,7 @@ export async function indexSnapshot(
   let held: Buffer | undefined;
   let heldUpTo = 0;
   let closed = false;
-  // A plain file is opened again for the rereads (one removed meanwhile is then refused); an encrypted
-  // one is kept open from its first read.
+  // A plain file is reopened for rereads (refused if removed meanwhile); an encrypted one stays open.
   let fd: number | undefined;
   let encrypted: SnapshotSource | undefined;
   const lineAt = (place: EntryPlace): Buffer => {

@@ -1,8 +1,7 @@
 /**
- * Writing a snapshot atomically (a 0600 temporary file in the target's folder, fsync, rename) in memory
- * that does not grow with the environment: entries arrive in the service's order, so each is serialised
- * once into a spill file and only `(name, offset, length)` is kept; the index is sorted and the lines
- * copied into the snapshot in name order (about 100 bytes an entry plus 4 MiB of buffers).
+ * Writing a snapshot atomically (0600 temporary file, fsync, rename) in memory not growing with the
+ * environment: entries come unordered, each serialised once into a spill file keeping only `(name, offset,
+ * length)`; the index sorted, lines are copied in name order (~100 B an entry + 4 MiB of buffers).
  */
 
 import { readSync } from 'node:fs';

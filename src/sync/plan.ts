@@ -5,8 +5,7 @@
  * 2. the interrupted run being finished wrote it (see `resumes`) and the target holds it -> `done`;
  * 3. the kind's own checks (`gate`: a scan profile's one-time scan, its references) may decide it;
  * 4. that run's create has no outcome -> `in-doubt`, with the target's object of the name it sent;
- * 5. under `--on-conflict rename`, an earlier run created it under another name the target still holds
- *    -> `exists`;
+ * 5. under `--on-conflict rename`, an earlier run created it under another name the target holds -> `exists`;
  * 6. its name exists in the target -> as `--on-conflict` says ({@link decideExisting});
  * 7. otherwise -> `create`.
  * With `prune`: each target object not desired (within the selection) -> the kind's delete, in name

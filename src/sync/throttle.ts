@@ -1,9 +1,8 @@
 /**
- * The run-wide request throttle: a token bucket (GCRA, burst 1: requests spaced evenly) shared by every
- * request of the run, adaptive (AIMD, as TCP): a 429 pauses it for its Retry-After and lowers the rate
- * to {@link DECREASE_FACTOR} of the rate observed; each second without one raises it a little. A run
- * told the server's limit (`--rate`) stays under it; one not told settles just under it. One decrease
- * per epoch: a 429 for a request sent before the last decrease was sent at the old rate.
+ * The run-wide request throttle: a token bucket (GCRA, burst 1: evenly spaced), adaptive (AIMD, as TCP): a
+ * 429 pauses it for its Retry-After and sets the rate to {@link DECREASE_FACTOR} of that observed; each calm
+ * second adds a little. Told the server's limit (`--rate`), a run stays under it; untold, it settles just
+ * under it. One decrease per epoch: a 429 to a request sent before the last one reflects the old rate.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 

@@ -2,10 +2,7 @@ import type { HttpClient } from '../api/http.js';
 import { getConnectorTemplate } from '../api/templates.js';
 import { loadCatalogOfTemplates, type TemplateCatalog } from '../schema/catalog.js';
 
-/**
- * The catalog of an environment's own templates of `types` (`--templates-from E`). The requests go out
- * together: one per connector type, a few dozen at most, each waiting on the service.
- */
+/** An environment's catalog of `types` templates (`--templates-from E`): a request a type, sent together. */
 export async function loadCatalogFromEnvironment(
   client: HttpClient,
   types: readonly string[],

@@ -15,10 +15,7 @@ export interface ConnectionVerdicts {
   readonly counts: { readonly snapshot: number; readonly environment: number };
 }
 
-/**
- * The connection half of a verify, on diff's streaming differ: the snapshot's connections first, then
- * the environment's as its export streams in, so neither side is held whole.
- */
+/** A verify's connections via diff's streaming differ: snapshot, then streamed export (none held whole). */
 export interface ConnectionVerifier {
   /** A snapshot connection, and how to read it again, as compared, when its twin arrives. */
   expect(entry: Connection, again: () => Connection): void;

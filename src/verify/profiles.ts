@@ -17,10 +17,7 @@ export const ONE_TIME_NOTE =
 const comparable = (side: ProfileSide) =>
   toComparableProfile(side.profile, side.dataSourceNames, isProfileServerField);
 
-/**
- * Verdicts of the profiles in name order, from diff's profile comparison (so verify and diff agree); a
- * missing one-time profile is `skipped`.
- */
+/** Profile verdicts by name, from diff's comparison (so both agree); a missing one-time one is `skipped`. */
 export function verifyProfiles(
   snapshot: readonly ProfileSide[],
   environment: readonly ProfileSide[],

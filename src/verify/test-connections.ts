@@ -1,7 +1,6 @@
 /**
- * `verify --test-connections`: a test makes the service reach the data source, so it is slow and heavy:
- * a low default rate and concurrency, and a throttle of its own that slows down on a 429 without
- * slowing the run's reads.
+ * `verify --test-connections`: a test makes the service reach the data source, slow and heavy: a low default
+ * rate and concurrency, and a throttle of its own that slows down on a 429 without slowing the run's reads.
  */
 import { setMaxListeners } from 'node:events';
 import { testConnection } from '../api/connections.js';
@@ -33,9 +32,8 @@ export interface TestRunDeps {
 }
 
 /**
- * One `POST /ds-connection-test` per target; the verdicts by name. The first error that ends the run
- * (token, network, Ctrl-C) stops new tests and is thrown once those in flight settle; a 4xx refusal is
- * that connection's `error` verdict.
+ * One `POST /ds-connection-test` per target; verdicts by name. The first error ending the run (token,
+ * network, Ctrl-C) stops new tests, thrown once those in flight settle; a 4xx is that connection's `error`.
  */
 export async function runConnectionTests(
   targets: readonly TestTarget[],

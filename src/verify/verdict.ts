@@ -10,9 +10,8 @@ export type VerifyState = 'present' | 'different' | 'missing' | 'extra' | 'skipp
 export type RecordedTest = 'succeeded' | 'failed' | 'none';
 
 /**
- * The verdict of one connection test: `regression` when it fails now and the snapshot recorded a
- * success, `known-bad` when it had failed (or no test was recorded), `unknown` for an answer of no
- * known shape, `error` for a refused request (a 4xx).
+ * A connection test's verdict: `regression` if it fails now and the snapshot recorded a success, `known-bad`
+ * if it had failed (or none was recorded), `unknown` for an answer of no known shape, `error` for a 4xx.
  */
 export type TestVerdict =
   | { readonly kind: 'passed'; readonly message?: string }

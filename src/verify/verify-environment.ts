@@ -89,10 +89,7 @@ export interface VerifyResult {
   readonly reportPath: string | undefined;
 }
 
-/**
- * Is the environment a complete, working restore of the snapshot? Read-only apart from the tests; the
- * snapshot is read and checked whole before the environment is contacted.
- */
+/** Is the environment a working restore of the snapshot? Read-only but for tests; the snapshot read first. */
 export async function verifyEnvironment(
   options: VerifyOptions,
   ports: VerifyPorts,

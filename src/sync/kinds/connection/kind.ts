@@ -61,10 +61,7 @@ export interface PreparedEntry extends PlanEntry {
   readonly image?: SafeImage;
 }
 
-/**
- * A connection of the target as planning needs it: the whole `connection`, or what
- * {@link targetSummarizer} kept of it, so what is held does not grow with unchanged connections.
- */
+/** A target connection for planning: whole, or what {@link targetSummarizer} kept (small if unchanged). */
 export interface TargetConnection {
   readonly name: string;
   readonly _id?: string | undefined;

@@ -235,12 +235,11 @@ interface WantedProfile {
 }
 
 /**
- * The scan profile plan of `import`, after the connection plan, by the planner's rules (`sync/plan.ts`)
- * and these: an update the run being finished made is `done`; a one-time profile (`isSingleRunScan`)
- * without `--allow-run` -> `skipped` (creating it starts a scan); a `dataSourceList` naming a connection
- * neither in the target nor created by this run (remapped by name, through this run's renames) ->
- * `blocked`; a create in doubt found in the target's list, read now -> `done` (via look-up), else sent
- * again under the name it used. Blocked profiles and conflicts are pre-flight problems (exit 3).
+ * `import`'s scan profile plan, after the connection plan, by `sync/plan.ts`'s rules and these: an update the
+ * run being finished made -> `done`; a one-time profile (`isSingleRunScan`) without `--allow-run` ->
+ * `skipped` (creating it starts a scan); a `dataSourceList` naming a connection not in the target nor created
+ * by the run (remapped by name, renames followed) -> `blocked`; a create in doubt in the target's list now ->
+ * `done`, else re-sent under its name. Blocked profiles and conflicts are pre-flight problems (exit 3).
  */
 export function planProfiles(input: ProfilePlanInput): ProfilePlan {
   if (!input.included) return { steps: [], problems: [] };

@@ -12,9 +12,8 @@ import { compareProfile, type DataSourceRef, placeDataSources, readProfileImage 
 const NO_IDS = { idByName: new Map(), nameById: new Map(), recreated: new Set<string>() };
 
 /**
- * The undo step of one scan profile (pure): created -> deleted by its id now, when unchanged since;
- * updated -> put back; deleted -> created again, its `dataSourceList` remapped by connection name to
- * the target's ids now, unless it is a one-time profile (it would start a scan): `left`.
+ * A scan profile's undo step (pure): created -> deleted by id if unchanged; updated -> put back; deleted ->
+ * recreated, `dataSourceList` remapped by name to the target's ids; one-time: `left` (it would scan).
  */
 export function planProfileUndo(
   h: History,
