@@ -13,7 +13,7 @@
 
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { createRequire } from 'node:module';
+import Module, { createRequire } from 'node:module';
 import { PassThrough, type Readable } from 'node:stream';
 import type { AxiosInstance, AxiosResponse, AxiosStatic } from 'axios';
 import pRetry, { AbortError } from 'p-retry';
@@ -54,9 +54,20 @@ import { createTokenExchange } from './token-exchange.js';
 /** Globals whose first read loads Node's fetch (undici), which axios probes as it loads. */
 const FETCH_GLOBALS = ['FormData', 'Request', 'Response', 'ReadableStream'] as const;
 
+/** Packages axios' bundle requires as it loads for what this client never does: form bodies, proxies. */
+const UNUSED_PACKAGES: Readonly<Record<string, unknown>> = {
+  'form-data': class FormData {},
+  'https-proxy-agent': class HttpsProxyAgent {
+    constructor() {
+      throw new Error('this client uses no proxy');
+    }
+  },
+};
+
 /**
  * axios' CommonJS bundle (one file, not 66 modules: ~8 MB less resident), loaded with {@link FETCH_GLOBALS}
- * hidden so that Node's fetch stays unloaded (docs/why.md, "Why axios loads without Node's fetch").
+ * hidden so that Node's fetch stays unloaded, and {@link UNUSED_PACKAGES} stood in for while it loads
+ * (docs/why.md, "Why axios loads without Node's fetch").
  */
 function requireAxios(): AxiosStatic {
   const hidden = new Map<string, PropertyDescriptor>();
@@ -66,10 +77,27 @@ function requireAxios(): AxiosStatic {
     hidden.set(name, descriptor);
     Reflect.deleteProperty(globalThis, name);
   }
+  const require = createRequire(import.meta.url);
+  const fromAxios = createRequire(require.resolve('axios'));
+  const stood: string[] = [];
+  for (const [name, exports] of Object.entries(UNUSED_PACKAGES)) {
+    let file: string;
+    try {
+      file = fromAxios.resolve(name);
+    } catch {
+      continue; // an axios that no longer requires it
+    }
+    if (require.cache[file] !== undefined) continue;
+    const module = new Module(file);
+    Object.assign(module, { filename: file, loaded: true, exports });
+    require.cache[file] = module;
+    stood.push(file);
+  }
   try {
-    return createRequire(import.meta.url)('axios') as AxiosStatic;
+    return require('axios') as AxiosStatic;
   } finally {
     for (const [name, descriptor] of hidden) Object.defineProperty(globalThis, name, descriptor);
+    for (const file of stood) delete require.cache[file];
   }
 }
 

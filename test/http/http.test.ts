@@ -1,4 +1,5 @@
 import { getEventListeners } from 'node:events';
+import { createRequire } from 'node:module';
 import { PassThrough } from 'node:stream';
 import { inspect } from 'node:util';
 import nock from 'nock';
@@ -31,6 +32,16 @@ describe('loading the client', () => {
       expect(typeof (globalThis as Record<string, unknown>)[name], name).toBe('function');
     }
     expect(new Response('{}').headers).toBeInstanceOf(Headers);
+  });
+
+  it('leaves form-data and https-proxy-agent to whoever requires them next (stood in only while axios loads)', () => {
+    const fromAxios = createRequire(createRequire(import.meta.url).resolve('axios'));
+    expect(typeof (fromAxios('form-data') as { prototype: { append?: unknown } }).prototype.append).toBe(
+      'function',
+    );
+    expect(typeof (fromAxios('https-proxy-agent') as { HttpsProxyAgent?: unknown }).HttpsProxyAgent).toBe(
+      'function',
+    );
   });
 });
 
