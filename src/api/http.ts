@@ -54,9 +54,10 @@ import { createTokenExchange } from './token-exchange.js';
 /** Globals whose first read loads Node's fetch (undici), which axios probes as it loads. */
 const FETCH_GLOBALS = ['FormData', 'Request', 'Response', 'ReadableStream'] as const;
 
-/** Packages axios' bundle requires as it loads for what this client never does: form bodies, proxies. */
+/** What axios' bundle requires as it loads for what this client never does: form bodies, proxies, redirects. */
 const UNUSED_PACKAGES: Readonly<Record<string, unknown>> = {
   'form-data': class FormData {},
+  'follow-redirects': {}, // its transports serve only a maxRedirects above 0
   'https-proxy-agent': class HttpsProxyAgent {
     constructor() {
       throw new Error('this client uses no proxy');

@@ -34,12 +34,15 @@ describe('loading the client', () => {
     expect(new Response('{}').headers).toBeInstanceOf(Headers);
   });
 
-  it('leaves form-data and https-proxy-agent to whoever requires them next (stood in only while axios loads)', () => {
+  it('leaves form-data, https-proxy-agent and follow-redirects to whoever requires them next (stood in only while axios loads)', () => {
     const fromAxios = createRequire(createRequire(import.meta.url).resolve('axios'));
     expect(typeof (fromAxios('form-data') as { prototype: { append?: unknown } }).prototype.append).toBe(
       'function',
     );
     expect(typeof (fromAxios('https-proxy-agent') as { HttpsProxyAgent?: unknown }).HttpsProxyAgent).toBe(
+      'function',
+    );
+    expect(typeof (fromAxios('follow-redirects') as { http?: { request?: unknown } }).http?.request).toBe(
       'function',
     );
   });
