@@ -4,6 +4,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
+import { fstatSync, writeSync } from 'node:fs';
 import {
   type FileHandle,
   lstat,
@@ -16,6 +17,7 @@ import {
   unlink,
 } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
 import { FileWriteError, InputFileError, UsageError } from './errors.js';
 import { MAX_DOCUMENT_DEPTH, nestsTooDeep } from './json-depth.js';
 import { describeJsonError } from './secrets.js';
@@ -425,5 +427,25 @@ export async function openAtomicTextFile(
       done = true;
     },
     abort,
+  };
+}
+
+/**
+ * Node writes a chunk to a file stdout with one write(2) and drops what a short write (a disk filling up)
+ * left: with stdout a file, the rest is written here, so that the disk's refusal (ENOSPC) is reported.
+ */
+export function writeShortWritesWhole(stdout: typeof process.stdout): void {
+  try {
+    if (!fstatSync(stdout.fd).isFile()) return;
+  } catch {
+    return; // closed (`>&-`)
+  }
+  (stdout as unknown as Writable)._write = (chunk: Buffer, _encoding, done) => {
+    try {
+      for (let written = 0; written < chunk.length; ) written += writeSync(stdout.fd, chunk, written);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
   };
 }

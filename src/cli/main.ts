@@ -4,6 +4,7 @@
  * (commands stop starting work, let in-flight requests settle, and exit 130); a second one exits at once.
  */
 import { ExitCode } from '../errors.js';
+import { writeShortWritesWhole } from '../files.js';
 import { limitHeapGrowth } from './heap.js';
 import { finishStdout, reportUncaught } from './report-error.js';
 import { runCli } from './run-cli.js';
@@ -40,6 +41,7 @@ process.stdout.on('error', (error) => {
 });
 // A stderr that is gone (`2>&1 | head`) leaves nowhere to report anything: the exit code still says it.
 process.stderr.on('error', () => undefined);
+writeShortWritesWhole(process.stdout);
 
 const code = await runCli(process.argv.slice(2), {
   stdout: process.stdout,

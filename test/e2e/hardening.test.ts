@@ -6,7 +6,7 @@
  * process, so those tests run the built CLI as a child; so does the test as a user who is not root.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, rmSync } from 'node:fs';
 import { chmod, chown, copyFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -98,6 +98,36 @@ describe('standard output (items 6 and 7)', () => {
       closeSync(devFull);
     }
   });
+
+  it.skipIf(noDisk)(
+    `connections list > a file on a disk with less room than the output: exit 2, one line (was exit 0, the file cut short)${noDisk ? ` [skipped: ${noDisk}]` : ''}`,
+    async () => {
+      const many = await startEmulator({
+        data: join(process.cwd(), 'fixtures/environments/empty.json'),
+        generate: 60,
+      });
+      const path = join(full().dir, 'list.txt');
+      // One 4 KiB page of room: the table (about 6.5 KB, written at once) gets a short write.
+      full().leaveRoom(4096);
+      const out = openSync(path, 'w');
+      try {
+        const run = await runBuilt(['connections', 'list', '--env', many.url, '--format', 'table'], {
+          env: { DDS_TOKEN: many.token },
+          cwd: dir,
+          stdout: out,
+        });
+        expect(expectOneErrorLine(run)).toBe(
+          'error: standard output: cannot write the output (ENOSPC). Free disk space, then re-run',
+        );
+        expect(run.exitCode).toBe(2);
+      } finally {
+        closeSync(out);
+        rmSync(path, { force: true });
+        full().leaveRoom(0);
+        await many.close();
+      }
+    },
+  );
 
   it('connections list into a pipe the reader closed: quiet, exit 0 (was exit 70 with an EPIPE stack)', async () => {
     // Pages of 5: the list is still fetching when its first write meets the closed pipe.
