@@ -59,18 +59,24 @@ export function createRunHistory(
   finish(): History[];
 } {
   const byKey = new Map<string, History>();
+  // Per open intent, the object's history before it (a copy): what a `withdrawn` puts back, as replay does.
+  const beforeIntent = new Map<string, { readonly attempt: number; readonly prior: History | undefined }>();
   const add = (record: JournalRecord, index: number, at?: RecordPlace): void => {
     if (record.kind !== 'intent' && record.kind !== 'outcome' && record.kind !== 'withdrawn') return;
     if ((record.run ?? 1) !== run) return;
     const key = writeKey(record.object, record.targetName);
     if (record.kind === 'withdrawn') {
-      // Never sent: a write it began counts for nothing (written ahead only as a write's first intent).
-      const h = byKey.get(key);
-      if (h !== undefined && !h.applied) h.pending = false;
+      const open = beforeIntent.get(key);
+      if (open === undefined || open.attempt !== record.attempt) return;
+      beforeIntent.delete(key);
+      if (open.prior === undefined) byKey.delete(key);
+      else byKey.set(key, open.prior);
       return;
     }
     if (record.kind === 'intent') {
       let h = byKey.get(key);
+      const prior = h && { ...h, secretsSent: h.secretsSent && new Set(h.secretsSent) };
+      beforeIntent.set(key, { attempt: record.attempt, prior });
       // A write that settled without applying anything (failed, someone else's) counts for nothing.
       if (h === undefined || (!h.applied && !h.pending)) {
         const firstBefore = record.op === 'create' ? undefined : record.before;
@@ -107,6 +113,7 @@ export function createRunHistory(
       if (h.type === '' && typeof imageType === 'string') h.type = imageType;
       return;
     }
+    beforeIntent.delete(key);
     const h = byKey.get(key);
     if (h === undefined) return;
     h.pending = false;

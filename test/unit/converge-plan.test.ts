@@ -474,6 +474,66 @@ describe('undo: the run history', () => {
     expect(history.finish().map((h) => h.name)).toEqual(['o']);
   });
 
+  it('a withdrawn intent puts back an earlier one in doubt (a resumed run): the object stays to undo', () => {
+    const before = { name: 'x', type: 's3' };
+    const history = createRunHistory(1);
+    const records: JournalRecord[] = [
+      // The first process: x's DELETE sent, no answer (in doubt); p's create sent twice, no answer.
+      {
+        kind: 'intent',
+        run: 1,
+        object: 'connection',
+        op: 'delete',
+        name: 'x',
+        targetName: 'x',
+        attempt: 1,
+        at,
+        before,
+      },
+      {
+        kind: 'intent',
+        run: 1,
+        object: 'scan-profile',
+        op: 'create',
+        name: 'p',
+        targetName: 'p',
+        attempt: 1,
+        at,
+      },
+      // The resumed run writes x's and p's intents ahead, then stops before sending either.
+      {
+        kind: 'intent',
+        run: 1,
+        object: 'connection',
+        op: 'delete',
+        name: 'x',
+        targetName: 'x',
+        attempt: 1,
+        at,
+        before,
+      },
+      { kind: 'withdrawn', run: 1, object: 'connection', name: 'x', targetName: 'x', attempt: 1, at },
+      {
+        kind: 'intent',
+        run: 1,
+        object: 'scan-profile',
+        op: 'create',
+        name: 'p',
+        targetName: 'p',
+        attempt: 2,
+        at,
+      },
+      { kind: 'withdrawn', run: 1, object: 'scan-profile', name: 'p', targetName: 'p', attempt: 2, at },
+    ];
+    records.forEach((record, index) => {
+      history.add(record, index);
+    });
+    const histories = history.finish();
+    expect(histories.map((h) => `${h.object}:${h.name}`)).toEqual(['scan-profile:p', 'connection:x']);
+    expect(histories[1]).toMatchObject({ firstOp: 'delete', firstBefore: before, pending: true });
+    expect(histories[0]).toMatchObject({ firstOp: 'create', inDoubt: true });
+  });
+
   it("leaves a created object that was replaced since (same name, another id): never deletes someone else's", () => {
     const image = { name: 'c', type: 's3' };
     const text = lines([
