@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileWriteError } from '../../src/errors.js';
 import type { JournalRecord } from '../../src/sync/journal/records.js';
+import { replayJournal, writesOf } from '../../src/sync/journal/replay.js';
 import { openJournal } from '../../src/sync/journal/writer.js';
 import { createdRecords } from '../helpers/journal-records.js';
 import { makeTempDir } from '../helpers/temp-dir.js';
@@ -69,5 +70,23 @@ describe('journal writes and syncs', () => {
       expect(reason.message).toContain('cannot write the journal (ENOSPC)');
     }
     await journal.close();
+  });
+
+  it('a write cut short by a full disk leaves no part of a line: the next record reads back whole', async () => {
+    const journal = await openJournal(path, binding, { tool: 't' });
+    await journal.append(intent('a'));
+    // Ten bytes of the batch reach the disk, then it is full.
+    const actual = await vi.importActual<typeof import('node:fs')>('node:fs');
+    writes.mockImplementationOnce((fd, buffer) => actual.writeSync(fd, buffer as unknown as Buffer, 0, 10));
+    writes.mockImplementationOnce(() => {
+      throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    });
+    await expect(journal.append(outcome('a'))).rejects.toBeInstanceOf(FileWriteError);
+    // Room again: the next record starts a line of its own.
+    await journal.append(intent('b'));
+    await journal.close();
+    const replay = replayJournal(await readFile(path, 'utf8'));
+    expect(replay.tornTail).toBe(false);
+    expect([...writesOf(replay.runs.at(-1), 'connection').keys()]).toEqual(['a', 'b']);
   });
 });

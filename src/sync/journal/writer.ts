@@ -4,7 +4,7 @@
  * its request leaves). Appends are written and synced synchronously: docs/why.md, "Why the journal is
  * written synchronously", says what is synced when and what that costs.
  */
-import { fdatasyncSync, constants as fsConstants, writeSync } from 'node:fs';
+import { fdatasyncSync, constants as fsConstants, ftruncateSync, writeSync } from 'node:fs';
 import { type FileHandle, open, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { FileWriteError, InputFileError } from '../../errors.js';
@@ -95,11 +95,23 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-/** Append every byte of `text` (O_APPEND), continuing short writes (a filling disk). */
-function appendAll(fd: number, text: string): void {
+/**
+ * Append every byte of `text` (O_APPEND) to a file that ends at `end`, continuing short writes (a filling
+ * disk); the new end. A failed write cuts the file back to `end`: a part of a line left there would join
+ * the next record's line, a damaged line in the middle of the journal.
+ */
+function appendAll(fd: number, text: string, end: number): number {
   const bytes = Buffer.from(text, 'utf8');
   let done = 0;
-  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+  try {
+    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+  } catch (error) {
+    try {
+      if (done > 0) ftruncateSync(fd, end);
+    } catch {} // the write's own error is the one to report
+    throw error;
+  }
+  return end + bytes.length;
 }
 
 /** Refuse a journal whose `begin` binds it to another snapshot or target (exit 2, nothing sent). */
@@ -172,6 +184,7 @@ export async function openJournal(
     checkBinding(path, begin, bound);
     handle = await open(path, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT, 0o600);
     const fh = handle;
+    let end = (await fh.stat()).size;
     const now = options.now ?? (() => new Date());
     const tool = options.tool ?? `${TOOL_NAME} ${TOOL_VERSION}`;
     let queue: Pending[] = [];
@@ -187,7 +200,7 @@ export async function openJournal(
       queue = [];
       needsSync = false;
       try {
-        appendAll(fh.fd, batch.map((p) => p.line).join(''));
+        end = appendAll(fh.fd, batch.map((p) => p.line).join(''), end);
         if (sync) fdatasyncSync(fh.fd);
         for (const p of batch) p.resolve();
       } catch (error) {
