@@ -14,10 +14,7 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
-/**
- * The known word closest to `typed` (case-insensitive): within a third of the longer word's length (at
- * least 2 edits), or a prefix either way; undefined when none is close.
- */
+/** The known word closest to `typed`, case-insensitive (a prefix either way is close); undefined if none is. */
 export function findClosest(typed: string, known: readonly string[]): string | undefined {
   const t = typed.toLowerCase();
   let best: { word: string; distance: number } | undefined;

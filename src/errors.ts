@@ -217,10 +217,7 @@ export function isDdsError(error: unknown): error is DdsError {
   return error instanceof DdsError;
 }
 
-/**
- * A name that cannot be looked up (`.`, `..`, empty: the URL is normalised to another path), so never
- * created: a definite {@link ApiError} without a status; the importer records the entry as failed.
- */
+/** A name never created: it cannot be looked up (`.`, `..`, empty); a definite {@link ApiError}, no status. */
 export class UnaddressableNameError extends ApiError {
   readonly entryName: string;
 

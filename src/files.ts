@@ -198,9 +198,8 @@ function describeWriteFix(code: string): string {
 }
 
 /**
- * The one wrapper of local writes: a file-system error writing `file` becomes one {@link FileWriteError}
- * line (exit 2), `out.csv: cannot write the report (ENOSPC). Free disk space, then re-run`, not a bug's
- * exit 70; anything else passes through.
+ * The one wrapper of local writes: a file-system error writing `file` becomes one {@link FileWriteError} line
+ * (exit 2: `out.csv: cannot write the report (ENOSPC). Free disk space, then re-run`), not a bug's exit 70.
  */
 export function toFileWriteError(error: unknown, file: string, what: string): unknown {
   if (!isFileSystemError(error)) return error;
@@ -249,7 +248,6 @@ export async function checkWritableOutput(
   await discardTemp(handle, tmp);
 }
 
-/** {@link checkWritableOutput} for each output given. */
 export async function checkWritableOutputs(
   outputs: readonly { readonly path: string | undefined; readonly flag: string }[],
   inputs: readonly string[] = [],

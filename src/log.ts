@@ -186,7 +186,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   return new PinoLogger(make, LEVEL_VALUES[minLevel], file);
 }
 
-/** A logger that drops everything. */
 export function createSilentLogger(): Logger {
   return createLogger({ level: 'silent' });
 }

@@ -14,12 +14,10 @@ export function packageRoot(): string {
   }
 }
 
-/** The shipped `schemas/` folder. */
 export function schemasDir(): string {
   return join(packageRoot(), 'schemas');
 }
 
-/** The shipped `fixtures/` folder. */
 export function fixturesDir(): string {
   return join(packageRoot(), 'fixtures');
 }

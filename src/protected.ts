@@ -30,7 +30,7 @@ export function checkWriteConfirmed(
   return undefined;
 }
 
-/** For a dry run into a protected environment: the name the real run's `--confirm` must give, if refused now. */
+/** For a dry run into a protected environment: the name the real run's `--confirm` must give, if refused. */
 export function confirmRequired(
   environment: Pick<ResolvedEnvironment, 'name' | 'label' | 'protected'>,
   confirm: string | undefined,

@@ -156,9 +156,8 @@ const QUOTED_SECRET_VALUE = new RegExp(
 const BARE_SECRET_VALUE = new RegExp(String.raw`(${SECRET_WORD}\s*[:=]\s*)([^\s"',;}&)\]]+)`, 'gi');
 
 /**
- * {@link scrub} for text a service wrote, also masking a value after a credential word (`password=x`,
- * `"client_secret":"x"`): a service may echo a credential this command never registered. Over-masking
- * an error message is the cheaper mistake.
+ * {@link scrub} for a service's text, also masking a value after a credential word (`"client_secret":"x"`): a
+ * service may echo a credential never registered here. Over-masking an error message is the cheaper mistake.
  */
 export function scrubServiceText(text: string): string {
   const masked = text

@@ -61,9 +61,9 @@ function* linesOf(records: readonly CaseAuditRecord[]): Generator<string> {
 }
 
 /**
- * Append `records` (in pieces of {@link RECORDS_PER_WRITE}), then fsync; an unopenable file is a usage error before the PATCH, a
- * failed write a {@link FileWriteError} (both exit 2). The trail stays whole lines: a torn last line of
- * an earlier run is trimmed first, and a failed write of this one cut back.
+ * Append `records` (in pieces of {@link RECORDS_PER_WRITE}), then fsync; an unopenable file is a usage error
+ * before the PATCH, a failed write a {@link FileWriteError} (both exit 2). The trail stays whole lines: a
+ * torn last line of an earlier run is trimmed first, and a failed write of this one cut back.
  */
 export async function appendAuditRecords(file: string, records: readonly CaseAuditRecord[]): Promise<void> {
   if (records.length === 0) return;

@@ -9,10 +9,7 @@ import type { FilterClause } from '../api/types.js';
 import { type AtomicTextFile, openAtomicTextFile } from '../files.js';
 import { isRecord } from '../own-property.js';
 
-/**
- * The CLI's record writer; `flush` is awaited after each page, so a slow reader bounds memory, and
- * resolves false when the reader is gone (a pipe closed by `head`): the listing stops there.
- */
+/** The CLI's record writer; `flush`, awaited per page to bound memory, resolves false once the reader left. */
 export interface RecordSink {
   write(record: Record<string, unknown>): void;
   flush(): Promise<boolean>;

@@ -1,7 +1,4 @@
-/**
- * The `cases update` workflow: preview the cases the filters select, then, once confirmed, one bulk
- * PATCH `cases:update` (with an optional audit trail); the ids reported are compared with the preview.
- */
+/** The `cases update` workflow: the preview, then one bulk PATCH `cases:update` (an audit trail optional). */
 
 import { randomUUID } from 'node:crypto';
 import { caseWriteId, listCases, updateCasesBulk } from '../api/cases.js';

@@ -40,7 +40,6 @@ interface CommandGroup {
 /** A top-level entry of the CLI. */
 export type CommandEntry = CommandRef | CommandGroup;
 
-/** Type guard separating groups from commands. */
 export function isCommandGroup(entry: CommandEntry): entry is CommandGroup {
   return 'subcommands' in entry;
 }

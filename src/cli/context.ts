@@ -16,7 +16,6 @@ export interface CliIo {
   readonly signal?: AbortSignal;
 }
 
-/** Options every command accepts. */
 export interface GlobalOptions {
   /** `--config` as given (loadConfig falls back to `$DDS_MIGRATE_CONFIG`, then the default file). */
   readonly config: string | undefined;
@@ -55,7 +54,6 @@ export interface CliContext {
   readonly signal: AbortSignal;
 }
 
-/** Build the {@link Output} of a run. */
 export function createOutput(io: CliIo, globals: GlobalOptions): Output {
   const stderrIsTTY = io.stderr.isTTY === true;
   return {

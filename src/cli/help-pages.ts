@@ -73,7 +73,6 @@ export function helpWidth(columns: number | undefined): number {
   return Math.min(110, columns ?? 100);
 }
 
-/** The widths the build lays the help out at. */
 export const LAID_OUT_WIDTHS = [80, 100, 110] as const;
 
 /** What `scripts/build-help-pages.mjs` writes beside this module's compiled file (absent in the sources). */

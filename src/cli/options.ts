@@ -145,7 +145,6 @@ export function readRateOption(value: unknown): number | undefined {
   return checkNumberOption(rate, 'rate', RATE_RANGE, String(value));
 }
 
-/** The `--sort` option of list commands. */
 export const SORT_OPTION = stringOption('Sort by FIELD, FIELD:asc or FIELD:desc');
 
 /** `--sort field[:asc|desc]`, checked and normalised to the client's `field:asc|desc` form. */

@@ -34,9 +34,8 @@ function mapMasked(value: unknown, replacement: () => unknown): unknown {
 }
 
 /**
- * `base` with each of its masks replaced by the clear value `source` holds at the same place (custom
- * fields matched by `field_name`); everything else as in `base`. What an undo takes from `--overrides`:
- * the secrets a before-image cannot hold, never a field the image has.
+ * `base` with each of its masks replaced by the clear value `source` holds at the same place (custom fields
+ * matched by `field_name`). What an undo takes from `--overrides`: only the secrets a before-image cannot hold.
  */
 export function fillMaskedFrom(base: unknown, source: unknown): unknown {
   if (isMasked(base)) return source === undefined || source === null || isMasked(source) ? base : source;

@@ -39,7 +39,6 @@ export function stripServerManaged<T extends Record<string, unknown>>(entry: T):
   return out;
 }
 
-/** True when `entry` has a server-managed top-level field. */
 export function hasServerManagedField(entry: Readonly<Record<string, unknown>>): boolean {
   for (const key of Object.keys(entry)) if (EXACT.has(key)) return true;
   return false;

@@ -37,7 +37,6 @@ export type DiffSide =
 /**
  * Whether `--from`/`--to` is an environment (a URL, then a config name: `./prod` for a file called
  * `prod`) or a snapshot (an existing file, or a path ending in `.jsonl`).
- *
  * @throws InputFileError when a `.jsonl` path does not exist; UsageError when it is none of these.
  */
 export function classifySide(ref: string, flag: 'from' | 'to', config: Config, cwd: string): DiffSide {
@@ -74,7 +73,6 @@ export function classifySide(ref: string, flag: 'from' | 'to', config: Config, c
 
 /**
  * The config file's `diff.ignoreFields`, then every `--ignore-field`.
- *
  * @throws ConfigError for a bad rule in the config file, UsageError for a bad flag.
  */
 export function collectIgnoreFields(flagValue: unknown, config: Config): string[] {

@@ -1,7 +1,4 @@
-/**
- * The environments of one run: the config read once, sides resolved, and HTTP clients sharing the run's
- * logger, Ctrl-C signal and retry budget. The CLI hands its functions to the workflows as their ports.
- */
+/** One run's environments, the workflows' ports: HTTP clients share its logger, Ctrl-C and retry budget. */
 import type { ClientOptions } from '../api/client-factory.js';
 import { createHttpClient, type HttpClient } from '../api/http.js';
 import { createRetryBudget, DEFAULT_RETRY_BUDGET, type RetryBudget } from '../api/retry-policy.js';

@@ -1,8 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${env:NAME}" is a literal overrides placeholder, not a template
-/**
- * Overrides (`--overrides FILE`; docs/files.md, "Overrides"). `custom_fields` is merged by `field_name`:
- * overriding the one encrypted custom field must not drop the clear ones.
- */
+/** Overrides (`--overrides FILE`; docs/files.md, "Overrides"). */
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { customFieldName } from '../connections/images.js';
@@ -27,7 +24,6 @@ export interface Overrides {
   readonly baseDir?: string;
 }
 
-/** No overrides. */
 export const EMPTY_OVERRIDES: Overrides = { all: {}, byType: {}, byName: {} };
 
 const FIXED_FIELDS = new Set(['name', 'type', '_id', 'id']);
@@ -200,7 +196,7 @@ export function overridesApplyTo(
   return blocksFor(entry, overrides).some((block) => Object.keys(block).length > 0);
 }
 
-/** An override's `custom_fields` is merged by `field_name` when every element is named. */
+/** Merge by `field_name` (all named): overriding the encrypted custom field must not drop the clear ones. */
 function isNamedList(value: unknown): value is unknown[] {
   return Array.isArray(value) && value.every((element) => customFieldName(element) !== undefined);
 }

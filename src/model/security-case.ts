@@ -1,7 +1,4 @@
-/**
- * A security case (spec 2.3), fields as the service sent them. `caseId` is filled from `caseId ?? id`
- * on read; the write endpoints take `_id` when present, else `caseId ?? id` (api-notes [docs]).
- */
+/** A security case (spec 2.3) as sent; `caseId` is filled from `caseId ?? id` (writes: `caseWriteId`). */
 export interface SecurityCase {
   readonly caseId: string;
   readonly caseLabel?: string;

@@ -156,12 +156,10 @@ export function findMaskedPaths(entry: Connection): string[] {
 const SCHEMA_SUFFIX = '.schema.json';
 const GENERIC_FILE = 'connection.schema.json';
 
-/** The shipped `schemas/templates`. */
 export function shippedTemplatesDir(): string {
   return join(schemasDir(), 'templates');
 }
 
-/** The shipped generic schema. */
 export function shippedConnectionSchemaPath(): string {
   return join(schemasDir(), GENERIC_FILE);
 }

@@ -1,9 +1,8 @@
 /**
- * The seam of `age-encryption` (age-encryption.org/v1): keys, headers and file keys. The payload's STREAM
- * chunks (HKDF-SHA256 of the file key and nonce, label `payload`; 64 KiB, an 11-byte counter and a last-chunk
- * flag as nonce) are sealed and opened here with Node's ChaCha20-Poly1305 (docs/why.md, "Why the age payload
- * of an encrypted snapshot is read chunk by chunk"). Library messages are never shown: some quote the key
- * they could not read.
+ * The seam of `age-encryption` (age-encryption.org/v1): keys, headers, file keys. The payload's STREAM chunks
+ * (HKDF-SHA256 of file key and nonce, label `payload`; 64 KiB, an 11-byte counter and a last-chunk flag as
+ * nonce) are sealed and opened here with Node's ChaCha20-Poly1305 (docs/why.md, "Why the age payload of an
+ * encrypted snapshot is read chunk by chunk"). Library messages are never shown: some quote the key.
  */
 import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
 import { createRequire } from 'node:module';

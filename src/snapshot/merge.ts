@@ -100,10 +100,7 @@ class Cursor {
   }
 }
 
-/**
- * Hand each name of `from` and `to` to `sink`; names go out before the trailers are checked, so trust
- * them only once this resolves (the reader's InputFileError for a damaged file).
- */
+/** Hand each name of `from` and `to` to `sink`, trailers checked last: trust the names once this resolves. */
 export async function mergeSnapshots(
   from: MergedFile,
   to: MergedFile,

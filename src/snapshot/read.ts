@@ -1,7 +1,4 @@
-/**
- * The snapshot reader every command uses: it streams the file (one chunk and the current line in
- * memory) and refuses what `parser.ts` checks, naming the line (InputFileError, exit 2).
- */
+/** The snapshot reader of every command: streamed (a chunk and a line in memory), checked by `parser.ts`. */
 import type { Connection } from '../model/connection.js';
 import type { SnapshotScanProfile } from '../model/scan-profile.js';
 import type { SnapshotHeader } from './format.js';

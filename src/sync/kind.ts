@@ -107,7 +107,6 @@ export type UnchangingStep = 'exists' | 'done' | 'skipped' | 'conflict' | 'inval
 
 /** Every kind, in the order an import writes them (a kind after the kinds it references). */
 export const KINDS: readonly SyncKind[] = [connectionKind, scanProfileKind];
-// The journal refuses any other tag.
 acceptJournalKinds(KINDS);
 
 /** Every kind's import plan, under its `planKey`. */
@@ -142,7 +141,6 @@ export function writersFor(client: HttpClient): Partial<Record<JournalObject, Ki
   return Object.fromEntries(KINDS.map((k) => [k.object, k.writer(client)]));
 }
 
-/** The kind whose journal tag is `object`. */
 export function kindOf(object: JournalObject): SyncKind {
   const kind = KINDS.find((k) => k.object === object);
   if (kind === undefined) throw new Error(`no kind ${JSON.stringify(object)}`);

@@ -47,7 +47,6 @@ export function cannotReadJournal(path: string, code: string): InputFileError {
   return new InputFileError(path, undefined, `cannot read the journal (${code})`, { hint: JOURNAL_HINT });
 }
 
-/** Read the runs of the journal at `path`. */
 export async function listRuns(path: string): Promise<JournalRuns> {
   const read = await replayJournalFile(path).catch((error: unknown) => {
     if (error instanceof InputFileError) throw error;
@@ -91,7 +90,7 @@ export function chooseImportRun(
   return { run: (newest?.run ?? 0) + 1, continuing: undefined };
 }
 
-/** The undo to do: the run it writes, the run it takes back, and whether it takes back only in-doubt creates. */
+/** The undo to do: the run it writes and the run it takes back (perhaps only its in-doubt creates). */
 export interface ChosenUndo {
   readonly run: number;
   readonly undoes: number;

@@ -64,9 +64,8 @@ export function createConvergeHelpers(
 const NO_FIELDS: readonly FieldChange[] = [];
 
 /**
- * What planning keeps of a target connection as it is listed: name and id; with an entry under
- * `--on-conflict update`, the fields that differ and, when some do, its image; without one under
- * `--prune`, its type and image. The plan is the one the whole connection would give.
+ * What planning keeps of a listed target connection (all the plan needs): name and id; with an entry under
+ * `--on-conflict update`, the differing fields and, if any, image; without one under `--prune`, type and image.
  */
 export function targetSummarizer(
   entries: readonly PlanEntry[],

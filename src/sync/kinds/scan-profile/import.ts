@@ -207,7 +207,6 @@ export function buildProfileReport(
   });
 }
 
-/** Counts per outcome of the scan profiles' report. */
 export function countProfileOutcomes(
   report: readonly ProfileReportLine[],
 ): Record<ProfileReportLine['outcome'], number> {
