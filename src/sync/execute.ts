@@ -439,14 +439,13 @@ export async function executeSteps<P>(
     begun = Math.max(begun, i + 1);
     outcomes[i] = await processStep(step);
   });
+  // The intents on disk whose request never left (the run stopped first) are withdrawn.
   for (const [step, { attempt, written }] of unsent) {
-    if (
-      await written.then(
-        () => true,
-        () => false,
-      )
-    )
-      appendUnsynced(withdrawnRecord(step, run, attempt, now()));
+    const onDisk = await written.then(
+      () => true,
+      () => false,
+    );
+    if (onDisk) appendUnsynced(withdrawnRecord(step, run, attempt, now()));
   }
   // Every outcome record written (or its failure known) before the run reports.
   while (outcomeWrites.size > 0) await Promise.all([...outcomeWrites]);
