@@ -34,7 +34,9 @@ export type CaseAuditRecord =
   | (AuditOutcomeBase & {
       readonly event: 'updated';
       readonly caseIds: readonly string[];
-      /** Matched by the preview but not reported. */
+      /** Matched by the preview, not reported, read back with the new value. */
+      readonly readBack: readonly string[];
+      /** Matched by the preview, not reported, not read back so. */
       readonly missing: readonly string[];
       /** Reported but not matched by the preview (changed in between). */
       readonly unexpected: readonly string[];

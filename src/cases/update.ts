@@ -1,7 +1,7 @@
 /** The `cases update` workflow: the preview, then one bulk PATCH `cases:update` (an audit trail optional). */
 
 import { randomUUID } from 'node:crypto';
-import { caseWriteId, listCases, updateCasesBulk } from '../api/cases.js';
+import { caseWriteId, listCasePages, listCases, updateCasesBulk } from '../api/cases.js';
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import { countOf } from '../display-name.js';
@@ -28,8 +28,45 @@ const writeIdOf = (c: SecurityCase): string => caseWriteId(c) ?? c.caseId;
 
 export interface CaseUpdateResult {
   readonly caseIds: readonly string[];
+  /** Matched, not reported, and holding the new value when read back (an answer lost, the PATCH sent again). */
+  readonly readBack: readonly string[];
   readonly missing: readonly string[];
   readonly unexpected: readonly string[];
+}
+
+const READ_BACK_PAGE = 100;
+
+/**
+ * Of the matched cases the answer did not report, those whose field now holds the new value, read back
+ * by the id field each carries, a page per 100 (`id` before `caseId`, which is filled from `id`).
+ */
+async function readBackApplied(
+  client: HttpClient,
+  update: BulkCaseUpdate,
+  matched: readonly SecurityCase[],
+  missing: readonly string[],
+): Promise<string[]> {
+  const wanted = new Set(missing);
+  const applied: string[] = [];
+  try {
+    for (const field of ['_id', 'id', 'caseId'] as const) {
+      const ids = matched.map(writeIdOf).filter((id, i) => wanted.has(id) && matched[i]?.[field] === id);
+      for (const id of ids) wanted.delete(id);
+      for (let i = 0; i < ids.length; i += READ_BACK_PAGE) {
+        const value = ids.slice(i, i + READ_BACK_PAGE);
+        const pages = listCasePages(client, {
+          filter: [{ field, value, operator: 'in' }],
+          pageSize: READ_BACK_PAGE,
+        });
+        // One page: a service that ignored the filter is not read to its end.
+        const { value: page = [] } = await pages.next();
+        await pages.return(undefined);
+        for (const c of page)
+          if (value.includes(writeIdOf(c)) && c[update.field] === update.newValue) applied.push(writeIdOf(c));
+      }
+    }
+  } catch {} // the update went through all the same: what is not confirmed stays "not reported"
+  return applied;
 }
 
 /** Send the bulk update; with an audit file, the before-states first (a failure there sends nothing). */
@@ -75,10 +112,17 @@ async function applyCaseUpdate(
     throw error;
   }
   // The service reports the ids its writes take (`_id` where cases carry one), not a friendly `caseId`.
-  const { missing, unexpected } = compareReportedIds(matched.map(writeIdOf), caseIds);
+  const compared = compareReportedIds(matched.map(writeIdOf), caseIds);
+  const { unexpected } = compared;
+  const readBack =
+    compared.missing.length > 0 ? await readBackApplied(client, update, matched, compared.missing) : [];
+  const confirmed = new Set(readBack);
+  const missing = compared.missing.filter((id) => !confirmed.has(id));
   if (auditFile !== undefined) {
     try {
-      await appendAuditRecords(auditFile, [{ event: 'updated', ...outcome(), caseIds, missing, unexpected }]);
+      await appendAuditRecords(auditFile, [
+        { event: 'updated', ...outcome(), caseIds, readBack, missing, unexpected },
+      ]);
     } catch (error) {
       if (!(error instanceof FileWriteError)) throw error;
       // Say the PATCH went through, or the exit 2 of a failed write reads as "nothing was changed".
@@ -93,7 +137,7 @@ async function applyCaseUpdate(
       );
     }
   }
-  return { caseIds, missing, unexpected };
+  return { caseIds, readBack, missing, unexpected };
 }
 
 /** What {@link updateCases} changes, checked; `auditFile` is absolute. */

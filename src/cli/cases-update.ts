@@ -67,25 +67,22 @@ function renderUpdated(
 ): void {
   const listed = (label: string, ids: readonly string[]) =>
     ids.length === 0 ? '' : `; ${label}: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', ...' : ''}`;
-  if (result.caseIds.length !== matched.length || result.missing.length > 0 || result.unexpected.length > 0) {
+  const { caseIds, readBack, missing, unexpected } = result;
+  const updated = caseIds.length + readBack.length;
+  if (caseIds.length !== matched.length || missing.length > 0 || unexpected.length > 0) {
+    const readBackText = listed(
+      `not reported, read back with ${update.field} = ${update.newValue}`,
+      readBack,
+    );
     ctx.out.warn(
-      `the service reported ${result.caseIds.length} updated case(s), the preview matched ${matched.length}${listed('not reported', result.missing)}${listed('not in the preview', result.unexpected)}`,
+      `the service reported ${caseIds.length} updated case(s), the preview matched ${matched.length}${readBackText}${listed('not reported', missing)}${listed('not in the preview', unexpected)}`,
     );
   }
   if (ctx.globals.json) {
-    ctx.out.json({
-      ...update,
-      matched: matched.length,
-      updated: result.caseIds.length,
-      caseIds: result.caseIds,
-      missing: result.missing,
-      unexpected: result.unexpected,
-    });
+    ctx.out.json({ ...update, matched: matched.length, updated, caseIds, readBack, missing, unexpected });
   } else {
-    for (const id of result.caseIds) ctx.out.result(id);
-    ctx.out.info(
-      `${result.caseIds.length} case(s) updated: ${update.field} = ${JSON.stringify(update.newValue)}`,
-    );
+    for (const id of [...caseIds, ...readBack]) ctx.out.result(id);
+    ctx.out.info(`${updated} case(s) updated: ${update.field} = ${JSON.stringify(update.newValue)}`);
   }
 }
 

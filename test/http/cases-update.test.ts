@@ -42,6 +42,8 @@ async function auditLines(file: string): Promise<Record<string, unknown>[]> {
 describe('cases update against a service (nock)', () => {
   it('sends the spec body and warns when the reported ids differ from the preview', async () => {
     serveList();
+    // The read-back of c3, not reported: still open.
+    serveList();
     let body: unknown;
     nock(BASE)
       .patch(BULK, (b: unknown) => {
@@ -81,6 +83,45 @@ describe('cases update against a service (nock)', () => {
       missing: ['c3'],
       unexpected: ['c9'],
       matched: 3,
+    });
+  });
+
+  it('an answer lost and the PATCH sent again (reporting none): the cases are read back and counted updated', async () => {
+    serveList();
+    let patches = 0;
+    nock(BASE)
+      .patch(BULK)
+      .times(2)
+      .reply(() => {
+        patches += 1;
+        // The first is applied and its answer lost; the second matches nothing any more.
+        if (patches === 1) return [502, 'Bad Gateway'];
+        return [200, { status: 'success', data: { caseIds: [] } }];
+      });
+    let readBackFilter: unknown;
+    nock(BASE)
+      .get(LIST)
+      .query((q) => {
+        readBackFilter = JSON.parse(String(q.filter));
+        return true;
+      })
+      .reply(200, {
+        status: 'success',
+        data: { cases: preview.map((c) => ({ ...c, caseStatus: 'resolved' })), totalCount: 3 },
+      });
+    const audit = join(await makeTempDir('cases-update-'), 'audit.jsonl');
+    const run = await updateCases(['--set', 'caseStatus=resolved', '--yes', '--audit', audit]);
+    expect(run.exitCode).toBe(0);
+    expect(patches).toBe(2);
+    expect(readBackFilter).toEqual([{ field: 'id', value: ['c1', 'c2', 'c3'], operator: 'in' }]);
+    expect(run.stdout.trim().split('\n')).toEqual(['c1', 'c2', 'c3']);
+    expect(run.stderr).toMatch(/3 case\(s\) updated/);
+    expect(run.stderr).toMatch(/not reported, read back with caseStatus = resolved: c1, c2, c3/);
+    expect((await auditLines(audit)).at(-1)).toMatchObject({
+      event: 'updated',
+      caseIds: [],
+      readBack: ['c1', 'c2', 'c3'],
+      missing: [],
     });
   });
 
