@@ -1,7 +1,6 @@
 /**
- * How deep a connection or scan profile may nest. `JSON.parse` builds any depth, but the walkers that
- * compare, mask and write values recurse: thousands of levels (a damaged file, a hostile answer) would
- * overflow the stack, a bug exit. Deeper is refused where it is read or written.
+ * How deep a connection or scan profile may nest. The walkers that compare, mask and write recurse: thousands
+ * of levels (a damaged file, a hostile answer) overflow the stack, a bug exit; deeper is refused on read/write.
  */
 export const MAX_JSON_DEPTH = 1000;
 

@@ -1,7 +1,6 @@
 /**
- * Secret hygiene (docs/secrets.md), two mechanisms: credential fields masked as {@link MASK} before a
- * connection is printed or stored, and a registry of known secret strings that {@link scrub} removes
- * from every text on its way out: the last defence against a secret echoed in a service message.
+ * Secret hygiene (docs/secrets.md): credential fields masked as {@link MASK} before a connection is printed or
+ * stored; {@link scrub} removes known secrets from all outgoing text: the last defence if a service echoes one.
  */
 import { memoizeBounded } from './bounded-memo.js';
 import { assignOwn } from './own-property.js';

@@ -105,8 +105,7 @@ export function classifyResponse<T>(
   if (ok && body instanceof NotJson) {
     // api-notes [seen]: a proxy's "502 Bad Gateway" page with a 200; the request may have been applied.
     const http = contextOf(ctx, method, path, 502, body.why ?? describeHtmlOrText(body.text));
-    // A proxy's page passes. JSON too deep to use (`why`) is the service's own answer: a read asked again
-    // gets it again; a write it answers was applied, maybe (in doubt, looked up).
+    // A proxy's page passes. JSON too deep (`why`) is the service's own: a reread gets it; a write is in doubt.
     const transient =
       body.why === undefined ? isTransientStatus(502, ctx.policy) : method.toUpperCase() !== 'GET';
     return {

@@ -36,10 +36,7 @@ export interface HttpClientOptions {
   readonly retryBudget?: RetryBudget;
   /** Ctrl-C: no request starts, waits end, a GET is cancelled; a write settles so its outcome is recorded. */
   readonly signal?: AbortSignal;
-  /**
-   * A 429 to a `retry: 'safe'` request, with the delay asked for. A 429 to a create is the caller's
-   * {@link ApiError} (`retryAfterMs`): the caller knows when it sent the request.
-   */
+  /** A 429 to a `retry: 'safe'` request and its delay (a create's: {@link ApiError}, its caller knows when). */
   readonly onRateLimited?: (retryAfterMs: number | undefined) => void;
   /** For the backoff jitter; default Math.random. */
   readonly random?: () => number;

@@ -197,8 +197,7 @@ async function* readOnce<T>(
         if (next >= firstTotal) break;
         ahead.push(fetchPage(next));
       }
-      // The requests reach the wire from callbacks queued behind this one: let them run, or a caller
-      // working synchronously on the page holds them back until it is done.
+      // Let the queued callbacks put the requests on the wire, or a caller's synchronous work holds them back.
       await nextTurn();
     }
     yield page.items;

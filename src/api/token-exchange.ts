@@ -1,7 +1,6 @@
 /**
- * The token of one environment: a static token, or a user token exchanged for a session token
- * (GET /refresh-access-token with the user token as the header value itself, as real deployments
- * expect: api-notes). Single-flight: concurrent 401s on the same token trigger one exchange only.
+ * A static token, or a user token exchanged for a session token (GET /refresh-access-token, the user token as
+ * the header value itself: api-notes). Single-flight: concurrent 401s on one token trigger one exchange.
  */
 import type { ResolvedEnvironment } from '../config.js';
 import { ApiError, AuthError, InterruptedError } from '../errors.js';
@@ -44,8 +43,7 @@ export function createTokenExchange(
   if (token) registerSecret(token);
   if (environment.refreshToken) registerSecret(environment.refreshToken);
   let tokenGeneration = 0;
-  // The exchange in flight, shared by its waiters, on a signal of its own aborted only once every
-  // waiter has given up: one abandoned request must not fail the others as interrupted.
+  // The shared exchange in flight; its own signal aborts once every waiter gave up (one must not fail others).
   let exchanging:
     | { readonly done: Promise<void>; readonly stop: AbortController; waiters: number }
     | undefined;

@@ -39,8 +39,7 @@ export function startCountingBar(
     bar.stop();
   };
   bar.start(total, 0, { speed: '0.0', failed: 0 });
-  // It stops at once on Ctrl-C: a bar still redrawing would overwrite the lines below it. Only after
-  // start: a stop before the first frame is a no-op and leaves the bar drawing.
+  // Stopped at once on Ctrl-C (a redraw would overwrite lines below), after start: a stop before is a no-op.
   ctx.signal.addEventListener('abort', stop);
   const started = Date.now();
   let done = 0;

@@ -111,11 +111,10 @@ function shortenHelp(help: string): string {
 }
 
 /**
- * yargs lays out a command's whole help text right after starting its handler, to show it should the command
- * later fail through yargs: about 30 ms of every run's start (cliui measuring each cell). This CLI never
- * shows help once a handler started (a command's error is one line; the `.fail` handler meets parse errors
- * only, before, and lays out help itself). Turned off through yargs' internal methods where they exist (yargs
- * 17 and 18); else nothing changes. test/unit/cli-help-cache.test.ts fails if the installed yargs lacks them.
+ * yargs lays out a command's whole help text right after starting its handler, in case the command later fails
+ * through yargs: ~30 ms of every start (cliui measuring each cell). This CLI never shows help once a handler
+ * started (the `.fail` handler meets parse errors only, before). Off through yargs' internal methods (yargs 17,
+ * 18; else nothing changes): test/unit/cli-help-cache.test.ts fails if the installed yargs lacks them.
  */
 export function skipHelpCache(parser: Argv): boolean {
   const internals = (
@@ -146,8 +145,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 
 /** {@link runCli} with every command line laid out and parsed by yargs (the build lays out its pages with it). */
 export async function runYargs(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  // Loaded side by side: one module's file is read while another is compiled. Its failure is met
-  // where it is awaited, not as an unhandled rejection meanwhile.
+  // Loaded side by side (one file read while another compiles); a failure is met where awaited, not unhandled.
   const yargsLoaded = import('yargs');
   yargsLoaded.catch(() => undefined);
   let loaded: ReadonlyMap<CommandRef, CommandSpec>;
@@ -242,8 +240,7 @@ export async function runYargs(argv: readonly string[], io: CliIo): Promise<Exit
   try {
     await state.logger?.close();
   } catch (error) {
-    // The log file could not be written (a full disk): an error of its own when the command
-    // succeeded; after a failed command, that command's one error line is the one shown.
+    // An unwritable log file (a full disk) is an error of its own only when the command succeeded.
     if (state.error === undefined) code = reportError(error, io, false);
   }
   return code;

@@ -1,7 +1,6 @@
 /**
- * What a connection refers to in its environment (api-notes, "Connection objects" [seen]): scanner
- * group, credential, certificate (a flag left out counts as "in use"), and source-environment ids, never
- * sent as they are. What the target cannot list (certificates) is a warning, not a refusal.
+ * What a connection refers to (api-notes, "Connection objects" [seen]): scanner group, credential, certificate
+ * (a flag left out counts as "in use"), source-environment ids (never sent as is); unlistable ones only warn.
  */
 import { countOf } from '../display-name.js';
 import type { Problem } from '../model/problem.js';

@@ -71,10 +71,7 @@ export function classifySide(ref: string, flag: 'from' | 'to', config: Config, c
   );
 }
 
-/**
- * The config file's `diff.ignoreFields`, then every `--ignore-field`.
- * @throws ConfigError for a bad rule in the config file, UsageError for a bad flag.
- */
+/** The config file's `diff.ignoreFields`, then every `--ignore-field` (a bad one: ConfigError, UsageError). */
 export function collectIgnoreFields(flagValue: unknown, config: Config): string[] {
   const fromConfig = config.diff?.ignoreFields ?? [];
   for (const text of fromConfig) {
@@ -96,10 +93,7 @@ export function collectIgnoreFields(flagValue: unknown, config: Config): string[
   return [...fromConfig, ...fromFlags];
 }
 
-/**
- * What {@link diffSources} compares: `from` and `to` as typed, classified by {@link classifySide}
- * (`--from` first, so of two bad sides the error names `--from`); `schemas` absolute.
- */
+/** What {@link diffSources} compares: `from`, `to` as typed (`--from` classified first); `schemas` absolute. */
 export interface DiffOptions {
   readonly from: string;
   readonly to: string;

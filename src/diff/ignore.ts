@@ -1,7 +1,6 @@
 /**
- * Ignore rules: a top-level field name or a JSON pointer (`*` any key or index). A pointer applies to
- * each entry as exported (`/owners_v2/0/email`) and to the compared document, so paths that exist only
- * after normalisation (`/custom_fields/cost_center/field_value`) can be ignored too.
+ * Ignore rules: a top-level field name or a JSON pointer (`*` any key or index), applied to each entry as
+ * exported (`/owners_v2/0/email`) and as normalised for comparing (`/custom_fields/cost_center/field_value`).
  */
 
 import { parsePointer } from './pointer.js';

@@ -88,10 +88,7 @@ export function ageHeaderEnd(bytes: Buffer): number {
   return -1;
 }
 
-/**
- * File keys by header, per set of keys: a command that reads a snapshot twice pays a passphrase's
- * scrypt (a second, 256 MB) once. Other keys must open the file themselves.
- */
+/** File keys by header, per key set: a snapshot read twice pays a passphrase's scrypt (1 s, 256 MB) once. */
 const unwrapped = new WeakMap<AgeKeys, Map<string, Uint8Array>>();
 
 /** The file key of `header` (up to its MAC line), unwrapped with one of `keys` and MAC-checked. */

@@ -1,7 +1,6 @@
 /**
- * Two snapshots read side by side in name order (a merge join: the reader requires strict name order),
- * holding only the current line of each. Byte-equal lines (most of two exports of one environment) are
- * parsed once and handed out as one `same` call; both files are still checked whole.
+ * Two snapshots read side by side in name order (a merge join) holding only each one's current line. Byte-equal
+ * lines (most of two exports of one environment) are parsed once, as one `same` call; both are checked whole.
  */
 import { compareNames } from '../connections/match.js';
 import type { Connection } from '../model/connection.js';

@@ -394,10 +394,7 @@ function readFully(fd: number, target: Buffer, position: number): void {
 
 const MAX_NAME_SUFFIX = 1000;
 
-/**
- * Name an `--out-dir` snapshot by `createdAt` (`-2`, ... when taken), never replacing one: `link`
- * fails when the name exists; without hard links an exclusive open reserves it.
- */
+/** Name an `--out-dir` snapshot by `createdAt` (`-2`, ...): `link` or an exclusive open never replaces one. */
 async function linkExclusive(tmpPath: string, dir: string, createdAt: string): Promise<string> {
   const stamp = new Date(createdAt).toISOString().replace(/:/g, '-');
   for (let n = 1; n <= MAX_NAME_SUFFIX; n++) {

@@ -6,8 +6,7 @@
  * 3. the kind's own checks (`gate`: a scan profile's one-time scan, its references) may decide it;
  * 4. that run's create has no outcome -> `in-doubt`, with the target's object of the name it sent;
  * 5. under `--on-conflict rename`, an earlier run created it under another name the target holds -> `exists`;
- * 6. its name exists in the target -> as `--on-conflict` says ({@link decideExisting});
- * 7. otherwise -> `create`.
+ * 6. its name exists in the target -> as `--on-conflict` says ({@link decideExisting}); 7. else -> `create`.
  * With `prune`: each target object not desired (within the selection) -> the kind's delete, in name
  * order; then each delete that run journaled (done or in doubt) whose object is gone -> `removed`.
  */
@@ -93,7 +92,6 @@ export interface KindRules<D, A extends { readonly name: string }, W extends Wri
   removed(name: string, written: W): S;
 }
 
-/** Input of {@link planKind}. */
 export interface KindPlanInput<D, A, W> {
   readonly desired: readonly D[];
   readonly actual: readonly A[];

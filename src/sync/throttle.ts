@@ -14,7 +14,6 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-/** The real clock. */
 export const systemClock: Clock = {
   now: () => performance.now(),
   sleep: (ms, signal) => sleep(Math.max(0, ms), undefined, { signal }),

@@ -66,7 +66,6 @@ export interface UndoLine {
   readonly message?: string;
 }
 
-/** Progress of an undo. */
 export type UndoEvent =
   | { readonly kind: 'refused'; readonly problems: readonly Problem[] }
   | {

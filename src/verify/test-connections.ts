@@ -81,10 +81,7 @@ export async function runConnectionTests(
   return verdicts;
 }
 
-/**
- * A definite refusal of the test request (4xx other than 401/429, which the client turns into an
- * AuthError or retries): that connection's `error` verdict. Anything else ends the run.
- */
+/** A 4xx refusal of the test (401 and 429 the client handles): that connection's `error`; else the run ends. */
 function isRefusedTest(error: unknown): error is ApiError {
   return (
     error instanceof ApiError &&

@@ -72,7 +72,6 @@ export function judgeTest(outcome: ConnectionTestOutcome, recorded: RecordedTest
   }
 }
 
-/** How many objects are in each state. */
 export function countStates(items: readonly VerifyItem[]): VerifyCounts {
   const counts = { present: 0, different: 0, missing: 0, extra: 0, skipped: 0 };
   for (const item of items) counts[item.state] += 1;

@@ -55,7 +55,6 @@ export interface VerifyPorts {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-/** Progress of a verify. */
 export type VerifyEvent =
   | {
       readonly kind: 'sides-read';
@@ -106,8 +105,7 @@ export async function verifyEnvironment(
     options.overrides === undefined
       ? EMPTY_OVERRIDES
       : resolveOverrides(await loadOverrides(options.overrides), ports.env ?? {});
-  // A snapshot connection is read again when its twin arrives; what it holds in the clear is known to
-  // the scrubber before anything is printed (as is what the export gives).
+  // A snapshot connection is reread when its twin arrives; its clear text is registered for scrubbing first.
   const asCompared = (entry: Connection): Connection => {
     const secrets = secretFields(entry.type);
     registerSecretsOf(entry, secrets);
@@ -122,8 +120,7 @@ export async function verifyEnvironment(
     if (options.report !== undefined)
       await checkWritableOutput(options.report, '--report', [options.snapshot]);
 
-    // None for a format version 1 snapshot (its header migrated to `include: ["connections"]`) or an
-    // export that could not read them: a snapshot that says nothing of profiles.
+    // None for a version 1 snapshot (migrated to `include: ["connections"]`) or an export unable to read them.
     const holdsProfiles = snapshot.verified.header.include.includes('scanProfiles');
     const expectedProfiles: ProfileSide[] | undefined = holdsProfiles
       ? snapshot.profiles.map((p) => ({ profile: p.scanProfile, dataSourceNames: p.dataSourceNames }))

@@ -76,8 +76,7 @@ export function targetSummarizer(
   const byName = new Map<string, PlanEntry>();
   // The first of a name, as the plan pairs them.
   for (const entry of entries) if (!byName.has(entry.name)) byName.set(entry.name, entry);
-  // Literals, not spreads of a base: V8 gives each `{ ...base, key }` a hidden class of its own, and a
-  // summary is held for every connection of the target until the run ends.
+  // Literals, not spreads: V8 gives each `{ ...base, key }` its own hidden class; summaries live to the end.
   return (connection) => {
     const name = connection.name;
     const _id = typeof connection._id === 'string' ? connection._id : undefined;

@@ -102,7 +102,6 @@ export type ChangeStep =
       readonly before: ImageSource;
     });
 
-/** One decision of the plan. */
 export type PlanStep =
   | SendStep
   | ChangeStep
@@ -126,7 +125,6 @@ export type PlanStep =
       readonly problems: readonly Problem[];
     });
 
-/** Every step kind. */
 export type PlanStepKind = PlanStep['kind'];
 
 /** Every step kind, in the order summaries list them. */
@@ -147,7 +145,6 @@ export const PLAN_STEP_KINDS: readonly PlanStepKind[] = [
 export type JournaledWrite = Pick<WriteState, 'op' | 'state' | 'targetName' | 'intentAt'> &
   Partial<Pick<WriteState, 'targetId' | 'type'>>;
 
-/** Input of {@link planImport}. */
 export interface PlanInput {
   readonly entries: readonly PlanEntry[];
   /** Prepares an entry each time it is needed; default: the entry itself, then a {@link PreparedEntry}. */

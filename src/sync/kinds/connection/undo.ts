@@ -88,10 +88,9 @@ export function planConnectionUndo(
 }
 
 /**
- * Whether a field differing between what the update wrote and the object now changed since. One the
- * update left out (masked in the snapshot) the service keeps (contract, Converge): a top-level secret
- * shows masked, anything else as before. A nested one (an encrypted custom field) may not be kept and a
- * mask cannot tell: changed, so the undo leaves it rather than erase someone's value.
+ * Whether a field differing between what the update wrote and the object now changed since. One left out
+ * (masked) is kept (contract, Converge): a top-level secret shows masked, the rest as before. A nested one
+ * (encrypted custom field) may not be kept, unseen behind a mask: changed, so undo never erases a value.
  */
 function changedSinceLeftOut(
   path: string,

@@ -178,7 +178,6 @@ export type ProfileSendStep =
       readonly before: ProfileImage;
     });
 
-/** One decision of the profile plan. */
 export type ProfileStep =
   | ProfileSendStep
   | (ProfileStepBase & {
@@ -195,7 +194,6 @@ export type ProfileStep =
   | (ProfileStepBase & { readonly kind: 'conflict'; readonly targetId: string | undefined })
   | (ProfileStepBase & { readonly kind: 'blocked'; readonly problems: readonly Problem[] });
 
-/** The plan of the profile phase. */
 export interface ProfilePlan {
   /** Snapshot profiles in name order, then the deletes. */
   readonly steps: readonly ProfileStep[];
@@ -205,7 +203,6 @@ export interface ProfilePlan {
   readonly problems: readonly Problem[];
 }
 
-/** Input of {@link planProfiles}. */
 export interface ProfilePlanInput {
   readonly profiles: readonly SnapshotScanProfile[];
   /** False: the snapshot's header does not include scan profiles; nothing is planned. */
