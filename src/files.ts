@@ -440,10 +440,15 @@ export function writeShortWritesWhole(stdout: typeof process.stdout): void {
   }
   (stdout as unknown as Writable)._write = (chunk: Buffer, _encoding, done) => {
     try {
-      for (let written = 0; written < chunk.length; ) written += writeSync(stdout.fd, chunk, written);
+      writeAllSync(stdout.fd, chunk);
       done();
     } catch (error) {
       done(error as Error);
     }
   };
+}
+
+/** Write every byte of `bytes` to `fd`, continuing short writes (a disk filling up) until one fails. */
+export function writeAllSync(fd: number, bytes: Buffer): void {
+  for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
 }

@@ -5,6 +5,7 @@
  */
 import { caseWriteId, listCasePages } from '../api/cases.js';
 import type { HttpClient } from '../api/http.js';
+import type { SecurityCase } from '../model/security-case.js';
 
 /** The fields a case id may be, in the order they are tried for an id that is not 24 hex digits. */
 export const CASE_ID_FIELDS = ['caseId', 'id', '_id'] as const;
@@ -44,6 +45,24 @@ export async function lookUpCases(
   return targets;
 }
 
+/** The cases whose `field` is one of `ids`, one page: a service that ignored the filter is not read on. */
+export async function firstCasesPage(
+  client: HttpClient,
+  field: CaseIdField,
+  ids: readonly string[],
+  options: { readonly pageSize: number; readonly fields?: string; readonly signal?: AbortSignal | undefined },
+): Promise<readonly SecurityCase[]> {
+  const { signal, ...rest } = options;
+  const pages = listCasePages(client, {
+    filter: [{ field, value: [...ids], operator: 'in' }],
+    ...rest,
+    ...(signal ? { signal } : {}),
+  });
+  const { value: page = [] } = await pages.next();
+  await pages.return(undefined);
+  return page;
+}
+
 /** The case whose `field` is `id`, from the first page of a listing filtered on it. */
 async function findCase(
   client: HttpClient,
@@ -51,21 +70,16 @@ async function findCase(
   id: string,
   signal: AbortSignal | undefined,
 ): Promise<{ readonly writeId: string; readonly caseId: string | undefined } | undefined> {
-  const pages = listCasePages(client, {
-    filter: [{ field, value: [id], operator: 'in' }],
-    fields: CASE_ID_FIELDS.join(','),
-    // One page: a service that ignored the filter is not read to its end.
+  const page = await firstCasesPage(client, field, [id], {
     pageSize: 10,
-    ...(signal ? { signal } : {}),
+    fields: CASE_ID_FIELDS.join(','),
+    signal,
   });
-  for await (const page of pages) {
-    for (const c of page) {
-      const value = c[field];
-      const writeId = caseWriteId(c);
-      if ((typeof value === 'number' ? String(value) : value) === id && writeId !== undefined)
-        return { writeId, caseId: c.caseId };
-    }
-    break;
+  for (const c of page) {
+    const value = c[field];
+    const writeId = caseWriteId(c);
+    if ((typeof value === 'number' ? String(value) : value) === id && writeId !== undefined)
+      return { writeId, caseId: c.caseId };
   }
   return undefined;
 }

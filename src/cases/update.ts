@@ -1,7 +1,7 @@
 /** The `cases update` workflow: the preview, then one bulk PATCH `cases:update` (an audit trail optional). */
 
 import { randomUUID } from 'node:crypto';
-import { caseWriteId, listCasePages, listCases, updateCasesBulk } from '../api/cases.js';
+import { caseWriteId, listCases, updateCasesBulk } from '../api/cases.js';
 import { type EnvironmentPorts, withClient } from '../api/client-factory.js';
 import type { HttpClient } from '../api/http.js';
 import { countOf } from '../display-name.js';
@@ -10,6 +10,7 @@ import type { BulkCaseUpdate, SecurityCase } from '../model/security-case.js';
 import { assertWriteConfirmed, confirmRequired } from '../protected.js';
 import { appendAuditRecords, type CaseAuditRecord } from './audit.js';
 import { toFilterClauses } from './filter.js';
+import { firstCasesPage } from './look-up.js';
 
 /** Ids matched but not reported (`missing`), reported but not matched (`unexpected`), in order. */
 export function compareReportedIds(
@@ -53,16 +54,9 @@ async function readBackApplied(
       const ids = matched.map(writeIdOf).filter((id, i) => wanted.has(id) && matched[i]?.[field] === id);
       for (const id of ids) wanted.delete(id);
       for (let i = 0; i < ids.length; i += READ_BACK_PAGE) {
-        const value = ids.slice(i, i + READ_BACK_PAGE);
-        const pages = listCasePages(client, {
-          filter: [{ field, value, operator: 'in' }],
-          pageSize: READ_BACK_PAGE,
-        });
-        // One page: a service that ignored the filter is not read to its end.
-        const { value: page = [] } = await pages.next();
-        await pages.return(undefined);
-        for (const c of page)
-          if (value.includes(writeIdOf(c)) && c[update.field] === update.newValue) applied.push(writeIdOf(c));
+        const chunk = ids.slice(i, i + READ_BACK_PAGE);
+        for (const c of await firstCasesPage(client, field, chunk, { pageSize: READ_BACK_PAGE }))
+          if (chunk.includes(writeIdOf(c)) && c[update.field] === update.newValue) applied.push(writeIdOf(c));
       }
     }
   } catch {} // the update went through all the same: what is not confirmed stays "not reported"

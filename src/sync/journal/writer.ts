@@ -4,11 +4,11 @@
  * its request leaves). Appends are written and synced synchronously: docs/why.md, "Why the journal is
  * written synchronously", says what is synced when and what that costs.
  */
-import { fdatasyncSync, constants as fsConstants, ftruncateSync, writeSync } from 'node:fs';
+import { fdatasyncSync, constants as fsConstants, ftruncateSync } from 'node:fs';
 import { type FileHandle, open, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { FileWriteError, InputFileError } from '../../errors.js';
-import { syncFolder, toFileWriteError } from '../../files.js';
+import { syncFolder, toFileWriteError, writeAllSync } from '../../files.js';
 import { scrub } from '../../secrets.js';
 import { TOOL_NAME, TOOL_VERSION } from '../../version.js';
 import { lockJournal } from './lock.js';
@@ -102,12 +102,11 @@ interface Pending {
  */
 function appendAll(fd: number, text: string, end: number): number {
   const bytes = Buffer.from(text, 'utf8');
-  let done = 0;
   try {
-    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+    writeAllSync(fd, bytes);
   } catch (error) {
     try {
-      if (done > 0) ftruncateSync(fd, end);
+      ftruncateSync(fd, end);
     } catch {} // the write's own error is the one to report
     throw error;
   }
